@@ -1,0 +1,1 @@
+//! clap front end.

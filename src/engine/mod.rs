@@ -1,0 +1,71 @@
+//! I/O engines. Each engine turns `IoRequest`s into real syscalls; the runner
+//! times every I/O the same way around `queue`/`commit`/`reap`, so engines never
+//! read a clock.
+//!
+//! Every engine owns the buffers of its in-flight I/Os (one slot per queue
+//! entry), so nothing above it can free memory the kernel still writes to.
+
+use crate::job::spec::{Ddir, EngineSpec};
+use std::fs::File;
+use std::io;
+use std::sync::Arc;
+
+/// One I/O to issue. `slot` names the buffer (0..depth) and comes back in its `Completion`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoRequest {
+    pub slot: u32,
+    pub ddir: Ddir,
+    /// Index into `EngineSetup::files`.
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// What `queue` did with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// Done synchronously: bytes transferred, or `-errno`.
+    Completed(i64),
+    /// Accepted; it completes after `commit`, reported by `reap`.
+    Queued,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    /// Bytes transferred, or `-errno`.
+    pub result: i64,
+}
+
+/// Everything an engine needs to start. Targets are opened by `fileset`, once per run.
+pub struct EngineSetup<'a> {
+    pub spec: &'a EngineSpec,
+    pub files: &'a [Arc<File>],
+    /// Size of each file in `files` (for engines that map them).
+    pub file_sizes: &'a [u64],
+    /// Number of buffer slots (the queue depth).
+    pub slots: u32,
+    /// Bytes per slot (the largest block size of the job).
+    pub slot_size: usize,
+    /// Buffer address alignment (page size; at least the device's DIO memory alignment).
+    pub align: usize,
+    /// Writes must reach stable storage per I/O (O_SYNC/O_DSYNC); used by mmap (msync).
+    pub sync_writes: bool,
+}
+
+pub trait Engine: Sized {
+    fn open(setup: &EngineSetup) -> io::Result<Self>;
+    /// Things the engine had to change from what was asked ("sqthread_poll refused: EPERM, using normal submission").
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The buffer of `slot`, to fill before a write or inspect after a read. Never a slot in flight.
+    fn buffer(&mut self, slot: u32) -> &mut [u8];
+    fn queue(&mut self, req: &IoRequest) -> io::Result<Queued>;
+    /// Submit everything queued since the last commit.
+    fn commit(&mut self) -> io::Result<()>;
+    /// Wait for at least `min` completions (0 = don't wait), append at most `max` to `out`.
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// fsync (or fdatasync) one file. The runner calls it only with nothing in flight.
+    fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()>;
+}

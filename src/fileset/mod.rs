@@ -1,0 +1,1 @@
+//! Targets: lay out, open once, size and sector detection, alignment checks.

@@ -1,0 +1,2 @@
+//! Jobs: raw options from the front ends, resolved into `JobSpec`.
+pub mod spec;

@@ -1,0 +1,291 @@
+//! `JobSpec`: one fully resolved and validated job. Nothing downstream parses text.
+//!
+//! Both front ends (fio-style `--key=value` arguments now, job files later) fill a
+//! `RawJob`; `job::resolve` turns it into this owned, checked value.
+
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Data direction of one I/O. `Read` and `Write` index the per-direction arrays below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Ddir {
+    Read = 0,
+    Write = 1,
+}
+
+impl Ddir {
+    pub const BOTH: [Ddir; 2] = [Ddir::Read, Ddir::Write];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// fio's `rw=`: the pattern and which directions it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum RwPattern {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// `rw` / `readwrite`: sequential mixed.
+    ReadWrite,
+    RandRw,
+}
+
+impl RwPattern {
+    pub fn is_random(self) -> bool {
+        matches!(self, Self::RandRead | Self::RandWrite | Self::RandRw)
+    }
+    pub fn reads(self) -> bool {
+        matches!(self, Self::Read | Self::RandRead | Self::ReadWrite | Self::RandRw)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw)
+    }
+}
+
+/// Block sizes for one direction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum BlockSizes {
+    Fixed(u64),
+    /// `bsrange=min-max`: uniformly chosen, multiples of `min` (as fio).
+    Range { min: u64, max: u64 },
+    /// `bssplit=4k/50:64k/50`: (size, percent); percentages sum to 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSizes {
+    pub fn min(&self) -> u64 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { min, .. } => *min,
+            Self::Split(v) => v.iter().map(|(b, _)| *b).min().unwrap_or(0),
+        }
+    }
+    pub fn max(&self) -> u64 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { max, .. } => *max,
+            Self::Split(v) => v.iter().map(|(b, _)| *b).max().unwrap_or(0),
+        }
+    }
+}
+
+/// A byte quantity that may be given as a percentage of the target (`size=50%`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SizeOrPercent {
+    Bytes(u64),
+    /// Per cent of the target's size, 1..=100.
+    Percent(u32),
+}
+
+impl SizeOrPercent {
+    /// Resolve against a target of `total` bytes.
+    pub fn resolve(self, total: u64) -> u64 {
+        match self {
+            Self::Bytes(b) => b,
+            Self::Percent(p) => total / 100 * u64::from(p) + total % 100 * u64::from(p) / 100,
+        }
+    }
+}
+
+/// fio's `random_distribution=`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Distribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    /// Gaussian with the given sigma as a percentage of the region (fio's `normal:σ`).
+    Normal(f64),
+    /// `zoned:pct_access/pct_region:…` (both in percent, each list sums to 100).
+    Zoned(Vec<(f64, f64)>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SyncMode {
+    None,
+    /// `sync=1` / `sync=sync`: O_SYNC.
+    Sync,
+    /// `sync=dsync`: O_DSYNC.
+    Dsync,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum EngineKind {
+    Sync,
+    Psync,
+    Pvsync,
+    Pvsync2,
+    Libaio,
+    IoUring,
+    Mmap,
+    Null,
+}
+
+impl EngineKind {
+    /// The fio name of the engine.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sync => "sync",
+            Self::Psync => "psync",
+            Self::Pvsync => "pvsync",
+            Self::Pvsync2 => "pvsync2",
+            Self::Libaio => "libaio",
+            Self::IoUring => "io_uring",
+            Self::Mmap => "mmap",
+            Self::Null => "null",
+        }
+    }
+    /// True for engines that keep several I/Os in flight (iodepth > 1 is meaningful).
+    pub fn is_async(self) -> bool {
+        matches!(self, Self::Libaio | Self::IoUring)
+    }
+}
+
+/// Engine settings: queue depth, batching, io_uring options.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EngineSpec {
+    pub kind: EngineKind,
+    pub iodepth: u32,
+    /// `iodepth_batch_submit` (0 or 1 = submit each I/O as queued; fio's default 1).
+    pub batch_submit: u32,
+    /// `iodepth_batch_complete_min` (fio default 1).
+    pub batch_complete_min: u32,
+    /// `iodepth_batch_complete_max` (fio default = iodepth).
+    pub batch_complete_max: u32,
+    /// io_uring / pvsync2 `hipri`: polled completions.
+    pub hipri: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+}
+
+/// Where the job does I/O.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TargetSpec {
+    /// Explicit `filename=` entries (split on `:`); empty = generated names.
+    pub filenames: Vec<PathBuf>,
+    /// `directory=` for generated names (`<job>.<worker>.<file>` like fio).
+    pub directory: Option<PathBuf>,
+    /// `nrfiles=` (generated files per worker when no filename is given).
+    pub nrfiles: u32,
+    /// `filesize=` of each file (default: size / nrfiles).
+    pub filesize: Option<u64>,
+    /// `size=`: total bytes of the job's region over all its files.
+    pub size: Option<SizeOrPercent>,
+    pub offset: SizeOrPercent,
+    pub offset_increment: SizeOrPercent,
+    /// `io_size=`: bytes to transfer (default: `size`).
+    pub io_size: Option<SizeOrPercent>,
+    pub number_ios: Option<u64>,
+    pub loops: u32,
+}
+
+/// What the workers do and in what order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkloadSpec {
+    pub rw: RwPattern,
+    /// The `:N` modifier of `rw=`: sequential jobs skip N-1 blocks (hole size),
+    /// random jobs take N I/Os at consecutive offsets before a new random offset.
+    pub rw_modifier: u64,
+    /// Percentage of reads in mixed workloads (0..=100).
+    pub rwmixread: u32,
+    /// Block sizes per direction [read, write].
+    pub bs: [BlockSizes; 2],
+    /// Offsets are multiples of this per direction (default: the minimum block size).
+    pub blockalign: [u64; 2],
+    pub randommap: bool,
+    pub randrepeat: bool,
+    pub randseed: u64,
+    pub distribution: Distribution,
+}
+
+/// Pacing: rate limits and think time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PacingSpec {
+    /// Bytes per second per direction, 0 = unlimited.
+    pub rate: [u64; 2],
+    /// I/Os per second per direction, 0 = unlimited.
+    pub rate_iops: [u64; 2],
+    pub rate_process: RateProcess,
+    pub thinktime: Duration,
+    pub thinktime_blocks: u32,
+}
+
+/// How data reaches the target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IoModeSpec {
+    pub direct: bool,
+    pub sync: SyncMode,
+    /// fsync after every N writes (0 = never).
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub invalidate: bool,
+    pub overwrite: bool,
+    pub unlink: bool,
+}
+
+/// Buffer contents for writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BufferSpec {
+    pub zero_buffers: bool,
+    pub refill_buffers: bool,
+    pub scramble_buffers: bool,
+    /// 0..=100: share of each buffer that compresses well (filled with zeros).
+    pub compress_percentage: u32,
+}
+
+/// What is measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasureSpec {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+    /// Percentiles reported for clat (and lat), fio's default list unless given.
+    pub percentile_list: Vec<f64>,
+    /// Interval of the bandwidth/IOPS samples (fio's `bw_avg_time`/`iops_avg_time`, 500 ms).
+    pub avg_time: Duration,
+}
+
+/// Execution: workers, timing, grouping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecSpec {
+    pub numjobs: u32,
+    /// Workers as threads (`thread`) or processes (fio's default).
+    pub thread: bool,
+    pub group_reporting: bool,
+    /// Wait for the previous jobs to finish before starting (starts a new group).
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub startdelay: Duration,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobSpec {
+    pub name: String,
+    pub engine: EngineSpec,
+    pub target: TargetSpec,
+    pub workload: WorkloadSpec,
+    pub pacing: PacingSpec,
+    pub io: IoModeSpec,
+    pub buffers: BufferSpec,
+    pub measure: MeasureSpec,
+    pub exec: ExecSpec,
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];

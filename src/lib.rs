@@ -1,0 +1,14 @@
+//! iolens: a storage I/O benchmark that watches the system while it runs.
+//! See docs/ARCHITECTURE.md for how the pieces fit.
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod cmd;
+pub mod engine;
+pub mod fileset;
+pub mod job;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,2 @@
+//! Reports: the model and its renderings.
+pub mod model;

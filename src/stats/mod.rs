@@ -1,0 +1,1 @@
+//! Latency histograms, summaries, sample series.

@@ -1,0 +1,1 @@
+//! Units with fio rules.

@@ -1,0 +1,1 @@
+//! Offsets, block sizes, pacing, buffer contents.
