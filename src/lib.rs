@@ -7,8 +7,12 @@ pub mod cmd;
 pub mod engine;
 pub mod fileset;
 pub mod job;
+pub mod observe;
 pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod units;
 pub mod workload;
+
+#[cfg(test)]
+mod testutil;

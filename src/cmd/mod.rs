@@ -1,1 +1,18 @@
-//! Subcommands.
+//! Subcommands: the only place that prints results and maps errors to exit codes.
+
+mod output;
+pub mod run;
+
+use crate::cli::{Cli, Command};
+
+/// Exit codes: 0 ok, 1 the run failed (I/O error), 2 usage or configuration error.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_RUN_FAILED: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+pub fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        Some(Command::Run { args }) => run::run_command(&args),
+        None => run::run_default(),
+    }
+}

@@ -1,1 +1,440 @@
-//! Targets: lay out, open once, size and sector detection, alignment checks.
+//! Targets: decide which files each worker uses, create and lay them out,
+//! open every target once per run, detect sizes and sector sizes, and check
+//! direct-I/O alignment before the first I/O.
+//!
+//! Opening once matters: seed 000 showed a close/reopen race letting another
+//! process pollute a block device's page cache mid-run. Descriptors live in
+//! the `FileSet` until the whole run is over.
+
+mod guard;
+mod layout;
+
+use crate::job::spec::{EngineKind, JobSpec, SizeOrPercent, SyncMode};
+use iolens_sys::fd;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use guard::check_device_is_free_to_overwrite;
+
+/// Why a target could not be prepared. One line, naming the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("{0}")]
+    Config(String),
+    #[error("{path}: {what}: {source}")]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl TargetError {
+    fn io(path: &Path, what: &'static str, source: std::io::Error) -> Self {
+        TargetError::Io {
+            path: path.to_path_buf(),
+            what,
+            source,
+        }
+    }
+}
+
+/// One opened target (a file or block device), shared by the workers that use it.
+#[derive(Debug)]
+pub struct Target {
+    pub path: PathBuf,
+    pub file: Arc<File>,
+    /// Bytes available for I/O (file length or device size).
+    pub size: u64,
+    pub is_block_device: bool,
+    /// Offsets and lengths of direct I/O must be multiples of this.
+    pub dio_offset_align: u64,
+    /// Buffers of direct I/O must be aligned to this.
+    pub dio_mem_align: u64,
+    /// We created the file in this run (so `unlink` may remove it).
+    pub created: bool,
+}
+
+/// The byte range of one target a worker does I/O on.
+#[derive(Debug, Clone)]
+pub struct WorkerFile {
+    pub target: usize,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// The files of one worker of one job.
+#[derive(Debug, Clone)]
+pub struct WorkerFiles {
+    pub files: Vec<WorkerFile>,
+}
+
+/// Every target of a run, opened once, and the files of every worker.
+#[derive(Debug, Default)]
+pub struct FileSet {
+    pub targets: Vec<Target>,
+    /// `workers[job][worker]`
+    pub workers: Vec<Vec<WorkerFiles>>,
+    /// Things worth telling the user (sparse files read, etc.).
+    pub warnings: Vec<String>,
+}
+
+/// How a target must be opened; targets with equal keys share one descriptor.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct OpenKey {
+    path: PathBuf,
+    direct: bool,
+    sync: SyncModeKey,
+    /// `sync` engine workers seek on their descriptor, so each gets its own.
+    private_to: Option<(usize, u32)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum SyncModeKey {
+    None,
+    Sync,
+    Dsync,
+}
+
+impl From<SyncMode> for SyncModeKey {
+    fn from(m: SyncMode) -> Self {
+        match m {
+            SyncMode::None => Self::None,
+            SyncMode::Sync => Self::Sync,
+            SyncMode::Dsync => Self::Dsync,
+        }
+    }
+}
+
+/// What the run needs of one path, over all jobs that use it.
+#[derive(Debug, Default, Clone, Copy)]
+struct PathNeeds {
+    /// Bytes the jobs address (end of the furthest region).
+    extent: u64,
+    reads: bool,
+    writes: bool,
+    overwrite: bool,
+}
+
+/// Prepare every target of `jobs`: create and lay out files, open them, and
+/// assign each worker its regions. `allow_device_write` lifts the guard on
+/// block devices that hold a filesystem or partition table.
+pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
+    let mut set = FileSet::default();
+    let mut opened: HashMap<OpenKey, usize> = HashMap::new();
+    let plans: Vec<Vec<Vec<(PathBuf, u64, u64)>>> = jobs
+        .iter()
+        .enumerate()
+        .map(|(j, job)| plan_job(j, job))
+        .collect::<Result<_, _>>()?;
+
+    // Lay out files first, once per path, large enough for every job using it.
+    let mut needs: HashMap<PathBuf, PathNeeds> = HashMap::new();
+    for (job, plan) in jobs.iter().zip(&plans) {
+        for worker in plan {
+            for (path, start, len) in worker {
+                let n = needs.entry(path.clone()).or_default();
+                n.extent = n.extent.max(start + len);
+                n.reads |= job.workload.rw.reads();
+                n.writes |= job.workload.rw.writes();
+                n.overwrite |= job.io.overwrite;
+            }
+        }
+    }
+    let mut created: HashMap<PathBuf, bool> = HashMap::new();
+    let mut paths: Vec<_> = needs.iter().collect();
+    paths.sort_by(|a, b| a.0.cmp(b.0));
+    for (path, need) in paths {
+        let outcome = layout::ensure(path, need.extent, need.reads || need.overwrite)?;
+        if need.writes && outcome.is_block_device && !allow_device_write {
+            check_device_is_free_to_overwrite(path)?;
+        }
+        if need.reads && outcome.sparse {
+            set.warnings.push(format!(
+                "{}: the file has holes; reading them returns zeros without touching the device, so read results would be fake (delete it to let iolens lay it out, or write it fully first)",
+                path.display()
+            ));
+        }
+        created.insert(path.clone(), outcome.created);
+    }
+
+    for (j, (job, plan)) in jobs.iter().zip(&plans).enumerate() {
+        let mut job_workers = Vec::new();
+        for (w, worker) in plan.iter().enumerate() {
+            let mut files = Vec::new();
+            for (path, start, len) in worker {
+                let key = OpenKey {
+                    path: path.clone(),
+                    direct: job.io.direct,
+                    sync: job.io.sync.into(),
+                    private_to: (job.engine.kind == EngineKind::Sync).then_some((j, w as u32)),
+                };
+                let target = match opened.get(&key) {
+                    Some(&t) => t,
+                    None => {
+                        let needs_write = needs.get(path).is_some_and(|n| n.writes);
+                        let t = open_target(&key, needs_write, created[path])?;
+                        set.targets.push(t);
+                        opened.insert(key, set.targets.len() - 1);
+                        set.targets.len() - 1
+                    }
+                };
+                files.push(WorkerFile {
+                    target,
+                    start: *start,
+                    len: *len,
+                });
+            }
+            job_workers.push(WorkerFiles { files });
+        }
+        set.workers.push(job_workers);
+    }
+    for (j, job) in jobs.iter().enumerate() {
+        check_alignment(job, &set, j)?;
+    }
+    Ok(set)
+}
+
+/// The (path, start, len) regions of each worker of a job, before opening.
+fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<(PathBuf, u64, u64)>>, TargetError> {
+    let t = &job.target;
+    let mut workers = Vec::new();
+    for w in 0..job.exec.numjobs {
+        let mut regions = Vec::new();
+        if t.filenames.is_empty() {
+            // fio's naming: <job>.<worker>.<file> in `directory` (default: current directory).
+            let nrfiles = t.nrfiles.max(1);
+            let total = match t.size {
+                Some(SizeOrPercent::Bytes(b)) => b,
+                _ => t.filesize.map(|f| f * u64::from(nrfiles)).ok_or_else(|| {
+                    TargetError::Config(format!(
+                        "job '{}': no filename= and no size= (set size=, e.g. size=1g, or filename=)",
+                        job.name
+                    ))
+                })?,
+            };
+            let filesize = t.filesize.unwrap_or(total / u64::from(nrfiles));
+            for f in 0..nrfiles {
+                let name = format!("{}.{}.{}", job.name, w, f);
+                let path = match &t.directory {
+                    Some(d) => d.join(name),
+                    None => PathBuf::from(name),
+                };
+                regions.push((path, 0, filesize));
+            }
+        } else {
+            for path in &t.filenames {
+                let existing = existing_size(path)?;
+                let base_size = existing.unwrap_or(0);
+                let offset = t.offset.resolve(base_size)
+                    + u64::from(w) * t.offset_increment.resolve(base_size);
+                let len = match (t.size, t.filesize, existing) {
+                    (Some(s), _, _) => s.resolve(base_size) / t.filenames.len() as u64,
+                    (None, Some(fs), _) => fs,
+                    (None, None, Some(sz)) if sz > offset => sz - offset,
+                    _ => {
+                        return Err(TargetError::Config(format!(
+                            "job '{}': {} does not exist or is empty and no size= is given (set size=, e.g. size=1g)",
+                            job.name,
+                            path.display()
+                        )))
+                    }
+                };
+                if matches!(t.size, Some(SizeOrPercent::Percent(_))) && existing.is_none() {
+                    return Err(TargetError::Config(format!(
+                        "job '{}': size= is a percentage but {} does not exist yet (give size= in bytes, e.g. size=1g)",
+                        job.name,
+                        path.display()
+                    )));
+                }
+                regions.push((path.clone(), offset, len));
+            }
+        }
+        if regions.iter().all(|r| r.2 == 0) {
+            return Err(TargetError::Config(format!(
+                "job '{}' (job {}): the region to do I/O on is empty (check size=, offset= and filesize=)",
+                job.name,
+                job_index + 1
+            )));
+        }
+        workers.push(regions);
+    }
+    Ok(workers)
+}
+
+/// Current size of a path: file length or block device size; None if absent.
+fn existing_size(path: &Path) -> Result<Option<u64>, TargetError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => {
+            let f = File::open(path).map_err(|e| TargetError::io(path, "open", e))?;
+            fd::blk_size_bytes(&f)
+                .map(Some)
+                .map_err(|e| TargetError::io(path, "read device size (BLKGETSIZE64)", e))
+        }
+        Ok(m) => Ok(Some(m.len())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(TargetError::io(path, "stat", e)),
+    }
+}
+
+fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, TargetError> {
+    let path = &key.path;
+    let mut flags = 0;
+    if key.direct {
+        flags |= fd::O_DIRECT;
+    }
+    match key.sync {
+        SyncModeKey::None => {}
+        SyncModeKey::Sync => flags |= fd::O_SYNC,
+        SyncModeKey::Dsync => flags |= fd::O_DSYNC,
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| {
+            if key.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                TargetError::Config(format!(
+                    "{}: the filesystem refuses O_DIRECT (tmpfs does); use direct=0 or a file on a disk-backed filesystem",
+                    path.display()
+                ))
+            } else {
+                TargetError::io(path, "open", e)
+            }
+        })?;
+    let meta = file.metadata().map_err(|e| TargetError::io(path, "stat", e))?;
+    let is_block_device = meta.file_type().is_block_device();
+    let (size, offset_align, mem_align) = if is_block_device {
+        let size = fd::blk_size_bytes(&file)
+            .map_err(|e| TargetError::io(path, "read device size (BLKGETSIZE64)", e))?;
+        let sector = fd::blk_logical_sector(&file)
+            .map_err(|e| TargetError::io(path, "read logical sector size (BLKSSZGET)", e))?;
+        (size, u64::from(sector), u64::from(sector))
+    } else {
+        let align = fd::dio_alignment(&file).ok().flatten();
+        let (mem, off) = align.map_or((512, meta.blksize().min(4096)), |a| {
+            (u64::from(a.mem_align), u64::from(a.offset_align))
+        });
+        (meta.len(), off, mem)
+    };
+    Ok(Target {
+        path: path.clone(),
+        file: Arc::new(file),
+        size,
+        is_block_device,
+        dio_offset_align: offset_align.max(1),
+        dio_mem_align: mem_align.max(1),
+        created,
+    })
+}
+
+/// With direct=1, block sizes and offsets must be multiples of the target's
+/// direct-I/O alignment; say so before the first I/O instead of failing with EINVAL.
+fn check_alignment(job: &JobSpec, set: &FileSet, job_index: usize) -> Result<(), TargetError> {
+    if !job.io.direct || job.engine.kind == EngineKind::Null {
+        return Ok(());
+    }
+    for worker in &set.workers[job_index] {
+        for wf in &worker.files {
+            let target = &set.targets[wf.target];
+            let align = target.dio_offset_align;
+            let what = if target.is_block_device {
+                "logical sector"
+            } else {
+                "direct-I/O alignment"
+            };
+            let misfit = |option: &str, value: u64| {
+                TargetError::Config(format!(
+                    "job '{}': {option}={value} is not a multiple of the {align}-byte {what} of {}, which direct=1 requires (use a multiple of {align}, or direct=0)",
+                    job.name,
+                    target.path.display()
+                ))
+            };
+            for (d, bs) in job.workload.bs.iter().enumerate() {
+                let dir_used = if d == 0 {
+                    job.workload.rw.reads()
+                } else {
+                    job.workload.rw.writes()
+                };
+                if !dir_used {
+                    continue;
+                }
+                for size in block_sizes_of(bs) {
+                    if size % align != 0 {
+                        return Err(misfit("bs", size));
+                    }
+                }
+                if job.workload.blockalign[d] % align != 0 {
+                    return Err(misfit("blockalign", job.workload.blockalign[d]));
+                }
+            }
+            if wf.start % align != 0 {
+                return Err(misfit("offset", wf.start));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn block_sizes_of(bs: &crate::job::spec::BlockSizes) -> Vec<u64> {
+    use crate::job::spec::BlockSizes;
+    match bs {
+        BlockSizes::Fixed(b) => vec![*b],
+        // Range sizes are multiples of min, so checking min (and max) covers them.
+        BlockSizes::Range { min, max } => vec![*min, *max],
+        BlockSizes::Split(v) => v.iter().map(|(b, _)| *b).collect(),
+    }
+}
+
+impl FileSet {
+    /// Drop cached pages of every target a job uses (fio's invalidate=1):
+    /// fadvise(DONTNEED) for files, BLKFLSBUF for block devices.
+    pub fn invalidate(&self, job_index: usize) -> Result<(), TargetError> {
+        let mut done = Vec::new();
+        for worker in &self.workers[job_index] {
+            for wf in &worker.files {
+                if done.contains(&wf.target) {
+                    continue;
+                }
+                done.push(wf.target);
+                let t = &self.targets[wf.target];
+                let result = if t.is_block_device {
+                    fd::blk_flush_buffers(&t.file)
+                } else {
+                    fd::fadvise_dontneed(&t.file, 0, 0)
+                };
+                result.map_err(|e| TargetError::io(&t.path, "drop cached pages", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove the files a job created (fio's unlink=1). Never touches block devices.
+    pub fn unlink(&self, job_index: usize) -> Result<(), TargetError> {
+        for worker in &self.workers[job_index] {
+            for wf in &worker.files {
+                let t = &self.targets[wf.target];
+                if !t.is_block_device && t.path.exists() {
+                    std::fs::remove_file(&t.path)
+                        .map_err(|e| TargetError::io(&t.path, "unlink", e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Buffer alignment that satisfies every target of a job (at least a page).
+    pub fn buffer_align(&self, job_index: usize) -> usize {
+        let page = iolens_sys::os::page_size();
+        self.workers[job_index]
+            .iter()
+            .flat_map(|w| &w.files)
+            .map(|wf| self.targets[wf.target].dio_mem_align as usize)
+            .fold(page, usize::max)
+    }
+}

@@ -1,0 +1,170 @@
+//! Turn worker results into the `RunReport` model: merge workers with
+//! group_reporting, compute rates over the exact measured time, and fill
+//! fio's per-group totals.
+
+use super::plan;
+use super::worker::WorkerResult;
+use super::RunRequest;
+use crate::job::spec::JobSpec;
+use crate::report::model::{
+    CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport,
+    SyncReport, SCHEMA_VERSION,
+};
+use crate::stats::{self, WorkerStats};
+use iolens_sys::os::Rusage;
+
+pub(super) fn report(
+    req: &RunRequest,
+    results: &[Vec<WorkerResult>],
+    disks: Vec<DiskUtil>,
+    started_unix_ms: u64,
+) -> RunReport {
+    let group_ids = plan::group_ids(req.jobs);
+    let mut jobs = Vec::new();
+    for (j, job) in req.jobs.iter().enumerate() {
+        let workers = results.get(j).map_or(&[][..], Vec::as_slice);
+        if workers.is_empty() {
+            continue;
+        }
+        let options = req.job_options.get(j).cloned().unwrap_or_default();
+        if job.exec.group_reporting {
+            jobs.push(job_report(job, group_ids[j], &options, workers));
+        } else {
+            for w in workers {
+                jobs.push(job_report(job, group_ids[j], &options, std::slice::from_ref(w)));
+            }
+        }
+    }
+    let groups = group_reports(&jobs);
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix_ms,
+        command_line: req.command_line.clone(),
+        global_options: req.global_options.clone(),
+        jobs,
+        groups,
+        disks,
+        interrupted: super::control::stop_requested(req.stop),
+    }
+}
+
+/// One job report from one or more workers (merged by addition).
+fn job_report(
+    job: &JobSpec,
+    groupid: u32,
+    options: &[(String, String)],
+    workers: &[WorkerResult],
+) -> JobReport {
+    let mut merged = WorkerStats::new();
+    let mut cpu = Rusage::default();
+    for w in workers {
+        merged.merge(&w.stats);
+        cpu = cpu.plus(&w.cpu);
+    }
+    // Workers run side by side: the job's time is the longest worker's.
+    let runtime_ns = workers.iter().map(|w| w.runtime_ns).max().unwrap_or(0);
+    let cpu_time_ns: u64 = workers.iter().map(|w| w.runtime_ns).sum();
+    let m = &job.measure;
+    let dirs = [0, 1].map(|d| {
+        let s = &merged.dirs[d];
+        let secs = runtime_ns as f64 / 1e9;
+        let rate = |v: u64| if runtime_ns == 0 { 0.0 } else { v as f64 / secs };
+        let bw_series: Vec<&[f64]> = workers.iter().map(|w| w.bw_samples[d].as_slice()).collect();
+        let iops_series: Vec<&[f64]> = workers.iter().map(|w| w.iops_samples[d].as_slice()).collect();
+        let measured = |on: bool, h: &stats::LatHistogram, pct: &[f64]| {
+            (on && h.count() > 0).then(|| h.summary(pct))
+        };
+        DirReport {
+            io_bytes: s.bytes,
+            total_ios: s.ios,
+            short_ios: s.short_ios,
+            runtime_ns: if s.ios > 0 { runtime_ns } else { 0 },
+            bw_bytes_per_sec: rate(s.bytes),
+            iops: rate(s.ios),
+            slat: measured(m.slat, &s.slat, &[]),
+            clat: measured(m.clat, &s.clat, &m.percentile_list),
+            lat: measured(m.lat, &s.lat, &[]),
+            bw_samples: stats::summarize(&stats::sum_series(&bw_series)),
+            iops_samples: stats::summarize(&stats::sum_series(&iops_series)),
+        }
+    });
+    let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
+    let pct = |ns: u64| {
+        if cpu_time_ns == 0 {
+            0.0
+        } else {
+            ns as f64 / cpu_time_ns as f64 * 100.0
+        }
+    };
+    let error = workers.iter().find_map(|w| w.error.clone());
+    let mut all_lat = merged.dirs[0].lat.clone();
+    all_lat.merge(&merged.dirs[1].lat);
+    JobReport {
+        name: job.name.clone(),
+        groupid,
+        workers: workers.len() as u32,
+        errno: error.as_ref().map_or(0, |e| e.errno),
+        error: error.map(|e| e.message),
+        options: options.to_vec(),
+        dirs,
+        sync: SyncReport {
+            total_ios: merged.sync_ios,
+            lat: (merged.sync_lat.count() > 0).then(|| merged.sync_lat.summary(&[])),
+        },
+        cpu: CpuReport {
+            usr_ns: cpu.user_ns,
+            sys_ns: cpu.system_ns,
+            usr_pct: pct(cpu.user_ns),
+            sys_pct: pct(cpu.system_ns),
+            ctx: cpu.voluntary_ctxsw + cpu.involuntary_ctxsw,
+            majf: cpu.major_faults,
+            minf: cpu.minor_faults,
+            cpu_ns_per_io: if total_ios == 0 {
+                0.0
+            } else {
+                (cpu.user_ns + cpu.system_ns) as f64 / total_ios as f64
+            },
+        },
+        depth: merged.depth.report(),
+        lat_buckets: stats::lat_buckets(&all_lat),
+        runtime_ns,
+    }
+}
+
+/// fio's "Run status group" totals.
+fn group_reports(jobs: &[JobReport]) -> Vec<GroupReport> {
+    let mut ids: Vec<u32> = jobs.iter().map(|j| j.groupid).collect();
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| {
+            let members: Vec<&JobReport> = jobs.iter().filter(|j| j.groupid == id).collect();
+            let dirs = [0, 1].map(|d| {
+                let active: Vec<&JobReport> = members
+                    .iter()
+                    .copied()
+                    .filter(|j| j.dirs[d].total_ios > 0)
+                    .collect();
+                if active.is_empty() {
+                    return GroupDirSummary::default();
+                }
+                let io_bytes = active.iter().map(|j| j.dirs[d].io_bytes).sum();
+                let max_runtime_ns = active.iter().map(|j| j.dirs[d].runtime_ns).max().unwrap_or(0);
+                let bws = active.iter().map(|j| j.dirs[d].bw_bytes_per_sec);
+                GroupDirSummary {
+                    io_bytes,
+                    bw_bytes_per_sec: if max_runtime_ns == 0 {
+                        0.0
+                    } else {
+                        io_bytes as f64 / (max_runtime_ns as f64 / 1e9)
+                    },
+                    min_bw_bytes_per_sec: bws.clone().fold(f64::INFINITY, f64::min),
+                    max_bw_bytes_per_sec: bws.fold(0.0, f64::max),
+                    min_runtime_ns: active.iter().map(|j| j.dirs[d].runtime_ns).min().unwrap_or(0),
+                    max_runtime_ns,
+                }
+            });
+            GroupReport { id, dirs }
+        })
+        .collect()
+}

@@ -1,0 +1,596 @@
+//! The worker hot loop: generate → (pace) → queue/commit/reap → account.
+//!
+//! Monomorphised per engine. Per I/O it reads the clock twice (start and
+//! completion; async engines once more per submitted batch), records into its
+//! own histograms and touches nothing shared but one relaxed stop flag: no
+//! allocation, no lock.
+
+use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
+use crate::job::spec::{Ddir, JobSpec};
+use crate::stats::WorkerStats;
+use crate::workload::{BufferFiller, Clock, FileRegion, IoGenerator, MonotonicClock, NextIo, Pacer};
+use iolens_sys::os::{thread_rusage, Rusage};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+
+/// Everything one worker needs; built by the runner before the start barrier.
+pub struct WorkerCtx<'a> {
+    pub job: &'a JobSpec,
+    pub files: Vec<Arc<File>>,
+    pub file_sizes: Vec<u64>,
+    pub paths: Vec<PathBuf>,
+    pub regions: Vec<FileRegion>,
+    pub buffer_align: usize,
+    pub seed: u64,
+    pub start: &'a Barrier,
+    pub stop: &'a AtomicBool,
+}
+
+/// The first I/O error of a worker, with where it happened.
+#[derive(Debug, Clone)]
+pub struct IoFailure {
+    pub message: String,
+    pub errno: i32,
+}
+
+/// What a worker measured.
+pub struct WorkerResult {
+    pub stats: WorkerStats,
+    /// Per-interval samples [read, write]: bandwidth (bytes/s) and IOPS.
+    pub bw_samples: [Vec<f64>; 2],
+    pub iops_samples: [Vec<f64>; 2],
+    pub cpu: Rusage,
+    /// Measured time (ramp excluded), ns.
+    pub runtime_ns: u64,
+    pub error: Option<IoFailure>,
+    pub notes: Vec<String>,
+}
+
+/// Start, submit and direction of an I/O that is in flight in an async engine.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    start_ns: u64,
+    submit_ns: u64,
+    ddir: Ddir,
+    len: u32,
+    file: u32,
+    offset: u64,
+}
+
+const IDLE: InFlight = InFlight {
+    start_ns: 0,
+    submit_ns: 0,
+    ddir: Ddir::Read,
+    len: 0,
+    file: 0,
+    offset: 0,
+};
+
+/// Per-interval bandwidth/IOPS sampling, done by the worker itself at
+/// completion time so no other thread reads its state.
+struct Sampler {
+    interval_ns: u64,
+    last_ns: u64,
+    last_bytes: [u64; 2],
+    last_ios: [u64; 2],
+    bw: [Vec<f64>; 2],
+    iops: [Vec<f64>; 2],
+}
+
+impl Sampler {
+    fn new(interval_ns: u64, start_ns: u64, expected: usize) -> Self {
+        Self {
+            interval_ns: interval_ns.max(1),
+            last_ns: start_ns,
+            last_bytes: [0; 2],
+            last_ios: [0; 2],
+            bw: [Vec::with_capacity(expected), Vec::with_capacity(expected)],
+            iops: [Vec::with_capacity(expected), Vec::with_capacity(expected)],
+        }
+    }
+
+    #[inline]
+    fn due(&self, now_ns: u64) -> bool {
+        now_ns >= self.last_ns + self.interval_ns
+    }
+
+    /// Close the interval ending at `now_ns`, given the running totals.
+    fn take(&mut self, now_ns: u64, stats: &WorkerStats, used: [bool; 2]) {
+        let elapsed = now_ns.saturating_sub(self.last_ns);
+        if elapsed == 0 {
+            return;
+        }
+        let secs = elapsed as f64 / 1e9;
+        for d in 0..2 {
+            let (bytes, ios) = (stats.dirs[d].bytes, stats.dirs[d].ios);
+            if used[d] {
+                self.bw[d].push((bytes - self.last_bytes[d]) as f64 / secs);
+                self.iops[d].push((ios - self.last_ios[d]) as f64 / secs);
+            }
+            self.last_bytes[d] = bytes;
+            self.last_ios[d] = ios;
+        }
+        self.last_ns = now_ns;
+    }
+}
+
+/// Run one worker to completion with engine `E`.
+pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
+    let job = ctx.job;
+    let depth = if job.engine.kind.is_async() || job.engine.kind == crate::job::spec::EngineKind::Null {
+        job.engine.iodepth.max(1)
+    } else {
+        1
+    };
+    let slot_size = job.workload.bs[0].max().max(job.workload.bs[1].max()) as usize;
+    let setup = EngineSetup {
+        spec: &job.engine,
+        files: &ctx.files,
+        file_sizes: &ctx.file_sizes,
+        slots: depth,
+        slot_size,
+        align: ctx.buffer_align,
+        sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
+    };
+    let engine = E::open(&setup);
+    // Every worker reaches the barrier, even a failed one, or the others would wait forever.
+    ctx.start.wait();
+    let engine = match engine {
+        Ok(e) => e,
+        Err(e) => {
+            return WorkerResult::failed(IoFailure {
+                message: format!("ioengine={}: setup failed: {e}", job.engine.kind.name()),
+                errno: e.raw_os_error().unwrap_or(0),
+            })
+        }
+    };
+    if !job.exec.startdelay.is_zero() {
+        std::thread::sleep(job.exec.startdelay);
+    }
+    let mut worker = Worker::new(ctx, engine, depth);
+    worker.run();
+    worker.finish()
+}
+
+impl WorkerResult {
+    fn failed(error: IoFailure) -> Self {
+        WorkerResult {
+            stats: WorkerStats::new(),
+            bw_samples: Default::default(),
+            iops_samples: Default::default(),
+            cpu: Rusage::default(),
+            runtime_ns: 0,
+            error: Some(error),
+            notes: Vec::new(),
+        }
+    }
+}
+
+struct Worker<'a, E: Engine> {
+    ctx: WorkerCtx<'a>,
+    engine: E,
+    gen: IoGenerator,
+    pacer: Pacer,
+    filler: BufferFiller,
+    clock: MonotonicClock,
+    stats: WorkerStats,
+    sampler: Sampler,
+    free_slots: Vec<u32>,
+    in_flight: Vec<InFlight>,
+    in_flight_count: u32,
+    /// Slots queued since the last commit.
+    pending: Vec<u32>,
+    completions: Vec<Completion>,
+    /// Stop issuing (time/size limit reached, stop requested, or an error).
+    done_issuing: bool,
+    measuring: bool,
+    measure_start_ns: u64,
+    end_ns: u64,
+    ramp_end_ns: u64,
+    cpu_at_measure_start: Rusage,
+    pass_bytes: u64,
+    pass_limit: u64,
+    passes_done: u32,
+    issued: u64,
+    writes_since_sync: u32,
+    dirty_files: Vec<bool>,
+    error: Option<IoFailure>,
+    used: [bool; 2],
+}
+
+impl<'a, E: Engine> Worker<'a, E> {
+    fn new(ctx: WorkerCtx<'a>, mut engine: E, depth: u32) -> Self {
+        let job = ctx.job;
+        let mut filler = BufferFiller::new(&job.buffers, ctx.seed);
+        for slot in 0..depth {
+            filler.fill(engine.buffer(slot));
+        }
+        let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
+        let pass_limit = job
+            .target
+            .io_size
+            .map_or(region_total, |s| s.resolve(region_total))
+            .max(1);
+        let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
+        let pacer = Pacer::new(&job.pacing, ctx.seed);
+        let clock = MonotonicClock::new();
+        let ramp_end_ns = job.exec.ramp_time.as_nanos() as u64;
+        let end_ns = job
+            .exec
+            .runtime
+            .map_or(u64::MAX, |r| ramp_end_ns + r.as_nanos() as u64);
+        let avg_ns = job.measure.avg_time.as_nanos() as u64;
+        let expected_samples = job
+            .exec
+            .runtime
+            .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
+        let nfiles = ctx.files.len();
+        let used = [job.workload.rw.reads(), job.workload.rw.writes()];
+        Worker {
+            engine,
+            gen,
+            pacer,
+            filler,
+            clock,
+            stats: WorkerStats::new(),
+            sampler: Sampler::new(avg_ns, ramp_end_ns, expected_samples),
+            free_slots: (0..depth).rev().collect(),
+            in_flight: vec![IDLE; depth as usize],
+            in_flight_count: 0,
+            pending: Vec::with_capacity(depth as usize),
+            completions: Vec::with_capacity(depth as usize),
+            done_issuing: false,
+            measuring: ramp_end_ns == 0,
+            measure_start_ns: 0,
+            end_ns,
+            ramp_end_ns,
+            cpu_at_measure_start: thread_rusage().unwrap_or_default(),
+            pass_bytes: 0,
+            pass_limit,
+            passes_done: 0,
+            issued: 0,
+            writes_since_sync: 0,
+            dirty_files: vec![false; nfiles],
+            error: None,
+            used,
+            ctx,
+        }
+    }
+
+    fn run(&mut self) {
+        let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
+        loop {
+            while !self.done_issuing && !self.free_slots.is_empty() {
+                if self.sync_due() {
+                    break;
+                }
+                let now = self.clock.now_ns();
+                self.check_limits(now);
+                if self.done_issuing {
+                    break;
+                }
+                let Some(io) = self.next_io() else {
+                    self.done_issuing = true;
+                    break;
+                };
+                self.pace(now, &io);
+                self.issue(io);
+                if self.pending.len() >= batch_submit {
+                    self.commit();
+                }
+            }
+            if !self.pending.is_empty() {
+                self.commit();
+            }
+            if self.in_flight_count > 0 {
+                self.reap();
+            } else if self.sync_due() {
+                self.sync_dirty_files();
+            } else if self.done_issuing {
+                break;
+            }
+        }
+        if self.ctx.job.io.end_fsync && self.error.is_none() {
+            self.sync_dirty_files();
+        }
+    }
+
+    /// fsync=N / fdatasync=N: a sync is due; the queue must drain first.
+    #[inline]
+    fn sync_due(&self) -> bool {
+        let io = &self.ctx.job.io;
+        let every = if io.fsync > 0 { io.fsync } else { io.fdatasync };
+        every > 0 && self.writes_since_sync >= every
+    }
+
+    #[inline]
+    fn check_limits(&mut self, now: u64) {
+        if now >= self.end_ns || self.ctx.stop.load(Ordering::Relaxed) {
+            self.done_issuing = true;
+        }
+        if !self.measuring && now >= self.ramp_end_ns {
+            self.start_measuring(now);
+        }
+    }
+
+    /// Ramp time is over: forget what was measured so far.
+    fn start_measuring(&mut self, now: u64) {
+        self.measuring = true;
+        self.stats = WorkerStats::new();
+        self.measure_start_ns = now;
+        self.sampler = Sampler::new(self.sampler.interval_ns, now, self.sampler.bw[0].capacity());
+        self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
+    }
+
+    /// The next I/O within size, loop and count limits.
+    #[inline]
+    fn next_io(&mut self) -> Option<NextIo> {
+        let job = self.ctx.job;
+        if job.target.number_ios.is_some_and(|n| self.issued >= n) {
+            return None;
+        }
+        let mut restarted_empty = false;
+        loop {
+            if self.pass_bytes >= self.pass_limit && !self.start_new_pass() {
+                return None;
+            }
+            if let Some(io) = self.gen.next() {
+                self.pass_bytes += u64::from(io.len);
+                self.issued += 1;
+                return Some(io);
+            }
+            // The region ran out before io_size was reached: go round again.
+            if restarted_empty {
+                return None;
+            }
+            restarted_empty = true;
+            self.gen.restart();
+        }
+    }
+
+    fn start_new_pass(&mut self) -> bool {
+        let job = self.ctx.job;
+        self.passes_done += 1;
+        if job.exec.time_based || self.passes_done < job.target.loops.max(1) {
+            self.pass_bytes = 0;
+            self.gen.restart();
+            true
+        } else {
+            false
+        }
+    }
+
+    #[inline]
+    fn pace(&mut self, now: u64, io: &NextIo) {
+        if self.pacer.is_unpaced() {
+            return;
+        }
+        let at = self.pacer.issue_at(now, io.ddir, u64::from(io.len));
+        if at > now {
+            if !self.pending.is_empty() {
+                self.commit();
+            }
+            self.clock.sleep_until_ns(at.min(self.end_ns));
+        }
+    }
+
+    #[inline]
+    fn issue(&mut self, io: NextIo) {
+        let slot = self.free_slots.pop().expect("issue() needs a free slot");
+        if io.ddir == Ddir::Write {
+            self.filler.refresh(&mut self.engine.buffer(slot)[..io.len as usize]);
+        }
+        let req = IoRequest {
+            slot,
+            ddir: io.ddir,
+            file: io.file,
+            offset: io.offset,
+            len: io.len,
+        };
+        let start_ns = self.clock.now_ns();
+        match self.engine.queue(&req) {
+            Ok(Queued::Completed(result)) => {
+                let end_ns = self.clock.now_ns();
+                self.stats.depth.record_submit(1);
+                self.stats.depth.record_level(1);
+                self.stats.depth.record_complete(1);
+                let io = InFlight {
+                    start_ns,
+                    submit_ns: start_ns,
+                    ddir: io.ddir,
+                    len: io.len,
+                    file: io.file,
+                    offset: io.offset,
+                };
+                self.free_slots.push(slot);
+                self.complete(io, result, end_ns, false);
+                self.think();
+            }
+            Ok(Queued::Queued) => {
+                self.in_flight[slot as usize] = InFlight {
+                    start_ns,
+                    submit_ns: start_ns,
+                    ddir: io.ddir,
+                    len: io.len,
+                    file: io.file,
+                    offset: io.offset,
+                };
+                self.pending.push(slot);
+            }
+            Err(e) => self.engine_failed("queue", e),
+        }
+    }
+
+    fn commit(&mut self) {
+        if let Err(e) = self.engine.commit() {
+            self.engine_failed("submit", e);
+        }
+        let now = self.clock.now_ns();
+        let n = self.pending.len() as u32;
+        self.stats.depth.record_submit(n);
+        for &slot in &self.pending {
+            self.in_flight[slot as usize].submit_ns = now;
+            self.in_flight_count += 1;
+            self.stats.depth.record_level(self.in_flight_count);
+        }
+        self.pending.clear();
+    }
+
+    fn reap(&mut self) {
+        let job = &self.ctx.job.engine;
+        // Wait for everything when draining or before a sync; else at least
+        // iodepth_batch_complete_min, to keep the queue full.
+        let min = if self.done_issuing || self.sync_due() {
+            self.in_flight_count
+        } else {
+            job.batch_complete_min.clamp(1, self.in_flight_count)
+        };
+        let max = job.batch_complete_max.max(min);
+        let mut completions = std::mem::take(&mut self.completions);
+        if let Err(e) = self.engine.reap(min, max, &mut completions) {
+            self.engine_failed("reap", e);
+            // The engine can no longer report completions; nothing more will arrive.
+            self.in_flight_count = 0;
+        }
+        let now = self.clock.now_ns();
+        if !completions.is_empty() {
+            self.stats.depth.record_complete(completions.len() as u32);
+        }
+        for c in completions.drain(..) {
+            let io = self.in_flight[c.slot as usize];
+            self.in_flight_count -= 1;
+            self.free_slots.push(c.slot);
+            self.complete(io, c.result, now, true);
+        }
+        self.completions = completions;
+        if !self.pacer.is_unpaced() {
+            self.think();
+        }
+    }
+
+    /// Account one finished I/O.
+    #[inline]
+    fn complete(&mut self, io: InFlight, result: i64, end_ns: u64, queued: bool) {
+        if result < 0 {
+            self.io_failed(&io, (-result) as i32);
+            return;
+        }
+        if io.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+            self.dirty_files[io.file as usize] = true;
+        }
+        if !self.measuring || io.start_ns < self.measure_start_ns {
+            return;
+        }
+        let m = &self.ctx.job.measure;
+        let d = &mut self.stats.dirs[io.ddir.index()];
+        d.ios += 1;
+        d.bytes += result as u64;
+        if (result as u64) < u64::from(io.len) {
+            d.short_ios += 1;
+        }
+        if m.clat {
+            d.clat.record(end_ns - io.submit_ns);
+        }
+        if m.slat && queued {
+            d.slat.record(io.submit_ns - io.start_ns);
+        }
+        if m.lat {
+            d.lat.record(end_ns - io.start_ns);
+        }
+        if self.sampler.due(end_ns) {
+            self.sampler.take(end_ns, &self.stats, self.used);
+        }
+    }
+
+    fn think(&mut self) {
+        let ns = self.pacer.think_after_io();
+        if ns > 0 {
+            let until = self.clock.now_ns() + ns;
+            self.clock.sleep_until_ns(until.min(self.end_ns));
+        }
+    }
+
+    fn sync_dirty_files(&mut self) {
+        let datasync = self.ctx.job.io.fsync == 0 && self.ctx.job.io.fdatasync > 0;
+        for file in 0..self.dirty_files.len() {
+            if !self.dirty_files[file] {
+                continue;
+            }
+            let start = self.clock.now_ns();
+            let result = self.engine.sync_file(file as u32, datasync);
+            let end = self.clock.now_ns();
+            match result {
+                Ok(()) => {
+                    self.stats.sync_ios += 1;
+                    if self.measuring {
+                        self.stats.sync_lat.record(end - start);
+                    }
+                }
+                Err(e) => {
+                    let what = if datasync { "fdatasync" } else { "fsync" };
+                    self.fail(IoFailure {
+                        message: format!("{what} {}: {e}", self.ctx.paths[file].display()),
+                        errno: e.raw_os_error().unwrap_or(0),
+                    });
+                }
+            }
+            self.dirty_files[file] = false;
+        }
+        self.writes_since_sync = 0;
+    }
+
+    fn io_failed(&mut self, io: &InFlight, errno: i32) {
+        let what = match io.ddir {
+            Ddir::Read => "read",
+            Ddir::Write => "write",
+        };
+        let message = format!(
+            "{what} {} at offset {} (length {}): {}",
+            self.ctx.paths[io.file as usize].display(),
+            io.offset,
+            io.len,
+            std::io::Error::from_raw_os_error(errno)
+        );
+        self.fail(IoFailure { message, errno });
+    }
+
+    fn engine_failed(&mut self, what: &str, e: std::io::Error) {
+        let message = format!("ioengine={}: {what} failed: {e}", self.ctx.job.engine.kind.name());
+        self.fail(IoFailure {
+            message,
+            errno: e.raw_os_error().unwrap_or(0),
+        });
+    }
+
+    /// Keep the first error and stop issuing (fio's default: stop the job on error).
+    fn fail(&mut self, failure: IoFailure) {
+        self.done_issuing = true;
+        if self.error.is_none() {
+            self.error = Some(failure);
+        }
+    }
+
+    fn finish(mut self) -> WorkerResult {
+        let end = self.clock.now_ns();
+        if !self.measuring {
+            // The run ended inside ramp_time: nothing was measured.
+            self.measure_start_ns = end;
+        }
+        self.sampler.take(end, &self.stats, self.used);
+        let cpu = thread_rusage()
+            .unwrap_or_default()
+            .since(&self.cpu_at_measure_start);
+        WorkerResult {
+            stats: self.stats,
+            bw_samples: self.sampler.bw,
+            iops_samples: self.sampler.iops,
+            cpu,
+            runtime_ns: end - self.measure_start_ns,
+            error: self.error,
+            notes: self.engine.notes(),
+        }
+    }
+}

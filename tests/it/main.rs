@@ -1,0 +1,6 @@
+//! Integration tests: run the real binary on real files and devices.
+
+mod blockdev;
+mod cli;
+mod engines;
+mod support;

@@ -1,0 +1,104 @@
+//! Shared helpers: run the binary, scratch directories on a real filesystem,
+//! loop devices that are always detached.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub fn iolens(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolens"))
+        .args(args)
+        .output()
+        .expect("run iolens")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Parse stdout as JSON, failing the test with stderr shown.
+pub fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "iolens failed ({:?}): {}",
+        out.status.code(),
+        stderr(out)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", stdout(out)))
+}
+
+/// A scratch directory under target/ (a real filesystem: /tmp may be tmpfs, which refuses O_DIRECT).
+pub fn scratch() -> tempfile::TempDir {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it");
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
+
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// A loop device over a file in /dev/shm (a RAM disk); detached and removed on drop,
+/// also when the test fails.
+pub struct LoopDevice {
+    pub device: PathBuf,
+    backing: PathBuf,
+}
+
+impl LoopDevice {
+    /// None (with the reason printed) when loop devices cannot be used here.
+    pub fn create(size: u64) -> Option<LoopDevice> {
+        if !is_root() {
+            eprintln!("skipped: block-device tests need root (CI runs as root)");
+            return None;
+        }
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let backing = PathBuf::from(format!(
+            "/dev/shm/iolens-test-{}-{}.img",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::File::create(&backing).ok()?.set_len(size).ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&backing)
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(LoopDevice {
+                device: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
+                backing,
+            }),
+            other => {
+                let _ = std::fs::remove_file(&backing);
+                eprintln!("skipped: cannot create a loop device (losetup: {other:?})");
+                None
+            }
+        }
+    }
+
+    pub fn backing(&self) -> &Path {
+        &self.backing
+    }
+
+    pub fn path(&self) -> &str {
+        self.device.to_str().unwrap()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
+}
