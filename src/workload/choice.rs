@@ -67,7 +67,8 @@ pub enum SizePicker {
 
 impl SizePicker {
     /// # Panics
-    /// On a block size of 0 or 4 GiB and more; `job::validate` rejects both.
+    /// On a block size of 0 or 4 GiB and more, or an empty split; `job::validate`
+    /// rejects all three.
     pub fn new(sizes: &BlockSizes) -> Self {
         match sizes {
             BlockSizes::Fixed(size) => Self::Fixed(checked_block_size(*size)),
@@ -79,6 +80,10 @@ impl SizePicker {
                 }
             }
             BlockSizes::Split(entries) => {
+                assert!(
+                    !entries.is_empty(),
+                    "empty bssplit (job::validate must reject it)"
+                );
                 let mut cumulative = 0;
                 Self::Split(
                     entries
@@ -102,7 +107,7 @@ impl SizePicker {
                 let roll = rng.random_range(0..100);
                 let chosen = entries.iter().find(|(_, cumulative)| roll < *cumulative);
                 // Percentages sum to 100 after validation; the last entry covers rounding.
-                chosen.or(entries.last()).map_or(0, |(size, _)| *size)
+                chosen.unwrap_or(&entries[entries.len() - 1]).0
             }
         }
     }

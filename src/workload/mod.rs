@@ -5,7 +5,7 @@
 
 pub mod buffers;
 mod choice;
-pub mod offsets;
+mod offsets;
 pub mod pacing;
 mod permutation;
 pub mod rng;

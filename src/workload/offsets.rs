@@ -346,16 +346,8 @@ mod tests {
     fn zipf_concentrates_hits_on_few_scattered_blocks() {
         let hits = block_hits(&Distribution::Zipf(1.2), 1000, 100_000);
         assert!(share_of_hottest(&hits, 0.1) > 0.7);
-        let hottest = hits
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, h)| **h)
-            .map(|(b, _)| b);
-        let first_ten_are_hottest = hits[..10].iter().sum::<u64>() > 50_000;
-        assert!(
-            !first_ten_are_hottest,
-            "hot blocks not scattered (hottest {hottest:?})"
-        );
+        let first_tenth: u64 = hits[..100].iter().sum();
+        assert!(first_tenth < 50_000, "hot blocks bunched at the start");
     }
 
     #[test]
