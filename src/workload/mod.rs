@@ -47,9 +47,9 @@ pub struct IoGenerator {
 
 impl IoGenerator {
     /// # Panics
-    /// On specs `job::validate` rejects (block sizes of 0 or ≥ 4 GiB, invalid
-    /// distribution parameters).
-    pub fn new(w: &WorkloadSpec, regions: Vec<FileRegion>, seed: u64) -> Self {
+    /// On specs `job::validate` rejects (block sizes of 0 or ≥ 4 GiB, an empty
+    /// bssplit, invalid distribution parameters).
+    pub fn new(w: &WorkloadSpec, mut regions: Vec<FileRegion>, seed: u64) -> Self {
         let direction = DirectionPicker::new(w.rw, w.rwmixread);
         let sizes = [SizePicker::new(&w.bs[0]), SizePicker::new(&w.bs[1])];
         let align = Ddir::BOTH.map(|ddir| match w.blockalign[ddir.index()] {
@@ -73,7 +73,6 @@ impl IoGenerator {
             min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
         };
         let mut rng = stream_rng(seed, RngStream::Offsets);
-        let mut regions = regions;
         // a fixed order, restored for each pass, keeps passes alike
         regions.sort_unstable_by_key(|region| (region.file, region.start));
         let regions: Vec<RegionCursor> = regions
