@@ -192,8 +192,9 @@ pub struct TargetSpec {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkloadSpec {
     pub rw: RwPattern,
-    /// The `:N` modifier of `rw=`: sequential jobs skip N-1 blocks (hole size),
-    /// random jobs take N I/Os at consecutive offsets before a new random offset.
+    /// The `:N` modifier of `rw=`: sequential jobs skip N bytes after each I/O
+    /// (fio's `rw=write:4k`; 0 = no holes), random jobs take N I/Os at consecutive
+    /// offsets before a new random offset (0 or 1 = a new offset every I/O).
     pub rw_modifier: u64,
     /// Percentage of reads in mixed workloads (0..=100).
     pub rwmixread: u32,

@@ -1,1 +1,384 @@
-//! Offsets, block sizes, pacing, buffer contents.
+//! What each worker does next: direction, block size and offset of every I/O
+//! ([`IoGenerator`]), when it may start ([`pacing::Pacer`]), and what a written
+//! buffer holds ([`buffers::BufferFiller`]). All of it is per worker, seeded, and
+//! allocation-free per I/O.
+
+pub mod buffers;
+mod choice;
+mod offsets;
+pub mod pacing;
+mod permutation;
+pub mod rng;
+
+pub use offsets::FileRegion;
+
+use crate::job::spec::{Ddir, WorkloadSpec};
+use choice::{DirectionPicker, SizePicker};
+use offsets::{OffsetRules, RegionCursor};
+use rng::{stream_rng, RngStream, WorkerRng};
+
+/// One I/O to issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextIo {
+    pub ddir: Ddir,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// Generates the I/Os of one worker over its file regions, one pass at a time.
+///
+/// Regions are served round robin in (file, start) order, one I/O each (fio's
+/// default `file_service_type`). A region's pass ends after its length in bytes, or for
+/// random patterns with the random map once every block was picked; the whole pass
+/// ends when every region's has.
+#[derive(Debug, Clone)]
+pub struct IoGenerator {
+    direction: DirectionPicker,
+    sizes: [SizePicker; 2],
+    rules: OffsetRules,
+    /// Regions `..active` still have I/O left in this pass; finished ones are
+    /// swapped behind them so a pass's tail costs no scanning.
+    regions: Vec<RegionCursor>,
+    active: usize,
+    turn: usize,
+    rng: WorkerRng,
+}
+
+impl IoGenerator {
+    /// # Panics
+    /// On specs `job::validate` rejects (block sizes of 0 or ≥ 4 GiB, an empty
+    /// bssplit, invalid distribution parameters).
+    pub fn new(w: &WorkloadSpec, mut regions: Vec<FileRegion>, seed: u64) -> Self {
+        let direction = DirectionPicker::new(w.rw, w.rwmixread);
+        let sizes = [SizePicker::new(&w.bs[0]), SizePicker::new(&w.bs[1])];
+        let align = Ddir::BOTH.map(|ddir| match w.blockalign[ddir.index()] {
+            0 => w.bs[ddir.index()].min(),
+            align => align,
+        });
+        let in_use = |values: [u64; 2]| {
+            Ddir::BOTH
+                .into_iter()
+                .filter(|&ddir| direction.uses(ddir))
+                .map(|ddir| values[ddir.index()])
+                .min()
+                .expect("a pattern uses at least one direction")
+        };
+        let rules = OffsetRules {
+            random: w.rw.is_random(),
+            hole: if w.rw.is_random() { 0 } else { w.rw_modifier },
+            run_len: if w.rw.is_random() { w.rw_modifier } else { 1 },
+            align,
+            unit: in_use(align),
+            min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
+        };
+        let mut rng = stream_rng(seed, RngStream::Offsets);
+        // a fixed order, restored for each pass, keeps passes alike
+        regions.sort_unstable_by_key(|region| (region.file, region.start));
+        let regions: Vec<RegionCursor> = regions
+            .into_iter()
+            .map(|region| RegionCursor::new(region, &rules, &w.distribution, w.randommap, &mut rng))
+            .collect();
+        Self {
+            direction,
+            sizes,
+            rules,
+            active: regions.len(),
+            regions,
+            turn: 0,
+            rng,
+        }
+    }
+
+    /// Start a new pass (the next loop, or a time-based run wrapping around).
+    pub fn restart(&mut self) {
+        self.regions
+            .sort_unstable_by_key(|cursor| (cursor.region().file, cursor.region().start));
+        for region in &mut self.regions {
+            region.restart(&mut self.rng);
+        }
+        self.active = self.regions.len();
+        self.turn = 0;
+    }
+}
+
+/// Per I/O: no allocation (regions are swapped in place, pickers only read their
+/// tables), no lock, no syscall.
+impl Iterator for IoGenerator {
+    type Item = NextIo;
+
+    /// The next I/O, or `None` when this pass over the regions is complete
+    /// (after [`IoGenerator::restart`] it yields the next pass).
+    #[inline]
+    fn next(&mut self) -> Option<NextIo> {
+        while self.active > 0 {
+            let index = self.turn % self.active;
+            let ddir = self.direction.pick(&mut self.rng);
+            let len = self.sizes[ddir.index()].pick(&mut self.rng);
+            let region = &mut self.regions[index];
+            match region.next(ddir, u64::from(len), &self.rules, &mut self.rng) {
+                Some((offset, len)) => {
+                    self.turn = index + 1;
+                    return Some(NextIo {
+                        ddir,
+                        file: region.region().file,
+                        offset,
+                        // never longer than the block size drawn, which fits in u32
+                        len: len as u32,
+                    });
+                }
+                None => {
+                    self.active -= 1;
+                    self.regions.swap(index, self.active);
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::spec::{BlockSizes, Distribution, RwPattern};
+    use std::collections::HashMap;
+
+    const KIB: u64 = 1024;
+
+    fn spec(rw: RwPattern, bs: u64) -> WorkloadSpec {
+        WorkloadSpec {
+            rw,
+            rw_modifier: if rw.is_random() { 1 } else { 0 },
+            rwmixread: 50,
+            bs: [BlockSizes::Fixed(bs), BlockSizes::Fixed(bs)],
+            blockalign: [0, 0],
+            randommap: true,
+            randrepeat: true,
+            randseed: 0,
+            distribution: Distribution::Random,
+        }
+    }
+
+    fn one_file(len: u64) -> Vec<FileRegion> {
+        vec![FileRegion {
+            file: 0,
+            start: 0,
+            len,
+        }]
+    }
+
+    fn pass(generator: &mut IoGenerator) -> Vec<NextIo> {
+        generator.by_ref().collect()
+    }
+
+    #[test]
+    fn sequential_read_walks_the_region_once() {
+        let region = FileRegion {
+            file: 7,
+            start: 8 * KIB,
+            len: 40 * KIB + 100,
+        };
+        let mut generator = IoGenerator::new(&spec(RwPattern::Read, 4 * KIB), vec![region], 1);
+        let ios = pass(&mut generator);
+        let offsets: Vec<u64> = ios.iter().map(|io| io.offset).collect();
+        // the partial block at the tail is dropped, as fio does
+        assert_eq!(
+            offsets,
+            (0..10).map(|i| 8 * KIB + i * 4 * KIB).collect::<Vec<_>>()
+        );
+        assert!(ios
+            .iter()
+            .all(|io| io.file == 7 && io.len == 4096 && io.ddir == Ddir::Read));
+        generator.restart();
+        assert_eq!(pass(&mut generator), ios);
+    }
+
+    #[test]
+    fn sequential_holes_skip_bytes_and_wrap() {
+        let mut w = spec(RwPattern::Write, 4 * KIB);
+        w.rw_modifier = 4 * KIB;
+        let mut generator = IoGenerator::new(&w, one_file(32 * KIB), 1);
+        let offsets: Vec<u64> = pass(&mut generator)
+            .iter()
+            .map(|io| io.offset / KIB)
+            .collect();
+        // a region's worth of bytes: 8 I/Os, wrapping after the end like fio
+        assert_eq!(offsets, [0, 8, 16, 24, 0, 8, 16, 24]);
+    }
+
+    #[test]
+    fn mixed_sequential_directions_keep_their_own_position() {
+        let mut generator =
+            IoGenerator::new(&spec(RwPattern::ReadWrite, 4 * KIB), one_file(64 * KIB), 3);
+        let ios = pass(&mut generator);
+        assert_eq!(
+            ios.iter().map(|io| u64::from(io.len)).sum::<u64>(),
+            64 * KIB
+        );
+        for ddir in Ddir::BOTH {
+            let offsets: Vec<u64> = ios
+                .iter()
+                .filter(|io| io.ddir == ddir)
+                .map(|io| io.offset)
+                .collect();
+            assert!(!offsets.is_empty());
+            assert_eq!(
+                offsets,
+                (0..offsets.len() as u64)
+                    .map(|i| i * 4 * KIB)
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn random_map_covers_every_block_once_per_pass() {
+        for blocks in [1, 2, 3, 7, 64, 100, 1000, 4099] {
+            let mut generator = IoGenerator::new(
+                &spec(RwPattern::RandRead, 4 * KIB),
+                one_file(blocks * 4 * KIB),
+                blocks,
+            );
+            for _ in 0..2 {
+                let mut offsets: Vec<u64> =
+                    pass(&mut generator).iter().map(|io| io.offset).collect();
+                offsets.sort_unstable();
+                assert_eq!(
+                    offsets,
+                    (0..blocks).map(|b| b * 4 * KIB).collect::<Vec<_>>(),
+                    "{blocks} blocks"
+                );
+                generator.restart();
+            }
+        }
+    }
+
+    #[test]
+    fn passes_use_different_orders_but_fixed_seeds_repeat() {
+        let w = spec(RwPattern::RandWrite, 4 * KIB);
+        let mut generator = IoGenerator::new(&w, one_file(1024 * KIB), 9);
+        let first = pass(&mut generator);
+        generator.restart();
+        assert_ne!(pass(&mut generator), first);
+        let mut again = IoGenerator::new(&w, one_file(1024 * KIB), 9);
+        assert_eq!(pass(&mut again), first);
+        let mut other_seed = IoGenerator::new(&w, one_file(1024 * KIB), 10);
+        assert_ne!(pass(&mut other_seed), first);
+    }
+
+    #[test]
+    fn norandommap_picks_independently_for_a_regions_worth() {
+        let mut w = spec(RwPattern::RandRead, 4 * KIB);
+        w.randommap = false;
+        let mut generator = IoGenerator::new(&w, one_file(1000 * 4 * KIB), 2);
+        let ios = pass(&mut generator);
+        assert_eq!(ios.len(), 1000);
+        let distinct: std::collections::HashSet<u64> = ios.iter().map(|io| io.offset).collect();
+        // uniform picks with replacement leave about 1/e of the blocks unvisited
+        assert!((580..700).contains(&distinct.len()), "{}", distinct.len());
+        assert!(ios.iter().all(|io| io.offset % (4 * KIB) == 0));
+    }
+
+    #[test]
+    fn random_runs_take_consecutive_offsets() {
+        let mut w = spec(RwPattern::RandRead, 4 * KIB);
+        w.rw_modifier = 4;
+        let mut generator = IoGenerator::new(&w, one_file(4096 * 4 * KIB), 2);
+        let ios = pass(&mut generator);
+        let runs = ios.chunks(4).take(100);
+        let consecutive = runs
+            .filter(|run| {
+                run.windows(2)
+                    .all(|pair| pair[1].offset == pair[0].offset + 4 * KIB)
+            })
+            .count();
+        // a run is cut short only when it reaches the region's end
+        assert!(consecutive >= 98, "{consecutive}");
+    }
+
+    #[test]
+    fn blockalign_and_bssplit_shape_offsets_and_sizes() {
+        let mut w = spec(RwPattern::RandRw, 4 * KIB);
+        w.bs = [
+            BlockSizes::Split(vec![(4 * KIB, 75), (16 * KIB, 25)]),
+            BlockSizes::Fixed(8 * KIB),
+        ];
+        w.blockalign = [0, 16 * KIB];
+        w.randommap = false;
+        let mut generator = IoGenerator::new(&w, one_file(4 * 1024 * KIB), 4);
+        let ios = pass(&mut generator);
+        assert_eq!(
+            ios.iter().map(|io| u64::from(io.len)).sum::<u64>(),
+            4 * 1024 * KIB
+        );
+        // the pass's last I/O may be shortened to the bytes left
+        for io in &ios[..ios.len() - 1] {
+            match io.ddir {
+                Ddir::Read => assert!(io.len == 4096 || io.len == 16384),
+                Ddir::Write => {
+                    assert_eq!(io.len, 8192);
+                    assert_eq!(io.offset % (16 * KIB), 0);
+                }
+            }
+            assert!(io.offset + u64::from(io.len) <= 4 * 1024 * KIB);
+        }
+    }
+
+    #[test]
+    fn files_are_served_round_robin_until_each_is_done() {
+        let regions = vec![
+            FileRegion {
+                file: 0,
+                start: 0,
+                len: 2 * 4 * KIB,
+            },
+            FileRegion {
+                file: 1,
+                start: 0,
+                len: 5 * 4 * KIB,
+            },
+            FileRegion {
+                file: 2,
+                start: 0,
+                len: 3 * 4 * KIB,
+            },
+        ];
+        let mut generator = IoGenerator::new(&spec(RwPattern::Read, 4 * KIB), regions, 1);
+        let files: Vec<u32> = pass(&mut generator).iter().map(|io| io.file).collect();
+        assert_eq!(&files[..6], [0, 1, 2, 0, 1, 2]);
+        let mut per_file = HashMap::new();
+        files
+            .iter()
+            .for_each(|file| *per_file.entry(*file).or_insert(0) += 1);
+        assert_eq!(per_file, HashMap::from([(0, 2), (1, 5), (2, 3)]));
+    }
+
+    #[test]
+    fn regions_smaller_than_a_block_yield_nothing() {
+        let mut generator = IoGenerator::new(&spec(RwPattern::RandRead, 4 * KIB), one_file(100), 1);
+        assert_eq!(generator.next(), None);
+        let mut generator = IoGenerator::new(&spec(RwPattern::Read, 4 * KIB), Vec::new(), 1);
+        assert_eq!(generator.next(), None);
+    }
+
+    #[test]
+    fn fixed_seed_gives_a_fixed_sequence() {
+        let mut generator =
+            IoGenerator::new(&spec(RwPattern::RandRw, 4 * KIB), one_file(1024 * KIB), 42);
+        let first: Vec<(Ddir, u64)> = (0..4)
+            .map(|_| {
+                generator
+                    .next()
+                    .map(|io| (io.ddir, io.offset / KIB))
+                    .unwrap()
+            })
+            .collect();
+        let expected = [
+            (Ddir::Read, 468),
+            (Ddir::Write, 360),
+            (Ddir::Write, 928),
+            (Ddir::Read, 292),
+        ];
+        assert_eq!(first, expected);
+    }
+}

@@ -1,0 +1,405 @@
+//! Where in one file region the next I/O goes.
+//!
+//! A [`RegionCursor`] owns the state of one region for one pass: the sequential
+//! positions, the random map (a [`BlockPermutation`]) or the skewed
+//! distribution, and the bytes still to transfer. A pass over a region ends after
+//! the region's worth of bytes, or earlier when the random map has handed out
+//! every block.
+
+use super::permutation::BlockPermutation;
+use super::rng::WorkerRng;
+use crate::job::spec::{Ddir, Distribution};
+use rand::Rng;
+use rand_distr::{Distribution as _, Normal, Zipf};
+
+/// The byte range of one file a worker covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRegion {
+    pub file: u32,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Offset rules shared by all regions of a worker.
+#[derive(Debug, Clone)]
+pub struct OffsetRules {
+    pub random: bool,
+    /// Sequential patterns: bytes skipped after each I/O (the `rw=write:4k` hole).
+    pub hole: u64,
+    /// Random patterns: I/Os at consecutive offsets per random pick (`rw=randread:8`).
+    pub run_len: u64,
+    /// Offsets of each direction are multiples of this, relative to the region start.
+    pub align: [u64; 2],
+    /// Granularity of random picks: the smallest alignment of the directions in use.
+    pub unit: u64,
+    /// Size of the smallest block in use; a region's tail shorter than it is never touched.
+    pub min_block: u64,
+}
+
+/// How random patterns pick a block of a region.
+#[derive(Debug, Clone)]
+enum BlockChoice {
+    /// The random map: every block once per pass in a seeded order.
+    Permuted {
+        order: BlockPermutation,
+        next_index: u64,
+    },
+    /// `norandommap`: independent uniform picks.
+    Uniform,
+    /// Zipf or Pareto ranks (rank 0 hottest) scattered over the region, so the
+    /// hot blocks are not all at its start.
+    Ranked {
+        ranks: RankSkew,
+        scatter: BlockPermutation,
+    },
+    /// A bell around the middle of the region (fio's `normal:σ`, σ in % of the region).
+    Normal(Normal<f64>),
+    /// `zoned`: `(cumulative access share in 0..=1, first block, blocks)` per zone.
+    Zoned(Box<[(f64, u64, u64)]>),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum RankSkew {
+    Zipf(Zipf<f64>),
+    /// The self-similar 80/20 family: a share `1-h` of the accesses hits the first
+    /// `h` of the ranks; drawn as `blocks * u^power` with `power = ln h / ln(1-h)`.
+    Pareto {
+        power: f64,
+    },
+}
+
+impl BlockChoice {
+    /// # Panics
+    /// On distribution parameters `job::validate` rejects (zipf θ < 0, pareto h
+    /// outside (0, 1), negative σ).
+    fn new(
+        distribution: &Distribution,
+        random_map: bool,
+        blocks: u64,
+        rng: &mut WorkerRng,
+    ) -> Self {
+        let scatter = |rng: &mut WorkerRng| BlockPermutation::new(blocks, rng);
+        let block_count = blocks.max(1) as f64;
+        match distribution {
+            Distribution::Random if random_map => Self::Permuted {
+                order: BlockPermutation::new(blocks, rng),
+                next_index: 0,
+            },
+            Distribution::Random => Self::Uniform,
+            Distribution::Zipf(theta) => Self::Ranked {
+                ranks: RankSkew::Zipf(Zipf::new(block_count, *theta).expect("zipf theta >= 0")),
+                scatter: scatter(rng),
+            },
+            Distribution::Pareto(h) => {
+                assert!(*h > 0.0 && *h < 1.0, "pareto h {h} outside (0, 1)");
+                Self::Ranked {
+                    ranks: RankSkew::Pareto {
+                        power: h.ln() / (1.0 - h).ln(),
+                    },
+                    scatter: scatter(rng),
+                }
+            }
+            Distribution::Normal(sigma_percent) => Self::Normal(
+                Normal::new(block_count / 2.0, block_count * sigma_percent / 100.0)
+                    .expect("normal sigma >= 0"),
+            ),
+            Distribution::Zoned(zones) => Self::Zoned(zone_table(zones, blocks)),
+        }
+    }
+
+    /// A block in `0..blocks`; `None` once the random map has handed out every block.
+    #[inline]
+    fn pick(&mut self, blocks: u64, rng: &mut WorkerRng) -> Option<u64> {
+        let block = match self {
+            Self::Permuted { order, next_index } => {
+                if *next_index == order.blocks() {
+                    return None;
+                }
+                *next_index += 1;
+                order.get(*next_index - 1)
+            }
+            Self::Uniform => rng.random_range(0..blocks),
+            Self::Ranked { ranks, scatter } => {
+                let rank = match ranks {
+                    RankSkew::Zipf(zipf) => zipf.sample(rng) as u64 - 1,
+                    RankSkew::Pareto { power } => {
+                        (blocks as f64 * rng.random::<f64>().powf(*power)) as u64
+                    }
+                };
+                scatter.get(rank.min(blocks - 1))
+            }
+            Self::Normal(normal) => normal.sample(rng).rem_euclid(blocks as f64) as u64,
+            Self::Zoned(zones) => {
+                let roll = rng.random::<f64>();
+                let zone = zones.iter().find(|(cumulative, _, _)| roll < *cumulative);
+                let &(_, first, count) = zone.or(zones.last()).expect("zone list is not empty");
+                first + rng.random_range(0..count.max(1))
+            }
+        };
+        Some(block.min(blocks - 1))
+    }
+}
+
+/// Zones as block ranges with cumulative access shares; empty zones are dropped.
+fn zone_table(zones: &[(f64, f64)], blocks: u64) -> Box<[(f64, u64, u64)]> {
+    let mut accessed = 0.0;
+    let mut region_share = 0.0;
+    let mut table = Vec::with_capacity(zones.len());
+    for &(access_percent, region_percent) in zones {
+        let first = (blocks as f64 * region_share / 100.0) as u64;
+        region_share += region_percent;
+        let end = ((blocks as f64 * region_share / 100.0) as u64).min(blocks);
+        accessed += access_percent / 100.0;
+        if end > first && access_percent > 0.0 {
+            table.push((accessed, first, end - first));
+        }
+    }
+    if table.is_empty() {
+        table.push((1.0, 0, blocks));
+    }
+    table.into_boxed_slice()
+}
+
+/// Bytes one pass transfers; nothing when not even one block fits.
+fn pass_bytes(usable_len: u64, blocks: u64) -> u64 {
+    if blocks == 0 {
+        0
+    } else {
+        usable_len
+    }
+}
+
+/// One region's progress through a pass.
+#[derive(Debug, Clone)]
+pub struct RegionCursor {
+    region: FileRegion,
+    /// The region's length without the tail no block fits in.
+    usable_len: u64,
+    blocks: u64,
+    bytes_left: u64,
+    sequential_pos: [u64; 2],
+    run_left: u64,
+    run_next: u64,
+    choice: BlockChoice,
+}
+
+impl RegionCursor {
+    pub fn new(
+        region: FileRegion,
+        rules: &OffsetRules,
+        distribution: &Distribution,
+        random_map: bool,
+        rng: &mut WorkerRng,
+    ) -> Self {
+        let usable_len = region.len - region.len % rules.min_block;
+        let blocks = usable_len / rules.unit;
+        Self {
+            region,
+            usable_len,
+            blocks,
+            bytes_left: pass_bytes(usable_len, blocks),
+            sequential_pos: [0; 2],
+            run_left: 0,
+            run_next: 0,
+            choice: BlockChoice::new(distribution, random_map, blocks, rng),
+        }
+    }
+
+    pub fn region(&self) -> &FileRegion {
+        &self.region
+    }
+
+    /// Start a new pass; the random map gets a fresh order so passes differ.
+    pub fn restart(&mut self, rng: &mut WorkerRng) {
+        self.bytes_left = pass_bytes(self.usable_len, self.blocks);
+        self.sequential_pos = [0; 2];
+        self.run_left = 0;
+        if let BlockChoice::Permuted { order, next_index } = &mut self.choice {
+            *order = BlockPermutation::new(self.blocks, rng);
+            *next_index = 0;
+        }
+    }
+
+    /// The absolute offset and length of the next I/O of `ddir` with block size
+    /// `len`, shortened so it neither crosses the region's end nor exceeds the
+    /// pass's remaining bytes. `None` when this region's pass is complete.
+    #[inline]
+    pub fn next(
+        &mut self,
+        ddir: Ddir,
+        len: u64,
+        rules: &OffsetRules,
+        rng: &mut WorkerRng,
+    ) -> Option<(u64, u64)> {
+        if self.bytes_left == 0 {
+            return None;
+        }
+        let offset = if rules.random {
+            let Some(offset) = self.random_offset(ddir, rules, rng) else {
+                self.bytes_left = 0;
+                return None;
+            };
+            offset
+        } else {
+            self.sequential_offset(ddir)
+        };
+        let len = len.min(self.usable_len - offset).min(self.bytes_left);
+        self.bytes_left -= len;
+        if rules.random {
+            self.run_next = offset + len;
+        } else {
+            self.sequential_pos[ddir.index()] = offset + len + rules.hole;
+        }
+        Some((self.region.start + offset, len))
+    }
+
+    /// Each direction walks the region on its own and wraps at its end (holes
+    /// can carry it past the end before the pass's bytes are done).
+    #[inline]
+    fn sequential_offset(&mut self, ddir: Ddir) -> u64 {
+        let pos = &mut self.sequential_pos[ddir.index()];
+        if *pos >= self.usable_len {
+            *pos = 0;
+        }
+        *pos
+    }
+
+    #[inline]
+    fn random_offset(
+        &mut self,
+        ddir: Ddir,
+        rules: &OffsetRules,
+        rng: &mut WorkerRng,
+    ) -> Option<u64> {
+        let align = rules.align[ddir.index()];
+        if self.run_left > 0 && self.run_next < self.usable_len {
+            self.run_left -= 1;
+            return Some(self.run_next - self.run_next % align);
+        }
+        let block = self.choice.pick(self.blocks, rng)?;
+        self.run_left = rules.run_len.saturating_sub(1);
+        let offset = block * rules.unit;
+        Some(offset - offset % align)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn rules(random: bool, block: u64) -> OffsetRules {
+        OffsetRules {
+            random,
+            hole: 0,
+            run_len: 1,
+            align: [block; 2],
+            unit: block,
+            min_block: block,
+        }
+    }
+
+    fn cursor(
+        len: u64,
+        rules: &OffsetRules,
+        distribution: &Distribution,
+        map: bool,
+    ) -> RegionCursor {
+        let region = FileRegion {
+            file: 0,
+            start: 0,
+            len,
+        };
+        RegionCursor::new(
+            region,
+            rules,
+            distribution,
+            map,
+            &mut WorkerRng::seed_from_u64(3),
+        )
+    }
+
+    /// Hit counts per block over `draws` picks of a skewed distribution.
+    fn block_hits(distribution: &Distribution, blocks: u64, draws: usize) -> Vec<u64> {
+        let rules = rules(true, 1);
+        let mut cursor = cursor(blocks, &rules, distribution, false);
+        let mut rng = WorkerRng::seed_from_u64(11);
+        let mut hits = vec![0u64; blocks as usize];
+        for _ in 0..draws {
+            let (offset, _) = cursor
+                .next(Ddir::Read, 1, &rules, &mut rng)
+                .expect("budget");
+            hits[offset as usize] += 1;
+            cursor.bytes_left = blocks; // keep drawing past one pass
+        }
+        hits
+    }
+
+    fn share_of_hottest(hits: &[u64], fraction: f64) -> f64 {
+        let mut sorted = hits.to_vec();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        let hot = ((hits.len() as f64 * fraction) as usize).max(1);
+        sorted[..hot].iter().sum::<u64>() as f64 / hits.iter().sum::<u64>() as f64
+    }
+
+    #[test]
+    fn zipf_concentrates_hits_on_few_scattered_blocks() {
+        let hits = block_hits(&Distribution::Zipf(1.2), 1000, 100_000);
+        assert!(share_of_hottest(&hits, 0.1) > 0.7);
+        let first_tenth: u64 = hits[..100].iter().sum();
+        assert!(first_tenth < 50_000, "hot blocks bunched at the start");
+    }
+
+    #[test]
+    fn pareto_follows_its_hot_share() {
+        // h = 0.2: about 80% of the accesses go to 20% of the blocks
+        let hits = block_hits(&Distribution::Pareto(0.2), 1000, 100_000);
+        let share = share_of_hottest(&hits, 0.2);
+        assert!((0.77..0.85).contains(&share), "{share}");
+    }
+
+    #[test]
+    fn normal_is_a_bell_around_the_middle() {
+        let hits = block_hits(&Distribution::Normal(10.0), 1000, 100_000);
+        // ±1σ = blocks 400..600 hold about 68% of the hits
+        let within_sigma = hits[400..600].iter().sum::<u64>() as f64 / 100_000.0;
+        assert!((0.65..0.71).contains(&within_sigma), "{within_sigma}");
+    }
+
+    #[test]
+    fn zones_get_their_access_share() {
+        let zoned = Distribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (10.0, 70.0)]);
+        let hits = block_hits(&zoned, 1000, 100_000);
+        let share = |range: std::ops::Range<usize>| hits[range].iter().sum::<u64>() as f64 / 1e5;
+        assert!((share(0..100) - 0.6).abs() < 0.01);
+        assert!((share(100..300) - 0.3).abs() < 0.01);
+        assert!((share(300..1000) - 0.1).abs() < 0.01);
+    }
+
+    #[test]
+    fn random_map_ends_the_pass_after_every_block() {
+        let rules = rules(true, 4096);
+        let mut cursor = cursor(10 * 4096, &rules, &Distribution::Random, true);
+        let mut rng = WorkerRng::seed_from_u64(1);
+        let mut offsets: Vec<u64> =
+            std::iter::from_fn(|| cursor.next(Ddir::Read, 4096, &rules, &mut rng))
+                .map(|(offset, _)| offset)
+                .collect();
+        offsets.sort_unstable();
+        assert_eq!(offsets, (0..10).map(|b| b * 4096).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn larger_blocks_near_the_end_are_shortened() {
+        let mut rules = rules(true, 4096);
+        rules.min_block = 4096;
+        let mut cursor = cursor(3 * 4096 + 100, &rules, &Distribution::Random, true);
+        let mut rng = WorkerRng::seed_from_u64(1);
+        while let Some((offset, len)) = cursor.next(Ddir::Write, 8192, &rules, &mut rng) {
+            assert!(
+                offset + len <= 3 * 4096,
+                "{offset}+{len} crosses the usable end"
+            );
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! When the next I/O may start: rate limits (`rate`, `rate_iops`,
+//! `rate_process`) and think time (`thinktime`, `thinktime_blocks`).
+//!
+//! Time comes from an injectable [`Clock`], so the schedule is tested on a
+//! [`FakeClock`] without sleeping.
+
+use super::rng::{stream_rng, RngStream, WorkerRng};
+use crate::job::spec::{Ddir, PacingSpec, RateProcess};
+use rand_distr::{Distribution, Exp1};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+const NS_PER_SEC: u128 = 1_000_000_000;
+
+/// Longest backlog a rate-limited direction may catch up on. After a longer
+/// stall the schedule restarts this far behind "now", so a stall becomes a short
+/// burst, never an unbounded one.
+pub const MAX_BACKLOG_NS: u64 = 100_000_000;
+
+/// A monotonic nanosecond clock that can wait.
+pub trait Clock {
+    fn now_ns(&self) -> u64;
+    /// Return no earlier than `t` (at once if `t` has passed).
+    fn sleep_until_ns(&self, t: u64);
+}
+
+/// Real time, in nanoseconds since the clock was created.
+#[derive(Debug, Clone, Copy)]
+pub struct MonotonicClock {
+    start: Instant,
+}
+
+impl MonotonicClock {
+    pub fn new() -> Self {
+        Self::starting_at(Instant::now())
+    }
+
+    /// A clock whose zero is `start`, so workers can share one time base.
+    pub fn starting_at(start: Instant) -> Self {
+        Self { start }
+    }
+}
+
+impl Default for MonotonicClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for MonotonicClock {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn sleep_until_ns(&self, t: u64) {
+        let now = self.now_ns();
+        if t > now {
+            std::thread::sleep(Duration::from_nanos(t - now));
+        }
+    }
+}
+
+/// Test time: stands still until someone sleeps or advances it.
+#[derive(Debug, Default)]
+pub struct FakeClock {
+    now: Cell<u64>,
+}
+
+impl FakeClock {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn advance(&self, ns: u64) {
+        self.now.set(self.now.get() + ns);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now_ns(&self) -> u64 {
+        self.now.get()
+    }
+
+    fn sleep_until_ns(&self, t: u64) {
+        self.now.set(self.now.get().max(t));
+    }
+}
+
+/// The schedule of one direction, counted from its anchor (its first I/O, or the
+/// point a long stall moved it to) so rounding never accumulates into drift.
+#[derive(Debug, Clone)]
+struct DirectionSchedule {
+    bytes_per_sec: u64,
+    ios_per_sec: u64,
+    anchor_ns: Option<u64>,
+    booked_bytes: u64,
+    booked_ios: u64,
+    /// Poisson: sum of the random gaps booked since the anchor.
+    booked_gaps_ns: f64,
+}
+
+impl DirectionSchedule {
+    fn new(bytes_per_sec: u64, ios_per_sec: u64) -> Self {
+        Self {
+            bytes_per_sec,
+            ios_per_sec,
+            anchor_ns: None,
+            booked_bytes: 0,
+            booked_ios: 0,
+            booked_gaps_ns: 0.0,
+        }
+    }
+
+    fn is_limited(&self) -> bool {
+        self.bytes_per_sec > 0 || self.ios_per_sec > 0
+    }
+
+    /// Time the given bytes and I/Os take at the stricter of the two limits.
+    #[inline]
+    fn cost_ns(&self, bytes: u64, ios: u64) -> u64 {
+        let at_rate = |amount: u64, per_sec: u64| match per_sec {
+            0 => 0,
+            per_sec => (u128::from(amount) * NS_PER_SEC / u128::from(per_sec)) as u64,
+        };
+        at_rate(bytes, self.bytes_per_sec).max(at_rate(ios, self.ios_per_sec))
+    }
+
+    #[inline]
+    fn booked_ns(&self, process: RateProcess) -> u64 {
+        match process {
+            RateProcess::Linear => self.cost_ns(self.booked_bytes, self.booked_ios),
+            RateProcess::Poisson => self.booked_gaps_ns as u64,
+        }
+    }
+
+    #[inline]
+    fn rebase(&mut self, anchor_ns: u64) {
+        self.anchor_ns = Some(anchor_ns);
+        self.booked_bytes = 0;
+        self.booked_ios = 0;
+        self.booked_gaps_ns = 0.0;
+    }
+
+    #[inline]
+    fn book(&mut self, process: RateProcess, bytes: u64, rng: &mut WorkerRng) {
+        match process {
+            RateProcess::Linear => {
+                self.booked_bytes += bytes;
+                self.booked_ios += 1;
+            }
+            RateProcess::Poisson => {
+                let mean_gap_ns = self.cost_ns(bytes, 1) as f64;
+                let unit_exponential: f64 = Exp1.sample(rng);
+                self.booked_gaps_ns += mean_gap_ns * unit_exponential;
+            }
+        }
+    }
+}
+
+/// Rate limits per direction plus think time for one worker.
+#[derive(Debug, Clone)]
+pub struct Pacer {
+    process: RateProcess,
+    schedules: [DirectionSchedule; 2],
+    thinktime_ns: u64,
+    thinktime_blocks: u32,
+    ios_since_think: u32,
+    rng: WorkerRng,
+}
+
+impl Pacer {
+    pub fn new(spec: &PacingSpec, seed: u64) -> Self {
+        Self {
+            process: spec.rate_process,
+            schedules: Ddir::BOTH.map(|ddir| {
+                DirectionSchedule::new(spec.rate[ddir.index()], spec.rate_iops[ddir.index()])
+            }),
+            thinktime_ns: u64::try_from(spec.thinktime.as_nanos()).unwrap_or(u64::MAX),
+            thinktime_blocks: spec.thinktime_blocks.max(1),
+            ios_since_think: 0,
+            rng: stream_rng(seed, RngStream::Pacing),
+        }
+    }
+
+    /// True when there is nothing to pace: the hot loop can skip the pacer.
+    pub fn is_unpaced(&self) -> bool {
+        self.thinktime_ns == 0 && !self.schedules.iter().any(DirectionSchedule::is_limited)
+    }
+
+    /// The earliest time the next I/O of `ddir` (of `bytes`) may start, and books
+    /// it. Returns `now_ns` or earlier when it may start at once.
+    #[inline]
+    pub fn issue_at(&mut self, now_ns: u64, ddir: Ddir, bytes: u64) -> u64 {
+        let schedule = &mut self.schedules[ddir.index()];
+        if !schedule.is_limited() {
+            return now_ns;
+        }
+        let anchor_ns = *schedule.anchor_ns.get_or_insert(now_ns);
+        let mut due_ns = anchor_ns + schedule.booked_ns(self.process);
+        let oldest_allowed_ns = now_ns.saturating_sub(MAX_BACKLOG_NS);
+        if due_ns < oldest_allowed_ns {
+            schedule.rebase(oldest_allowed_ns);
+            due_ns = oldest_allowed_ns;
+        }
+        schedule.book(self.process, bytes, &mut self.rng);
+        due_ns
+    }
+
+    /// Nanoseconds to wait after the I/O just completed: the think time after
+    /// every `thinktime_blocks` I/Os, otherwise 0.
+    #[inline]
+    pub fn think_after_io(&mut self) -> u64 {
+        if self.thinktime_ns == 0 {
+            return 0;
+        }
+        self.ios_since_think += 1;
+        if self.ios_since_think < self.thinktime_blocks {
+            return 0;
+        }
+        self.ios_since_think = 0;
+        self.thinktime_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(rate: [u64; 2], rate_iops: [u64; 2], process: RateProcess) -> PacingSpec {
+        PacingSpec {
+            rate,
+            rate_iops,
+            rate_process: process,
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+        }
+    }
+
+    /// Issues `ios` I/Os of `ddirs` in turn, each as early as the pacer allows and
+    /// taking `service_ns` to complete; returns the start times per direction.
+    fn run(
+        pacer: &mut Pacer,
+        ddirs: &[Ddir],
+        ios: usize,
+        bytes: u64,
+        service_ns: u64,
+    ) -> [Vec<u64>; 2] {
+        let clock = FakeClock::new();
+        let mut starts = [Vec::new(), Vec::new()];
+        for &ddir in ddirs.iter().cycle().take(ios) {
+            clock.sleep_until_ns(pacer.issue_at(clock.now_ns(), ddir, bytes));
+            starts[ddir.index()].push(clock.now_ns());
+            clock.advance(service_ns);
+        }
+        starts
+    }
+
+    fn achieved_per_sec(starts: &[u64]) -> f64 {
+        let span_ns = (starts[starts.len() - 1] - starts[0]) as f64;
+        (starts.len() - 1) as f64 * 1e9 / span_ns
+    }
+
+    #[test]
+    fn unlimited_pacer_is_unpaced_and_never_waits() {
+        let mut pacer = Pacer::new(&spec([0, 0], [0, 0], RateProcess::Linear), 1);
+        assert!(pacer.is_unpaced());
+        assert_eq!(pacer.issue_at(500, Ddir::Read, 4096), 500);
+        assert_eq!(pacer.think_after_io(), 0);
+    }
+
+    #[test]
+    fn linear_iops_rate_is_met_without_drift() {
+        // 3 IOPS: 333 333 333.3 ns apart, where a per-I/O rounding would drift
+        let mut pacer = Pacer::new(&spec([0, 0], [3, 0], RateProcess::Linear), 1);
+        assert!(!pacer.is_unpaced());
+        let starts = run(&mut pacer, &[Ddir::Read], 10_001, 4096, 1_000);
+        assert_eq!(starts[0][10_000], 10_000 * NS_PER_SEC as u64 / 3);
+    }
+
+    #[test]
+    fn linear_byte_rate_within_one_percent() {
+        let mut pacer = Pacer::new(&spec([0, 10 << 20], [0, 0], RateProcess::Linear), 1);
+        let starts = run(&mut pacer, &[Ddir::Write], 10_000, 4096, 50_000);
+        let bytes_per_sec = achieved_per_sec(&starts[1]) * 4096.0;
+        assert!(
+            (bytes_per_sec / f64::from(10 << 20) - 1.0).abs() < 0.01,
+            "{bytes_per_sec}"
+        );
+    }
+
+    #[test]
+    fn the_stricter_limit_wins() {
+        // 1 MiB/s of 64 KiB I/Os is 16 IOPS, stricter than 100 IOPS
+        let mut pacer = Pacer::new(&spec([1 << 20, 0], [100, 0], RateProcess::Linear), 1);
+        let starts = run(&mut pacer, &[Ddir::Read], 1_000, 64 << 10, 1_000);
+        assert!((achieved_per_sec(&starts[0]) / 16.0 - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn mixed_directions_keep_independent_rates() {
+        let mut pacer = Pacer::new(&spec([0, 0], [3_000, 1_000], RateProcess::Linear), 1);
+        let mix = [Ddir::Read, Ddir::Write, Ddir::Read, Ddir::Read];
+        let starts = run(&mut pacer, &mix, 20_000, 4096, 10_000);
+        assert!((achieved_per_sec(&starts[0]) / 3_000.0 - 1.0).abs() < 0.01);
+        assert!((achieved_per_sec(&starts[1]) / 1_000.0 - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_long_stall_catches_up_only_a_bounded_backlog() {
+        let mut pacer = Pacer::new(&spec([0, 0], [1_000, 0], RateProcess::Linear), 1);
+        let clock = FakeClock::new();
+        pacer.issue_at(clock.now_ns(), Ddir::Read, 4096);
+        clock.advance(10 * NS_PER_SEC as u64);
+        let immediate = (0..1_000)
+            .take_while(|_| pacer.issue_at(clock.now_ns(), Ddir::Read, 4096) <= clock.now_ns())
+            .count() as u64;
+        // 1 ms per I/O: the backlog allows about MAX_BACKLOG_NS / 1 ms I/Os at once
+        assert_eq!(immediate, MAX_BACKLOG_NS / 1_000_000 + 1);
+    }
+
+    #[test]
+    fn poisson_mean_gap_within_five_percent() {
+        let mut pacer = Pacer::new(&spec([0, 0], [2_000, 0], RateProcess::Poisson), 7);
+        let starts = run(&mut pacer, &[Ddir::Read], 10_000, 4096, 0);
+        let gaps: Vec<u64> = starts[0].windows(2).map(|pair| pair[1] - pair[0]).collect();
+        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        assert!((mean / 500_000.0 - 1.0).abs() < 0.05, "{mean}");
+        // exponential gaps: about 1/e of them are longer than the mean
+        let long = gaps.iter().filter(|&&gap| gap as f64 > 500_000.0).count() as f64;
+        assert!((long / gaps.len() as f64 - (-1.0f64).exp()).abs() < 0.03);
+    }
+
+    #[test]
+    fn thinktime_after_every_nth_io() {
+        let mut spec = spec([0, 0], [0, 0], RateProcess::Linear);
+        spec.thinktime = Duration::from_micros(250);
+        spec.thinktime_blocks = 3;
+        let mut pacer = Pacer::new(&spec, 1);
+        assert!(!pacer.is_unpaced());
+        let thinks: Vec<u64> = (0..9).map(|_| pacer.think_after_io()).collect();
+        assert_eq!(thinks, [0, 0, 250_000, 0, 0, 250_000, 0, 0, 250_000]);
+    }
+
+    #[test]
+    fn monotonic_clock_sleeps_until_the_deadline() {
+        let clock = MonotonicClock::new();
+        let deadline = clock.now_ns() + 2_000_000;
+        clock.sleep_until_ns(deadline);
+        assert!(clock.now_ns() >= deadline);
+    }
+}
