@@ -193,7 +193,10 @@ pub fn parse_bool(text: &str) -> Result<bool, UnitError> {
         "1" | "true" => Ok(true),
         "0" | "false" => Ok(false),
         "" => Err(UnitError::Empty),
-        _ => Err(UnitError::Invalid(format!("'{}' is not 1 or 0", text.trim()))),
+        _ => Err(UnitError::Invalid(format!(
+            "'{}' is not 1 or 0",
+            text.trim()
+        ))),
     }
 }
 
@@ -320,11 +323,20 @@ mod tests {
     #[test]
     fn bad_sizes_are_errors_not_truncations() {
         assert_eq!(parse_size("4q", KB), Err(UnitError::SizeSuffix("q".into())));
-        assert_eq!(parse_size("1.5g", KB), Err(UnitError::NotANumber("1.5g".into())));
+        assert_eq!(
+            parse_size("1.5g", KB),
+            Err(UnitError::NotANumber("1.5g".into()))
+        );
         assert_eq!(parse_size("k", KB), Err(UnitError::NotANumber("k".into())));
         assert_eq!(parse_size("", KB), Err(UnitError::Empty));
-        assert_eq!(parse_size("-5", KB), Err(UnitError::NotANumber("-5".into())));
-        assert_eq!(parse_size("0x10k", KB), Err(UnitError::SizeSuffix("k".into())));
+        assert_eq!(
+            parse_size("-5", KB),
+            Err(UnitError::NotANumber("-5".into()))
+        );
+        assert_eq!(
+            parse_size("0x10k", KB),
+            Err(UnitError::SizeSuffix("k".into()))
+        );
         assert_eq!(parse_size("16384p", KB), Err(UnitError::Overflow));
     }
 
@@ -348,17 +360,50 @@ mod tests {
 
     #[test]
     fn times_use_the_default_unit_when_none_is_given() {
-        assert_eq!(parse_time("30", TimeUnit::Seconds), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_time("30", TimeUnit::Micros), Ok(Duration::from_micros(30)));
-        assert_eq!(parse_time("250ms", TimeUnit::Seconds), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_time("5us", TimeUnit::Seconds), Ok(Duration::from_micros(5)));
-        assert_eq!(parse_time("7ns", TimeUnit::Seconds), Ok(Duration::from_nanos(7)));
-        assert_eq!(parse_time("2s", TimeUnit::Micros), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_time("2m", TimeUnit::Seconds), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_time("1h", TimeUnit::Seconds), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_time("1D", TimeUnit::Seconds), Ok(Duration::from_secs(86_400)));
-        assert_eq!(parse_time("3msec", TimeUnit::Seconds), Ok(Duration::from_millis(3)));
-        assert_eq!(parse_time("3x", TimeUnit::Seconds), Err(UnitError::TimeUnit("x".into())));
+        assert_eq!(
+            parse_time("30", TimeUnit::Seconds),
+            Ok(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_time("30", TimeUnit::Micros),
+            Ok(Duration::from_micros(30))
+        );
+        assert_eq!(
+            parse_time("250ms", TimeUnit::Seconds),
+            Ok(Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_time("5us", TimeUnit::Seconds),
+            Ok(Duration::from_micros(5))
+        );
+        assert_eq!(
+            parse_time("7ns", TimeUnit::Seconds),
+            Ok(Duration::from_nanos(7))
+        );
+        assert_eq!(
+            parse_time("2s", TimeUnit::Micros),
+            Ok(Duration::from_secs(2))
+        );
+        assert_eq!(
+            parse_time("2m", TimeUnit::Seconds),
+            Ok(Duration::from_secs(120))
+        );
+        assert_eq!(
+            parse_time("1h", TimeUnit::Seconds),
+            Ok(Duration::from_secs(3600))
+        );
+        assert_eq!(
+            parse_time("1D", TimeUnit::Seconds),
+            Ok(Duration::from_secs(86_400))
+        );
+        assert_eq!(
+            parse_time("3msec", TimeUnit::Seconds),
+            Ok(Duration::from_millis(3))
+        );
+        assert_eq!(
+            parse_time("3x", TimeUnit::Seconds),
+            Err(UnitError::TimeUnit("x".into()))
+        );
     }
 
     #[test]
