@@ -690,3 +690,421 @@ fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
     }
     Ok(zones)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::parse_fio_args;
+
+    fn run(args: &[&str]) -> Result<Resolved, JobError> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (global, jobs) = parse_fio_args(&args)?;
+        resolve(&global, &jobs)
+    }
+
+    /// One job with a target plus `extra` options.
+    fn job(extra: &[&str]) -> JobSpec {
+        let mut args = vec!["--name=t", "--filename=/tmp/f"];
+        args.extend_from_slice(extra);
+        run(&args).unwrap().jobs.remove(0)
+    }
+
+    fn error(args: &[&str]) -> String {
+        run(args).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_match_fio() {
+        let spec = job(&[]);
+        assert_eq!(spec.name, "t");
+        assert_eq!(spec.engine.kind, EngineKind::Psync);
+        assert_eq!(spec.engine.iodepth, 1);
+        assert_eq!(spec.engine.batch_submit, 1);
+        assert_eq!(spec.engine.batch_complete_min, 1);
+        assert_eq!(spec.engine.batch_complete_max, 1);
+        assert_eq!(spec.workload.rw, RwPattern::Read);
+        assert_eq!(
+            spec.workload.bs,
+            [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)]
+        );
+        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert_eq!(spec.workload.rwmixread, 50);
+        assert!(spec.workload.randrepeat && spec.workload.randommap);
+        assert_eq!(spec.workload.randseed, 0x89);
+        assert_eq!(spec.workload.distribution, Distribution::Random);
+        assert_eq!(spec.exec.numjobs, 1);
+        assert_eq!(spec.exec.runtime, None);
+        assert_eq!(spec.target.loops, 1);
+        assert_eq!(spec.target.nrfiles, 1);
+        assert_eq!(spec.target.offset, SizeOrPercent::Bytes(0));
+        assert!(spec.io.invalidate && !spec.io.direct);
+        assert_eq!(spec.io.sync, SyncMode::None);
+        assert!(spec.buffers.scramble_buffers);
+        assert_eq!(spec.pacing.rate_process, RateProcess::Linear);
+        assert_eq!(spec.pacing.thinktime_blocks, 1);
+        assert_eq!(spec.measure.percentile_list, DEFAULT_PERCENTILES.to_vec());
+        assert_eq!(spec.measure.avg_time, Duration::from_millis(500));
+        assert!(spec.measure.slat && spec.measure.clat && spec.measure.lat);
+    }
+
+    #[test]
+    fn every_option_accepts_its_example() {
+        for def in options::OPTIONS.iter().filter(|d| d.name != "name") {
+            let arg = format!("--{}={}", def.name, def.example);
+            let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
+            if def.name == "time_based" {
+                args.push("--runtime=1");
+            }
+            assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
+        }
+    }
+
+    #[test]
+    fn job_overrides_global_overrides_default() {
+        let resolved = run(&[
+            "--bs=8k",
+            "--iodepth=4",
+            "--name=a",
+            "--size=1m",
+            "--bs=16k",
+            "--name=b",
+            "--size=1m",
+        ])
+        .unwrap();
+        let [a, b] = [&resolved.jobs[0], &resolved.jobs[1]];
+        assert_eq!(a.workload.bs[0], BlockSizes::Fixed(16384));
+        assert_eq!(b.workload.bs[0], BlockSizes::Fixed(8192));
+        assert_eq!((a.engine.iodepth, b.engine.iodepth), (4, 4));
+        assert_eq!(a.workload.rw, RwPattern::Read);
+    }
+
+    #[test]
+    fn per_direction_sides_fall_back_layer_by_layer() {
+        let resolved = run(&["--bs=16k", "--name=a", "--size=1m", "--bs=,8k"]).unwrap();
+        let bs = &resolved.jobs[0].workload.bs;
+        assert_eq!(bs, &[BlockSizes::Fixed(16384), BlockSizes::Fixed(8192)]);
+        assert_eq!(job(&["--bs=,8k"]).workload.bs[0], BlockSizes::Fixed(4096));
+        assert_eq!(
+            job(&["--bs=4k,8k"]).workload.bs,
+            [BlockSizes::Fixed(4096), BlockSizes::Fixed(8192)]
+        );
+    }
+
+    #[test]
+    fn filename_directory_nrfiles() {
+        let spec = job(&[
+            r"--filename=/dev/a:/dev/b\:c",
+            "--directory=/mnt",
+            "--nrfiles=3",
+        ]);
+        let names: Vec<PathBuf> = vec!["/dev/a".into(), "/dev/b:c".into()];
+        assert_eq!(spec.target.filenames, names);
+        assert_eq!(spec.target.directory, Some(PathBuf::from("/mnt")));
+        assert_eq!(spec.target.nrfiles, 3);
+    }
+
+    #[test]
+    fn size_filesize_offset_io_size() {
+        let spec = job(&[
+            "--size=50%",
+            "--filesize=1m",
+            "--offset=4k",
+            "--offset_increment=10%",
+            "--io_limit=2g",
+            "--number_ios=100",
+            "--loops=2",
+        ]);
+        let t = &spec.target;
+        assert_eq!(t.size, Some(SizeOrPercent::Percent(50)));
+        assert_eq!(t.filesize, Some(1 << 20));
+        assert_eq!(t.offset, SizeOrPercent::Bytes(4096));
+        assert_eq!(t.offset_increment, SizeOrPercent::Percent(10));
+        assert_eq!(t.io_size, Some(SizeOrPercent::Bytes(2 << 30)));
+        assert_eq!((t.number_ios, t.loops), (Some(100), 2));
+    }
+
+    #[test]
+    fn rw_with_modifier() {
+        let spec = job(&["--readwrite=randrw:8"]);
+        assert_eq!(
+            (spec.workload.rw, spec.workload.rw_modifier),
+            (RwPattern::RandRw, 8)
+        );
+        let spec = job(&["--rw=write:4k"]);
+        assert_eq!(
+            (spec.workload.rw, spec.workload.rw_modifier),
+            (RwPattern::Write, 4096)
+        );
+        assert_eq!(job(&["--rw=randread"]).workload.rw_modifier, 1);
+        assert_eq!(job(&["--rw=rw"]).workload.rw, RwPattern::ReadWrite);
+        assert_eq!(job(&["--rw=randwrite"]).workload.rw, RwPattern::RandWrite);
+    }
+
+    #[test]
+    fn rwmix_options_set_each_other() {
+        assert_eq!(job(&["--rwmixread=70"]).workload.rwmixread, 70);
+        assert_eq!(job(&["--rwmixwrite=20"]).workload.rwmixread, 80);
+        assert_eq!(
+            job(&["--rwmixread=70", "--rwmixwrite=30"])
+                .workload
+                .rwmixread,
+            70
+        );
+        let resolved = run(&["--rwmixread=70", "--name=a", "--size=1m", "--rwmixwrite=10"]);
+        assert_eq!(resolved.unwrap().jobs[0].workload.rwmixread, 90);
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--rwmixread=70", "--rwmixwrite=20"]),
+            "command line argument 4: rwmixwrite=20: rwmixread=70 and rwmixwrite=20 add up to \
+             90, not 100 (set only one of them)"
+        );
+    }
+
+    #[test]
+    fn bsrange_bssplit_blockalign() {
+        let spec = job(&["--blocksize_range=1k-4k,8k:16k", "--ba=512"]);
+        assert_eq!(
+            spec.workload.bs,
+            [
+                BlockSizes::Range {
+                    min: 1024,
+                    max: 4096
+                },
+                BlockSizes::Range {
+                    min: 8192,
+                    max: 16384
+                }
+            ]
+        );
+        assert_eq!(spec.workload.blockalign, [512, 512]);
+        let spec = job(&["--bssplit=4k/50:64k/", "--bs=8k"]);
+        assert_eq!(
+            spec.workload.bs[0],
+            BlockSizes::Split(vec![(4096, 50), (65536, 50)])
+        );
+        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert!(
+            error(&["--name=a", "--size=1m", "--bsrange=8k-4k"]).contains("larger than maximum")
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--bssplit=4k/60:8k/60"]).contains("more than 100")
+        );
+    }
+
+    #[test]
+    fn random_options() {
+        let spec = job(&["--norandommap", "--randrepeat=0", "--randseed=42"]);
+        assert!(!spec.workload.randommap);
+        assert_eq!(spec.workload.randseed, 42);
+        assert!(spec.workload.randrepeat, "an explicit seed is repeatable");
+        assert!(!job(&["--randrepeat=0"]).workload.randrepeat);
+    }
+
+    #[test]
+    fn random_distribution() {
+        let d = |v: &str| {
+            job(&[&format!("--random_distribution={v}")])
+                .workload
+                .distribution
+        };
+        assert_eq!(d("zipf:1.2"), Distribution::Zipf(1.2));
+        assert_eq!(d("pareto:0.5"), Distribution::Pareto(0.5));
+        assert_eq!(d("normal:10"), Distribution::Normal(10.0));
+        assert_eq!(
+            d("zoned:60/10:40/90"),
+            Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
+        );
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
+    }
+
+    #[test]
+    fn exec_options() {
+        let spec = job(&[
+            "--numjobs=4",
+            "--thread",
+            "--group_reporting",
+            "--wait_for_previous",
+            "--new_group",
+            "--startdelay=500ms",
+            "--timeout=2m",
+            "--time_based",
+            "--ramp_time=5",
+        ]);
+        let e = &spec.exec;
+        assert_eq!(e.numjobs, 4);
+        assert!(e.thread && e.group_reporting && e.stonewall && e.new_group && e.time_based);
+        assert_eq!(e.startdelay, Duration::from_millis(500));
+        assert_eq!(e.runtime, Some(Duration::from_secs(120)));
+        assert_eq!(e.ramp_time, Duration::from_secs(5));
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--time_based"]),
+            "command line argument 3: time_based=1: needs a runtime to run for \
+             (set runtime=, e.g. runtime=60s)"
+        );
+        assert!(error(&["--name=a", "--size=1m", "--numjobs=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn pacing_options() {
+        let spec = job(&[
+            "--rate=,5m",
+            "--rate_iops=100",
+            "--rate_process=poisson",
+            "--thinktime=10",
+            "--thinktime_blocks=4",
+        ]);
+        let p = &spec.pacing;
+        assert_eq!(p.rate, [0, 5 << 20]);
+        assert_eq!(p.rate_iops, [100, 100]);
+        assert_eq!(p.rate_process, RateProcess::Poisson);
+        assert_eq!(p.thinktime, Duration::from_micros(10));
+        assert_eq!(p.thinktime_blocks, 4);
+    }
+
+    #[test]
+    fn io_mode_options() {
+        let spec = job(&[
+            "--direct=1",
+            "--sync=dsync",
+            "--fsync=8",
+            "--fdatasync=4",
+            "--end_fsync",
+            "--invalidate=0",
+            "--overwrite=1",
+            "--unlink=1",
+        ]);
+        let io = &spec.io;
+        assert!(io.direct && io.end_fsync && !io.invalidate && io.overwrite && io.unlink);
+        assert_eq!((io.sync, io.fsync, io.fdatasync), (SyncMode::Dsync, 8, 4));
+        assert_eq!(job(&["--sync=1"]).io.sync, SyncMode::Sync);
+        assert_eq!(job(&["--sync=none"]).io.sync, SyncMode::None);
+    }
+
+    #[test]
+    fn buffered_is_the_inverse_of_direct() {
+        assert!(job(&["--buffered=0"]).io.direct);
+        assert!(!job(&["--buffered=1"]).io.direct);
+        let resolved = run(&["--direct=1", "--name=a", "--size=1m", "--buffered=1"]).unwrap();
+        assert!(
+            !resolved.jobs[0].io.direct,
+            "the job's buffered=1 beats the global direct=1"
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--direct=1", "--buffered=1"]).contains("contradicts")
+        );
+    }
+
+    #[test]
+    fn engine_options() {
+        let spec = job(&[
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--iodepth_batch=8",
+            "--iodepth_batch_complete=4",
+            "--hipri",
+            "--fixedbufs",
+            "--registerfiles",
+            "--sqthread_poll",
+        ]);
+        let e = &spec.engine;
+        assert_eq!(
+            (e.kind, e.iodepth, e.batch_submit),
+            (EngineKind::IoUring, 32, 8)
+        );
+        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 32));
+        assert!(e.hipri && e.fixedbufs && e.registerfiles && e.sqthread_poll);
+        let spec = job(&["--ioengine=libaio", "--iodepth_batch_complete_max=16"]);
+        assert_eq!(
+            (spec.engine.kind, spec.engine.batch_complete_max),
+            (EngineKind::Libaio, 16)
+        );
+        assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
+        assert!(error(&["--name=a", "--size=1m", "--ioengine=posixaio"]).contains("unknown value"));
+    }
+
+    #[test]
+    fn deep_queue_on_a_sync_engine_is_a_warning() {
+        let resolved = run(&["--name=a", "--size=1m", "--iodepth=8"]).unwrap();
+        assert_eq!(resolved.jobs[0].engine.iodepth, 8);
+        assert_eq!(resolved.warnings.len(), 1);
+        assert!(resolved.warnings[0].contains("iodepth=8 has no effect with ioengine=psync"));
+        let resolved = run(&["--name=a", "--size=1m", "--fixedbufs"]).unwrap();
+        assert!(resolved.warnings[0].contains("fixedbufs=1 is ignored by ioengine=psync"));
+    }
+
+    #[test]
+    fn buffer_options() {
+        let spec = job(&[
+            "--zero_buffers",
+            "--refill_buffers",
+            "--scramble_buffers=0",
+            "--buffer_compress_percentage=40",
+        ]);
+        let b = &spec.buffers;
+        assert!(b.zero_buffers && b.refill_buffers && !b.scramble_buffers);
+        assert_eq!(b.compress_percentage, 40);
+    }
+
+    #[test]
+    fn measurement_options() {
+        let spec = job(&["--disable_slat", "--percentile_list=50:99.9"]);
+        assert!(!spec.measure.slat && spec.measure.clat && spec.measure.lat);
+        assert_eq!(spec.measure.percentile_list, vec![50.0, 99.9]);
+        assert!(!job(&["--disable_clat"]).measure.clat);
+        assert!(!job(&["--disable_lat"]).measure.lat);
+        let m = job(&["--gtod_reduce"]).measure;
+        assert!(!m.slat && !m.clat && !m.lat);
+        assert!(run(&["--name=a", "--size=1m", "--percentile_list=101"]).is_err());
+    }
+
+    #[test]
+    fn kb_base_changes_size_prefixes_and_iec_under_1024_warns() {
+        assert_eq!(
+            job(&["--kb_base=1000", "--bs=4k"]).workload.bs[0],
+            BlockSizes::Fixed(4000)
+        );
+        let resolved = run(&["--name=a", "--size=1GiB"]).unwrap();
+        assert_eq!(
+            resolved.jobs[0].target.size,
+            Some(SizeOrPercent::Bytes(1_000_000_000))
+        );
+        assert!(resolved.warnings[0]
+            .starts_with("command line argument 2: size=1GiB: with kb_base=1024"));
+        let resolved = run(&["--kb_base=1000", "--name=a", "--size=1GiB"]).unwrap();
+        assert_eq!(
+            resolved.jobs[0].target.size,
+            Some(SizeOrPercent::Bytes(1 << 30))
+        );
+        assert!(resolved.warnings.is_empty());
+    }
+
+    #[test]
+    fn error_messages_name_source_option_value_and_fix() {
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--bs=4q"]),
+            "command line argument 3: bs=4q: unknown size suffix 'q' (use a number with k, m, g, \
+             e.g. bs=4k)"
+        );
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--runtime=10x"]),
+            "command line argument 3: runtime=10x: unknown time unit 'x' (use a number with us, \
+             ms, s, m, h, e.g. runtime=60s)"
+        );
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--direct=yes"]),
+            "command line argument 3: direct=yes: 'yes' is not 1 or 0 (use 1 or 0, e.g. direct=1)"
+        );
+    }
+
+    #[test]
+    fn a_job_needs_a_target_or_a_size() {
+        assert_eq!(
+            error(&["--bs=8k", "--name=a"]),
+            "command line argument 2: job 'a': no target and no amount of data: set size= or \
+             filename= (e.g. size=1g)"
+        );
+        assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
+        assert_eq!(run(&["--bs=4k"]).unwrap_err(), JobError::NoJobs);
+    }
+}
