@@ -201,8 +201,8 @@ pub struct TargetSpec {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkloadSpec {
     pub rw: RwPattern,
-    /// The `:N` modifier of `rw=`: sequential jobs skip N-1 blocks (hole size),
-    /// random jobs take N I/Os at consecutive offsets before a new random offset.
+    /// The `:N` modifier of `rw=` (as fio): sequential jobs add N bytes of hole after each
+    /// I/O (default 0), random jobs do N I/Os per new random offset (default 1).
     pub rw_modifier: u64,
     /// Percentage of reads in mixed workloads (0..=100).
     pub rwmixread: u32,
@@ -211,6 +211,8 @@ pub struct WorkloadSpec {
     /// Offsets are multiples of this per direction (default: the minimum block size).
     pub blockalign: [u64; 2],
     pub randommap: bool,
+    /// True: seed the generators from `randseed` (fio's default, or any explicit `randseed=`).
+    /// False: seed from entropy, so each run differs.
     pub randrepeat: bool,
     pub randseed: u64,
     pub distribution: Distribution,
