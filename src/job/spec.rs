@@ -38,10 +38,16 @@ impl RwPattern {
         matches!(self, Self::RandRead | Self::RandWrite | Self::RandRw)
     }
     pub fn reads(self) -> bool {
-        matches!(self, Self::Read | Self::RandRead | Self::ReadWrite | Self::RandRw)
+        matches!(
+            self,
+            Self::Read | Self::RandRead | Self::ReadWrite | Self::RandRw
+        )
     }
     pub fn writes(self) -> bool {
-        matches!(self, Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw)
+        matches!(
+            self,
+            Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw
+        )
     }
 }
 
@@ -50,7 +56,10 @@ impl RwPattern {
 pub enum BlockSizes {
     Fixed(u64),
     /// `bsrange=min-max`: uniformly chosen, multiples of `min` (as fio).
-    Range { min: u64, max: u64 },
+    Range {
+        min: u64,
+        max: u64,
+    },
     /// `bssplit=4k/50:64k/50`: (size, percent); percentages sum to 100.
     Split(Vec<(u64, u32)>),
 }
@@ -203,6 +212,8 @@ pub struct WorkloadSpec {
     /// Offsets are multiples of this per direction (default: the minimum block size).
     pub blockalign: [u64; 2],
     pub randommap: bool,
+    /// True: seed the generators from `randseed` (fio's default, or any explicit `randseed=`).
+    /// False: seed from entropy, so each run differs.
     pub randrepeat: bool,
     pub randseed: u64,
     pub distribution: Distribution,

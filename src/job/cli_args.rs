@@ -1,0 +1,113 @@
+//! The fio-style command line: `--name=a --bs=4k --name=b …`. Options before the first
+//! `--name` are global; each `--name` starts a job. `--key value` works like `--key=value`
+//! for options that need a value, as with fio's getopt.
+
+use super::error::JobError;
+use super::options::Kind;
+use super::raw::{lookup, RawJob, Source};
+
+/// Splits job arguments into the global options and one `RawJob` per `--name`.
+/// Sources are 1-based positions in `args`.
+pub fn parse_fio_args(args: &[String]) -> Result<(RawJob, Vec<RawJob>), JobError> {
+    let mut global = RawJob::new("global", Source::Argument(1));
+    let mut jobs: Vec<RawJob> = Vec::new();
+    let mut position = 0;
+    while position < args.len() {
+        let source = Source::Argument(position + 1);
+        let arg = &args[position];
+        position += 1;
+        let Some(option) = arg.strip_prefix("--") else {
+            return Err(JobError::NotAnOption {
+                at: source,
+                arg: arg.clone(),
+            });
+        };
+        let (key, mut value) = match option.split_once('=') {
+            Some((key, value)) => (key, Some(value.to_string())),
+            None => (option, None),
+        };
+        let def = lookup(key, &source)?;
+        if value.is_none() && def.kind != Kind::Bool {
+            if let Some(next) = args.get(position).filter(|next| !next.starts_with("--")) {
+                value = Some(next.clone());
+                position += 1;
+            }
+        }
+        if def.name == "name" {
+            let name = value.ok_or(JobError::MissingValue {
+                at: source.clone(),
+                option: def.name,
+                example: def.example,
+            })?;
+            jobs.push(RawJob::new(name, source));
+            continue;
+        }
+        jobs.last_mut()
+            .unwrap_or(&mut global)
+            .set(def, value.as_deref(), source)?;
+    }
+    Ok((global, jobs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_before_the_first_name_are_global() {
+        let (global, jobs) =
+            parse_fio_args(&args(&["--bs=8k", "--name=a", "--rw=write", "--name=b"])).unwrap();
+        assert_eq!(global.get("bs").unwrap().value, "8k");
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].name, "a");
+        assert_eq!(jobs[0].origin, Source::Argument(2));
+        assert_eq!(jobs[0].get("rw").unwrap().source, Source::Argument(3));
+        assert!(jobs[1].get("rw").is_none());
+    }
+
+    #[test]
+    fn separate_values_and_bare_flags() {
+        let (_, jobs) = parse_fio_args(&args(&[
+            "--name",
+            "a",
+            "--bs",
+            "16k",
+            "--thread",
+            "--size=1g",
+        ]))
+        .unwrap();
+        assert_eq!(jobs[0].name, "a");
+        assert_eq!(jobs[0].get("bs").unwrap().value, "16k");
+        assert_eq!(jobs[0].get("bs").unwrap().source, Source::Argument(3));
+        assert_eq!(jobs[0].get("thread").unwrap().value, "1");
+        assert_eq!(jobs[0].get("size").unwrap().source, Source::Argument(6));
+    }
+
+    #[test]
+    fn unknown_option_suggests_the_closest() {
+        let error = parse_fio_args(&args(&["--name=a", "--threads"])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "command line argument 2: unknown option 'threads' (did you mean 'thread'?)"
+        );
+    }
+
+    #[test]
+    fn positional_words_and_valueless_options_are_errors() {
+        let error = parse_fio_args(&args(&["--name=a", "job.fio"])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "command line argument 2: 'job.fio' is not a job option (job options look like --bs=4k)"
+        );
+        let error = parse_fio_args(&args(&["--name=a", "--bs"])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "command line argument 2: --bs needs a value (e.g. --bs=4k)"
+        );
+        assert!(parse_fio_args(&args(&["--name"])).is_err());
+    }
+}

@@ -1,0 +1,145 @@
+//! `RawJob`: one job's options exactly as a front end gave them, each with where it came from.
+
+use super::error::JobError;
+use super::options::{self, Kind, OptionDef};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where a value was written, so errors can point at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// 1-based position among the job arguments.
+    Argument(usize),
+    /// A line of a job file.
+    File { path: PathBuf, line: u32 },
+    /// The option table's default.
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Argument(index) => write!(f, "command line argument {index}"),
+            Self::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Self::Default => f.write_str("built-in default"),
+        }
+    }
+}
+
+/// One option as given: its table entry (aliases already resolved), text and origin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawOption {
+    pub def: &'static OptionDef,
+    pub value: String,
+    pub source: Source,
+}
+
+/// A job (or the global section) before resolution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawJob {
+    pub name: String,
+    /// Where the job starts (its `--name=` argument or section header).
+    pub origin: Source,
+    options: Vec<RawOption>,
+}
+
+impl RawJob {
+    pub fn new(name: impl Into<String>, origin: Source) -> Self {
+        Self {
+            name: name.into(),
+            origin,
+            options: Vec::new(),
+        }
+    }
+
+    /// Records `def=value` (`value` None for a bare flag). A later value for the same option
+    /// replaces the earlier one, as in fio.
+    pub fn set(
+        &mut self,
+        def: &'static OptionDef,
+        value: Option<&str>,
+        source: Source,
+    ) -> Result<(), JobError> {
+        let value = match (value, def.kind) {
+            (Some(value), _) => value.to_string(),
+            (None, Kind::Bool) => "1".to_string(),
+            (None, _) => {
+                return Err(JobError::MissingValue {
+                    at: source,
+                    option: def.name,
+                    example: def.example,
+                })
+            }
+        };
+        let option = RawOption { def, value, source };
+        match self.options.iter_mut().find(|o| o.def.name == def.name) {
+            Some(existing) => *existing = option,
+            None => self.options.push(option),
+        }
+        Ok(())
+    }
+
+    /// The option named `name` (canonical name), if this job sets it.
+    pub fn get(&self, name: &str) -> Option<&RawOption> {
+        self.options.iter().find(|o| o.def.name == name)
+    }
+
+    pub fn options(&self) -> &[RawOption] {
+        &self.options
+    }
+}
+
+/// The table entry for `key`, or an error that suggests the closest known name.
+pub fn lookup(key: &str, source: &Source) -> Result<&'static OptionDef, JobError> {
+    options::find(key).ok_or_else(|| JobError::UnknownOption {
+        at: source.clone(),
+        name: key.to_string(),
+        suggestion: options::suggest(key),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_name_their_origin() {
+        assert_eq!(Source::Argument(4).to_string(), "command line argument 4");
+        let file = Source::File {
+            path: "job.fio".into(),
+            line: 12,
+        };
+        assert_eq!(file.to_string(), "job.fio:12");
+    }
+
+    #[test]
+    fn aliases_are_stored_under_the_canonical_name_and_later_values_win() {
+        let mut job = RawJob::new("a", Source::Argument(1));
+        let at = |i| Source::Argument(i);
+        job.set(lookup("blocksize", &at(2)).unwrap(), Some("8k"), at(2))
+            .unwrap();
+        job.set(lookup("bs", &at(3)).unwrap(), Some("16k"), at(3))
+            .unwrap();
+        let bs = job.get("bs").unwrap();
+        assert_eq!(
+            (bs.value.as_str(), &bs.source),
+            ("16k", &Source::Argument(3))
+        );
+        assert_eq!(job.options().len(), 1);
+    }
+
+    #[test]
+    fn bare_flags_mean_one_for_booleans_only() {
+        let mut job = RawJob::new("a", Source::Argument(1));
+        let at = |i| Source::Argument(i);
+        job.set(lookup("thread", &at(2)).unwrap(), None, at(2))
+            .unwrap();
+        assert_eq!(job.get("thread").unwrap().value, "1");
+        assert_eq!(
+            job.set(lookup("bs", &at(3)).unwrap(), None, at(3))
+                .unwrap_err()
+                .to_string(),
+            "command line argument 3: --bs needs a value (e.g. --bs=4k)"
+        );
+    }
+}

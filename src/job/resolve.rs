@@ -1,0 +1,1110 @@
+//! Raw options → `JobSpec`: precedence (job > global > table default), typed parsing and
+//! the checks that need several options at once.
+
+use super::error::JobError;
+use super::options::{self, Kind, OptionDef};
+use super::raw::{RawJob, RawOption, Source};
+use super::spec::*;
+use crate::units::{self, KbBase, UnitError};
+use std::fmt::Display;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Resolved jobs plus notes about things accepted but probably not meant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub jobs: Vec<JobSpec>,
+    pub warnings: Vec<String>,
+}
+
+/// Resolves every job against the global options.
+pub fn resolve(global: &RawJob, jobs: &[RawJob]) -> Result<Resolved, JobError> {
+    if jobs.is_empty() {
+        return Err(JobError::NoJobs);
+    }
+    let mut warnings = Vec::new();
+    let jobs = jobs
+        .iter()
+        .map(|job| Layers::new(job, global)?.job_spec(&mut warnings))
+        .collect::<Result<_, _>>()?;
+    Ok(Resolved { jobs, warnings })
+}
+
+/// Interval of bandwidth/IOPS samples (fio's `bw_avg_time`/`iops_avg_time` default).
+const AVG_TIME: Duration = Duration::from_millis(500);
+/// fio keeps at most this many percentiles.
+const MAX_PERCENTILES: usize = 20;
+
+static DEFAULT_SOURCE: Source = Source::Default;
+
+/// A value in effect for one job: what was written and where.
+#[derive(Clone, Copy)]
+struct Setting<'a> {
+    def: &'static OptionDef,
+    text: &'a str,
+    source: &'a Source,
+}
+
+impl<'a> Setting<'a> {
+    fn given(option: &'a RawOption) -> Self {
+        Self {
+            def: option.def,
+            text: &option.value,
+            source: &option.source,
+        }
+    }
+
+    fn invalid(&self, reason: impl Display) -> JobError {
+        self.invalid_with_hint(reason, self.def.hint())
+    }
+
+    fn invalid_with_hint(&self, reason: impl Display, hint: impl Into<String>) -> JobError {
+        JobError::InvalidValue {
+            at: self.source.clone(),
+            option: self.def.name,
+            value: self.text.to_string(),
+            reason: reason.to_string(),
+            hint: hint.into(),
+        }
+    }
+}
+
+/// One job's options with the global section and the table defaults behind it.
+struct Layers<'a> {
+    job: &'a RawJob,
+    global: &'a RawJob,
+    kb_base: KbBase,
+}
+
+fn def(name: &str) -> &'static OptionDef {
+    options::find(name).expect("resolve asks only for options in the table")
+}
+
+impl<'a> Layers<'a> {
+    fn new(job: &'a RawJob, global: &'a RawJob) -> Result<Self, JobError> {
+        let mut layers = Self {
+            job,
+            global,
+            kb_base: KbBase::default(),
+        };
+        let (base, _, setting) = layers.choice("kb_base")?;
+        layers.kb_base = if base == "1000" {
+            KbBase::Si1000
+        } else {
+            KbBase::Compat1024
+        };
+        layers.no_parameter(base, setting)?;
+        Ok(layers)
+    }
+
+    /// The job's own setting, else the global one (no default).
+    fn given(&self, name: &str) -> Option<Setting<'a>> {
+        self.job
+            .get(name)
+            .or_else(|| self.global.get(name))
+            .map(Setting::given)
+    }
+
+    fn default(name: &str) -> Option<Setting<'static>> {
+        let def = def(name);
+        def.default.map(|text| Setting {
+            def,
+            text,
+            source: &DEFAULT_SOURCE,
+        })
+    }
+
+    fn setting(&self, name: &str) -> Option<Setting<'a>> {
+        self.given(name).or_else(|| Self::default(name))
+    }
+
+    fn parse<T>(
+        &self,
+        name: &str,
+        parse: impl Fn(&str) -> Result<T, UnitError>,
+    ) -> Result<Option<T>, JobError> {
+        self.setting(name)
+            .map(|s| parse(s.text).map_err(|e| s.invalid(e)))
+            .transpose()
+    }
+
+    /// For options that always have a table default.
+    fn parse_defaulted<T>(
+        &self,
+        name: &str,
+        parse: impl Fn(&str) -> Result<T, UnitError>,
+    ) -> Result<T, JobError> {
+        Ok(self
+            .parse(name, parse)?
+            .expect("option has a default in the table"))
+    }
+
+    fn bool(&self, name: &str) -> Result<bool, JobError> {
+        self.parse_defaulted(name, units::parse_bool)
+    }
+
+    fn count(&self, name: &str) -> Result<Option<u64>, JobError> {
+        self.parse(name, |text| units::parse_count(text, self.kb_base))
+    }
+
+    /// A defaulted count that must fit in 32 bits and be at least `min`.
+    fn count_u32(&self, name: &str, min: u32) -> Result<u32, JobError> {
+        let parse = |text: &str| {
+            let value = units::parse_count(text, self.kb_base)?;
+            match u32::try_from(value) {
+                Ok(value) if value >= min => Ok(value),
+                Ok(_) => Err(UnitError::Invalid(format!("must be at least {min}"))),
+                Err(_) => Err(UnitError::Overflow),
+            }
+        };
+        self.parse_defaulted(name, parse)
+    }
+
+    fn percent(&self, name: &str) -> Result<u32, JobError> {
+        self.parse_defaulted(name, units::parse_percent_number)
+    }
+
+    fn size_or_percent(&self, name: &str) -> Result<Option<SizeOrPercent>, JobError> {
+        self.parse(name, |text| {
+            if text.trim_end().ends_with('%') {
+                units::parse_percent(text).map(SizeOrPercent::Percent)
+            } else {
+                units::parse_size(text, self.kb_base).map(SizeOrPercent::Bytes)
+            }
+        })
+    }
+
+    fn time(&self, name: &str) -> Result<Option<Duration>, JobError> {
+        let Kind::Time(unit) = def(name).kind else {
+            unreachable!("{name} is not a time option")
+        };
+        self.parse(name, |text| units::parse_time(text, unit))
+    }
+
+    /// A `read,write` option: each direction comes from the most specific layer that sets it
+    /// (`--bs=,8k` in a job keeps the global or default read size).
+    fn per_direction<T>(
+        &self,
+        name: &str,
+        parse: impl Fn(&str) -> Result<T, UnitError>,
+    ) -> Result<[Option<T>; 2], JobError> {
+        let layers = [self.job.get(name), self.global.get(name)]
+            .into_iter()
+            .flatten()
+            .map(Setting::given)
+            .chain(Self::default(name));
+        let mut sides: [Option<T>; 2] = [None, None];
+        for setting in layers {
+            let texts = units::split_per_direction(setting.text).map_err(|e| setting.invalid(e))?;
+            for (side, text) in sides.iter_mut().zip(texts) {
+                if let (None, Some(text)) = (&side, text) {
+                    *side = Some(parse(text).map_err(|e| setting.invalid(e))?);
+                }
+            }
+        }
+        Ok(sides)
+    }
+
+    /// A choice option: the matching word from the table and the `:parameter` after it.
+    fn choice(&self, name: &str) -> Result<(&'static str, Option<&'a str>, Setting<'a>), JobError> {
+        let setting = self.setting(name).expect("choice options have a default");
+        let Kind::Choice(words) = setting.def.kind else {
+            unreachable!("{name} is not a choice option")
+        };
+        let (word, parameter) = match setting.text.split_once(':') {
+            Some((word, parameter)) => (word, Some(parameter)),
+            None => (setting.text, None),
+        };
+        let word = word.trim().to_ascii_lowercase();
+        let word = words
+            .iter()
+            .find(|&&known| known == word)
+            .ok_or_else(|| setting.invalid(format!("unknown value '{word}'")))?;
+        Ok((word, parameter, setting))
+    }
+
+    fn no_parameter(&self, word: &str, setting: Setting) -> Result<(), JobError> {
+        match setting.text.split_once(':') {
+            Some(_) => Err(setting.invalid(format!("'{word}' takes no ':' parameter"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Two options that set each other (`rwmixread`/`rwmixwrite`): the settings from the
+    /// most specific layer that has either of them.
+    fn pair(&self, a: &str, b: &str) -> (Option<Setting<'a>>, Option<Setting<'a>>) {
+        [self.job, self.global]
+            .into_iter()
+            .map(|layer| {
+                (
+                    layer.get(a).map(Setting::given),
+                    layer.get(b).map(Setting::given),
+                )
+            })
+            .find(|(a, b)| a.is_some() || b.is_some())
+            .unwrap_or((None, None))
+    }
+
+    fn problem(&self, problem: impl Into<String>) -> JobError {
+        JobError::InvalidJob {
+            at: self.job.origin.clone(),
+            job: self.job.name.clone(),
+            problem: problem.into(),
+        }
+    }
+
+    fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
+        let engine = self.engine(warnings)?;
+        let target = self.target()?;
+        let workload = self.workload()?;
+        if self.kb_base == KbBase::Compat1024 {
+            warnings.extend(self.iec_prefix_warnings());
+        }
+        Ok(JobSpec {
+            name: self.job.name.clone(),
+            engine,
+            target,
+            workload,
+            pacing: self.pacing()?,
+            io: self.io_mode()?,
+            buffers: self.buffers()?,
+            measure: self.measure()?,
+            exec: self.exec()?,
+        })
+    }
+
+    fn engine(&self, warnings: &mut Vec<String>) -> Result<EngineSpec, JobError> {
+        let (name, _, setting) = self.choice("ioengine")?;
+        self.no_parameter(name, setting)?;
+        let kind = engine_kind(name);
+        let iodepth = self.count_u32("iodepth", 1)?;
+        if iodepth > 1 && !kind.is_async() {
+            warnings.push(format!(
+                "job '{}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
+                 I/O in flight (use ioengine=io_uring or libaio for a deeper queue)",
+                self.job.name
+            ));
+        }
+        let batch_complete_min = self.count_u32("iodepth_batch_complete_min", 0)?;
+        let batch_complete_max = match self.given("iodepth_batch_complete_max") {
+            Some(max) => {
+                let max_value = self.count_u32("iodepth_batch_complete_max", 0)?;
+                if max_value < batch_complete_min {
+                    return Err(max.invalid_with_hint(
+                        format!("less than iodepth_batch_complete_min={batch_complete_min}"),
+                        "raise it or lower iodepth_batch_complete_min",
+                    ));
+                }
+                max_value
+            }
+            None => iodepth.max(batch_complete_min),
+        };
+        let spec = EngineSpec {
+            kind,
+            iodepth,
+            batch_submit: self.count_u32("iodepth_batch_submit", 0)?,
+            batch_complete_min,
+            batch_complete_max,
+            hipri: self.bool("hipri")?,
+            fixedbufs: self.bool("fixedbufs")?,
+            registerfiles: self.bool("registerfiles")?,
+            sqthread_poll: self.bool("sqthread_poll")?,
+        };
+        let uring_only = [
+            (
+                "hipri",
+                spec.hipri && !matches!(kind, EngineKind::IoUring | EngineKind::Pvsync2),
+            ),
+            ("fixedbufs", spec.fixedbufs && kind != EngineKind::IoUring),
+            (
+                "registerfiles",
+                spec.registerfiles && kind != EngineKind::IoUring,
+            ),
+            (
+                "sqthread_poll",
+                spec.sqthread_poll && kind != EngineKind::IoUring,
+            ),
+        ];
+        for (option, _) in uring_only.iter().filter(|(_, ignored)| *ignored) {
+            warnings.push(format!(
+                "job '{}': {option}=1 is ignored by ioengine={name}",
+                self.job.name
+            ));
+        }
+        Ok(spec)
+    }
+
+    fn target(&self) -> Result<TargetSpec, JobError> {
+        let filenames = self
+            .given("filename")
+            .map(|s| split_filenames(s.text))
+            .unwrap_or_default();
+        let size = self.size_or_percent("size")?;
+        let filesize = self.parse("filesize", |text| units::parse_size(text, self.kb_base))?;
+        if filenames.is_empty() && size.is_none() && filesize.is_none() {
+            return Err(self.problem(
+                "no target and no amount of data: set size= or filename= (e.g. size=1g)",
+            ));
+        }
+        Ok(TargetSpec {
+            filenames,
+            directory: self.given("directory").map(|s| PathBuf::from(s.text)),
+            nrfiles: self.count_u32("nrfiles", 1)?,
+            filesize,
+            size,
+            offset: self
+                .size_or_percent("offset")?
+                .unwrap_or(SizeOrPercent::Bytes(0)),
+            offset_increment: self
+                .size_or_percent("offset_increment")?
+                .unwrap_or(SizeOrPercent::Bytes(0)),
+            io_size: self.size_or_percent("io_size")?,
+            number_ios: self.count("number_ios")?,
+            loops: self.count_u32("loops", 1)?,
+        })
+    }
+
+    fn workload(&self) -> Result<WorkloadSpec, JobError> {
+        let (word, modifier, setting) = self.choice("rw")?;
+        let rw = rw_pattern(word);
+        // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
+        let rw_modifier = match modifier {
+            Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
+            None => u64::from(rw.is_random()),
+        };
+        let bs = self.block_sizes()?;
+        let align = self.per_direction("blockalign", |t| self.nonzero_size(t))?;
+        let randseed = self.given("randseed");
+        Ok(WorkloadSpec {
+            rw,
+            rw_modifier,
+            rwmixread: self.rwmixread()?,
+            blockalign: [0, 1].map(|d| align[d].unwrap_or(bs[d].min())),
+            bs,
+            randommap: !self.bool("norandommap")?,
+            // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
+            randrepeat: self.bool("randrepeat")? || randseed.is_some(),
+            randseed: self.count("randseed")?.expect("randseed has a default"),
+            distribution: self.distribution()?,
+        })
+    }
+
+    fn nonzero_size(&self, text: &str) -> Result<u64, UnitError> {
+        match units::parse_size(text, self.kb_base)? {
+            0 => Err(UnitError::Invalid("must be at least 1 byte".to_string())),
+            bytes => Ok(bytes),
+        }
+    }
+
+    /// Per direction, `bssplit` wins over `bsrange`, which wins over `bs` (as fio).
+    fn block_sizes(&self) -> Result<[BlockSizes; 2], JobError> {
+        let fixed = self.per_direction("bs", |t| self.nonzero_size(t))?;
+        let ranges = self.per_direction("bsrange", |text| {
+            let (min, max) = units::parse_range(text, self.kb_base)?;
+            match (min, max) {
+                (0, _) => Err(UnitError::Invalid("must be at least 1 byte".to_string())),
+                (min, max) if min > max => Err(UnitError::Invalid(format!(
+                    "minimum {min} is larger than maximum {max}"
+                ))),
+                (min, max) => Ok(BlockSizes::Range { min, max }),
+            }
+        })?;
+        let splits = self.per_direction("bssplit", |text| {
+            let split = units::parse_bssplit(text, self.kb_base)?;
+            match split.iter().any(|(size, _)| *size == 0) {
+                true => Err(UnitError::Invalid(
+                    "block sizes must be at least 1 byte".into(),
+                )),
+                false => Ok(BlockSizes::Split(split)),
+            }
+        })?;
+        let choose = |split: Option<BlockSizes>, range: Option<BlockSizes>, fixed: Option<u64>| {
+            split
+                .or(range)
+                .unwrap_or_else(|| BlockSizes::Fixed(fixed.expect("bs has a default")))
+        };
+        let ([read_split, write_split], [read_range, write_range]) = (splits, ranges);
+        Ok([
+            choose(read_split, read_range, fixed[0]),
+            choose(write_split, write_range, fixed[1]),
+        ])
+    }
+
+    fn rwmixread(&self) -> Result<u32, JobError> {
+        let parse = |s: Setting| units::parse_percent_number(s.text).map_err(|e| s.invalid(e));
+        match self.pair("rwmixread", "rwmixwrite") {
+            (Some(read), Some(write)) => {
+                let (r, w) = (parse(read)?, parse(write)?);
+                if r + w != 100 {
+                    return Err(write.invalid_with_hint(
+                        format!(
+                            "rwmixread={r} and rwmixwrite={w} add up to {}, not 100",
+                            r + w
+                        ),
+                        "set only one of them",
+                    ));
+                }
+                Ok(r)
+            }
+            (Some(read), None) => parse(read),
+            (None, Some(write)) => Ok(100 - parse(write)?),
+            (None, None) => self.percent("rwmixread"),
+        }
+    }
+
+    fn distribution(&self) -> Result<Distribution, JobError> {
+        let (word, parameter, setting) = self.choice("random_distribution")?;
+        let number = |test: fn(f64) -> bool, range: &str| {
+            let text = parameter.ok_or_else(|| setting.invalid(format!("{word} needs :value")))?;
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| test(*v))
+                .ok_or_else(|| setting.invalid(format!("{word} parameter must be {range}")))
+        };
+        Ok(match word {
+            "zipf" => Distribution::Zipf(number(|v| v > 0.0 && v != 1.0, "above 0 and not 1")?),
+            "pareto" => Distribution::Pareto(number(|v| v > 0.0 && v < 1.0, "between 0 and 1")?),
+            "normal" => Distribution::Normal(number(|v| v > 0.0 && v <= 100.0, "in (0, 100]")?),
+            "zoned" => Distribution::Zoned(
+                parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
+            ),
+            _ => {
+                self.no_parameter(word, setting)?;
+                Distribution::Random
+            }
+        })
+    }
+
+    fn pacing(&self) -> Result<PacingSpec, JobError> {
+        let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
+        let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
+        let (process, _, setting) = self.choice("rate_process")?;
+        self.no_parameter(process, setting)?;
+        Ok(PacingSpec {
+            rate: rate.map(Option::unwrap_or_default),
+            rate_iops: rate_iops.map(Option::unwrap_or_default),
+            rate_process: match process {
+                "poisson" => RateProcess::Poisson,
+                _ => RateProcess::Linear,
+            },
+            thinktime: self.time("thinktime")?.unwrap_or_default(),
+            thinktime_blocks: self.count_u32("thinktime_blocks", 1)?,
+        })
+    }
+
+    fn io_mode(&self) -> Result<IoModeSpec, JobError> {
+        let (mode, _, setting) = self.choice("sync")?;
+        self.no_parameter(mode, setting)?;
+        Ok(IoModeSpec {
+            direct: self.direct()?,
+            sync: match mode {
+                "1" | "sync" => SyncMode::Sync,
+                "dsync" => SyncMode::Dsync,
+                _ => SyncMode::None,
+            },
+            fsync: self.count_u32("fsync", 0)?,
+            fdatasync: self.count_u32("fdatasync", 0)?,
+            end_fsync: self.bool("end_fsync")?,
+            invalidate: self.bool("invalidate")?,
+            overwrite: self.bool("overwrite")?,
+            unlink: self.bool("unlink")?,
+        })
+    }
+
+    /// `buffered` is the inverse of `direct`; the more specific layer decides.
+    fn direct(&self) -> Result<bool, JobError> {
+        let parse = |s: Setting| units::parse_bool(s.text).map_err(|e| s.invalid(e));
+        match self.pair("direct", "buffered") {
+            (Some(direct), Some(buffered)) => {
+                let (d, b) = (parse(direct)?, parse(buffered)?);
+                if d == b {
+                    return Err(buffered.invalid_with_hint(
+                        format!("contradicts direct={}", u8::from(d)),
+                        "buffered=0 means direct=1; set only one of them",
+                    ));
+                }
+                Ok(d)
+            }
+            (Some(direct), None) => parse(direct),
+            (None, Some(buffered)) => Ok(!parse(buffered)?),
+            (None, None) => self.bool("direct"),
+        }
+    }
+
+    fn buffers(&self) -> Result<BufferSpec, JobError> {
+        Ok(BufferSpec {
+            zero_buffers: self.bool("zero_buffers")?,
+            refill_buffers: self.bool("refill_buffers")?,
+            scramble_buffers: self.bool("scramble_buffers")?,
+            compress_percentage: self.percent("buffer_compress_percentage")?,
+        })
+    }
+
+    fn measure(&self) -> Result<MeasureSpec, JobError> {
+        let gtod_reduce = self.bool("gtod_reduce")?;
+        let measured = |disable: &str| Ok::<_, JobError>(!gtod_reduce && !self.bool(disable)?);
+        let percentile_list = match self.given("percentile_list") {
+            Some(setting) => {
+                let list = units::parse_float_list(setting.text).map_err(|e| setting.invalid(e))?;
+                if list.len() > MAX_PERCENTILES || list.iter().any(|p| !(0.0..=100.0).contains(p)) {
+                    return Err(setting.invalid(format!(
+                        "give at most {MAX_PERCENTILES} percentiles, each from 0 to 100"
+                    )));
+                }
+                list
+            }
+            None => DEFAULT_PERCENTILES.to_vec(),
+        };
+        Ok(MeasureSpec {
+            slat: measured("disable_slat")?,
+            clat: measured("disable_clat")?,
+            lat: measured("disable_lat")?,
+            percentile_list,
+            avg_time: AVG_TIME,
+        })
+    }
+
+    fn exec(&self) -> Result<ExecSpec, JobError> {
+        let runtime = self.time("runtime")?;
+        let time_based = self.bool("time_based")?;
+        if let (true, None, Some(setting)) = (time_based, runtime, self.given("time_based")) {
+            return Err(setting.invalid_with_hint(
+                "needs a runtime to run for",
+                "set runtime=, e.g. runtime=60s",
+            ));
+        }
+        Ok(ExecSpec {
+            numjobs: self.count_u32("numjobs", 1)?,
+            thread: self.bool("thread")?,
+            group_reporting: self.bool("group_reporting")?,
+            stonewall: self.bool("stonewall")?,
+            new_group: self.bool("new_group")?,
+            startdelay: self.time("startdelay")?.unwrap_or_default(),
+            runtime,
+            time_based,
+            ramp_time: self.time("ramp_time")?.unwrap_or_default(),
+        })
+    }
+
+    /// fio's default `kb_base=1024` reads `1GiB` as 10^9 bytes; say so when someone writes it.
+    fn iec_prefix_warnings(&self) -> Vec<String> {
+        let size_kinds = [
+            Kind::Size,
+            Kind::SizeOrPercent,
+            Kind::SizePerDirection,
+            Kind::RangePerDirection,
+            Kind::SplitPerDirection,
+        ];
+        let own = self.job.options().iter();
+        let inherited = self
+            .global
+            .options()
+            .iter()
+            .filter(|o| self.job.get(o.def.name).is_none());
+        own.chain(inherited)
+            .filter(|o| size_kinds.contains(&o.def.kind))
+            .filter(|o| {
+                o.value
+                    .split([',', ':', '/', '-'])
+                    .any(units::uses_iec_prefix)
+            })
+            .map(|o| {
+                format!(
+                    "{}: {}={}: with kb_base=1024 (fio's default) Ki/Mi/Gi mean powers of 1000; \
+                     set kb_base=1000 for the standard meaning, or use k/m/g",
+                    o.source, o.def.name, o.value
+                )
+            })
+            .collect()
+    }
+}
+
+fn engine_kind(name: &str) -> EngineKind {
+    match name {
+        "sync" => EngineKind::Sync,
+        "pvsync" => EngineKind::Pvsync,
+        "pvsync2" => EngineKind::Pvsync2,
+        "libaio" => EngineKind::Libaio,
+        "io_uring" => EngineKind::IoUring,
+        "mmap" => EngineKind::Mmap,
+        "null" => EngineKind::Null,
+        _ => EngineKind::Psync,
+    }
+}
+
+fn rw_pattern(word: &str) -> RwPattern {
+    match word {
+        "write" => RwPattern::Write,
+        "randread" => RwPattern::RandRead,
+        "randwrite" => RwPattern::RandWrite,
+        "rw" | "readwrite" => RwPattern::ReadWrite,
+        "randrw" => RwPattern::RandRw,
+        _ => RwPattern::Read,
+    }
+}
+
+/// `a:b:c` with `\:` for a colon inside a name.
+fn split_filenames(text: &str) -> Vec<PathBuf> {
+    let mut names = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                names.last_mut().expect("never empty").push(':');
+                chars.next();
+            }
+            ':' => names.push(String::new()),
+            c => names.last_mut().expect("never empty").push(c),
+        }
+    }
+    names
+        .into_iter()
+        .filter(|name| !name.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// `zoned:60/10:30/20:10/70`: (percent of accesses, percent of the region) pairs.
+fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
+    let zones = text
+        .split(':')
+        .map(|zone| {
+            let (access, region) = zone
+                .split_once('/')
+                .ok_or_else(|| UnitError::Invalid(format!("zone '{zone}' is not access/region")))?;
+            let number = |text: &str| {
+                text.trim()
+                    .parse::<f64>()
+                    .map_err(|_| UnitError::Invalid(format!("'{text}' is not a number")))
+            };
+            Ok((number(access)?, number(region)?))
+        })
+        .collect::<Result<Vec<_>, UnitError>>()?;
+    let access: f64 = zones.iter().map(|z| z.0).sum();
+    let region: f64 = zones.iter().map(|z| z.1).sum();
+    if (access - 100.0).abs() > 1e-6 || (region - 100.0).abs() > 1e-6 {
+        return Err(UnitError::Invalid(
+            "access and region percentages must each add up to 100".to_string(),
+        ));
+    }
+    Ok(zones)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::parse_fio_args;
+
+    fn run(args: &[&str]) -> Result<Resolved, JobError> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (global, jobs) = parse_fio_args(&args)?;
+        resolve(&global, &jobs)
+    }
+
+    /// One job with a target plus `extra` options.
+    fn job(extra: &[&str]) -> JobSpec {
+        let mut args = vec!["--name=t", "--filename=/tmp/f"];
+        args.extend_from_slice(extra);
+        run(&args).unwrap().jobs.remove(0)
+    }
+
+    fn error(args: &[&str]) -> String {
+        run(args).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_match_fio() {
+        let spec = job(&[]);
+        assert_eq!(spec.name, "t");
+        assert_eq!(spec.engine.kind, EngineKind::Psync);
+        assert_eq!(spec.engine.iodepth, 1);
+        assert_eq!(spec.engine.batch_submit, 1);
+        assert_eq!(spec.engine.batch_complete_min, 1);
+        assert_eq!(spec.engine.batch_complete_max, 1);
+        assert_eq!(spec.workload.rw, RwPattern::Read);
+        assert_eq!(
+            spec.workload.bs,
+            [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)]
+        );
+        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert_eq!(spec.workload.rwmixread, 50);
+        assert!(spec.workload.randrepeat && spec.workload.randommap);
+        assert_eq!(spec.workload.randseed, 0x89);
+        assert_eq!(spec.workload.distribution, Distribution::Random);
+        assert_eq!(spec.exec.numjobs, 1);
+        assert_eq!(spec.exec.runtime, None);
+        assert_eq!(spec.target.loops, 1);
+        assert_eq!(spec.target.nrfiles, 1);
+        assert_eq!(spec.target.offset, SizeOrPercent::Bytes(0));
+        assert!(spec.io.invalidate && !spec.io.direct);
+        assert_eq!(spec.io.sync, SyncMode::None);
+        assert!(spec.buffers.scramble_buffers);
+        assert_eq!(spec.pacing.rate_process, RateProcess::Linear);
+        assert_eq!(spec.pacing.thinktime_blocks, 1);
+        assert_eq!(spec.measure.percentile_list, DEFAULT_PERCENTILES.to_vec());
+        assert_eq!(spec.measure.avg_time, Duration::from_millis(500));
+        assert!(spec.measure.slat && spec.measure.clat && spec.measure.lat);
+    }
+
+    #[test]
+    fn every_option_accepts_its_example() {
+        for def in options::OPTIONS.iter().filter(|d| d.name != "name") {
+            let arg = format!("--{}={}", def.name, def.example);
+            let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
+            if def.name == "time_based" {
+                args.push("--runtime=1");
+            }
+            assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
+        }
+    }
+
+    #[test]
+    fn job_overrides_global_overrides_default() {
+        let resolved = run(&[
+            "--bs=8k",
+            "--iodepth=4",
+            "--name=a",
+            "--size=1m",
+            "--bs=16k",
+            "--name=b",
+            "--size=1m",
+        ])
+        .unwrap();
+        let [a, b] = [&resolved.jobs[0], &resolved.jobs[1]];
+        assert_eq!(a.workload.bs[0], BlockSizes::Fixed(16384));
+        assert_eq!(b.workload.bs[0], BlockSizes::Fixed(8192));
+        assert_eq!((a.engine.iodepth, b.engine.iodepth), (4, 4));
+        assert_eq!(a.workload.rw, RwPattern::Read);
+    }
+
+    #[test]
+    fn per_direction_sides_fall_back_layer_by_layer() {
+        let resolved = run(&["--bs=16k", "--name=a", "--size=1m", "--bs=,8k"]).unwrap();
+        let bs = &resolved.jobs[0].workload.bs;
+        assert_eq!(bs, &[BlockSizes::Fixed(16384), BlockSizes::Fixed(8192)]);
+        assert_eq!(job(&["--bs=,8k"]).workload.bs[0], BlockSizes::Fixed(4096));
+        assert_eq!(
+            job(&["--bs=4k,8k"]).workload.bs,
+            [BlockSizes::Fixed(4096), BlockSizes::Fixed(8192)]
+        );
+    }
+
+    #[test]
+    fn filename_directory_nrfiles() {
+        let spec = job(&[
+            r"--filename=/dev/a:/dev/b\:c",
+            "--directory=/mnt",
+            "--nrfiles=3",
+        ]);
+        let names: Vec<PathBuf> = vec!["/dev/a".into(), "/dev/b:c".into()];
+        assert_eq!(spec.target.filenames, names);
+        assert_eq!(spec.target.directory, Some(PathBuf::from("/mnt")));
+        assert_eq!(spec.target.nrfiles, 3);
+    }
+
+    #[test]
+    fn size_filesize_offset_io_size() {
+        let spec = job(&[
+            "--size=50%",
+            "--filesize=1m",
+            "--offset=4k",
+            "--offset_increment=10%",
+            "--io_limit=2g",
+            "--number_ios=100",
+            "--loops=2",
+        ]);
+        let t = &spec.target;
+        assert_eq!(t.size, Some(SizeOrPercent::Percent(50)));
+        assert_eq!(t.filesize, Some(1 << 20));
+        assert_eq!(t.offset, SizeOrPercent::Bytes(4096));
+        assert_eq!(t.offset_increment, SizeOrPercent::Percent(10));
+        assert_eq!(t.io_size, Some(SizeOrPercent::Bytes(2 << 30)));
+        assert_eq!((t.number_ios, t.loops), (Some(100), 2));
+    }
+
+    #[test]
+    fn rw_with_modifier() {
+        let spec = job(&["--readwrite=randrw:8"]);
+        assert_eq!(
+            (spec.workload.rw, spec.workload.rw_modifier),
+            (RwPattern::RandRw, 8)
+        );
+        let spec = job(&["--rw=write:4k"]);
+        assert_eq!(
+            (spec.workload.rw, spec.workload.rw_modifier),
+            (RwPattern::Write, 4096)
+        );
+        assert_eq!(job(&["--rw=randread"]).workload.rw_modifier, 1);
+        assert_eq!(job(&["--rw=rw"]).workload.rw, RwPattern::ReadWrite);
+        assert_eq!(job(&["--rw=randwrite"]).workload.rw, RwPattern::RandWrite);
+    }
+
+    #[test]
+    fn rwmix_options_set_each_other() {
+        assert_eq!(job(&["--rwmixread=70"]).workload.rwmixread, 70);
+        assert_eq!(job(&["--rwmixwrite=20"]).workload.rwmixread, 80);
+        assert_eq!(
+            job(&["--rwmixread=70", "--rwmixwrite=30"])
+                .workload
+                .rwmixread,
+            70
+        );
+        let resolved = run(&["--rwmixread=70", "--name=a", "--size=1m", "--rwmixwrite=10"]);
+        assert_eq!(resolved.unwrap().jobs[0].workload.rwmixread, 90);
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--rwmixread=70", "--rwmixwrite=20"]),
+            "command line argument 4: rwmixwrite=20: rwmixread=70 and rwmixwrite=20 add up to \
+             90, not 100 (set only one of them)"
+        );
+    }
+
+    #[test]
+    fn bsrange_bssplit_blockalign() {
+        let spec = job(&["--blocksize_range=1k-4k,8k:16k", "--ba=512"]);
+        assert_eq!(
+            spec.workload.bs,
+            [
+                BlockSizes::Range {
+                    min: 1024,
+                    max: 4096
+                },
+                BlockSizes::Range {
+                    min: 8192,
+                    max: 16384
+                }
+            ]
+        );
+        assert_eq!(spec.workload.blockalign, [512, 512]);
+        let spec = job(&["--bssplit=4k/50:64k/", "--bs=8k"]);
+        assert_eq!(
+            spec.workload.bs[0],
+            BlockSizes::Split(vec![(4096, 50), (65536, 50)])
+        );
+        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert!(
+            error(&["--name=a", "--size=1m", "--bsrange=8k-4k"]).contains("larger than maximum")
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--bssplit=4k/60:8k/60"]).contains("more than 100")
+        );
+    }
+
+    #[test]
+    fn random_options() {
+        let spec = job(&["--norandommap", "--randrepeat=0", "--randseed=42"]);
+        assert!(!spec.workload.randommap);
+        assert_eq!(spec.workload.randseed, 42);
+        assert!(spec.workload.randrepeat, "an explicit seed is repeatable");
+        assert!(!job(&["--randrepeat=0"]).workload.randrepeat);
+    }
+
+    #[test]
+    fn random_distribution() {
+        let d = |v: &str| {
+            job(&[&format!("--random_distribution={v}")])
+                .workload
+                .distribution
+        };
+        assert_eq!(d("zipf:1.2"), Distribution::Zipf(1.2));
+        assert_eq!(d("pareto:0.5"), Distribution::Pareto(0.5));
+        assert_eq!(d("normal:10"), Distribution::Normal(10.0));
+        assert_eq!(
+            d("zoned:60/10:40/90"),
+            Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
+        );
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
+    }
+
+    #[test]
+    fn exec_options() {
+        let spec = job(&[
+            "--numjobs=4",
+            "--thread",
+            "--group_reporting",
+            "--wait_for_previous",
+            "--new_group",
+            "--startdelay=500ms",
+            "--timeout=2m",
+            "--time_based",
+            "--ramp_time=5",
+        ]);
+        let e = &spec.exec;
+        assert_eq!(e.numjobs, 4);
+        assert!(e.thread && e.group_reporting && e.stonewall && e.new_group && e.time_based);
+        assert_eq!(e.startdelay, Duration::from_millis(500));
+        assert_eq!(e.runtime, Some(Duration::from_secs(120)));
+        assert_eq!(e.ramp_time, Duration::from_secs(5));
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--time_based"]),
+            "command line argument 3: time_based=1: needs a runtime to run for \
+             (set runtime=, e.g. runtime=60s)"
+        );
+        assert!(error(&["--name=a", "--size=1m", "--numjobs=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn pacing_options() {
+        let spec = job(&[
+            "--rate=,5m",
+            "--rate_iops=100",
+            "--rate_process=poisson",
+            "--thinktime=10",
+            "--thinktime_blocks=4",
+        ]);
+        let p = &spec.pacing;
+        assert_eq!(p.rate, [0, 5 << 20]);
+        assert_eq!(p.rate_iops, [100, 100]);
+        assert_eq!(p.rate_process, RateProcess::Poisson);
+        assert_eq!(p.thinktime, Duration::from_micros(10));
+        assert_eq!(p.thinktime_blocks, 4);
+    }
+
+    #[test]
+    fn io_mode_options() {
+        let spec = job(&[
+            "--direct=1",
+            "--sync=dsync",
+            "--fsync=8",
+            "--fdatasync=4",
+            "--end_fsync",
+            "--invalidate=0",
+            "--overwrite=1",
+            "--unlink=1",
+        ]);
+        let io = &spec.io;
+        assert!(io.direct && io.end_fsync && !io.invalidate && io.overwrite && io.unlink);
+        assert_eq!((io.sync, io.fsync, io.fdatasync), (SyncMode::Dsync, 8, 4));
+        assert_eq!(job(&["--sync=1"]).io.sync, SyncMode::Sync);
+        assert_eq!(job(&["--sync=none"]).io.sync, SyncMode::None);
+    }
+
+    #[test]
+    fn buffered_is_the_inverse_of_direct() {
+        assert!(job(&["--buffered=0"]).io.direct);
+        assert!(!job(&["--buffered=1"]).io.direct);
+        let resolved = run(&["--direct=1", "--name=a", "--size=1m", "--buffered=1"]).unwrap();
+        assert!(
+            !resolved.jobs[0].io.direct,
+            "the job's buffered=1 beats the global direct=1"
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--direct=1", "--buffered=1"]).contains("contradicts")
+        );
+    }
+
+    #[test]
+    fn engine_options() {
+        let spec = job(&[
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--iodepth_batch=8",
+            "--iodepth_batch_complete=4",
+            "--hipri",
+            "--fixedbufs",
+            "--registerfiles",
+            "--sqthread_poll",
+        ]);
+        let e = &spec.engine;
+        assert_eq!(
+            (e.kind, e.iodepth, e.batch_submit),
+            (EngineKind::IoUring, 32, 8)
+        );
+        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 32));
+        assert!(e.hipri && e.fixedbufs && e.registerfiles && e.sqthread_poll);
+        let spec = job(&["--ioengine=libaio", "--iodepth_batch_complete_max=16"]);
+        assert_eq!(
+            (spec.engine.kind, spec.engine.batch_complete_max),
+            (EngineKind::Libaio, 16)
+        );
+        assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
+        assert!(error(&["--name=a", "--size=1m", "--ioengine=posixaio"]).contains("unknown value"));
+    }
+
+    #[test]
+    fn deep_queue_on_a_sync_engine_is_a_warning() {
+        let resolved = run(&["--name=a", "--size=1m", "--iodepth=8"]).unwrap();
+        assert_eq!(resolved.jobs[0].engine.iodepth, 8);
+        assert_eq!(resolved.warnings.len(), 1);
+        assert!(resolved.warnings[0].contains("iodepth=8 has no effect with ioengine=psync"));
+        let resolved = run(&["--name=a", "--size=1m", "--fixedbufs"]).unwrap();
+        assert!(resolved.warnings[0].contains("fixedbufs=1 is ignored by ioengine=psync"));
+    }
+
+    #[test]
+    fn buffer_options() {
+        let spec = job(&[
+            "--zero_buffers",
+            "--refill_buffers",
+            "--scramble_buffers=0",
+            "--buffer_compress_percentage=40",
+        ]);
+        let b = &spec.buffers;
+        assert!(b.zero_buffers && b.refill_buffers && !b.scramble_buffers);
+        assert_eq!(b.compress_percentage, 40);
+    }
+
+    #[test]
+    fn measurement_options() {
+        let spec = job(&["--disable_slat", "--percentile_list=50:99.9"]);
+        assert!(!spec.measure.slat && spec.measure.clat && spec.measure.lat);
+        assert_eq!(spec.measure.percentile_list, vec![50.0, 99.9]);
+        assert!(!job(&["--disable_clat"]).measure.clat);
+        assert!(!job(&["--disable_lat"]).measure.lat);
+        let m = job(&["--gtod_reduce"]).measure;
+        assert!(!m.slat && !m.clat && !m.lat);
+        assert!(run(&["--name=a", "--size=1m", "--percentile_list=101"]).is_err());
+    }
+
+    #[test]
+    fn kb_base_changes_size_prefixes_and_iec_under_1024_warns() {
+        assert_eq!(
+            job(&["--kb_base=1000", "--bs=4k"]).workload.bs[0],
+            BlockSizes::Fixed(4000)
+        );
+        let resolved = run(&["--name=a", "--size=1GiB"]).unwrap();
+        assert_eq!(
+            resolved.jobs[0].target.size,
+            Some(SizeOrPercent::Bytes(1_000_000_000))
+        );
+        assert!(resolved.warnings[0]
+            .starts_with("command line argument 2: size=1GiB: with kb_base=1024"));
+        let resolved = run(&["--kb_base=1000", "--name=a", "--size=1GiB"]).unwrap();
+        assert_eq!(
+            resolved.jobs[0].target.size,
+            Some(SizeOrPercent::Bytes(1 << 30))
+        );
+        assert!(resolved.warnings.is_empty());
+    }
+
+    #[test]
+    fn error_messages_name_source_option_value_and_fix() {
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--bs=4q"]),
+            "command line argument 3: bs=4q: unknown size suffix 'q' (use a number with k, m, g, \
+             e.g. bs=4k)"
+        );
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--runtime=10x"]),
+            "command line argument 3: runtime=10x: unknown time unit 'x' (use a number with us, \
+             ms, s, m, h, e.g. runtime=60s)"
+        );
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--direct=yes"]),
+            "command line argument 3: direct=yes: 'yes' is not 1 or 0 (use 1 or 0, e.g. direct=1)"
+        );
+    }
+
+    #[test]
+    fn a_job_needs_a_target_or_a_size() {
+        assert_eq!(
+            error(&["--bs=8k", "--name=a"]),
+            "command line argument 2: job 'a': no target and no amount of data: set size= or \
+             filename= (e.g. size=1g)"
+        );
+        assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
+        assert_eq!(run(&["--bs=4k"]).unwrap_err(), JobError::NoJobs);
+    }
+}
