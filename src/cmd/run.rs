@@ -95,17 +95,25 @@ fn default_job_args(filename: &str) -> Vec<String> {
         .collect()
 }
 
+/// The options of a job as the user gave them, for the report.
+fn given_options(raw: &job::RawJob) -> Vec<(String, String)> {
+    raw.options()
+        .iter()
+        .map(|o| (o.def.name.to_string(), o.value.clone()))
+        .collect()
+}
+
 fn usage_error(message: &str) -> i32 {
     eprintln!("iolens: {message}");
     EXIT_USAGE
 }
 
 fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
-    let parsed = match job::parse_fio_args(job_args) {
+    let (global, raw_jobs) = match job::parse_fio_args(job_args) {
         Ok(p) => p,
         Err(e) => return usage_error(&e.to_string()),
     };
-    let resolved = match job::resolve(&parsed) {
+    let resolved = match job::resolve(&global, &raw_jobs) {
         Ok(r) => r,
         Err(e) => return usage_error(&e.to_string()),
     };
@@ -121,8 +129,8 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
     };
     let request = RunRequest {
         jobs: &resolved.jobs,
-        job_options: &resolved.job_options,
-        global_options: resolved.global_options.clone(),
+        job_options: &raw_jobs.iter().map(given_options).collect::<Vec<_>>(),
+        global_options: given_options(&global),
         command_line: command_line.to_vec(),
         allow_device_write: flags.allow_device_write,
         stop: &stop,
@@ -185,8 +193,8 @@ mod tests {
     #[test]
     fn default_workload_parses_and_resolves() {
         let args = default_job_args("target/x");
-        let parsed = job::parse_fio_args(&args).unwrap();
-        let resolved = job::resolve(&parsed).unwrap();
+        let (global, jobs) = job::parse_fio_args(&args).unwrap();
+        let resolved = job::resolve(&global, &jobs).unwrap();
         assert_eq!(resolved.jobs.len(), 4);
         assert!(resolved.jobs.iter().all(|j| j.exec.stonewall && j.io.direct));
     }

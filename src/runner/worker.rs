@@ -8,7 +8,9 @@
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
 use crate::stats::WorkerStats;
-use crate::workload::{BufferFiller, Clock, FileRegion, IoGenerator, MonotonicClock, NextIo, Pacer};
+use crate::workload::buffers::BufferFiller;
+use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
+use crate::workload::{FileRegion, IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
 use std::fs::File;
 use std::path::PathBuf;
