@@ -4,6 +4,7 @@
 //! kernel reported its completion, and `Drop` waits for every I/O still in flight.
 
 use crate::buf::Slots;
+use crate::ring::IoRing;
 use std::fs::File;
 use std::io;
 use std::mem::ManuallyDrop;
@@ -108,18 +109,6 @@ impl AioRing {
         })
     }
 
-    /// Queue a read of `len` bytes at `offset` of `files[file]` into `slot`.
-    #[inline]
-    pub fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
-        self.prep(IOCB_CMD_PREAD, slot, file, offset, len);
-    }
-
-    /// Queue a write of the first `len` bytes of `slot` to `files[file]` at `offset`.
-    #[inline]
-    pub fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
-        self.prep(IOCB_CMD_PWRITE, slot, file, offset, len);
-    }
-
     #[inline]
     fn prep(&mut self, opcode: u16, slot: u32, file: u32, offset: u64, len: u32) {
         assert!(!self.busy[slot as usize], "slot {slot} is already in use");
@@ -139,11 +128,20 @@ impl AioRing {
             ..Iocb::default()
         });
     }
+}
 
-    /// Hand every prepared I/O to the kernel; returns how many it accepted. When the
-    /// kernel is out of resources (EAGAIN) the rest stay pending: reap, then submit again.
-    /// An I/O the kernel rejects (bad fd, misaligned direct I/O) completes with -errno.
-    pub fn submit(&mut self) -> io::Result<u32> {
+impl IoRing for AioRing {
+    #[inline]
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(IOCB_CMD_PREAD, slot, file, offset, len);
+    }
+
+    #[inline]
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(IOCB_CMD_PWRITE, slot, file, offset, len);
+    }
+
+    fn submit(&mut self) -> io::Result<u32> {
         let mut accepted = 0;
         while !self.pending.is_empty() {
             let base = self.pending.as_mut_ptr();
@@ -184,10 +182,7 @@ impl AioRing {
         Ok(accepted)
     }
 
-    /// Wait for at least `min` completions (0 = only those already done), call
-    /// `on_complete(slot, bytes or -errno)` for at most `max`; returns how many.
-    /// `min` is capped at what is outstanding, so this never waits for nothing.
-    pub fn reap(
+    fn reap(
         &mut self,
         min: u32,
         max: u32,
@@ -236,24 +231,22 @@ impl AioRing {
         Ok(done + got as u32)
     }
 
-    /// Submitted I/Os not yet reaped.
-    pub fn in_flight(&self) -> u32 {
+    fn in_flight(&self) -> u32 {
         self.kernel_in_flight + self.refused.len() as u32
     }
 
-    /// Prepared I/Os not yet accepted by the kernel.
-    pub fn pending(&self) -> u32 {
+    fn pending(&self) -> u32 {
         self.pending.len() as u32
     }
 
     #[inline]
-    pub fn slot(&self, slot: u32) -> &[u8] {
+    fn slot(&self, slot: u32) -> &[u8] {
         assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot(slot)
     }
 
     #[inline]
-    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+    fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot_mut(slot)
     }
@@ -286,57 +279,12 @@ impl Drop for AioRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{open_direct, scratch_file};
+    use crate::test_support::{open_direct, ring_roundtrip, scratch_file, BS, DEPTH};
     use std::os::unix::fs::FileExt;
 
-    const DEPTH: u32 = 8;
-    const BS: usize = 4096;
-
-    fn pattern(slot: u32) -> Vec<u8> {
-        (0..BS).map(|i| (i as u32 * 7 + slot * 13) as u8).collect()
-    }
-
-    /// Write DEPTH blocks concurrently, check them through `plain` (a buffered
-    /// descriptor of the same file), read them back concurrently.
     fn roundtrip(file: Arc<File>, plain: &File) {
-        let mut ring = AioRing::new(DEPTH, BS, 4096, std::slice::from_ref(&file)).unwrap();
-        for slot in 0..DEPTH {
-            ring.slot_mut(slot).copy_from_slice(&pattern(slot));
-            ring.prep_write(slot, 0, u64::from(DEPTH - 1 - slot) * BS as u64, BS as u32);
-        }
-        assert_eq!(ring.pending(), DEPTH);
-        assert_eq!(ring.submit().unwrap(), DEPTH);
-        assert_eq!(ring.in_flight(), DEPTH);
-        let mut results = Vec::new();
-        while results.len() < DEPTH as usize {
-            ring.reap(1, DEPTH, |slot, res| results.push((slot, res)))
-                .unwrap();
-        }
-        assert!(
-            results.iter().all(|&(_, res)| res == BS as i64),
-            "{results:?}"
-        );
-        assert_eq!(ring.in_flight(), 0);
-
-        for slot in 0..DEPTH {
-            let mut on_disk = vec![0; BS];
-            plain
-                .read_exact_at(&mut on_disk, u64::from(DEPTH - 1 - slot) * BS as u64)
-                .unwrap();
-            assert_eq!(on_disk, pattern(slot));
-            ring.slot_mut(slot).fill(0);
-            ring.prep_read(slot, 0, u64::from(DEPTH - 1 - slot) * BS as u64, BS as u32);
-        }
-        ring.submit().unwrap();
-        let mut reaped = 0;
-        while reaped < DEPTH {
-            reaped += ring
-                .reap(DEPTH - reaped, DEPTH, |_, res| assert_eq!(res, BS as i64))
-                .unwrap();
-        }
-        for slot in 0..DEPTH {
-            assert_eq!(ring.slot(slot), pattern(slot));
-        }
+        let mut ring = AioRing::new(DEPTH, BS, 4096, &[file]).unwrap();
+        ring_roundtrip(&mut ring, plain);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod cachestat;
 pub mod fd;
 pub mod mmap;
 pub mod os;
+pub mod ring;
 pub mod uring;
 
 #[cfg(test)]
@@ -23,4 +24,5 @@ pub use fd::{
 };
 pub use mmap::Mapping;
 pub use os::{gettid, page_size, process_rusage, thread_rusage, Rusage};
+pub use ring::IoRing;
 pub use uring::{Uring, UringOptions};

@@ -2,6 +2,7 @@
 //! owns the buffer slots, and `Drop` waits for every I/O in flight before freeing them.
 
 use crate::buf::Slots;
+use crate::ring::IoRing;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
@@ -131,23 +132,6 @@ impl Uring {
         })
     }
 
-    /// Options the kernel refused and what is used instead.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-
-    /// Queue a read of `len` bytes at `offset` of `files[file]` into `slot`.
-    #[inline]
-    pub fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
-        self.prep(false, slot, file, offset, len);
-    }
-
-    /// Queue a write of the first `len` bytes of `slot` to `files[file]` at `offset`.
-    #[inline]
-    pub fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
-        self.prep(true, slot, file, offset, len);
-    }
-
     #[inline]
     fn prep(&mut self, write: bool, slot: u32, file: u32, offset: u64, len: u32) {
         assert!(!self.busy[slot as usize], "slot {slot} is already in use");
@@ -179,16 +163,6 @@ impl Uring {
         self.outstanding += 1;
     }
 
-    /// Pass queued I/Os to the kernel; returns how many it took. Per-I/O errors come
-    /// back as completions. EAGAIN/EBUSY (kernel short of resources) leave the rest
-    /// queued: reap, then submit again.
-    pub fn submit(&mut self) -> io::Result<u32> {
-        if self.unsubmitted == 0 {
-            return Ok(0);
-        }
-        self.enter(0)
-    }
-
     /// io_uring_enter: submit what is queued and wait for `want` completions.
     fn enter(&mut self, want: u32) -> io::Result<u32> {
         loop {
@@ -207,10 +181,44 @@ impl Uring {
         }
     }
 
-    /// Wait for at least `min` completions (0 = only those already done), call
-    /// `on_complete(slot, bytes or -errno)` for at most `max`; returns how many.
-    /// `min` is capped at what is outstanding, so this never waits for nothing.
-    pub fn reap(
+    /// Hand at most `max` completions from the completion queue to `on_complete`.
+    #[inline]
+    fn drain(&mut self, max: u32, on_complete: &mut impl FnMut(u32, i64)) -> u32 {
+        let mut n = 0;
+        for cqe in self.ring.completion().take(max as usize) {
+            let slot = cqe.user_data() as u32;
+            self.busy[slot as usize] = false;
+            on_complete(slot, i64::from(cqe.result()));
+            n += 1;
+        }
+        self.outstanding -= n;
+        n
+    }
+}
+
+impl IoRing for Uring {
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    #[inline]
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(false, slot, file, offset, len);
+    }
+
+    #[inline]
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(true, slot, file, offset, len);
+    }
+
+    fn submit(&mut self) -> io::Result<u32> {
+        if self.unsubmitted == 0 {
+            return Ok(0);
+        }
+        self.enter(0)
+    }
+
+    fn reap(
         &mut self,
         min: u32,
         max: u32,
@@ -230,38 +238,22 @@ impl Uring {
         Ok(done)
     }
 
-    /// Hand at most `max` completions from the completion queue to `on_complete`.
-    #[inline]
-    fn drain(&mut self, max: u32, on_complete: &mut impl FnMut(u32, i64)) -> u32 {
-        let mut n = 0;
-        for cqe in self.ring.completion().take(max as usize) {
-            let slot = cqe.user_data() as u32;
-            self.busy[slot as usize] = false;
-            on_complete(slot, i64::from(cqe.result()));
-            n += 1;
-        }
-        self.outstanding -= n;
-        n
-    }
-
-    /// Queued or submitted I/Os not yet reaped.
-    pub fn in_flight(&self) -> u32 {
+    fn in_flight(&self) -> u32 {
         self.outstanding
     }
 
-    /// Queued I/Os not yet passed to the kernel.
-    pub fn pending(&self) -> u32 {
+    fn pending(&self) -> u32 {
         self.unsubmitted
     }
 
     #[inline]
-    pub fn slot(&self, slot: u32) -> &[u8] {
+    fn slot(&self, slot: u32) -> &[u8] {
         assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot(slot)
     }
 
     #[inline]
-    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+    fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot_mut(slot)
     }
@@ -288,61 +280,11 @@ impl Drop for Uring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{open_direct, scratch_file};
-    use std::os::unix::fs::FileExt;
+    use crate::test_support::{open_direct, ring_roundtrip, scratch_file, BS, DEPTH};
 
-    const DEPTH: u32 = 8;
-    const BS: usize = 4096;
-
-    fn pattern(slot: u32) -> Vec<u8> {
-        (0..BS)
-            .map(|i| (i as u32 * 3 + slot * 17 + 1) as u8)
-            .collect()
-    }
-
-    fn offset(slot: u32) -> u64 {
-        u64::from(DEPTH - 1 - slot) * BS as u64
-    }
-
-    /// Write DEPTH blocks concurrently, check them through `plain` (a buffered
-    /// descriptor of the same file), read them back concurrently.
     fn roundtrip(file: Arc<File>, plain: &File, options: UringOptions) -> Vec<String> {
-        let mut ring = Uring::new(DEPTH, BS, 4096, std::slice::from_ref(&file), options).unwrap();
-        for slot in 0..DEPTH {
-            ring.slot_mut(slot).copy_from_slice(&pattern(slot));
-            ring.prep_write(slot, 0, offset(slot), BS as u32);
-        }
-        assert_eq!(ring.pending(), DEPTH);
-        assert_eq!(ring.submit().unwrap(), DEPTH);
-        assert_eq!(ring.in_flight(), DEPTH);
-        let mut results = Vec::new();
-        while results.len() < DEPTH as usize {
-            ring.reap(1, DEPTH, |slot, res| results.push((slot, res)))
-                .unwrap();
-        }
-        assert!(
-            results.iter().all(|&(_, res)| res == BS as i64),
-            "{results:?}"
-        );
-        assert_eq!(ring.in_flight(), 0);
-
-        for slot in 0..DEPTH {
-            let mut on_disk = vec![0; BS];
-            plain.read_exact_at(&mut on_disk, offset(slot)).unwrap();
-            assert_eq!(on_disk, pattern(slot));
-            ring.slot_mut(slot).fill(0);
-            ring.prep_read(slot, 0, offset(slot), BS as u32);
-        }
-        ring.submit().unwrap();
-        let mut reaped = 0;
-        while reaped < DEPTH {
-            reaped += ring
-                .reap(DEPTH - reaped, DEPTH, |_, res| assert_eq!(res, BS as i64))
-                .unwrap();
-        }
-        for slot in 0..DEPTH {
-            assert_eq!(ring.slot(slot), pattern(slot));
-        }
+        let mut ring = Uring::new(DEPTH, BS, 4096, &[file], options).unwrap();
+        ring_roundtrip(&mut ring, plain);
         ring.notes().to_vec()
     }
 
@@ -398,7 +340,7 @@ mod tests {
         };
         let mut ring = Uring::new(DEPTH, BS, 4096, &[file], options).unwrap();
         for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, offset(slot), BS as u32);
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
         }
         ring.submit().unwrap();
         let mut reaped = 0;
@@ -426,7 +368,7 @@ mod tests {
         let (_dir, _plain, file) = direct_file();
         let mut ring = Uring::new(DEPTH, BS, 4096, &[file], UringOptions::default()).unwrap();
         for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, offset(slot), BS as u32);
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
         }
         ring.submit().unwrap();
         drop(ring);
