@@ -293,6 +293,10 @@ mod tests {
             physical >= logical,
             "physical {physical} < logical {logical}"
         );
+        // Block devices report their DIO alignment through statx since Linux 6.11.
+        if let Some(dio) = dio_alignment(&file).unwrap() {
+            assert_eq!(dio.offset_align, logical);
+        }
         blk_flush_buffers(&file).unwrap();
     }
 
