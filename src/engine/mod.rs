@@ -69,3 +69,39 @@ pub trait Engine: Sized {
     /// fsync (or fdatasync) one file. The runner calls it only with nothing in flight.
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()>;
 }
+
+// One module per engine, named as in fio. `blocking` and `ring` hold the bodies the
+// synchronous and the asynchronous engines share.
+pub mod blocking;
+pub mod io_uring;
+pub mod libaio;
+pub mod mmap;
+pub mod null;
+pub mod psync;
+pub mod pvsync;
+pub mod pvsync2;
+pub mod ring;
+pub mod sync;
+
+#[cfg(test)]
+mod test_support;
+
+/// An I/O result for a completion: bytes transferred, or `-errno`.
+#[inline]
+fn io_result(result: io::Result<usize>) -> i64 {
+    match result {
+        Ok(bytes) => bytes as i64,
+        Err(e) => -i64::from(e.raw_os_error().unwrap_or(EIO)),
+    }
+}
+
+/// Linux's EIO, for an error that carries no errno (not expected from a syscall).
+const EIO: i32 = 5;
+
+fn sync_file(file: &File, datasync: bool) -> io::Result<()> {
+    if datasync {
+        file.sync_data()
+    } else {
+        file.sync_all()
+    }
+}

@@ -1,0 +1,363 @@
+//! Linux native AIO (`io_submit`) through raw syscalls, without libaio.so.
+//!
+//! [`AioRing`] owns the buffer slots: an I/O's buffer can only be freed after the
+//! kernel reported its completion, and `Drop` waits for every I/O still in flight.
+
+use crate::buf::Slots;
+use crate::ring::IoRing;
+use std::fs::File;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+/// `aio_context_t`.
+type AioContext = libc::c_ulong;
+
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+
+/// `struct iocb` of `linux/aio_abi.h`. The kernel copies it during `io_submit`, so it
+/// need not outlive the call; only the buffer it points to must.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Iocb {
+    aio_data: u64,
+    // The header pads these two by endianness (PADDED macro).
+    #[cfg(target_endian = "little")]
+    aio_key: u32,
+    aio_rw_flags: i32,
+    #[cfg(target_endian = "big")]
+    aio_key: u32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// `struct io_event` of `linux/aio_abi.h`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+/// A native AIO context with one buffer slot per queue entry.
+///
+/// Lifecycle of a slot: `prep_*` (pending) → `submit` (in flight) → `reap` (free).
+pub struct AioRing {
+    ctx: AioContext,
+    files: Vec<Arc<File>>,
+    bufs: ManuallyDrop<Slots>,
+    /// Slot is pending, in flight or completed but not yet reaped.
+    busy: Box<[bool]>,
+    /// Prepared, not yet accepted by the kernel. Capacity = slots, so pushing never allocates.
+    pending: Vec<Iocb>,
+    /// Scratch for the `iocb **` argument of io_submit (capacity = slots).
+    submit_ptrs: Vec<*mut Iocb>,
+    events: Box<[IoEvent]>,
+    /// I/Os the kernel refused at submission, reported (as -errno) by the next `reap`.
+    refused: Vec<(u32, i64)>,
+    /// Accepted by the kernel, not yet reaped.
+    kernel_in_flight: u32,
+}
+
+// SAFETY: `submit_ptrs` only holds pointers into `pending` during `submit`; everything else
+// is owned data, and the AIO context may be used from any thread of the process.
+unsafe impl Send for AioRing {}
+
+impl AioRing {
+    /// A context for `slots` concurrent I/Os of up to `slot_size` bytes on `files`.
+    pub fn new(
+        slots: u32,
+        slot_size: usize,
+        align: usize,
+        files: &[Arc<File>],
+    ) -> io::Result<Self> {
+        let bufs = Slots::new(slots, slot_size, align)?;
+        let mut ctx: AioContext = 0;
+        // SAFETY: io_setup writes one aio_context_t into `ctx`, which starts at 0 as required.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                slots as libc::c_long,
+                &mut ctx as *mut AioContext,
+            )
+        };
+        if ret < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = slots as usize;
+        Ok(Self {
+            ctx,
+            files: files.to_vec(),
+            bufs: ManuallyDrop::new(bufs),
+            busy: vec![false; n].into(),
+            pending: Vec::with_capacity(n),
+            submit_ptrs: Vec::with_capacity(n),
+            events: vec![IoEvent::default(); n].into(),
+            refused: Vec::with_capacity(n),
+            kernel_in_flight: 0,
+        })
+    }
+
+    #[inline]
+    fn prep(&mut self, opcode: u16, slot: u32, file: u32, offset: u64, len: u32) {
+        assert!(!self.busy[slot as usize], "slot {slot} is already in use");
+        assert!(
+            len as usize <= self.bufs.slot_size(),
+            "I/O of {len} bytes exceeds the slot size"
+        );
+        self.busy[slot as usize] = true;
+        let fd = self.files[file as usize].as_raw_fd();
+        self.pending.push(Iocb {
+            aio_data: u64::from(slot),
+            aio_lio_opcode: opcode,
+            aio_fildes: fd as u32,
+            aio_buf: self.bufs.slot_ptr(slot) as u64,
+            aio_nbytes: u64::from(len),
+            aio_offset: offset as i64,
+            ..Iocb::default()
+        });
+    }
+}
+
+impl IoRing for AioRing {
+    #[inline]
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(IOCB_CMD_PREAD, slot, file, offset, len);
+    }
+
+    #[inline]
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(IOCB_CMD_PWRITE, slot, file, offset, len);
+    }
+
+    fn submit(&mut self) -> io::Result<u32> {
+        let mut accepted = 0;
+        while !self.pending.is_empty() {
+            let base = self.pending.as_mut_ptr();
+            // SAFETY: every index is < pending.len(), so each pointer is into `pending`.
+            self.submit_ptrs
+                .extend((0..self.pending.len()).map(|i| unsafe { base.add(i) }));
+            // SAFETY: submit_ptrs holds pending.len() valid iocb pointers; each iocb's buffer is a
+            // slot we own and keep until its completion is reaped (busy flag, Drop drains).
+            let ret = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    self.submit_ptrs.len() as libc::c_long,
+                    self.submit_ptrs.as_mut_ptr(),
+                )
+            };
+            self.submit_ptrs.clear();
+            if ret >= 0 {
+                let went = ret as usize;
+                self.pending.drain(..went);
+                self.kernel_in_flight += went as u32;
+                accepted += went as u32;
+                continue;
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EAGAIN) => break,
+                Some(libc::EINTR) => continue,
+                // The kernel reports a bad first iocb as the call's error: complete it with that.
+                Some(errno) => {
+                    let refused = self.pending.remove(0);
+                    self.refused
+                        .push((refused.aio_data as u32, -i64::from(errno)));
+                }
+                None => return Err(err),
+            }
+        }
+        Ok(accepted)
+    }
+
+    fn reap(
+        &mut self,
+        min: u32,
+        max: u32,
+        mut on_complete: impl FnMut(u32, i64),
+    ) -> io::Result<u32> {
+        let mut done = 0;
+        while done < max {
+            let Some((slot, result)) = self.refused.pop() else {
+                break;
+            };
+            self.busy[slot as usize] = false;
+            on_complete(slot, result);
+            done += 1;
+        }
+        let nr = (max - done).min(self.kernel_in_flight);
+        if nr == 0 {
+            return Ok(done);
+        }
+        let min_nr = min.saturating_sub(done).min(nr);
+        let got = loop {
+            // SAFETY: `events` has room for `slots` >= nr events; a NULL timeout waits for min_nr.
+            let ret = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    min_nr as libc::c_long,
+                    nr as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    std::ptr::null_mut::<libc::timespec>(),
+                )
+            };
+            if ret >= 0 {
+                break ret as usize;
+            }
+            let err = io::Error::last_os_error();
+            if err.kind() != io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        };
+        for event in &self.events[..got] {
+            let slot = event.data as u32;
+            self.busy[slot as usize] = false;
+            on_complete(slot, event.res);
+        }
+        self.kernel_in_flight -= got as u32;
+        Ok(done + got as u32)
+    }
+
+    fn in_flight(&self) -> u32 {
+        self.kernel_in_flight + self.refused.len() as u32
+    }
+
+    fn pending(&self) -> u32 {
+        self.pending.len() as u32
+    }
+
+    #[inline]
+    fn slot(&self, slot: u32) -> &[u8] {
+        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
+        self.bufs.slot(slot)
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
+        self.bufs.slot_mut(slot)
+    }
+}
+
+impl Drop for AioRing {
+    fn drop(&mut self) {
+        // Wait for the kernel to finish with every buffer before freeing them.
+        let mut drained = true;
+        while self.kernel_in_flight > 0 {
+            if self
+                .reap(self.kernel_in_flight, u32::MAX, |_, _| {})
+                .is_err()
+            {
+                drained = false;
+                break;
+            }
+        }
+        // SAFETY: the context was created by io_setup and is destroyed once; io_destroy itself
+        // also waits for outstanding I/O on current kernels.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+        if drained {
+            // SAFETY: no I/O uses the buffers any more and they are never touched again.
+            unsafe { ManuallyDrop::drop(&mut self.bufs) };
+        }
+        // Otherwise the buffers are leaked on purpose: the kernel might still write to them.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{open_direct, ring_roundtrip, scratch_file, BS, DEPTH};
+    use std::os::unix::fs::FileExt;
+
+    fn roundtrip(file: Arc<File>, plain: &File) {
+        let mut ring = AioRing::new(DEPTH, BS, 4096, &[file]).unwrap();
+        ring_roundtrip(&mut ring, plain);
+    }
+
+    #[test]
+    fn buffered_roundtrip_depth_8() {
+        let (_dir, file) = scratch_file(0);
+        let plain = file.try_clone().unwrap();
+        roundtrip(Arc::new(file), &plain);
+    }
+
+    #[test]
+    fn direct_roundtrip_depth_8() {
+        let (dir, plain) = scratch_file(64 * 1024);
+        roundtrip(Arc::new(open_direct(&dir)), &plain);
+    }
+
+    #[test]
+    fn misaligned_direct_io_completes_with_einval() {
+        let (dir, plain) = scratch_file(0);
+        plain.write_all_at(&[1; 2 * BS], 0).unwrap();
+        let mut ring = AioRing::new(1, BS, 4096, &[Arc::new(open_direct(&dir))]).unwrap();
+        ring.prep_read(0, 0, 100, BS as u32);
+        ring.submit().unwrap();
+        let mut results = Vec::new();
+        ring.reap(1, 1, |slot, res| results.push((slot, res)))
+            .unwrap();
+        assert_eq!(results, [(0, -i64::from(libc::EINVAL))]);
+    }
+
+    #[test]
+    fn rejected_io_completes_with_errno() {
+        let (dir, _file) = scratch_file(4096);
+        let read_only = Arc::new(File::open(dir.path().join("data")).unwrap());
+        let mut ring = AioRing::new(2, BS, 4096, &[read_only]).unwrap();
+        ring.prep_write(0, 0, 0, BS as u32);
+        ring.prep_read(1, 0, 0, BS as u32);
+        assert_eq!(ring.submit().unwrap(), 1);
+        let mut results = Vec::new();
+        while ring.in_flight() > 0 {
+            ring.reap(1, 2, |slot, res| results.push((slot, res)))
+                .unwrap();
+        }
+        results.sort();
+        assert_eq!(results, [(0, -i64::from(libc::EBADF)), (1, BS as i64)]);
+    }
+
+    #[test]
+    fn reap_without_outstanding_io_returns_at_once() {
+        let (_dir, file) = scratch_file(4096);
+        let mut ring = AioRing::new(2, BS, 4096, &[Arc::new(file)]).unwrap();
+        assert_eq!(
+            ring.reap(2, 2, |_, _| panic!("nothing was submitted"))
+                .unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn drop_waits_for_in_flight_io() {
+        let (_dir, file) = scratch_file(DEPTH as u64 * BS as u64);
+        let mut ring = AioRing::new(DEPTH, BS, 4096, &[Arc::new(file)]).unwrap();
+        for slot in 0..DEPTH {
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
+        }
+        ring.submit().unwrap();
+        drop(ring);
+    }
+
+    #[test]
+    #[should_panic(expected = "in flight")]
+    fn busy_slot_cannot_be_borrowed() {
+        let (_dir, file) = scratch_file(4096);
+        let mut ring = AioRing::new(1, BS, 4096, &[Arc::new(file)]).unwrap();
+        ring.prep_read(0, 0, 0, BS as u32);
+        ring.slot_mut(0);
+    }
+}

@@ -1,0 +1,309 @@
+//! Calls on file descriptors: vectored and flagged reads/writes, fadvise, block
+//! device ioctls and the direct-I/O alignment a file needs.
+
+use std::fs::File;
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::FileTypeExt;
+
+/// Flags for `std::os::unix::fs::OpenOptionsExt::custom_flags`.
+pub mod open_flags {
+    /// Bypass the page cache.
+    pub const DIRECT: i32 = libc::O_DIRECT;
+    /// Every write reaches stable storage, data and metadata.
+    pub const SYNC: i32 = libc::O_SYNC;
+    /// Every write reaches stable storage, data and the metadata needed to read it.
+    pub const DSYNC: i32 = libc::O_DSYNC;
+}
+
+/// Turns a `-1`-on-error return into `io::Result`, reading errno.
+#[inline]
+pub(crate) fn check(ret: libc::ssize_t) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+#[inline]
+fn read_iovec(buf: &mut [u8]) -> libc::iovec {
+    libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    }
+}
+
+#[inline]
+fn write_iovec(buf: &[u8]) -> libc::iovec {
+    // The kernel only reads through this iovec, so the *mut cast never writes.
+    libc::iovec {
+        iov_base: buf.as_ptr().cast_mut().cast(),
+        iov_len: buf.len(),
+    }
+}
+
+/// `preadv` with one iovec: read into `buf` at `offset`, return bytes read.
+#[inline]
+pub fn preadv(fd: impl AsFd, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let iov = read_iovec(buf);
+    // SAFETY: iov describes `buf`, which is exclusively borrowed for the call; the fd is borrowed and open.
+    check(unsafe { libc::preadv(fd.as_fd().as_raw_fd(), &iov, 1, offset as libc::off_t) })
+}
+
+/// `pwritev` with one iovec: write `buf` at `offset`, return bytes written.
+#[inline]
+pub fn pwritev(fd: impl AsFd, buf: &[u8], offset: u64) -> io::Result<usize> {
+    let iov = write_iovec(buf);
+    // SAFETY: iov describes `buf`, borrowed for the call and only read by the kernel.
+    check(unsafe { libc::pwritev(fd.as_fd().as_raw_fd(), &iov, 1, offset as libc::off_t) })
+}
+
+#[inline]
+fn rw_flags(hipri: bool) -> libc::c_int {
+    if hipri {
+        libc::RWF_HIPRI
+    } else {
+        0
+    }
+}
+
+/// `preadv2`; `hipri` asks for a polled completion (RWF_HIPRI, direct I/O only).
+#[inline]
+pub fn preadv2(fd: impl AsFd, buf: &mut [u8], offset: u64, hipri: bool) -> io::Result<usize> {
+    let iov = read_iovec(buf);
+    // SAFETY: as in preadv.
+    check(unsafe {
+        libc::preadv2(
+            fd.as_fd().as_raw_fd(),
+            &iov,
+            1,
+            offset as libc::off_t,
+            rw_flags(hipri),
+        )
+    })
+}
+
+/// `pwritev2`; `hipri` as in [`preadv2`].
+#[inline]
+pub fn pwritev2(fd: impl AsFd, buf: &[u8], offset: u64, hipri: bool) -> io::Result<usize> {
+    let iov = write_iovec(buf);
+    // SAFETY: as in pwritev.
+    check(unsafe {
+        libc::pwritev2(
+            fd.as_fd().as_raw_fd(),
+            &iov,
+            1,
+            offset as libc::off_t,
+            rw_flags(hipri),
+        )
+    })
+}
+
+/// Drop the page cache of a range (`len` 0 = to the end of the file).
+pub fn fadvise_dontneed(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: plain syscall on a borrowed, open fd; no memory is passed.
+    let err = unsafe {
+        libc::posix_fadvise(
+            fd.as_fd().as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    // posix_fadvise returns the error number instead of setting errno.
+    if err == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(err))
+    }
+}
+
+// Block-device ioctls (linux/fs.h). BLKGETSIZE64 is `_IOR(0x12, 114, size_t)` in the
+// generic ioctl encoding used by x86_64 and aarch64; libc does not export it.
+const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
+const BLKFLSBUF: libc::Ioctl = 0x1261;
+
+pub fn is_block_device(file: &File) -> io::Result<bool> {
+    Ok(file.metadata()?.file_type().is_block_device())
+}
+
+/// Size of a block device in bytes.
+pub fn blk_size_bytes(fd: impl AsFd) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points at `size`.
+    let ret = unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), BLKGETSIZE64, &mut size) };
+    check(ret as libc::ssize_t).map(|_| size)
+}
+
+/// Logical sector size: the smallest unit the device addresses (direct I/O granularity).
+pub fn blk_logical_sector(fd: impl AsFd) -> io::Result<u32> {
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer, which points at `size`.
+    let ret = unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), libc::BLKSSZGET, &mut size) };
+    check(ret as libc::ssize_t).map(|_| size as u32)
+}
+
+/// Physical sector size: writes smaller than this make the device read-modify-write.
+pub fn blk_physical_sector(fd: impl AsFd) -> io::Result<u32> {
+    let mut size: libc::c_uint = 0;
+    // SAFETY: BLKPBSZGET writes one unsigned int through the pointer, which points at `size`.
+    let ret = unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), libc::BLKPBSZGET, &mut size) };
+    check(ret as libc::ssize_t).map(|_| size)
+}
+
+/// Write back and drop the device's buffer cache (needs CAP_SYS_ADMIN).
+pub fn blk_flush_buffers(fd: impl AsFd) -> io::Result<()> {
+    // SAFETY: BLKFLSBUF takes no argument memory.
+    let ret = unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), BLKFLSBUF, 0) };
+    check(ret as libc::ssize_t).map(|_| ())
+}
+
+/// Direct-I/O alignment reported by `statx(STATX_DIOALIGN)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DioAlign {
+    /// Buffer addresses must be multiples of this.
+    pub mem_align: u32,
+    /// File offsets and lengths must be multiples of this.
+    pub offset_align: u32,
+}
+
+impl DioAlign {
+    /// The kernel reports 0/0 when the file supports no direct I/O at all.
+    pub fn is_supported(&self) -> bool {
+        self.offset_align != 0
+    }
+}
+
+/// `Ok(None)` when the kernel or filesystem does not report the alignment (before Linux 6.1, some filesystems).
+pub fn dio_alignment(fd: impl AsFd) -> io::Result<Option<DioAlign>> {
+    let mut stx = MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: empty path + AT_EMPTY_PATH makes statx describe the borrowed fd; it writes
+    // one struct statx into `stx`, which is large enough.
+    let ret = unsafe {
+        libc::statx(
+            fd.as_fd().as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            stx.as_mut_ptr(),
+        )
+    };
+    check(ret as libc::ssize_t)?;
+    // SAFETY: zero-initialised and filled by a successful statx; every field is a plain integer.
+    let stx = unsafe { stx.assume_init() };
+    if stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+        return Ok(None);
+    }
+    Ok(Some(DioAlign {
+        mem_align: stx.stx_dio_mem_align,
+        offset_align: stx.stx_dio_offset_align,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{open_direct, scratch_file, LoopDevice};
+    use crate::AlignedBuf;
+
+    #[test]
+    fn vectored_roundtrip_at_offsets() {
+        let (_dir, file) = scratch_file(64 * 1024);
+        for (i, off) in [0u64, 4096, 12345, 60000].into_iter().enumerate() {
+            let data = vec![i as u8 + 1; 1000];
+            assert_eq!(pwritev(&file, &data, off).unwrap(), 1000);
+            let mut back = vec![0; 1000];
+            assert_eq!(preadv(&file, &mut back, off).unwrap(), 1000);
+            assert_eq!(back, data);
+        }
+    }
+
+    #[test]
+    fn v2_roundtrip_without_hipri() {
+        let (_dir, file) = scratch_file(8192);
+        assert_eq!(pwritev2(&file, b"hello", 100, false).unwrap(), 5);
+        let mut back = [0; 5];
+        assert_eq!(preadv2(&file, &mut back, 100, false).unwrap(), 5);
+        assert_eq!(&back, b"hello");
+    }
+
+    #[test]
+    fn read_past_end_returns_zero() {
+        let (_dir, file) = scratch_file(4096);
+        let mut buf = [0; 16];
+        assert_eq!(preadv(&file, &mut buf, 4096).unwrap(), 0);
+    }
+
+    #[test]
+    fn errors_come_back_as_errno() {
+        let (dir, _file) = scratch_file(4096);
+        let read_only = File::open(dir.path().join("data")).unwrap();
+        let err = pwritev(&read_only, b"x", 0).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EBADF));
+    }
+
+    #[test]
+    fn direct_io_with_aligned_buffer() {
+        let (dir, _file) = scratch_file(64 * 1024);
+        let file = open_direct(&dir);
+        let align = dio_alignment(&file)
+            .unwrap()
+            .expect("a real filesystem reports DIO alignment");
+        assert!(align.is_supported());
+        let mut buf = AlignedBuf::new(4096, 4096).unwrap();
+        buf.fill(0x5a);
+        assert_eq!(pwritev(&file, &buf, 8192).unwrap(), 4096);
+        buf.fill(0);
+        assert_eq!(preadv(&file, &mut buf, 8192).unwrap(), 4096);
+        assert!(buf.iter().all(|&b| b == 0x5a));
+        // An unaligned offset into written data is refused by the kernel, not by us.
+        let err = preadv(&file, &mut buf, 8192 + 100).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    }
+
+    #[test]
+    fn fadvise_accepts_whole_file() {
+        let (_dir, file) = scratch_file(4096);
+        fadvise_dontneed(&file, 0, 0).unwrap();
+        assert!(!is_block_device(&file).unwrap());
+    }
+
+    #[test]
+    fn block_ioctls_on_a_loop_device() {
+        let (dir, _file) = scratch_file(8 << 20);
+        let Some(dev) = LoopDevice::attach(&dir.path().join("data")) else {
+            return;
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dev.path())
+            .unwrap();
+        assert!(is_block_device(&file).unwrap());
+        assert_eq!(blk_size_bytes(&file).unwrap(), 8 << 20);
+        let logical = blk_logical_sector(&file).unwrap();
+        let physical = blk_physical_sector(&file).unwrap();
+        assert!(
+            logical >= 512 && logical.is_power_of_two(),
+            "logical {logical}"
+        );
+        assert!(
+            physical >= logical,
+            "physical {physical} < logical {logical}"
+        );
+        // Block devices report their DIO alignment through statx since Linux 6.11.
+        if let Some(dio) = dio_alignment(&file).unwrap() {
+            assert_eq!(dio.offset_align, logical);
+        }
+        blk_flush_buffers(&file).unwrap();
+    }
+
+    #[test]
+    fn block_ioctls_fail_on_a_regular_file() {
+        let (_dir, file) = scratch_file(4096);
+        assert!(blk_size_bytes(&file).is_err());
+        assert!(blk_logical_sector(&file).is_err());
+    }
+}

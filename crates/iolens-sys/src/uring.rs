@@ -1,0 +1,385 @@
+//! io_uring through the `io-uring` crate, shaped like [`crate::AioRing`]: the ring
+//! owns the buffer slots, and `Drop` waits for every I/O in flight before freeing them.
+
+use crate::buf::Slots;
+use crate::ring::IoRing;
+use io_uring::{opcode, squeue, types, IoUring};
+use std::fs::File;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+
+/// What to ask of the kernel. Refused options fall back and leave a note.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UringOptions {
+    /// IORING_SETUP_SQPOLL: a kernel thread polls the submission queue (fio's `sqthread_poll`).
+    pub sqpoll: bool,
+    /// IORING_SETUP_IOPOLL: completions are polled, not interrupt driven (fio's `hipri`; direct I/O only).
+    pub iopoll: bool,
+    /// Register the slot buffers once and use READ_FIXED/WRITE_FIXED (fio's `fixedbufs`).
+    pub fixed_buffers: bool,
+    /// Register the files once and address them by index (fio's `registerfiles`).
+    pub register_files: bool,
+}
+
+/// An io_uring instance with one buffer slot per queue entry.
+pub struct Uring {
+    ring: IoUring,
+    /// Kept open while the ring may refer to them.
+    _files: Vec<Arc<File>>,
+    /// What goes in an SQE's fd field per file: the fd, or its index when registered.
+    sqe_fds: Vec<RawFd>,
+    sqe_flags: squeue::Flags,
+    fixed_buffers: bool,
+    /// The ring was set up with IOPOLL (completions must be polled for).
+    iopoll: bool,
+    bufs: ManuallyDrop<Slots>,
+    busy: Box<[bool]>,
+    /// Pushed onto the submission queue, not yet passed to io_uring_enter.
+    unsubmitted: u32,
+    /// Pushed and not yet reaped.
+    outstanding: u32,
+    notes: Vec<String>,
+}
+
+fn build_ring(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<IoUring> {
+    let mut builder = IoUring::builder();
+    if sqpoll {
+        // Idle time (ms) before the kernel thread sleeps and must be woken by a syscall.
+        builder.setup_sqpoll(1000);
+    }
+    if iopoll {
+        builder.setup_iopoll();
+    }
+    builder.build(entries)
+}
+
+impl Uring {
+    /// A ring for `slots` concurrent I/Os of up to `slot_size` bytes on `files`.
+    pub fn new(
+        slots: u32,
+        slot_size: usize,
+        align: usize,
+        files: &[Arc<File>],
+        options: UringOptions,
+    ) -> io::Result<Self> {
+        let mut bufs = Slots::new(slots, slot_size, align)?;
+        let mut notes = Vec::new();
+        let (mut sqpoll, mut iopoll) = (options.sqpoll, options.iopoll);
+        let ring = loop {
+            match build_ring(slots, sqpoll, iopoll) {
+                Ok(ring) => break ring,
+                Err(e) if sqpoll => {
+                    notes.push(format!(
+                        "sqthread_poll refused by the kernel ({e}); using normal submission"
+                    ));
+                    sqpoll = false;
+                }
+                Err(e) if iopoll => {
+                    notes.push(format!("hipri (IOPOLL) refused by the kernel ({e}); using interrupt-driven completions"));
+                    iopoll = false;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+
+        let raw_fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let mut sqe_fds = raw_fds.clone();
+        let mut sqe_flags = squeue::Flags::empty();
+        if options.register_files {
+            match ring.submitter().register_files(&raw_fds) {
+                Ok(()) => {
+                    sqe_fds = (0..raw_fds.len() as RawFd).collect();
+                    sqe_flags = squeue::Flags::FIXED_FILE;
+                }
+                Err(e) => notes.push(format!(
+                    "registerfiles refused by the kernel ({e}); using plain descriptors"
+                )),
+            }
+        }
+
+        let mut fixed_buffers = false;
+        if options.fixed_buffers {
+            let iovecs: Vec<libc::iovec> = (0..slots)
+                .map(|slot| libc::iovec {
+                    iov_base: bufs.slot_ptr(slot).cast(),
+                    iov_len: slot_size,
+                })
+                .collect();
+            // SAFETY: each iovec is a slot of `bufs`, which stays allocated until the ring is gone
+            // or every I/O is drained (see Drop); buffer index = slot number.
+            match unsafe { ring.submitter().register_buffers(&iovecs) } {
+                Ok(()) => fixed_buffers = true,
+                Err(e) => notes.push(format!(
+                    "fixedbufs refused by the kernel ({e}); using normal buffers"
+                )),
+            }
+        }
+
+        Ok(Self {
+            ring,
+            _files: files.to_vec(),
+            sqe_fds,
+            sqe_flags,
+            fixed_buffers,
+            iopoll,
+            bufs: ManuallyDrop::new(bufs),
+            busy: vec![false; slots as usize].into(),
+            unsubmitted: 0,
+            outstanding: 0,
+            notes,
+        })
+    }
+
+    #[inline]
+    fn prep(&mut self, write: bool, slot: u32, file: u32, offset: u64, len: u32) {
+        assert!(!self.busy[slot as usize], "slot {slot} is already in use");
+        assert!(
+            len as usize <= self.bufs.slot_size(),
+            "I/O of {len} bytes exceeds the slot size"
+        );
+        let fd = types::Fd(self.sqe_fds[file as usize]);
+        let buf = self.bufs.slot_ptr(slot);
+        // Registered buffers are indexed by slot (fewer than 2^16 slots: the SQ holds at most 32768).
+        let entry = match (write, self.fixed_buffers) {
+            (false, false) => opcode::Read::new(fd, buf, len).offset(offset).build(),
+            (true, false) => opcode::Write::new(fd, buf, len).offset(offset).build(),
+            (false, true) => opcode::ReadFixed::new(fd, buf, len, slot as u16)
+                .offset(offset)
+                .build(),
+            (true, true) => opcode::WriteFixed::new(fd, buf, len, slot as u16)
+                .offset(offset)
+                .build(),
+        };
+        let entry = entry.flags(self.sqe_flags).user_data(u64::from(slot));
+        // SAFETY: the SQE points at a slot we own; the slot is marked busy and is neither handed
+        // out nor freed until its completion is reaped (or Drop has drained the ring).
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        // The queue has at least `slots` entries and each busy slot holds at most one.
+        pushed.expect("submission queue larger than the slot count");
+        self.busy[slot as usize] = true;
+        self.unsubmitted += 1;
+        self.outstanding += 1;
+    }
+
+    /// io_uring_enter: submit what is queued and wait for `want` completions.
+    fn enter(&mut self, want: u32) -> io::Result<u32> {
+        loop {
+            match self.ring.submit_and_wait(want as usize) {
+                Ok(n) => {
+                    let n = (n as u32).min(self.unsubmitted);
+                    self.unsubmitted -= n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {
+                    return Ok(0)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Hand at most `max` completions from the completion queue to `on_complete`.
+    #[inline]
+    fn drain(&mut self, max: u32, on_complete: &mut impl FnMut(u32, i64)) -> u32 {
+        let mut n = 0;
+        for cqe in self.ring.completion().take(max as usize) {
+            let slot = cqe.user_data() as u32;
+            self.busy[slot as usize] = false;
+            on_complete(slot, i64::from(cqe.result()));
+            n += 1;
+        }
+        self.outstanding -= n;
+        n
+    }
+}
+
+impl IoRing for Uring {
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    #[inline]
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(false, slot, file, offset, len);
+    }
+
+    #[inline]
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+        self.prep(true, slot, file, offset, len);
+    }
+
+    fn submit(&mut self) -> io::Result<u32> {
+        if self.unsubmitted == 0 {
+            return Ok(0);
+        }
+        self.enter(0)
+    }
+
+    fn reap(
+        &mut self,
+        min: u32,
+        max: u32,
+        mut on_complete: impl FnMut(u32, i64),
+    ) -> io::Result<u32> {
+        let min = min.min(self.outstanding).min(max);
+        let mut done = self.drain(max, &mut on_complete);
+        // A polled ring (IOPOLL) only finds completions when it enters the kernel.
+        if done == 0 && min == 0 && self.iopoll && self.outstanding > 0 {
+            self.enter(0)?;
+            done = self.drain(max, &mut on_complete);
+        }
+        while done < min {
+            self.enter(min - done)?;
+            done += self.drain(max - done, &mut on_complete);
+        }
+        Ok(done)
+    }
+
+    fn in_flight(&self) -> u32 {
+        self.outstanding
+    }
+
+    fn pending(&self) -> u32 {
+        self.unsubmitted
+    }
+
+    #[inline]
+    fn slot(&self, slot: u32) -> &[u8] {
+        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
+        self.bufs.slot(slot)
+    }
+
+    #[inline]
+    fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
+        self.bufs.slot_mut(slot)
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // Closing the ring does not wait for in-flight I/O, so wait here before freeing buffers.
+        let mut drained = true;
+        while self.outstanding > 0 {
+            if self.reap(self.outstanding, u32::MAX, |_, _| {}).is_err() {
+                drained = false;
+                break;
+            }
+        }
+        if drained {
+            // SAFETY: no I/O uses the buffers any more and they are never touched again.
+            unsafe { ManuallyDrop::drop(&mut self.bufs) };
+        }
+        // Otherwise the buffers are leaked on purpose: the kernel might still write to them.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{open_direct, ring_roundtrip, scratch_file, BS, DEPTH};
+
+    fn roundtrip(file: Arc<File>, plain: &File, options: UringOptions) -> Vec<String> {
+        let mut ring = Uring::new(DEPTH, BS, 4096, &[file], options).unwrap();
+        ring_roundtrip(&mut ring, plain);
+        ring.notes().to_vec()
+    }
+
+    /// A scratch file as (its directory, a buffered descriptor, an O_DIRECT descriptor).
+    fn direct_file() -> (tempfile::TempDir, File, Arc<File>) {
+        let (dir, plain) = scratch_file(64 * 1024);
+        let direct = Arc::new(open_direct(&dir));
+        (dir, plain, direct)
+    }
+
+    #[test]
+    fn buffered_roundtrip_depth_8() {
+        let (_dir, file) = scratch_file(0);
+        let plain = file.try_clone().unwrap();
+        assert!(roundtrip(Arc::new(file), &plain, UringOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn direct_roundtrip_with_fixed_buffers_and_files() {
+        let (_dir, plain, file) = direct_file();
+        let options = UringOptions {
+            fixed_buffers: true,
+            register_files: true,
+            ..Default::default()
+        };
+        assert_eq!(roundtrip(file, &plain, options), Vec::<String>::new());
+    }
+
+    #[test]
+    fn sqpoll_works_or_falls_back_with_a_note() {
+        let (_dir, plain, file) = direct_file();
+        let notes = roundtrip(
+            file,
+            &plain,
+            UringOptions {
+                sqpoll: true,
+                ..Default::default()
+            },
+        );
+        assert!(
+            notes.iter().all(|n| n.contains("sqthread_poll")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn iopoll_ring_reports_every_completion() {
+        // On a device without poll queues the I/Os may fail (EOPNOTSUPP); they must still complete.
+        let (_dir, _plain, file) = direct_file();
+        let options = UringOptions {
+            iopoll: true,
+            ..Default::default()
+        };
+        let mut ring = Uring::new(DEPTH, BS, 4096, &[file], options).unwrap();
+        for slot in 0..DEPTH {
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
+        }
+        ring.submit().unwrap();
+        let mut reaped = 0;
+        while reaped < DEPTH {
+            reaped += ring.reap(0, DEPTH, |_, _| {}).unwrap();
+        }
+        assert_eq!(ring.in_flight(), 0);
+    }
+
+    #[test]
+    fn io_errors_are_completions() {
+        let (dir, _file) = scratch_file(4096);
+        let read_only = Arc::new(File::open(dir.path().join("data")).unwrap());
+        let mut ring = Uring::new(2, BS, 4096, &[read_only], UringOptions::default()).unwrap();
+        ring.prep_write(0, 0, 0, BS as u32);
+        ring.submit().unwrap();
+        let mut results = Vec::new();
+        ring.reap(1, 2, |slot, res| results.push((slot, res)))
+            .unwrap();
+        assert_eq!(results, [(0, -i64::from(libc::EBADF))]);
+    }
+
+    #[test]
+    fn drop_waits_for_in_flight_io() {
+        let (_dir, _plain, file) = direct_file();
+        let mut ring = Uring::new(DEPTH, BS, 4096, &[file], UringOptions::default()).unwrap();
+        for slot in 0..DEPTH {
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
+        }
+        ring.submit().unwrap();
+        drop(ring);
+    }
+
+    #[test]
+    #[should_panic(expected = "in flight")]
+    fn busy_slot_cannot_be_borrowed() {
+        let (_dir, file) = scratch_file(4096);
+        let mut ring = Uring::new(1, BS, 4096, &[Arc::new(file)], UringOptions::default()).unwrap();
+        ring.prep_read(0, 0, 0, BS as u32);
+        ring.slot_mut(0);
+    }
+}

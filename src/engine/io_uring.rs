@@ -1,0 +1,58 @@
+//! `io_uring`: honours `sqthread_poll`, `hipri` (IOPOLL), `fixedbufs` and
+//! `registerfiles`; whatever the kernel refuses falls back and shows in `notes()`.
+
+use super::ring::{OpenRing, RingEngine};
+use super::EngineSetup;
+use iolens_sys::{Uring, UringOptions};
+use std::io;
+
+impl OpenRing for Uring {
+    fn open_ring(setup: &EngineSetup) -> io::Result<Self> {
+        let options = UringOptions {
+            sqpoll: setup.spec.sqthread_poll,
+            iopoll: setup.spec.hipri,
+            fixed_buffers: setup.spec.fixedbufs,
+            register_files: setup.spec.registerfiles,
+        };
+        Uring::new(
+            setup.slots,
+            setup.slot_size,
+            setup.align,
+            setup.files,
+            options,
+        )
+    }
+}
+
+pub type IoUring = RingEngine<Uring>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::test_support::{roundtrip, roundtrip_with, spec};
+    use crate::job::spec::EngineKind;
+
+    #[test]
+    fn buffered_roundtrip_depth_8() {
+        roundtrip::<IoUring>(EngineKind::IoUring, 8);
+    }
+
+    #[test]
+    fn direct_roundtrip_with_fixed_buffers_and_registered_files() {
+        let mut spec = spec(EngineKind::IoUring, 8);
+        spec.fixedbufs = true;
+        spec.registerfiles = true;
+        assert_eq!(roundtrip_with::<IoUring>(&spec, true), Vec::<String>::new());
+    }
+
+    #[test]
+    fn sqthread_poll_works_or_falls_back_with_a_note() {
+        let mut spec = spec(EngineKind::IoUring, 8);
+        spec.sqthread_poll = true;
+        let notes = roundtrip_with::<IoUring>(&spec, true);
+        assert!(
+            notes.iter().all(|n| n.contains("sqthread_poll")),
+            "{notes:?}"
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! The shared body of the asynchronous engines (libaio, io_uring): `queue` prepares,
+//! `commit` submits, `reap` reports. Each engine file only says how to open its ring.
+
+use super::{sync_file, Completion, Engine, EngineSetup, IoRequest, Queued};
+use crate::job::spec::Ddir;
+use iolens_sys::IoRing;
+use std::fs::File;
+use std::io;
+use std::sync::Arc;
+
+/// A ring that can be built from an engine setup.
+pub trait OpenRing: IoRing + Sized {
+    fn open_ring(setup: &EngineSetup) -> io::Result<Self>;
+}
+
+pub struct RingEngine<R> {
+    ring: R,
+    files: Vec<Arc<File>>,
+}
+
+impl<R: OpenRing> Engine for RingEngine<R> {
+    fn open(setup: &EngineSetup) -> io::Result<Self> {
+        Ok(Self {
+            ring: R::open_ring(setup)?,
+            files: setup.files.to_vec(),
+        })
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.ring.notes().to_vec()
+    }
+
+    #[inline]
+    fn buffer(&mut self, slot: u32) -> &mut [u8] {
+        self.ring.slot_mut(slot)
+    }
+
+    #[inline]
+    fn queue(&mut self, req: &IoRequest) -> io::Result<Queued> {
+        match req.ddir {
+            Ddir::Read => self.ring.prep_read(req.slot, req.file, req.offset, req.len),
+            Ddir::Write => self
+                .ring
+                .prep_write(req.slot, req.file, req.offset, req.len),
+        }
+        Ok(Queued::Queued)
+    }
+
+    #[inline]
+    fn commit(&mut self) -> io::Result<()> {
+        self.ring.submit().map(drop)
+    }
+
+    #[inline]
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        // I/Os the kernel had no room for at commit (EAGAIN) go now, or nothing would complete them.
+        if self.ring.pending() > 0 {
+            self.ring.submit()?;
+        }
+        self.ring.reap(min, max, |slot, result| {
+            out.push(Completion { slot, result })
+        })?;
+        Ok(())
+    }
+
+    fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()> {
+        sync_file(&self.files[file as usize], datasync)
+    }
+}
