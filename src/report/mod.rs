@@ -1,2 +1,4 @@
 //! Reports: the model and its renderings.
+pub mod fio_style;
 pub mod model;
+pub mod text;
