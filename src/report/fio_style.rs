@@ -1,6 +1,8 @@
 //! Conventions shared by the fio-compatible outputs (`text` and `fio_json`):
 //! fio's bucket labels, its display floors for small percentages, and its
-//! ctime-style timestamp.
+//! ctime-style timestamp, and how a job's bandwidth relates to its group.
+
+use crate::report::model::RunReport;
 
 /// Labels of the queue-depth buckets (`DepthReport::level_pct`).
 pub const DEPTH_LEVEL_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
@@ -30,6 +32,25 @@ fn floor_nonzero(pct: f64, floor: f64) -> f64 {
         floor
     } else {
         pct
+    }
+}
+
+/// Aggregate [read, write] bandwidth of the job's reporting group, bytes/s.
+pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 2] {
+    report
+        .groups
+        .iter()
+        .find(|g| g.id == groupid)
+        .map_or([0.0; 2], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
+}
+
+/// A job's mean sampled bandwidth as a percentage of its group's aggregate
+/// (fio's `per=` and `bw_agg`), capped at 100 like fio; 100 without a group figure.
+pub fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
+    if group_bw > 0.0 {
+        (mean_bw * 100.0 / group_bw).min(100.0)
+    } else {
+        100.0
     }
 }
 

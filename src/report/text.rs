@@ -5,8 +5,8 @@
 use std::fmt::{self, Write};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, lat_pct, DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS,
-    LAT_MS_LABELS,
+    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, DEPTH_BATCH_LABELS,
+    DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
     DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary, RunReport,
@@ -26,11 +26,7 @@ pub fn render(report: &RunReport) -> String {
 
 fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
     for job in &report.jobs {
-        let group_bw = report
-            .groups
-            .iter()
-            .find(|g| g.id == job.groupid)
-            .map_or([0.0; 2], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec));
+        let group_bw = group_bw(report, job.groupid);
         write_job(out, job, report.started_unix_ms / 1000, group_bw)?;
     }
     for group in &report.groups {
@@ -125,11 +121,7 @@ fn write_dir(out: &mut String, name: &str, dir: &DirReport, group_bw: f64) -> fm
     }
     let bw = &dir.bw_samples;
     if bw.samples > 0 {
-        let share_of_group = if group_bw > 0.0 {
-            (bw.mean * 100.0 / group_bw).min(100.0)
-        } else {
-            100.0
-        };
+        let per = share_of_group(bw.mean, group_bw);
         // KiB/s, or MiB/s once the mean passes 1 GiB/s, as fio does.
         let (unit, divisor) = if bw.mean > 1024.0 * 1024.0 * 1024.0 {
             ("MiB", 1024.0 * 1024.0)
@@ -138,7 +130,7 @@ fn write_dir(out: &mut String, name: &str, dir: &DirReport, group_bw: f64) -> fm
         };
         writeln!(
             out,
-            "   bw ({unit:>5}/s): min={:5}, max={:5}, per={share_of_group:.2}%, avg={:5.2}, stdev={:5.2}, samples={}",
+            "   bw ({unit:>5}/s): min={:5}, max={:5}, per={per:.2}%, avg={:5.2}, stdev={:5.2}, samples={}",
             (bw.min / divisor) as u64,
             (bw.max / divisor) as u64,
             bw.mean / divisor,
