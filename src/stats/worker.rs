@@ -237,13 +237,12 @@ mod tests {
 
     #[test]
     fn merge_adds_everything() {
-        let mut a = worker(&[1000, 2000], &[500]);
-        a += &worker(&[3000], &[]);
-        assert_eq!(a, {
-            let mut all = worker(&[1000, 2000, 3000], &[500]);
-            all.depth.record_level(1);
-            all
-        });
+        let mut merged = worker(&[1000, 2000], &[500]);
+        merged += &worker(&[3000], &[]);
+        // `worker` records one depth level each, so the merge holds two.
+        let mut expected = worker(&[1000, 2000, 3000], &[500]);
+        expected.depth.record_level(1);
+        assert_eq!(merged, expected);
     }
 
     #[test]
