@@ -1,2 +1,6 @@
 //! Reports: the model and its renderings.
+pub mod fio_json;
+pub mod fio_style;
+pub mod json;
 pub mod model;
+pub mod text;

@@ -1,0 +1,635 @@
+//! fio's `--output-format=json` layout, so tools that parse fio's JSON read
+//! iolens runs. fio's key names live only here. iolens adds `cpu_ns_per_io`
+//! per job (fio parsers ignore unknown keys). Every float goes through
+//! `finite`, so the output is valid JSON even if a figure is NaN.
+
+use serde::ser::{Serialize, Serializer};
+
+use crate::report::fio_style::{
+    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, DEPTH_BATCH_LABELS,
+    DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
+};
+use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
+
+/// The report as fio's JSON document.
+pub fn render(report: &RunReport) -> String {
+    serde_json::to_string_pretty(&FioOutput::new(report))
+        .expect("fio JSON has only string keys and finite numbers")
+}
+
+/// Keys in insertion order (fio's order), serialized as a JSON object.
+struct OrderedMap<V>(Vec<(String, V)>);
+
+impl<V: Serialize> Serialize for OrderedMap<V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+impl<V> OrderedMap<V> {
+    fn labelled(labels: &[&str], values: impl IntoIterator<Item = V>) -> Self {
+        OrderedMap(labels.iter().map(|l| l.to_string()).zip(values).collect())
+    }
+}
+
+fn finite(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FioOutput {
+    #[serde(rename = "fio version")]
+    fio_version: String,
+    timestamp: u64,
+    timestamp_ms: u64,
+    time: String,
+    #[serde(rename = "global options", skip_serializing_if = "Option::is_none")]
+    global_options: Option<OrderedMap<String>>,
+    jobs: Vec<FioJob>,
+    disk_util: Vec<FioDisk>,
+}
+
+impl FioOutput {
+    fn new(report: &RunReport) -> Self {
+        let options = |pairs: &[(String, String)]| OrderedMap(pairs.to_vec());
+        FioOutput {
+            fio_version: format!("iolens-{}", report.tool_version),
+            timestamp: report.started_unix_ms / 1000,
+            timestamp_ms: report.started_unix_ms,
+            time: ctime_utc(report.started_unix_ms / 1000),
+            global_options: (!report.global_options.is_empty())
+                .then(|| options(&report.global_options)),
+            jobs: report
+                .jobs
+                .iter()
+                .map(|job| FioJob::new(job, group_bw(report, job.groupid)))
+                .collect(),
+            disk_util: report.disks.iter().map(FioDisk::new).collect(),
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FioJob {
+    jobname: String,
+    groupid: u32,
+    error: i32,
+    eta: u64,
+    elapsed: u64,
+    #[serde(rename = "job options")]
+    job_options: OrderedMap<String>,
+    read: FioDir,
+    write: FioDir,
+    trim: FioDir,
+    sync: FioSync,
+    job_runtime: u64,
+    usr_cpu: f64,
+    sys_cpu: f64,
+    ctx: u64,
+    majf: u64,
+    minf: u64,
+    iodepth_level: OrderedMap<f64>,
+    iodepth_submit: OrderedMap<f64>,
+    iodepth_complete: OrderedMap<f64>,
+    latency_ns: OrderedMap<f64>,
+    latency_us: OrderedMap<f64>,
+    latency_ms: OrderedMap<f64>,
+    latency_depth: u64,
+    latency_target: u64,
+    latency_percentile: f64,
+    latency_window: u64,
+    cpu_ns_per_io: f64,
+}
+
+impl FioJob {
+    fn new(job: &JobReport, group_bw: [f64; 2]) -> Self {
+        let depth = |labels: &[&str], pcts: &[f64; 7]| {
+            OrderedMap::labelled(labels, pcts.map(|p| finite(depth_pct(p))))
+        };
+        let lat = |labels: &[&str], pcts: &[f64]| {
+            OrderedMap::labelled(labels, pcts.iter().map(|&p| finite(lat_pct(p))))
+        };
+        let buckets = &job.lat_buckets;
+        // iodepth as resolved for the job; fio reports it as latency_depth.
+        let iodepth = job
+            .options
+            .iter()
+            .find(|(key, _)| key == "iodepth")
+            .and_then(|(_, value)| value.parse().ok())
+            .unwrap_or(1);
+        FioJob {
+            jobname: job.name.clone(),
+            groupid: job.groupid,
+            error: job.errno,
+            eta: 0,
+            elapsed: job.runtime_ns.div_ceil(1_000_000_000),
+            job_options: OrderedMap(job.options.clone()),
+            read: FioDir::new(&job.dirs[0], group_bw[0]),
+            write: FioDir::new(&job.dirs[1], group_bw[1]),
+            trim: FioDir::new(&DirReport::default(), 0.0),
+            sync: FioSync {
+                total_ios: job.sync.total_ios,
+                lat_ns: FioLat::new(job.sync.lat.as_ref()),
+            },
+            job_runtime: job.runtime_ns / 1_000_000,
+            usr_cpu: finite(job.cpu.usr_pct),
+            sys_cpu: finite(job.cpu.sys_pct),
+            ctx: job.cpu.ctx,
+            majf: job.cpu.majf,
+            minf: job.cpu.minf,
+            iodepth_level: depth(&DEPTH_LEVEL_LABELS, &job.depth.level_pct),
+            iodepth_submit: depth(&DEPTH_BATCH_LABELS, &job.depth.submit_pct),
+            iodepth_complete: depth(&DEPTH_BATCH_LABELS, &job.depth.complete_pct),
+            latency_ns: lat(&LAT_LABELS, &buckets.ns_pct),
+            latency_us: lat(&LAT_LABELS, &buckets.us_pct),
+            latency_ms: lat(&LAT_MS_LABELS, &buckets.ms_pct),
+            latency_depth: iodepth,
+            // iolens has no latency target; these are fio's values without one.
+            latency_target: 0,
+            latency_percentile: 100.0,
+            latency_window: 0,
+            cpu_ns_per_io: finite(job.cpu.cpu_ns_per_io),
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FioDir {
+    io_bytes: u64,
+    io_kbytes: u64,
+    bw_bytes: u64,
+    /// KiB/s
+    bw: u64,
+    iops: f64,
+    /// ms
+    runtime: u64,
+    total_ios: u64,
+    short_ios: u64,
+    drop_ios: u64,
+    slat_ns: FioLat,
+    clat_ns: FioLat,
+    lat_ns: FioLat,
+    bw_min: u64,
+    bw_max: u64,
+    bw_agg: f64,
+    bw_mean: f64,
+    bw_dev: f64,
+    bw_samples: u64,
+    iops_min: u64,
+    iops_max: u64,
+    iops_mean: f64,
+    iops_stddev: f64,
+    iops_samples: u64,
+}
+
+impl FioDir {
+    fn new(dir: &DirReport, group_bw: f64) -> Self {
+        const KIB: f64 = 1024.0;
+        let bw = &dir.bw_samples;
+        let iops = &dir.iops_samples;
+        // `as u64` saturates, and maps NaN to 0.
+        FioDir {
+            io_bytes: dir.io_bytes,
+            io_kbytes: dir.io_bytes / 1024,
+            bw_bytes: dir.bw_bytes_per_sec as u64,
+            bw: (dir.bw_bytes_per_sec / KIB) as u64,
+            iops: finite(dir.iops),
+            runtime: dir.runtime_ns / 1_000_000,
+            total_ios: dir.total_ios,
+            short_ios: dir.short_ios,
+            drop_ios: 0,
+            slat_ns: FioLat::new(dir.slat.as_ref()),
+            clat_ns: FioLat::new(dir.clat.as_ref()),
+            lat_ns: FioLat::new(dir.lat.as_ref()),
+            bw_min: (bw.min / KIB) as u64,
+            bw_max: (bw.max / KIB) as u64,
+            bw_agg: if bw.samples > 0 {
+                finite(share_of_group(bw.mean, group_bw))
+            } else {
+                0.0
+            },
+            bw_mean: finite(bw.mean / KIB),
+            bw_dev: finite(bw.stddev / KIB),
+            bw_samples: bw.samples,
+            iops_min: iops.min as u64,
+            iops_max: iops.max as u64,
+            iops_mean: finite(iops.mean),
+            iops_stddev: finite(iops.stddev),
+            iops_samples: iops.samples,
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FioLat {
+    min: u64,
+    max: u64,
+    mean: f64,
+    stddev: f64,
+    #[serde(rename = "N")]
+    n: u64,
+    /// Only when there are percentiles, as fio does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    percentile: Option<OrderedMap<u64>>,
+}
+
+impl FioLat {
+    /// Zeros for a latency that was not measured, like fio.
+    fn new(summary: Option<&LatSummary>) -> Self {
+        let Some(s) = summary else {
+            return FioLat {
+                min: 0,
+                max: 0,
+                mean: 0.0,
+                stddev: 0.0,
+                n: 0,
+                percentile: None,
+            };
+        };
+        FioLat {
+            min: s.min_ns,
+            max: s.max_ns,
+            mean: finite(s.mean_ns),
+            stddev: finite(s.stddev_ns),
+            n: s.samples,
+            percentile: (!s.percentiles.is_empty()).then(|| {
+                OrderedMap(
+                    s.percentiles
+                        .iter()
+                        .map(|&(p, ns)| (format!("{p:.6}"), ns))
+                        .collect(),
+                )
+            }),
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FioSync {
+    total_ios: u64,
+    lat_ns: FioLat,
+}
+
+#[derive(serde::Serialize)]
+struct FioDisk {
+    name: String,
+    read_ios: u64,
+    write_ios: u64,
+    read_merges: u64,
+    write_merges: u64,
+    read_ticks: u64,
+    write_ticks: u64,
+    in_queue: u64,
+    util: f64,
+}
+
+impl FioDisk {
+    fn new(d: &DiskUtil) -> Self {
+        FioDisk {
+            name: d.name.clone(),
+            read_ios: d.read_ios,
+            write_ios: d.write_ios,
+            read_merges: d.read_merges,
+            write_merges: d.write_merges,
+            read_ticks: d.read_ticks_ms,
+            write_ticks: d.write_ticks_ms,
+            in_queue: d.in_queue_ms,
+            util: finite(d.util_pct),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{
+        CpuReport, DepthReport, GroupDirSummary, GroupReport, LatBuckets, SampleSummary,
+        SyncReport, SCHEMA_VERSION,
+    };
+    use serde_json::Value;
+
+    // Key sets of fio 3.33's JSON output (`--output-format=json`, a randrw
+    // libaio job with fsync), by object.
+    const TOP_KEYS: &[&str] = &[
+        "fio version",
+        "timestamp",
+        "timestamp_ms",
+        "time",
+        "jobs",
+        "disk_util",
+    ];
+    const JOB_KEYS: &[&str] = &[
+        "jobname",
+        "groupid",
+        "error",
+        "eta",
+        "elapsed",
+        "job options",
+        "read",
+        "write",
+        "trim",
+        "sync",
+        "job_runtime",
+        "usr_cpu",
+        "sys_cpu",
+        "ctx",
+        "majf",
+        "minf",
+        "iodepth_level",
+        "iodepth_submit",
+        "iodepth_complete",
+        "latency_ns",
+        "latency_us",
+        "latency_ms",
+        "latency_depth",
+        "latency_target",
+        "latency_percentile",
+        "latency_window",
+    ];
+    const DIR_KEYS: &[&str] = &[
+        "io_bytes",
+        "io_kbytes",
+        "bw_bytes",
+        "bw",
+        "iops",
+        "runtime",
+        "total_ios",
+        "short_ios",
+        "drop_ios",
+        "slat_ns",
+        "clat_ns",
+        "lat_ns",
+        "bw_min",
+        "bw_max",
+        "bw_agg",
+        "bw_mean",
+        "bw_dev",
+        "bw_samples",
+        "iops_min",
+        "iops_max",
+        "iops_mean",
+        "iops_stddev",
+        "iops_samples",
+    ];
+    const LAT_KEYS: &[&str] = &["min", "max", "mean", "stddev", "N"];
+    const SYNC_KEYS: &[&str] = &["total_ios", "lat_ns"];
+    const DISK_KEYS: &[&str] = &[
+        "name",
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks",
+        "write_ticks",
+        "in_queue",
+        "util",
+    ];
+    const PERCENTILE_KEYS: &[&str] = &[
+        "1.000000",
+        "5.000000",
+        "10.000000",
+        "20.000000",
+        "30.000000",
+        "40.000000",
+        "50.000000",
+        "60.000000",
+        "70.000000",
+        "80.000000",
+        "90.000000",
+        "95.000000",
+        "99.000000",
+        "99.500000",
+        "99.900000",
+        "99.950000",
+        "99.990000",
+    ];
+
+    /// Compares key sets; `Value` keeps keys sorted, so order is checked on the text.
+    fn assert_keys(v: &Value, expected: &[&str]) {
+        let mut expected = expected.to_vec();
+        expected.sort_unstable();
+        let actual: Vec<&str> = v
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(actual, expected);
+    }
+
+    fn summary(samples: u64, percentiles: Vec<(f64, u64)>) -> LatSummary {
+        LatSummary {
+            min_ns: 40_000,
+            max_ns: 400_000,
+            mean_ns: 69_685.2,
+            stddev_ns: 20_310.4,
+            samples,
+            percentiles,
+        }
+    }
+
+    fn report(mean_ns: f64) -> RunReport {
+        let percentiles: Vec<(f64, u64)> = crate::job::spec::DEFAULT_PERCENTILES
+            .iter()
+            .map(|&p| (p, 66_048))
+            .collect();
+        let read = DirReport {
+            io_bytes: 8_159_232,
+            total_ios: 1992,
+            short_ios: 0,
+            runtime_ns: 157_400_000,
+            bw_bytes_per_sec: 51_969_630.0,
+            iops: 12_687.9,
+            slat: None,
+            clat: Some(summary(1992, percentiles.clone())),
+            lat: Some(LatSummary {
+                mean_ns,
+                ..summary(1992, Vec::new())
+            }),
+            bw_samples: SampleSummary {
+                min: 105_455_616.0,
+                max: 121_053_184.0,
+                mean: 114_660_693.0,
+                stddev: 8_170_313.0,
+                samples: 3,
+            },
+            iops_samples: SampleSummary {
+                min: 25_746.0,
+                max: 29_554.0,
+                mean: 27_993.3,
+                stddev: 1994.7,
+                samples: 3,
+            },
+        };
+        let job = JobReport {
+            name: "t\u{1}\"x".into(),
+            groupid: 0,
+            workers: 1,
+            error: None,
+            errno: 0,
+            options: vec![
+                ("rw".into(), "randrw".into()),
+                ("iodepth".into(), "8".into()),
+            ],
+            dirs: [read, DirReport::default()],
+            sync: SyncReport {
+                total_ios: 3,
+                lat: Some(summary(3, percentiles)),
+            },
+            cpu: CpuReport {
+                usr_pct: 5.35,
+                sys_pct: 28.75,
+                ctx: 23157,
+                minf: 15,
+                cpu_ns_per_io: 1234.5,
+                ..Default::default()
+            },
+            depth: DepthReport {
+                level_pct: [0.004, 0.0, 0.0, 99.996, 0.0, 0.0, 0.0],
+                ..Default::default()
+            },
+            lat_buckets: LatBuckets {
+                ns_pct: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.001, 0.0, 0.0],
+                ..Default::default()
+            },
+            runtime_ns: 157_400_000,
+        };
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool_version: "0.1.0".into(),
+            started_unix_ms: 1_795_305_010_426,
+            command_line: Vec::new(),
+            global_options: Vec::new(),
+            jobs: vec![job],
+            groups: vec![GroupReport {
+                id: 0,
+                dirs: [
+                    GroupDirSummary {
+                        bw_bytes_per_sec: 117_392_055.0,
+                        ..Default::default()
+                    },
+                    GroupDirSummary::default(),
+                ],
+            }],
+            disks: vec![DiskUtil {
+                name: "vda".into(),
+                read_ios: 53_398,
+                util_pct: 76.75,
+                ..Default::default()
+            }],
+            interrupted: false,
+        }
+    }
+
+    fn parse(report: &RunReport) -> Value {
+        serde_json::from_str(&render(report)).expect("valid JSON")
+    }
+
+    #[test]
+    fn key_sets_match_fio() {
+        let text = render(&report(69_716.2));
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_keys(&doc, TOP_KEYS);
+        let positions: Vec<usize> = TOP_KEYS
+            .iter()
+            .map(|key| text.find(&format!("\"{key}\"")).unwrap())
+            .collect();
+        assert!(positions.is_sorted(), "top-level keys out of fio's order");
+        let job = &doc["jobs"][0];
+        let mut expected_job_keys = JOB_KEYS.to_vec();
+        expected_job_keys.push("cpu_ns_per_io");
+        assert_keys(job, &expected_job_keys);
+        for dir in ["read", "write", "trim"] {
+            assert_keys(&job[dir], DIR_KEYS);
+            assert_keys(&job[dir]["slat_ns"], LAT_KEYS);
+            assert_keys(&job[dir]["lat_ns"], LAT_KEYS);
+        }
+        let mut with_percentiles = LAT_KEYS.to_vec();
+        with_percentiles.push("percentile");
+        assert_keys(&job["read"]["clat_ns"], &with_percentiles);
+        assert_keys(&job["write"]["clat_ns"], LAT_KEYS);
+        assert_keys(&job["read"]["clat_ns"]["percentile"], PERCENTILE_KEYS);
+        assert_keys(&job["sync"], SYNC_KEYS);
+        assert_keys(&job["sync"]["lat_ns"], &with_percentiles);
+        assert_keys(&job["iodepth_level"], &DEPTH_LEVEL_LABELS);
+        assert_keys(&job["iodepth_submit"], &DEPTH_BATCH_LABELS);
+        assert_keys(&job["iodepth_complete"], &DEPTH_BATCH_LABELS);
+        assert_keys(&job["latency_ns"], &LAT_LABELS);
+        assert_keys(&job["latency_us"], &LAT_LABELS);
+        assert_keys(&job["latency_ms"], &LAT_MS_LABELS);
+        assert_keys(&doc["disk_util"][0], DISK_KEYS);
+    }
+
+    #[test]
+    fn values_use_fios_units() {
+        let doc = parse(&report(69_716.2));
+        assert_eq!(doc["fio version"], "iolens-0.1.0");
+        assert_eq!(doc["timestamp"], 1_795_305_010u64);
+        assert_eq!(doc["time"], "Sat Nov 21 23:50:10 2026");
+        let job = &doc["jobs"][0];
+        assert_eq!(job["jobname"], "t\u{1}\"x");
+        assert_eq!(job["job options"]["iodepth"], "8");
+        assert_eq!(job["latency_depth"], 8);
+        assert_eq!(
+            (job["elapsed"].as_u64(), job["job_runtime"].as_u64()),
+            (Some(1), Some(157))
+        );
+        let read = &job["read"];
+        assert_eq!(
+            (read["io_kbytes"].as_u64(), read["bw"].as_u64()),
+            (Some(7968), Some(50_751))
+        );
+        assert_eq!(
+            (read["runtime"].as_u64(), read["bw_min"].as_u64()),
+            (Some(157), Some(102_984))
+        );
+        assert!((read["bw_agg"].as_f64().unwrap() - 97.673).abs() < 1e-3);
+        assert_eq!(read["clat_ns"]["percentile"]["99.990000"], 66_048);
+        assert_eq!(read["slat_ns"]["N"], 0);
+        assert_eq!(job["iodepth_level"]["1"], 0.1);
+        assert_eq!(job["latency_ns"]["500"], 0.01);
+        assert_eq!(job["cpu_ns_per_io"], 1234.5);
+    }
+
+    #[test]
+    fn global_options_only_when_given() {
+        let mut r = report(1.0);
+        r.global_options = vec![("bs".into(), "4k".into())];
+        assert_eq!(parse(&r)["global options"]["bs"], "4k");
+        // fio's order: after "time", before "jobs".
+        let text = render(&r);
+        let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap();
+        assert!(at("time") < at("global options") && at("global options") < at("jobs"));
+    }
+
+    #[test]
+    fn any_figures_give_valid_json_without_nan() {
+        for odd in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -0.0,
+            1e300,
+            f64::MIN_POSITIVE,
+        ] {
+            let mut r = report(odd);
+            let dir = &mut r.jobs[0].dirs[0];
+            dir.iops = odd;
+            dir.bw_bytes_per_sec = odd;
+            dir.bw_samples.mean = odd;
+            r.jobs[0].cpu.cpu_ns_per_io = odd;
+            r.disks[0].util_pct = odd;
+            let text = render(&r);
+            assert!(
+                !text.contains("NaN") && !text.contains("null"),
+                "{odd}: {text}"
+            );
+            let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+            assert!(doc["jobs"][0]["read"]["iops"].is_number());
+        }
+    }
+}

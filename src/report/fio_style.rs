@@ -1,0 +1,118 @@
+//! Conventions shared by the fio-compatible outputs (`text` and `fio_json`):
+//! fio's bucket labels, its display floors for small percentages, and its
+//! ctime-style timestamp, and how a job's bandwidth relates to its group.
+
+use crate::report::model::RunReport;
+
+/// Labels of the queue-depth buckets (`DepthReport::level_pct`).
+pub const DEPTH_LEVEL_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+/// Labels of the submit/complete batch buckets.
+pub const DEPTH_BATCH_LABELS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+/// Labels of `LatBuckets::ns_pct` and `us_pct`.
+pub const LAT_LABELS: [&str; 10] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+];
+/// Labels of `LatBuckets::ms_pct`.
+pub const LAT_MS_LABELS: [&str; 12] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+];
+
+/// fio never shows a nonzero depth share as 0.0%: it shows at least 0.1.
+pub fn depth_pct(pct: f64) -> f64 {
+    floor_nonzero(pct, 0.1)
+}
+
+/// Same for the latency distribution, at 0.01.
+pub fn lat_pct(pct: f64) -> f64 {
+    floor_nonzero(pct, 0.01)
+}
+
+fn floor_nonzero(pct: f64, floor: f64) -> f64 {
+    if pct > 0.0 && pct < floor {
+        floor
+    } else {
+        pct
+    }
+}
+
+/// Aggregate [read, write] bandwidth of the job's reporting group, bytes/s.
+pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 2] {
+    report
+        .groups
+        .iter()
+        .find(|g| g.id == groupid)
+        .map_or([0.0; 2], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
+}
+
+/// A job's mean sampled bandwidth as a percentage of its group's aggregate
+/// (fio's `per=` and `bw_agg`), capped at 100 like fio; 100 without a group figure.
+pub fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
+    if group_bw > 0.0 {
+        (mean_bw * 100.0 / group_bw).min(100.0)
+    } else {
+        100.0
+    }
+}
+
+/// A Unix time as ctime shows it ("Sat Nov 21 23:50:09 2026"), in UTC.
+pub fn ctime_utc(unix_secs: u64) -> String {
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = unix_secs / 86_400;
+    let secs_of_day = unix_secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{} {} {:>2} {:02}:{:02}:{:02} {}",
+        WEEKDAYS[(days % 7) as usize],
+        MONTHS[month as usize - 1],
+        day,
+        secs_of_day / 3600,
+        secs_of_day / 60 % 60,
+        secs_of_day % 60,
+        year
+    )
+}
+
+/// (year, month 1..=12, day 1..=31) of a day count since 1970-01-01, by the
+/// well-known era arithmetic on a calendar that starts in March (so the leap
+/// day falls at the end of the year).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let shifted = days + 719_468; // days from 0000-03-01 to 1970-01-01
+    let era = shifted / 146_097;
+    let day_of_era = shifted % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = era * 400 + year_of_era + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctime_matches_known_dates() {
+        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime_utc(951_782_400), "Tue Feb 29 00:00:00 2000");
+        assert_eq!(ctime_utc(1_795_305_010), "Sat Nov 21 23:50:10 2026");
+        assert_eq!(ctime_utc(1_688_423_433), "Mon Jul  3 22:30:33 2023");
+    }
+
+    #[test]
+    fn small_shares_are_floored_but_zero_stays_zero() {
+        assert_eq!(depth_pct(0.0), 0.0);
+        assert_eq!(depth_pct(0.004), 0.1);
+        assert_eq!(depth_pct(42.0), 42.0);
+        assert_eq!(lat_pct(0.004), 0.01);
+    }
+}

@@ -1,0 +1,268 @@
+//! One worker's counters, owned by its thread (no locks), merged at the end.
+
+use std::ops::AddAssign;
+
+use crate::report::model::{DepthReport, DirReport, LatBuckets, SyncReport};
+use crate::stats::histogram::LatHistogram;
+use crate::stats::series::RateSeries;
+
+/// Latencies and totals of one direction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirStats {
+    /// Submission latency: start of submit until the engine accepted the I/O.
+    pub slat: LatHistogram,
+    /// Completion latency: accepted until completed.
+    pub clat: LatHistogram,
+    /// Total latency: start of submit until completed.
+    pub lat: LatHistogram,
+    pub bytes: u64,
+    pub ios: u64,
+    /// I/Os that transferred fewer bytes than asked.
+    pub short_ios: u64,
+}
+
+impl DirStats {
+    pub fn merge(&mut self, other: &DirStats) {
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        self.bytes += other.bytes;
+        self.ios += other.ios;
+        self.short_ios += other.short_ios;
+    }
+
+    /// The model's view of this direction over `runtime_ns`, with clat and
+    /// lat percentiles at `percentiles` and the rate samples of `rates`.
+    /// Latencies that were never measured (slat of a sync engine) are `None`.
+    pub fn report(&self, runtime_ns: u64, percentiles: &[f64], rates: &RateSeries) -> DirReport {
+        let per_second = |n: u64| {
+            if runtime_ns == 0 {
+                0.0
+            } else {
+                n as f64 * 1e9 / runtime_ns as f64
+            }
+        };
+        let measured = |h: &LatHistogram, pcts: &[f64]| (h.count() > 0).then(|| h.summary(pcts));
+        DirReport {
+            io_bytes: self.bytes,
+            total_ios: self.ios,
+            short_ios: self.short_ios,
+            runtime_ns,
+            bw_bytes_per_sec: per_second(self.bytes),
+            iops: per_second(self.ios),
+            slat: measured(&self.slat, &[]),
+            clat: measured(&self.clat, percentiles),
+            lat: measured(&self.lat, &[]),
+            bw_samples: rates.bw_summary(),
+            iops_samples: rates.iops_summary(),
+        }
+    }
+}
+
+/// Everything one worker measures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// [read, write], indexed by `Ddir::index`.
+    pub dirs: [DirStats; 2],
+    /// fsync/fdatasync latency.
+    pub sync_lat: LatHistogram,
+    pub sync_ios: u64,
+    pub depth: DepthCounters,
+}
+
+impl WorkerStats {
+    pub fn merge(&mut self, other: &WorkerStats) {
+        for (mine, theirs) in self.dirs.iter_mut().zip(&other.dirs) {
+            mine.merge(theirs);
+        }
+        self.sync_lat.merge(&other.sync_lat);
+        self.sync_ios += other.sync_ios;
+        self.depth.merge(&other.depth);
+    }
+
+    pub fn sync_report(&self, percentiles: &[f64]) -> SyncReport {
+        SyncReport {
+            total_ios: self.sync_ios,
+            lat: (self.sync_lat.count() > 0).then(|| self.sync_lat.summary(percentiles)),
+        }
+    }
+
+    /// fio's latency distribution covers the total latency of both directions.
+    pub fn lat_buckets(&self) -> LatBuckets {
+        let mut both = self.dirs[0].lat.clone();
+        both.merge(&self.dirs[1].lat);
+        both.lat_buckets()
+    }
+}
+
+impl AddAssign<&WorkerStats> for WorkerStats {
+    fn add_assign(&mut self, other: &WorkerStats) {
+        self.merge(other);
+    }
+}
+
+/// Queue-depth counters behind fio's "IO depths", "submit" and "complete" lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DepthCounters {
+    /// Buckets 1, 2, 4, 8, 16, 32, >=64: each covers depths up to the next.
+    level: [u64; 7],
+    /// Buckets 0, 4, 8, 16, 32, 64, >=64: a batch of n counts in the
+    /// smallest bucket >= n (so "4" is 1..=4 and ">=64" is more than 64).
+    submit: [u64; 7],
+    complete: [u64; 7],
+}
+
+impl DepthCounters {
+    /// One submission that left `in_flight_after_submit` I/Os in flight.
+    #[inline]
+    pub fn record_level(&mut self, in_flight_after_submit: u32) {
+        let power_of_two = 31u32.saturating_sub(in_flight_after_submit.leading_zeros());
+        self.level[power_of_two.min(6) as usize] += 1;
+    }
+
+    /// One submit call that handed `batch` I/Os to the engine.
+    #[inline]
+    pub fn record_submit(&mut self, batch: u32) {
+        self.submit[batch_bucket(batch)] += 1;
+    }
+
+    /// One reap call that returned `batch` completions.
+    #[inline]
+    pub fn record_complete(&mut self, batch: u32) {
+        self.complete[batch_bucket(batch)] += 1;
+    }
+
+    pub fn merge(&mut self, other: &DepthCounters) {
+        let pairs = [
+            (&mut self.level, &other.level),
+            (&mut self.submit, &other.submit),
+            (&mut self.complete, &other.complete),
+        ];
+        for (mine, theirs) in pairs {
+            for (m, t) in mine.iter_mut().zip(theirs) {
+                *m += t;
+            }
+        }
+    }
+
+    /// Each distribution in percent of its own total.
+    pub fn report(&self) -> DepthReport {
+        DepthReport {
+            level_pct: percentages(&self.level),
+            submit_pct: percentages(&self.submit),
+            complete_pct: percentages(&self.complete),
+        }
+    }
+}
+
+/// Bucket of a batch of `n`: 0 → 0, 1..=4 → 1, 5..=8 → 2, …, 33..=64 → 5, more → 6.
+#[inline]
+fn batch_bucket(n: u32) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let ceil_log2 = 32 - (n - 1).leading_zeros();
+    (ceil_log2.max(2) - 1).min(6) as usize
+}
+
+fn percentages(counts: &[u64; 7]) -> [f64; 7] {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return [0.0; 7];
+    }
+    counts.map(|c| c as f64 * 100.0 / total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_buckets_match_fio() {
+        let expect = [
+            (0, 0),
+            (1, 1),
+            (4, 1),
+            (5, 2),
+            (8, 2),
+            (9, 3),
+            (16, 3),
+            (17, 4),
+        ];
+        for (n, bucket) in
+            expect
+                .into_iter()
+                .chain([(32, 4), (33, 5), (64, 5), (65, 6), (u32::MAX, 6)])
+        {
+            assert_eq!(batch_bucket(n), bucket, "batch {n}");
+        }
+    }
+
+    #[test]
+    fn depth_levels_round_down_to_a_power_of_two() {
+        let mut d = DepthCounters::default();
+        for level in [1, 2, 3, 4, 7, 8, 31, 32, 63, 64, 1000] {
+            d.record_level(level);
+        }
+        assert_eq!(d.level, [1, 2, 2, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn depth_report_is_percent_of_each_total() {
+        let mut d = DepthCounters::default();
+        d.record_submit(1);
+        d.record_submit(1);
+        d.record_submit(8);
+        d.record_submit(100);
+        d.record_complete(1);
+        let r = d.report();
+        assert_eq!(r.submit_pct, [0.0, 50.0, 25.0, 0.0, 0.0, 0.0, 25.0]);
+        assert_eq!(r.complete_pct[1], 100.0);
+        assert_eq!(r.level_pct, [0.0; 7]);
+    }
+
+    fn worker(read_lat: &[u64], write_lat: &[u64]) -> WorkerStats {
+        let mut w = WorkerStats::default();
+        for (dir, lats) in w.dirs.iter_mut().zip([read_lat, write_lat]) {
+            for &ns in lats {
+                dir.clat.record(ns);
+                dir.lat.record(ns + 100);
+                dir.bytes += 4096;
+                dir.ios += 1;
+            }
+        }
+        w.depth.record_level(1);
+        w
+    }
+
+    #[test]
+    fn merge_adds_everything() {
+        let mut merged = worker(&[1000, 2000], &[500]);
+        merged += &worker(&[3000], &[]);
+        // `worker` records one depth level each, so the merge holds two.
+        let mut expected = worker(&[1000, 2000, 3000], &[500]);
+        expected.depth.record_level(1);
+        assert_eq!(merged, expected);
+    }
+
+    #[test]
+    fn dir_report_rates_and_optional_latencies() {
+        let w = worker(&[1000, 3000], &[]);
+        let r = w.dirs[0].report(2_000_000_000, &[50.0], &RateSeries::default());
+        assert_eq!(
+            (r.io_bytes, r.total_ios, r.bw_bytes_per_sec, r.iops),
+            (8192, 2, 4096.0, 1.0)
+        );
+        assert!(r.slat.is_none());
+        assert_eq!(r.clat.unwrap().percentiles, vec![(50.0, 1004)]);
+        assert_eq!(r.lat.unwrap().mean_ns, 2100.0);
+        assert_eq!(w.dirs[1].report(0, &[], &RateSeries::default()).iops, 0.0);
+    }
+
+    #[test]
+    fn lat_buckets_cover_both_directions() {
+        let b = worker(&[1500], &[1_500_000]).lat_buckets();
+        assert_eq!(b.us_pct[0], 50.0);
+        assert_eq!(b.ms_pct[0], 50.0);
+    }
+}
