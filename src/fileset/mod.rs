@@ -285,12 +285,12 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
     let path = &key.path;
     let mut flags = 0;
     if key.direct {
-        flags |= fd::O_DIRECT;
+        flags |= fd::open_flags::DIRECT;
     }
     match key.sync {
         SyncModeKey::None => {}
-        SyncModeKey::Sync => flags |= fd::O_SYNC,
-        SyncModeKey::Dsync => flags |= fd::O_DSYNC,
+        SyncModeKey::Sync => flags |= fd::open_flags::SYNC,
+        SyncModeKey::Dsync => flags |= fd::open_flags::DSYNC,
     }
     let file = OpenOptions::new()
         .read(true)

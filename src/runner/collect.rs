@@ -7,10 +7,9 @@ use super::worker::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::JobSpec;
 use crate::report::model::{
-    CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport,
-    SyncReport, SCHEMA_VERSION,
+    CpuReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport, SCHEMA_VERSION,
 };
-use crate::stats::{self, WorkerStats};
+use crate::stats::{RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
 
 pub(super) fn report(
@@ -56,7 +55,7 @@ fn job_report(
     options: &[(String, String)],
     workers: &[WorkerResult],
 ) -> JobReport {
-    let mut merged = WorkerStats::new();
+    let mut merged = WorkerStats::default();
     let mut cpu = Rusage::default();
     for w in workers {
         merged.merge(&w.stats);
@@ -65,29 +64,11 @@ fn job_report(
     // Workers run side by side: the job's time is the longest worker's.
     let runtime_ns = workers.iter().map(|w| w.runtime_ns).max().unwrap_or(0);
     let cpu_time_ns: u64 = workers.iter().map(|w| w.runtime_ns).sum();
-    let m = &job.measure;
     let dirs = [0, 1].map(|d| {
-        let s = &merged.dirs[d];
-        let secs = runtime_ns as f64 / 1e9;
-        let rate = |v: u64| if runtime_ns == 0 { 0.0 } else { v as f64 / secs };
-        let bw_series: Vec<&[f64]> = workers.iter().map(|w| w.bw_samples[d].as_slice()).collect();
-        let iops_series: Vec<&[f64]> = workers.iter().map(|w| w.iops_samples[d].as_slice()).collect();
-        let measured = |on: bool, h: &stats::LatHistogram, pct: &[f64]| {
-            (on && h.count() > 0).then(|| h.summary(pct))
-        };
-        DirReport {
-            io_bytes: s.bytes,
-            total_ios: s.ios,
-            short_ios: s.short_ios,
-            runtime_ns: if s.ios > 0 { runtime_ns } else { 0 },
-            bw_bytes_per_sec: rate(s.bytes),
-            iops: rate(s.ios),
-            slat: measured(m.slat, &s.slat, &[]),
-            clat: measured(m.clat, &s.clat, &m.percentile_list),
-            lat: measured(m.lat, &s.lat, &[]),
-            bw_samples: stats::summarize(&stats::sum_series(&bw_series)),
-            iops_samples: stats::summarize(&stats::sum_series(&iops_series)),
-        }
+        let rates: Vec<&RateSeries> = workers.iter().map(|w| &w.rates[d]).collect();
+        let stats = &merged.dirs[d];
+        let runtime = if stats.ios > 0 { runtime_ns } else { 0 };
+        stats.report(runtime, &job.measure.percentile_list, &RateSeries::sum_of(&rates))
     });
     let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
     let pct = |ns: u64| {
@@ -98,8 +79,6 @@ fn job_report(
         }
     };
     let error = workers.iter().find_map(|w| w.error.clone());
-    let mut all_lat = merged.dirs[0].lat.clone();
-    all_lat.merge(&merged.dirs[1].lat);
     JobReport {
         name: job.name.clone(),
         groupid,
@@ -108,10 +87,7 @@ fn job_report(
         error: error.map(|e| e.message),
         options: options.to_vec(),
         dirs,
-        sync: SyncReport {
-            total_ios: merged.sync_ios,
-            lat: (merged.sync_lat.count() > 0).then(|| merged.sync_lat.summary(&[])),
-        },
+        sync: merged.sync_report(&[]),
         cpu: CpuReport {
             usr_ns: cpu.user_ns,
             sys_ns: cpu.system_ns,
@@ -127,7 +103,7 @@ fn job_report(
             },
         },
         depth: merged.depth.report(),
-        lat_buckets: stats::lat_buckets(&all_lat),
+        lat_buckets: merged.lat_buckets(),
         runtime_ns,
     }
 }

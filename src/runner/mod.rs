@@ -147,13 +147,13 @@ fn worker_ctx<'s>(
 /// Pick the monomorphised hot loop for the job's engine.
 fn run_worker(kind: EngineKind, ctx: WorkerCtx) -> WorkerResult {
     match kind {
-        EngineKind::Sync => worker::run::<engine::sync::SyncEngine>(ctx),
-        EngineKind::Psync => worker::run::<engine::psync::PsyncEngine>(ctx),
-        EngineKind::Pvsync => worker::run::<engine::pvsync::PvsyncEngine>(ctx),
-        EngineKind::Pvsync2 => worker::run::<engine::pvsync2::Pvsync2Engine>(ctx),
-        EngineKind::Libaio => worker::run::<engine::libaio::LibaioEngine>(ctx),
-        EngineKind::IoUring => worker::run::<engine::io_uring::IoUringEngine>(ctx),
-        EngineKind::Mmap => worker::run::<engine::mmap::MmapEngine>(ctx),
-        EngineKind::Null => worker::run::<engine::null::NullEngine>(ctx),
+        EngineKind::Sync => worker::run::<engine::sync::Sync>(ctx),
+        EngineKind::Psync => worker::run::<engine::psync::Psync>(ctx),
+        EngineKind::Pvsync => worker::run::<engine::pvsync::Pvsync>(ctx),
+        EngineKind::Pvsync2 => worker::run::<engine::pvsync2::Pvsync2>(ctx),
+        EngineKind::Libaio => worker::run::<engine::libaio::Libaio>(ctx),
+        EngineKind::IoUring => worker::run::<engine::io_uring::IoUring>(ctx),
+        EngineKind::Mmap => worker::run::<engine::mmap::Mmap>(ctx),
+        EngineKind::Null => worker::run::<engine::null::Null>(ctx),
     }
 }

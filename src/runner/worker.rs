@@ -7,7 +7,7 @@
 
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
-use crate::stats::WorkerStats;
+use crate::stats::{RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{FileRegion, IoGenerator, NextIo};
@@ -40,9 +40,8 @@ pub struct IoFailure {
 /// What a worker measured.
 pub struct WorkerResult {
     pub stats: WorkerStats,
-    /// Per-interval samples [read, write]: bandwidth (bytes/s) and IOPS.
-    pub bw_samples: [Vec<f64>; 2],
-    pub iops_samples: [Vec<f64>; 2],
+    /// Per-interval bandwidth and IOPS samples [read, write].
+    pub rates: [RateSeries; 2],
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns.
     pub runtime_ns: u64,
@@ -77,19 +76,21 @@ struct Sampler {
     last_ns: u64,
     last_bytes: [u64; 2],
     last_ios: [u64; 2],
-    bw: [Vec<f64>; 2],
-    iops: [Vec<f64>; 2],
+    rates: [RateSeries; 2],
 }
 
 impl Sampler {
     fn new(interval_ns: u64, start_ns: u64, expected: usize) -> Self {
+        let series = || RateSeries {
+            bw_bytes_per_sec: Vec::with_capacity(expected),
+            iops: Vec::with_capacity(expected),
+        };
         Self {
             interval_ns: interval_ns.max(1),
             last_ns: start_ns,
             last_bytes: [0; 2],
             last_ios: [0; 2],
-            bw: [Vec::with_capacity(expected), Vec::with_capacity(expected)],
-            iops: [Vec::with_capacity(expected), Vec::with_capacity(expected)],
+            rates: [series(), series()],
         }
     }
 
@@ -104,12 +105,10 @@ impl Sampler {
         if elapsed == 0 {
             return;
         }
-        let secs = elapsed as f64 / 1e9;
         for d in 0..2 {
             let (bytes, ios) = (stats.dirs[d].bytes, stats.dirs[d].ios);
             if used[d] {
-                self.bw[d].push((bytes - self.last_bytes[d]) as f64 / secs);
-                self.iops[d].push((ios - self.last_ios[d]) as f64 / secs);
+                self.rates[d].push_interval(bytes - self.last_bytes[d], ios - self.last_ios[d], elapsed);
             }
             self.last_bytes[d] = bytes;
             self.last_ios[d] = ios;
@@ -159,9 +158,8 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
 impl WorkerResult {
     fn failed(error: IoFailure) -> Self {
         WorkerResult {
-            stats: WorkerStats::new(),
-            bw_samples: Default::default(),
-            iops_samples: Default::default(),
+            stats: WorkerStats::default(),
+            rates: Default::default(),
             cpu: Rusage::default(),
             runtime_ns: 0,
             error: Some(error),
@@ -236,7 +234,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             pacer,
             filler,
             clock,
-            stats: WorkerStats::new(),
+            stats: WorkerStats::default(),
             sampler: Sampler::new(avg_ns, ramp_end_ns, expected_samples),
             free_slots: (0..depth).rev().collect(),
             in_flight: vec![IDLE; depth as usize],
@@ -320,9 +318,9 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// Ramp time is over: forget what was measured so far.
     fn start_measuring(&mut self, now: u64) {
         self.measuring = true;
-        self.stats = WorkerStats::new();
+        self.stats = WorkerStats::default();
         self.measure_start_ns = now;
-        self.sampler = Sampler::new(self.sampler.interval_ns, now, self.sampler.bw[0].capacity());
+        self.sampler = Sampler::new(self.sampler.interval_ns, now, self.sampler.rates[0].iops.capacity());
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
     }
 
@@ -587,8 +585,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .since(&self.cpu_at_measure_start);
         WorkerResult {
             stats: self.stats,
-            bw_samples: self.sampler.bw,
-            iops_samples: self.sampler.iops,
+            rates: self.sampler.rates,
             cpu,
             runtime_ns: end - self.measure_start_ns,
             error: self.error,

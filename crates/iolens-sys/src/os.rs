@@ -14,6 +14,32 @@ pub struct Rusage {
     pub major_faults: u64,
 }
 
+impl Rusage {
+    /// What was used between `earlier` and `self` (counters only grow).
+    pub fn since(&self, earlier: &Rusage) -> Rusage {
+        Rusage {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            system_ns: self.system_ns.saturating_sub(earlier.system_ns),
+            voluntary_ctxsw: self.voluntary_ctxsw.saturating_sub(earlier.voluntary_ctxsw),
+            involuntary_ctxsw: self.involuntary_ctxsw.saturating_sub(earlier.involuntary_ctxsw),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+        }
+    }
+
+    /// The usage of two threads together.
+    pub fn plus(&self, other: &Rusage) -> Rusage {
+        Rusage {
+            user_ns: self.user_ns + other.user_ns,
+            system_ns: self.system_ns + other.system_ns,
+            voluntary_ctxsw: self.voluntary_ctxsw + other.voluntary_ctxsw,
+            involuntary_ctxsw: self.involuntary_ctxsw + other.involuntary_ctxsw,
+            minor_faults: self.minor_faults + other.minor_faults,
+            major_faults: self.major_faults + other.major_faults,
+        }
+    }
+}
+
 fn timeval_ns(tv: libc::timeval) -> u64 {
     tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000
 }
