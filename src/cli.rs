@@ -26,7 +26,11 @@ pub enum Command {
     /// Example: iolens run --name=rr --filename=/tmp/t --size=1g --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --runtime=10 --time_based
     Run {
         /// fio-style job options (--key=value or --flag).
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "OPTIONS")]
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "OPTIONS"
+        )]
         args: Vec<String>,
     },
 }

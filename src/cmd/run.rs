@@ -84,10 +84,30 @@ fn default_job_args(filename: &str) -> Vec<String> {
         "--stonewall".into(),
     ];
     let jobs = [
-        ["--name=seq-read-1m-qd8", "--rw=read", "--bs=1m", "--iodepth=8"],
-        ["--name=rand-read-4k-qd32", "--rw=randread", "--bs=4k", "--iodepth=32"],
-        ["--name=seq-write-1m-qd8", "--rw=write", "--bs=1m", "--iodepth=8"],
-        ["--name=rand-write-4k-qd32", "--rw=randwrite", "--bs=4k", "--iodepth=32"],
+        [
+            "--name=seq-read-1m-qd8",
+            "--rw=read",
+            "--bs=1m",
+            "--iodepth=8",
+        ],
+        [
+            "--name=rand-read-4k-qd32",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=32",
+        ],
+        [
+            "--name=seq-write-1m-qd8",
+            "--rw=write",
+            "--bs=1m",
+            "--iodepth=8",
+        ],
+        [
+            "--name=rand-write-4k-qd32",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--iodepth=32",
+        ],
     ];
     global
         .into_iter()
@@ -148,7 +168,9 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
     }
     let rendered = output::render(&outcome.report, &flags.formats);
     let written = match &flags.output {
-        Some(path) => std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display())),
+        Some(path) => {
+            std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display()))
+        }
         None => output::write_stdout(&rendered).map_err(|e| format!("stdout: {e}")),
     };
     if let Err(e) = written {
@@ -160,7 +182,11 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
     }
     let mut code = EXIT_OK;
     for j in outcome.report.jobs.iter().filter(|j| j.error.is_some()) {
-        eprintln!("iolens: job '{}': {}", j.name, j.error.as_deref().unwrap_or(""));
+        eprintln!(
+            "iolens: job '{}': {}",
+            j.name,
+            j.error.as_deref().unwrap_or("")
+        );
         code = EXIT_RUN_FAILED;
     }
     code
@@ -196,6 +222,9 @@ mod tests {
         let (global, jobs) = job::parse_fio_args(&args).unwrap();
         let resolved = job::resolve(&global, &jobs).unwrap();
         assert_eq!(resolved.jobs.len(), 4);
-        assert!(resolved.jobs.iter().all(|j| j.exec.stonewall && j.io.direct));
+        assert!(resolved
+            .jobs
+            .iter()
+            .all(|j| j.exec.stonewall && j.io.direct));
     }
 }

@@ -8,7 +8,11 @@ use std::path::Path;
 
 /// (byte offset, magic bytes, what it means)
 const SIGNATURES: &[(usize, &[u8], &str)] = &[
-    (510, &[0x55, 0xAA], "a partition table (MBR/DOS boot sector)"),
+    (
+        510,
+        &[0x55, 0xAA],
+        "a partition table (MBR/DOS boot sector)",
+    ),
     (512, b"EFI PART", "a GPT partition table"),
     (1080, &[0x53, 0xEF], "an ext2/3/4 filesystem"),
     (0, b"XFSB", "an XFS filesystem"),

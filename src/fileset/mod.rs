@@ -110,6 +110,9 @@ impl From<SyncMode> for SyncModeKey {
     }
 }
 
+/// (path, start, len) of one region of a worker, before the path is opened.
+type PlannedRegion = (PathBuf, u64, u64);
+
 /// What the run needs of one path, over all jobs that use it.
 #[derive(Debug, Default, Clone, Copy)]
 struct PathNeeds {
@@ -126,7 +129,7 @@ struct PathNeeds {
 pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
     let mut set = FileSet::default();
     let mut opened: HashMap<OpenKey, usize> = HashMap::new();
-    let plans: Vec<Vec<Vec<(PathBuf, u64, u64)>>> = jobs
+    let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()
         .enumerate()
         .map(|(j, job)| plan_job(j, job))
@@ -200,7 +203,7 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
 }
 
 /// The (path, start, len) regions of each worker of a job, before opening.
-fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<(PathBuf, u64, u64)>>, TargetError> {
+fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, TargetError> {
     let t = &job.target;
     let mut workers = Vec::new();
     for w in 0..job.exec.numjobs {
@@ -307,7 +310,9 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
                 TargetError::io(path, "open", e)
             }
         })?;
-    let meta = file.metadata().map_err(|e| TargetError::io(path, "stat", e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| TargetError::io(path, "stat", e))?;
     let is_block_device = meta.file_type().is_block_device();
     let (size, offset_align, mem_align) = if is_block_device {
         let size = fd::blk_size_bytes(&file)
@@ -365,15 +370,15 @@ fn check_alignment(job: &JobSpec, set: &FileSet, job_index: usize) -> Result<(),
                     continue;
                 }
                 for size in block_sizes_of(bs) {
-                    if size % align != 0 {
+                    if !size.is_multiple_of(align) {
                         return Err(misfit("bs", size));
                     }
                 }
-                if job.workload.blockalign[d] % align != 0 {
+                if !job.workload.blockalign[d].is_multiple_of(align) {
                     return Err(misfit("blockalign", job.workload.blockalign[d]));
                 }
             }
-            if wf.start % align != 0 {
+            if !wf.start.is_multiple_of(align) {
                 return Err(misfit("offset", wf.start));
             }
         }

@@ -75,8 +75,8 @@ pub fn disk_of(path: &Path) -> Option<String> {
 
 /// Linux's dev_t encoding (glibc's gnu_dev_major/minor).
 fn split_dev(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000);
+    let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
     (major, minor)
 }
 
@@ -149,7 +149,8 @@ mod tests {
     fn splits_dev_numbers_like_glibc() {
         assert_eq!(split_dev((8 << 8) | 1), (8, 1));
         assert_eq!(split_dev((259 << 8) | 3), (259, 3));
-        assert_eq!(split_dev((1u64 << 32) | 5), (4096, 5));
+        assert_eq!(split_dev((1u64 << 44) | 5), (4096, 5));
+        assert_eq!(split_dev(1u64 << 20), (0, 256));
     }
 
     #[test]

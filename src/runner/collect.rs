@@ -30,7 +30,12 @@ pub(super) fn report(
             jobs.push(job_report(job, group_ids[j], &options, workers));
         } else {
             for w in workers {
-                jobs.push(job_report(job, group_ids[j], &options, std::slice::from_ref(w)));
+                jobs.push(job_report(
+                    job,
+                    group_ids[j],
+                    &options,
+                    std::slice::from_ref(w),
+                ));
             }
         }
     }
@@ -68,7 +73,11 @@ fn job_report(
         let rates: Vec<&RateSeries> = workers.iter().map(|w| &w.rates[d]).collect();
         let stats = &merged.dirs[d];
         let runtime = if stats.ios > 0 { runtime_ns } else { 0 };
-        stats.report(runtime, &job.measure.percentile_list, &RateSeries::sum_of(&rates))
+        stats.report(
+            runtime,
+            &job.measure.percentile_list,
+            &RateSeries::sum_of(&rates),
+        )
     });
     let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
     let pct = |ns: u64| {
@@ -125,7 +134,11 @@ fn group_reports(jobs: &[JobReport]) -> Vec<GroupReport> {
                     return GroupDirSummary::default();
                 }
                 let io_bytes = active.iter().map(|j| j.dirs[d].io_bytes).sum();
-                let max_runtime_ns = active.iter().map(|j| j.dirs[d].runtime_ns).max().unwrap_or(0);
+                let max_runtime_ns = active
+                    .iter()
+                    .map(|j| j.dirs[d].runtime_ns)
+                    .max()
+                    .unwrap_or(0);
                 let bws = active.iter().map(|j| j.dirs[d].bw_bytes_per_sec);
                 GroupDirSummary {
                     io_bytes,
@@ -136,7 +149,11 @@ fn group_reports(jobs: &[JobReport]) -> Vec<GroupReport> {
                     },
                     min_bw_bytes_per_sec: bws.clone().fold(f64::INFINITY, f64::min),
                     max_bw_bytes_per_sec: bws.fold(0.0, f64::max),
-                    min_runtime_ns: active.iter().map(|j| j.dirs[d].runtime_ns).min().unwrap_or(0),
+                    min_runtime_ns: active
+                        .iter()
+                        .map(|j| j.dirs[d].runtime_ns)
+                        .min()
+                        .unwrap_or(0),
                     max_runtime_ns,
                 }
             });

@@ -60,7 +60,11 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         let group_results = run_group(req, &files, &group.jobs);
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
-                warnings.extend(w.notes.iter().map(|n| format!("job '{}': {n}", req.jobs[j].name)));
+                warnings.extend(
+                    w.notes
+                        .iter()
+                        .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
+                );
             }
             if results.len() <= j {
                 results.resize_with(j + 1, Vec::new);
@@ -79,7 +83,10 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
 
 /// Run the jobs of one group at once; returns each job's worker results.
 fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<WorkerResult>> {
-    let workers: usize = jobs.iter().map(|&j| req.jobs[j].exec.numjobs as usize).sum();
+    let workers: usize = jobs
+        .iter()
+        .map(|&j| req.jobs[j].exec.numjobs as usize)
+        .sum();
     let barrier = Barrier::new(workers);
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs

@@ -105,10 +105,14 @@ impl Sampler {
         if elapsed == 0 {
             return;
         }
-        for d in 0..2 {
+        for (d, used) in used.into_iter().enumerate() {
             let (bytes, ios) = (stats.dirs[d].bytes, stats.dirs[d].ios);
-            if used[d] {
-                self.rates[d].push_interval(bytes - self.last_bytes[d], ios - self.last_ios[d], elapsed);
+            if used {
+                self.rates[d].push_interval(
+                    bytes - self.last_bytes[d],
+                    ios - self.last_ios[d],
+                    elapsed,
+                );
             }
             self.last_bytes[d] = bytes;
             self.last_ios[d] = ios;
@@ -120,11 +124,12 @@ impl Sampler {
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
-    let depth = if job.engine.kind.is_async() || job.engine.kind == crate::job::spec::EngineKind::Null {
-        job.engine.iodepth.max(1)
-    } else {
-        1
-    };
+    let depth =
+        if job.engine.kind.is_async() || job.engine.kind == crate::job::spec::EngineKind::Null {
+            job.engine.iodepth.max(1)
+        } else {
+            1
+        };
     let slot_size = job.workload.bs[0].max().max(job.workload.bs[1].max()) as usize;
     let setup = EngineSetup {
         spec: &job.engine,
@@ -320,7 +325,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.measuring = true;
         self.stats = WorkerStats::default();
         self.measure_start_ns = now;
-        self.sampler = Sampler::new(self.sampler.interval_ns, now, self.sampler.rates[0].iops.capacity());
+        self.sampler = Sampler::new(
+            self.sampler.interval_ns,
+            now,
+            self.sampler.rates[0].iops.capacity(),
+        );
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
     }
 
@@ -380,7 +389,8 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn issue(&mut self, io: NextIo) {
         let slot = self.free_slots.pop().expect("issue() needs a free slot");
         if io.ddir == Ddir::Write {
-            self.filler.refresh(&mut self.engine.buffer(slot)[..io.len as usize]);
+            self.filler
+                .refresh(&mut self.engine.buffer(slot)[..io.len as usize]);
         }
         let req = IoRequest {
             slot,
@@ -558,7 +568,10 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn engine_failed(&mut self, what: &str, e: std::io::Error) {
-        let message = format!("ioengine={}: {what} failed: {e}", self.ctx.job.engine.kind.name());
+        let message = format!(
+            "ioengine={}: {what} failed: {e}",
+            self.ctx.job.engine.kind.name()
+        );
         self.fail(IoFailure {
             message,
             errno: e.raw_os_error().unwrap_or(0),

@@ -29,7 +29,8 @@ fn direct_random_writes_to_a_loop_device_with_libaio() {
     assert!(write["total_ios"].as_u64().unwrap() > 100, "{write}");
     let disk = report["disk_util"].as_array().unwrap();
     assert!(
-        disk.iter().any(|d| d["write_ios"].as_u64().unwrap_or(0) > 0),
+        disk.iter()
+            .any(|d| d["write_ios"].as_u64().unwrap_or(0) > 0),
         "the loop device saw no writes: {disk:?}"
     );
 }
@@ -42,7 +43,10 @@ fn a_device_holding_a_filesystem_is_not_written_without_the_flag() {
     // An ext4 superblock magic at byte 1080 is enough for the guard.
     {
         use std::os::unix::fs::FileExt;
-        let f = std::fs::OpenOptions::new().write(true).open(dev.backing()).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dev.backing())
+            .unwrap();
         f.write_at(&[0x53, 0xEF], 1080).unwrap();
     }
     let args = [
@@ -56,7 +60,11 @@ fn a_device_holding_a_filesystem_is_not_written_without_the_flag() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("ext2/3/4"), "{}", stderr(&out));
     let head = std::fs::read(dev.backing()).unwrap();
-    assert_eq!(&head[1080..1082], &[0x53, 0xEF], "the guard let data be overwritten");
+    assert_eq!(
+        &head[1080..1082],
+        &[0x53, 0xEF],
+        "the guard let data be overwritten"
+    );
 
     let mut forced = args.to_vec();
     forced.push("--allow-device-write");

@@ -57,7 +57,13 @@ fn normal_output_looks_like_fio() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for needle in ["job1: (groupid=0", "read: IOPS=", "clat", "Run status group 0", "cpu"] {
+    for needle in [
+        "job1: (groupid=0",
+        "read: IOPS=",
+        "clat",
+        "Run status group 0",
+        "cpu",
+    ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
 }
@@ -84,7 +90,12 @@ fn reading_an_existing_sparse_file_warns() {
     let dir = scratch();
     let f = dir.path().join("sparse");
     std::fs::File::create(&f).unwrap().set_len(4 << 20).unwrap();
-    let out = iolens(&["run", "--name=r", &format!("--filename={}", f.display()), "--rw=read"]);
+    let out = iolens(&[
+        "run",
+        "--name=r",
+        &format!("--filename={}", f.display()),
+        "--rw=read",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("holes"), "{}", stderr(&out));
 }

@@ -34,10 +34,32 @@ fn check_fio_keys(report: &Value) {
         assert!(report.get(key).is_some(), "missing top key {key}: {report}");
     }
     let job = &report["jobs"][0];
-    for key in ["jobname", "groupid", "error", "read", "write", "trim", "sync", "usr_cpu", "sys_cpu", "ctx", "iodepth_level", "latency_us"] {
+    for key in [
+        "jobname",
+        "groupid",
+        "error",
+        "read",
+        "write",
+        "trim",
+        "sync",
+        "usr_cpu",
+        "sys_cpu",
+        "ctx",
+        "iodepth_level",
+        "latency_us",
+    ] {
         assert!(job.get(key).is_some(), "missing job key {key}: {job}");
     }
-    for key in ["io_bytes", "bw", "iops", "runtime", "total_ios", "clat_ns", "lat_ns", "slat_ns"] {
+    for key in [
+        "io_bytes",
+        "bw",
+        "iops",
+        "runtime",
+        "total_ios",
+        "clat_ns",
+        "lat_ns",
+        "slat_ns",
+    ] {
         assert!(job["read"].get(key).is_some(), "missing read key {key}");
     }
 }
@@ -56,7 +78,10 @@ fn every_engine_reads_a_whole_file_direct_and_buffered() {
             assert_eq!(read["io_bytes"], SIZE, "{engine} direct={direct}: {read}");
             assert_eq!(read["total_ios"], SIZE / 4096, "{engine} direct={direct}");
             assert_eq!(report["jobs"][0]["write"]["io_bytes"], 0);
-            assert!(read["clat_ns"]["N"].as_u64().unwrap() > 0, "{engine}: no clat");
+            assert!(
+                read["clat_ns"]["N"].as_u64().unwrap() > 0,
+                "{engine}: no clat"
+            );
         }
     }
 }
@@ -100,7 +125,10 @@ fn time_based_runs_wrap_around_and_stop_on_time() {
     ]);
     let report = json(&out);
     let read = &report["jobs"][0]["read"];
-    assert!(read["io_bytes"].as_u64().unwrap() > 1 << 20, "did not wrap: {read}");
+    assert!(
+        read["io_bytes"].as_u64().unwrap() > 1 << 20,
+        "did not wrap: {read}"
+    );
     let runtime_ms = read["runtime"].as_u64().unwrap();
     assert!((900..3000).contains(&runtime_ms), "runtime {runtime_ms} ms");
 }

@@ -28,7 +28,8 @@ pub fn json(out: &Output) -> serde_json::Value {
         out.status.code(),
         stderr(out)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", stdout(out)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", stdout(out)))
 }
 
 /// A scratch directory under target/ (a real filesystem: /tmp may be tmpfs, which refuses O_DIRECT).

@@ -21,7 +21,9 @@ impl Rusage {
             user_ns: self.user_ns.saturating_sub(earlier.user_ns),
             system_ns: self.system_ns.saturating_sub(earlier.system_ns),
             voluntary_ctxsw: self.voluntary_ctxsw.saturating_sub(earlier.voluntary_ctxsw),
-            involuntary_ctxsw: self.involuntary_ctxsw.saturating_sub(earlier.involuntary_ctxsw),
+            involuntary_ctxsw: self
+                .involuntary_ctxsw
+                .saturating_sub(earlier.involuntary_ctxsw),
             minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
             major_faults: self.major_faults.saturating_sub(earlier.major_faults),
         }
