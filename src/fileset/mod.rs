@@ -81,6 +81,8 @@ pub struct FileSet {
     pub workers: Vec<Vec<WorkerFiles>>,
     /// Things worth telling the user (sparse files read, etc.).
     pub warnings: Vec<String>,
+    /// Per job: it does no I/O (null engine), so there is nothing to invalidate or unlink.
+    diskless: Vec<bool>,
 }
 
 /// How a target must be opened; targets with equal keys share one descriptor.
@@ -110,6 +112,14 @@ impl From<SyncMode> for SyncModeKey {
     }
 }
 
+/// What jobs with the null engine "open": they move no data and touch no file.
+const DISKLESS_TARGET: &str = "/dev/null";
+
+/// True for jobs that do no I/O (the null engine): no file is created or opened for them.
+pub fn is_diskless(job: &JobSpec) -> bool {
+    job.engine.kind == EngineKind::Null
+}
+
 /// (path, start, len) of one region of a worker, before the path is opened.
 type PlannedRegion = (PathBuf, u64, u64);
 
@@ -137,7 +147,7 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
 
     // Lay out files first, once per path, large enough for every job using it.
     let mut needs: HashMap<PathBuf, PathNeeds> = HashMap::new();
-    for (job, plan) in jobs.iter().zip(&plans) {
+    for (job, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
         for worker in plan {
             for (path, start, len) in worker {
                 let n = needs.entry(path.clone()).or_default();
@@ -170,17 +180,29 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
         for (w, worker) in plan.iter().enumerate() {
             let mut files = Vec::new();
             for (path, start, len) in worker {
+                // The null engine does no I/O: its workers share one harmless descriptor.
+                let path = if is_diskless(job) {
+                    Path::new(DISKLESS_TARGET)
+                } else {
+                    path.as_path()
+                };
+                let diskless = is_diskless(job);
                 let key = OpenKey {
-                    path: path.clone(),
-                    direct: job.io.direct,
-                    sync: job.io.sync.into(),
+                    path: path.to_path_buf(),
+                    direct: job.io.direct && !diskless,
+                    sync: if diskless {
+                        SyncModeKey::None
+                    } else {
+                        job.io.sync.into()
+                    },
                     private_to: (job.engine.kind == EngineKind::Sync).then_some((j, w as u32)),
                 };
                 let target = match opened.get(&key) {
                     Some(&t) => t,
                     None => {
                         let needs_write = needs.get(path).is_some_and(|n| n.writes);
-                        let t = open_target(&key, needs_write, created[path])?;
+                        let was_created = created.get(path).copied().unwrap_or(false);
+                        let t = open_target(&key, needs_write, was_created)?;
                         set.targets.push(t);
                         opened.insert(key, set.targets.len() - 1);
                         set.targets.len() - 1
@@ -199,6 +221,7 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
     for (j, job) in jobs.iter().enumerate() {
         check_alignment(job, &set, j)?;
     }
+    set.diskless = jobs.iter().map(is_diskless).collect();
     Ok(set)
 }
 
@@ -401,6 +424,9 @@ impl FileSet {
     /// fadvise(DONTNEED) for files, BLKFLSBUF for block devices.
     pub fn invalidate(&self, job_index: usize) -> Result<(), TargetError> {
         let mut done = Vec::new();
+        if self.diskless[job_index] {
+            return Ok(());
+        }
         for worker in &self.workers[job_index] {
             for wf in &worker.files {
                 if done.contains(&wf.target) {
@@ -421,10 +447,14 @@ impl FileSet {
 
     /// Remove the files a job created (fio's unlink=1). Never touches block devices.
     pub fn unlink(&self, job_index: usize) -> Result<(), TargetError> {
+        if self.diskless[job_index] {
+            return Ok(());
+        }
         for worker in &self.workers[job_index] {
             for wf in &worker.files {
                 let t = &self.targets[wf.target];
-                if !t.is_block_device && t.path.exists() {
+                // Only regular files: never a device node, whatever the job says.
+                if std::fs::metadata(&t.path).is_ok_and(|m| m.is_file()) {
                     std::fs::remove_file(&t.path)
                         .map_err(|e| TargetError::io(&t.path, "unlink", e))?;
                 }

@@ -152,9 +152,10 @@ impl EngineKind {
             Self::Null => "null",
         }
     }
-    /// True for engines that keep several I/Os in flight (iodepth > 1 is meaningful).
+    /// True for engines that keep several I/Os in flight (iodepth > 1 is meaningful);
+    /// null emulates a queue so the tool's async path can be measured.
     pub fn is_async(self) -> bool {
-        matches!(self, Self::Libaio | Self::IoUring)
+        matches!(self, Self::Libaio | Self::IoUring | Self::Null)
     }
 }
 

@@ -43,6 +43,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     let files = fileset::prepare(req.jobs, req.allow_device_write)?;
+    iolens_sys::clock::calibrate();
     let mut warnings = files.warnings.clone();
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));
     let wall = Instant::now();

@@ -6,9 +6,10 @@
 
 use super::rng::{stream_rng, RngStream, WorkerRng};
 use crate::job::spec::{Ddir, PacingSpec, RateProcess};
+use iolens_sys::FastClock;
 use rand_distr::{Distribution, Exp1};
 use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 
@@ -24,20 +25,18 @@ pub trait Clock {
     fn sleep_until_ns(&self, t: u64);
 }
 
-/// Real time, in nanoseconds since the clock was created.
+/// Real time, in nanoseconds since the clock was created (the TSC where the
+/// kernel trusts it: timestamps are taken per I/O, so their cost matters).
 #[derive(Debug, Clone, Copy)]
 pub struct MonotonicClock {
-    start: Instant,
+    clock: FastClock,
 }
 
 impl MonotonicClock {
     pub fn new() -> Self {
-        Self::starting_at(Instant::now())
-    }
-
-    /// A clock whose zero is `start`, so workers can share one time base.
-    pub fn starting_at(start: Instant) -> Self {
-        Self { start }
+        Self {
+            clock: FastClock::new(),
+        }
     }
 }
 
@@ -50,7 +49,7 @@ impl Default for MonotonicClock {
 impl Clock for MonotonicClock {
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        self.clock.now_ns()
     }
 
     fn sleep_until_ns(&self, t: u64) {

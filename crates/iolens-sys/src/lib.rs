@@ -6,6 +6,7 @@
 pub mod aio;
 pub mod buf;
 pub mod cachestat;
+pub mod clock;
 pub mod fd;
 pub mod mmap;
 pub mod os;
@@ -18,6 +19,7 @@ mod test_support;
 pub use aio::AioRing;
 pub use buf::{AlignedBuf, Slots};
 pub use cachestat::{cachestat, CacheStat};
+pub use clock::FastClock;
 pub use fd::{
     blk_flush_buffers, blk_logical_sector, blk_physical_sector, blk_size_bytes, dio_alignment,
     fadvise_dontneed, is_block_device, open_flags, preadv, preadv2, pwritev, pwritev2, DioAlign,

@@ -23,7 +23,8 @@ pub struct UringOptions {
     pub register_files: bool,
 }
 
-/// An io_uring instance with one buffer slot per queue entry.
+/// An io_uring instance with one buffer slot per queue entry. Use it from the
+/// thread that created it: the ring is set up single-issuer where the kernel allows.
 pub struct Uring {
     ring: IoUring,
     /// Kept open while the ring may refer to them.
@@ -43,8 +44,22 @@ pub struct Uring {
     notes: Vec<String>,
 }
 
-fn build_ring(entries: u32, sqpoll: bool, iopoll: bool) -> io::Result<IoUring> {
+fn build_ring(
+    entries: u32,
+    sqpoll: bool,
+    iopoll: bool,
+    defer_taskrun: bool,
+) -> io::Result<IoUring> {
     let mut builder = IoUring::builder();
+    if defer_taskrun {
+        // Completion work runs only when this thread asks for completions: no
+        // interrupting task work or cross-CPU wake-ups mid-submission. Requires
+        // that only the creating thread uses the ring (true for a worker's ring).
+        builder
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun();
+    }
     if sqpoll {
         // Idle time (ms) before the kernel thread sleeps and must be woken by a syscall.
         builder.setup_sqpoll(1000);
@@ -67,9 +82,13 @@ impl Uring {
         let mut bufs = Slots::new(slots, slot_size, align)?;
         let mut notes = Vec::new();
         let (mut sqpoll, mut iopoll) = (options.sqpoll, options.iopoll);
+        // Deferred task running is an optimisation, not something the user asked for:
+        // older kernels refuse it and then we silently do without.
+        let mut defer_taskrun = !sqpoll;
         let ring = loop {
-            match build_ring(slots, sqpoll, iopoll) {
+            match build_ring(slots, sqpoll, iopoll, defer_taskrun) {
                 Ok(ring) => break ring,
+                Err(_) if defer_taskrun => defer_taskrun = false,
                 Err(e) if sqpoll => {
                     notes.push(format!(
                         "sqthread_poll refused by the kernel ({e}); using normal submission"
