@@ -177,10 +177,11 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         eprintln!("iolens: cannot write the report: {e}");
         return EXIT_RUN_FAILED;
     }
-    if outcome.report.interrupted {
-        eprintln!("iolens: interrupted: the results above are partial");
-    }
     let mut code = EXIT_OK;
+    if outcome.report.interrupted {
+        eprintln!("iolens: interrupted: the results are partial");
+        code = EXIT_RUN_FAILED;
+    }
     for j in outcome.report.jobs.iter().filter(|j| j.error.is_some()) {
         eprintln!(
             "iolens: job '{}': {}",
