@@ -404,34 +404,28 @@ impl<'a, E: Engine> Worker<'a, E> {
             len: io.len,
         };
         let start_ns = self.clock.now_ns();
-        match self.engine.queue(&req) {
+        let queued = self.engine.queue(&req);
+        let in_flight = InFlight {
+            start_ns,
+            submit_ns: start_ns,
+            ddir: io.ddir,
+            len: io.len,
+            file: io.file,
+            offset: io.offset,
+        };
+        match queued {
             Ok(Queued::Completed(result)) => {
                 let end_ns = self.clock.now_ns();
                 self.last_now_ns = end_ns;
                 self.stats.depth.record_submit(1);
                 self.stats.depth.record_level(1);
                 self.stats.depth.record_complete(1);
-                let io = InFlight {
-                    start_ns,
-                    submit_ns: start_ns,
-                    ddir: io.ddir,
-                    len: io.len,
-                    file: io.file,
-                    offset: io.offset,
-                };
                 self.free_slots.push(slot);
-                self.complete(io, result, end_ns, false);
+                self.complete(in_flight, result, end_ns, false);
                 self.think();
             }
             Ok(Queued::Queued) => {
-                self.in_flight[slot as usize] = InFlight {
-                    start_ns,
-                    submit_ns: start_ns,
-                    ddir: io.ddir,
-                    len: io.len,
-                    file: io.file,
-                    offset: io.offset,
-                };
+                self.in_flight[slot as usize] = in_flight;
                 self.pending.push(slot);
             }
             Err(e) => self.engine_failed("queue", e),
