@@ -1,0 +1,368 @@
+//! Worker processes: fio runs each worker as a process unless `thread` is set.
+//!
+//! The parent keeps one proxy thread per worker process, so a process worker
+//! takes part in its group exactly like a thread worker: it passes the group's
+//! start barrier and returns a `WorkerResult`. Parent and child talk in lines
+//! over the child's stdin and stdout:
+//!
+//! ```text
+//! parent → child   {WorkerTask as JSON}
+//! child  → parent  ready                  targets opened, engine set up
+//! parent → child   go                     every worker of the group is ready
+//! parent → child   stop                   (only if the run is stopped early)
+//! child  → parent  {WorkerResult as JSON}
+//! ```
+//!
+//! The child opens its own descriptors, with the flags the parent used, and
+//! keeps them until it exits. An I/O error travels inside the result; a
+//! child that dies or answers nonsense becomes a failed result naming its
+//! exit status and last line of stderr.
+
+use super::control;
+use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
+use crate::fileset::{self, FileSet, OpenMode};
+use crate::job::spec::JobSpec;
+use iolens_sys::os::Rusage;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// The hidden subcommand a worker process runs.
+pub const WORKER_SUBCOMMAND: &str = "__worker";
+
+const READY: &str = "ready";
+const GO: &str = "go";
+const STOP: &str = "stop";
+
+/// How often a proxy looks at the run's stop flag to pass it on.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// `Rusage` lives in the sys crate, which has no serde; this mirrors it field
+/// for field (serde's remote derive checks that at compile time).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Rusage")]
+pub(super) struct RusageDef {
+    user_ns: u64,
+    system_ns: u64,
+    voluntary_ctxsw: u64,
+    involuntary_ctxsw: u64,
+    minor_faults: u64,
+    major_faults: u64,
+}
+
+/// Everything a worker process needs to run one worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WorkerTask {
+    pub job: JobSpec,
+    pub job_index: usize,
+    pub worker_index: u32,
+    pub files: Vec<TaskFile>,
+    pub buffer_align: usize,
+    pub seed: u64,
+}
+
+/// One file of a worker: where it is, how to open it, and the worker's region of it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TaskFile {
+    pub path: PathBuf,
+    pub open_mode: OpenMode,
+    /// Size of the whole target.
+    pub size: u64,
+    pub region_start: u64,
+    pub region_len: u64,
+}
+
+impl WorkerTask {
+    pub(super) fn new(
+        jobs: &[JobSpec],
+        files: &FileSet,
+        job_index: usize,
+        worker_index: u32,
+    ) -> Self {
+        let job = &jobs[job_index];
+        let worker_files = &files.workers[job_index][worker_index as usize].files;
+        WorkerTask {
+            job: job.clone(),
+            job_index,
+            worker_index,
+            files: worker_files
+                .iter()
+                .map(|wf| {
+                    let target = &files.targets[wf.target];
+                    TaskFile {
+                        path: target.path.clone(),
+                        open_mode: target.open_mode,
+                        size: target.size,
+                        region_start: wf.start,
+                        region_len: wf.len,
+                    }
+                })
+                .collect(),
+            buffer_align: files.buffer_align(job_index),
+            seed: super::seed_of(job, job_index, worker_index),
+        }
+    }
+
+    /// "job 'name' worker N", for messages.
+    fn who(&self) -> String {
+        format!("job '{}' worker {}", self.job.name, self.worker_index)
+    }
+}
+
+// ---------------------------------------------------------------- parent side
+
+/// Run `task` in a child process on the calling (proxy) thread. Always
+/// passes `start` exactly once, whatever happens to the child, so the rest
+/// of the group never waits for a worker that is not coming.
+pub(super) fn run_in_process(
+    task: &WorkerTask,
+    start: &Barrier,
+    stop: &AtomicBool,
+) -> WorkerResult {
+    let mut child = match WorkerProcess::spawn(task) {
+        Ok(child) => child,
+        Err(e) => {
+            start.wait();
+            return WorkerResult::failed(IoFailure {
+                message: format!("{}: cannot start a worker process: {e}", task.who()),
+                errno: e.raw_os_error().unwrap_or(0),
+            });
+        }
+    };
+    let ready = child.wait_ready();
+    start.wait();
+    if let Err(what) = ready {
+        return child.fail(task, &what);
+    }
+    let Some(stdin) = child.stdin.take() else {
+        return child.fail(task, "its stdin is gone");
+    };
+    let finished = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| forward_stop(stdin, stop, &finished));
+        let outcome = child.read_result();
+        finished.store(true, Ordering::Relaxed);
+        outcome
+    });
+    match outcome {
+        Ok(result) => child.reap(task, result),
+        Err(what) => child.fail(task, &what),
+    }
+}
+
+/// Send `go`, then `stop` if the run is stopped before the child is done.
+/// Returning drops `stdin`, which the child also takes as a stop.
+fn forward_stop(mut stdin: ChildStdin, stop: &AtomicBool, finished: &AtomicBool) {
+    if writeln!(stdin, "{GO}").is_err() {
+        // The child is gone; reading its result will say why.
+        return;
+    }
+    while !finished.load(Ordering::Relaxed) {
+        if control::stop_requested(stop) {
+            // Ignoring a failed write is fine: a child that cannot hear has stopped already.
+            let _ = writeln!(stdin, "{STOP}");
+            return;
+        }
+        std::thread::sleep(STOP_POLL);
+    }
+}
+
+/// A running worker process and the pipes to it.
+struct WorkerProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    /// The child's stderr goes to an unnamed file, not a pipe: a chatty child
+    /// can then never block on a full pipe the parent does not read yet.
+    stderr: File,
+}
+
+impl WorkerProcess {
+    fn spawn(task: &WorkerTask) -> std::io::Result<Self> {
+        let stderr = tempfile::tempfile()?;
+        let mut child = Command::new(std::env::current_exe()?)
+            .arg(WORKER_SUBCOMMAND)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr.try_clone()?)
+            .spawn()?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = serde_json::to_string(task).map_err(std::io::Error::other)?;
+        line.push('\n');
+        // A child that died at once shows up in wait_ready, with its stderr.
+        let _ = stdin.write_all(line.as_bytes());
+        Ok(WorkerProcess {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            stderr,
+        })
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let line = self.read_line()?;
+        if line == READY {
+            Ok(())
+        } else {
+            Err(format!("it said {line:?} instead of {READY:?}"))
+        }
+    }
+
+    fn read_result(&mut self) -> Result<WorkerResult, String> {
+        let line = self.read_line()?;
+        serde_json::from_str(&line).map_err(|e| format!("its result is not valid: {e}"))
+    }
+
+    fn read_line(&mut self) -> Result<String, String> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) => Err("it exited without answering".to_string()),
+            Ok(_) => Ok(line.trim_end().to_string()),
+            Err(e) => Err(format!("reading from it failed: {e}")),
+        }
+    }
+
+    /// The child answered: wait for it to exit and hand back its result.
+    fn reap(mut self, task: &WorkerTask, result: WorkerResult) -> WorkerResult {
+        match self.child.wait() {
+            Ok(status) if status.success() => result,
+            Ok(status) => self.failure(task, &format!("it {status} after answering")),
+            Err(e) => self.failure(task, &format!("waiting for it failed: {e}")),
+        }
+    }
+
+    /// The child misbehaved: make sure it is gone and say what happened.
+    fn fail(mut self, task: &WorkerTask, what: &str) -> WorkerResult {
+        // kill fails only when the child has exited already, which is what we want.
+        let _ = self.child.kill();
+        let status = match self.child.wait() {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("its exit status is unknown ({e})"),
+        };
+        self.failure(task, &format!("{what}; {status}"))
+    }
+
+    fn failure(&mut self, task: &WorkerTask, what: &str) -> WorkerResult {
+        let message = match self.last_stderr_line() {
+            Some(line) => format!(
+                "{}: worker process failed: {what}; its last message: {line}",
+                task.who()
+            ),
+            None => format!("{}: worker process failed: {what}", task.who()),
+        };
+        WorkerResult::failed(IoFailure { message, errno: 0 })
+    }
+
+    fn last_stderr_line(&mut self) -> Option<String> {
+        self.stderr.rewind().ok()?;
+        let mut bytes = Vec::new();
+        self.stderr.read_to_end(&mut bytes).ok()?;
+        // Lossy is enough: the line is only shown to the user.
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+    }
+}
+
+// ----------------------------------------------------------------- child side
+
+/// Why a worker process could not run its task at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    #[error("cannot read the task: {0}")]
+    Task(String),
+    #[error("{who}: {path}: open: {source}")]
+    Open {
+        who: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot talk to the parent: {0}")]
+    Pipe(#[from] std::io::Error),
+}
+
+/// The body of `iolens __worker`: read a task from stdin, open its targets,
+/// say `ready`, wait for `go`, run, and write the result to stdout.
+pub fn serve_worker() -> Result<(), ChildError> {
+    // First, so that a SIGINT to the whole process group stops this worker gracefully too.
+    let stop = control::install_stop_handler()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let task: WorkerTask =
+        serde_json::from_str(&line).map_err(|e| ChildError::Task(e.to_string()))?;
+    let files = task
+        .files
+        .iter()
+        .map(|f| {
+            fileset::open_file(&f.path, f.open_mode)
+                .map(Arc::new)
+                .map_err(|source| ChildError::Open {
+                    who: task.who(),
+                    path: f.path.clone(),
+                    source,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    iolens_sys::clock::calibrate();
+    let start = ParentGo { stop: stop.clone() };
+    let ctx = WorkerCtx {
+        job: &task.job,
+        files,
+        file_sizes: task.files.iter().map(|f| f.size).collect(),
+        paths: task.files.iter().map(|f| f.path.clone()).collect(),
+        regions: super::file_regions(task.files.iter().map(|f| (f.region_start, f.region_len))),
+        buffer_align: task.buffer_align,
+        seed: task.seed,
+        start: &start,
+        stop: &stop,
+    };
+    let result = super::run_worker(task.job.engine.kind, ctx);
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &result).map_err(std::io::Error::other)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The child's start signal: tell the parent `ready`, wait for its `go`.
+struct ParentGo {
+    stop: Arc<AtomicBool>,
+}
+
+impl StartSignal for ParentGo {
+    fn wait(&self) {
+        let mut out = std::io::stdout().lock();
+        let told = writeln!(out, "{READY}").and_then(|()| out.flush());
+        drop(out);
+        let mut line = String::new();
+        let heard = told.and_then(|()| std::io::stdin().lock().read_line(&mut line));
+        if !matches!(heard, Ok(n) if n > 0 && line.trim_end() == GO) {
+            // The parent is gone or confused: run nothing and report that.
+            self.stop.store(true, Ordering::Relaxed);
+            return;
+        }
+        let stop = self.stop.clone();
+        std::thread::spawn(move || watch_for_stop(&stop));
+    }
+}
+
+/// Stop on the parent's `stop`, or when its end of stdin closes (it died).
+fn watch_for_stop(stop: &AtomicBool) {
+    for line in std::io::stdin().lock().lines() {
+        match line {
+            Ok(l) if l.trim_end() == STOP => break,
+            Ok(_) => continue,
+            Err(_) => break,
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+}
