@@ -26,10 +26,10 @@ use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The hidden subcommand a worker process runs.
@@ -116,15 +116,26 @@ impl WorkerTask {
 
 // ---------------------------------------------------------------- parent side
 
-/// Run `task` in a child process on the calling (proxy) thread. Always
-/// passes `start` exactly once, whatever happens to the child, so the rest
-/// of the group never waits for a worker that is not coming.
+/// Run `task` in a child process of this executable, on the calling (proxy) thread.
 pub(super) fn run_in_process(
     task: &WorkerTask,
-    start: &Barrier,
+    start: &dyn StartSignal,
     stop: &AtomicBool,
 ) -> WorkerResult {
-    let mut child = match WorkerProcess::spawn(task) {
+    run_in_program(std::env::current_exe(), task, start, stop)
+}
+
+/// Run `task` as `program __worker`. Always passes `start` exactly once,
+/// whatever happens to the child, so the rest of the group never waits for
+/// a worker that is not coming.
+fn run_in_program(
+    program: std::io::Result<PathBuf>,
+    task: &WorkerTask,
+    start: &dyn StartSignal,
+    stop: &AtomicBool,
+) -> WorkerResult {
+    let spawned = program.and_then(|program| WorkerProcess::spawn(&program, task));
+    let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
             start.wait();
@@ -183,9 +194,9 @@ struct WorkerProcess {
 }
 
 impl WorkerProcess {
-    fn spawn(task: &WorkerTask) -> std::io::Result<Self> {
+    fn spawn(program: &Path, task: &WorkerTask) -> std::io::Result<Self> {
         let stderr = tempfile::tempfile()?;
-        let mut child = Command::new(std::env::current_exe()?)
+        let mut child = Command::new(program)
             .arg(WORKER_SUBCOMMAND)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -365,4 +376,176 @@ fn watch_for_stop(stop: &AtomicBool) {
         }
     }
     stop.store(true, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::spec::SyncMode;
+    use crate::job::{parse_fio_args, resolve};
+    use crate::stats::{RateSeries, WorkerStats};
+    use std::sync::atomic::AtomicU32;
+
+    /// A task for job `t` on /tmp/f with `options` added.
+    fn task(options: &[&str]) -> WorkerTask {
+        let args: Vec<String> = ["--name=t", "--filename=/tmp/f"]
+            .iter()
+            .chain(options)
+            .map(|s| s.to_string())
+            .collect();
+        let (global, jobs) = parse_fio_args(&args).unwrap();
+        let job = resolve(&global, &jobs).unwrap().jobs.remove(0);
+        WorkerTask {
+            job,
+            job_index: 0,
+            worker_index: 2,
+            files: vec![TaskFile {
+                path: PathBuf::from("/tmp/f"),
+                open_mode: OpenMode {
+                    write: true,
+                    direct: true,
+                    sync: SyncMode::Dsync,
+                },
+                size: 1 << 30,
+                region_start: 4096,
+                region_len: 1 << 20,
+            }],
+            buffer_align: 4096,
+            seed: 42,
+        }
+    }
+
+    /// Counts how often a worker passed its start signal.
+    #[derive(Default)]
+    struct StartCount(AtomicU32);
+
+    impl StartSignal for StartCount {
+        fn wait(&self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn run_program(program: std::io::Result<PathBuf>) -> (WorkerResult, u32) {
+        let start = StartCount::default();
+        let result = run_in_program(program, &task(&[]), &start, &AtomicBool::new(false));
+        (result, start.0.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn worker_result_survives_json_with_identical_percentiles() {
+        let mut stats = WorkerStats::default();
+        for ns in (1..5000u64).map(|i| i * i * 37 % 9_000_000 + 80) {
+            stats.dirs[0].clat.record(ns);
+            stats.dirs[0].lat.record(ns + 500);
+            stats.dirs[0].ios += 1;
+            stats.dirs[0].bytes += 4096;
+        }
+        stats.dirs[1].slat.record(1234);
+        stats.sync_lat.record(2_000_000);
+        stats.sync_ios = 1;
+        stats.depth.record_level(3);
+        stats.depth.record_submit(8);
+        let mut rates = RateSeries::default();
+        rates.push_interval(1 << 20, 256, 500_000_000);
+        let result = WorkerResult {
+            stats,
+            rates: [rates, RateSeries::default()],
+            cpu: Rusage {
+                user_ns: 10,
+                system_ns: 20,
+                voluntary_ctxsw: 3,
+                involuntary_ctxsw: 4,
+                minor_faults: 5,
+                major_faults: 6,
+            },
+            runtime_ns: 500_000_000,
+            error: Some(IoFailure {
+                message: "read f at offset 0: EIO".to_string(),
+                errno: 5,
+            }),
+            notes: vec!["a note".to_string()],
+        };
+
+        let json = serde_json::to_string(&result).unwrap();
+        assert!(!json.contains('\n'), "the protocol is line based");
+        let back: WorkerResult = serde_json::from_str(&json).unwrap();
+
+        assert_eq!(back.stats, result.stats);
+        let pcts = [1.0, 50.0, 99.0, 99.99];
+        assert_eq!(
+            back.stats.dirs[0].clat.percentiles(&pcts),
+            result.stats.dirs[0].clat.percentiles(&pcts)
+        );
+        assert_eq!(back.rates, result.rates);
+        assert_eq!(back.cpu, result.cpu);
+        assert_eq!(back.runtime_ns, result.runtime_ns);
+        assert_eq!(
+            back.error.map(|e| (e.message, e.errno)),
+            Some(("read f at offset 0: EIO".to_string(), 5))
+        );
+        assert_eq!(back.notes, result.notes);
+    }
+
+    #[test]
+    fn task_survives_json() {
+        let sent = task(&[
+            "--rw=randrw",
+            "--bssplit=4k/50:64k/50",
+            "--random_distribution=zipf:1.2",
+            "--runtime=3",
+            "--rate=1m,2m",
+        ]);
+        let back: WorkerTask =
+            serde_json::from_str(&serde_json::to_string(&sent).unwrap()).unwrap();
+        assert_eq!(back.job, sent.job);
+        assert_eq!(back.files[0].open_mode, sent.files[0].open_mode);
+        assert_eq!(
+            (
+                back.files[0].region_start,
+                back.files[0].region_len,
+                back.seed
+            ),
+            (4096, 1 << 20, 42)
+        );
+    }
+
+    #[test]
+    fn a_child_that_dies_reports_its_exit_status_and_last_message() {
+        // `sh __worker` fails: there is no script of that name.
+        let (result, starts) = run_program(Ok(PathBuf::from("sh")));
+        let message = result.error.unwrap().message;
+        assert!(message.starts_with("job 't' worker 2: worker process failed: it exited without answering; exit status: "), "{message}");
+        assert!(
+            message.contains("its last message: ") && message.contains("__worker"),
+            "{message}"
+        );
+        assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn a_child_that_prints_garbage_is_a_failed_worker() {
+        let (result, starts) = run_program(Ok(PathBuf::from("echo")));
+        let message = result.error.unwrap().message;
+        assert!(
+            message.contains(r#"it said "__worker" instead of "ready""#),
+            "{message}"
+        );
+        assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn a_child_that_cannot_start_still_passes_the_start_signal() {
+        let (result, starts) = run_program(Ok(PathBuf::from("/nonexistent/iolens")));
+        let error = result.error.unwrap();
+        assert!(
+            error.message.contains("cannot start a worker process"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.errno, libc::ENOENT);
+        assert_eq!(starts, 1);
+        let (result, starts) = run_program(Err(std::io::Error::other("no executable")));
+        assert!(result.error.unwrap().message.contains("no executable"));
+        assert_eq!(starts, 1);
+    }
 }
