@@ -3,4 +3,5 @@
 mod blockdev;
 mod cli;
 mod engines;
+mod processes;
 mod support;
