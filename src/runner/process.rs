@@ -135,8 +135,8 @@ fn run_in_program(
     stop: &AtomicBool,
 ) -> WorkerResult {
     let spawned = program.and_then(|program| WorkerProcess::spawn(&program, task));
-    let mut child = match spawned {
-        Ok(child) => child,
+    let (mut child, stdin) = match spawned {
+        Ok(spawned) => spawned,
         Err(e) => {
             start.wait();
             return WorkerResult::failed(IoFailure {
@@ -150,9 +150,6 @@ fn run_in_program(
     if let Err(what) = ready {
         return child.fail(task, &what);
     }
-    let Some(stdin) = child.stdin.take() else {
-        return child.fail(task, "its stdin is gone");
-    };
     let finished = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| forward_stop(stdin, stop, &finished));
@@ -183,10 +180,9 @@ fn forward_stop(mut stdin: ChildStdin, stop: &AtomicBool, finished: &AtomicBool)
     }
 }
 
-/// A running worker process and the pipes to it.
+/// A running worker process and what it says.
 struct WorkerProcess {
     child: Child,
-    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     /// The child's stderr goes to an unnamed file, not a pipe: a chatty child
     /// can then never block on a full pipe the parent does not read yet.
@@ -194,7 +190,8 @@ struct WorkerProcess {
 }
 
 impl WorkerProcess {
-    fn spawn(program: &Path, task: &WorkerTask) -> std::io::Result<Self> {
+    /// Start `program __worker` and send it `task`; also returns the pipe to its stdin.
+    fn spawn(program: &Path, task: &WorkerTask) -> std::io::Result<(Self, ChildStdin)> {
         let stderr = tempfile::tempfile()?;
         let mut child = Command::new(program)
             .arg(WORKER_SUBCOMMAND)
@@ -208,12 +205,12 @@ impl WorkerProcess {
         line.push('\n');
         // A child that died at once shows up in wait_ready, with its stderr.
         let _ = stdin.write_all(line.as_bytes());
-        Ok(WorkerProcess {
+        let process = WorkerProcess {
             child,
-            stdin: Some(stdin),
             stdout: BufReader::new(stdout),
             stderr,
-        })
+        };
+        Ok((process, stdin))
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
@@ -297,6 +294,8 @@ pub enum ChildError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot install the stop handler: {0}")]
+    StopHandler(std::io::Error),
     #[error("cannot talk to the parent: {0}")]
     Pipe(#[from] std::io::Error),
 }
@@ -305,7 +304,7 @@ pub enum ChildError {
 /// say `ready`, wait for `go`, run, and write the result to stdout.
 pub fn serve_worker() -> Result<(), ChildError> {
     // First, so that a SIGINT to the whole process group stops this worker gracefully too.
-    let stop = control::install_stop_handler()?;
+    let stop = control::install_stop_handler().map_err(ChildError::StopHandler)?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     let task: WorkerTask =
