@@ -33,4 +33,7 @@ pub enum Command {
         )]
         args: Vec<String>,
     },
+    /// One worker process of a run (started by iolens itself; task on stdin, result on stdout).
+    #[command(name = crate::runner::process::WORKER_SUBCOMMAND, hide = true)]
+    Worker,
 }

@@ -3,12 +3,12 @@
 //! Both front ends (fio-style `--key=value` arguments now, job files later) fill a
 //! `RawJob`; `job::resolve` turns it into this owned, checked value.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Data direction of one I/O. `Read` and `Write` index the per-direction arrays below.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Ddir {
     Read = 0,
     Write = 1,
@@ -22,7 +22,7 @@ impl Ddir {
 }
 
 /// fio's `rw=`: the pattern and which directions it uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RwPattern {
     Read,
     Write,
@@ -52,7 +52,7 @@ impl RwPattern {
 }
 
 /// Block sizes for one direction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BlockSizes {
     Fixed(u64),
     /// `bsrange=min-max`: uniformly chosen, multiples of `min` (as fio).
@@ -82,7 +82,7 @@ impl BlockSizes {
 }
 
 /// A byte quantity that may be given as a percentage of the target (`size=50%`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SizeOrPercent {
     Bytes(u64),
     /// Per cent of the target's size, 1..=100.
@@ -100,7 +100,7 @@ impl SizeOrPercent {
 }
 
 /// fio's `random_distribution=`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Distribution {
     Random,
     Zipf(f64),
@@ -111,13 +111,13 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateProcess {
     Linear,
     Poisson,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SyncMode {
     None,
     /// `sync=1` / `sync=sync`: O_SYNC.
@@ -126,7 +126,7 @@ pub enum SyncMode {
     Dsync,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineKind {
     Sync,
     Psync,
@@ -160,7 +160,7 @@ impl EngineKind {
 }
 
 /// Engine settings: queue depth, batching, io_uring options.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineSpec {
     pub kind: EngineKind,
     pub iodepth: u32,
@@ -178,7 +178,7 @@ pub struct EngineSpec {
 }
 
 /// Where the job does I/O.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetSpec {
     /// Explicit `filename=` entries (split on `:`); empty = generated names.
     pub filenames: Vec<PathBuf>,
@@ -199,7 +199,7 @@ pub struct TargetSpec {
 }
 
 /// What the workers do and in what order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub rw: RwPattern,
     /// The `:N` modifier of `rw=`: sequential jobs skip N bytes after each I/O
@@ -221,7 +221,7 @@ pub struct WorkloadSpec {
 }
 
 /// Pacing: rate limits and think time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PacingSpec {
     /// Bytes per second per direction, 0 = unlimited.
     pub rate: [u64; 2],
@@ -233,7 +233,7 @@ pub struct PacingSpec {
 }
 
 /// How data reaches the target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IoModeSpec {
     pub direct: bool,
     pub sync: SyncMode,
@@ -247,7 +247,7 @@ pub struct IoModeSpec {
 }
 
 /// Buffer contents for writes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BufferSpec {
     pub zero_buffers: bool,
     pub refill_buffers: bool,
@@ -257,7 +257,7 @@ pub struct BufferSpec {
 }
 
 /// What is measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasureSpec {
     pub slat: bool,
     pub clat: bool,
@@ -269,7 +269,7 @@ pub struct MeasureSpec {
 }
 
 /// Execution: workers, timing, grouping.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecSpec {
     pub numjobs: u32,
     /// Workers as threads (`thread`) or processes (fio's default).
@@ -284,7 +284,7 @@ pub struct ExecSpec {
     pub ramp_time: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub name: String,
     pub engine: EngineSpec,

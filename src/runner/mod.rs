@@ -4,6 +4,7 @@
 mod collect;
 pub mod control;
 pub mod plan;
+pub mod process;
 pub mod worker;
 
 use crate::engine;
@@ -83,6 +84,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
 }
 
 /// Run the jobs of one group at once; returns each job's worker results.
+/// A job's workers are threads with `thread`, else processes, each with a
+/// proxy thread here; all of them start together at one barrier.
 fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<WorkerResult>> {
     let workers: usize = jobs
         .iter()
@@ -95,12 +98,19 @@ fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<Worke
             .map(|&j| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
-                        let ctx = worker_ctx(req, files, j, w, &barrier);
-                        let kind = req.jobs[j].engine.kind;
-                        std::thread::Builder::new()
-                            .name(format!("{}.{w}", req.jobs[j].name))
-                            .spawn_scoped(scope, move || run_worker(kind, ctx))
-                            .expect("spawn worker thread")
+                        let job = &req.jobs[j];
+                        let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
+                        let spawned = if job.exec.thread {
+                            let ctx = worker_ctx(req, files, j, w, &barrier);
+                            thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx))
+                        } else {
+                            let task = process::WorkerTask::new(req.jobs, files, j, w);
+                            let barrier = &barrier;
+                            thread.spawn_scoped(scope, move || {
+                                process::run_in_process(&task, barrier, req.stop)
+                            })
+                        };
+                        spawned.expect("spawn worker thread")
                     })
                     .collect()
             })
@@ -131,25 +141,33 @@ fn worker_ctx<'s>(
         files: targets.iter().map(|t| t.file.clone()).collect(),
         file_sizes: targets.iter().map(|t| t.size).collect(),
         paths: targets.iter().map(|t| t.path.clone()).collect(),
-        regions: wf
-            .iter()
-            .enumerate()
-            .map(|(i, f)| FileRegion {
-                file: i as u32,
-                start: f.start,
-                len: f.len,
-            })
-            .collect(),
+        regions: file_regions(wf.iter().map(|f| (f.start, f.len))),
         buffer_align: files.buffer_align(job_index),
-        seed: worker_seed(
-            job.workload.randseed,
-            job.workload.randrepeat,
-            job_index as u32,
-            worker_index,
-        ),
+        seed: seed_of(job, job_index, worker_index),
         start: barrier,
         stop: req.stop,
     }
+}
+
+/// A worker's regions from its files' (start, len), in file order.
+fn file_regions(ranges: impl Iterator<Item = (u64, u64)>) -> Vec<FileRegion> {
+    ranges
+        .enumerate()
+        .map(|(i, (start, len))| FileRegion {
+            file: i as u32,
+            start,
+            len,
+        })
+        .collect()
+}
+
+fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {
+    worker_seed(
+        job.workload.randseed,
+        job.workload.randrepeat,
+        job_index as u32,
+        worker_index,
+    )
 }
 
 /// Pick the monomorphised hot loop for the job's engine.

@@ -12,6 +12,7 @@ use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{FileRegion, IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,22 +27,36 @@ pub struct WorkerCtx<'a> {
     pub regions: Vec<FileRegion>,
     pub buffer_align: usize,
     pub seed: u64,
-    pub start: &'a Barrier,
+    pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
 }
 
+/// What a worker waits on, after its engine is set up, before its first I/O:
+/// the group's barrier for a thread, the parent's `go` for a worker process.
+pub trait StartSignal: Sync {
+    fn wait(&self);
+}
+
+impl StartSignal for Barrier {
+    fn wait(&self) {
+        Barrier::wait(self);
+    }
+}
+
 /// The first I/O error of a worker, with where it happened.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IoFailure {
     pub message: String,
     pub errno: i32,
 }
 
 /// What a worker measured.
+#[derive(Serialize, Deserialize)]
 pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write].
     pub rates: [RateSeries; 2],
+    #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns.
     pub runtime_ns: u64,
@@ -160,7 +175,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
 }
 
 impl WorkerResult {
-    fn failed(error: IoFailure) -> Self {
+    pub(super) fn failed(error: IoFailure) -> Self {
         WorkerResult {
             stats: WorkerStats::default(),
             rates: Default::default(),

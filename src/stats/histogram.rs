@@ -10,6 +10,8 @@
 
 use std::ops::AddAssign;
 
+use serde::{Deserialize, Serialize};
+
 use crate::report::model::{LatBuckets, LatSummary};
 
 /// Sub-buckets per power of two, as bits (64 sub-buckets).
@@ -55,7 +57,8 @@ pub const fn bucket_value(index: usize) -> u64 {
 
 /// Latency distribution in nanoseconds, plus exact count, min, max, mean
 /// and sample standard deviation of the recorded values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "CompactHistogram", try_from = "CompactHistogram")]
 pub struct LatHistogram {
     buckets: Box<[u64; BUCKETS]>,
     count: u64,
@@ -255,6 +258,68 @@ impl LatHistogram {
     }
 }
 
+/// A histogram as it crosses a process boundary: most of the 1856 buckets
+/// are empty, so only the others travel, as (index, count) pairs.
+#[derive(Serialize, Deserialize)]
+struct CompactHistogram {
+    buckets: Vec<(u32, u64)>,
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+    sum_of_squares: u128,
+}
+
+impl From<LatHistogram> for CompactHistogram {
+    fn from(h: LatHistogram) -> Self {
+        let buckets = h
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(index, &n)| (index as u32, n))
+            .collect();
+        CompactHistogram {
+            buckets,
+            count: h.count,
+            min: h.min,
+            max: h.max,
+            sum: h.sum,
+            sum_of_squares: h.sum_of_squares,
+        }
+    }
+}
+
+impl TryFrom<CompactHistogram> for LatHistogram {
+    type Error = String;
+
+    /// Rejects what no `LatHistogram` could have produced, so a garbled
+    /// document fails here rather than as odd percentiles later.
+    fn try_from(c: CompactHistogram) -> Result<Self, String> {
+        let mut h = LatHistogram::new();
+        for (index, n) in c.buckets {
+            let slot = h
+                .buckets
+                .get_mut(index as usize)
+                .ok_or_else(|| format!("histogram bucket {index} is out of range"))?;
+            *slot += n;
+        }
+        let bucket_total: u64 = h.buckets.iter().sum();
+        if bucket_total != c.count {
+            return Err(format!(
+                "histogram buckets hold {bucket_total} values but its count is {}",
+                c.count
+            ));
+        }
+        h.count = c.count;
+        h.min = c.min;
+        h.max = c.max;
+        h.sum = c.sum;
+        h.sum_of_squares = c.sum_of_squares;
+        Ok(h)
+    }
+}
+
 impl AddAssign<&LatHistogram> for LatHistogram {
     fn add_assign(&mut self, other: &LatHistogram) {
         self.merge(other);
@@ -317,6 +382,28 @@ mod tests {
         let threshold = pct / 100.0 * sorted.len() as f64;
         let k = (1..=sorted.len()).find(|&k| k as f64 >= threshold).unwrap();
         bucket_value(bucket_index(sorted[k - 1]))
+    }
+
+    #[test]
+    fn json_round_trip_keeps_everything_and_sends_only_used_buckets() {
+        let h = from_values(&[3, 3, 900, 1_000_000, 70_000_000_000]);
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(json.matches("],[").count() + 1, 4, "{json}");
+        let back: LatHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, h);
+        let empty: LatHistogram =
+            serde_json::from_str(&serde_json::to_string(&LatHistogram::new()).unwrap()).unwrap();
+        assert_eq!(empty, LatHistogram::new());
+    }
+
+    #[test]
+    fn garbled_json_is_rejected() {
+        let out_of_range =
+            r#"{"buckets":[[1856,1]],"count":1,"min":1,"max":1,"sum":1,"sum_of_squares":1}"#;
+        assert!(serde_json::from_str::<LatHistogram>(out_of_range).is_err());
+        let miscounted =
+            r#"{"buckets":[[5,1]],"count":2,"min":5,"max":5,"sum":10,"sum_of_squares":50}"#;
+        assert!(serde_json::from_str::<LatHistogram>(miscounted).is_err());
     }
 
     #[test]

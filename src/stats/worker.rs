@@ -2,12 +2,14 @@
 
 use std::ops::AddAssign;
 
+use serde::{Deserialize, Serialize};
+
 use crate::report::model::{DepthReport, DirReport, LatBuckets, SyncReport};
 use crate::stats::histogram::LatHistogram;
 use crate::stats::series::RateSeries;
 
 /// Latencies and totals of one direction.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirStats {
     /// Submission latency: start of submit until the engine accepted the I/O.
     pub slat: LatHistogram,
@@ -60,7 +62,7 @@ impl DirStats {
 }
 
 /// Everything one worker measures.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerStats {
     /// [read, write], indexed by `Ddir::index`.
     pub dirs: [DirStats; 2],
@@ -102,7 +104,7 @@ impl AddAssign<&WorkerStats> for WorkerStats {
 }
 
 /// Queue-depth counters behind fio's "IO depths", "submit" and "complete" lines.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DepthCounters {
     /// Buckets 1, 2, 4, 8, 16, 32, >=64: each covers depths up to the next.
     level: [u64; 7],

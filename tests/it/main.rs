@@ -4,4 +4,5 @@ mod blockdev;
 mod cli;
 mod engines;
 mod pacing;
+mod processes;
 mod support;
