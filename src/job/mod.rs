@@ -7,12 +7,13 @@ pub mod cli_args;
 pub mod error;
 pub mod expr;
 pub mod jobfile;
+pub mod lenient;
 pub mod options;
 pub mod raw;
 pub mod resolve;
 pub mod spec;
 
-pub use cli_args::parse_fio_args;
+pub use cli_args::{parse_command_line, parse_fio_args, CommandLine};
 pub use error::JobError;
 pub use raw::{LayeredJob, RawJob, Source};
 pub use resolve::{resolve, resolve_layered, Resolved};
