@@ -146,9 +146,10 @@ mod tests {
 
     #[test]
     fn words_are_job_files_wherever_they_stand() {
-        let line =
-            parse_command_line(&args(&["a.fio", "--bs=8k", "b.fio", "--name=x", "--size", "1m"]))
-                .unwrap();
+        let line = parse_command_line(&args(&[
+            "a.fio", "--bs=8k", "b.fio", "--name=x", "--size", "1m",
+        ]))
+        .unwrap();
         assert_eq!(line.files, [PathBuf::from("a.fio"), PathBuf::from("b.fio")]);
         assert_eq!(line.global.get("bs").unwrap().source, Source::Argument(2));
         assert_eq!(line.jobs[0].get("size").unwrap().value, "1m");

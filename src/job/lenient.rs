@@ -78,7 +78,12 @@ fn number_without_suffix(text: &str) -> Option<(String, &'static str)> {
 fn ordered_range(text: &str) -> Option<(String, &'static str)> {
     let (low, high) = text.split_once(['-', ':'])?;
     let (min, max) = units::parse_range(text, KbBase::Compat1024).ok()?;
-    (min > max).then(|| (format!("{}-{}", high.trim(), low.trim()), "reversed range swapped"))
+    (min > max).then(|| {
+        (
+            format!("{}-{}", high.trim(), low.trim()),
+            "reversed range swapped",
+        )
+    })
 }
 
 #[cfg(test)]
