@@ -129,8 +129,12 @@ pub fn expand_value(
     let (text, had_keyword) = substitute_keywords(text, system);
     // fio documents that a time expression counts in microseconds, whatever the option's unit.
     let result_suffix = match def.kind {
-        Kind::Count | Kind::Percent | Kind::Size | Kind::SizeOrPercent => "",
-        Kind::SizePerDirection | Kind::CountPerDirection => "",
+        Kind::Count
+        | Kind::Percent
+        | Kind::Size
+        | Kind::SizeOrPercent
+        | Kind::SizePerDirection
+        | Kind::CountPerDirection => "",
         Kind::Time(_) => "us",
         _ => return Ok(text),
     };
