@@ -2,6 +2,8 @@
 
 mod output;
 pub mod run;
+pub mod shim;
+pub mod show_jobs;
 
 use crate::cli::{Cli, Command};
 
@@ -14,6 +16,8 @@ pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run { args }) => run::run_command(&args),
         Some(Command::Worker) => worker_process(),
+        Some(Command::ShowJobs { args }) => show_jobs::show_jobs_command(&args),
+        Some(Command::InstallFioShim { dir, force }) => shim::install(&dir, force),
         None => run::run_default(),
     }
 }

@@ -1,30 +1,63 @@
-//! `iolens run`: fio-style options in, a report out.
+//! `iolens run`: job files and fio-style options in, a report out.
 
 use super::output::{self, Format};
+use super::show_jobs;
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
-use crate::job;
+use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::runner::{self, control, RunRequest};
 use std::path::PathBuf;
 
 /// iolens' own flags, taken out of the fio-style option list.
 #[derive(Debug, PartialEq, Eq)]
-struct ToolFlags {
+pub(super) struct ToolFlags {
     formats: Vec<Format>,
     output: Option<PathBuf>,
     allow_device_write: bool,
+    /// `--section=NAME` (repeatable): run only these job-file sections.
+    sections: Vec<String>,
+    /// `--fio-compat=lenient`: fio's silent readings instead of errors, with warnings.
+    lenient: bool,
+    /// `--parse-only`: print the resolved jobs and stop.
+    parse_only: bool,
+    /// `--cmdhelp[=OPTION]`: `Some("")` lists every option.
+    cmdhelp: Option<String>,
 }
 
-/// Separate iolens' own flags from the job options.
-fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
-    let mut flags = ToolFlags {
-        formats: vec![Format::Normal],
-        output: None,
-        allow_device_write: false,
-    };
+impl Default for ToolFlags {
+    fn default() -> Self {
+        Self {
+            formats: vec![Format::Normal],
+            output: None,
+            allow_device_write: false,
+            sections: Vec::new(),
+            lenient: false,
+            parse_only: false,
+            cmdhelp: None,
+        }
+    }
+}
+
+/// Separate iolens' own flags from the job options and files.
+pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
+    let mut flags = ToolFlags::default();
     let mut job_args = Vec::new();
     for arg in args {
-        if let Some(v) = arg.strip_prefix("--output-format=") {
+        if let Some(name) = arg.strip_prefix("--section=") {
+            flags.sections.push(name.to_string());
+        } else if let Some(mode) = arg.strip_prefix("--fio-compat=") {
+            flags.lenient = match mode {
+                "lenient" => true,
+                "strict" => false,
+                _ => return Err(format!("--fio-compat={mode}: use strict or lenient")),
+            };
+        } else if arg == "--parse-only" {
+            flags.parse_only = true;
+        } else if arg == "--cmdhelp" {
+            flags.cmdhelp = Some(String::new());
+        } else if let Some(option) = arg.strip_prefix("--cmdhelp=") {
+            flags.cmdhelp = Some(option.to_string());
+        } else if let Some(v) = arg.strip_prefix("--output-format=") {
             flags.formats = output::parse_formats(v)?;
         } else if let Some(v) = arg.strip_prefix("--output=") {
             if v.is_empty() {
@@ -64,12 +97,7 @@ pub fn run_default() -> i32 {
     eprintln!(
         "iolens: no job given; running the default workload on a temporary 256 MiB file in the current directory (see `iolens run --help`)"
     );
-    let flags = ToolFlags {
-        formats: vec![Format::Normal],
-        output: None,
-        allow_device_write: false,
-    };
-    execute(&flags, &args, &[])
+    execute(&ToolFlags::default(), &args, &[])
 }
 
 /// Sequential and random, read and write, each for 2 seconds with direct I/O.
@@ -123,22 +151,55 @@ fn given_options(raw: &job::RawJob) -> Vec<(String, String)> {
         .collect()
 }
 
-fn usage_error(message: &str) -> i32 {
+pub(super) fn usage_error(message: &str) -> i32 {
     eprintln!("iolens: {message}");
     EXIT_USAGE
 }
 
-fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
-    let (global, raw_jobs) = match job::parse_fio_args(job_args) {
-        Ok(p) => p,
-        Err(e) => return usage_error(&e.to_string()),
+/// Jobs ready to run: as given (with their layers, for the report and show-jobs) and resolved.
+pub(super) struct LoadedJobs {
+    pub layered: Vec<LayeredJob>,
+    pub specs: Vec<job::spec::JobSpec>,
+}
+
+/// Command-line options and job files → resolved jobs; warnings go to stderr.
+pub(super) fn load_jobs(flags: &ToolFlags, job_args: &[String]) -> Result<LoadedJobs, String> {
+    let line = job::parse_command_line(job_args).map_err(|e| e.to_string())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let cx = jobfile::Context {
+        system: expr::SystemValues::of_this_machine(),
+        missing_env: match flags.lenient {
+            true => expr::MissingEnv::Empty,
+            false => expr::MissingEnv::Error,
+        },
+        env: &env,
     };
-    let resolved = match job::resolve(&global, &raw_jobs) {
-        Ok(r) => r,
-        Err(e) => return usage_error(&e.to_string()),
-    };
-    for w in &resolved.warnings {
+    let (mut layered, mut warnings) =
+        jobfile::assemble(&line.global, &line.jobs, &line.files, &flags.sections, &cx)
+            .map_err(|e| e.to_string())?;
+    if flags.lenient {
+        warnings.extend(lenient::relax(&mut layered));
+    }
+    let resolved = job::resolve_layered(&layered).map_err(|e| e.to_string())?;
+    for w in warnings.iter().chain(&resolved.warnings) {
         eprintln!("iolens: warning: {w}");
+    }
+    Ok(LoadedJobs {
+        layered,
+        specs: resolved.jobs,
+    })
+}
+
+fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
+    if let Some(option) = &flags.cmdhelp {
+        return show_jobs::cmdhelp(option);
+    }
+    let loaded = match load_jobs(flags, job_args) {
+        Ok(loaded) => loaded,
+        Err(e) => return usage_error(&e),
+    };
+    if flags.parse_only {
+        return show_jobs::print(&show_jobs::render(&loaded.layered, false));
     }
     let stop = match control::install_stop_handler() {
         Ok(s) => s,
@@ -147,10 +208,20 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
             return EXIT_RUN_FAILED;
         }
     };
+    let job_options: Vec<_> = loaded
+        .layered
+        .iter()
+        .map(|l| given_options(&l.job))
+        .collect();
     let request = RunRequest {
-        jobs: &resolved.jobs,
-        job_options: &raw_jobs.iter().map(given_options).collect::<Vec<_>>(),
-        global_options: given_options(&global),
+        jobs: &loaded.specs,
+        job_options: &job_options,
+        // fio's report has one global section; with several [global]s, the first job's.
+        global_options: loaded
+            .layered
+            .first()
+            .map(|l| given_options(&l.global))
+            .unwrap_or_default(),
         command_line: command_line.to_vec(),
         allow_device_write: flags.allow_device_write,
         stop: &stop,
@@ -215,6 +286,24 @@ mod tests {
         assert_eq!(flags.output, Some(PathBuf::from("r.json")));
         assert!(flags.allow_device_write);
         assert_eq!(rest, strings(&["--name=a", "--bs=4k"]));
+    }
+
+    #[test]
+    fn job_file_flags_are_taken_out_too() {
+        let (flags, rest) = split_tool_flags(&strings(&[
+            "a.fio",
+            "--section=x",
+            "--section=y",
+            "--fio-compat=lenient",
+            "--parse-only",
+            "--cmdhelp=bs",
+        ]))
+        .unwrap();
+        assert_eq!(flags.sections, strings(&["x", "y"]));
+        assert!(flags.lenient && flags.parse_only);
+        assert_eq!(flags.cmdhelp.as_deref(), Some("bs"));
+        assert_eq!(rest, strings(&["a.fio"]));
+        assert!(split_tool_flags(&strings(&["--fio-compat=loose"])).is_err());
     }
 
     #[test]

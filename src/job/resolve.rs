@@ -3,7 +3,7 @@
 
 use super::error::JobError;
 use super::options::{self, Kind, OptionDef};
-use super::raw::{RawJob, RawOption, Source};
+use super::raw::{LayeredJob, RawJob, RawOption, Source};
 use super::spec::*;
 use crate::units::{self, KbBase, UnitError};
 use std::fmt::Display;
@@ -19,13 +19,24 @@ pub struct Resolved {
 
 /// Resolves every job against the global options.
 pub fn resolve(global: &RawJob, jobs: &[RawJob]) -> Result<Resolved, JobError> {
-    if jobs.is_empty() {
+    resolve_pairs(jobs.iter().map(|job| (job, global)))
+}
+
+/// Resolves jobs that each carry their own global options (job files: the `[global]`
+/// sections above each job).
+pub fn resolve_layered(jobs: &[LayeredJob]) -> Result<Resolved, JobError> {
+    resolve_pairs(jobs.iter().map(|layered| (&layered.job, &layered.global)))
+}
+
+fn resolve_pairs<'a>(
+    pairs: impl ExactSizeIterator<Item = (&'a RawJob, &'a RawJob)>,
+) -> Result<Resolved, JobError> {
+    if pairs.len() == 0 {
         return Err(JobError::NoJobs);
     }
     let mut warnings = Vec::new();
-    let jobs = jobs
-        .iter()
-        .map(|job| Layers::new(job, global)?.job_spec(&mut warnings))
+    let jobs = pairs
+        .map(|(job, global)| Layers::new(job, global)?.job_spec(&mut warnings))
         .collect::<Result<_, _>>()?;
     Ok(Resolved { jobs, warnings })
 }
