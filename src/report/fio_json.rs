@@ -429,6 +429,7 @@ mod tests {
             stddev_ns: 20_310.4,
             samples,
             percentiles,
+            bins: Default::default(),
         }
     }
 

@@ -36,6 +36,7 @@ mod tests {
             stddev_ns: 0.25,
             samples: 3,
             percentiles: vec![(99.99, 1128)],
+            bins: Default::default(),
         });
         job.depth.level_pct[3] = 12.5;
         let report = RunReport {

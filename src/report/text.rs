@@ -362,6 +362,7 @@ mod tests {
             stddev_ns,
             samples: 100,
             percentiles: Vec::new(),
+            bins: Default::default(),
         }
     }
 
