@@ -5,7 +5,9 @@ use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job;
 use crate::runner::{self, control, RunRequest};
+use crate::units::{self, TimeUnit};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// iolens' own flags, taken out of the fio-style option list.
 #[derive(Debug, PartialEq, Eq)]
@@ -13,6 +15,8 @@ struct ToolFlags {
     formats: Vec<Format>,
     output: Option<PathBuf>,
     allow_device_write: bool,
+    /// `--status-interval`: print an interim report this often while running.
+    status_interval: Option<Duration>,
 }
 
 /// Separate iolens' own flags from the job options.
@@ -21,6 +25,7 @@ fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String>
         formats: vec![Format::Normal],
         output: None,
         allow_device_write: false,
+        status_interval: None,
     };
     let mut job_args = Vec::new();
     for arg in args {
@@ -31,6 +36,12 @@ fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String>
                 return Err("--output= needs a file name (e.g. --output=result.json)".into());
             }
             flags.output = Some(PathBuf::from(v));
+        } else if arg == "--minimal" {
+            flags.formats = vec![Format::Terse];
+        } else if let Some(v) = arg.strip_prefix("--eta=") {
+            output::check_eta(v)?;
+        } else if let Some(v) = arg.strip_prefix("--status-interval=") {
+            flags.status_interval = Some(parse_status_interval(v)?);
         } else if arg == "--allow-device-write" {
             flags.allow_device_write = true;
         } else {
@@ -38,6 +49,19 @@ fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String>
         }
     }
     Ok((flags, job_args))
+}
+
+/// fio's `--status-interval`: a duration, in seconds without a unit.
+fn parse_status_interval(value: &str) -> Result<Duration, String> {
+    match units::parse_time(value, TimeUnit::Seconds) {
+        Ok(interval) if !interval.is_zero() => Ok(interval),
+        Ok(_) => {
+            Err("--status-interval=0: give a positive interval, e.g. --status-interval=1".into())
+        }
+        Err(e) => Err(format!(
+            "--status-interval={value}: {e} (e.g. --status-interval=1 or 500ms)"
+        )),
+    }
 }
 
 pub fn run_command(args: &[String]) -> i32 {
@@ -68,6 +92,7 @@ pub fn run_default() -> i32 {
         formats: vec![Format::Normal],
         output: None,
         allow_device_write: false,
+        status_interval: None,
     };
     execute(&flags, &args, &[])
 }
@@ -215,6 +240,27 @@ mod tests {
         assert_eq!(flags.output, Some(PathBuf::from("r.json")));
         assert!(flags.allow_device_write);
         assert_eq!(rest, strings(&["--name=a", "--bs=4k"]));
+        assert_eq!(flags.status_interval, None);
+    }
+
+    #[test]
+    fn fio_reporting_flags() {
+        let (flags, rest) = split_tool_flags(&strings(&[
+            "--minimal",
+            "--eta=never",
+            "--status-interval=2",
+            "--name=a",
+        ]))
+        .unwrap();
+        assert_eq!(flags.formats, vec![Format::Terse]);
+        assert_eq!(flags.status_interval, Some(Duration::from_secs(2)));
+        assert_eq!(rest, strings(&["--name=a"]));
+        let (flags, _) = split_tool_flags(&strings(&["--status-interval=250ms"])).unwrap();
+        assert_eq!(flags.status_interval, Some(Duration::from_millis(250)));
+        for bad in ["--eta=maybe", "--status-interval=0", "--status-interval=x"] {
+            let err = split_tool_flags(&strings(&[bad])).unwrap_err();
+            assert!(err.starts_with(bad.split('=').next().unwrap()), "{err}");
+        }
     }
 
     #[test]

@@ -7,6 +7,11 @@ pub fn render(report: &RunReport) -> String {
     serde_json::to_string_pretty(report).expect("RunReport serializes to JSON")
 }
 
+/// The same document on one line.
+pub fn render_line(report: &RunReport) -> String {
+    serde_json::to_string(report).expect("RunReport serializes to JSON")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
