@@ -3,6 +3,7 @@
 
 mod collect;
 pub mod control;
+pub mod logs;
 pub mod plan;
 pub mod worker;
 
@@ -49,6 +50,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let wall = Instant::now();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
+    let first_worker_numbers = first_worker_numbers(req.jobs);
     for group in plan::groups(req.jobs) {
         if control::stop_requested(req.stop) {
             break;
@@ -67,6 +69,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                         .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
                 );
             }
+            if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
+                warnings.push(format!(
+                    "job '{}': cannot write a log: {e}",
+                    req.jobs[j].name
+                ));
+            }
             if results.len() <= j {
                 results.resize_with(j + 1, Vec::new);
             }
@@ -80,6 +88,31 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let disks = disks.finish(wall.elapsed());
     let report = collect::report(req, &results, disks, started_unix_ms);
     Ok(RunOutcome { report, warnings })
+}
+
+/// fio numbers workers 1, 2, … across the whole run, in job order; log file
+/// names carry that number.
+fn first_worker_numbers(jobs: &[JobSpec]) -> Vec<usize> {
+    jobs.iter()
+        .scan(1, |next, job| {
+            let first = *next;
+            *next += job.exec.numjobs as usize;
+            Some(first)
+        })
+        .collect()
+}
+
+/// Write the I/O logs of one finished job, if it asked for any.
+fn write_logs(
+    job: &JobSpec,
+    workers: &[WorkerResult],
+    first_worker_number: usize,
+) -> std::io::Result<()> {
+    let logs: Vec<&logs::IoLog> = workers.iter().filter_map(|w| w.logs.as_ref()).collect();
+    if logs.is_empty() {
+        return Ok(());
+    }
+    logs::write_job_logs(&job.logs, &logs, first_worker_number).map(drop)
 }
 
 /// Run the jobs of one group at once; returns each job's worker results.

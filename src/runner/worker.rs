@@ -5,6 +5,7 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+use super::logs::{IoLog, IoLogger, LoggedIo};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
 use crate::stats::{RateSeries, WorkerStats};
@@ -47,6 +48,8 @@ pub struct WorkerResult {
     pub runtime_ns: u64,
     pub error: Option<IoFailure>,
     pub notes: Vec<String>,
+    /// What the job's `write_*_log` options asked to record; None without logs.
+    pub logs: Option<IoLog>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -168,6 +171,7 @@ impl WorkerResult {
             runtime_ns: 0,
             error: Some(error),
             notes: Vec::new(),
+            logs: None,
         }
     }
 }
@@ -204,6 +208,8 @@ struct Worker<'a, E: Engine> {
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
     used: [bool; 2],
+    /// I/O logs; None (and one branch per I/O) when the job writes none.
+    logs: Option<IoLogger>,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -262,6 +268,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             error: None,
             used,
+            logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
             ctx,
         }
     }
@@ -334,6 +341,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.sampler.rates[0].iops.capacity(),
         );
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
+        if self.logs.is_some() {
+            self.logs = Some(IoLogger::new(&self.ctx.job.logs, self.used));
+        }
     }
 
     /// The next I/O within size, loop and count limits.
@@ -517,6 +527,17 @@ impl<'a, E: Engine> Worker<'a, E> {
         if m.lat {
             d.lat.record(end_ns - io.start_ns);
         }
+        if let Some(logs) = &mut self.logs {
+            logs.record(&LoggedIo {
+                end_ns: end_ns - self.measure_start_ns,
+                ddir: io.ddir,
+                len: io.len,
+                offset: io.offset,
+                slat_ns: queued.then(|| io.submit_ns - io.start_ns),
+                clat_ns: end_ns - io.submit_ns,
+                lat_ns: end_ns - io.start_ns,
+            });
+        }
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }
@@ -610,6 +631,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             runtime_ns: end - self.measure_start_ns,
             error: self.error,
             notes: self.engine.notes(),
+            logs: self
+                .logs
+                .map(|logs| logs.finish(end - self.measure_start_ns)),
         }
     }
 }

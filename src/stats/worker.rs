@@ -281,7 +281,7 @@ mod tests {
         };
         let r = w.dirs[0].report(2_000_000_000, lat_only, &RateSeries::default());
         assert!(r.clat.unwrap().percentiles.is_empty());
-        assert_eq!(r.lat.unwrap().percentiles, vec![(50.0, 1104)]);
+        assert_eq!(r.lat.unwrap().percentiles, vec![(50.0, 1096)]);
         let none = PercentileChoice::default();
         assert_eq!(w.dirs[1].report(0, none, &RateSeries::default()).iops, 0.0);
     }
