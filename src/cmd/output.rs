@@ -2,7 +2,9 @@
 
 use crate::report::fio_json::{self, Detail};
 use crate::report::{json, model::RunReport, terse, text};
+use std::fs::File;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -84,6 +86,36 @@ fn render_each(report: &RunReport, formats: &[Format], layout: Layout) -> String
         }
     }
     out
+}
+
+/// Where reports go: stdout, or a file created before the run starts, so
+/// interim reports and the final one follow each other in it.
+pub enum Destination {
+    Stdout,
+    File { path: PathBuf, file: File },
+}
+
+impl Destination {
+    pub fn open(path: Option<&Path>) -> Result<Self, String> {
+        match path {
+            None => Ok(Destination::Stdout),
+            Some(path) => File::create(path)
+                .map(|file| Destination::File {
+                    path: path.to_path_buf(),
+                    file,
+                })
+                .map_err(|e| format!("{}: {e}", path.display())),
+        }
+    }
+
+    pub fn write(&mut self, text: &str) -> Result<(), String> {
+        match self {
+            Destination::Stdout => write_stdout(text).map_err(|e| format!("stdout: {e}")),
+            Destination::File { path, file } => file
+                .write_all(text.as_bytes())
+                .map_err(|e| format!("{}: {e}", path.display())),
+        }
+    }
 }
 
 /// Write to stdout; a closed pipe (`iolens … | head`) is not an error.

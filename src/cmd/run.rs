@@ -1,10 +1,13 @@
 //! `iolens run`: fio-style options in, a report out.
 
-use super::output::{self, Format};
+use super::output::{self, Destination, Format};
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job;
+use crate::report::model::RunReport;
+use crate::runner::status::StatusReports;
 use crate::runner::{self, control, RunRequest};
+use std::cell::RefCell;
 use crate::units::{self, TimeUnit};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -172,6 +175,19 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
             return EXIT_RUN_FAILED;
         }
     };
+    let destination = match Destination::open(flags.output.as_deref()) {
+        Ok(d) => RefCell::new(d),
+        Err(e) => {
+            eprintln!("iolens: cannot create the report file: {e}");
+            return EXIT_RUN_FAILED;
+        }
+    };
+    // A failed interim report is not worth stopping the run for; the final write reports errors.
+    let print_status = |report: &RunReport| {
+        let _ = destination
+            .borrow_mut()
+            .write(&output::render_status(report, &flags.formats));
+    };
     let request = RunRequest {
         jobs: &resolved.jobs,
         job_options: &raw_jobs.iter().map(given_options).collect::<Vec<_>>(),
@@ -179,6 +195,10 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         command_line: command_line.to_vec(),
         allow_device_write: flags.allow_device_write,
         stop: &stop,
+        status: flags.status_interval.map(|interval| StatusReports {
+            interval,
+            on_report: &print_status,
+        }),
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
@@ -192,13 +212,7 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         eprintln!("iolens: warning: {w}");
     }
     let rendered = output::render(&outcome.report, &flags.formats);
-    let written = match &flags.output {
-        Some(path) => {
-            std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display()))
-        }
-        None => output::write_stdout(&rendered).map_err(|e| format!("stdout: {e}")),
-    };
-    if let Err(e) = written {
+    if let Err(e) = destination.borrow_mut().write(&rendered) {
         eprintln!("iolens: cannot write the report: {e}");
         return EXIT_RUN_FAILED;
     }

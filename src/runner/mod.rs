@@ -5,6 +5,7 @@ mod collect;
 pub mod control;
 pub mod logs;
 pub mod plan;
+pub mod status;
 pub mod worker;
 
 use crate::engine;
@@ -16,7 +17,8 @@ use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
 use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use status::StatusSlot;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use worker::{WorkerCtx, WorkerResult};
 
 /// How the run was asked for, beyond the jobs themselves.
@@ -29,6 +31,8 @@ pub struct RunRequest<'a> {
     pub allow_device_write: bool,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
+    /// `--status-interval`: interim reports while running.
+    pub status: Option<status::StatusReports<'a>>,
 }
 
 /// A finished (or interrupted) run.
@@ -60,7 +64,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.invalidate(j)?;
             }
         }
-        let group_results = run_group(req, &files, &group.jobs);
+        let group_results = run_group(req, &files, &group.jobs, &results, started_unix_ms);
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
                 warnings.extend(
@@ -116,19 +120,41 @@ fn write_logs(
 }
 
 /// Run the jobs of one group at once; returns each job's worker results.
-fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<WorkerResult>> {
+/// `earlier` (by job index) holds the results of the groups before, for
+/// interim reports.
+fn run_group(
+    req: &RunRequest,
+    files: &FileSet,
+    jobs: &[usize],
+    earlier: &[Vec<WorkerResult>],
+    started_unix_ms: u64,
+) -> Vec<Vec<WorkerResult>> {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
         .sum();
     let barrier = Barrier::new(workers);
+    let slots: Vec<Vec<StatusSlot>> = jobs
+        .iter()
+        .map(|&j| {
+            (0..req.jobs[j].exec.numjobs)
+                .map(|_| StatusSlot::default())
+                .collect()
+        })
+        .collect();
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
-            .map(|&j| {
+            .zip(&slots)
+            .map(|(&j, job_slots)| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
-                        let ctx = worker_ctx(req, files, j, w, &barrier);
+                        let mut ctx = worker_ctx(req, files, j, w, &barrier);
+                        // Publishing twice per report keeps each copy at most half an interval old.
+                        ctx.status = req
+                            .status
+                            .as_ref()
+                            .map(|s| (&job_slots[w as usize], s.interval / 2));
                         let kind = req.jobs[j].engine.kind;
                         std::thread::Builder::new()
                             .name(format!("{}.{w}", req.jobs[j].name))
@@ -138,6 +164,23 @@ fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<Worke
                     .collect()
             })
             .collect();
+        if let Some(status) = &req.status {
+            let running = || handles.iter().flatten().any(|h| !h.is_finished());
+            while sleep_while(status.interval, running) {
+                let mut interim = earlier.to_vec();
+                for (&j, job_slots) in jobs.iter().zip(&slots) {
+                    if interim.len() <= j {
+                        interim.resize_with(j + 1, Vec::new);
+                    }
+                    interim[j] = job_slots
+                        .iter()
+                        .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
+                        .collect();
+                }
+                let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
+                (status.on_report)(&report);
+            }
+        }
         handles
             .into_iter()
             .map(|hs| {
@@ -147,6 +190,21 @@ fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<Worke
             })
             .collect()
     })
+}
+
+/// Sleep up to `duration` in short steps while `running` holds; true when the
+/// whole duration passed with it still holding.
+fn sleep_while(duration: Duration, running: impl Fn() -> bool) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    let deadline = Instant::now() + duration;
+    while running() {
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep(STEP.min(deadline - now));
+    }
+    false
 }
 
 fn worker_ctx<'s>(
@@ -182,6 +240,7 @@ fn worker_ctx<'s>(
         ),
         start: barrier,
         stop: req.stop,
+        status: None,
     }
 }
 

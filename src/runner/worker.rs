@@ -6,6 +6,7 @@
 //! allocation, no lock.
 
 use super::logs::{IoLog, IoLogger, LoggedIo};
+use super::status::StatusSlot;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
 use crate::stats::{RateSeries, WorkerStats};
@@ -17,6 +18,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 /// Everything one worker needs; built by the runner before the start barrier.
 pub struct WorkerCtx<'a> {
@@ -29,6 +31,9 @@ pub struct WorkerCtx<'a> {
     pub seed: u64,
     pub start: &'a Barrier,
     pub stop: &'a AtomicBool,
+    /// `--status-interval`: where to publish interim results, and how often
+    /// (the runner asks more often than it reports).
+    pub status: Option<(&'a StatusSlot, Duration)>,
 }
 
 /// The first I/O error of a worker, with where it happened.
@@ -39,6 +44,7 @@ pub struct IoFailure {
 }
 
 /// What a worker measured.
+#[derive(Clone)]
 pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write].
@@ -163,15 +169,23 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
 }
 
 impl WorkerResult {
-    fn failed(error: IoFailure) -> Self {
+    /// Nothing measured yet.
+    pub fn empty() -> Self {
         WorkerResult {
             stats: WorkerStats::default(),
             rates: Default::default(),
             cpu: Rusage::default(),
             runtime_ns: 0,
-            error: Some(error),
+            error: None,
             notes: Vec::new(),
             logs: None,
+        }
+    }
+
+    fn failed(error: IoFailure) -> Self {
+        WorkerResult {
+            error: Some(error),
+            ..Self::empty()
         }
     }
 }
@@ -210,6 +224,8 @@ struct Worker<'a, E: Engine> {
     used: [bool; 2],
     /// I/O logs; None (and one branch per I/O) when the job writes none.
     logs: Option<IoLogger>,
+    /// When the next interim result is due (`--status-interval`); never without one.
+    next_status_ns: u64,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -269,6 +285,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             error: None,
             used,
             logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
+            next_status_ns: ctx
+                .status
+                .map_or(u64::MAX, |(_, every)| every.as_nanos() as u64),
             ctx,
         }
     }
@@ -541,6 +560,29 @@ impl<'a, E: Engine> Worker<'a, E> {
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }
+        if end_ns >= self.next_status_ns {
+            self.publish_status(end_ns);
+        }
+    }
+
+    /// Publish a copy of the results so far for an interim report.
+    #[cold]
+    fn publish_status(&mut self, now_ns: u64) {
+        let Some((slot, every)) = self.ctx.status else {
+            return;
+        };
+        let every = (every.as_nanos() as u64).max(1);
+        self.next_status_ns = (now_ns / every + 1) * every;
+        slot.publish(WorkerResult {
+            stats: self.stats.clone(),
+            rates: self.sampler.rates.clone(),
+            cpu: thread_rusage()
+                .unwrap_or_default()
+                .since(&self.cpu_at_measure_start),
+            runtime_ns: now_ns.saturating_sub(self.measure_start_ns),
+            error: self.error.clone(),
+            ..WorkerResult::empty()
+        });
     }
 
     fn think(&mut self) {
