@@ -7,8 +7,8 @@ use crate::job;
 use crate::report::model::RunReport;
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, RunRequest};
-use std::cell::RefCell;
 use crate::units::{self, TimeUnit};
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
 

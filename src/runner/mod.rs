@@ -15,9 +15,9 @@ use crate::observe::diskstats::DiskWatch;
 use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
+use status::StatusSlot;
 use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
-use status::StatusSlot;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use worker::{WorkerCtx, WorkerResult};
 
