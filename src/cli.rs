@@ -20,8 +20,11 @@ pub struct Cli {
 pub enum Command {
     /// Run jobs given as fio options: --name=JOB starts a job, options before the first --name apply to all.
     ///
-    /// iolens' own flags: --output-format=normal|json|iolens-json (comma list allowed),
-    /// --output=FILE, --allow-device-write (write to a block device that holds a filesystem or partition table).
+    /// iolens' own flags: --output-format=normal|json|json+|terse|iolens-json (comma list allowed),
+    /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
+    /// JSON reports one document per line), --eta=auto|always|never (accepted for fio scripts;
+    /// there is no live progress line yet, so it changes nothing),
+    /// --allow-device-write (write to a block device that holds a filesystem or partition table).
     ///
     /// Example: iolens run --name=rr --filename=/tmp/t --size=1g --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --runtime=10 --time_based
     Run {
