@@ -173,6 +173,7 @@ mod tests {
             depth: Default::default(),
             lat_buckets: Default::default(),
             runtime_ns: 1,
+            significant_figures: 4,
         };
         RunReport {
             schema_version: SCHEMA_VERSION,

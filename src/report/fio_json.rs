@@ -528,6 +528,7 @@ mod tests {
                 ..Default::default()
             },
             runtime_ns: 157_400_000,
+            significant_figures: 4,
         };
         RunReport {
             schema_version: SCHEMA_VERSION,

@@ -32,6 +32,7 @@ mod tests {
             depth: Default::default(),
             lat_buckets: Default::default(),
             runtime_ns: 2_000_000_123,
+            significant_figures: 4,
         };
         job.dirs[0].io_bytes = 1 << 33;
         job.dirs[0].clat = Some(LatSummary {

@@ -50,6 +50,14 @@ pub struct JobReport {
     pub lat_buckets: LatBuckets,
     /// Measured time of the job (ramp excluded), nanoseconds.
     pub runtime_ns: u64,
+    /// Digits of IOPS and bandwidth in the normal output (fio's `significant_figures`).
+    #[serde(default = "default_significant_figures")]
+    pub significant_figures: u32,
+}
+
+/// fio's default `significant_figures`, for reports saved before the field existed.
+fn default_significant_figures() -> u32 {
+    4
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -177,6 +177,7 @@ mod tests {
             depth: Default::default(),
             lat_buckets: Default::default(),
             runtime_ns: 1_001_000_000,
+            significant_figures: 4,
         };
         job.cpu.usr_pct = 1.3;
         job.depth.level_pct[0] = 100.0;

@@ -112,6 +112,7 @@ fn job_report(
         depth: merged.depth.report(),
         lat_buckets: merged.lat_buckets(),
         runtime_ns,
+        significant_figures: job.measure.significant_figures,
     }
 }
 
