@@ -24,8 +24,11 @@ pub enum Command {
     /// Job files and options mix as with fio: `iolens run a.fio b.fio --runtime=10`. Each file after the
     /// first starts a new stonewalled group; options before any --name sit below each file's [global].
     ///
-    /// iolens' own flags: --output-format=normal|json|iolens-json (comma list allowed),
-    /// --output=FILE, --allow-device-write (write to a block device that holds a filesystem or partition table),
+    /// iolens' own flags: --output-format=normal|json|json+|terse|iolens-json (comma list allowed),
+    /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
+    /// JSON reports one document per line), --eta=auto|always|never (accepted for fio scripts;
+    /// there is no live progress line yet, so it changes nothing),
+    /// --allow-device-write (write to a block device that holds a filesystem or partition table),
     /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
     /// --cmdhelp[=OPTION] (list the options, or describe one).

@@ -1,12 +1,17 @@
 //! `iolens run`: job files and fio-style options in, a report out.
 
-use super::output::{self, Format};
+use super::output::{self, Destination, Format};
 use super::show_jobs;
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
+use crate::report::model::RunReport;
+use crate::runner::status::StatusReports;
 use crate::runner::{self, control, RunRequest};
+use crate::units::{self, TimeUnit};
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// iolens' own flags, taken out of the fio-style option list.
 #[derive(Debug, PartialEq, Eq)]
@@ -22,6 +27,8 @@ pub(super) struct ToolFlags {
     parse_only: bool,
     /// `--cmdhelp[=OPTION]`: `Some("")` lists every option.
     cmdhelp: Option<String>,
+    /// `--status-interval`: print an interim report this often while running.
+    status_interval: Option<Duration>,
 }
 
 impl Default for ToolFlags {
@@ -34,6 +41,7 @@ impl Default for ToolFlags {
             lenient: false,
             parse_only: false,
             cmdhelp: None,
+            status_interval: None,
         }
     }
 }
@@ -64,6 +72,12 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
                 return Err("--output= needs a file name (e.g. --output=result.json)".into());
             }
             flags.output = Some(PathBuf::from(v));
+        } else if arg == "--minimal" {
+            flags.formats = vec![Format::Terse];
+        } else if let Some(v) = arg.strip_prefix("--eta=") {
+            output::check_eta(v)?;
+        } else if let Some(v) = arg.strip_prefix("--status-interval=") {
+            flags.status_interval = Some(parse_status_interval(v)?);
         } else if arg == "--allow-device-write" {
             flags.allow_device_write = true;
         } else {
@@ -71,6 +85,19 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
         }
     }
     Ok((flags, job_args))
+}
+
+/// fio's `--status-interval`: a duration, in seconds without a unit.
+fn parse_status_interval(value: &str) -> Result<Duration, String> {
+    match units::parse_time(value, TimeUnit::Seconds) {
+        Ok(interval) if !interval.is_zero() => Ok(interval),
+        Ok(_) => {
+            Err("--status-interval=0: give a positive interval, e.g. --status-interval=1".into())
+        }
+        Err(e) => Err(format!(
+            "--status-interval={value}: {e} (e.g. --status-interval=1 or 500ms)"
+        )),
+    }
 }
 
 pub fn run_command(args: &[String]) -> i32 {
@@ -213,6 +240,19 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         .iter()
         .map(|l| given_options(&l.job))
         .collect();
+    let destination = match Destination::open(flags.output.as_deref()) {
+        Ok(d) => RefCell::new(d),
+        Err(e) => {
+            eprintln!("iolens: cannot create the report file: {e}");
+            return EXIT_RUN_FAILED;
+        }
+    };
+    // A failed interim report is not worth stopping the run for; the final write reports errors.
+    let print_status = |report: &RunReport| {
+        let _ = destination
+            .borrow_mut()
+            .write(&output::render_status(report, &flags.formats));
+    };
     let request = RunRequest {
         jobs: &loaded.specs,
         job_options: &job_options,
@@ -225,6 +265,10 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         command_line: command_line.to_vec(),
         allow_device_write: flags.allow_device_write,
         stop: &stop,
+        status: flags.status_interval.map(|interval| StatusReports {
+            interval,
+            on_report: &print_status,
+        }),
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
@@ -238,13 +282,7 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         eprintln!("iolens: warning: {w}");
     }
     let rendered = output::render(&outcome.report, &flags.formats);
-    let written = match &flags.output {
-        Some(path) => {
-            std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display()))
-        }
-        None => output::write_stdout(&rendered).map_err(|e| format!("stdout: {e}")),
-    };
-    if let Err(e) = written {
+    if let Err(e) = destination.borrow_mut().write(&rendered) {
         eprintln!("iolens: cannot write the report: {e}");
         return EXIT_RUN_FAILED;
     }
@@ -286,6 +324,27 @@ mod tests {
         assert_eq!(flags.output, Some(PathBuf::from("r.json")));
         assert!(flags.allow_device_write);
         assert_eq!(rest, strings(&["--name=a", "--bs=4k"]));
+        assert_eq!(flags.status_interval, None);
+    }
+
+    #[test]
+    fn fio_reporting_flags() {
+        let (flags, rest) = split_tool_flags(&strings(&[
+            "--minimal",
+            "--eta=never",
+            "--status-interval=2",
+            "--name=a",
+        ]))
+        .unwrap();
+        assert_eq!(flags.formats, vec![Format::Terse]);
+        assert_eq!(flags.status_interval, Some(Duration::from_secs(2)));
+        assert_eq!(rest, strings(&["--name=a"]));
+        let (flags, _) = split_tool_flags(&strings(&["--status-interval=250ms"])).unwrap();
+        assert_eq!(flags.status_interval, Some(Duration::from_millis(250)));
+        for bad in ["--eta=maybe", "--status-interval=0", "--status-interval=x"] {
+            let err = split_tool_flags(&strings(&[bad])).unwrap_err();
+            assert!(err.starts_with(bad.split('=').next().unwrap()), "{err}");
+        }
     }
 
     #[test]

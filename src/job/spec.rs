@@ -266,6 +266,43 @@ pub struct MeasureSpec {
     pub percentile_list: Vec<f64>,
     /// Interval of the bandwidth/IOPS samples (fio's `bw_avg_time`/`iops_avg_time`, 500 ms).
     pub avg_time: Duration,
+    /// Which latencies get percentiles (and json+ bins): fio's `slat_percentiles`,
+    /// `clat_percentiles` and `lat_percentiles`.
+    pub slat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
+    pub significant_figures: u32,
+}
+
+/// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
+/// file name prefix (the job name when the option is given without a value).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LogSpec {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    /// slat, clat and lat logs.
+    pub lat: Option<String>,
+    /// Completion latency histograms, one line per `hist_msec` window.
+    pub hist: Option<String>,
+    /// Window of averaged entries, ms; 0 logs every I/O.
+    pub avg_msec: u64,
+    /// Window of histogram entries, ms; 0 writes no histogram entries (as fio).
+    pub hist_msec: u64,
+    /// Windowed latency entries hold the window's maximum instead of its mean.
+    pub max_value: bool,
+    /// Entries carry the I/O's offset.
+    pub offset: bool,
+    /// File names carry the worker's number (`name_bw.1.log`); off, a job's
+    /// workers share one file.
+    pub per_job: bool,
+}
+
+impl LogSpec {
+    /// True when any log is written; the hot loop checks only this.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
+    }
 }
 
 /// Execution: workers, timing, grouping.
@@ -295,6 +332,7 @@ pub struct JobSpec {
     pub buffers: BufferSpec,
     pub measure: MeasureSpec,
     pub exec: ExecSpec,
+    pub logs: LogSpec,
 }
 
 /// fio's default `percentile_list`.

@@ -3,8 +3,10 @@
 
 mod collect;
 pub mod control;
+pub mod logs;
 pub mod plan;
 pub mod process;
+pub mod status;
 pub mod worker;
 
 use crate::engine;
@@ -14,9 +16,10 @@ use crate::observe::diskstats::DiskWatch;
 use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
+use status::StatusSlot;
 use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use worker::{WorkerCtx, WorkerResult};
 
 /// How the run was asked for, beyond the jobs themselves.
@@ -29,6 +32,8 @@ pub struct RunRequest<'a> {
     pub allow_device_write: bool,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
+    /// `--status-interval`: interim reports while running.
+    pub status: Option<status::StatusReports<'a>>,
 }
 
 /// A finished (or interrupted) run.
@@ -50,6 +55,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let wall = Instant::now();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
+    let first_worker_numbers = first_worker_numbers(req.jobs);
     for group in plan::groups(req.jobs) {
         if control::stop_requested(req.stop) {
             break;
@@ -59,7 +65,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.invalidate(j)?;
             }
         }
-        let group_results = run_group(req, &files, &group.jobs);
+        let group_results = run_group(req, &files, &group.jobs, &results, started_unix_ms);
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
                 warnings.extend(
@@ -67,6 +73,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                         .iter()
                         .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
                 );
+            }
+            if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
+                warnings.push(format!(
+                    "job '{}': cannot write a log: {e}",
+                    req.jobs[j].name
+                ));
             }
             if results.len() <= j {
                 results.resize_with(j + 1, Vec::new);
@@ -83,31 +95,81 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     Ok(RunOutcome { report, warnings })
 }
 
+/// fio numbers workers 1, 2, … across the whole run, in job order; log file
+/// names carry that number.
+fn first_worker_numbers(jobs: &[JobSpec]) -> Vec<usize> {
+    jobs.iter()
+        .scan(1, |next, job| {
+            let first = *next;
+            *next += job.exec.numjobs as usize;
+            Some(first)
+        })
+        .collect()
+}
+
+/// Write the I/O logs of one finished job, if it asked for any.
+fn write_logs(
+    job: &JobSpec,
+    workers: &[WorkerResult],
+    first_worker_number: usize,
+) -> std::io::Result<()> {
+    let logs: Vec<&logs::IoLog> = workers.iter().filter_map(|w| w.logs.as_ref()).collect();
+    if logs.is_empty() {
+        return Ok(());
+    }
+    logs::write_job_logs(&job.logs, &logs, first_worker_number).map(drop)
+}
+
 /// Run the jobs of one group at once; returns each job's worker results.
 /// A job's workers are threads with `thread`, else processes, each with a
 /// proxy thread here; all of them start together at one barrier.
-fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<WorkerResult>> {
+/// `earlier` (by job index) holds the results of the groups before, for
+/// interim reports.
+fn run_group(
+    req: &RunRequest,
+    files: &FileSet,
+    jobs: &[usize],
+    earlier: &[Vec<WorkerResult>],
+    started_unix_ms: u64,
+) -> Vec<Vec<WorkerResult>> {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
         .sum();
     let barrier = Barrier::new(workers);
+    let slots: Vec<Vec<StatusSlot>> = jobs
+        .iter()
+        .map(|&j| {
+            (0..req.jobs[j].exec.numjobs)
+                .map(|_| StatusSlot::default())
+                .collect()
+        })
+        .collect();
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
-            .map(|&j| {
+            .zip(&slots)
+            .map(|(&j, job_slots)| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
                         let job = &req.jobs[j];
+                        // Publishing twice per report keeps each copy at most half an interval old.
+                        let status = req
+                            .status
+                            .as_ref()
+                            .map(|s| (&job_slots[w as usize], s.interval / 2));
                         let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
                         let spawned = if job.exec.thread {
-                            let ctx = worker_ctx(req, files, j, w, &barrier);
+                            let mut ctx = worker_ctx(req, files, j, w, &barrier);
+                            ctx.status = status;
                             thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx))
                         } else {
-                            let task = process::WorkerTask::new(req.jobs, files, j, w);
-                            let barrier = &barrier;
+                            let every = status.map(|(_, every)| every);
+                            let slot = status.map(|(slot, _)| slot);
+                            let task = process::WorkerTask::new(req.jobs, files, j, w, every);
+                            let (barrier, stop) = (&barrier, req.stop);
                             thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, barrier, req.stop)
+                                process::run_in_process(&task, barrier, stop, slot)
                             })
                         };
                         spawned.expect("spawn worker thread")
@@ -115,6 +177,23 @@ fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<Worke
                     .collect()
             })
             .collect();
+        if let Some(status) = &req.status {
+            let running = || handles.iter().flatten().any(|h| !h.is_finished());
+            while sleep_while(status.interval, running) {
+                let mut interim = earlier.to_vec();
+                for (&j, job_slots) in jobs.iter().zip(&slots) {
+                    if interim.len() <= j {
+                        interim.resize_with(j + 1, Vec::new);
+                    }
+                    interim[j] = job_slots
+                        .iter()
+                        .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
+                        .collect();
+                }
+                let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
+                (status.on_report)(&report);
+            }
+        }
         handles
             .into_iter()
             .map(|hs| {
@@ -124,6 +203,21 @@ fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<Worke
             })
             .collect()
     })
+}
+
+/// Sleep up to `duration` in short steps while `running` holds; true when the
+/// whole duration passed with it still holding.
+fn sleep_while(duration: Duration, running: impl Fn() -> bool) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    let deadline = Instant::now() + duration;
+    while running() {
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep(STEP.min(deadline - now));
+    }
+    false
 }
 
 fn worker_ctx<'s>(
@@ -146,6 +240,7 @@ fn worker_ctx<'s>(
         seed: seed_of(job, job_index, worker_index),
         start: barrier,
         stop: req.stop,
+        status: None,
     }
 }
 

@@ -10,6 +10,7 @@
 //! child  → parent  ready                  targets opened, engine set up
 //! parent → child   go                     every worker of the group is ready
 //! parent → child   stop                   (only if the run is stopped early)
+//! child  → parent  status {WorkerResult}  (with --status-interval: a snapshot, repeated)
 //! child  → parent  {WorkerResult as JSON}
 //! ```
 //!
@@ -19,6 +20,7 @@
 //! exit status and last line of stderr.
 
 use super::control;
+use super::status::StatusSlot;
 use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
 use crate::fileset::{self, FileSet, OpenMode};
 use crate::job::spec::JobSpec;
@@ -38,6 +40,8 @@ pub const WORKER_SUBCOMMAND: &str = "__worker";
 const READY: &str = "ready";
 const GO: &str = "go";
 const STOP: &str = "stop";
+/// Prefix of an interim snapshot line (`--status-interval`).
+const STATUS: &str = "status ";
 
 /// How often a proxy looks at the run's stop flag to pass it on.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -64,6 +68,8 @@ pub struct WorkerTask {
     pub files: Vec<TaskFile>,
     pub buffer_align: usize,
     pub seed: u64,
+    /// With `--status-interval`: how often the worker publishes a snapshot.
+    pub status_every: Option<Duration>,
 }
 
 /// One file of a worker: where it is, how to open it, and the worker's region of it.
@@ -83,6 +89,7 @@ impl WorkerTask {
         files: &FileSet,
         job_index: usize,
         worker_index: u32,
+        status_every: Option<Duration>,
     ) -> Self {
         let job = &jobs[job_index];
         let worker_files = &files.workers[job_index][worker_index as usize].files;
@@ -105,6 +112,7 @@ impl WorkerTask {
                 .collect(),
             buffer_align: files.buffer_align(job_index),
             seed: super::seed_of(job, job_index, worker_index),
+            status_every,
         }
     }
 
@@ -121,8 +129,9 @@ pub(super) fn run_in_process(
     task: &WorkerTask,
     start: &dyn StartSignal,
     stop: &AtomicBool,
+    status: Option<&StatusSlot>,
 ) -> WorkerResult {
-    run_in_program(std::env::current_exe(), task, start, stop)
+    run_in_program(std::env::current_exe(), task, start, stop, status)
 }
 
 /// Run `task` as `program __worker`. Always passes `start` exactly once,
@@ -133,6 +142,7 @@ fn run_in_program(
     task: &WorkerTask,
     start: &dyn StartSignal,
     stop: &AtomicBool,
+    status: Option<&StatusSlot>,
 ) -> WorkerResult {
     let spawned = program.and_then(|program| WorkerProcess::spawn(&program, task));
     let (mut child, stdin) = match spawned {
@@ -153,7 +163,7 @@ fn run_in_program(
     let finished = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| forward_stop(stdin, stop, &finished));
-        let outcome = child.read_result();
+        let outcome = child.read_result(status);
         finished.store(true, Ordering::Relaxed);
         outcome
     });
@@ -222,9 +232,20 @@ impl WorkerProcess {
         }
     }
 
-    fn read_result(&mut self) -> Result<WorkerResult, String> {
-        let line = self.read_line()?;
-        serde_json::from_str(&line).map_err(|e| format!("its result is not valid: {e}"))
+    /// Read the final result, passing interim snapshots on to `status` on the way.
+    fn read_result(&mut self, status: Option<&StatusSlot>) -> Result<WorkerResult, String> {
+        loop {
+            let line = self.read_line()?;
+            let Some(snapshot) = line.strip_prefix(STATUS) else {
+                return serde_json::from_str(&line)
+                    .map_err(|e| format!("its result is not valid: {e}"));
+            };
+            let snapshot = serde_json::from_str(snapshot)
+                .map_err(|e| format!("its status snapshot is not valid: {e}"))?;
+            if let Some(slot) = status {
+                slot.publish(snapshot);
+            }
+        }
     }
 
     fn read_line(&mut self) -> Result<String, String> {
@@ -300,6 +321,28 @@ pub enum ChildError {
     Pipe(#[from] std::io::Error),
 }
 
+/// Child side of `--status-interval`: send the worker's latest snapshot to
+/// the parent every `every` until the worker is done.
+fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(every);
+        let Some(snapshot) = slot.latest() else {
+            continue;
+        };
+        let Ok(json) = serde_json::to_string(&snapshot) else {
+            continue;
+        };
+        // stdout is locked per line, so snapshots never interleave with the final result.
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{STATUS}{json}")
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 /// The body of `iolens __worker`: read a task from stdin, open its targets,
 /// say `ready`, wait for `go`, run, and write the result to stdout.
 pub fn serve_worker() -> Result<(), ChildError> {
@@ -324,7 +367,8 @@ pub fn serve_worker() -> Result<(), ChildError> {
         .collect::<Result<Vec<_>, _>>()?;
     iolens_sys::clock::calibrate();
     let start = ParentGo { stop: stop.clone() };
-    let ctx = WorkerCtx {
+    let slot = StatusSlot::default();
+    let mut ctx = WorkerCtx {
         job: &task.job,
         files,
         file_sizes: task.files.iter().map(|f| f.size).collect(),
@@ -334,8 +378,19 @@ pub fn serve_worker() -> Result<(), ChildError> {
         seed: task.seed,
         start: &start,
         stop: &stop,
+        status: None,
     };
-    let result = super::run_worker(task.job.engine.kind, ctx);
+    let done = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        if let Some(every) = task.status_every {
+            ctx.status = Some((&slot, every));
+            let (slot, done) = (&slot, &done);
+            scope.spawn(move || relay_status(slot, every, done));
+        }
+        let result = super::run_worker(task.job.engine.kind, ctx);
+        done.store(true, Ordering::Relaxed);
+        result
+    });
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &result).map_err(std::io::Error::other)?;
     writeln!(out)?;
@@ -411,6 +466,7 @@ mod tests {
             }],
             buffer_align: 4096,
             seed: 42,
+            status_every: Some(Duration::from_millis(250)),
         }
     }
 
@@ -426,7 +482,7 @@ mod tests {
 
     fn run_program(program: std::io::Result<PathBuf>) -> (WorkerResult, u32) {
         let start = StartCount::default();
-        let result = run_in_program(program, &task(&[]), &start, &AtomicBool::new(false));
+        let result = run_in_program(program, &task(&[]), &start, &AtomicBool::new(false), None);
         (result, start.0.load(Ordering::Relaxed))
     }
 
@@ -463,6 +519,7 @@ mod tests {
                 errno: 5,
             }),
             notes: vec!["a note".to_string()],
+            logs: None,
         };
 
         let json = serde_json::to_string(&result).unwrap();

@@ -5,6 +5,8 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+use super::logs::{IoLog, IoLogger, LoggedIo};
+use super::status::StatusSlot;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
 use crate::stats::{RateSeries, WorkerStats};
@@ -17,6 +19,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 /// Everything one worker needs; built by the runner before the start barrier.
 pub struct WorkerCtx<'a> {
@@ -29,6 +32,9 @@ pub struct WorkerCtx<'a> {
     pub seed: u64,
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
+    /// `--status-interval`: where to publish interim results, and how often
+    /// (the runner asks more often than it reports).
+    pub status: Option<(&'a StatusSlot, Duration)>,
 }
 
 /// What a worker waits on, after its engine is set up, before its first I/O:
@@ -51,7 +57,7 @@ pub struct IoFailure {
 }
 
 /// What a worker measured.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write].
@@ -62,6 +68,8 @@ pub struct WorkerResult {
     pub runtime_ns: u64,
     pub error: Option<IoFailure>,
     pub notes: Vec<String>,
+    /// What the job's `write_*_log` options asked to record; None without logs.
+    pub logs: Option<IoLog>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -175,14 +183,23 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
 }
 
 impl WorkerResult {
-    pub(super) fn failed(error: IoFailure) -> Self {
+    /// Nothing measured yet.
+    pub fn empty() -> Self {
         WorkerResult {
             stats: WorkerStats::default(),
             rates: Default::default(),
             cpu: Rusage::default(),
             runtime_ns: 0,
-            error: Some(error),
+            error: None,
             notes: Vec::new(),
+            logs: None,
+        }
+    }
+
+    pub(super) fn failed(error: IoFailure) -> Self {
+        WorkerResult {
+            error: Some(error),
+            ..Self::empty()
         }
     }
 }
@@ -219,6 +236,10 @@ struct Worker<'a, E: Engine> {
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
     used: [bool; 2],
+    /// I/O logs; None (and one branch per I/O) when the job writes none.
+    logs: Option<IoLogger>,
+    /// When the next interim result is due (`--status-interval`); never without one.
+    next_status_ns: u64,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -277,6 +298,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             error: None,
             used,
+            logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
+            next_status_ns: ctx
+                .status
+                .map_or(u64::MAX, |(_, every)| every.as_nanos() as u64),
             ctx,
         }
     }
@@ -349,6 +374,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.sampler.rates[0].iops.capacity(),
         );
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
+        if self.logs.is_some() {
+            self.logs = Some(IoLogger::new(&self.ctx.job.logs, self.used));
+        }
     }
 
     /// The next I/O within size, loop and count limits.
@@ -526,9 +554,43 @@ impl<'a, E: Engine> Worker<'a, E> {
         if m.lat {
             d.lat.record(end_ns - io.start_ns);
         }
+        if let Some(logs) = &mut self.logs {
+            logs.record(&LoggedIo {
+                end_ns: end_ns - self.measure_start_ns,
+                ddir: io.ddir,
+                len: io.len,
+                offset: io.offset,
+                slat_ns: queued.then(|| io.submit_ns - io.start_ns),
+                clat_ns: end_ns - io.submit_ns,
+                lat_ns: end_ns - io.start_ns,
+            });
+        }
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }
+        if end_ns >= self.next_status_ns {
+            self.publish_status(end_ns);
+        }
+    }
+
+    /// Publish a copy of the results so far for an interim report.
+    #[cold]
+    fn publish_status(&mut self, now_ns: u64) {
+        let Some((slot, every)) = self.ctx.status else {
+            return;
+        };
+        let every = (every.as_nanos() as u64).max(1);
+        self.next_status_ns = (now_ns / every + 1) * every;
+        slot.publish(WorkerResult {
+            stats: self.stats.clone(),
+            rates: self.sampler.rates.clone(),
+            cpu: thread_rusage()
+                .unwrap_or_default()
+                .since(&self.cpu_at_measure_start),
+            runtime_ns: now_ns.saturating_sub(self.measure_start_ns),
+            error: self.error.clone(),
+            ..WorkerResult::empty()
+        });
     }
 
     fn think(&mut self) {
@@ -619,6 +681,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             runtime_ns: end - self.measure_start_ns,
             error: self.error,
             notes: self.engine.notes(),
+            logs: self
+                .logs
+                .map(|logs| logs.finish(end - self.measure_start_ns)),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! larger values land in the last bucket, as in fio. A bucket is reported at
 //! its midpoint, which keeps the error of any reported value under 1/128.
 
+use std::collections::BTreeMap;
 use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
@@ -191,21 +192,39 @@ impl LatHistogram {
             .collect()
     }
 
-    /// The model's summary. Pass an empty `percentiles` for slat; an empty
-    /// histogram also gets no percentiles (fio prints none then).
+    /// The model's summary. Pass an empty `percentiles` for none; an empty
+    /// histogram also gets no percentiles (fio prints none then). Bins come
+    /// with percentiles, as in fio's json+.
     pub fn summary(&self, percentiles: &[f64]) -> LatSummary {
+        let detailed = self.count > 0 && !percentiles.is_empty();
         LatSummary {
             min_ns: self.min(),
             max_ns: self.max(),
             mean_ns: self.mean(),
             stddev_ns: self.stddev(),
             samples: self.count,
-            percentiles: if self.count == 0 {
-                Vec::new()
-            } else {
+            percentiles: if detailed {
                 self.percentiles(percentiles)
+            } else {
+                Vec::new()
+            },
+            bins: if detailed {
+                self.bins()
+            } else {
+                BTreeMap::new()
             },
         }
+    }
+
+    /// Count of every non-empty bucket keyed by the bucket's reported value
+    /// (fio's json+ `bins`).
+    pub fn bins(&self) -> BTreeMap<u64, u64> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(index, &n)| (bucket_value(index), n))
+            .collect()
     }
 
     /// How many recorded values are below `ns`. Exact for `ns <= 128`;
@@ -505,8 +524,18 @@ mod tests {
         let summary = LatHistogram::new().summary(&[50.0]);
         assert!(summary.percentiles.is_empty());
         assert_eq!(summary.samples, 0);
+        assert!(summary.bins.is_empty());
         let summary = from_values(&[10, 20]).summary(&[50.0]);
         assert_eq!(summary.percentiles, vec![(50.0, 10)]);
+        assert!(from_values(&[10]).summary(&[]).bins.is_empty());
+    }
+
+    #[test]
+    fn bins_are_keyed_by_bucket_value_and_sum_to_the_count() {
+        let h = from_values(&[5, 5, 1130, 1131, 66_000]);
+        let bins = h.bins();
+        assert_eq!(bins, BTreeMap::from([(5, 2), (1128, 2), (66_048, 1)]));
+        assert_eq!(h.summary(&[50.0]).bins, bins);
     }
 
     #[test]
