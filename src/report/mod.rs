@@ -2,5 +2,6 @@
 pub mod fio_json;
 pub mod fio_style;
 pub mod json;
+pub mod metrics;
 pub mod model;
 pub mod text;
