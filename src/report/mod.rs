@@ -4,4 +4,5 @@ pub mod fio_style;
 pub mod json;
 pub mod metrics;
 pub mod model;
+pub mod repeat;
 pub mod text;
