@@ -3,6 +3,7 @@
 mod blockdev;
 mod cli;
 mod engines;
+mod history;
 mod pacing;
 mod processes;
 mod support;
