@@ -11,6 +11,7 @@ pub mod observe;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod store;
 pub mod units;
 pub mod workload;
 

@@ -7,3 +7,54 @@ pub fn scratch_dir() -> tempfile::TempDir {
     std::fs::create_dir_all(&base).expect("create target/test-scratch");
     tempfile::tempdir_in(base).expect("create scratch dir")
 }
+
+/// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
+/// with a clat mean of 1e9/IOPS ns and p99 at twice that.
+pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
+    use crate::report::model::{DirReport, JobReport, LatSummary, RunReport, SCHEMA_VERSION};
+    let job = |&(name, iops): &(&str, f64)| {
+        let read = DirReport {
+            io_bytes: iops as u64 * 4096,
+            total_ios: iops as u64,
+            runtime_ns: 1_000_000_000,
+            bw_bytes_per_sec: iops * 4096.0,
+            iops,
+            clat: Some(LatSummary {
+                mean_ns: 1e9 / iops,
+                samples: iops as u64,
+                percentiles: vec![(50.0, (1e9 / iops) as u64), (99.0, (2e9 / iops) as u64)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        JobReport {
+            name: name.to_string(),
+            groupid: 0,
+            workers: 1,
+            error: None,
+            errno: 0,
+            options: vec![
+                ("filename".into(), format!("/data/{name}")),
+                ("ioengine".into(), "psync".into()),
+            ],
+            dirs: [read, DirReport::default()],
+            sync: Default::default(),
+            cpu: Default::default(),
+            depth: Default::default(),
+            lat_buckets: Default::default(),
+            runtime_ns: 1_000_000_000,
+            significant_figures: 4,
+        }
+    };
+    RunReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix_ms: 1_700_000_000_000,
+        command_line: vec!["run".into()],
+        global_options: Vec::new(),
+        jobs: jobs.iter().map(job).collect(),
+        groups: Vec::new(),
+        disks: Vec::new(),
+        interrupted: false,
+    }
+}

@@ -1,16 +1,18 @@
 //! `iolens run`: job files and fio-style options in, a report out.
 
+use super::history::HistoryFlags;
 use super::output::{self, Destination, Format};
 use super::show_jobs;
-use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::report::model::RunReport;
 use crate::runner::status::StatusReports;
-use crate::runner::{self, control, RunRequest};
+use crate::runner::{self, control, RunOutcome, RunRequest};
 use crate::units::{self, TimeUnit};
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// iolens' own flags, taken out of the fio-style option list.
@@ -29,6 +31,13 @@ pub(super) struct ToolFlags {
     cmdhelp: Option<String>,
     /// `--status-interval`: print an interim report this often while running.
     status_interval: Option<Duration>,
+    /// Measured repetitions (`--repeat N`); 1 is a plain run.
+    repeat: u32,
+    /// Unmeasured runs before them (`--warmup K`).
+    warmup: u32,
+    /// History id to compare the result with.
+    compare_with: Option<i64>,
+    history: HistoryFlags,
 }
 
 impl Default for ToolFlags {
@@ -42,16 +51,59 @@ impl Default for ToolFlags {
             parse_only: false,
             cmdhelp: None,
             status_interval: None,
+            repeat: 1,
+            warmup: 0,
+            compare_with: None,
+            history: HistoryFlags::default(),
         }
     }
+}
+
+/// The value of `--flag=V` or `--flag V` when `arg` is that flag.
+fn flag_value<'a>(
+    flag: &str,
+    arg: &'a str,
+    rest: &mut impl Iterator<Item = &'a String>,
+) -> Option<Result<&'a str, String>> {
+    let tail = arg.strip_prefix(flag)?;
+    if let Some(v) = tail.strip_prefix('=') {
+        return Some(Ok(v));
+    }
+    if !tail.is_empty() {
+        return None;
+    }
+    Some(
+        rest.next()
+            .map(String::as_str)
+            .ok_or_else(|| format!("{flag} needs a value")),
+    )
+}
+
+fn parse_number<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("{flag}={v}: expected a whole number"))
 }
 
 /// Separate iolens' own flags from the job options and files.
 pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
     let mut flags = ToolFlags::default();
     let mut job_args = Vec::new();
-    for arg in args {
-        if let Some(name) = arg.strip_prefix("--section=") {
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        if let Some(v) = flag_value("--repeat", arg, &mut args) {
+            flags.repeat = parse_number("--repeat", v?)?;
+            if flags.repeat == 0 {
+                return Err("--repeat=0: give at least one repetition".into());
+            }
+        } else if let Some(v) = flag_value("--warmup", arg, &mut args) {
+            flags.warmup = parse_number("--warmup", v?)?;
+        } else if let Some(v) = flag_value("--compare-with", arg, &mut args) {
+            flags.compare_with = Some(parse_number("--compare-with", v?)?);
+        } else if let Some(v) = flag_value("--db", arg, &mut args) {
+            flags.history.db = Some(PathBuf::from(v?));
+        } else if arg == "--no-history" {
+            flags.history.enabled = false;
+        } else if let Some(name) = arg.strip_prefix("--section=") {
             flags.sections.push(name.to_string());
         } else if let Some(mode) = arg.strip_prefix("--fio-compat=") {
             flags.lenient = match mode {
@@ -217,81 +269,97 @@ pub(super) fn load_jobs(flags: &ToolFlags, job_args: &[String]) -> Result<Loaded
     })
 }
 
-fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
-    if let Some(option) = &flags.cmdhelp {
-        return show_jobs::cmdhelp(option);
+/// Jobs parsed and resolved once, to be run as often as asked.
+pub(super) struct JobSet {
+    specs: Vec<job::spec::JobSpec>,
+    job_options: Vec<Vec<(String, String)>>,
+    global_options: Vec<(String, String)>,
+    command_line: Vec<String>,
+    allow_device_write: bool,
+}
+
+impl JobSet {
+    /// Load job files and options; on error, the exit code (message printed).
+    pub(super) fn load(
+        flags: &ToolFlags,
+        job_args: &[String],
+        command_line: &[String],
+    ) -> Result<JobSet, i32> {
+        let loaded = load_jobs(flags, job_args).map_err(|e| usage_error(&e))?;
+        Ok(JobSet {
+            job_options: loaded
+                .layered
+                .iter()
+                .map(|l| given_options(&l.job))
+                .collect(),
+            // fio's report has one global section; with several [global]s, the first job's.
+            global_options: loaded
+                .layered
+                .first()
+                .map(|l| given_options(&l.global))
+                .unwrap_or_default(),
+            specs: loaded.specs,
+            command_line: command_line.to_vec(),
+            allow_device_write: flags.allow_device_write,
+        })
     }
-    let loaded = match load_jobs(flags, job_args) {
-        Ok(loaded) => loaded,
-        Err(e) => return usage_error(&e),
-    };
-    if flags.parse_only {
-        return show_jobs::print(&show_jobs::render(&loaded.layered, false));
-    }
-    let stop = match control::install_stop_handler() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("iolens: cannot install the Ctrl-C handler: {e}");
-            return EXIT_RUN_FAILED;
-        }
-    };
-    let job_options: Vec<_> = loaded
-        .layered
-        .iter()
-        .map(|l| given_options(&l.job))
-        .collect();
-    let destination = match Destination::open(flags.output.as_deref()) {
-        Ok(d) => RefCell::new(d),
-        Err(e) => {
-            eprintln!("iolens: cannot create the report file: {e}");
-            return EXIT_RUN_FAILED;
-        }
-    };
-    // A failed interim report is not worth stopping the run for; the final write reports errors.
-    let print_status = |report: &RunReport| {
-        let _ = destination
-            .borrow_mut()
-            .write(&output::render_status(report, &flags.formats));
-    };
+}
+
+/// Ctrl-C handling for a command that runs jobs.
+pub(super) fn stop_flag() -> Result<std::sync::Arc<AtomicBool>, i32> {
+    control::install_stop_handler().map_err(|e| {
+        eprintln!("iolens: cannot install the Ctrl-C handler: {e}");
+        EXIT_RUN_FAILED
+    })
+}
+
+/// One full run of the job set; on error, the exit code (message printed).
+pub(super) fn run_once(
+    jobs: &JobSet,
+    stop: &AtomicBool,
+    status: Option<StatusReports>,
+) -> Result<RunOutcome, i32> {
     let request = RunRequest {
-        jobs: &loaded.specs,
-        job_options: &job_options,
-        // fio's report has one global section; with several [global]s, the first job's.
-        global_options: loaded
-            .layered
-            .first()
-            .map(|l| given_options(&l.global))
-            .unwrap_or_default(),
-        command_line: command_line.to_vec(),
-        allow_device_write: flags.allow_device_write,
-        stop: &stop,
-        status: flags.status_interval.map(|interval| StatusReports {
-            interval,
-            on_report: &print_status,
-        }),
+        jobs: &jobs.specs,
+        job_options: &jobs.job_options,
+        global_options: jobs.global_options.clone(),
+        command_line: jobs.command_line.clone(),
+        allow_device_write: jobs.allow_device_write,
+        stop,
+        status,
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
-        Err(e @ TargetError::Config(_)) => return usage_error(&e.to_string()),
+        Err(e @ TargetError::Config(_)) => return Err(usage_error(&e.to_string())),
         Err(e) => {
             eprintln!("iolens: {e}");
-            return EXIT_RUN_FAILED;
+            return Err(EXIT_RUN_FAILED);
         }
     };
     for w in &outcome.warnings {
         eprintln!("iolens: warning: {w}");
     }
-    let rendered = output::render(&outcome.report, &flags.formats);
-    if let Err(e) = destination.borrow_mut().write(&rendered) {
-        eprintln!("iolens: cannot write the report: {e}");
-        return EXIT_RUN_FAILED;
-    }
+    Ok(outcome)
+}
+
+/// Write rendered output to `--output` or stdout.
+pub(super) fn emit(rendered: &str, output: Option<&Path>) -> Result<(), i32> {
+    Destination::open(output)
+        .and_then(|mut d| d.write(rendered))
+        .map_err(|e| {
+            eprintln!("iolens: cannot write the report: {e}");
+            EXIT_RUN_FAILED
+        })
+}
+
+/// 1 when the run was interrupted or a job failed (each said on stderr), else 0.
+pub(super) fn run_status(report: &RunReport) -> i32 {
     let mut code = EXIT_OK;
-    if outcome.report.interrupted {
+    if report.interrupted {
         eprintln!("iolens: interrupted: the results are partial");
         code = EXIT_RUN_FAILED;
     }
-    for j in outcome.report.jobs.iter().filter(|j| j.error.is_some()) {
+    for j in report.jobs.iter().filter(|j| j.error.is_some()) {
         eprintln!(
             "iolens: job '{}': {}",
             j.name,
@@ -302,12 +370,96 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
     code
 }
 
+fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
+    match run_and_report(flags, job_args, command_line) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn run_and_report(
+    flags: &ToolFlags,
+    job_args: &[String],
+    command_line: &[String],
+) -> Result<i32, i32> {
+    if let Some(option) = &flags.cmdhelp {
+        return Ok(show_jobs::cmdhelp(option));
+    }
+    if flags.parse_only {
+        let loaded = load_jobs(flags, job_args).map_err(|e| usage_error(&e))?;
+        return Ok(show_jobs::print(&show_jobs::render(&loaded.layered, false)));
+    }
+    let jobs = JobSet::load(flags, job_args, command_line)?;
+    let stop = stop_flag()?;
+    if flags.repeat > 1 || flags.warmup > 0 {
+        let options = repeat::Options {
+            repetitions: flags.repeat,
+            warmup: flags.warmup,
+            formats: &flags.formats,
+            output: flags.output.as_deref(),
+            history: &flags.history,
+            compare_with: flags.compare_with,
+        };
+        return repeat::run_repeated(&jobs, &options, &stop);
+    }
+    // Opened before the run: interim reports (--status-interval) and the final one share it.
+    let destination = RefCell::new(Destination::open(flags.output.as_deref()).map_err(|e| {
+        eprintln!("iolens: cannot create the report file: {e}");
+        EXIT_RUN_FAILED
+    })?);
+    // A failed interim report is not worth stopping the run for; the final write reports errors.
+    let print_status = |report: &RunReport| {
+        let _ = destination
+            .borrow_mut()
+            .write(&output::render_status(report, &flags.formats));
+    };
+    let status = flags.status_interval.map(|interval| StatusReports {
+        interval,
+        on_report: &print_status,
+    });
+    let outcome = run_once(&jobs, &stop, status)?;
+    let rendered = output::render(&outcome.report, &flags.formats);
+    destination.borrow_mut().write(&rendered).map_err(|e| {
+        eprintln!("iolens: cannot write the report: {e}");
+        EXIT_RUN_FAILED
+    })?;
+    let code = run_status(&outcome.report);
+    let reports = [outcome.report];
+    flags.history.record(&reports);
+    if let Some(id) = flags.compare_with {
+        compare::against_history(id, &reports, &flags.history)?;
+    }
+    Ok(code)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn repeat_and_history_flags_take_both_spellings() {
+        let (flags, rest) = split_tool_flags(&strings(&[
+            "--repeat",
+            "5",
+            "--warmup=1",
+            "--name=a",
+            "--compare-with=12",
+            "--db",
+            "h.db",
+            "--no-history",
+        ]))
+        .unwrap();
+        assert_eq!((flags.repeat, flags.warmup), (5, 1));
+        assert_eq!(flags.compare_with, Some(12));
+        assert_eq!(flags.history.db, Some(PathBuf::from("h.db")));
+        assert!(!flags.history.enabled);
+        assert_eq!(rest, strings(&["--name=a"]));
+        assert!(split_tool_flags(&strings(&["--repeat=0"])).is_err());
+        assert!(split_tool_flags(&strings(&["--repeat=x"])).is_err());
+        assert!(split_tool_flags(&strings(&["--warmup"])).is_err());
     }
 
     #[test]

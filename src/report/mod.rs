@@ -2,6 +2,8 @@
 pub mod fio_json;
 pub mod fio_style;
 pub mod json;
+pub mod metrics;
 pub mod model;
+pub mod repeat;
 pub mod terse;
 pub mod text;

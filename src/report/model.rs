@@ -188,3 +188,56 @@ impl JobReport {
         self.dirs.iter().map(|d| d.total_ios).sum()
     }
 }
+
+/// Something a reader of the numbers should know: a rule's conclusion with the
+/// evidence behind it and what to do about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable kebab-case identifier ("bimodal-results").
+    pub code: String,
+    pub severity: Severity,
+    pub title: String,
+    /// The observations that support the title, one per line.
+    pub evidence: Vec<String>,
+    pub advice: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+}
+
+/// `iolens run --repeat N`: every measured repetition in full, and per job and
+/// metric the statistics over them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepeatReport {
+    pub schema_version: u32,
+    pub tool_version: String,
+    /// Unmeasured runs before the repetitions.
+    pub warmup: u32,
+    pub repetitions: Vec<RunReport>,
+    pub summary: Vec<MetricSummary>,
+    pub findings: Vec<Finding>,
+}
+
+/// One metric of one job over the repetitions (see `report::metrics::Metric`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricSummary {
+    pub job: String,
+    pub metric: String,
+    pub unit: String,
+    /// One value per repetition, in run order.
+    pub values: Vec<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub cv_pct: f64,
+    /// Bootstrap 95 % confidence interval of the median.
+    pub median_ci95: (f64, f64),
+    /// Repetitions (0-based) that are outliers by modified z-score.
+    pub outliers: Vec<usize>,
+}

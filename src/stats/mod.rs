@@ -1,5 +1,7 @@
-//! Latency histograms, summaries, sample series.
+//! Latency histograms, summaries, sample series; statistics over repetitions and comparisons.
+pub mod compare;
 pub mod histogram;
+pub mod repeat;
 pub mod series;
 pub mod worker;
 

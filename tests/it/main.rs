@@ -3,6 +3,7 @@
 mod blockdev;
 mod cli;
 mod engines;
+mod history;
 mod jobfiles;
 mod outputs;
 mod pacing;

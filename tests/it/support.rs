@@ -5,8 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Runs iolens with its history in a scratch database, never the user's.
 pub fn iolens(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iolens"))
+        .env(
+            "IOLENS_DB",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
+        )
         .args(args)
         .output()
         .expect("run iolens")

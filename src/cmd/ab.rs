@@ -1,0 +1,76 @@
+//! `iolens ab A B --pairs N`: two job variants interleaved A B B A A B B A …,
+//! so that drift of the machine during the session hits both arms alike.
+
+use super::compare::{self, Side};
+use super::history::HistoryFlags;
+use super::output;
+use super::run::{run_once, run_status, stop_flag, JobSet, ToolFlags};
+use super::{EXIT_OK, EXIT_USAGE};
+
+/// The arm (0 = A, 1 = B) of the `i`-th run in ABBA order.
+fn arm_of(i: usize) -> usize {
+    // Pairs alternate AB, BA: run i is A when i mod 4 is 0 or 3.
+    usize::from(matches!(i % 4, 1 | 2))
+}
+
+/// `a` and `b` are fio-style option strings ("--name=x --rw=read …").
+pub fn ab_command(a: &str, b: &str, pairs: u32, history: &HistoryFlags) -> i32 {
+    match run_ab([a, b], pairs, history) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn run_ab(variants: [&str; 2], pairs: u32, history: &HistoryFlags) -> Result<i32, i32> {
+    if pairs == 0 {
+        eprintln!("iolens: --pairs 0: give at least one pair");
+        return Err(EXIT_USAGE);
+    }
+    let args = variants.map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>());
+    let jobs = [
+        JobSet::load(&ToolFlags::default(), &args[0], &args[0])?,
+        JobSet::load(&ToolFlags::default(), &args[1], &args[1])?,
+    ];
+    let stop = stop_flag()?;
+    let mut arms: [Vec<_>; 2] = [Vec::new(), Vec::new()];
+    let mut code = EXIT_OK;
+    for i in 0..2 * pairs as usize {
+        let arm = arm_of(i);
+        eprintln!("iolens: run {}/{}: {}", i + 1, 2 * pairs, ["A", "B"][arm]);
+        let report = run_once(&jobs[arm], &stop, None)?.report;
+        code = code.max(run_status(&report));
+        arms[arm].push(report);
+        if code != EXIT_OK {
+            return Err(code);
+        }
+    }
+    for runs in &arms {
+        history.record(runs);
+    }
+    let [a, b] = arms;
+    let text = compare::render(
+        &Side {
+            label: format!("A `{}`", variants[0]),
+            runs: a,
+        },
+        &Side {
+            label: format!("B `{}`", variants[1]),
+            runs: b,
+        },
+    );
+    output::write_stdout(&text).map_err(|e| {
+        eprintln!("iolens: stdout: {e}");
+        super::EXIT_RUN_FAILED
+    })?;
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_interleaved_abba() {
+        let order: String = (0..8).map(|i| ["A", "B"][arm_of(i)]).collect();
+        assert_eq!(order, "ABBAABBA");
+    }
+}

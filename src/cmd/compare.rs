@@ -1,0 +1,345 @@
+//! `iolens compare A B` and `run --compare-with ID`: per job and metric the change
+//! with its confidence interval and a verdict, after a check of what differs
+//! between the two sides' conditions.
+
+use super::history::HistoryFlags;
+use super::output;
+use super::{EXIT_OK, EXIT_RUN_FAILED};
+use crate::report::metrics::Metric;
+use crate::report::model::{RepeatReport, RunReport};
+use crate::report::repeat::{format_value, values_of};
+use crate::stats::compare::{compare, Direction};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One side of a comparison: its label and its repetitions (one or more runs).
+pub struct Side {
+    pub label: String,
+    pub runs: Vec<RunReport>,
+}
+
+pub fn compare_command(a: &str, b: &str, history: &HistoryFlags) -> i32 {
+    let sides = load_side(a, history).and_then(|a| Ok((a, load_side(b, history)?)));
+    match sides {
+        Ok((a, b)) => match output::write_stdout(&render(&a, &b)) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                eprintln!("iolens: stdout: {e}");
+                EXIT_RUN_FAILED
+            }
+        },
+        Err(e) => {
+            eprintln!("iolens: {e}");
+            EXIT_RUN_FAILED
+        }
+    }
+}
+
+/// After a run: compare its repetitions (B) with stored run `id` and its batch (A).
+pub fn against_history(id: i64, runs: &[RunReport], history: &HistoryFlags) -> Result<(), i32> {
+    let stored = load_side(&id.to_string(), history).map_err(|e| {
+        eprintln!("iolens: --compare-with {id}: {e}");
+        EXIT_RUN_FAILED
+    })?;
+    let this = Side {
+        label: "this run".into(),
+        runs: runs.to_vec(),
+    };
+    output::write_stdout(&format!("\n{}", render(&stored, &this))).map_err(|e| {
+        eprintln!("iolens: stdout: {e}");
+        EXIT_RUN_FAILED
+    })
+}
+
+/// A result file (iolens-json of a run or of `--repeat`), or a history id (the
+/// whole batch it belongs to).
+fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+    if Path::new(arg).exists() {
+        let text = std::fs::read_to_string(arg).map_err(|e| format!("{arg}: {e}"))?;
+        let runs = match serde_json::from_str::<RepeatReport>(&text) {
+            Ok(r) => r.repetitions,
+            Err(_) => vec![serde_json::from_str::<RunReport>(&text).map_err(|e| {
+                format!("{arg}: not an iolens-json result (write one with --output-format=iolens-json): {e}")
+            })?],
+        };
+        return Ok(Side {
+            label: arg.to_string(),
+            runs,
+        });
+    }
+    let id: i64 = arg
+        .parse()
+        .map_err(|_| format!("{arg}: neither a result file nor a history id"))?;
+    let runs = history.open()?.batch_of(id).map_err(|e| e.to_string())?;
+    Ok(Side {
+        label: format!("run {id}"),
+        runs,
+    })
+}
+
+pub fn render(a: &Side, b: &Side) -> String {
+    let mut out = format!(
+        "A: {} ({} run{})\nB: {} ({} run{})\n",
+        a.label,
+        a.runs.len(),
+        plural(a.runs.len()),
+        b.label,
+        b.runs.len(),
+        plural(b.runs.len())
+    );
+    out.push_str(&comparability(&a.runs[0], &b.runs[0]));
+    let _ = writeln!(
+        out,
+        "\n{:<16} {:<11} {:>14} {:>14} {:>9}  {:<20} verdict",
+        "job", "metric", "A mean", "B mean", "change", "95% CI"
+    );
+    let names = a.runs[0].jobs.iter().map(|j| j.name.as_str());
+    for name in names.filter(|n| b.runs[0].jobs.iter().any(|j| j.name == *n)) {
+        for metric in Metric::ALL {
+            let (Some(va), Some(vb)) = (
+                values_of(&a.runs, name, metric),
+                values_of(&b.runs, name, metric),
+            ) else {
+                continue;
+            };
+            let c = compare(&va, &vb);
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let ci = c
+                .ci95_pct
+                .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+            let _ = writeln!(
+                out,
+                "{:<16} {:<11} {:>14} {:>14} {:>+8.1}%  {:<20} {}",
+                name,
+                metric.name(),
+                format_value(mean(&va), metric.unit()),
+                format_value(mean(&vb), metric.unit()),
+                c.change_pct,
+                ci,
+                verdict(metric, c.direction)
+            );
+        }
+    }
+    if a.runs.len() < 2 || b.runs.len() < 2 {
+        out.push_str("\nno verdict is possible without repetitions on both sides: the noise of a single run is unknown (use --repeat N, or `iolens ab`)\n");
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// B against A, in words that say which is better.
+fn verdict(metric: Metric, direction: Direction) -> &'static str {
+    let better = match direction {
+        Direction::Increase => metric.higher_is_better(),
+        Direction::Decrease => !metric.higher_is_better(),
+        Direction::NoChange => return "no significant difference",
+        Direction::Undecidable => return "no verdict (single run)",
+    };
+    match (metric, better) {
+        (Metric::CpuPerIo, true) => "B uses less CPU",
+        (Metric::CpuPerIo, false) => "B uses more CPU",
+        (_, true) => "B faster",
+        (_, false) => "B slower",
+    }
+}
+
+/// What differs between the two sides' conditions: the recorded environment,
+/// the iolens version, each job's options and the command line.
+fn comparability(a: &RunReport, b: &RunReport) -> String {
+    let mut differences = Vec::new();
+    if a.tool_version != b.tool_version {
+        differences.push(format!(
+            "iolens version: {} vs {}",
+            a.tool_version, b.tool_version
+        ));
+    }
+    let (va, vb) = (
+        serde_json::to_value(a).expect("RunReport serializes to JSON"),
+        serde_json::to_value(b).expect("RunReport serializes to JSON"),
+    );
+    let env_recorded = va.get("environment").is_some() || vb.get("environment").is_some();
+    if env_recorded {
+        differences.extend(leaf_differences(
+            "environment",
+            va.get("environment"),
+            vb.get("environment"),
+        ));
+    }
+    let options = |r: &RunReport| -> BTreeMap<String, BTreeMap<String, String>> {
+        r.jobs
+            .iter()
+            .map(|j| {
+                let all = r.global_options.iter().chain(&j.options).cloned().collect();
+                (j.name.clone(), all)
+            })
+            .collect()
+    };
+    let (oa, ob) = (options(a), options(b));
+    for (job, opts_a) in &oa {
+        let Some(opts_b) = ob.get(job) else {
+            differences.push(format!("job '{job}' only in A"));
+            continue;
+        };
+        for key in opts_a
+            .keys()
+            .chain(opts_b.keys().filter(|k| !opts_a.contains_key(*k)))
+        {
+            let (x, y) = (opts_a.get(key), opts_b.get(key));
+            if x != y {
+                differences.push(format!(
+                    "job '{job}' option {key}: {} vs {}",
+                    x.map_or("(not set)", String::as_str),
+                    y.map_or("(not set)", String::as_str)
+                ));
+            }
+        }
+    }
+    differences.extend(
+        ob.keys()
+            .filter(|j| !oa.contains_key(*j))
+            .map(|j| format!("job '{j}' only in B")),
+    );
+    let mut out = String::new();
+    if differences.is_empty() {
+        out.push_str("comparability: same iolens version and job options");
+        out.push_str(if env_recorded {
+            ", same recorded environment\n"
+        } else {
+            " (no environment recorded to compare)\n"
+        });
+    } else {
+        out.push_str("warning: not like for like; these differ between A and B:\n");
+        for d in &differences {
+            let _ = writeln!(out, "  - {d}");
+        }
+    }
+    if a.command_line != b.command_line {
+        let _ = writeln!(
+            out,
+            "note: command lines differ: `{}` vs `{}`",
+            a.command_line.join(" "),
+            b.command_line.join(" ")
+        );
+    }
+    out
+}
+
+/// "path: x vs y" for every scalar leaf that differs (or exists on one side only).
+fn leaf_differences(path: &str, a: Option<&Value>, b: Option<&Value>) -> Vec<String> {
+    let mut la = BTreeMap::new();
+    let mut lb = BTreeMap::new();
+    if let Some(a) = a {
+        scalar_leaves(path, a, &mut la);
+    }
+    if let Some(b) = b {
+        scalar_leaves(path, b, &mut lb);
+    }
+    let mut keys: Vec<&String> = la.keys().chain(lb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| la.get(*k) != lb.get(*k))
+        .map(|k| {
+            let show = |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or("(none)".into());
+            format!("{k}: {} vs {}", show(&la), show(&lb))
+        })
+        .collect()
+}
+
+fn scalar_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                scalar_leaves(&format!("{path}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                scalar_leaves(&format!("{path}[{i}]"), item, out);
+            }
+        }
+        Value::String(s) => {
+            out.insert(path.to_string(), s.clone());
+        }
+        other => {
+            out.insert(path.to_string(), other.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::run_report;
+
+    fn side(label: &str, iops: &[f64]) -> Side {
+        Side {
+            label: label.into(),
+            runs: iops.iter().map(|&v| run_report(&[("rr", v)])).collect(),
+        }
+    }
+
+    #[test]
+    fn a_clear_gain_is_faster_and_lower_latency_too() {
+        let text = render(
+            &side("a.json", &[100.0, 102.0, 98.0]),
+            &side("b.json", &[150.0, 149.0, 151.0]),
+        );
+        let line = |metric: &str| {
+            text.lines()
+                .find(|l| l.starts_with("rr") && l.contains(metric))
+                .unwrap_or_else(|| panic!("no {metric} line in:\n{text}"))
+                .to_string()
+        };
+        assert!(
+            line("iops").contains("+50.0%") && line("iops").ends_with("B faster"),
+            "{text}"
+        );
+        assert!(line("clat_mean").ends_with("B faster"), "{text}");
+        assert!(
+            text.contains("comparability: same iolens version and job options"),
+            "{text}"
+        );
+        assert!(!text.contains("no verdict"), "{text}");
+    }
+
+    #[test]
+    fn single_runs_get_no_verdict() {
+        let text = render(&side("a", &[100.0]), &side("b", &[150.0]));
+        assert!(text.contains("no verdict (single run)"), "{text}");
+        assert!(
+            text.contains("no verdict is possible without repetitions"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn differing_options_and_environment_are_listed() {
+        let a = run_report(&[("rr", 1.0)]);
+        let mut b = a.clone();
+        b.jobs[0].options[1].1 = "io_uring".into();
+        b.tool_version = "9.9.9".into();
+        let text = comparability(&a, &b);
+        assert!(text.starts_with("warning: not like for like"), "{text}");
+        assert!(text.contains("iolens version: 0.1.0 vs 9.9.9"), "{text}");
+        assert!(
+            text.contains("job 'rr' option ioengine: psync vs io_uring"),
+            "{text}"
+        );
+
+        let env = |kernel: &str| serde_json::json!({"kernel": kernel, "dirty_ratio": 20});
+        assert_eq!(
+            leaf_differences("environment", Some(&env("6.1")), Some(&env("6.8"))),
+            vec!["environment.kernel: 6.1 vs 6.8"]
+        );
+    }
+}

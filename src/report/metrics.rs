@@ -1,0 +1,140 @@
+//! The headline metrics of a job that repetitions, comparisons and the history
+//! track. Mixed read/write jobs add up both directions' rates; for latency the
+//! mean is weighted by I/O count and p99 is the worse direction's.
+
+use crate::report::model::JobReport;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Iops,
+    Bandwidth,
+    ClatMean,
+    ClatP99,
+    CpuPerIo,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [
+        Metric::Iops,
+        Metric::Bandwidth,
+        Metric::ClatMean,
+        Metric::ClatP99,
+        Metric::CpuPerIo,
+    ];
+
+    /// The name used on the command line, in JSON and in the history.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "iops",
+            Metric::Bandwidth => "bw",
+            Metric::ClatMean => "clat_mean",
+            Metric::ClatP99 => "clat_p99",
+            Metric::CpuPerIo => "cpu_per_io",
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Iops => "IO/s",
+            Metric::Bandwidth => "B/s",
+            Metric::ClatMean | Metric::ClatP99 | Metric::CpuPerIo => "ns",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether a larger value means a faster system.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Iops | Metric::Bandwidth)
+    }
+
+    /// The metric's value for a job; None when the job has nothing to measure
+    /// (no completed I/O, or no latency recorded).
+    pub fn of(self, job: &JobReport) -> Option<f64> {
+        let active = || job.dirs.iter().filter(|d| d.total_ios > 0);
+        if job.total_ios() == 0 {
+            return None;
+        }
+        match self {
+            Metric::Iops => Some(active().map(|d| d.iops).sum()),
+            Metric::Bandwidth => Some(active().map(|d| d.bw_bytes_per_sec).sum()),
+            Metric::ClatMean => {
+                let (sum, count) = active()
+                    .filter_map(|d| d.clat.as_ref())
+                    .fold((0.0, 0u64), |(s, c), l| {
+                        (s + l.mean_ns * l.samples as f64, c + l.samples)
+                    });
+                (count > 0).then(|| sum / count as f64)
+            }
+            Metric::ClatP99 => active()
+                .filter_map(|d| d.clat.as_ref())
+                .filter_map(|l| l.percentiles.iter().find(|(p, _)| *p == 99.0))
+                .map(|&(_, ns)| ns as f64)
+                .reduce(f64::max),
+            Metric::CpuPerIo => Some(job.cpu.cpu_ns_per_io),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{DirReport, LatSummary};
+
+    fn job(read: DirReport, write: DirReport) -> JobReport {
+        JobReport {
+            name: "j".into(),
+            groupid: 0,
+            workers: 1,
+            error: None,
+            errno: 0,
+            options: Vec::new(),
+            dirs: [read, write],
+            sync: Default::default(),
+            cpu: Default::default(),
+            depth: Default::default(),
+            lat_buckets: Default::default(),
+            runtime_ns: 1,
+            significant_figures: 4,
+        }
+    }
+
+    fn dir(ios: u64, iops: f64, mean_ns: f64, p99: u64) -> DirReport {
+        DirReport {
+            total_ios: ios,
+            iops,
+            bw_bytes_per_sec: iops * 4096.0,
+            clat: Some(LatSummary {
+                mean_ns,
+                samples: ios,
+                percentiles: vec![(50.0, 1), (99.0, p99)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn mixed_jobs_add_rates_and_weight_latency() {
+        let j = job(dir(300, 30.0, 100.0, 900), dir(100, 10.0, 500.0, 2000));
+        assert_eq!(Metric::Iops.of(&j), Some(40.0));
+        assert_eq!(Metric::Bandwidth.of(&j), Some(40.0 * 4096.0));
+        assert_eq!(Metric::ClatMean.of(&j), Some(200.0));
+        assert_eq!(Metric::ClatP99.of(&j), Some(2000.0));
+    }
+
+    #[test]
+    fn a_job_without_io_has_no_metrics() {
+        let j = job(DirReport::default(), DirReport::default());
+        assert!(Metric::ALL.iter().all(|m| m.of(&j).is_none()));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for m in Metric::ALL {
+            assert_eq!(Metric::from_name(m.name()), Some(m));
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! `--repeat`: statistics per job and metric over the repetitions, the findings
+//! they support (`bimodal-results`, `first-run-effect`), and the compact table.
+
+use crate::report::metrics::Metric;
+use crate::report::model::{
+    Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION,
+};
+use crate::stats::repeat::{find_clusters, summarize, Clusters};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Fixed so that the same repetitions always give the same confidence interval.
+const BOOTSTRAP_SEED: u64 = 0x5eed_0005;
+
+/// Fewest repetitions for the findings: with fewer, an outlier or a cluster is a guess.
+const MIN_RUNS_FOR_FINDINGS: usize = 4;
+
+/// Parts of a serialised `RunReport` that are measurements (or follow from them),
+/// not conditions of the run: they cannot explain why runs differ.
+const MEASURED_TOP_LEVEL: &[&str] = &[
+    "jobs",
+    "groups",
+    "disks",
+    "started_unix_ms",
+    "schema_version",
+];
+
+/// At most this many observations are named as separating two clusters.
+const MAX_SEPARATORS: usize = 3;
+
+pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
+    let summary = summarize_all(&repetitions);
+    let findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
+        findings(&repetitions, &summary)
+    } else {
+        Vec::new()
+    };
+    RepeatReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        warmup,
+        repetitions,
+        summary,
+        findings,
+    }
+}
+
+/// Every metric of every job (named in the first repetition) that all repetitions measured.
+fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
+    let Some(first) = reps.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for job in &first.jobs {
+        for metric in Metric::ALL {
+            let Some(values) = values_of(reps, &job.name, metric) else {
+                continue;
+            };
+            let s = summarize(&values, BOOTSTRAP_SEED);
+            out.push(MetricSummary {
+                job: job.name.clone(),
+                metric: metric.name().to_string(),
+                unit: metric.unit().to_string(),
+                values,
+                median: s.median,
+                min: s.min,
+                max: s.max,
+                mean: s.mean,
+                stddev: s.stddev,
+                cv_pct: s.cv_pct,
+                median_ci95: s.ci95,
+                outliers: s.outliers,
+            });
+        }
+    }
+    out
+}
+
+/// The metric of job `name` in every report, or None if one lacks it.
+pub fn values_of(reports: &[RunReport], name: &str, metric: Metric) -> Option<Vec<f64>> {
+    reports
+        .iter()
+        .map(|r| {
+            r.jobs
+                .iter()
+                .find(|j| j.name == name)
+                .and_then(|j| metric.of(j))
+        })
+        .collect()
+}
+
+fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut jobs: Vec<&str> = summary.iter().map(|s| s.job.as_str()).collect();
+    jobs.dedup();
+    for job in jobs {
+        let of_job = || summary.iter().filter(move |s| s.job == job);
+        let bimodal = of_job().find_map(|s| find_clusters(&s.values).map(|c| (s, c)));
+        if let Some((s, clusters)) = bimodal {
+            out.push(bimodal_finding(reps, s, &clusters));
+        }
+        let first_outliers: Vec<&MetricSummary> =
+            of_job().filter(|s| s.outliers.contains(&0)).collect();
+        if !first_outliers.is_empty() {
+            out.push(first_run_finding(job, &first_outliers));
+        }
+    }
+    out
+}
+
+fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Finding {
+    let metric = Metric::from_name(&s.metric).expect("summaries use metric names");
+    let ((slow, slow_name), (fast, fast_name)) = if metric.higher_is_better() {
+        ((&c.low, "slow"), (&c.high, "fast"))
+    } else {
+        ((&c.high, "slow"), (&c.low, "fast"))
+    };
+    let describe = |runs: &[usize], label: &str| {
+        let values: Vec<f64> = runs.iter().map(|&i| s.values[i]).collect();
+        format!(
+            "{} {label} runs ({}): {} {}",
+            runs.len(),
+            run_numbers(runs),
+            value_range(&values, &s.unit),
+            s.metric
+        )
+    };
+    let mut evidence = vec![describe(slow, slow_name), describe(fast, fast_name)];
+    let as_json: Vec<Value> = reps
+        .iter()
+        .map(|r| serde_json::to_value(r).expect("RunReport serializes to JSON"))
+        .collect();
+    let separators = separators(&as_json, slow, fast);
+    if separators.is_empty() {
+        evidence.push(
+            "no recorded condition of the runs differs between the two groups; look for what changes between runs (cache contents, background work, the device's internal state)".into(),
+        );
+    } else {
+        evidence.extend(separators.into_iter().map(|sep| {
+            format!(
+                "{}: the {slow_name} runs had {}; the {fast_name} runs had {}",
+                sep.path, sep.slow, sep.fast
+            )
+        }));
+    }
+    Finding {
+        code: "bimodal-results".into(),
+        severity: Severity::Warning,
+        title: format!(
+            "job '{}': the repetitions fall into two groups {:.0} % apart in {}",
+            s.job,
+            100.0 * c.gap / s.median.abs().max(f64::MIN_POSITIVE),
+            s.metric
+        ),
+        evidence,
+        advice: "a single run of this job reports one of two different numbers; find and control what differs between the groups before quoting either".into(),
+    }
+}
+
+fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
+    Finding {
+        code: "first-run-effect".into(),
+        severity: Severity::Warning,
+        title: format!("job '{job}': the first repetition is an outlier"),
+        evidence: metrics
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}: first run {}, median of all runs {}",
+                    s.metric,
+                    format_value(s.values[0], &s.unit),
+                    format_value(s.median, &s.unit)
+                )
+            })
+            .collect(),
+        advice: "the first run ran under different conditions (cold caches, file layout, device warm-up); add --warmup 1 or discard it".into(),
+    }
+}
+
+/// An observation that takes different values in the two groups of runs.
+#[derive(Debug, PartialEq)]
+struct Separator {
+    path: String,
+    slow: String,
+    fast: String,
+}
+
+/// Numeric leaves of the reports (outside the measurements) whose values in the
+/// slow runs and the fast runs do not overlap, best separated first.
+fn separators(reports: &[Value], slow: &[usize], fast: &[usize]) -> Vec<Separator> {
+    let leaves: Vec<BTreeMap<String, f64>> = reports
+        .iter()
+        .map(|r| {
+            let mut leaves = BTreeMap::new();
+            if let Value::Object(top) = r {
+                for (key, v) in top
+                    .iter()
+                    .filter(|(k, _)| !MEASURED_TOP_LEVEL.contains(&k.as_str()))
+                {
+                    numeric_leaves(key, v, &mut leaves);
+                }
+            }
+            leaves
+        })
+        .collect();
+    let mut found: Vec<(f64, Separator)> = leaves[0]
+        .keys()
+        .filter_map(|path| {
+            let pick = |runs: &[usize]| -> Option<Vec<f64>> {
+                runs.iter().map(|&i| leaves[i].get(path).copied()).collect()
+            };
+            let (s, f) = (pick(slow)?, pick(fast)?);
+            let score = separation(&s, &f)?;
+            Some((
+                score,
+                Separator {
+                    path: path.clone(),
+                    slow: value_range(&s, ""),
+                    fast: value_range(&f, ""),
+                },
+            ))
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    found
+        .into_iter()
+        .take(MAX_SEPARATORS)
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// How cleanly two groups of values separate: the gap between them over their
+/// combined ranges (infinite for two different constants); None if they overlap.
+fn separation(a: &[f64], b: &[f64]) -> Option<f64> {
+    let range = |v: &[f64]| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    let ((alo, ahi), (blo, bhi)) = (range(a), range(b));
+    let gap = (blo - ahi).max(alo - bhi);
+    if gap <= 0.0 {
+        return None;
+    }
+    let widths = (ahi - alo) + (bhi - blo);
+    Some(if widths == 0.0 {
+        f64::INFINITY
+    } else {
+        gap / widths
+    })
+}
+
+/// Flatten a JSON value into `path → number`; array elements are named by their
+/// `name` field when they have one ("targets[/dev/sdb].cached_pages").
+fn numeric_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.insert(path.to_string(), x);
+            }
+        }
+        Value::Bool(b) => {
+            out.insert(path.to_string(), f64::from(u8::from(*b)));
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                numeric_leaves(&format!("{path}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let label = item
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| i.to_string(), str::to_string);
+                numeric_leaves(&format!("{path}[{label}]"), item, out);
+            }
+        }
+        Value::Null | Value::String(_) => {}
+    }
+}
+
+/// "#2, #4, #6": 1-based repetition numbers.
+fn run_numbers(runs: &[usize]) -> String {
+    let mut sorted = runs.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
+        .map(|i| format!("#{}", i + 1))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "all 25" or "12–30" (with the unit formatted).
+fn value_range(values: &[f64], unit: &str) -> String {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        format!("all {}", format_value(lo, unit))
+    } else {
+        format!("{}–{}", format_value(lo, unit), format_value(hi, unit))
+    }
+}
+
+/// A value with its unit, scaled for reading: 12.3k IO/s, 512.0 MiB/s, 1.25 ms.
+pub fn format_value(v: f64, unit: &str) -> String {
+    match unit {
+        "IO/s" => scaled(v, &[(1e6, "M"), (1e3, "k")], "") + " IO/s",
+        "B/s" => scaled(
+            v,
+            &[
+                (1024.0 * 1024.0 * 1024.0, " GiB/s"),
+                (1024.0 * 1024.0, " MiB/s"),
+                (1024.0, " KiB/s"),
+            ],
+            " B/s",
+        ),
+        "ns" => scaled(v, &[(1e9, " s"), (1e6, " ms"), (1e3, " µs")], " ns"),
+        _ if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
+        _ => format!("{v:.3}"),
+    }
+}
+
+fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
+    for &(factor, suffix) in steps {
+        if v.abs() >= factor {
+            return format!("{:.2}{suffix}", v / factor);
+        }
+    }
+    format!("{v:.1}{base}")
+}
+
+/// The compact table: per job a line per metric, then the findings.
+pub fn render_table(r: &RepeatReport) -> String {
+    let mut out = format!("{} measured repetitions", r.repetitions.len());
+    if r.warmup > 0 {
+        let _ = write!(out, " after {} unmeasured warm-up run(s)", r.warmup);
+    }
+    out.push('\n');
+    let mut current_job = None;
+    for s in &r.summary {
+        if current_job != Some(&s.job) {
+            let _ = writeln!(
+                out,
+                "\njob '{}'\n  {:<11} {:>14} {:>14} {:>14} {:>7}  {:<31} outliers",
+                s.job, "metric", "median", "min", "max", "CV", "95% CI of median"
+            );
+            current_job = Some(&s.job);
+        }
+        let _ = writeln!(
+            out,
+            "  {:<11} {:>14} {:>14} {:>14} {:>6.1}%  {:<31} {}",
+            s.metric,
+            format_value(s.median, &s.unit),
+            format_value(s.min, &s.unit),
+            format_value(s.max, &s.unit),
+            s.cv_pct,
+            format!(
+                "[{}, {}]",
+                format_value(s.median_ci95.0, &s.unit),
+                format_value(s.median_ci95.1, &s.unit)
+            ),
+            if s.outliers.is_empty() {
+                "-".to_string()
+            } else {
+                run_numbers(&s.outliers)
+            }
+        );
+    }
+    for f in &r.findings {
+        render_finding(&mut out, f);
+    }
+    out
+}
+
+pub fn render_finding(out: &mut String, f: &Finding) {
+    let severity = match f.severity {
+        Severity::Info => "info",
+        Severity::Warning => "warning",
+    };
+    let _ = writeln!(out, "\n[{severity}] {}: {}", f.code, f.title);
+    for e in &f.evidence {
+        let _ = writeln!(out, "    - {e}");
+    }
+    let _ = writeln!(out, "    advice: {}", f.advice);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::run_report;
+
+    fn reps(iops: &[f64]) -> Vec<RunReport> {
+        iops.iter().map(|&v| run_report(&[("rr", v)])).collect()
+    }
+
+    #[test]
+    fn every_metric_of_every_job_is_summarised() {
+        let r = build(reps(&[100.0, 110.0, 90.0]), 1);
+        assert_eq!(r.summary.len(), Metric::ALL.len());
+        let iops = &r.summary[0];
+        assert_eq!((iops.metric.as_str(), iops.median), ("iops", 100.0));
+        assert_eq!(iops.values, vec![100.0, 110.0, 90.0]);
+        assert!(r.findings.is_empty(), "three runs are too few for findings");
+        let table = render_table(&r);
+        assert!(
+            table.contains("3 measured repetitions after 1 unmeasured"),
+            "{table}"
+        );
+        assert!(
+            table.contains("job 'rr'") && table.contains("clat_p99"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn two_groups_of_runs_give_a_bimodal_finding() {
+        let values = [
+            2400.0, 3800.0, 2410.0, 3790.0, 2395.0, 3805.0, 2405.0, 3810.0,
+        ];
+        let report = build(reps(&values), 0);
+        let bimodal = report
+            .findings
+            .iter()
+            .find(|f| f.code == "bimodal-results")
+            .expect("bimodal finding");
+        assert!(bimodal.title.contains("iops"), "{bimodal:?}");
+        assert!(
+            bimodal.evidence[0].starts_with("4 slow runs (#1, #3, #5, #7): 2.40k IO/s–2.41k IO/s"),
+            "{bimodal:?}"
+        );
+        assert!(
+            bimodal.evidence[1].starts_with("4 fast runs (#2, #4, #6, #8)"),
+            "{bimodal:?}"
+        );
+        // These reports record no conditions of the run, so nothing can be named.
+        assert!(
+            bimodal.evidence[2].contains("no recorded condition"),
+            "{bimodal:?}"
+        );
+    }
+
+    #[test]
+    fn the_observation_that_splits_the_groups_is_named() {
+        let runs: Vec<Value> = (0..6)
+            .map(|i| {
+                let slow = i % 2 == 0;
+                serde_json::json!({
+                    "tool_version": "0.1.0",
+                    "started_unix_ms": 1000 + i,
+                    "jobs": [{"name": "rr", "dirs": [{"iops": if slow { 2400 } else { 3800 }}]}],
+                    "environment": {
+                        "load_avg": [1.0 + i as f64 * 0.1],
+                        "targets": [{"name": "/dev/vdb", "cached_pages_at_start": if slow { 25 } else { 0 }}],
+                        "dirty_bytes": if slow { 4096 + i } else { 8192 + i },
+                    }
+                })
+            })
+            .collect();
+        let seps = separators(&runs, &[0, 2, 4], &[1, 3, 5]);
+        assert_eq!(
+            seps,
+            vec![
+                Separator {
+                    path: "environment.targets[/dev/vdb].cached_pages_at_start".into(),
+                    slow: "all 25".into(),
+                    fast: "all 0".into(),
+                },
+                Separator {
+                    path: "environment.dirty_bytes".into(),
+                    slow: "4096–4100".into(),
+                    fast: "8193–8197".into(),
+                },
+            ],
+            "measured values, run times and overlapping observations are not separators"
+        );
+    }
+
+    #[test]
+    fn separation_needs_non_overlapping_groups() {
+        assert_eq!(separation(&[25.0, 25.0], &[0.0, 0.0]), Some(f64::INFINITY));
+        assert_eq!(separation(&[1.0, 3.0], &[5.0, 7.0]), Some(0.5));
+        assert_eq!(separation(&[1.0, 6.0], &[5.0, 7.0]), None);
+    }
+
+    #[test]
+    fn an_outlying_first_run_is_a_finding() {
+        let r = build(reps(&[50.0, 100.0, 101.0, 99.0, 100.0]), 0);
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == "first-run-effect")
+            .expect("finding");
+        assert!(
+            f.evidence[0].starts_with("iops: first run 50.0 IO/s"),
+            "{f:?}"
+        );
+        assert!(build(reps(&[100.0, 50.0, 101.0, 99.0, 100.0]), 0)
+            .findings
+            .iter()
+            .all(|f| f.code != "first-run-effect"));
+    }
+
+    #[test]
+    fn values_are_scaled_for_reading() {
+        assert_eq!(format_value(12_345.0, "IO/s"), "12.35k IO/s");
+        assert_eq!(format_value(512.0 * 1024.0 * 1024.0, "B/s"), "512.00 MiB/s");
+        assert_eq!(format_value(1_250_000.0, "ns"), "1.25 ms");
+        assert_eq!(format_value(25.0, ""), "25");
+    }
+}

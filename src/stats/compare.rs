@@ -1,0 +1,285 @@
+//! Is B different from A? Welch's t-test on two sets of repetitions (it does
+//! not assume equal spreads, and unlike Mann-Whitney U it can reach significance
+//! with three runs per side), the change in percent with its 95 % interval, and
+//! a baseline test for a history of values.
+
+use super::repeat::{median, robust_sd, sample_stddev};
+
+/// Two-sided significance level of the verdicts.
+pub const ALPHA: f64 = 0.05;
+
+/// A trend point is flagged when it is this many noise units from the baseline.
+const TREND_SHIFT_IN_SD: f64 = 3.0;
+
+/// Noise of a trend baseline is never taken as smaller than this fraction of its
+/// median: a perfectly stable history would otherwise flag any wobble.
+const TREND_NOISE_FLOOR: f64 = 0.01;
+
+/// Fewest earlier points a trend point is judged against.
+pub const TREND_MIN_BASELINE: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// B is significantly larger than A.
+    Increase,
+    /// B is significantly smaller than A.
+    Decrease,
+    /// The difference is within the noise.
+    NoChange,
+    /// One side has a single value: no spread, no test.
+    Undecidable,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// (mean B − mean A) / mean A, percent.
+    pub change_pct: f64,
+    /// 95 % interval of `change_pct` (Welch); None without repetitions on both sides.
+    pub ci95_pct: Option<(f64, f64)>,
+    pub p_value: Option<f64>,
+    pub direction: Direction,
+}
+
+/// Compare repetitions `b` against `a` (both non-empty).
+pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
+    assert!(
+        !a.is_empty() && !b.is_empty(),
+        "compare needs values on both sides"
+    );
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let mean_a = a.iter().sum::<f64>() / na;
+    let mean_b = b.iter().sum::<f64>() / nb;
+    let to_pct = |d: f64| {
+        if mean_a == 0.0 {
+            0.0
+        } else {
+            100.0 * d / mean_a.abs()
+        }
+    };
+    let change_pct = to_pct(mean_b - mean_a);
+    if a.len() < 2 || b.len() < 2 {
+        return Comparison {
+            change_pct,
+            ci95_pct: None,
+            p_value: None,
+            direction: Direction::Undecidable,
+        };
+    }
+    let va = sample_stddev(a, mean_a).powi(2) / na;
+    let vb = sample_stddev(b, mean_b).powi(2) / nb;
+    let se = (va + vb).sqrt();
+    let diff = mean_b - mean_a;
+    let (p_value, half_width) = if se == 0.0 {
+        (if diff == 0.0 { 1.0 } else { 0.0 }, 0.0)
+    } else {
+        let df = (va + vb).powi(2) / (va.powi(2) / (na - 1.0) + vb.powi(2) / (nb - 1.0));
+        (t_two_sided_p(diff / se, df), t_critical(ALPHA, df) * se)
+    };
+    let direction = if p_value >= ALPHA {
+        Direction::NoChange
+    } else if diff > 0.0 {
+        Direction::Increase
+    } else {
+        Direction::Decrease
+    };
+    Comparison {
+        change_pct,
+        ci95_pct: Some((to_pct(diff - half_width), to_pct(diff + half_width))),
+        p_value: Some(p_value),
+        direction,
+    }
+}
+
+/// Where a new value lies against the values before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shift {
+    Above,
+    Below,
+    Within,
+    /// Too few earlier values to say.
+    NoBaseline,
+}
+
+/// Judge `value` against `baseline` (earlier values): more than three robust
+/// standard deviations from their median is a shift.
+pub fn shift_from_baseline(baseline: &[f64], value: f64) -> Shift {
+    if baseline.len() < TREND_MIN_BASELINE {
+        return Shift::NoBaseline;
+    }
+    let center = median(baseline);
+    let noise = robust_sd(baseline).max(TREND_NOISE_FLOOR * center.abs());
+    if value > center + TREND_SHIFT_IN_SD * noise {
+        Shift::Above
+    } else if value < center - TREND_SHIFT_IN_SD * noise {
+        Shift::Below
+    } else {
+        Shift::Within
+    }
+}
+
+/// P(|T| ≥ |t|) for Student's t with `df` degrees of freedom.
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return 0.0;
+    }
+    regularized_incomplete_beta(df / (df + t * t), df / 2.0, 0.5)
+}
+
+/// The t with P(|T| ≥ t) = alpha, by bisection (the p-value falls as t grows).
+fn t_critical(alpha: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1e4);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if t_two_sided_p(mid, df) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// I_x(a, b) by its continued fraction (modified Lentz), using the symmetry
+/// I_x(a, b) = 1 − I_{1−x}(b, a) where the fraction converges slowly.
+fn regularized_incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - regularized_incomplete_beta(1.0 - x, b, a);
+    }
+    let ln_front = a * x.ln() + b * (1.0 - x).ln() + ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b);
+    const TINY: f64 = 1e-300;
+    let clamp = |v: f64| if v.abs() < TINY { TINY } else { v };
+    let mut c = 1.0;
+    let mut d = 1.0 / clamp(1.0 - (a + b) * x / (a + 1.0));
+    let mut fraction = d;
+    for m in 1..500 {
+        let m = m as f64;
+        let even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+        d = 1.0 / clamp(1.0 + even * d);
+        c = clamp(1.0 + even / c);
+        fraction *= d * c;
+        let odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+        d = 1.0 / clamp(1.0 + odd * d);
+        c = clamp(1.0 + odd / c);
+        let step = d * c;
+        fraction *= step;
+        if (step - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    ln_front.exp() * fraction / a
+}
+
+/// ln Γ(x) for x > 0 (Lanczos approximation, g = 7, nine terms).
+fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const COEF: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + G + 0.5;
+    let series = COEF[1..]
+        .iter()
+        .enumerate()
+        .fold(COEF[0], |acc, (i, c)| acc + c / (x + i as f64 + 1.0));
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + series.ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn ln_gamma_matches_factorials() {
+        assert!(close(ln_gamma(5.0), 24f64.ln(), 1e-12));
+        assert!(close(
+            ln_gamma(0.5),
+            std::f64::consts::PI.sqrt().ln(),
+            1e-12
+        ));
+    }
+
+    #[test]
+    fn t_distribution_matches_table_values() {
+        // Two-sided 5 % critical values: df=1 → 12.706, df=4 → 2.776, df=30 → 2.042.
+        assert!(close(t_critical(0.05, 1.0), 12.706, 1e-3));
+        assert!(close(t_critical(0.05, 4.0), 2.776, 1e-3));
+        assert!(close(t_critical(0.05, 30.0), 2.042, 1e-3));
+        assert!(close(t_two_sided_p(0.0, 10.0), 1.0, 1e-12));
+    }
+
+    #[test]
+    fn welch_finds_a_clear_difference_and_its_sign() {
+        let a = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let b = [120.0, 118.0, 122.0, 121.0, 119.0];
+        let c = compare(&a, &b);
+        assert_eq!(c.direction, Direction::Increase);
+        assert!(close(c.change_pct, 20.0, 1e-9));
+        let (lo, hi) = c.ci95_pct.unwrap();
+        assert!(lo < 20.0 && 20.0 < hi && lo > 15.0, "{lo}..{hi}");
+        assert_eq!(compare(&b, &a).direction, Direction::Decrease);
+    }
+
+    #[test]
+    fn overlapping_noise_is_no_significant_difference() {
+        let a = [100.0, 106.0, 95.0, 103.0];
+        let b = [101.0, 97.0, 107.0, 99.0];
+        let c = compare(&a, &b);
+        assert_eq!(c.direction, Direction::NoChange);
+        let (lo, hi) = c.ci95_pct.unwrap();
+        assert!(lo < 0.0 && 0.0 < hi);
+    }
+
+    #[test]
+    fn welch_p_value_matches_a_worked_example() {
+        // Means 20 and 22, variances 4 and 9, n = 10 each: t = −1.7541, df = 15.731, p ≈ 0.0989.
+        // ±s around the mean has sample variance 10·s²/9.
+        let alternating = |mean: f64, var: f64| -> Vec<f64> {
+            let s = (var * 0.9f64).sqrt();
+            (0..10)
+                .map(|i| if i % 2 == 0 { mean - s } else { mean + s })
+                .collect()
+        };
+        let (a, b) = (alternating(20.0, 4.0), alternating(22.0, 9.0));
+        let p = compare(&a, &b).p_value.unwrap();
+        assert!(close(p, 0.0989, 2e-3), "p = {p}");
+    }
+
+    #[test]
+    fn single_runs_cannot_be_judged() {
+        let c = compare(&[100.0], &[150.0, 151.0]);
+        assert_eq!(c.direction, Direction::Undecidable);
+        assert!(close(c.change_pct, 50.5, 1e-9));
+        assert_eq!(c.ci95_pct, None);
+    }
+
+    #[test]
+    fn a_trend_point_outside_the_noise_is_a_shift() {
+        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+        assert_eq!(shift_from_baseline(&base, 100.5), Shift::Within);
+        assert_eq!(shift_from_baseline(&base, 80.0), Shift::Below);
+        assert_eq!(shift_from_baseline(&base, 120.0), Shift::Above);
+        assert_eq!(shift_from_baseline(&base[..2], 10.0), Shift::NoBaseline);
+    }
+}

@@ -1,0 +1,244 @@
+//! The run history: every report in an embedded SQLite file, with the columns
+//! that `history`, `compare` and `--trend` search on.
+//!
+//! Safety under concurrency and crashes comes from SQLite itself: WAL journaling
+//! (readers never block the writer, a killed writer's transaction is rolled back
+//! on the next open), a busy timeout so a second process waits for the write lock
+//! instead of failing, and one transaction per stored run.
+
+mod schema;
+
+use crate::report::metrics::Metric;
+use crate::report::model::RunReport;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a writer waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Environment variable that chooses the database when `--db` is not given.
+pub const DB_ENV: &str = "IOLENS_DB";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("history database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("history database: stored report is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("history database: {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no run with id {0} in the history (see `iolens history`)")]
+    NotFound(i64),
+    #[error("history database schema version {0} is newer than this iolens understands (up to {max}); upgrade iolens", max = schema::VERSION)]
+    NewerSchema(u32),
+    #[error("no history database: set --db PATH, {DB_ENV}, XDG_DATA_HOME or HOME")]
+    NoLocation,
+}
+
+/// The database file: `--db`, else `$IOLENS_DB`, else the user's data directory
+/// (`$XDG_DATA_HOME/iolens/history.db`, `~/.local/share/iolens/history.db`).
+pub fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(p) = flag {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = env(DB_ENV) {
+        return Ok(PathBuf::from(p));
+    }
+    let data_dir = env("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .ok_or(StoreError::NoLocation)?;
+    Ok(data_dir.join("iolens").join("history.db"))
+}
+
+/// One stored run, as `iolens history` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: i64,
+    /// Runs of one `--repeat` (or one arm of `ab`) share the id of their first run.
+    pub batch: i64,
+    pub started_unix_ms: u64,
+    pub host: Option<String>,
+    pub kernel: Option<String>,
+    pub tool_version: String,
+    /// Job names, comma-separated.
+    pub jobs: String,
+    pub targets: String,
+}
+
+/// Which runs to list. Empty fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Substring of a job's target (filename).
+    pub target: Option<String>,
+    /// Exact job name.
+    pub job: Option<String>,
+    pub since_unix_ms: Option<u64>,
+}
+
+/// One job's metric in one stored run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricPoint {
+    pub run_id: i64,
+    pub started_unix_ms: u64,
+    pub job: String,
+    pub value: f64,
+}
+
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Open (creating file, directory and schema if needed) and migrate to the current schema.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // With WAL, NORMAL still never corrupts; a crash may only lose the last commits.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&mut conn)?;
+        Ok(Store { conn })
+    }
+
+    /// Store a report; `batch` groups it with earlier runs (None starts a new batch).
+    pub fn insert(&mut self, report: &RunReport, batch: Option<i64>) -> Result<i64, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let id = schema::insert_run(&tx, report, batch, &HostFacts::of_this_system())?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    pub fn report(&self, id: i64) -> Result<RunReport, StoreError> {
+        let json: String = self
+            .conn
+            .query_row("SELECT report_json FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .ok_or(StoreError::NotFound(id))?;
+        Ok(serde_json::from_str(&json)?)
+    }
+
+    /// Every run of the batch that run `id` belongs to, in run order.
+    pub fn batch_of(&self, id: i64) -> Result<Vec<RunReport>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT report_json FROM runs
+             WHERE batch = (SELECT batch FROM runs WHERE id = ?1) ORDER BY id",
+        )?;
+        let reports = stmt
+            .query_map([id], |r| r.get::<_, String>(0))?
+            .map(|json| Ok(serde_json::from_str(&json?)?))
+            .collect::<Result<Vec<RunReport>, StoreError>>()?;
+        if reports.is_empty() {
+            return Err(StoreError::NotFound(id));
+        }
+        Ok(reports)
+    }
+
+    /// Stored runs matching `filter`, oldest first.
+    pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.batch, r.started_unix_ms, r.host, r.kernel, r.tool_version,
+                    group_concat(j.job, ','), group_concat(DISTINCT j.target)
+             FROM runs r LEFT JOIN run_jobs j ON j.run_id = r.id
+             WHERE r.started_unix_ms >= ?1
+               AND (?2 IS NULL OR r.id IN (SELECT run_id FROM run_jobs WHERE instr(target, ?2) > 0))
+               AND (?3 IS NULL OR r.id IN (SELECT run_id FROM run_jobs WHERE job = ?3))
+             GROUP BY r.id ORDER BY r.started_unix_ms, r.id",
+        )?;
+        let rows = stmt.query_map(
+            params![
+                filter.since_unix_ms.unwrap_or(0) as i64,
+                filter.target,
+                filter.job
+            ],
+            |r| {
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    batch: r.get(1)?,
+                    started_unix_ms: r.get::<_, i64>(2)? as u64,
+                    host: r.get(3)?,
+                    kernel: r.get(4)?,
+                    tool_version: r.get(5)?,
+                    jobs: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    targets: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One metric per job and run, oldest first, for runs matching `filter`.
+    pub fn metric_points(
+        &self,
+        metric: Metric,
+        filter: &Filter,
+    ) -> Result<Vec<MetricPoint>, StoreError> {
+        let sql = format!(
+            "SELECT r.id, r.started_unix_ms, j.job, j.{column}
+             FROM runs r JOIN run_jobs j ON j.run_id = r.id
+             WHERE j.{column} IS NOT NULL AND r.started_unix_ms >= ?1
+               AND (?2 IS NULL OR instr(j.target, ?2) > 0)
+               AND (?3 IS NULL OR j.job = ?3)
+             ORDER BY r.started_unix_ms, r.id",
+            column = schema::metric_column(metric)
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(
+            params![
+                filter.since_unix_ms.unwrap_or(0) as i64,
+                filter.target,
+                filter.job
+            ],
+            |r| {
+                Ok(MetricPoint {
+                    run_id: r.get(0)?,
+                    started_unix_ms: r.get::<_, i64>(1)? as u64,
+                    job: r.get(2)?,
+                    value: r.get(3)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// Host name and kernel release of the machine storing a run; a report that
+/// records its own environment takes precedence.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct HostFacts {
+    pub host: Option<String>,
+    pub kernel: Option<String>,
+}
+
+impl HostFacts {
+    fn of_this_system() -> HostFacts {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        HostFacts {
+            host: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

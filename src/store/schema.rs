@@ -1,0 +1,186 @@
+//! Schema versions and the migrations between them, tracked in SQLite's
+//! `user_version`. A migration runs in the same write transaction as its version
+//! bump, so a crash leaves either the old schema or the new one.
+//!
+//! v1: `runs(id, started_unix_ms, report_json)`: reports only.
+//! v2: batches, host/kernel/version/environment fingerprint columns, and a
+//!     `run_jobs` row per job with its target, engine and headline metrics;
+//!     existing v1 reports are indexed during the migration.
+
+use super::{HostFacts, StoreError};
+use crate::report::metrics::Metric;
+use crate::report::model::RunReport;
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
+
+/// The schema this iolens writes.
+pub const VERSION: u32 = 2;
+
+const V1: &str = "
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_unix_ms INTEGER NOT NULL,
+    report_json TEXT NOT NULL
+);
+CREATE INDEX runs_started ON runs(started_unix_ms);
+";
+
+const V2: &str = "
+ALTER TABLE runs ADD COLUMN batch INTEGER;
+ALTER TABLE runs ADD COLUMN host TEXT;
+ALTER TABLE runs ADD COLUMN kernel TEXT;
+ALTER TABLE runs ADD COLUMN tool_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN env_fingerprint TEXT;
+CREATE TABLE run_jobs (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    job TEXT NOT NULL,
+    target TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    iops REAL,
+    bw_bytes_per_sec REAL,
+    clat_mean_ns REAL,
+    clat_p99_ns REAL,
+    cpu_ns_per_io REAL
+);
+CREATE INDEX run_jobs_run ON run_jobs(run_id);
+CREATE INDEX run_jobs_job ON run_jobs(job);
+CREATE INDEX runs_batch ON runs(batch);
+";
+
+/// Bring the database to `VERSION`, one step at a time.
+pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    // IMMEDIATE takes the write lock before reading the version, so two processes
+    // opening a new database cannot both run the same migration.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found: u32 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > VERSION {
+        return Err(StoreError::NewerSchema(found));
+    }
+    if found < 1 {
+        tx.execute_batch(V1)?;
+    }
+    if found < 2 {
+        tx.execute_batch(V2)?;
+        index_v1_reports(&tx)?;
+    }
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Fill the v2 columns of reports stored under v1. Each is its own batch; host
+/// and kernel are known only if the report recorded them.
+fn index_v1_reports(tx: &Transaction) -> Result<(), StoreError> {
+    let rows: Vec<(i64, String)> = tx
+        .prepare("SELECT id, report_json FROM runs")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, json) in rows {
+        // A report from a model this version cannot read keeps empty columns
+        // rather than blocking the upgrade.
+        if let Ok(report) = serde_json::from_str::<RunReport>(&json) {
+            index_run(tx, id, id, &report, &HostFacts::default())?;
+        } else {
+            tx.execute("UPDATE runs SET batch = ?1 WHERE id = ?1", [id])?;
+        }
+    }
+    Ok(())
+}
+
+/// Store one report with its columns; returns its id.
+pub(super) fn insert_run(
+    tx: &Transaction,
+    report: &RunReport,
+    batch: Option<i64>,
+    facts: &HostFacts,
+) -> Result<i64, StoreError> {
+    tx.execute(
+        "INSERT INTO runs (started_unix_ms, report_json) VALUES (?1, ?2)",
+        params![
+            report.started_unix_ms as i64,
+            serde_json::to_string(report)?
+        ],
+    )?;
+    let id = tx.last_insert_rowid();
+    index_run(tx, id, batch.unwrap_or(id), report, facts)?;
+    Ok(id)
+}
+
+fn index_run(
+    tx: &Transaction,
+    id: i64,
+    batch: i64,
+    report: &RunReport,
+    facts: &HostFacts,
+) -> Result<(), StoreError> {
+    let value = serde_json::to_value(report)?;
+    let environment = value.get("environment");
+    let recorded = |key: &str| {
+        environment
+            .and_then(|e| e.get(key))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let host = recorded("hostname").or_else(|| facts.host.clone());
+    let kernel = recorded("kernel").or_else(|| facts.kernel.clone());
+    let fingerprint = match environment {
+        Some(env) => env.to_string(),
+        None => format!("{host:?}/{kernel:?}"),
+    };
+    tx.execute(
+        "UPDATE runs SET batch = ?2, host = ?3, kernel = ?4, tool_version = ?5, env_fingerprint = ?6
+         WHERE id = ?1",
+        params![
+            id,
+            batch,
+            host,
+            kernel,
+            report.tool_version,
+            format!("{:016x}", fnv1a(fingerprint.as_bytes()))
+        ],
+    )?;
+    let option = |job_options: &[(String, String)], name: &str| {
+        job_options
+            .iter()
+            .chain(&report.global_options)
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    for job in &report.jobs {
+        tx.execute(
+            "INSERT INTO run_jobs (run_id, job, target, engine, iops, bw_bytes_per_sec,
+                                   clat_mean_ns, clat_p99_ns, cpu_ns_per_io)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                id,
+                job.name,
+                option(&job.options, "filename").unwrap_or_default(),
+                option(&job.options, "ioengine").unwrap_or_default(),
+                Metric::Iops.of(job),
+                Metric::Bandwidth.of(job),
+                Metric::ClatMean.of(job),
+                Metric::ClatP99.of(job),
+                Metric::CpuPerIo.of(job),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The `run_jobs` column holding a metric.
+pub(super) fn metric_column(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Iops => "iops",
+        Metric::Bandwidth => "bw_bytes_per_sec",
+        Metric::ClatMean => "clat_mean_ns",
+        Metric::ClatP99 => "clat_p99_ns",
+        Metric::CpuPerIo => "cpu_ns_per_io",
+    }
+}
+
+/// FNV-1a: a stable 64-bit hash (std's hasher may change between Rust releases,
+/// and fingerprints must match across iolens builds).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

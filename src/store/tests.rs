@@ -1,0 +1,226 @@
+use super::*;
+use crate::testutil::{run_report, scratch_dir};
+
+fn report_at(ms: u64, iops: f64) -> RunReport {
+    let mut r = run_report(&[("rr", iops)]);
+    r.started_unix_ms = ms;
+    r
+}
+
+fn user_version(path: &Path) -> u32 {
+    Connection::open(path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_new_database_gets_the_current_schema() {
+    let dir = scratch_dir();
+    let path = dir.path().join("sub/dir/history.db");
+    Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::VERSION);
+    // Opening again is a no-op.
+    Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::VERSION);
+}
+
+#[test]
+fn stores_lists_and_returns_reports() {
+    let dir = scratch_dir();
+    let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+    let first = store.insert(&report_at(2_000, 100.0), None).unwrap();
+    let second = store.insert(&report_at(3_000, 110.0), Some(first)).unwrap();
+    let other = store
+        .insert(&run_report(&[("seq", 50.0), ("rand", 20.0)]), None)
+        .unwrap();
+
+    let all = store.list(&Filter::default()).unwrap();
+    assert_eq!(
+        all.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![first, second, other]
+    );
+    assert_eq!(all[1].batch, first);
+    assert_eq!(all[2].jobs, "seq,rand");
+    assert_eq!(all[0].targets, "/data/rr");
+    assert!(all[0].kernel.is_some());
+
+    let by_job = Filter {
+        job: Some("rand".into()),
+        ..Default::default()
+    };
+    assert_eq!(store.list(&by_job).unwrap().len(), 1);
+    let by_target = Filter {
+        target: Some("data/r".into()),
+        since_unix_ms: Some(2_500),
+        ..Default::default()
+    };
+    assert_eq!(
+        store
+            .list(&by_target)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect::<Vec<_>>(),
+        vec![second, other]
+    );
+
+    assert_eq!(store.report(second).unwrap().jobs[0].dirs[0].iops, 110.0);
+    assert_eq!(store.batch_of(second).unwrap().len(), 2);
+    assert!(matches!(store.report(999), Err(StoreError::NotFound(999))));
+
+    let points = store
+        .metric_points(Metric::Iops, &Filter::default())
+        .unwrap();
+    assert_eq!(
+        points.iter().map(|p| p.value).collect::<Vec<_>>(),
+        vec![100.0, 110.0, 50.0, 20.0]
+    );
+}
+
+/// The v1 schema exactly as v1 created it: the fixture for the migration test.
+const V1_FIXTURE: &str = "
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started_unix_ms INTEGER NOT NULL,
+    report_json TEXT NOT NULL
+);
+CREATE INDEX runs_started ON runs(started_unix_ms);
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_v1_database_is_migrated_and_its_reports_indexed() {
+    let dir = scratch_dir();
+    let path = dir.path().join("v1.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(V1_FIXTURE).unwrap();
+        let json = serde_json::to_string(&report_at(5_000, 321.0)).unwrap();
+        conn.execute(
+            "INSERT INTO runs (started_unix_ms, report_json) VALUES (5000, ?1)",
+            [json],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO runs (started_unix_ms, report_json) VALUES (6000, '{\"from\":\"elsewhere\"}')",
+            [],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::VERSION);
+    let runs = store.list(&Filter::default()).unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!((runs[0].batch, runs[0].jobs.as_str()), (runs[0].id, "rr"));
+    // Unknown to v1 and not recorded in the report.
+    assert_eq!(runs[0].host, None);
+    assert_eq!(runs[1].jobs, "");
+    let points = store
+        .metric_points(Metric::Iops, &Filter::default())
+        .unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].value, 321.0);
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = scratch_dir();
+    let path = dir.path().join("future.db");
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", schema::VERSION + 1)
+        .unwrap();
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::NewerSchema(v)) if v == schema::VERSION + 1
+    ));
+}
+
+#[test]
+fn connections_writing_at_once_all_succeed() {
+    let dir = scratch_dir();
+    let path = dir.path().join("busy.db");
+    Store::open(&path).unwrap();
+    std::thread::scope(|s| {
+        for writer in 0..4 {
+            let path = &path;
+            s.spawn(move || {
+                let mut store = Store::open(path).unwrap();
+                for i in 0..25 {
+                    store
+                        .insert(&report_at(writer * 1000 + i, 1.0 + i as f64), None)
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list(&Filter::default()).unwrap().len(), 100);
+}
+
+/// Environment variable that turns `writer_until_killed` into an endless writer.
+const KILL_TEST_DB: &str = "IOLENS_STORE_KILL_TEST_DB";
+
+/// Run by `a_writer_killed_mid_write_leaves_a_readable_database` in a child
+/// process: writes until it is killed. Without the variable it does nothing.
+#[test]
+#[ignore = "helper process for the kill -9 test"]
+fn writer_until_killed() {
+    let Some(path) = std::env::var_os(KILL_TEST_DB) else {
+        return;
+    };
+    let mut store = Store::open(Path::new(&path)).unwrap();
+    // Large reports keep each transaction busy long enough for the kill to land mid-write.
+    let jobs: Vec<(String, f64)> = (0..200)
+        .map(|i| (format!("job{i}"), 1.0 + i as f64))
+        .collect();
+    let names: Vec<(&str, f64)> = jobs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let report = run_report(&names);
+    loop {
+        store.insert(&report, None).unwrap();
+    }
+}
+
+#[test]
+fn a_writer_killed_mid_write_leaves_a_readable_database() {
+    let dir = scratch_dir();
+    let path = dir.path().join("killed.db");
+    Store::open(&path).unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "store::tests::writer_until_killed",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(KILL_TEST_DB, &path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let reader = Store::open(&path).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while reader.list(&Filter::default()).unwrap().len() < 5 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer stored nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    drop(reader);
+
+    let store = Store::open(&path).unwrap();
+    let check: String = store
+        .conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let runs = store.list(&Filter::default()).unwrap();
+    assert!(runs.len() >= 5);
+    for run in &runs {
+        assert_eq!(store.report(run.id).unwrap().jobs.len(), 200);
+    }
+}

@@ -1,0 +1,145 @@
+//! Repetitions, comparisons and the run history, through the binary. Every test
+//! uses its own database in a scratch directory.
+
+use crate::support::{iolens, json, scratch, stderr, stdout};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// A short null-engine job: no device, fast, and still a full run.
+fn job(db: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "run".to_string(),
+        format!("--db={}", db.display()),
+        "--name=nulljob".into(),
+        "--ioengine=null".into(),
+        "--size=8m".into(),
+        "--bs=4k".into(),
+        "--rw=randread".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn run(args: &[String]) -> std::process::Output {
+    iolens(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+#[test]
+fn repeat_prints_a_table_and_json_holds_every_repetition() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let out = run(&job(&db, &["--repeat", "3"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.contains("3 measured repetitions"), "{table}");
+    for metric in ["iops", "bw", "clat_mean", "clat_p99", "cpu_per_io"] {
+        assert!(table.contains(metric), "no {metric} in:\n{table}");
+    }
+
+    let out = run(&job(
+        &db,
+        &["--repeat=3", "--warmup=1", "--output-format=iolens-json"],
+    ));
+    let report = json(&out);
+    assert_eq!(report["repetitions"].as_array().unwrap().len(), 3);
+    assert_eq!(report["warmup"], 1);
+    let iops = report["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["metric"] == "iops")
+        .unwrap();
+    assert_eq!(iops["values"].as_array().unwrap().len(), 3);
+    assert!(iops["median_ci95"].is_array());
+}
+
+#[test]
+fn comparing_two_result_files_gives_a_verdict() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let files: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|side| {
+            let path = dir.path().join(format!("{side}.json"));
+            let out = run(&job(
+                &db,
+                &[
+                    "--repeat=3",
+                    "--output-format=iolens-json",
+                    &format!("--output={}", path.display()),
+                ],
+            ));
+            assert!(out.status.success(), "{}", stderr(&out));
+            path.display().to_string()
+        })
+        .collect();
+    let out = iolens(&["compare", &files[0], &files[1]]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let iops = text
+        .lines()
+        .find(|l| l.starts_with("nulljob") && l.contains("iops"))
+        .unwrap_or_else(|| panic!("no iops line:\n{text}"));
+    assert!(
+        ["B faster", "B slower", "no significant difference"]
+            .iter()
+            .any(|v| iops.ends_with(v)),
+        "{iops}"
+    );
+}
+
+#[test]
+fn history_lists_stored_runs_and_show_prints_one() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let db_flag = format!("--db={}", db.display());
+    assert!(run(&job(&db, &[])).status.success());
+    assert!(run(&job(&db, &["--no-history"])).status.success());
+    // Two processes at once, both writing to the same database.
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_iolens"))
+                .args(job(&db, &[]))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn iolens")
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+
+    let out = iolens(&["history", &db_flag, "--job", "nulljob"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = stdout(&out);
+    assert_eq!(
+        list.lines().filter(|l| l.contains("nulljob")).count(),
+        3,
+        "{list}"
+    );
+
+    let out = iolens(&["show", "1", &db_flag]);
+    assert!(
+        stdout(&out).contains("nulljob: (groupid=0"),
+        "{}",
+        stderr(&out)
+    );
+    let out = iolens(&["show", "99", &db_flag]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no run with id 99"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = iolens(&["history", &db_flag, "--trend", "iops"]);
+    assert!(
+        stdout(&out).contains("iops of job 'nulljob'"),
+        "{}",
+        stdout(&out)
+    );
+    let out = iolens(&["history", &db_flag, "--trend", "speed"]);
+    assert_eq!(out.status.code(), Some(2));
+}
