@@ -21,7 +21,8 @@ pub enum Command {
     /// Run jobs given as fio options: --name=JOB starts a job, options before the first --name apply to all.
     ///
     /// iolens' own flags: --output-format=normal|json|iolens-json (comma list allowed),
-    /// --output=FILE, --allow-device-write (write to a block device that holds a filesystem or partition table).
+    /// --output=FILE, --allow-device-write (write to a block device that holds a filesystem or partition table),
+    /// --observe-interval=TIME (how often the system is sampled during the run; default 100ms).
     ///
     /// Example: iolens run --name=rr --filename=/tmp/t --size=1g --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --runtime=10 --time_based
     Run {

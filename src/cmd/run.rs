@@ -4,8 +4,11 @@ use super::output::{self, Format};
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job;
+use crate::observe::sampler::DEFAULT_INTERVAL;
 use crate::runner::{self, control, RunRequest};
+use crate::units::{parse_time, TimeUnit};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// iolens' own flags, taken out of the fio-style option list.
 #[derive(Debug, PartialEq, Eq)]
@@ -13,6 +16,22 @@ struct ToolFlags {
     formats: Vec<Format>,
     output: Option<PathBuf>,
     allow_device_write: bool,
+    observe_interval: Duration,
+}
+
+/// The sampler's interval must leave it cheap (< 1% of a core at 100 ms) and meaningful.
+const MIN_OBSERVE_INTERVAL: Duration = Duration::from_millis(10);
+
+fn parse_observe_interval(value: &str) -> Result<Duration, String> {
+    match parse_time(value, TimeUnit::Seconds) {
+        Ok(d) if d >= MIN_OBSERVE_INTERVAL => Ok(d),
+        Ok(_) => Err(format!(
+            "--observe-interval={value}: too short (at least 10ms; the default is 100ms)"
+        )),
+        Err(e) => Err(format!(
+            "--observe-interval={value}: {e} (give a time such as 100ms or 1s)"
+        )),
+    }
 }
 
 /// Separate iolens' own flags from the job options.
@@ -21,6 +40,7 @@ fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String>
         formats: vec![Format::Normal],
         output: None,
         allow_device_write: false,
+        observe_interval: DEFAULT_INTERVAL,
     };
     let mut job_args = Vec::new();
     for arg in args {
@@ -33,6 +53,8 @@ fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String>
             flags.output = Some(PathBuf::from(v));
         } else if arg == "--allow-device-write" {
             flags.allow_device_write = true;
+        } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
+            flags.observe_interval = parse_observe_interval(v)?;
         } else {
             job_args.push(arg.clone());
         }
@@ -68,6 +90,7 @@ pub fn run_default() -> i32 {
         formats: vec![Format::Normal],
         output: None,
         allow_device_write: false,
+        observe_interval: DEFAULT_INTERVAL,
     };
     execute(&flags, &args, &[])
 }
@@ -153,6 +176,7 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         global_options: given_options(&global),
         command_line: command_line.to_vec(),
         allow_device_write: flags.allow_device_write,
+        observe_interval: flags.observe_interval,
         stop: &stop,
     };
     let outcome = match runner::run(&request) {
@@ -208,13 +232,28 @@ mod tests {
             "--name=a",
             "--allow-device-write",
             "--output=r.json",
+            "--observe-interval=250ms",
             "--bs=4k",
         ]))
         .unwrap();
+        assert_eq!(flags.observe_interval, Duration::from_millis(250));
         assert_eq!(flags.formats, vec![Format::FioJson]);
         assert_eq!(flags.output, Some(PathBuf::from("r.json")));
         assert!(flags.allow_device_write);
         assert_eq!(rest, strings(&["--name=a", "--bs=4k"]));
+    }
+
+    #[test]
+    fn observe_interval_defaults_and_rejects_nonsense() {
+        let (flags, _) = split_tool_flags(&[]).unwrap();
+        assert_eq!(flags.observe_interval, DEFAULT_INTERVAL);
+        assert_eq!(parse_observe_interval("1").unwrap(), Duration::from_secs(1));
+        assert!(parse_observe_interval("1ms")
+            .unwrap_err()
+            .contains("too short"));
+        assert!(parse_observe_interval("fast")
+            .unwrap_err()
+            .contains("100ms"));
     }
 
     #[test]

@@ -522,6 +522,8 @@ mod tests {
                 ..Default::default()
             }],
             interrupted: false,
+            observations: Default::default(),
+            environment: Default::default(),
         }
     }
 

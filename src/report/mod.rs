@@ -3,4 +3,5 @@ pub mod fio_json;
 pub mod fio_style;
 pub mod json;
 pub mod model;
+pub mod system_text;
 pub mod text;

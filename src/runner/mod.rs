@@ -4,18 +4,20 @@
 mod collect;
 pub mod control;
 pub mod plan;
+mod watch;
 pub mod worker;
 
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
 use crate::observe::diskstats::DiskWatch;
+use crate::observe::live::{LiveBoard, LiveCounters};
 use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
 use std::sync::atomic::AtomicBool;
-use std::sync::Barrier;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use worker::{WorkerCtx, WorkerResult};
 
 /// How the run was asked for, beyond the jobs themselves.
@@ -26,6 +28,8 @@ pub struct RunRequest<'a> {
     pub global_options: Vec<(String, String)>,
     pub command_line: Vec<String>,
     pub allow_device_write: bool,
+    /// How often the sampler records the system (`--observe-interval`).
+    pub observe_interval: Duration,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
 }
@@ -46,7 +50,11 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     iolens_sys::clock::calibrate();
     let mut warnings = files.warnings.clone();
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));
+    let environment = watch::capture_environment(&files);
+    let board = Arc::new(LiveBoard::new(req.jobs.iter().map(|j| j.exec.numjobs)));
     let wall = Instant::now();
+    let sampler = watch::start_sampler(req, &files, board.clone(), wall);
+    let mut cache_guards = Vec::new();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
     for group in plan::groups(req.jobs) {
@@ -54,11 +62,11 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             break;
         }
         for &j in &group.jobs {
-            if req.jobs[j].io.invalidate {
-                files.invalidate(j)?;
-            }
+            let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
+            warnings.extend(guards.warnings);
+            cache_guards.extend(guards.records);
         }
-        let group_results = run_group(req, &files, &group.jobs);
+        let group_results = run_group(req, &files, &board, &group.jobs);
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
                 warnings.extend(
@@ -78,12 +86,20 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     }
     warnings.dedup();
     let disks = disks.finish(wall.elapsed());
-    let report = collect::report(req, &results, disks, started_unix_ms);
+    let mut report = collect::report(req, &results, disks, started_unix_ms);
+    report.observations = watch::stop_sampler(sampler, &mut warnings);
+    report.observations.cache_guards = cache_guards;
+    report.environment = environment;
     Ok(RunOutcome { report, warnings })
 }
 
 /// Run the jobs of one group at once; returns each job's worker results.
-fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<WorkerResult>> {
+fn run_group(
+    req: &RunRequest,
+    files: &FileSet,
+    board: &LiveBoard,
+    jobs: &[usize],
+) -> Vec<Vec<WorkerResult>> {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -95,7 +111,8 @@ fn run_group(req: &RunRequest, files: &FileSet, jobs: &[usize]) -> Vec<Vec<Worke
             .map(|&j| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
-                        let ctx = worker_ctx(req, files, j, w, &barrier);
+                        let live = board.worker(j, w);
+                        let ctx = worker_ctx(req, files, j, w, &barrier, live);
                         let kind = req.jobs[j].engine.kind;
                         std::thread::Builder::new()
                             .name(format!("{}.{w}", req.jobs[j].name))
@@ -122,6 +139,7 @@ fn worker_ctx<'s>(
     job_index: usize,
     worker_index: u32,
     barrier: &'s Barrier,
+    live: &'s LiveCounters,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
     let wf = &files.workers[job_index][worker_index as usize].files;
@@ -149,6 +167,7 @@ fn worker_ctx<'s>(
         ),
         start: barrier,
         stop: req.stop,
+        live,
     }
 }
 

@@ -63,7 +63,10 @@ fn ramp_time_is_not_measured() {
     ]);
     let report = json(&out);
     let runtime_ms = report["jobs"][0]["read"]["runtime"].as_u64().unwrap();
-    assert!((900..1500).contains(&runtime_ms), "measured {runtime_ms} ms of a 1 s run after 1 s ramp");
+    assert!(
+        (900..1500).contains(&runtime_ms),
+        "measured {runtime_ms} ms of a 1 s run after 1 s ramp"
+    );
 }
 
 #[test]
@@ -111,7 +114,10 @@ fn ctrl_c_stops_the_run_and_reports_what_was_measured() {
         .unwrap();
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "did not stop promptly");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "did not stop promptly"
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -1,0 +1,381 @@
+//! The sampler: one thread per run that records, every interval, the page
+//! cache of each target, the counters of the devices behind them, memory and
+//! dirty-throttling state, pressure, system and per-worker CPU, each job's
+//! I/O from the live counters, and changes of `vm.dirty_*`. While a buffered
+//! writer runs it also samples the writers' kernel wait channels on a fast
+//! tick (~100 Hz) of the same thread.
+//!
+//! Cheap by construction: every file is read into a reused buffer, paths are
+//! built once, and the thread sleeps between ticks (parked, so `stop` wakes it).
+
+use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
+use super::diskstats::{devices_behind, parse_stat};
+use super::live::{LiveBoard, LiveTotals};
+use super::pagecache::CacheProbe;
+use super::tunables::{DirtyTunables, PROC_SYS_VM};
+use super::wchan::WaitTally;
+use super::{meminfo, pressure, read_into, vmstat, wchan};
+use crate::report::model::{
+    DeviceObservation, JobInterval, JobSeries, MemorySample, Observations, PressureSample,
+    TargetObservation, WorkerObservation,
+};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The default `--observe-interval`.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often writers' wait channels are sampled (~100 Hz, as in the lab notes).
+const WCHAN_PERIOD: Duration = Duration::from_millis(10);
+
+/// A target to watch.
+pub struct WatchedTarget {
+    pub path: PathBuf,
+    pub file: Arc<File>,
+    pub size: u64,
+    pub is_block_device: bool,
+}
+
+/// A job whose workers publish live counters (board index = position here).
+pub struct WatchedJob {
+    pub name: String,
+    /// Buffered writes: its workers' wait channels are sampled.
+    pub buffered_writer: bool,
+}
+
+pub struct SamplerSetup {
+    pub interval: Duration,
+    pub targets: Vec<WatchedTarget>,
+    pub jobs: Vec<WatchedJob>,
+}
+
+/// The running sampler thread.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Observations>,
+}
+
+impl Sampler {
+    /// Start sampling; `run_start` is time zero of every timestamp.
+    pub fn start(
+        setup: SamplerSetup,
+        board: Arc<LiveBoard>,
+        run_start: Instant,
+    ) -> std::io::Result<Sampler> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("iolens-sampler".into())
+            .spawn(move || {
+                let mut state = State::new(setup, board, run_start);
+                state.run(&thread_stop);
+                state.finish()
+            })?;
+        Ok(Sampler { stop, handle })
+    }
+
+    /// Take a last sample, end the thread and return what it recorded.
+    pub fn stop(self) -> Observations {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.thread().unpark();
+        self.handle.join().expect("sampler thread panicked")
+    }
+}
+
+/// One worker as the sampler tracks it.
+struct WorkerTrack {
+    job: usize,
+    /// Thread whose files the paths below name; 0 until the worker started.
+    tid: u32,
+    schedstat_path: PathBuf,
+    wchan_path: PathBuf,
+    last_live: LiveTotals,
+    last_sched: SchedStat,
+    /// Wait channels since the last sample.
+    interval_waits: WaitTally,
+    obs: WorkerObservation,
+}
+
+struct State {
+    interval: Duration,
+    run_start: Instant,
+    board: Arc<LiveBoard>,
+    page_size: u64,
+    ticks_per_sec: u64,
+    probes: Vec<CacheProbe>,
+    device_stat_paths: Vec<PathBuf>,
+    has_pressure: bool,
+    jobs_buffered_writer: Vec<bool>,
+    workers: Vec<WorkerTrack>,
+    tunables: DirtyTunables,
+    /// Reused for every file read.
+    buf: String,
+    obs: Observations,
+}
+
+impl State {
+    fn new(setup: SamplerSetup, board: Arc<LiveBoard>, run_start: Instant) -> State {
+        let mut obs = Observations {
+            interval_ns: setup.interval.as_nanos() as u64,
+            page_size_bytes: iolens_sys::page_size() as u64,
+            ..Default::default()
+        };
+        let mut probes = Vec::new();
+        for t in &setup.targets {
+            let (probe, note) = CacheProbe::new(t.file.clone(), t.size);
+            if let Some(note) = note {
+                obs.notes.push(format!("{}: {note}", t.path.display()));
+            }
+            obs.targets.push(TargetObservation {
+                path: t.path.display().to_string(),
+                is_block_device: t.is_block_device,
+                method: probe.method(),
+                cache_series: Vec::new(),
+            });
+            probes.push(probe);
+        }
+        for t in &setup.targets {
+            for (name, via) in devices_behind(&t.path) {
+                if !obs.devices.iter().any(|d| d.name == name) {
+                    obs.devices.push(DeviceObservation {
+                        name,
+                        via,
+                        counter_series: Vec::new(),
+                    });
+                }
+            }
+        }
+        let device_stat_paths = obs
+            .devices
+            .iter()
+            .map(|d| Path::new("/sys/block").join(&d.name).join("stat"))
+            .collect();
+        let has_pressure = Path::new("/proc/pressure/io").exists();
+        if !has_pressure {
+            obs.notes
+                .push("no /proc/pressure: the kernel has no pressure stall information".into());
+        }
+        let mut workers = Vec::new();
+        for (j, job) in setup.jobs.iter().enumerate() {
+            let counters = board.job(j);
+            obs.jobs.push(JobSeries {
+                name: job.name.clone(),
+                workers: counters.len() as u32,
+                intervals: Vec::new(),
+            });
+            for w in 0..counters.len() {
+                workers.push(WorkerTrack {
+                    job: j,
+                    tid: 0,
+                    schedstat_path: PathBuf::new(),
+                    wchan_path: PathBuf::new(),
+                    last_live: LiveTotals::default(),
+                    last_sched: SchedStat::default(),
+                    interval_waits: WaitTally::default(),
+                    obs: WorkerObservation {
+                        job: job.name.clone(),
+                        worker: w as u32,
+                        wchan_period_ns: if job.buffered_writer {
+                            WCHAN_PERIOD.as_nanos() as u64
+                        } else {
+                            0
+                        },
+                        ..Default::default()
+                    },
+                });
+            }
+        }
+        State {
+            interval: setup.interval.max(Duration::from_millis(1)),
+            run_start,
+            page_size: obs.page_size_bytes,
+            ticks_per_sec: iolens_sys::clock_ticks_per_sec(),
+            probes,
+            device_stat_paths,
+            has_pressure,
+            jobs_buffered_writer: setup.jobs.iter().map(|j| j.buffered_writer).collect(),
+            workers,
+            tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
+            buf: String::with_capacity(8192),
+            board,
+            obs,
+        }
+    }
+
+    fn run(&mut self, stop: &AtomicBool) {
+        let mut next_sample = Instant::now();
+        let mut next_wchan = next_sample;
+        while !stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= next_sample {
+                self.sample(now);
+                next_sample = (next_sample + self.interval).max(now);
+            }
+            let sampling_wchan = self.track_threads();
+            if sampling_wchan && now >= next_wchan {
+                self.sample_wchan();
+                next_wchan = (next_wchan + WCHAN_PERIOD).max(now);
+            }
+            let wake = if sampling_wchan {
+                next_sample.min(next_wchan)
+            } else {
+                next_sample
+            };
+            std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
+        }
+        self.sample(Instant::now());
+    }
+
+    /// Notice workers that started or finished; true while a buffered writer runs.
+    fn track_threads(&mut self) -> bool {
+        let mut buffered_writer_running = false;
+        for track in &mut self.workers {
+            let Some((pid, tid)) = self.board.worker(track.job, track.obs.worker).thread() else {
+                continue;
+            };
+            if tid != track.tid {
+                let task = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
+                track.schedstat_path = task.join("schedstat");
+                track.wchan_path = task.join("wchan");
+                track.tid = tid;
+                track.obs.tid = tid;
+            }
+            buffered_writer_running |= self.jobs_buffered_writer[track.job];
+        }
+        buffered_writer_running
+    }
+
+    /// One ~100 Hz tick: where each running buffered writer is blocked.
+    fn sample_wchan(&mut self) {
+        let period_ns = WCHAN_PERIOD.as_nanos() as u64;
+        for track in &mut self.workers {
+            if track.tid == 0 || !self.jobs_buffered_writer[track.job] {
+                continue;
+            }
+            if !read_into(&track.wchan_path, &mut self.buf) {
+                continue;
+            }
+            track.obs.wchan_samples += 1;
+            if let Some(channel) = wchan::parse(&self.buf) {
+                track.interval_waits.add(channel, period_ns);
+            }
+        }
+    }
+
+    fn sample(&mut self, now: Instant) {
+        let t_ns = now.saturating_duration_since(self.run_start).as_nanos() as u64;
+        self.obs.t_ns.push(t_ns);
+        for (probe, target) in self.probes.iter_mut().zip(&mut self.obs.targets) {
+            let pages = probe.sample().unwrap_or_default();
+            target.cache_series.push(pages);
+        }
+        for (path, device) in self.device_stat_paths.iter().zip(&mut self.obs.devices) {
+            let counters = if read_into(path, &mut self.buf) {
+                parse_stat(&self.buf).unwrap_or_default()
+            } else {
+                Default::default()
+            };
+            device.counter_series.push(counters);
+        }
+        self.sample_memory();
+        if self.has_pressure {
+            self.sample_pressure();
+        }
+        let cpu = if read_into("/proc/stat", &mut self.buf) {
+            parse_proc_stat(&self.buf, self.ticks_per_sec).unwrap_or_default()
+        } else {
+            Default::default()
+        };
+        self.obs.system_cpu_series.push(cpu);
+        self.track_threads();
+        self.sample_jobs();
+        self.tunables.check(t_ns, &mut self.obs.tunable_changes);
+    }
+
+    fn sample_memory(&mut self) {
+        let mut memory = MemorySample::default();
+        if read_into("/proc/meminfo", &mut self.buf) {
+            meminfo::parse_into(&self.buf, &mut memory);
+        }
+        if read_into("/proc/vmstat", &mut self.buf) {
+            vmstat::parse_into(&self.buf, self.page_size, &mut memory);
+        }
+        self.obs.memory_series.push(memory);
+    }
+
+    fn sample_pressure(&mut self) {
+        let mut read = |path: &str| {
+            if read_into(path, &mut self.buf) {
+                pressure::parse_totals(&self.buf).unwrap_or_default()
+            } else {
+                (0, 0)
+            }
+        };
+        let (io_some_us, io_full_us) = read("/proc/pressure/io");
+        let (memory_some_us, memory_full_us) = read("/proc/pressure/memory");
+        self.obs.pressure_series.push(PressureSample {
+            io_some_us,
+            io_full_us,
+            memory_some_us,
+            memory_full_us,
+        });
+    }
+
+    /// Each job's interval from its workers' live counters and schedstat.
+    fn sample_jobs(&mut self) {
+        let mut intervals: Vec<JobInterval> = vec![JobInterval::default(); self.obs.jobs.len()];
+        let mut lat_sums = vec![0u64; self.obs.jobs.len()];
+        let mut job_waits: Vec<WaitTally> = vec![WaitTally::default(); self.obs.jobs.len()];
+        for track in &mut self.workers {
+            let live = self.board.worker(track.job, track.obs.worker);
+            let totals = live.totals();
+            let delta = totals.since(&track.last_live);
+            track.last_live = totals;
+            let interval = &mut intervals[track.job];
+            for d in 0..2 {
+                interval.ios[d] += delta.ios[d];
+                interval.bytes[d] += delta.bytes[d];
+            }
+            lat_sums[track.job] += delta.lat_sum_ns;
+            interval.in_io_ns += delta.in_io_ns;
+            interval.lat_max_ns = interval.lat_max_ns.max(live.take_max_lat_ns());
+            if live.thread().is_some() && read_into(&track.schedstat_path, &mut self.buf) {
+                if let Some(sched) = parse_schedstat(&self.buf) {
+                    interval.cpu_ns += sched.cpu_ns.saturating_sub(track.last_sched.cpu_ns);
+                    interval.run_delay_ns += sched
+                        .run_delay_ns
+                        .saturating_sub(track.last_sched.run_delay_ns);
+                    track.last_sched = sched;
+                    track.obs.cpu_ns = sched.cpu_ns;
+                    track.obs.run_delay_ns = sched.run_delay_ns;
+                    track.obs.timeslices = sched.timeslices;
+                }
+            }
+            job_waits[track.job].absorb(&track.interval_waits);
+            let mut total = WaitTally {
+                waits: std::mem::take(&mut track.obs.waits),
+            };
+            total.absorb(&track.interval_waits);
+            track.obs.waits = total.take_sorted();
+            track.interval_waits.waits.clear();
+        }
+        for (j, mut interval) in intervals.into_iter().enumerate() {
+            let ios = interval.ios[0] + interval.ios[1];
+            interval.lat_mean_ns = lat_sums[j].checked_div(ios).unwrap_or(0);
+            interval.waits = job_waits[j].take_sorted();
+            self.obs.jobs[j].intervals.push(interval);
+        }
+    }
+
+    fn finish(mut self) -> Observations {
+        self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
+        self.obs.sampler_cpu_ns = iolens_sys::thread_rusage()
+            .map(|r| r.user_ns + r.system_ns)
+            .unwrap_or(0);
+        self.obs
+    }
+}
