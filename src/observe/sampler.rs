@@ -379,3 +379,111 @@ impl State {
         self.obs
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::CacheMethod;
+    use crate::testutil::scratch_dir;
+    use std::os::unix::fs::FileExt;
+
+    const FILE_BYTES: usize = 4 << 20;
+
+    /// A file on disk, written, synced and dropped from the cache.
+    fn cold_file(dir: &Path) -> (PathBuf, Arc<File>) {
+        let path = dir.join("target");
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.write_all_at(&vec![5u8; FILE_BYTES], 0).unwrap();
+        file.sync_all().unwrap();
+        iolens_sys::fadvise_dontneed(&file, 0, 0).unwrap();
+        (path, Arc::new(file))
+    }
+
+    #[test]
+    fn records_a_buffered_read_while_it_runs() {
+        let dir = scratch_dir();
+        let (path, file) = cold_file(dir.path());
+        let board = Arc::new(LiveBoard::new([1]));
+        let setup = SamplerSetup {
+            interval: Duration::from_millis(20),
+            targets: vec![WatchedTarget {
+                path: path.clone(),
+                file: file.clone(),
+                size: FILE_BYTES as u64,
+                is_block_device: false,
+            }],
+            jobs: vec![WatchedJob {
+                name: "reader".into(),
+                // Exercises the wait-channel tick too.
+                buffered_writer: true,
+            }],
+        };
+        let sampler = Sampler::start(setup, board.clone(), Instant::now()).unwrap();
+        let live = board.worker(0, 0);
+        live.worker_started();
+        std::thread::sleep(Duration::from_millis(60));
+        let mut buf = vec![0u8; 64 << 10];
+        for offset in (0..FILE_BYTES).step_by(buf.len()) {
+            let start = Instant::now();
+            file.read_exact_at(&mut buf, offset as u64).unwrap();
+            let ns = start.elapsed().as_nanos() as u64;
+            live.record_io(0, buf.len() as u64, ns);
+            live.add_in_io(ns);
+        }
+        std::thread::sleep(Duration::from_millis(60));
+        live.worker_finished();
+        let obs = sampler.stop();
+
+        let n = obs.t_ns.len();
+        assert!(n >= 4, "only {n} samples");
+        assert!(obs.t_ns.windows(2).all(|w| w[0] < w[1]), "{:?}", obs.t_ns);
+        assert_eq!(obs.memory_series.len(), n);
+        assert_eq!(obs.system_cpu_series.len(), n);
+        assert_eq!(obs.targets[0].cache_series.len(), n);
+        assert_eq!(obs.jobs[0].intervals.len(), n);
+        assert!(obs.devices.iter().all(|d| d.counter_series.len() == n));
+        assert!(obs.memory_series[0].dirty_threshold_bytes > 0);
+
+        let read: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[0]).sum();
+        assert_eq!(read, FILE_BYTES as u64);
+        assert!(obs.jobs[0].intervals.iter().any(|i| i.lat_max_ns > 0));
+        let worker = &obs.workers[0];
+        assert_ne!(worker.tid, 0);
+        assert!(worker.cpu_ns > 0 && worker.wchan_samples > 0, "{worker:?}");
+
+        let pages = FILE_BYTES as u64 / obs.page_size_bytes;
+        let cached: Vec<u64> = obs.targets[0].cache_series.iter().map(|p| p.cached).collect();
+        if obs.targets[0].method != CacheMethod::Unavailable {
+            assert_eq!(cached[0], 0, "{cached:?}");
+            assert_eq!(*cached.last().unwrap(), pages, "{cached:?}");
+        }
+        eprintln!(
+            "sampler: {} samples over {} ms at 20 ms, {} us of CPU",
+            n,
+            obs.t_ns[n - 1] / 1_000_000,
+            obs.sampler_cpu_ns / 1000
+        );
+    }
+
+    #[test]
+    fn stop_returns_promptly_with_a_final_sample() {
+        let board = Arc::new(LiveBoard::new([]));
+        let setup = SamplerSetup {
+            interval: Duration::from_secs(3600),
+            targets: Vec::new(),
+            jobs: Vec::new(),
+        };
+        let started = Instant::now();
+        let sampler = Sampler::start(setup, board, started).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        let obs = sampler.stop();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(obs.t_ns.len(), 2);
+    }
+}
