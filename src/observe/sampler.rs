@@ -86,6 +86,19 @@ impl Sampler {
     }
 }
 
+/// cachestat walks the cached pages of its range, so on a target with GiBs
+/// cached one call can take milliseconds. Each probe may spend this share of
+/// the interval; a costlier probe is read every few samples instead.
+const CACHE_BUDGET_DIVISOR: u32 = 250;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheSkip {
+    /// Read the probe once every `every` samples (1 = every sample).
+    every: u32,
+    /// Samples left before the next read.
+    left: u32,
+}
+
 /// One worker as the sampler tracks it.
 struct WorkerTrack {
     job: usize,
@@ -107,6 +120,8 @@ struct State {
     page_size: u64,
     ticks_per_sec: u64,
     probes: Vec<CacheProbe>,
+    /// Per probe: samples to skip before the next cachestat (see `sample_cache`).
+    cache_skips: Vec<CacheSkip>,
     device_stat_paths: Vec<PathBuf>,
     has_pressure: bool,
     jobs_buffered_writer: Vec<bool>,
@@ -194,6 +209,7 @@ impl State {
             run_start,
             page_size: obs.page_size_bytes,
             ticks_per_sec: iolens_sys::clock_ticks_per_sec(),
+            cache_skips: vec![CacheSkip::default(); probes.len()],
             probes,
             device_stat_paths,
             has_pressure,
@@ -212,7 +228,7 @@ impl State {
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= next_sample {
-                self.sample(now);
+                self.sample(now, false);
                 next_sample = (next_sample + self.interval).max(now);
             }
             let sampling_wchan = self.track_threads();
@@ -227,7 +243,7 @@ impl State {
             };
             std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
         }
-        self.sample(Instant::now());
+        self.sample(Instant::now(), true);
     }
 
     /// Notice workers that started or finished; true while a buffered writer runs.
@@ -266,13 +282,11 @@ impl State {
         }
     }
 
-    fn sample(&mut self, now: Instant) {
+    /// One sample of everything; `last` is the one taken at stop.
+    fn sample(&mut self, now: Instant, last: bool) {
         let t_ns = now.saturating_duration_since(self.run_start).as_nanos() as u64;
         self.obs.t_ns.push(t_ns);
-        for (probe, target) in self.probes.iter_mut().zip(&mut self.obs.targets) {
-            let pages = probe.sample().unwrap_or_default();
-            target.cache_series.push(pages);
-        }
+        self.sample_cache(last);
         for (path, device) in self.device_stat_paths.iter().zip(&mut self.obs.devices) {
             let counters = if read_into(path, &mut self.buf) {
                 parse_stat(&self.buf).unwrap_or_default()
@@ -294,6 +308,30 @@ impl State {
         self.track_threads();
         self.sample_jobs();
         self.tunables.check(t_ns, &mut self.obs.tunable_changes);
+    }
+
+    /// Each target's pages, within the cost budget; the first and last sample always read.
+    fn sample_cache(&mut self, last: bool) {
+        let budget = self.interval / CACHE_BUDGET_DIVISOR;
+        let first = self.obs.t_ns.len() == 1;
+        let targets = self.obs.targets.iter_mut();
+        for ((probe, skip), target) in self
+            .probes
+            .iter_mut()
+            .zip(&mut self.cache_skips)
+            .zip(targets)
+        {
+            if skip.left > 0 && !first && !last {
+                skip.left -= 1;
+                target.cache_series.push(None);
+                continue;
+            }
+            let started = Instant::now();
+            target.cache_series.push(probe.sample());
+            let cost = started.elapsed();
+            skip.every = (cost.as_nanos() / budget.as_nanos().max(1)).clamp(1, 100) as u32;
+            skip.left = skip.every - 1;
+        }
     }
 
     fn sample_memory(&mut self) {
@@ -458,10 +496,14 @@ mod tests {
         assert!(worker.cpu_ns > 0 && worker.wchan_samples > 0, "{worker:?}");
 
         let pages = FILE_BYTES as u64 / obs.page_size_bytes;
-        let cached: Vec<u64> = obs.targets[0].cache_series.iter().map(|p| p.cached).collect();
+        let cached: Vec<Option<u64>> = obs.targets[0]
+            .cache_series
+            .iter()
+            .map(|p| p.map(|p| p.cached))
+            .collect();
         if obs.targets[0].method != CacheMethod::Unavailable {
-            assert_eq!(cached[0], 0, "{cached:?}");
-            assert_eq!(*cached.last().unwrap(), pages, "{cached:?}");
+            assert_eq!(cached[0], Some(0), "{cached:?}");
+            assert_eq!(*cached.last().unwrap(), Some(pages), "{cached:?}");
         }
         eprintln!(
             "sampler: {} samples over {} ms at 20 ms, {} us of CPU",

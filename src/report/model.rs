@@ -266,8 +266,10 @@ pub struct TargetObservation {
     pub path: String,
     pub is_block_device: bool,
     pub method: CacheMethod,
-    /// One entry per sample; pages of the whole target.
-    pub cache_series: Vec<CachePages>,
+    /// One entry per sample; pages of the whole target. None when not read at
+    /// that sample: the read failed, or it was skipped because cachestat on a
+    /// target with many cached pages is costly (the first and last sample are always read).
+    pub cache_series: Vec<Option<CachePages>>,
 }
 
 /// Page counts of a target at one moment. With mincore only `cached` is known.

@@ -22,15 +22,12 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         write_guard(out, guard)?;
     }
     for target in &obs.targets {
-        let cached: Vec<u64> = target.cache_series.iter().map(|p| p.cached).collect();
-        if let (Some(first), Some(last)) = (cached.first(), cached.last()) {
-            let max = cached.iter().max().copied().unwrap_or(0);
-            let dirty_max = target
-                .cache_series
-                .iter()
-                .map(|p| p.dirty)
-                .max()
-                .unwrap_or(0);
+        // Samples where the cache was not read are None; summarise the rest.
+        let read: Vec<_> = target.cache_series.iter().flatten().collect();
+        if let (Some(first), Some(last)) = (read.first(), read.last()) {
+            let (first, last) = (first.cached, last.cached);
+            let max = read.iter().map(|p| p.cached).max().unwrap_or(0);
+            let dirty_max = read.iter().map(|p| p.dirty).max().unwrap_or(0);
             writeln!(
                 out,
                 "  page cache {}: {first} -> max {max} -> {last} pages cached, max {dirty_max} dirty",
@@ -150,7 +147,7 @@ fn longest_waits<'a>(workers: &[&'a WorkerObservation]) -> Vec<(&'a str, u64)> {
             _ => summed.push((wchan, ns)),
         }
     }
-    summed.sort_by(|a, b| b.1.cmp(&a.1));
+    summed.sort_by_key(|&(_, ns)| std::cmp::Reverse(ns));
     summed
 }
 
@@ -202,8 +199,8 @@ mod tests {
         };
         Observations {
             interval_ns: 100_000_000,
-            t_ns: vec![0, 100_000_000, 200_000_000],
-            sampler_cpu_ns: 1_000_000,
+            t_ns: vec![0, 100_000_000, 200_000_000, 300_000_000],
+            sampler_cpu_ns: 1_500_000,
             cache_guards: vec![CacheGuard {
                 job: "w".into(),
                 path: "/dev/loop1".into(),
@@ -214,10 +211,12 @@ mod tests {
             }],
             targets: vec![TargetObservation {
                 path: "/dev/loop1".into(),
-                cache_series: [192, 300, 250]
-                    .map(|cached| CachePages {
-                        cached,
-                        ..Default::default()
+                cache_series: [Some(192), None, Some(300), Some(250)]
+                    .map(|cached| {
+                        cached.map(|cached| CachePages {
+                            cached,
+                            ..Default::default()
+                        })
                     })
                     .to_vec(),
                 ..Default::default()
@@ -225,7 +224,7 @@ mod tests {
             devices: vec![DeviceObservation {
                 name: "loop1".into(),
                 via: "holds /dev/loop1".into(),
-                counter_series: [0, 2048, 4096]
+                counter_series: [0, 2048, 4096, 4096]
                     .map(|write_sectors| DeviceCounters {
                         write_sectors,
                         ..Default::default()
@@ -240,7 +239,12 @@ mod tests {
             jobs: vec![JobSeries {
                 name: "w".into(),
                 workers: 1,
-                intervals: vec![interval(0), interval(1 << 20), interval(1 << 20)],
+                intervals: vec![
+                    interval(0),
+                    interval(1 << 20),
+                    interval(1 << 20),
+                    interval(0),
+                ],
             }],
             workers: vec![WorkerObservation {
                 job: "w".into(),
@@ -285,7 +289,7 @@ mod tests {
     fn summarises_every_kind_of_observation() {
         let text = render(observed());
         for expected in [
-            "3 samples every 100 ms; the sampler used 0.50% of a CPU",
+            "4 samples every 100 ms; the sampler used 0.50% of a CPU",
             "before job 'w': /dev/loop1 had 192 pages cached; kept (invalidate=0)",
             "page cache /dev/loop1: 192 -> max 300 -> 250 pages cached",
             "device loop1 (holds /dev/loop1): read 0 B, wrote 2.0 MiB; the jobs read 0 B, wrote 2.0 MiB",
