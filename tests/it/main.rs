@@ -3,5 +3,6 @@
 mod blockdev;
 mod cli;
 mod engines;
+mod observe;
 mod pacing;
 mod support;
