@@ -2,6 +2,7 @@
 //! `--key=value` form and go to `job` unparsed.
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -18,10 +19,19 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run jobs given as fio options: --name=JOB starts a job, options before the first --name apply to all.
+    /// Run fio job files and/or jobs given as fio options: --name=JOB starts a job, options before the first --name apply to all.
     ///
-    /// iolens' own flags: --output-format=normal|json|iolens-json (comma list allowed),
-    /// --output=FILE, --allow-device-write (write to a block device that holds a filesystem or partition table),
+    /// Job files and options mix as with fio: `iolens run a.fio b.fio --runtime=10`. Each file after the
+    /// first starts a new stonewalled group; options before any --name sit below each file's [global].
+    ///
+    /// iolens' own flags: --output-format=normal|json|json+|terse|iolens-json (comma list allowed),
+    /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
+    /// JSON reports one document per line), --eta=auto|always|never (accepted for fio scripts;
+    /// there is no live progress line yet, so it changes nothing),
+    /// --allow-device-write (write to a block device that holds a filesystem or partition table),
+    /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
+    /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
+    /// --cmdhelp[=OPTION] (list the options, or describe one),
     /// --observe-interval=TIME (how often the system is sampled during the run; default 100ms).
     ///
     /// Example: iolens run --name=rr --filename=/tmp/t --size=1g --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --runtime=10 --time_based
@@ -33,5 +43,28 @@ pub enum Command {
             value_name = "OPTIONS"
         )]
         args: Vec<String>,
+    },
+    /// One worker process of a run (started by iolens itself; task on stdin, result on stdout).
+    #[command(name = crate::runner::process::WORKER_SUBCOMMAND, hide = true)]
+    Worker,
+    /// Print every option of every job with its value and where it came from (default, [global], [section], command line).
+    ///
+    /// Takes the same job files and options as `run` (also --section and --fio-compat) and runs nothing.
+    ShowJobs {
+        /// Job files and fio-style job options.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "FILES_AND_OPTIONS"
+        )]
+        args: Vec<String>,
+    },
+    /// Create DIR/fio, a symlink to iolens: invoked as `fio`, iolens acts as `iolens run` with fio's command line.
+    InstallFioShim {
+        /// Directory for the link (put it first in PATH).
+        dir: PathBuf,
+        /// Replace an existing DIR/fio.
+        #[arg(long)]
+        force: bool,
     },
 }

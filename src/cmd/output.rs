@@ -1,7 +1,10 @@
 //! Output formats and where they go.
 
-use crate::report::{fio_json, json, model::RunReport, text};
+use crate::report::fio_json::{self, Detail};
+use crate::report::{json, model::RunReport, terse, text};
+use std::fs::File;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -9,6 +12,10 @@ pub enum Format {
     Normal,
     /// fio's JSON layout.
     FioJson,
+    /// fio's JSON with latency histograms (`json+`).
+    FioJsonPlus,
+    /// fio's terse (semicolon-separated) version 3 line per job.
+    Terse,
     /// iolens' own JSON (the full report model).
     IolensJson,
 }
@@ -20,21 +27,58 @@ pub fn parse_formats(value: &str) -> Result<Vec<Format>, String> {
         .map(|f| match f.trim() {
             "normal" => Ok(Format::Normal),
             "json" => Ok(Format::FioJson),
+            "json+" => Ok(Format::FioJsonPlus),
+            "terse" => Ok(Format::Terse),
             "iolens-json" => Ok(Format::IolensJson),
             other => Err(format!(
-                "--output-format={other}: unknown format (use normal, json or iolens-json; several with commas)"
+                "--output-format={other}: unknown format (use normal, json, json+, terse or \
+                 iolens-json; several with commas)"
             )),
         })
         .collect()
 }
 
-/// Render the report in each format, in order.
+/// Check `--eta=`: fio's words are accepted; iolens has no live progress line yet,
+/// so none of them changes the output.
+pub fn check_eta(value: &str) -> Result<(), String> {
+    match value {
+        "auto" | "always" | "never" => Ok(()),
+        other => Err(format!("--eta={other}: use auto, always or never")),
+    }
+}
+
+/// Render the final report in each format, in order.
 pub fn render(report: &RunReport, formats: &[Format]) -> String {
+    render_each(report, formats, Layout::Pretty)
+}
+
+/// Render an interim report (`--status-interval`): JSON documents take one line
+/// each, so a reader can parse the stream line by line.
+pub fn render_status(report: &RunReport, formats: &[Format]) -> String {
+    render_each(report, formats, Layout::OneLine)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Pretty,
+    OneLine,
+}
+
+fn render_each(report: &RunReport, formats: &[Format], layout: Layout) -> String {
+    let fio = |detail| match layout {
+        Layout::Pretty => fio_json::render(report, detail),
+        Layout::OneLine => fio_json::render_line(report, detail),
+    };
     let mut out = String::new();
     for f in formats {
         match f {
             Format::Normal => out.push_str(&text::render(report)),
-            Format::FioJson => out.push_str(&fio_json::render(report)),
+            Format::FioJson => out.push_str(&fio(Detail::Json)),
+            Format::FioJsonPlus => out.push_str(&fio(Detail::JsonPlus)),
+            Format::Terse => out.push_str(&terse::render(report)),
+            Format::IolensJson if layout == Layout::OneLine => {
+                out.push_str(&json::render_line(report))
+            }
             Format::IolensJson => out.push_str(&json::render(report)),
         }
         if !out.ends_with('\n') {
@@ -42,6 +86,36 @@ pub fn render(report: &RunReport, formats: &[Format]) -> String {
         }
     }
     out
+}
+
+/// Where reports go: stdout, or a file created before the run starts, so
+/// interim reports and the final one follow each other in it.
+pub enum Destination {
+    Stdout,
+    File { path: PathBuf, file: File },
+}
+
+impl Destination {
+    pub fn open(path: Option<&Path>) -> Result<Self, String> {
+        match path {
+            None => Ok(Destination::Stdout),
+            Some(path) => File::create(path)
+                .map(|file| Destination::File {
+                    path: path.to_path_buf(),
+                    file,
+                })
+                .map_err(|e| format!("{}: {e}", path.display())),
+        }
+    }
+
+    pub fn write(&mut self, text: &str) -> Result<(), String> {
+        match self {
+            Destination::Stdout => write_stdout(text).map_err(|e| format!("stdout: {e}")),
+            Destination::File { path, file } => file
+                .write_all(text.as_bytes())
+                .map_err(|e| format!("{}: {e}", path.display())),
+        }
+    }
 }
 
 /// Write to stdout; a closed pipe (`iolens … | head`) is not an error.
@@ -66,7 +140,72 @@ mod tests {
             parse_formats("normal,json").unwrap(),
             vec![Format::Normal, Format::FioJson]
         );
+        assert_eq!(
+            parse_formats("json+, terse").unwrap(),
+            vec![Format::FioJsonPlus, Format::Terse]
+        );
         let err = parse_formats("xml").unwrap_err();
         assert!(err.contains("--output-format=xml"), "{err}");
+    }
+
+    #[test]
+    fn eta_words_are_fios() {
+        for word in ["auto", "always", "never"] {
+            assert_eq!(check_eta(word), Ok(()));
+        }
+        assert!(check_eta("sometimes")
+            .unwrap_err()
+            .contains("--eta=sometimes"));
+    }
+
+    fn one_job_report() -> RunReport {
+        use crate::report::model::{JobReport, SCHEMA_VERSION};
+        let job = JobReport {
+            name: "j".into(),
+            groupid: 0,
+            workers: 1,
+            error: None,
+            errno: 0,
+            options: Vec::new(),
+            dirs: Default::default(),
+            sync: Default::default(),
+            cpu: Default::default(),
+            depth: Default::default(),
+            lat_buckets: Default::default(),
+            runtime_ns: 1,
+            significant_figures: 4,
+        };
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool_version: "0.1.0".into(),
+            started_unix_ms: 0,
+            command_line: Vec::new(),
+            global_options: Vec::new(),
+            jobs: vec![job],
+            groups: Vec::new(),
+            disks: Vec::new(),
+            interrupted: false,
+            observations: Default::default(),
+            environment: Default::default(),
+        }
+    }
+
+    #[test]
+    fn status_reports_put_each_json_document_on_one_line() {
+        let report = one_job_report();
+        let formats = [Format::FioJson, Format::FioJsonPlus, Format::IolensJson];
+        let status = render_status(&report, &formats);
+        let lines: Vec<&str> = status.lines().collect();
+        assert_eq!(lines.len(), 3);
+        for line in lines {
+            serde_json::from_str::<serde_json::Value>(line).expect("one document per line");
+        }
+        let final_report = render(&report, &[Format::FioJson]);
+        assert!(
+            final_report.lines().count() > 1,
+            "the final report stays pretty"
+        );
+        let terse = render_status(&report, &[Format::Terse]);
+        assert_eq!(terse, terse::render(&report));
     }
 }

@@ -1,29 +1,60 @@
-//! `iolens run`: fio-style options in, a report out.
+//! `iolens run`: job files and fio-style options in, a report out.
 
-use super::output::{self, Format};
+use super::output::{self, Destination, Format};
+use super::show_jobs;
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
-use crate::job;
+use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::DEFAULT_INTERVAL;
+use crate::report::model::RunReport;
+use crate::runner::status::StatusReports;
 use crate::runner::{self, control, RunRequest};
-use crate::units::{parse_time, TimeUnit};
+use crate::units::{self, TimeUnit};
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// iolens' own flags, taken out of the fio-style option list.
 #[derive(Debug, PartialEq, Eq)]
-struct ToolFlags {
+pub(super) struct ToolFlags {
     formats: Vec<Format>,
     output: Option<PathBuf>,
     allow_device_write: bool,
+    /// `--section=NAME` (repeatable): run only these job-file sections.
+    sections: Vec<String>,
+    /// `--fio-compat=lenient`: fio's silent readings instead of errors, with warnings.
+    lenient: bool,
+    /// `--parse-only`: print the resolved jobs and stop.
+    parse_only: bool,
+    /// `--cmdhelp[=OPTION]`: `Some("")` lists every option.
+    cmdhelp: Option<String>,
+    /// `--status-interval`: print an interim report this often while running.
+    status_interval: Option<Duration>,
+    /// `--observe-interval`: how often the sampler records the system.
     observe_interval: Duration,
+}
+
+impl Default for ToolFlags {
+    fn default() -> Self {
+        Self {
+            formats: vec![Format::Normal],
+            output: None,
+            allow_device_write: false,
+            sections: Vec::new(),
+            lenient: false,
+            parse_only: false,
+            cmdhelp: None,
+            status_interval: None,
+            observe_interval: DEFAULT_INTERVAL,
+        }
+    }
 }
 
 /// The sampler's interval must leave it cheap (< 1% of a core at 100 ms) and meaningful.
 const MIN_OBSERVE_INTERVAL: Duration = Duration::from_millis(10);
 
 fn parse_observe_interval(value: &str) -> Result<Duration, String> {
-    match parse_time(value, TimeUnit::Seconds) {
+    match units::parse_time(value, TimeUnit::Seconds) {
         Ok(d) if d >= MIN_OBSERVE_INTERVAL => Ok(d),
         Ok(_) => Err(format!(
             "--observe-interval={value}: too short (at least 10ms; the default is 100ms)"
@@ -34,23 +65,38 @@ fn parse_observe_interval(value: &str) -> Result<Duration, String> {
     }
 }
 
-/// Separate iolens' own flags from the job options.
-fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
-    let mut flags = ToolFlags {
-        formats: vec![Format::Normal],
-        output: None,
-        allow_device_write: false,
-        observe_interval: DEFAULT_INTERVAL,
-    };
+/// Separate iolens' own flags from the job options and files.
+pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
+    let mut flags = ToolFlags::default();
     let mut job_args = Vec::new();
     for arg in args {
-        if let Some(v) = arg.strip_prefix("--output-format=") {
+        if let Some(name) = arg.strip_prefix("--section=") {
+            flags.sections.push(name.to_string());
+        } else if let Some(mode) = arg.strip_prefix("--fio-compat=") {
+            flags.lenient = match mode {
+                "lenient" => true,
+                "strict" => false,
+                _ => return Err(format!("--fio-compat={mode}: use strict or lenient")),
+            };
+        } else if arg == "--parse-only" {
+            flags.parse_only = true;
+        } else if arg == "--cmdhelp" {
+            flags.cmdhelp = Some(String::new());
+        } else if let Some(option) = arg.strip_prefix("--cmdhelp=") {
+            flags.cmdhelp = Some(option.to_string());
+        } else if let Some(v) = arg.strip_prefix("--output-format=") {
             flags.formats = output::parse_formats(v)?;
         } else if let Some(v) = arg.strip_prefix("--output=") {
             if v.is_empty() {
                 return Err("--output= needs a file name (e.g. --output=result.json)".into());
             }
             flags.output = Some(PathBuf::from(v));
+        } else if arg == "--minimal" {
+            flags.formats = vec![Format::Terse];
+        } else if let Some(v) = arg.strip_prefix("--eta=") {
+            output::check_eta(v)?;
+        } else if let Some(v) = arg.strip_prefix("--status-interval=") {
+            flags.status_interval = Some(parse_status_interval(v)?);
         } else if arg == "--allow-device-write" {
             flags.allow_device_write = true;
         } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
@@ -60,6 +106,19 @@ fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String>
         }
     }
     Ok((flags, job_args))
+}
+
+/// fio's `--status-interval`: a duration, in seconds without a unit.
+fn parse_status_interval(value: &str) -> Result<Duration, String> {
+    match units::parse_time(value, TimeUnit::Seconds) {
+        Ok(interval) if !interval.is_zero() => Ok(interval),
+        Ok(_) => {
+            Err("--status-interval=0: give a positive interval, e.g. --status-interval=1".into())
+        }
+        Err(e) => Err(format!(
+            "--status-interval={value}: {e} (e.g. --status-interval=1 or 500ms)"
+        )),
+    }
 }
 
 pub fn run_command(args: &[String]) -> i32 {
@@ -86,13 +145,7 @@ pub fn run_default() -> i32 {
     eprintln!(
         "iolens: no job given; running the default workload on a temporary 256 MiB file in the current directory (see `iolens run --help`)"
     );
-    let flags = ToolFlags {
-        formats: vec![Format::Normal],
-        output: None,
-        allow_device_write: false,
-        observe_interval: DEFAULT_INTERVAL,
-    };
-    execute(&flags, &args, &[])
+    execute(&ToolFlags::default(), &args, &[])
 }
 
 /// Sequential and random, read and write, each for 2 seconds with direct I/O.
@@ -146,22 +199,55 @@ fn given_options(raw: &job::RawJob) -> Vec<(String, String)> {
         .collect()
 }
 
-fn usage_error(message: &str) -> i32 {
+pub(super) fn usage_error(message: &str) -> i32 {
     eprintln!("iolens: {message}");
     EXIT_USAGE
 }
 
-fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
-    let (global, raw_jobs) = match job::parse_fio_args(job_args) {
-        Ok(p) => p,
-        Err(e) => return usage_error(&e.to_string()),
+/// Jobs ready to run: as given (with their layers, for the report and show-jobs) and resolved.
+pub(super) struct LoadedJobs {
+    pub layered: Vec<LayeredJob>,
+    pub specs: Vec<job::spec::JobSpec>,
+}
+
+/// Command-line options and job files → resolved jobs; warnings go to stderr.
+pub(super) fn load_jobs(flags: &ToolFlags, job_args: &[String]) -> Result<LoadedJobs, String> {
+    let line = job::parse_command_line(job_args).map_err(|e| e.to_string())?;
+    let env = |name: &str| std::env::var(name).ok();
+    let cx = jobfile::Context {
+        system: expr::SystemValues::of_this_machine(),
+        missing_env: match flags.lenient {
+            true => expr::MissingEnv::Empty,
+            false => expr::MissingEnv::Error,
+        },
+        env: &env,
     };
-    let resolved = match job::resolve(&global, &raw_jobs) {
-        Ok(r) => r,
-        Err(e) => return usage_error(&e.to_string()),
-    };
-    for w in &resolved.warnings {
+    let (mut layered, mut warnings) =
+        jobfile::assemble(&line.global, &line.jobs, &line.files, &flags.sections, &cx)
+            .map_err(|e| e.to_string())?;
+    if flags.lenient {
+        warnings.extend(lenient::relax(&mut layered));
+    }
+    let resolved = job::resolve_layered(&layered).map_err(|e| e.to_string())?;
+    for w in warnings.iter().chain(&resolved.warnings) {
         eprintln!("iolens: warning: {w}");
+    }
+    Ok(LoadedJobs {
+        layered,
+        specs: resolved.jobs,
+    })
+}
+
+fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i32 {
+    if let Some(option) = &flags.cmdhelp {
+        return show_jobs::cmdhelp(option);
+    }
+    let loaded = match load_jobs(flags, job_args) {
+        Ok(loaded) => loaded,
+        Err(e) => return usage_error(&e),
+    };
+    if flags.parse_only {
+        return show_jobs::print(&show_jobs::render(&loaded.layered, false));
     }
     let stop = match control::install_stop_handler() {
         Ok(s) => s,
@@ -170,14 +256,41 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
             return EXIT_RUN_FAILED;
         }
     };
+    let job_options: Vec<_> = loaded
+        .layered
+        .iter()
+        .map(|l| given_options(&l.job))
+        .collect();
+    let destination = match Destination::open(flags.output.as_deref()) {
+        Ok(d) => RefCell::new(d),
+        Err(e) => {
+            eprintln!("iolens: cannot create the report file: {e}");
+            return EXIT_RUN_FAILED;
+        }
+    };
+    // A failed interim report is not worth stopping the run for; the final write reports errors.
+    let print_status = |report: &RunReport| {
+        let _ = destination
+            .borrow_mut()
+            .write(&output::render_status(report, &flags.formats));
+    };
     let request = RunRequest {
-        jobs: &resolved.jobs,
-        job_options: &raw_jobs.iter().map(given_options).collect::<Vec<_>>(),
-        global_options: given_options(&global),
+        jobs: &loaded.specs,
+        job_options: &job_options,
+        // fio's report has one global section; with several [global]s, the first job's.
+        global_options: loaded
+            .layered
+            .first()
+            .map(|l| given_options(&l.global))
+            .unwrap_or_default(),
         command_line: command_line.to_vec(),
         allow_device_write: flags.allow_device_write,
         observe_interval: flags.observe_interval,
         stop: &stop,
+        status: flags.status_interval.map(|interval| StatusReports {
+            interval,
+            on_report: &print_status,
+        }),
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
@@ -191,13 +304,7 @@ fn execute(flags: &ToolFlags, job_args: &[String], command_line: &[String]) -> i
         eprintln!("iolens: warning: {w}");
     }
     let rendered = output::render(&outcome.report, &flags.formats);
-    let written = match &flags.output {
-        Some(path) => {
-            std::fs::write(path, rendered).map_err(|e| format!("{}: {e}", path.display()))
-        }
-        None => output::write_stdout(&rendered).map_err(|e| format!("stdout: {e}")),
-    };
-    if let Err(e) = written {
+    if let Err(e) = destination.borrow_mut().write(&rendered) {
         eprintln!("iolens: cannot write the report: {e}");
         return EXIT_RUN_FAILED;
     }
@@ -241,6 +348,45 @@ mod tests {
         assert_eq!(flags.output, Some(PathBuf::from("r.json")));
         assert!(flags.allow_device_write);
         assert_eq!(rest, strings(&["--name=a", "--bs=4k"]));
+        assert_eq!(flags.status_interval, None);
+    }
+
+    #[test]
+    fn fio_reporting_flags() {
+        let (flags, rest) = split_tool_flags(&strings(&[
+            "--minimal",
+            "--eta=never",
+            "--status-interval=2",
+            "--name=a",
+        ]))
+        .unwrap();
+        assert_eq!(flags.formats, vec![Format::Terse]);
+        assert_eq!(flags.status_interval, Some(Duration::from_secs(2)));
+        assert_eq!(rest, strings(&["--name=a"]));
+        let (flags, _) = split_tool_flags(&strings(&["--status-interval=250ms"])).unwrap();
+        assert_eq!(flags.status_interval, Some(Duration::from_millis(250)));
+        for bad in ["--eta=maybe", "--status-interval=0", "--status-interval=x"] {
+            let err = split_tool_flags(&strings(&[bad])).unwrap_err();
+            assert!(err.starts_with(bad.split('=').next().unwrap()), "{err}");
+        }
+    }
+
+    #[test]
+    fn job_file_flags_are_taken_out_too() {
+        let (flags, rest) = split_tool_flags(&strings(&[
+            "a.fio",
+            "--section=x",
+            "--section=y",
+            "--fio-compat=lenient",
+            "--parse-only",
+            "--cmdhelp=bs",
+        ]))
+        .unwrap();
+        assert_eq!(flags.sections, strings(&["x", "y"]));
+        assert!(flags.lenient && flags.parse_only);
+        assert_eq!(flags.cmdhelp.as_deref(), Some("bs"));
+        assert_eq!(rest, strings(&["a.fio"]));
+        assert!(split_tool_flags(&strings(&["--fio-compat=loose"])).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod layout;
 
 use crate::job::spec::{EngineKind, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -57,6 +58,34 @@ pub struct Target {
     pub dio_mem_align: u64,
     /// We created the file in this run (so `unlink` may remove it).
     pub created: bool,
+    /// How `file` was opened, so a worker process can open its own descriptor alike.
+    pub open_mode: OpenMode,
+}
+
+/// The flags a target is opened with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenMode {
+    pub write: bool,
+    pub direct: bool,
+    pub sync: SyncMode,
+}
+
+/// Open `path` for I/O the way `mode` says (always readable).
+pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
+    let mut flags = 0;
+    if mode.direct {
+        flags |= fd::open_flags::DIRECT;
+    }
+    match mode.sync {
+        SyncMode::None => {}
+        SyncMode::Sync => flags |= fd::open_flags::SYNC,
+        SyncMode::Dsync => flags |= fd::open_flags::DSYNC,
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(mode.write)
+        .custom_flags(flags)
+        .open(path)
 }
 
 impl Target {
@@ -102,26 +131,9 @@ pub struct FileSet {
 struct OpenKey {
     path: PathBuf,
     direct: bool,
-    sync: SyncModeKey,
+    sync: SyncMode,
     /// `sync` engine workers seek on their descriptor, so each gets its own.
     private_to: Option<(usize, u32)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum SyncModeKey {
-    None,
-    Sync,
-    Dsync,
-}
-
-impl From<SyncMode> for SyncModeKey {
-    fn from(m: SyncMode) -> Self {
-        match m {
-            SyncMode::None => Self::None,
-            SyncMode::Sync => Self::Sync,
-            SyncMode::Dsync => Self::Dsync,
-        }
-    }
 }
 
 /// What jobs with the null engine "open": they move no data and touch no file.
@@ -203,9 +215,9 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
                     path: path.to_path_buf(),
                     direct: job.io.direct && !diskless,
                     sync: if diskless {
-                        SyncModeKey::None
+                        SyncMode::None
                     } else {
-                        job.io.sync.into()
+                        job.io.sync
                     },
                     private_to: (job.engine.kind == EngineKind::Sync).then_some((j, w as u32)),
                 };
@@ -321,21 +333,12 @@ fn existing_size(path: &Path) -> Result<Option<u64>, TargetError> {
 
 fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, TargetError> {
     let path = &key.path;
-    let mut flags = 0;
-    if key.direct {
-        flags |= fd::open_flags::DIRECT;
-    }
-    match key.sync {
-        SyncModeKey::None => {}
-        SyncModeKey::Sync => flags |= fd::open_flags::SYNC,
-        SyncModeKey::Dsync => flags |= fd::open_flags::DSYNC,
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| {
+    let open_mode = OpenMode {
+        write,
+        direct: key.direct,
+        sync: key.sync,
+    };
+    let file = open_file(path, open_mode).map_err(|e| {
             if key.direct && e.raw_os_error() == Some(libc::EINVAL) {
                 TargetError::Config(format!(
                     "{}: the filesystem refuses O_DIRECT (tmpfs does); use direct=0 or a file on a disk-backed filesystem",
@@ -370,6 +373,7 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
         dio_offset_align: offset_align.max(1),
         dio_mem_align: mem_align.max(1),
         created,
+        open_mode,
     })
 }
 

@@ -1,14 +1,49 @@
 //! The fio-style command line: `--name=a --bs=4k --name=b …`. Options before the first
 //! `--name` are global; each `--name` starts a job. `--key value` works like `--key=value`
-//! for options that need a value, as with fio's getopt.
+//! for options that need a value, as with fio's getopt. Other words are job files.
 
 use super::error::JobError;
 use super::options::Kind;
 use super::raw::{lookup, RawJob, Source};
+use std::path::PathBuf;
 
-/// Splits job arguments into the global options and one `RawJob` per `--name`.
-/// Sources are 1-based positions in `args`.
+/// A whole fio command line: options (global, then per `--name`) and job files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandLine {
+    pub global: RawJob,
+    pub jobs: Vec<RawJob>,
+    pub files: Vec<PathBuf>,
+}
+
+/// Splits a command line into its options and job files (words without `--`).
+pub fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
+    let mut files = Vec::new();
+    let (global, jobs) = parse(args, |word, _| {
+        files.push(PathBuf::from(word));
+        Ok(())
+    })?;
+    Ok(CommandLine {
+        global,
+        jobs,
+        files,
+    })
+}
+
+/// Splits job arguments into the global options and one `RawJob` per `--name`; any other
+/// word is an error. Sources are 1-based positions in `args`.
 pub fn parse_fio_args(args: &[String]) -> Result<(RawJob, Vec<RawJob>), JobError> {
+    parse(args, |word, at| {
+        Err(JobError::NotAnOption {
+            at,
+            arg: word.to_string(),
+        })
+    })
+}
+
+fn parse(
+    args: &[String],
+    mut on_word: impl FnMut(&str, Source) -> Result<(), JobError>,
+) -> Result<(RawJob, Vec<RawJob>), JobError> {
     let mut global = RawJob::new("global", Source::Argument(1));
     let mut jobs: Vec<RawJob> = Vec::new();
     let mut position = 0;
@@ -17,10 +52,8 @@ pub fn parse_fio_args(args: &[String]) -> Result<(RawJob, Vec<RawJob>), JobError
         let arg = &args[position];
         position += 1;
         let Some(option) = arg.strip_prefix("--") else {
-            return Err(JobError::NotAnOption {
-                at: source,
-                arg: arg.clone(),
-            });
+            on_word(arg, source)?;
+            continue;
         };
         let (key, mut value) = match option.split_once('=') {
             Some((key, value)) => (key, Some(value.to_string())),
@@ -109,5 +142,16 @@ mod tests {
             "command line argument 2: --bs needs a value (e.g. --bs=4k)"
         );
         assert!(parse_fio_args(&args(&["--name"])).is_err());
+    }
+
+    #[test]
+    fn words_are_job_files_wherever_they_stand() {
+        let line = parse_command_line(&args(&[
+            "a.fio", "--bs=8k", "b.fio", "--name=x", "--size", "1m",
+        ]))
+        .unwrap();
+        assert_eq!(line.files, [PathBuf::from("a.fio"), PathBuf::from("b.fio")]);
+        assert_eq!(line.global.get("bs").unwrap().source, Source::Argument(2));
+        assert_eq!(line.jobs[0].get("size").unwrap().value, "1m");
     }
 }

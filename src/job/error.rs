@@ -10,7 +10,7 @@ pub enum JobError {
         name: String,
         suggestion: Option<&'static str>,
     },
-    #[error("{at}: --{option} needs a value (e.g. --{option}={example})")]
+    #[error("{at}: {} needs a value (e.g. {}={example})", spelled(.at, .option), spelled(.at, .option))]
     MissingValue {
         at: Source,
         option: &'static str,
@@ -32,8 +32,27 @@ pub enum JobError {
         job: String,
         problem: String,
     },
-    #[error("no job given: start one with --name=NAME")]
+    #[error("no job given: start one with --name=NAME or give a job file")]
     NoJobs,
+    #[error("{path}: cannot read the job file: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("--section={name}: no job file has a section [{name}] (give the name in brackets)")]
+    UnknownSection { name: String },
+    /// A job file line that is not a header, an option or an include.
+    #[error("{at}: {problem} ({fix})")]
+    Syntax {
+        at: Source,
+        problem: String,
+        fix: String,
+    },
+}
+
+/// An option as its front end writes it: `--bs` on the command line, `bs` in a job file.
+fn spelled(at: &Source, option: &str) -> String {
+    match at {
+        Source::Argument(_) => format!("--{option}"),
+        _ => option.to_string(),
+    }
 }
 
 fn did_you_mean(suggestion: &Option<&'static str>) -> String {

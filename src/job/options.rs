@@ -169,6 +169,20 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("disable_slat", &[], Kind::Bool, Some("0"), "1", "Do not measure submission latency"),
     opt("percentile_list", &[], Kind::FloatList, None, "50:99:99.9", "Latency percentiles to report (default: fio's list)"),
     opt("kb_base", &[], Kind::Choice(KB_BASES), Some("1024"), "1000", "1024: k = 1024 (fio's default); 1000: k = 1000, Ki = 1024"),
+    // Reporting and logs.
+    opt("clat_percentiles", &[], Kind::Bool, Some("1"), "0", "Report completion latency percentiles"),
+    opt("lat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report total latency percentiles"),
+    opt("slat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report submission latency percentiles"),
+    opt("significant_figures", &[], Kind::Count, Some("4"), "6", "Digits of IOPS and bandwidth in the normal output (1 to 10)"),
+    opt("write_bw_log", &[], Kind::Text, None, "mylog", "Bandwidth log PREFIX_bw.N.log (empty value: job name)"),
+    opt("write_iops_log", &[], Kind::Text, None, "mylog", "IOPS log PREFIX_iops.N.log (empty value: job name)"),
+    opt("write_lat_log", &[], Kind::Text, None, "mylog", "Latency logs PREFIX_{slat,clat,lat}.N.log (empty value: job name)"),
+    opt("write_hist_log", &[], Kind::Text, None, "mylog", "Latency histogram log PREFIX_clat_hist.N.log, needs log_hist_msec"),
+    opt("log_avg_msec", &[], Kind::Count, Some("0"), "500", "Average log entries over this many ms (0: one entry per I/O)"),
+    opt("log_hist_msec", &[], Kind::Count, Some("0"), "1000", "Histogram log window in ms (0: no histogram entries)"),
+    opt("log_max_value", &[], Kind::Bool, Some("0"), "1", "Windowed latency entries hold the maximum, not the mean"),
+    opt("log_offset", &[], Kind::Bool, Some("0"), "1", "Log entries carry the I/O's offset"),
+    opt("per_job_logs", &[], Kind::Bool, Some("1"), "0", "Number log files per worker; 0: one file per job"),
 ];
 
 /// The entry for `name` or one of its aliases.

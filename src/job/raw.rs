@@ -12,6 +12,9 @@ pub enum Source {
     Argument(usize),
     /// A line of a job file.
     File { path: PathBuf, line: u32 },
+    /// Implied by the position of a job file on the command line (each later file starts a
+    /// new stonewalled group, as in fio).
+    FileStart { path: PathBuf },
     /// The option table's default.
     Default,
 }
@@ -21,6 +24,7 @@ impl fmt::Display for Source {
         match self {
             Self::Argument(index) => write!(f, "command line argument {index}"),
             Self::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Self::FileStart { path } => write!(f, "start of job file {}", path.display()),
             Self::Default => f.write_str("built-in default"),
         }
     }
@@ -87,6 +91,28 @@ impl RawJob {
     pub fn options(&self) -> &[RawOption] {
         &self.options
     }
+
+    /// Applies `other`'s options on top of these (a later `[global]` over an earlier one).
+    pub fn overlay(&mut self, other: &RawJob) {
+        for option in &other.options {
+            match self
+                .options
+                .iter_mut()
+                .find(|o| o.def.name == option.def.name)
+            {
+                Some(existing) => *existing = option.clone(),
+                None => self.options.push(option.clone()),
+            }
+        }
+    }
+}
+
+/// A job with the global options in effect for it: from the command line only, or with a
+/// job file's `[global]` sections above the job laid over them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayeredJob {
+    pub global: RawJob,
+    pub job: RawJob,
 }
 
 /// The table entry for `key`, or an error that suggests the closest known name.

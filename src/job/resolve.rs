@@ -3,7 +3,7 @@
 
 use super::error::JobError;
 use super::options::{self, Kind, OptionDef};
-use super::raw::{RawJob, RawOption, Source};
+use super::raw::{LayeredJob, RawJob, RawOption, Source};
 use super::spec::*;
 use crate::units::{self, KbBase, UnitError};
 use std::fmt::Display;
@@ -19,13 +19,24 @@ pub struct Resolved {
 
 /// Resolves every job against the global options.
 pub fn resolve(global: &RawJob, jobs: &[RawJob]) -> Result<Resolved, JobError> {
-    if jobs.is_empty() {
+    resolve_pairs(jobs.iter().map(|job| (job, global)))
+}
+
+/// Resolves jobs that each carry their own global options (job files: the `[global]`
+/// sections above each job).
+pub fn resolve_layered(jobs: &[LayeredJob]) -> Result<Resolved, JobError> {
+    resolve_pairs(jobs.iter().map(|layered| (&layered.job, &layered.global)))
+}
+
+fn resolve_pairs<'a>(
+    pairs: impl ExactSizeIterator<Item = (&'a RawJob, &'a RawJob)>,
+) -> Result<Resolved, JobError> {
+    if pairs.len() == 0 {
         return Err(JobError::NoJobs);
     }
     let mut warnings = Vec::new();
-    let jobs = jobs
-        .iter()
-        .map(|job| Layers::new(job, global)?.job_spec(&mut warnings))
+    let jobs = pairs
+        .map(|(job, global)| Layers::new(job, global)?.job_spec(&mut warnings))
         .collect::<Result<_, _>>()?;
     Ok(Resolved { jobs, warnings })
 }
@@ -270,6 +281,7 @@ impl<'a> Layers<'a> {
             buffers: self.buffers()?,
             measure: self.measure()?,
             exec: self.exec()?,
+            logs: self.logs()?,
         })
     }
 
@@ -562,6 +574,39 @@ impl<'a> Layers<'a> {
             lat: measured("disable_lat")?,
             percentile_list,
             avg_time: AVG_TIME,
+            slat_percentiles: self.bool("slat_percentiles")?,
+            clat_percentiles: self.bool("clat_percentiles")?,
+            lat_percentiles: self.bool("lat_percentiles")?,
+            significant_figures: self.significant_figures()?,
+        })
+    }
+
+    fn significant_figures(&self) -> Result<u32, JobError> {
+        let figures = self.count_u32("significant_figures", 1)?;
+        match self.given("significant_figures") {
+            Some(setting) if figures > 10 => Err(setting.invalid("more than 10")),
+            _ => Ok(figures),
+        }
+    }
+
+    fn logs(&self) -> Result<LogSpec, JobError> {
+        // A log option given without a name uses the job's name, as fio does.
+        let prefix = |name: &str| {
+            self.given(name).map(|s| match s.text.trim() {
+                "" => self.job.name.clone(),
+                text => text.to_string(),
+            })
+        };
+        Ok(LogSpec {
+            bw: prefix("write_bw_log"),
+            iops: prefix("write_iops_log"),
+            lat: prefix("write_lat_log"),
+            hist: prefix("write_hist_log"),
+            avg_msec: self.count("log_avg_msec")?.unwrap_or_default(),
+            hist_msec: self.count("log_hist_msec")?.unwrap_or_default(),
+            max_value: self.bool("log_max_value")?,
+            offset: self.bool("log_offset")?,
+            per_job: self.bool("per_job_logs")?,
         })
     }
 
@@ -1056,6 +1101,56 @@ mod tests {
         let m = job(&["--gtod_reduce"]).measure;
         assert!(!m.slat && !m.clat && !m.lat);
         assert!(run(&["--name=a", "--size=1m", "--percentile_list=101"]).is_err());
+    }
+
+    #[test]
+    fn percentile_switches_and_significant_figures() {
+        let m = job(&[]).measure;
+        assert!(m.clat_percentiles && !m.lat_percentiles && !m.slat_percentiles);
+        assert_eq!(m.significant_figures, 4);
+        let m = job(&[
+            "--clat_percentiles=0",
+            "--lat_percentiles",
+            "--slat_percentiles=1",
+        ])
+        .measure;
+        assert!(!m.clat_percentiles && m.lat_percentiles && m.slat_percentiles);
+        assert!(
+            error(&["--name=a", "--size=1m", "--significant_figures=11"]).contains("more than 10")
+        );
+        assert!(error(&["--name=a", "--size=1m", "--significant_figures=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn log_options() {
+        assert_eq!(
+            job(&[]).logs,
+            LogSpec {
+                per_job: true,
+                ..LogSpec::default()
+            }
+        );
+        assert!(!job(&[]).logs.any());
+        let logs = job(&[
+            "--write_bw_log=bw",
+            "--write_lat_log=",
+            "--write_hist_log=h",
+            "--log_avg_msec=250",
+            "--log_hist_msec=1000",
+            "--log_max_value",
+            "--log_offset=1",
+            "--per_job_logs=0",
+        ])
+        .logs;
+        assert_eq!(logs.bw.as_deref(), Some("bw"));
+        assert_eq!(
+            logs.lat.as_deref(),
+            Some("t"),
+            "an empty name means the job's"
+        );
+        assert_eq!((logs.iops, logs.hist.as_deref()), (None, Some("h")));
+        assert_eq!((logs.avg_msec, logs.hist_msec), (250, 1000));
+        assert!(logs.max_value && logs.offset && !logs.per_job);
     }
 
     #[test]

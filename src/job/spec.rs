@@ -3,12 +3,12 @@
 //! Both front ends (fio-style `--key=value` arguments now, job files later) fill a
 //! `RawJob`; `job::resolve` turns it into this owned, checked value.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Data direction of one I/O. `Read` and `Write` index the per-direction arrays below.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Ddir {
     Read = 0,
     Write = 1,
@@ -22,7 +22,7 @@ impl Ddir {
 }
 
 /// fio's `rw=`: the pattern and which directions it uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RwPattern {
     Read,
     Write,
@@ -52,7 +52,7 @@ impl RwPattern {
 }
 
 /// Block sizes for one direction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BlockSizes {
     Fixed(u64),
     /// `bsrange=min-max`: uniformly chosen, multiples of `min` (as fio).
@@ -82,7 +82,7 @@ impl BlockSizes {
 }
 
 /// A byte quantity that may be given as a percentage of the target (`size=50%`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SizeOrPercent {
     Bytes(u64),
     /// Per cent of the target's size, 1..=100.
@@ -100,7 +100,7 @@ impl SizeOrPercent {
 }
 
 /// fio's `random_distribution=`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Distribution {
     Random,
     Zipf(f64),
@@ -111,13 +111,13 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateProcess {
     Linear,
     Poisson,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SyncMode {
     None,
     /// `sync=1` / `sync=sync`: O_SYNC.
@@ -126,7 +126,7 @@ pub enum SyncMode {
     Dsync,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineKind {
     Sync,
     Psync,
@@ -160,7 +160,7 @@ impl EngineKind {
 }
 
 /// Engine settings: queue depth, batching, io_uring options.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineSpec {
     pub kind: EngineKind,
     pub iodepth: u32,
@@ -178,7 +178,7 @@ pub struct EngineSpec {
 }
 
 /// Where the job does I/O.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetSpec {
     /// Explicit `filename=` entries (split on `:`); empty = generated names.
     pub filenames: Vec<PathBuf>,
@@ -199,7 +199,7 @@ pub struct TargetSpec {
 }
 
 /// What the workers do and in what order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub rw: RwPattern,
     /// The `:N` modifier of `rw=`: sequential jobs skip N bytes after each I/O
@@ -221,7 +221,7 @@ pub struct WorkloadSpec {
 }
 
 /// Pacing: rate limits and think time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PacingSpec {
     /// Bytes per second per direction, 0 = unlimited.
     pub rate: [u64; 2],
@@ -233,7 +233,7 @@ pub struct PacingSpec {
 }
 
 /// How data reaches the target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IoModeSpec {
     pub direct: bool,
     pub sync: SyncMode,
@@ -247,7 +247,7 @@ pub struct IoModeSpec {
 }
 
 /// Buffer contents for writes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BufferSpec {
     pub zero_buffers: bool,
     pub refill_buffers: bool,
@@ -257,7 +257,7 @@ pub struct BufferSpec {
 }
 
 /// What is measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasureSpec {
     pub slat: bool,
     pub clat: bool,
@@ -266,10 +266,47 @@ pub struct MeasureSpec {
     pub percentile_list: Vec<f64>,
     /// Interval of the bandwidth/IOPS samples (fio's `bw_avg_time`/`iops_avg_time`, 500 ms).
     pub avg_time: Duration,
+    /// Which latencies get percentiles (and json+ bins): fio's `slat_percentiles`,
+    /// `clat_percentiles` and `lat_percentiles`.
+    pub slat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
+    pub significant_figures: u32,
+}
+
+/// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
+/// file name prefix (the job name when the option is given without a value).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LogSpec {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    /// slat, clat and lat logs.
+    pub lat: Option<String>,
+    /// Completion latency histograms, one line per `hist_msec` window.
+    pub hist: Option<String>,
+    /// Window of averaged entries, ms; 0 logs every I/O.
+    pub avg_msec: u64,
+    /// Window of histogram entries, ms; 0 writes no histogram entries (as fio).
+    pub hist_msec: u64,
+    /// Windowed latency entries hold the window's maximum instead of its mean.
+    pub max_value: bool,
+    /// Entries carry the I/O's offset.
+    pub offset: bool,
+    /// File names carry the worker's number (`name_bw.1.log`); off, a job's
+    /// workers share one file.
+    pub per_job: bool,
+}
+
+impl LogSpec {
+    /// True when any log is written; the hot loop checks only this.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
+    }
 }
 
 /// Execution: workers, timing, grouping.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecSpec {
     pub numjobs: u32,
     /// Workers as threads (`thread`) or processes (fio's default).
@@ -284,7 +321,7 @@ pub struct ExecSpec {
     pub ramp_time: Duration,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub name: String,
     pub engine: EngineSpec,
@@ -295,6 +332,7 @@ pub struct JobSpec {
     pub buffers: BufferSpec,
     pub measure: MeasureSpec,
     pub exec: ExecSpec,
+    pub logs: LogSpec,
 }
 
 /// fio's default `percentile_list`.

@@ -59,6 +59,13 @@ impl LiveCounters {
         self.tid.store(iolens_sys::gettid(), Relaxed);
     }
 
+    /// The worker runs as process `pid`, on its main thread (so tid = pid);
+    /// called by the parent. Its I/O counters stay in the child and read zero here.
+    pub fn worker_process_started(&self, pid: u32) {
+        self.pid.store(pid, Relaxed);
+        self.tid.store(pid, Relaxed);
+    }
+
     /// The worker thread is about to exit: its ids are no longer valid.
     pub fn worker_finished(&self) {
         self.tid.store(0, Relaxed);

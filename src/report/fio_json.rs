@@ -1,7 +1,9 @@
-//! fio's `--output-format=json` layout, so tools that parse fio's JSON read
-//! iolens runs. fio's key names live only here. iolens adds `cpu_ns_per_io`
-//! per job (fio parsers ignore unknown keys). Every float goes through
-//! `finite`, so the output is valid JSON even if a figure is NaN.
+//! fio's `--output-format=json` and `json+` layouts, so tools that parse fio's
+//! JSON read iolens runs. fio's key names live only here. iolens adds
+//! `cpu_ns_per_io` per job (fio parsers ignore unknown keys). Every float goes
+//! through `finite`, so the output is valid JSON even if a figure is NaN.
+//! json+ adds each latency histogram as `bins` (count per bucket, keyed by the
+//! bucket's value in ns) wherever there are percentiles, as fio does.
 
 use serde::ser::{Serialize, Serializer};
 
@@ -11,9 +13,22 @@ use crate::report::fio_style::{
 };
 use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 
+/// Whether latency histograms (`bins`) are included: fio's `json` or `json+`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    Json,
+    JsonPlus,
+}
+
 /// The report as fio's JSON document.
-pub fn render(report: &RunReport) -> String {
-    serde_json::to_string_pretty(&FioOutput::new(report))
+pub fn render(report: &RunReport, detail: Detail) -> String {
+    serde_json::to_string_pretty(&FioOutput::new(report, detail))
+        .expect("fio JSON has only string keys and finite numbers")
+}
+
+/// The same document on one line (for `--status-interval`: one document per line).
+pub fn render_line(report: &RunReport, detail: Detail) -> String {
+    serde_json::to_string(&FioOutput::new(report, detail))
         .expect("fio JSON has only string keys and finite numbers")
 }
 
@@ -54,7 +69,7 @@ struct FioOutput {
 }
 
 impl FioOutput {
-    fn new(report: &RunReport) -> Self {
+    fn new(report: &RunReport, detail: Detail) -> Self {
         let options = |pairs: &[(String, String)]| OrderedMap(pairs.to_vec());
         FioOutput {
             fio_version: format!("iolens-{}", report.tool_version),
@@ -66,7 +81,7 @@ impl FioOutput {
             jobs: report
                 .jobs
                 .iter()
-                .map(|job| FioJob::new(job, group_bw(report, job.groupid)))
+                .map(|job| FioJob::new(job, group_bw(report, job.groupid), detail))
                 .collect(),
             disk_util: report.disks.iter().map(FioDisk::new).collect(),
         }
@@ -106,7 +121,7 @@ struct FioJob {
 }
 
 impl FioJob {
-    fn new(job: &JobReport, group_bw: [f64; 2]) -> Self {
+    fn new(job: &JobReport, group_bw: [f64; 2], detail: Detail) -> Self {
         let depth = |labels: &[&str], pcts: &[f64; 7]| {
             OrderedMap::labelled(labels, pcts.map(|p| finite(depth_pct(p))))
         };
@@ -128,12 +143,12 @@ impl FioJob {
             eta: 0,
             elapsed: job.runtime_ns.div_ceil(1_000_000_000),
             job_options: OrderedMap(job.options.clone()),
-            read: FioDir::new(&job.dirs[0], group_bw[0]),
-            write: FioDir::new(&job.dirs[1], group_bw[1]),
-            trim: FioDir::new(&DirReport::default(), 0.0),
+            read: FioDir::new(&job.dirs[0], group_bw[0], detail),
+            write: FioDir::new(&job.dirs[1], group_bw[1], detail),
+            trim: FioDir::new(&DirReport::default(), 0.0, detail),
             sync: FioSync {
                 total_ios: job.sync.total_ios,
-                lat_ns: FioLat::new(job.sync.lat.as_ref()),
+                lat_ns: FioLat::new(job.sync.lat.as_ref(), detail),
             },
             job_runtime: job.runtime_ns / 1_000_000,
             usr_cpu: finite(job.cpu.usr_pct),
@@ -187,7 +202,7 @@ struct FioDir {
 }
 
 impl FioDir {
-    fn new(dir: &DirReport, group_bw: f64) -> Self {
+    fn new(dir: &DirReport, group_bw: f64, detail: Detail) -> Self {
         const KIB: f64 = 1024.0;
         let bw = &dir.bw_samples;
         let iops = &dir.iops_samples;
@@ -202,9 +217,9 @@ impl FioDir {
             total_ios: dir.total_ios,
             short_ios: dir.short_ios,
             drop_ios: 0,
-            slat_ns: FioLat::new(dir.slat.as_ref()),
-            clat_ns: FioLat::new(dir.clat.as_ref()),
-            lat_ns: FioLat::new(dir.lat.as_ref()),
+            slat_ns: FioLat::new(dir.slat.as_ref(), detail),
+            clat_ns: FioLat::new(dir.clat.as_ref(), detail),
+            lat_ns: FioLat::new(dir.lat.as_ref(), detail),
             bw_min: (bw.min / KIB) as u64,
             bw_max: (bw.max / KIB) as u64,
             bw_agg: if bw.samples > 0 {
@@ -235,11 +250,14 @@ struct FioLat {
     /// Only when there are percentiles, as fio does.
     #[serde(skip_serializing_if = "Option::is_none")]
     percentile: Option<OrderedMap<u64>>,
+    /// json+ only, and only beside percentiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bins: Option<OrderedMap<u64>>,
 }
 
 impl FioLat {
     /// Zeros for a latency that was not measured, like fio.
-    fn new(summary: Option<&LatSummary>) -> Self {
+    fn new(summary: Option<&LatSummary>, detail: Detail) -> Self {
         let Some(s) = summary else {
             return FioLat {
                 min: 0,
@@ -248,8 +266,10 @@ impl FioLat {
                 stddev: 0.0,
                 n: 0,
                 percentile: None,
+                bins: None,
             };
         };
+        let with_bins = detail == Detail::JsonPlus && !s.percentiles.is_empty();
         FioLat {
             min: s.min_ns,
             max: s.max_ns,
@@ -264,6 +284,8 @@ impl FioLat {
                         .collect(),
                 )
             }),
+            bins: with_bins
+                .then(|| OrderedMap(s.bins.iter().map(|(ns, &n)| (ns.to_string(), n)).collect())),
         }
     }
 }
@@ -311,6 +333,7 @@ mod tests {
         SyncReport, SCHEMA_VERSION,
     };
     use serde_json::Value;
+    use std::collections::BTreeMap;
 
     // Key sets of fio 3.33's JSON output (`--output-format=json`, a randrw
     // libaio job with fsync), by object.
@@ -429,6 +452,7 @@ mod tests {
             stddev_ns: 20_310.4,
             samples,
             percentiles,
+            bins: Default::default(),
         }
     }
 
@@ -437,6 +461,7 @@ mod tests {
             .iter()
             .map(|&p| (p, 66_048))
             .collect();
+        let bins = BTreeMap::from([(1128, 1000), (66_048, 992)]);
         let read = DirReport {
             io_bytes: 8_159_232,
             total_ios: 1992,
@@ -445,7 +470,10 @@ mod tests {
             bw_bytes_per_sec: 51_969_630.0,
             iops: 12_687.9,
             slat: None,
-            clat: Some(summary(1992, percentiles.clone())),
+            clat: Some(LatSummary {
+                bins: bins.clone(),
+                ..summary(1992, percentiles.clone())
+            }),
             lat: Some(LatSummary {
                 mean_ns,
                 ..summary(1992, Vec::new())
@@ -478,7 +506,10 @@ mod tests {
             dirs: [read, DirReport::default()],
             sync: SyncReport {
                 total_ios: 3,
-                lat: Some(summary(3, percentiles)),
+                lat: Some(LatSummary {
+                    bins: BTreeMap::from([(192_512, 3)]),
+                    ..summary(3, percentiles)
+                }),
             },
             cpu: CpuReport {
                 usr_pct: 5.35,
@@ -497,6 +528,7 @@ mod tests {
                 ..Default::default()
             },
             runtime_ns: 157_400_000,
+            significant_figures: 4,
         };
         RunReport {
             schema_version: SCHEMA_VERSION,
@@ -528,12 +560,12 @@ mod tests {
     }
 
     fn parse(report: &RunReport) -> Value {
-        serde_json::from_str(&render(report)).expect("valid JSON")
+        serde_json::from_str(&render(report, Detail::Json)).expect("valid JSON")
     }
 
     #[test]
     fn key_sets_match_fio() {
-        let text = render(&report(69_716.2));
+        let text = render(&report(69_716.2), Detail::Json);
         let doc: Value = serde_json::from_str(&text).expect("valid JSON");
         assert_keys(&doc, TOP_KEYS);
         let positions: Vec<usize> = TOP_KEYS
@@ -603,9 +635,34 @@ mod tests {
         r.global_options = vec![("bs".into(), "4k".into())];
         assert_eq!(parse(&r)["global options"]["bs"], "4k");
         // fio's order: after "time", before "jobs".
-        let text = render(&r);
+        let text = render(&r, Detail::Json);
         let at = |key: &str| text.find(&format!("\"{key}\"")).unwrap();
         assert!(at("time") < at("global options") && at("global options") < at("jobs"));
+    }
+
+    #[test]
+    fn json_plus_adds_bins_beside_percentiles_only() {
+        let r = report(1.0);
+        let plain: Value = parse(&r);
+        assert!(plain["jobs"][0]["read"]["clat_ns"].get("bins").is_none());
+        let plus: Value = serde_json::from_str(&render(&r, Detail::JsonPlus)).unwrap();
+        let job = &plus["jobs"][0];
+        let bins = job["read"]["clat_ns"]["bins"]
+            .as_object()
+            .expect("clat bins");
+        assert_eq!(bins["1128"], 1000);
+        let total: u64 = bins.values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(total, job["read"]["total_ios"].as_u64().unwrap());
+        assert_eq!(job["sync"]["lat_ns"]["bins"]["192512"], 3);
+        // No percentiles, no bins: fio's tools read "bins" as a non-empty histogram.
+        assert!(job["read"]["lat_ns"].get("bins").is_none());
+        assert!(job["write"]["clat_ns"].get("bins").is_none());
+        // Numeric order, not text order ("66048" sorts before "1128" as text).
+        let text = render(&r, Detail::JsonPlus);
+        assert!(text.find("\"1128\"").unwrap() < text.find("\"66048\"").unwrap());
+        let line = render_line(&r, Detail::JsonPlus);
+        assert!(!line.contains('\n'));
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap(), plus);
     }
 
     #[test]
@@ -625,7 +682,7 @@ mod tests {
             dir.bw_samples.mean = odd;
             r.jobs[0].cpu.cpu_ns_per_io = odd;
             r.disks[0].util_pct = odd;
-            let text = render(&r);
+            let text = render(&r, Detail::Json);
             assert!(
                 !text.contains("NaN") && !text.contains("null"),
                 "{odd}: {text}"

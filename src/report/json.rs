@@ -7,6 +7,11 @@ pub fn render(report: &RunReport) -> String {
     serde_json::to_string_pretty(report).expect("RunReport serializes to JSON")
 }
 
+/// The same document on one line.
+pub fn render_line(report: &RunReport) -> String {
+    serde_json::to_string(report).expect("RunReport serializes to JSON")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -27,6 +32,7 @@ mod tests {
             depth: Default::default(),
             lat_buckets: Default::default(),
             runtime_ns: 2_000_000_123,
+            significant_figures: 4,
         };
         job.dirs[0].io_bytes = 1 << 33;
         job.dirs[0].clat = Some(LatSummary {
@@ -36,6 +42,7 @@ mod tests {
             stddev_ns: 0.25,
             samples: 3,
             percentiles: vec![(99.99, 1128)],
+            bins: Default::default(),
         });
         job.depth.level_pct[3] = 12.5;
         let report = RunReport {

@@ -4,4 +4,5 @@ pub mod fio_style;
 pub mod json;
 pub mod model;
 pub mod system_text;
+pub mod terse;
 pub mod text;

@@ -3,6 +3,7 @@
 //! at render time. Units are in the field names: `_ns`, `_bytes`, `_pct`.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Bumped whenever a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -55,6 +56,14 @@ pub struct JobReport {
     pub lat_buckets: LatBuckets,
     /// Measured time of the job (ramp excluded), nanoseconds.
     pub runtime_ns: u64,
+    /// Digits of IOPS and bandwidth in the normal output (fio's `significant_figures`).
+    #[serde(default = "default_significant_figures")]
+    pub significant_figures: u32,
+}
+
+/// fio's default `significant_figures`, for reports saved before the field existed.
+fn default_significant_figures() -> u32 {
+    4
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -83,8 +92,13 @@ pub struct LatSummary {
     pub mean_ns: f64,
     pub stddev_ns: f64,
     pub samples: u64,
-    /// (percentile, value in ns at fio's bucket midpoint); empty for slat.
+    /// (percentile, value in ns at fio's bucket midpoint); empty when not asked for
+    /// (slat and lat by default).
     pub percentiles: Vec<(f64, u64)>,
+    /// Histogram: I/O count per non-empty bucket, keyed by the bucket's value in ns
+    /// (fio's json+ `bins`); present whenever `percentiles` are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bins: BTreeMap<u64, u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

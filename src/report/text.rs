@@ -53,7 +53,7 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
     writeln!(out, ": {}", ctime_utc(unix_secs))?;
     for ((name, dir), group_bw) in DIR_NAMES.iter().zip(&job.dirs).zip(group_bw) {
         if dir.total_ios > 0 || dir.io_bytes > 0 {
-            write_dir(out, name, dir, group_bw)?;
+            write_dir(out, name, dir, group_bw, job.significant_figures)?;
         }
     }
     write_lat_distribution(out, &job.lat_buckets)?;
@@ -98,13 +98,21 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
     )
 }
 
-fn write_dir(out: &mut String, name: &str, dir: &DirReport, group_bw: f64) -> fmt::Result {
+/// `figures`: digits of IOPS and bandwidth (fio's `significant_figures`).
+fn write_dir(
+    out: &mut String,
+    name: &str,
+    dir: &DirReport,
+    group_bw: f64,
+    figures: u32,
+) -> fmt::Result {
+    let figures = figures as usize;
     writeln!(
         out,
         "  {name}: IOPS={}, BW={}B/s ({}B/s)({}B/{}msec)",
-        compact(dir.iops.trunc(), 1000.0, &DECIMAL_PREFIXES),
-        compact(dir.bw_bytes_per_sec, 1024.0, &BINARY_PREFIXES),
-        compact(dir.bw_bytes_per_sec, 1000.0, &DECIMAL_PREFIXES),
+        scaled(dir.iops.trunc(), 1000.0, &DECIMAL_PREFIXES, figures),
+        scaled(dir.bw_bytes_per_sec, 1024.0, &BINARY_PREFIXES, figures),
+        scaled(dir.bw_bytes_per_sec, 1000.0, &DECIMAL_PREFIXES, figures),
         compact(dir.io_bytes as f64, 1024.0, &BINARY_PREFIXES),
         dir.runtime_ns / 1_000_000
     )?;
@@ -341,6 +349,30 @@ mod tests {
     use crate::report::model::{CpuReport, DepthReport, SampleSummary, SyncReport};
 
     #[test]
+    fn significant_figures_widen_iops_and_bandwidth() {
+        let dir = DirReport {
+            iops: 29_146.7,
+            bw_bytes_per_sec: 38_668_739.0,
+            ..Default::default()
+        };
+        let line = |figures| {
+            let mut out = String::new();
+            write_dir(&mut out, "read", &dir, 0.0, figures).unwrap();
+            out.lines().next().unwrap().to_string()
+        };
+        assert!(
+            line(4).starts_with("  read: IOPS=29.1k, BW=36.9MiB/s (38.7MB/s)"),
+            "{}",
+            line(4)
+        );
+        assert!(
+            line(6).starts_with("  read: IOPS=29146, BW=37762KiB/s (38669kB/s)"),
+            "{}",
+            line(6)
+        );
+    }
+
+    #[test]
     fn compact_numbers_look_like_fios() {
         assert_eq!(compact(9440.0, 1000.0, &DECIMAL_PREFIXES), "9440");
         assert_eq!(compact(29_146.0, 1000.0, &DECIMAL_PREFIXES), "29.1k");
@@ -362,6 +394,7 @@ mod tests {
             stddev_ns,
             samples: 100,
             percentiles: Vec::new(),
+            bins: Default::default(),
         }
     }
 
@@ -471,6 +504,7 @@ mod tests {
             },
             lat_buckets,
             runtime_ns: 211_000_000,
+            significant_figures: 4,
         };
         let group_read = GroupDirSummary {
             io_bytes: 8_159_232,

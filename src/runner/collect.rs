@@ -9,7 +9,7 @@ use crate::job::spec::JobSpec;
 use crate::report::model::{
     CpuReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport, SCHEMA_VERSION,
 };
-use crate::stats::{RateSeries, WorkerStats};
+use crate::stats::{PercentileChoice, RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
 
 pub(super) fn report(
@@ -72,15 +72,12 @@ fn job_report(
     // Workers run side by side: the job's time is the longest worker's.
     let runtime_ns = workers.iter().map(|w| w.runtime_ns).max().unwrap_or(0);
     let cpu_time_ns: u64 = workers.iter().map(|w| w.runtime_ns).sum();
+    let percentiles = percentile_choice(job);
     let dirs = [0, 1].map(|d| {
         let rates: Vec<&RateSeries> = workers.iter().map(|w| &w.rates[d]).collect();
         let stats = &merged.dirs[d];
         let runtime = if stats.ios > 0 { runtime_ns } else { 0 };
-        stats.report(
-            runtime,
-            &job.measure.percentile_list,
-            &RateSeries::sum_of(&rates),
-        )
+        stats.report(runtime, percentiles, &RateSeries::sum_of(&rates))
     });
     let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
     let pct = |ns: u64| {
@@ -99,7 +96,8 @@ fn job_report(
         error: error.map(|e| e.message),
         options: options.to_vec(),
         dirs,
-        sync: merged.sync_report(&[]),
+        // fio gives sync latencies percentiles along with clat.
+        sync: merged.sync_report(percentiles.clat),
         cpu: CpuReport {
             usr_ns: cpu.user_ns,
             sys_ns: cpu.system_ns,
@@ -117,6 +115,18 @@ fn job_report(
         depth: merged.depth.report(),
         lat_buckets: merged.lat_buckets(),
         runtime_ns,
+        significant_figures: job.measure.significant_figures,
+    }
+}
+
+/// The job's percentile list for each latency its `*_percentiles` options switch on.
+fn percentile_choice(job: &JobSpec) -> PercentileChoice<'_> {
+    let m = &job.measure;
+    let list = |on: bool| if on { &m.percentile_list[..] } else { &[][..] };
+    PercentileChoice {
+        slat: list(m.slat_percentiles),
+        clat: list(m.clat_percentiles),
+        lat: list(m.lat_percentiles),
     }
 }
 

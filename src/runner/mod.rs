@@ -3,7 +3,10 @@
 
 mod collect;
 pub mod control;
+pub mod logs;
 pub mod plan;
+pub mod process;
+pub mod status;
 mod watch;
 pub mod worker;
 
@@ -15,6 +18,7 @@ use crate::observe::live::{LiveBoard, LiveCounters};
 use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
+use status::StatusSlot;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -32,6 +36,8 @@ pub struct RunRequest<'a> {
     pub observe_interval: Duration,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
+    /// `--status-interval`: interim reports while running.
+    pub status: Option<status::StatusReports<'a>>,
 }
 
 /// A finished (or interrupted) run.
@@ -57,6 +63,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let mut cache_guards = Vec::new();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
+    let first_worker_numbers = first_worker_numbers(req.jobs);
     for group in plan::groups(req.jobs) {
         if control::stop_requested(req.stop) {
             break;
@@ -66,7 +73,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             warnings.extend(guards.warnings);
             cache_guards.extend(guards.records);
         }
-        let group_results = run_group(req, &files, &board, &group.jobs);
+        let group_results = run_group(req, &files, &board, &group.jobs, &results, started_unix_ms);
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
                 warnings.extend(
@@ -74,6 +81,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                         .iter()
                         .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
                 );
+            }
+            if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
+                warnings.push(format!(
+                    "job '{}': cannot write a log: {e}",
+                    req.jobs[j].name
+                ));
             }
             if results.len() <= j {
                 results.resize_with(j + 1, Vec::new);
@@ -93,35 +106,107 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     Ok(RunOutcome { report, warnings })
 }
 
+/// fio numbers workers 1, 2, … across the whole run, in job order; log file
+/// names carry that number.
+fn first_worker_numbers(jobs: &[JobSpec]) -> Vec<usize> {
+    jobs.iter()
+        .scan(1, |next, job| {
+            let first = *next;
+            *next += job.exec.numjobs as usize;
+            Some(first)
+        })
+        .collect()
+}
+
+/// Write the I/O logs of one finished job, if it asked for any.
+fn write_logs(
+    job: &JobSpec,
+    workers: &[WorkerResult],
+    first_worker_number: usize,
+) -> std::io::Result<()> {
+    let logs: Vec<&logs::IoLog> = workers.iter().filter_map(|w| w.logs.as_ref()).collect();
+    if logs.is_empty() {
+        return Ok(());
+    }
+    logs::write_job_logs(&job.logs, &logs, first_worker_number).map(drop)
+}
+
 /// Run the jobs of one group at once; returns each job's worker results.
+/// A job's workers are threads with `thread`, else processes, each with a
+/// proxy thread here; all of them start together at one barrier.
+/// `earlier` (by job index) holds the results of the groups before, for
+/// interim reports.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
     board: &LiveBoard,
     jobs: &[usize],
+    earlier: &[Vec<WorkerResult>],
+    started_unix_ms: u64,
 ) -> Vec<Vec<WorkerResult>> {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
         .sum();
     let barrier = Barrier::new(workers);
+    let slots: Vec<Vec<StatusSlot>> = jobs
+        .iter()
+        .map(|&j| {
+            (0..req.jobs[j].exec.numjobs)
+                .map(|_| StatusSlot::default())
+                .collect()
+        })
+        .collect();
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
-            .map(|&j| {
+            .zip(&slots)
+            .map(|(&j, job_slots)| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
+                        let job = &req.jobs[j];
                         let live = board.worker(j, w);
-                        let ctx = worker_ctx(req, files, j, w, &barrier, live);
-                        let kind = req.jobs[j].engine.kind;
-                        std::thread::Builder::new()
-                            .name(format!("{}.{w}", req.jobs[j].name))
-                            .spawn_scoped(scope, move || run_worker(kind, ctx))
-                            .expect("spawn worker thread")
+                        // Publishing twice per report keeps each copy at most half an interval old.
+                        let status = req
+                            .status
+                            .as_ref()
+                            .map(|s| (&job_slots[w as usize], s.interval / 2));
+                        let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
+                        let spawned = if job.exec.thread {
+                            let mut ctx = worker_ctx(req, files, j, w, &barrier, live);
+                            ctx.status = status;
+                            thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx))
+                        } else {
+                            let every = status.map(|(_, every)| every);
+                            let slot = status.map(|(slot, _)| slot);
+                            let task = process::WorkerTask::new(req.jobs, files, j, w, every);
+                            let (barrier, stop) = (&barrier, req.stop);
+                            thread.spawn_scoped(scope, move || {
+                                process::run_in_process(&task, barrier, stop, slot, live)
+                            })
+                        };
+                        spawned.expect("spawn worker thread")
                     })
                     .collect()
             })
             .collect();
+        if let Some(status) = &req.status {
+            let running = || handles.iter().flatten().any(|h| !h.is_finished());
+            while sleep_while(status.interval, running) {
+                let mut interim = earlier.to_vec();
+                for (&j, job_slots) in jobs.iter().zip(&slots) {
+                    if interim.len() <= j {
+                        interim.resize_with(j + 1, Vec::new);
+                    }
+                    interim[j] = job_slots
+                        .iter()
+                        .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
+                        .collect();
+                }
+                let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
+                (status.on_report)(&report);
+            }
+        }
         handles
             .into_iter()
             .map(|hs| {
@@ -131,6 +216,21 @@ fn run_group(
             })
             .collect()
     })
+}
+
+/// Sleep up to `duration` in short steps while `running` holds; true when the
+/// whole duration passed with it still holding.
+fn sleep_while(duration: Duration, running: impl Fn() -> bool) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    let deadline = Instant::now() + duration;
+    while running() {
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep(STEP.min(deadline - now));
+    }
+    false
 }
 
 fn worker_ctx<'s>(
@@ -149,26 +249,35 @@ fn worker_ctx<'s>(
         files: targets.iter().map(|t| t.file.clone()).collect(),
         file_sizes: targets.iter().map(|t| t.size).collect(),
         paths: targets.iter().map(|t| t.path.clone()).collect(),
-        regions: wf
-            .iter()
-            .enumerate()
-            .map(|(i, f)| FileRegion {
-                file: i as u32,
-                start: f.start,
-                len: f.len,
-            })
-            .collect(),
+        regions: file_regions(wf.iter().map(|f| (f.start, f.len))),
         buffer_align: files.buffer_align(job_index),
-        seed: worker_seed(
-            job.workload.randseed,
-            job.workload.randrepeat,
-            job_index as u32,
-            worker_index,
-        ),
+        seed: seed_of(job, job_index, worker_index),
         start: barrier,
         stop: req.stop,
         live,
+        status: None,
     }
+}
+
+/// A worker's regions from its files' (start, len), in file order.
+fn file_regions(ranges: impl Iterator<Item = (u64, u64)>) -> Vec<FileRegion> {
+    ranges
+        .enumerate()
+        .map(|(i, (start, len))| FileRegion {
+            file: i as u32,
+            start,
+            len,
+        })
+        .collect()
+}
+
+fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {
+    worker_seed(
+        job.workload.randseed,
+        job.workload.randrepeat,
+        job_index as u32,
+        worker_index,
+    )
 }
 
 /// Pick the monomorphised hot loop for the job's engine.

@@ -5,6 +5,8 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+use super::logs::{IoLog, IoLogger, LoggedIo};
+use super::status::StatusSlot;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
 use crate::observe::live::LiveCounters;
@@ -13,10 +15,12 @@ use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{FileRegion, IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 /// Everything one worker needs; built by the runner before the start barrier.
 pub struct WorkerCtx<'a> {
@@ -27,29 +31,48 @@ pub struct WorkerCtx<'a> {
     pub regions: Vec<FileRegion>,
     pub buffer_align: usize,
     pub seed: u64,
-    pub start: &'a Barrier,
+    pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.
     pub live: &'a LiveCounters,
+    /// `--status-interval`: where to publish interim results, and how often
+    /// (the runner asks more often than it reports).
+    pub status: Option<(&'a StatusSlot, Duration)>,
+}
+
+/// What a worker waits on, after its engine is set up, before its first I/O:
+/// the group's barrier for a thread, the parent's `go` for a worker process.
+pub trait StartSignal: Sync {
+    fn wait(&self);
+}
+
+impl StartSignal for Barrier {
+    fn wait(&self) {
+        Barrier::wait(self);
+    }
 }
 
 /// The first I/O error of a worker, with where it happened.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IoFailure {
     pub message: String,
     pub errno: i32,
 }
 
 /// What a worker measured.
+#[derive(Clone, Serialize, Deserialize)]
 pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write].
     pub rates: [RateSeries; 2],
+    #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns.
     pub runtime_ns: u64,
     pub error: Option<IoFailure>,
     pub notes: Vec<String>,
+    /// What the job's `write_*_log` options asked to record; None without logs.
+    pub logs: Option<IoLog>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -168,14 +191,23 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
 }
 
 impl WorkerResult {
-    fn failed(error: IoFailure) -> Self {
+    /// Nothing measured yet.
+    pub fn empty() -> Self {
         WorkerResult {
             stats: WorkerStats::default(),
             rates: Default::default(),
             cpu: Rusage::default(),
             runtime_ns: 0,
-            error: Some(error),
+            error: None,
             notes: Vec::new(),
+            logs: None,
+        }
+    }
+
+    pub(super) fn failed(error: IoFailure) -> Self {
+        WorkerResult {
+            error: Some(error),
+            ..Self::empty()
         }
     }
 }
@@ -212,6 +244,10 @@ struct Worker<'a, E: Engine> {
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
     used: [bool; 2],
+    /// I/O logs; None (and one branch per I/O) when the job writes none.
+    logs: Option<IoLogger>,
+    /// When the next interim result is due (`--status-interval`); never without one.
+    next_status_ns: u64,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -270,6 +306,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             error: None,
             used,
+            logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
+            next_status_ns: ctx
+                .status
+                .map_or(u64::MAX, |(_, every)| every.as_nanos() as u64),
             ctx,
         }
     }
@@ -342,6 +382,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.sampler.rates[0].iops.capacity(),
         );
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
+        if self.logs.is_some() {
+            self.logs = Some(IoLogger::new(&self.ctx.job.logs, self.used));
+        }
     }
 
     /// The next I/O within size, loop and count limits.
@@ -412,7 +455,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             len: io.len,
         };
         let start_ns = self.clock.now_ns();
-        match self.engine.queue(&req) {
+        let queued = self.engine.queue(&req);
+        let in_flight = InFlight {
+            start_ns,
+            submit_ns: start_ns,
+            ddir: io.ddir,
+            len: io.len,
+            file: io.file,
+            offset: io.offset,
+        };
+        match queued {
             Ok(Queued::Completed(result)) => {
                 let end_ns = self.clock.now_ns();
                 self.last_now_ns = end_ns;
@@ -420,27 +472,12 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.stats.depth.record_submit(1);
                 self.stats.depth.record_level(1);
                 self.stats.depth.record_complete(1);
-                let io = InFlight {
-                    start_ns,
-                    submit_ns: start_ns,
-                    ddir: io.ddir,
-                    len: io.len,
-                    file: io.file,
-                    offset: io.offset,
-                };
                 self.free_slots.push(slot);
-                self.complete(io, result, end_ns, false);
+                self.complete(in_flight, result, end_ns, false);
                 self.think();
             }
             Ok(Queued::Queued) => {
-                self.in_flight[slot as usize] = InFlight {
-                    start_ns,
-                    submit_ns: start_ns,
-                    ddir: io.ddir,
-                    len: io.len,
-                    file: io.file,
-                    offset: io.offset,
-                };
+                self.in_flight[slot as usize] = in_flight;
                 self.pending.push(slot);
             }
             Err(e) => self.engine_failed("queue", e),
@@ -533,9 +570,43 @@ impl<'a, E: Engine> Worker<'a, E> {
         if m.lat {
             d.lat.record(end_ns - io.start_ns);
         }
+        if let Some(logs) = &mut self.logs {
+            logs.record(&LoggedIo {
+                end_ns: end_ns - self.measure_start_ns,
+                ddir: io.ddir,
+                len: io.len,
+                offset: io.offset,
+                slat_ns: queued.then(|| io.submit_ns - io.start_ns),
+                clat_ns: end_ns - io.submit_ns,
+                lat_ns: end_ns - io.start_ns,
+            });
+        }
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }
+        if end_ns >= self.next_status_ns {
+            self.publish_status(end_ns);
+        }
+    }
+
+    /// Publish a copy of the results so far for an interim report.
+    #[cold]
+    fn publish_status(&mut self, now_ns: u64) {
+        let Some((slot, every)) = self.ctx.status else {
+            return;
+        };
+        let every = (every.as_nanos() as u64).max(1);
+        self.next_status_ns = (now_ns / every + 1) * every;
+        slot.publish(WorkerResult {
+            stats: self.stats.clone(),
+            rates: self.sampler.rates.clone(),
+            cpu: thread_rusage()
+                .unwrap_or_default()
+                .since(&self.cpu_at_measure_start),
+            runtime_ns: now_ns.saturating_sub(self.measure_start_ns),
+            error: self.error.clone(),
+            ..WorkerResult::empty()
+        });
     }
 
     fn think(&mut self) {
@@ -626,6 +697,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             runtime_ns: end - self.measure_start_ns,
             error: self.error,
             notes: self.engine.notes(),
+            logs: self
+                .logs
+                .map(|logs| logs.finish(end - self.measure_start_ns)),
         }
     }
 }

@@ -8,7 +8,10 @@
 //! larger values land in the last bucket, as in fio. A bucket is reported at
 //! its midpoint, which keeps the error of any reported value under 1/128.
 
+use std::collections::BTreeMap;
 use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
 
 use crate::report::model::{LatBuckets, LatSummary};
 
@@ -55,7 +58,8 @@ pub const fn bucket_value(index: usize) -> u64 {
 
 /// Latency distribution in nanoseconds, plus exact count, min, max, mean
 /// and sample standard deviation of the recorded values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "CompactHistogram", try_from = "CompactHistogram")]
 pub struct LatHistogram {
     buckets: Box<[u64; BUCKETS]>,
     count: u64,
@@ -188,21 +192,39 @@ impl LatHistogram {
             .collect()
     }
 
-    /// The model's summary. Pass an empty `percentiles` for slat; an empty
-    /// histogram also gets no percentiles (fio prints none then).
+    /// The model's summary. Pass an empty `percentiles` for none; an empty
+    /// histogram also gets no percentiles (fio prints none then). Bins come
+    /// with percentiles, as in fio's json+.
     pub fn summary(&self, percentiles: &[f64]) -> LatSummary {
+        let detailed = self.count > 0 && !percentiles.is_empty();
         LatSummary {
             min_ns: self.min(),
             max_ns: self.max(),
             mean_ns: self.mean(),
             stddev_ns: self.stddev(),
             samples: self.count,
-            percentiles: if self.count == 0 {
-                Vec::new()
-            } else {
+            percentiles: if detailed {
                 self.percentiles(percentiles)
+            } else {
+                Vec::new()
+            },
+            bins: if detailed {
+                self.bins()
+            } else {
+                BTreeMap::new()
             },
         }
+    }
+
+    /// Count of every non-empty bucket keyed by the bucket's reported value
+    /// (fio's json+ `bins`).
+    pub fn bins(&self) -> BTreeMap<u64, u64> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(index, &n)| (bucket_value(index), n))
+            .collect()
     }
 
     /// How many recorded values are below `ns`. Exact for `ns <= 128`;
@@ -252,6 +274,68 @@ impl LatHistogram {
         buckets.ms_pct[11] =
             (self.count - self.count_below(lower)) as f64 * 100.0 / self.count as f64;
         buckets
+    }
+}
+
+/// A histogram as it crosses a process boundary: most of the 1856 buckets
+/// are empty, so only the others travel, as (index, count) pairs.
+#[derive(Serialize, Deserialize)]
+struct CompactHistogram {
+    buckets: Vec<(u32, u64)>,
+    count: u64,
+    min: u64,
+    max: u64,
+    sum: u128,
+    sum_of_squares: u128,
+}
+
+impl From<LatHistogram> for CompactHistogram {
+    fn from(h: LatHistogram) -> Self {
+        let buckets = h
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(index, &n)| (index as u32, n))
+            .collect();
+        CompactHistogram {
+            buckets,
+            count: h.count,
+            min: h.min,
+            max: h.max,
+            sum: h.sum,
+            sum_of_squares: h.sum_of_squares,
+        }
+    }
+}
+
+impl TryFrom<CompactHistogram> for LatHistogram {
+    type Error = String;
+
+    /// Rejects what no `LatHistogram` could have produced, so a garbled
+    /// document fails here rather than as odd percentiles later.
+    fn try_from(c: CompactHistogram) -> Result<Self, String> {
+        let mut h = LatHistogram::new();
+        for (index, n) in c.buckets {
+            let slot = h
+                .buckets
+                .get_mut(index as usize)
+                .ok_or_else(|| format!("histogram bucket {index} is out of range"))?;
+            *slot += n;
+        }
+        let bucket_total: u64 = h.buckets.iter().sum();
+        if bucket_total != c.count {
+            return Err(format!(
+                "histogram buckets hold {bucket_total} values but its count is {}",
+                c.count
+            ));
+        }
+        h.count = c.count;
+        h.min = c.min;
+        h.max = c.max;
+        h.sum = c.sum;
+        h.sum_of_squares = c.sum_of_squares;
+        Ok(h)
     }
 }
 
@@ -317,6 +401,28 @@ mod tests {
         let threshold = pct / 100.0 * sorted.len() as f64;
         let k = (1..=sorted.len()).find(|&k| k as f64 >= threshold).unwrap();
         bucket_value(bucket_index(sorted[k - 1]))
+    }
+
+    #[test]
+    fn json_round_trip_keeps_everything_and_sends_only_used_buckets() {
+        let h = from_values(&[3, 3, 900, 1_000_000, 70_000_000_000]);
+        let json = serde_json::to_string(&h).unwrap();
+        assert_eq!(json.matches("],[").count() + 1, 4, "{json}");
+        let back: LatHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, h);
+        let empty: LatHistogram =
+            serde_json::from_str(&serde_json::to_string(&LatHistogram::new()).unwrap()).unwrap();
+        assert_eq!(empty, LatHistogram::new());
+    }
+
+    #[test]
+    fn garbled_json_is_rejected() {
+        let out_of_range =
+            r#"{"buckets":[[1856,1]],"count":1,"min":1,"max":1,"sum":1,"sum_of_squares":1}"#;
+        assert!(serde_json::from_str::<LatHistogram>(out_of_range).is_err());
+        let miscounted =
+            r#"{"buckets":[[5,1]],"count":2,"min":5,"max":5,"sum":10,"sum_of_squares":50}"#;
+        assert!(serde_json::from_str::<LatHistogram>(miscounted).is_err());
     }
 
     #[test]
@@ -418,8 +524,18 @@ mod tests {
         let summary = LatHistogram::new().summary(&[50.0]);
         assert!(summary.percentiles.is_empty());
         assert_eq!(summary.samples, 0);
+        assert!(summary.bins.is_empty());
         let summary = from_values(&[10, 20]).summary(&[50.0]);
         assert_eq!(summary.percentiles, vec![(50.0, 10)]);
+        assert!(from_values(&[10]).summary(&[]).bins.is_empty());
+    }
+
+    #[test]
+    fn bins_are_keyed_by_bucket_value_and_sum_to_the_count() {
+        let h = from_values(&[5, 5, 1130, 1131, 66_000]);
+        let bins = h.bins();
+        assert_eq!(bins, BTreeMap::from([(5, 2), (1128, 2), (66_048, 1)]));
+        assert_eq!(h.summary(&[50.0]).bins, bins);
     }
 
     #[test]

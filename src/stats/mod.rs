@@ -5,4 +5,4 @@ pub mod worker;
 
 pub use histogram::LatHistogram;
 pub use series::RateSeries;
-pub use worker::{DepthCounters, DirStats, WorkerStats};
+pub use worker::{DepthCounters, DirStats, PercentileChoice, WorkerStats};

@@ -1,9 +1,11 @@
 //! Per-interval rate samples (fio's `bw` and `iops` lines) and their summaries.
 
+use serde::{Deserialize, Serialize};
+
 use crate::report::model::SampleSummary;
 
 /// One direction's rates, one sample per sampling interval.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RateSeries {
     /// Bandwidth per interval, bytes/s.
     pub bw_bytes_per_sec: Vec<f64>,

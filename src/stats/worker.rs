@@ -2,12 +2,14 @@
 
 use std::ops::AddAssign;
 
+use serde::{Deserialize, Serialize};
+
 use crate::report::model::{DepthReport, DirReport, LatBuckets, SyncReport};
 use crate::stats::histogram::LatHistogram;
 use crate::stats::series::RateSeries;
 
 /// Latencies and totals of one direction.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirStats {
     /// Submission latency: start of submit until the engine accepted the I/O.
     pub slat: LatHistogram,
@@ -31,10 +33,15 @@ impl DirStats {
         self.short_ios += other.short_ios;
     }
 
-    /// The model's view of this direction over `runtime_ns`, with clat and
-    /// lat percentiles at `percentiles` and the rate samples of `rates`.
+    /// The model's view of this direction over `runtime_ns`, with the
+    /// percentiles `percentiles` asks for and the rate samples of `rates`.
     /// Latencies that were never measured (slat of a sync engine) are `None`.
-    pub fn report(&self, runtime_ns: u64, percentiles: &[f64], rates: &RateSeries) -> DirReport {
+    pub fn report(
+        &self,
+        runtime_ns: u64,
+        percentiles: PercentileChoice,
+        rates: &RateSeries,
+    ) -> DirReport {
         let per_second = |n: u64| {
             if runtime_ns == 0 {
                 0.0
@@ -50,17 +57,26 @@ impl DirStats {
             runtime_ns,
             bw_bytes_per_sec: per_second(self.bytes),
             iops: per_second(self.ios),
-            slat: measured(&self.slat, &[]),
-            clat: measured(&self.clat, percentiles),
-            lat: measured(&self.lat, &[]),
+            slat: measured(&self.slat, percentiles.slat),
+            clat: measured(&self.clat, percentiles.clat),
+            lat: measured(&self.lat, percentiles.lat),
             bw_samples: rates.bw_summary(),
             iops_samples: rates.iops_summary(),
         }
     }
 }
 
+/// The percentiles reported for each latency; an empty list reports none
+/// (fio's `slat_percentiles`, `clat_percentiles`, `lat_percentiles`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PercentileChoice<'a> {
+    pub slat: &'a [f64],
+    pub clat: &'a [f64],
+    pub lat: &'a [f64],
+}
+
 /// Everything one worker measures.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerStats {
     /// [read, write], indexed by `Ddir::index`.
     pub dirs: [DirStats; 2],
@@ -102,7 +118,7 @@ impl AddAssign<&WorkerStats> for WorkerStats {
 }
 
 /// Queue-depth counters behind fio's "IO depths", "submit" and "complete" lines.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DepthCounters {
     /// Buckets 1, 2, 4, 8, 16, 32, >=64: each covers depths up to the next.
     level: [u64; 7],
@@ -248,15 +264,28 @@ mod tests {
     #[test]
     fn dir_report_rates_and_optional_latencies() {
         let w = worker(&[1000, 3000], &[]);
-        let r = w.dirs[0].report(2_000_000_000, &[50.0], &RateSeries::default());
+        let clat_only = PercentileChoice {
+            clat: &[50.0],
+            ..Default::default()
+        };
+        let r = w.dirs[0].report(2_000_000_000, clat_only, &RateSeries::default());
         assert_eq!(
             (r.io_bytes, r.total_ios, r.bw_bytes_per_sec, r.iops),
             (8192, 2, 4096.0, 1.0)
         );
         assert!(r.slat.is_none());
         assert_eq!(r.clat.unwrap().percentiles, vec![(50.0, 1004)]);
+        assert!(r.lat.as_ref().unwrap().percentiles.is_empty());
         assert_eq!(r.lat.unwrap().mean_ns, 2100.0);
-        assert_eq!(w.dirs[1].report(0, &[], &RateSeries::default()).iops, 0.0);
+        let lat_only = PercentileChoice {
+            lat: &[50.0],
+            ..Default::default()
+        };
+        let r = w.dirs[0].report(2_000_000_000, lat_only, &RateSeries::default());
+        assert!(r.clat.unwrap().percentiles.is_empty());
+        assert_eq!(r.lat.unwrap().percentiles, vec![(50.0, 1096)]);
+        let none = PercentileChoice::default();
+        assert_eq!(w.dirs[1].report(0, none, &RateSeries::default()).iops, 0.0);
     }
 
     #[test]

@@ -3,6 +3,9 @@
 mod blockdev;
 mod cli;
 mod engines;
+mod jobfiles;
 mod observe;
+mod outputs;
 mod pacing;
+mod processes;
 mod support;

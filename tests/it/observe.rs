@@ -23,6 +23,7 @@ fn a_buffered_read_shows_the_file_entering_the_page_cache() {
         "--rw=read",
         "--bs=64k",
         "--rate=16m",
+        "--thread",
         "--observe-interval=50ms",
         "--output-format=iolens-json",
     ]);
@@ -87,4 +88,23 @@ fn the_normal_report_summarises_the_system_and_fio_json_stays_fio_shaped() {
     let fio = json(&iolens(&normal));
     assert!(fio.get("observations").is_none());
     assert!(fio.get("environment").is_none());
+}
+
+#[test]
+fn a_worker_process_is_watched_from_outside() {
+    let dir = scratch();
+    let f = dir.path().join("p");
+    let out = iolens(&[
+        "run",
+        "--name=p",
+        &format!("--filename={}", f.display()),
+        "--size=4m",
+        "--rw=read",
+        "--rate=16m",
+        "--output-format=iolens-json",
+    ]);
+    let report = json(&out);
+    let worker = &report["observations"]["workers"][0];
+    assert_ne!(worker["tid"], 0, "{worker}");
+    assert!(worker["cpu_ns"].as_u64().unwrap() > 0, "{worker}");
 }

@@ -1,0 +1,107 @@
+//! The fio drop-in: invoked as `fio` (through a symlink), iolens behaves as `iolens run` with
+//! fio's command line, so scripts that call fio run unchanged.
+
+use super::{run, EXIT_OK, EXIT_USAGE};
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// What `fio --version` prints: fio's `fio-MAJOR.MINOR` first (the fio release whose options
+/// and output we follow) so version parsers accept it, then iolens' own version.
+pub fn fio_version() -> String {
+    format!("fio-3.33-iolens-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// True when the program was started under the name `fio`.
+pub fn invoked_as_fio(argv0: &OsStr) -> bool {
+    Path::new(argv0).file_name() == Some(OsStr::new("fio"))
+}
+
+/// `fio ARGS…`: `--version` answers like fio; everything else is `iolens run ARGS…`.
+pub fn run_as_fio(args: &[String]) -> i32 {
+    if args.iter().any(|a| a == "--version") {
+        println!("{}", fio_version());
+        return EXIT_OK;
+    }
+    run::run_command(args)
+}
+
+/// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable.
+pub fn install(dir: &Path, force: bool) -> i32 {
+    match try_install(dir, force) {
+        Ok(link) => {
+            println!(
+                "{} -> iolens (put {} first in PATH to use it)",
+                link.display(),
+                dir.display()
+            );
+            EXIT_OK
+        }
+        Err(message) => {
+            eprintln!("iolens: install-fio-shim: {message}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn try_install(dir: &Path, force: bool) -> Result<std::path::PathBuf, String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} is not a directory (create it first)",
+            dir.display()
+        ));
+    }
+    let executable =
+        std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let link = dir.join("fio");
+    if link.symlink_metadata().is_ok() {
+        if !force {
+            return Err(format!(
+                "{} already exists (remove it or pass --force to replace it)",
+                link.display()
+            ));
+        }
+        std::fs::remove_file(&link)
+            .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
+    }
+    std::os::unix::fs::symlink(&executable, &link)
+        .map_err(|e| format!("cannot create {}: {e}", link.display()))?;
+    Ok(link)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_keeps_fios_prefix() {
+        let version = fio_version();
+        let rest = version.strip_prefix("fio-3.33-iolens-").unwrap();
+        assert_eq!(rest, env!("CARGO_PKG_VERSION"));
+    }
+
+    #[test]
+    fn only_the_file_name_fio_counts() {
+        assert!(invoked_as_fio(OsStr::new("/usr/local/bin/fio")));
+        assert!(invoked_as_fio(OsStr::new("fio")));
+        assert!(!invoked_as_fio(OsStr::new("/usr/bin/iolens")));
+        assert!(!invoked_as_fio(OsStr::new("fio2")));
+    }
+
+    #[test]
+    fn install_refuses_to_overwrite_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = try_install(dir.path(), false).unwrap();
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            std::env::current_exe().unwrap()
+        );
+        let error = try_install(dir.path(), false).unwrap_err();
+        assert!(
+            error.contains("already exists") && error.contains("--force"),
+            "{error}"
+        );
+        assert!(try_install(dir.path(), true).is_ok());
+        let missing = try_install(&dir.path().join("nope"), false).unwrap_err();
+        assert!(missing.contains("not a directory"), "{missing}");
+    }
+}

@@ -1,0 +1,180 @@
+//! `iolens show-jobs`, `--parse-only` and `--cmdhelp`: the resolved jobs, option by option
+//! with where each value came from, and the option table itself.
+
+use super::output;
+use super::run::{load_jobs, split_tool_flags, usage_error};
+use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use crate::job::options::{self, Kind, OptionDef, OPTIONS};
+use crate::job::{LayeredJob, RawJob, Source};
+use std::fmt::Write;
+
+/// `iolens show-jobs FILE… [--key=value…]`: every option of every job.
+pub fn show_jobs_command(args: &[String]) -> i32 {
+    let (flags, job_args) = match split_tool_flags(args) {
+        Ok(v) => v,
+        Err(e) => return usage_error(&e),
+    };
+    match load_jobs(&flags, &job_args) {
+        Ok(loaded) => print(&render(&loaded.layered, true)),
+        Err(e) => usage_error(&e),
+    }
+}
+
+/// Writes to stdout; exit code for the command.
+pub(super) fn print(text: &str) -> i32 {
+    match output::write_stdout(text) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("iolens: stdout: {e}");
+            EXIT_RUN_FAILED
+        }
+    }
+}
+
+/// One block per job: a header with where the job starts, then `option value origin` lines;
+/// with `every_option` also the options left at their defaults (or unset), in table order.
+pub fn render(jobs: &[LayeredJob], every_option: bool) -> String {
+    let mut out = String::new();
+    for (index, layered) in jobs.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let job = &layered.job;
+        let _ = writeln!(out, "job {} '{}' ({})", index + 1, job.name, job.origin);
+        for def in OPTIONS.iter().filter(|def| def.name != "name") {
+            let (value, origin) = match (job.get(def.name), layered.global.get(def.name)) {
+                (Some(own), _) => (own.value.as_str(), origin(job, &own.source)),
+                (None, Some(global)) => (
+                    global.value.as_str(),
+                    origin(&layered.global, &global.source),
+                ),
+                (None, None) if !every_option => continue,
+                (None, None) => match def.default {
+                    Some(default) => (default, "default".to_string()),
+                    None => ("-", "not set".to_string()),
+                },
+            };
+            let _ = writeln!(out, "  {:<28} {:<16} {origin}", def.name, value);
+        }
+    }
+    out
+}
+
+/// Where a value was given, naming the section it belongs to.
+fn origin(layer: &RawJob, source: &Source) -> String {
+    match source {
+        Source::Argument(_) => "command line".to_string(),
+        Source::File { .. } => format!("[{}] {source}", layer.name),
+        Source::FileStart { .. } | Source::Default => source.to_string(),
+    }
+}
+
+/// `--cmdhelp` lists every option; `--cmdhelp=NAME` shows one (`all` also lists them).
+pub(super) fn cmdhelp(option: &str) -> i32 {
+    if option.is_empty() || option == "all" {
+        let mut out = String::new();
+        for def in OPTIONS {
+            let _ = writeln!(out, "{:<28} {}", def.name, def.help);
+        }
+        return print(&out);
+    }
+    match options::find(option) {
+        Some(def) => print(&describe(def)),
+        None => {
+            let suggestion = options::suggest(option)
+                .map(|name| format!(" (did you mean '{name}'?)"))
+                .unwrap_or_default();
+            eprintln!(
+                "iolens: --cmdhelp={option}: no such option{suggestion}; --cmdhelp lists them all"
+            );
+            EXIT_USAGE
+        }
+    }
+}
+
+fn describe(def: &OptionDef) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{:>12}: {}", def.name, def.help);
+    if !def.aliases.is_empty() {
+        let _ = writeln!(out, "{:>12}: {}", "alias", def.aliases.join(", "));
+    }
+    let _ = writeln!(out, "{:>12}: {}", "type", kind_name(def.kind));
+    let _ = writeln!(out, "{:>12}: {}", "default", def.default.unwrap_or("none"));
+    let _ = writeln!(out, "{:>12}: {}={}", "example", def.name, def.example);
+    out
+}
+
+fn kind_name(kind: Kind) -> String {
+    match kind {
+        Kind::Text => "text".into(),
+        Kind::Bool => "boolean (1/0; a bare flag means 1)".into(),
+        Kind::Count => "whole number".into(),
+        Kind::Percent => "percentage (0-100)".into(),
+        Kind::Size => "size (k, m, g suffixes)".into(),
+        Kind::SizeOrPercent => "size or percentage of the target".into(),
+        Kind::Time(unit) => format!("time (bare numbers in {})", unit.suffix()),
+        Kind::SizePerDirection => "size, read,write".into(),
+        Kind::CountPerDirection => "whole number, read,write".into(),
+        Kind::RangePerDirection => "size range, read,write (1k-4k)".into(),
+        Kind::SplitPerDirection => "block size split, read,write (4k/50:64k/50)".into(),
+        Kind::FloatList => "numbers separated by ':'".into(),
+        Kind::Choice(words) => format!("one of {}", words.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::parse_fio_args;
+
+    fn layered(args: &[&str]) -> Vec<LayeredJob> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (global, jobs) = parse_fio_args(&args).unwrap();
+        jobs.into_iter()
+            .map(|job| LayeredJob {
+                global: global.clone(),
+                job,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_option_shows_value_and_origin() {
+        let text = render(&layered(&["--bs=8k", "--name=a", "--size=1m"]), true);
+        assert!(
+            text.starts_with("job 1 'a' (command line argument 2)\n"),
+            "{text}"
+        );
+        let line = |name: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("{name} missing:\n{text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(line("bs"), "bs 8k command line");
+        assert_eq!(line("size"), "size 1m command line");
+        assert_eq!(line("rw"), "rw read default");
+        assert_eq!(line("runtime"), "runtime - not set");
+        assert_eq!(text.lines().count(), OPTIONS.len());
+    }
+
+    #[test]
+    fn parse_only_shows_given_options_only() {
+        let text = render(
+            &layered(&["--name=a", "--size=1m", "--name=b", "--size=2m"]),
+            false,
+        );
+        assert_eq!(text.lines().filter(|l| l.contains("size")).count(), 2);
+        assert_eq!(text.lines().count(), 5, "{text}");
+    }
+
+    #[test]
+    fn one_option_help_names_aliases_type_and_default() {
+        let text = describe(options::find("bs").unwrap());
+        assert!(text.contains("alias: blocksize"), "{text}");
+        assert!(text.contains("type: size, read,write"), "{text}");
+        assert!(text.contains("default: 4k"), "{text}");
+    }
+}

@@ -1,0 +1,625 @@
+//! Worker processes: fio runs each worker as a process unless `thread` is set.
+//!
+//! The parent keeps one proxy thread per worker process, so a process worker
+//! takes part in its group exactly like a thread worker: it passes the group's
+//! start barrier and returns a `WorkerResult`. Parent and child talk in lines
+//! over the child's stdin and stdout:
+//!
+//! ```text
+//! parent → child   {WorkerTask as JSON}
+//! child  → parent  ready                  targets opened, engine set up
+//! parent → child   go                     every worker of the group is ready
+//! parent → child   stop                   (only if the run is stopped early)
+//! child  → parent  status {WorkerResult}  (with --status-interval: a snapshot, repeated)
+//! child  → parent  {WorkerResult as JSON}
+//! ```
+//!
+//! The child opens its own descriptors, with the flags the parent used, and
+//! keeps them until it exits. An I/O error travels inside the result; a
+//! child that dies or answers nonsense becomes a failed result naming its
+//! exit status and last line of stderr.
+
+use super::control;
+use super::status::StatusSlot;
+use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
+use crate::fileset::{self, FileSet, OpenMode};
+use crate::job::spec::JobSpec;
+use crate::observe::live::LiveCounters;
+use iolens_sys::os::Rusage;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The hidden subcommand a worker process runs.
+pub const WORKER_SUBCOMMAND: &str = "__worker";
+
+const READY: &str = "ready";
+const GO: &str = "go";
+const STOP: &str = "stop";
+/// Prefix of an interim snapshot line (`--status-interval`).
+const STATUS: &str = "status ";
+
+/// How often a proxy looks at the run's stop flag to pass it on.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+/// `Rusage` lives in the sys crate, which has no serde; this mirrors it field
+/// for field (serde's remote derive checks that at compile time).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Rusage")]
+pub(super) struct RusageDef {
+    user_ns: u64,
+    system_ns: u64,
+    voluntary_ctxsw: u64,
+    involuntary_ctxsw: u64,
+    minor_faults: u64,
+    major_faults: u64,
+}
+
+/// Everything a worker process needs to run one worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WorkerTask {
+    pub job: JobSpec,
+    pub job_index: usize,
+    pub worker_index: u32,
+    pub files: Vec<TaskFile>,
+    pub buffer_align: usize,
+    pub seed: u64,
+    /// With `--status-interval`: how often the worker publishes a snapshot.
+    pub status_every: Option<Duration>,
+}
+
+/// One file of a worker: where it is, how to open it, and the worker's region of it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TaskFile {
+    pub path: PathBuf,
+    pub open_mode: OpenMode,
+    /// Size of the whole target.
+    pub size: u64,
+    pub region_start: u64,
+    pub region_len: u64,
+}
+
+impl WorkerTask {
+    pub(super) fn new(
+        jobs: &[JobSpec],
+        files: &FileSet,
+        job_index: usize,
+        worker_index: u32,
+        status_every: Option<Duration>,
+    ) -> Self {
+        let job = &jobs[job_index];
+        let worker_files = &files.workers[job_index][worker_index as usize].files;
+        WorkerTask {
+            job: job.clone(),
+            job_index,
+            worker_index,
+            files: worker_files
+                .iter()
+                .map(|wf| {
+                    let target = &files.targets[wf.target];
+                    TaskFile {
+                        path: target.path.clone(),
+                        open_mode: target.open_mode,
+                        size: target.size,
+                        region_start: wf.start,
+                        region_len: wf.len,
+                    }
+                })
+                .collect(),
+            buffer_align: files.buffer_align(job_index),
+            seed: super::seed_of(job, job_index, worker_index),
+            status_every,
+        }
+    }
+
+    /// "job 'name' worker N", for messages.
+    fn who(&self) -> String {
+        format!("job '{}' worker {}", self.job.name, self.worker_index)
+    }
+}
+
+// ---------------------------------------------------------------- parent side
+
+/// Run `task` in a child process of this executable, on the calling (proxy) thread.
+pub(super) fn run_in_process(
+    task: &WorkerTask,
+    start: &dyn StartSignal,
+    stop: &AtomicBool,
+    status: Option<&StatusSlot>,
+    live: &LiveCounters,
+) -> WorkerResult {
+    run_in_program(std::env::current_exe(), task, start, stop, status, live)
+}
+
+/// Run `task` as `program __worker`. Always passes `start` exactly once,
+/// whatever happens to the child, so the rest of the group never waits for
+/// a worker that is not coming.
+fn run_in_program(
+    program: std::io::Result<PathBuf>,
+    task: &WorkerTask,
+    start: &dyn StartSignal,
+    stop: &AtomicBool,
+    status: Option<&StatusSlot>,
+    live: &LiveCounters,
+) -> WorkerResult {
+    let spawned = program.and_then(|program| WorkerProcess::spawn(&program, task));
+    let (mut child, stdin) = match spawned {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            start.wait();
+            return WorkerResult::failed(IoFailure {
+                message: format!("{}: cannot start a worker process: {e}", task.who()),
+                errno: e.raw_os_error().unwrap_or(0),
+            });
+        }
+    };
+    let ready = child.wait_ready();
+    start.wait();
+    if let Err(what) = ready {
+        return child.fail(task, &what);
+    }
+    let finished = AtomicBool::new(false);
+    // The sampler can watch the child's CPU and wait channel, not its I/O counters
+    // (they live in the child's memory).
+    live.worker_process_started(child.child.id());
+    let outcome = std::thread::scope(|scope| {
+        scope.spawn(|| forward_stop(stdin, stop, &finished));
+        let outcome = child.read_result(status);
+        finished.store(true, Ordering::Relaxed);
+        outcome
+    });
+    live.worker_finished();
+    match outcome {
+        Ok(result) => child.reap(task, result),
+        Err(what) => child.fail(task, &what),
+    }
+}
+
+/// Send `go`, then `stop` if the run is stopped before the child is done.
+/// Returning drops `stdin`, which the child also takes as a stop.
+fn forward_stop(mut stdin: ChildStdin, stop: &AtomicBool, finished: &AtomicBool) {
+    if writeln!(stdin, "{GO}").is_err() {
+        // The child is gone; reading its result will say why.
+        return;
+    }
+    while !finished.load(Ordering::Relaxed) {
+        if control::stop_requested(stop) {
+            // Ignoring a failed write is fine: a child that cannot hear has stopped already.
+            let _ = writeln!(stdin, "{STOP}");
+            return;
+        }
+        std::thread::sleep(STOP_POLL);
+    }
+}
+
+/// A running worker process and what it says.
+struct WorkerProcess {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    /// The child's stderr goes to an unnamed file, not a pipe: a chatty child
+    /// can then never block on a full pipe the parent does not read yet.
+    stderr: File,
+}
+
+impl WorkerProcess {
+    /// Start `program __worker` and send it `task`; also returns the pipe to its stdin.
+    fn spawn(program: &Path, task: &WorkerTask) -> std::io::Result<(Self, ChildStdin)> {
+        let stderr = tempfile::tempfile()?;
+        let mut child = Command::new(program)
+            .arg(WORKER_SUBCOMMAND)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr.try_clone()?)
+            .spawn()?;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = serde_json::to_string(task).map_err(std::io::Error::other)?;
+        line.push('\n');
+        // A child that died at once shows up in wait_ready, with its stderr.
+        let _ = stdin.write_all(line.as_bytes());
+        let process = WorkerProcess {
+            child,
+            stdout: BufReader::new(stdout),
+            stderr,
+        };
+        Ok((process, stdin))
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let line = self.read_line()?;
+        if line == READY {
+            Ok(())
+        } else {
+            Err(format!("it said {line:?} instead of {READY:?}"))
+        }
+    }
+
+    /// Read the final result, passing interim snapshots on to `status` on the way.
+    fn read_result(&mut self, status: Option<&StatusSlot>) -> Result<WorkerResult, String> {
+        loop {
+            let line = self.read_line()?;
+            let Some(snapshot) = line.strip_prefix(STATUS) else {
+                return serde_json::from_str(&line)
+                    .map_err(|e| format!("its result is not valid: {e}"));
+            };
+            let snapshot = serde_json::from_str(snapshot)
+                .map_err(|e| format!("its status snapshot is not valid: {e}"))?;
+            if let Some(slot) = status {
+                slot.publish(snapshot);
+            }
+        }
+    }
+
+    fn read_line(&mut self) -> Result<String, String> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) => Err("it exited without answering".to_string()),
+            Ok(_) => Ok(line.trim_end().to_string()),
+            Err(e) => Err(format!("reading from it failed: {e}")),
+        }
+    }
+
+    /// The child answered: wait for it to exit and hand back its result.
+    fn reap(mut self, task: &WorkerTask, result: WorkerResult) -> WorkerResult {
+        match self.child.wait() {
+            Ok(status) if status.success() => result,
+            Ok(status) => self.failure(task, &format!("it {status} after answering")),
+            Err(e) => self.failure(task, &format!("waiting for it failed: {e}")),
+        }
+    }
+
+    /// The child misbehaved: make sure it is gone and say what happened.
+    fn fail(mut self, task: &WorkerTask, what: &str) -> WorkerResult {
+        // kill fails only when the child has exited already, which is what we want.
+        let _ = self.child.kill();
+        let status = match self.child.wait() {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("its exit status is unknown ({e})"),
+        };
+        self.failure(task, &format!("{what}; {status}"))
+    }
+
+    fn failure(&mut self, task: &WorkerTask, what: &str) -> WorkerResult {
+        let message = match self.last_stderr_line() {
+            Some(line) => format!(
+                "{}: worker process failed: {what}; its last message: {line}",
+                task.who()
+            ),
+            None => format!("{}: worker process failed: {what}", task.who()),
+        };
+        WorkerResult::failed(IoFailure { message, errno: 0 })
+    }
+
+    fn last_stderr_line(&mut self) -> Option<String> {
+        self.stderr.rewind().ok()?;
+        let mut bytes = Vec::new();
+        self.stderr.read_to_end(&mut bytes).ok()?;
+        // Lossy is enough: the line is only shown to the user.
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().to_string())
+    }
+}
+
+// ----------------------------------------------------------------- child side
+
+/// Why a worker process could not run its task at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    #[error("cannot read the task: {0}")]
+    Task(String),
+    #[error("{who}: {path}: open: {source}")]
+    Open {
+        who: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot install the stop handler: {0}")]
+    StopHandler(std::io::Error),
+    #[error("cannot talk to the parent: {0}")]
+    Pipe(#[from] std::io::Error),
+}
+
+/// Child side of `--status-interval`: send the worker's latest snapshot to
+/// the parent every `every` until the worker is done.
+fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(every);
+        let Some(snapshot) = slot.latest() else {
+            continue;
+        };
+        let Ok(json) = serde_json::to_string(&snapshot) else {
+            continue;
+        };
+        // stdout is locked per line, so snapshots never interleave with the final result.
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{STATUS}{json}")
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The body of `iolens __worker`: read a task from stdin, open its targets,
+/// say `ready`, wait for `go`, run, and write the result to stdout.
+pub fn serve_worker() -> Result<(), ChildError> {
+    // First, so that a SIGINT to the whole process group stops this worker gracefully too.
+    let stop = control::install_stop_handler().map_err(ChildError::StopHandler)?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let task: WorkerTask =
+        serde_json::from_str(&line).map_err(|e| ChildError::Task(e.to_string()))?;
+    let files = task
+        .files
+        .iter()
+        .map(|f| {
+            fileset::open_file(&f.path, f.open_mode)
+                .map(Arc::new)
+                .map_err(|source| ChildError::Open {
+                    who: task.who(),
+                    path: f.path.clone(),
+                    source,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    iolens_sys::clock::calibrate();
+    let start = ParentGo { stop: stop.clone() };
+    let slot = StatusSlot::default();
+    // Nobody samples these in a child; the parent watches the process from outside.
+    let live = LiveCounters::default();
+    let mut ctx = WorkerCtx {
+        job: &task.job,
+        files,
+        file_sizes: task.files.iter().map(|f| f.size).collect(),
+        paths: task.files.iter().map(|f| f.path.clone()).collect(),
+        regions: super::file_regions(task.files.iter().map(|f| (f.region_start, f.region_len))),
+        buffer_align: task.buffer_align,
+        seed: task.seed,
+        start: &start,
+        stop: &stop,
+        live: &live,
+        status: None,
+    };
+    let done = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        if let Some(every) = task.status_every {
+            ctx.status = Some((&slot, every));
+            let (slot, done) = (&slot, &done);
+            scope.spawn(move || relay_status(slot, every, done));
+        }
+        let result = super::run_worker(task.job.engine.kind, ctx);
+        done.store(true, Ordering::Relaxed);
+        result
+    });
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &result).map_err(std::io::Error::other)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The child's start signal: tell the parent `ready`, wait for its `go`.
+struct ParentGo {
+    stop: Arc<AtomicBool>,
+}
+
+impl StartSignal for ParentGo {
+    fn wait(&self) {
+        let mut out = std::io::stdout().lock();
+        let told = writeln!(out, "{READY}").and_then(|()| out.flush());
+        drop(out);
+        let mut line = String::new();
+        let heard = told.and_then(|()| std::io::stdin().lock().read_line(&mut line));
+        if !matches!(heard, Ok(n) if n > 0 && line.trim_end() == GO) {
+            // The parent is gone or confused: run nothing and report that.
+            self.stop.store(true, Ordering::Relaxed);
+            return;
+        }
+        let stop = self.stop.clone();
+        std::thread::spawn(move || watch_for_stop(&stop));
+    }
+}
+
+/// Stop on the parent's `stop`, or when its end of stdin closes (it died).
+fn watch_for_stop(stop: &AtomicBool) {
+    for line in std::io::stdin().lock().lines() {
+        match line {
+            Ok(l) if l.trim_end() == STOP => break,
+            Ok(_) => continue,
+            Err(_) => break,
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::spec::SyncMode;
+    use crate::job::{parse_fio_args, resolve};
+    use crate::stats::{RateSeries, WorkerStats};
+    use std::sync::atomic::AtomicU32;
+
+    /// A task for job `t` on /tmp/f with `options` added.
+    fn task(options: &[&str]) -> WorkerTask {
+        let args: Vec<String> = ["--name=t", "--filename=/tmp/f"]
+            .iter()
+            .chain(options)
+            .map(|s| s.to_string())
+            .collect();
+        let (global, jobs) = parse_fio_args(&args).unwrap();
+        let job = resolve(&global, &jobs).unwrap().jobs.remove(0);
+        WorkerTask {
+            job,
+            job_index: 0,
+            worker_index: 2,
+            files: vec![TaskFile {
+                path: PathBuf::from("/tmp/f"),
+                open_mode: OpenMode {
+                    write: true,
+                    direct: true,
+                    sync: SyncMode::Dsync,
+                },
+                size: 1 << 30,
+                region_start: 4096,
+                region_len: 1 << 20,
+            }],
+            buffer_align: 4096,
+            seed: 42,
+            status_every: Some(Duration::from_millis(250)),
+        }
+    }
+
+    /// Counts how often a worker passed its start signal.
+    #[derive(Default)]
+    struct StartCount(AtomicU32);
+
+    impl StartSignal for StartCount {
+        fn wait(&self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn run_program(program: std::io::Result<PathBuf>) -> (WorkerResult, u32) {
+        let start = StartCount::default();
+        let live = LiveCounters::default();
+        let result = run_in_program(
+            program,
+            &task(&[]),
+            &start,
+            &AtomicBool::new(false),
+            None,
+            &live,
+        );
+        (result, start.0.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn worker_result_survives_json_with_identical_percentiles() {
+        let mut stats = WorkerStats::default();
+        for ns in (1..5000u64).map(|i| i * i * 37 % 9_000_000 + 80) {
+            stats.dirs[0].clat.record(ns);
+            stats.dirs[0].lat.record(ns + 500);
+            stats.dirs[0].ios += 1;
+            stats.dirs[0].bytes += 4096;
+        }
+        stats.dirs[1].slat.record(1234);
+        stats.sync_lat.record(2_000_000);
+        stats.sync_ios = 1;
+        stats.depth.record_level(3);
+        stats.depth.record_submit(8);
+        let mut rates = RateSeries::default();
+        rates.push_interval(1 << 20, 256, 500_000_000);
+        let result = WorkerResult {
+            stats,
+            rates: [rates, RateSeries::default()],
+            cpu: Rusage {
+                user_ns: 10,
+                system_ns: 20,
+                voluntary_ctxsw: 3,
+                involuntary_ctxsw: 4,
+                minor_faults: 5,
+                major_faults: 6,
+            },
+            runtime_ns: 500_000_000,
+            error: Some(IoFailure {
+                message: "read f at offset 0: EIO".to_string(),
+                errno: 5,
+            }),
+            notes: vec!["a note".to_string()],
+            logs: None,
+        };
+
+        let json = serde_json::to_string(&result).unwrap();
+        assert!(!json.contains('\n'), "the protocol is line based");
+        let back: WorkerResult = serde_json::from_str(&json).unwrap();
+
+        assert_eq!(back.stats, result.stats);
+        let pcts = [1.0, 50.0, 99.0, 99.99];
+        assert_eq!(
+            back.stats.dirs[0].clat.percentiles(&pcts),
+            result.stats.dirs[0].clat.percentiles(&pcts)
+        );
+        assert_eq!(back.rates, result.rates);
+        assert_eq!(back.cpu, result.cpu);
+        assert_eq!(back.runtime_ns, result.runtime_ns);
+        assert_eq!(
+            back.error.map(|e| (e.message, e.errno)),
+            Some(("read f at offset 0: EIO".to_string(), 5))
+        );
+        assert_eq!(back.notes, result.notes);
+    }
+
+    #[test]
+    fn task_survives_json() {
+        let sent = task(&[
+            "--rw=randrw",
+            "--bssplit=4k/50:64k/50",
+            "--random_distribution=zipf:1.2",
+            "--runtime=3",
+            "--rate=1m,2m",
+        ]);
+        let back: WorkerTask =
+            serde_json::from_str(&serde_json::to_string(&sent).unwrap()).unwrap();
+        assert_eq!(back.job, sent.job);
+        assert_eq!(back.files[0].open_mode, sent.files[0].open_mode);
+        assert_eq!(
+            (
+                back.files[0].region_start,
+                back.files[0].region_len,
+                back.seed
+            ),
+            (4096, 1 << 20, 42)
+        );
+    }
+
+    #[test]
+    fn a_child_that_dies_reports_its_exit_status_and_last_message() {
+        // `sh __worker` fails: there is no script of that name.
+        let (result, starts) = run_program(Ok(PathBuf::from("sh")));
+        let message = result.error.unwrap().message;
+        assert!(message.starts_with("job 't' worker 2: worker process failed: it exited without answering; exit status: "), "{message}");
+        assert!(
+            message.contains("its last message: ") && message.contains("__worker"),
+            "{message}"
+        );
+        assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn a_child_that_prints_garbage_is_a_failed_worker() {
+        let (result, starts) = run_program(Ok(PathBuf::from("echo")));
+        let message = result.error.unwrap().message;
+        assert!(
+            message.contains(r#"it said "__worker" instead of "ready""#),
+            "{message}"
+        );
+        assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn a_child_that_cannot_start_still_passes_the_start_signal() {
+        let (result, starts) = run_program(Ok(PathBuf::from("/nonexistent/iolens")));
+        let error = result.error.unwrap();
+        assert!(
+            error.message.contains("cannot start a worker process"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.errno, libc::ENOENT);
+        assert_eq!(starts, 1);
+        let (result, starts) = run_program(Err(std::io::Error::other("no executable")));
+        assert!(result.error.unwrap().message.contains("no executable"));
+        assert_eq!(starts, 1);
+    }
+}

@@ -1,0 +1,85 @@
+//! Workers as processes (fio's default without --thread): their reports add
+//! up, merge with group_reporting, mix with thread workers in one group, and
+//! carry their I/O errors back to the parent.
+
+use crate::support::{iolens, json, scratch, stderr};
+use serde_json::Value;
+use std::path::Path;
+
+const SIZE: u64 = 1 << 20;
+
+/// Read `SIZE` bytes of one file per worker, with `jobs` options (each job starts at `--name=`).
+fn read_run(dir: &Path, jobs: &[&str]) -> std::process::Output {
+    let file = format!("--filename={}", dir.join("target").display());
+    let size = format!("--size={SIZE}");
+    let mut args = vec![
+        "run",
+        "--output-format=json",
+        &file,
+        &size,
+        "--rw=read",
+        "--bs=4k",
+    ];
+    args.extend_from_slice(jobs);
+    iolens(&args)
+}
+
+fn io_bytes(job: &Value) -> u64 {
+    job["read"]["io_bytes"].as_u64().unwrap()
+}
+
+#[test]
+fn each_worker_process_reports_its_own_job() {
+    let dir = scratch();
+    let report = json(&read_run(dir.path(), &["--name=p", "--numjobs=3"]));
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 3, "{report}");
+    for job in jobs {
+        assert_eq!(io_bytes(job), SIZE, "{job}");
+        assert_eq!(job["error"], 0);
+    }
+    assert_eq!(jobs.iter().map(io_bytes).sum::<u64>(), 3 * SIZE);
+}
+
+#[test]
+fn group_reporting_merges_worker_processes() {
+    let dir = scratch();
+    let report = json(&read_run(
+        dir.path(),
+        &["--name=p", "--numjobs=3", "--group_reporting"],
+    ));
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{report}");
+    assert_eq!(io_bytes(&jobs[0]), 3 * SIZE);
+    assert_eq!(jobs[0]["read"]["total_ios"], 3 * SIZE / 4096);
+}
+
+#[test]
+fn thread_and_process_workers_share_a_group() {
+    let dir = scratch();
+    let report = json(&read_run(dir.path(), &["--name=t", "--thread", "--name=p"]));
+    let jobs = report["jobs"].as_array().unwrap();
+    let names: Vec<_> = jobs
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["t", "p"]);
+    for job in jobs {
+        assert_eq!(io_bytes(job), SIZE, "{job}");
+        assert_eq!(job["groupid"], jobs[0]["groupid"]);
+    }
+}
+
+#[test]
+fn an_io_error_in_a_worker_process_fails_the_run() {
+    let dir = scratch();
+    // Polled completions (hipri) need O_DIRECT: buffered reads fail in the worker.
+    let out = read_run(dir.path(), &["--name=h", "--ioengine=io_uring", "--hipri"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = stderr(&out);
+    assert!(message.contains("job 'h'"), "{message}");
+    // The worker process itself ran fine: the error came back inside its result.
+    assert!(!message.contains("worker process failed"), "{message}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(report["jobs"][0]["error"], 0, "{report}");
+}
