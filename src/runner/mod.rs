@@ -100,7 +100,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     warnings.dedup();
     let disks = disks.finish(wall.elapsed());
     let mut report = collect::report(req, &results, disks, started_unix_ms);
-    report.observations = watch::stop_sampler(sampler, &mut warnings);
+    report.observations = watch::stop_sampler(sampler, req, &mut warnings);
     report.observations.cache_guards = cache_guards;
     report.environment = environment;
     Ok(RunOutcome { report, warnings })

@@ -62,9 +62,10 @@ pub(super) fn start_sampler(
 
 pub(super) fn stop_sampler(
     sampler: Result<Sampler, String>,
+    req: &RunRequest,
     warnings: &mut Vec<String>,
 ) -> Observations {
-    match sampler {
+    let mut observations = match sampler {
         Ok(s) => s.stop(),
         Err(e) => {
             warnings.push(e.clone());
@@ -73,7 +74,18 @@ pub(super) fn stop_sampler(
                 ..Default::default()
             }
         }
+    };
+    for job in req
+        .jobs
+        .iter()
+        .filter(|j| !j.exec.thread && !fileset::is_diskless(j))
+    {
+        observations.notes.push(format!(
+            "job '{}' runs its workers as processes: their CPU and wait channels are watched, their per-interval I/O is not (use --thread for that)",
+            job.name
+        ));
     }
+    observations
 }
 
 pub(super) struct JobGuards {
