@@ -31,7 +31,8 @@ pub enum Command {
     /// --allow-device-write (write to a block device that holds a filesystem or partition table),
     /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
-    /// --cmdhelp[=OPTION] (list the options, or describe one).
+    /// --cmdhelp[=OPTION] (list the options, or describe one),
+    /// --observe-interval=TIME (how often the system is sampled during the run; default 100ms),
     /// --repeat N and --warmup K (statistics over N full runs after K unmeasured ones),
     /// --compare-with ID (compare with a stored run), --db PATH, --no-history.
     ///

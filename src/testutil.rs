@@ -56,5 +56,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         groups: Vec::new(),
         disks: Vec::new(),
         interrupted: false,
+        observations: Default::default(),
+        environment: Default::default(),
     }
 }

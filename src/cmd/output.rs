@@ -185,6 +185,8 @@ mod tests {
             groups: Vec::new(),
             disks: Vec::new(),
             interrupted: false,
+            observations: Default::default(),
+            environment: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@ use super::show_jobs;
 use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
+use crate::observe::sampler::DEFAULT_INTERVAL;
 use crate::report::model::RunReport;
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, RunOutcome, RunRequest};
@@ -38,6 +39,8 @@ pub(super) struct ToolFlags {
     /// History id to compare the result with.
     compare_with: Option<i64>,
     history: HistoryFlags,
+    /// `--observe-interval`: how often the sampler records the system.
+    observe_interval: Duration,
 }
 
 impl Default for ToolFlags {
@@ -55,6 +58,7 @@ impl Default for ToolFlags {
             warmup: 0,
             compare_with: None,
             history: HistoryFlags::default(),
+            observe_interval: DEFAULT_INTERVAL,
         }
     }
 }
@@ -82,6 +86,21 @@ fn flag_value<'a>(
 fn parse_number<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
     v.parse()
         .map_err(|_| format!("{flag}={v}: expected a whole number"))
+}
+
+/// The sampler's interval must leave it cheap (< 1% of a core at 100 ms) and meaningful.
+const MIN_OBSERVE_INTERVAL: Duration = Duration::from_millis(10);
+
+fn parse_observe_interval(value: &str) -> Result<Duration, String> {
+    match units::parse_time(value, TimeUnit::Seconds) {
+        Ok(d) if d >= MIN_OBSERVE_INTERVAL => Ok(d),
+        Ok(_) => Err(format!(
+            "--observe-interval={value}: too short (at least 10ms; the default is 100ms)"
+        )),
+        Err(e) => Err(format!(
+            "--observe-interval={value}: {e} (give a time such as 100ms or 1s)"
+        )),
+    }
 }
 
 /// Separate iolens' own flags from the job options and files.
@@ -132,6 +151,8 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
             flags.status_interval = Some(parse_status_interval(v)?);
         } else if arg == "--allow-device-write" {
             flags.allow_device_write = true;
+        } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
+            flags.observe_interval = parse_observe_interval(v)?;
         } else {
             job_args.push(arg.clone());
         }
@@ -276,6 +297,7 @@ pub(super) struct JobSet {
     global_options: Vec<(String, String)>,
     command_line: Vec<String>,
     allow_device_write: bool,
+    observe_interval: Duration,
 }
 
 impl JobSet {
@@ -301,6 +323,7 @@ impl JobSet {
             specs: loaded.specs,
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_device_write,
+            observe_interval: flags.observe_interval,
         })
     }
 }
@@ -325,6 +348,7 @@ pub(super) fn run_once(
         global_options: jobs.global_options.clone(),
         command_line: jobs.command_line.clone(),
         allow_device_write: jobs.allow_device_write,
+        observe_interval: jobs.observe_interval,
         stop,
         status,
     };
@@ -469,9 +493,11 @@ mod tests {
             "--name=a",
             "--allow-device-write",
             "--output=r.json",
+            "--observe-interval=250ms",
             "--bs=4k",
         ]))
         .unwrap();
+        assert_eq!(flags.observe_interval, Duration::from_millis(250));
         assert_eq!(flags.formats, vec![Format::FioJson]);
         assert_eq!(flags.output, Some(PathBuf::from("r.json")));
         assert!(flags.allow_device_write);
@@ -515,6 +541,19 @@ mod tests {
         assert_eq!(flags.cmdhelp.as_deref(), Some("bs"));
         assert_eq!(rest, strings(&["a.fio"]));
         assert!(split_tool_flags(&strings(&["--fio-compat=loose"])).is_err());
+    }
+
+    #[test]
+    fn observe_interval_defaults_and_rejects_nonsense() {
+        let (flags, _) = split_tool_flags(&[]).unwrap();
+        assert_eq!(flags.observe_interval, DEFAULT_INTERVAL);
+        assert_eq!(parse_observe_interval("1").unwrap(), Duration::from_secs(1));
+        assert!(parse_observe_interval("1ms")
+            .unwrap_err()
+            .contains("too short"));
+        assert!(parse_observe_interval("fast")
+            .unwrap_err()
+            .contains("100ms"));
     }
 
     #[test]

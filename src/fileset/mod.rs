@@ -88,6 +88,18 @@ pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
         .open(path)
 }
 
+impl Target {
+    /// Drop the target's cached pages (fio's invalidate=1): fadvise(DONTNEED)
+    /// for files, BLKFLSBUF for block devices (needs CAP_SYS_ADMIN).
+    pub fn drop_cache(&self) -> std::io::Result<()> {
+        if self.is_block_device {
+            fd::blk_flush_buffers(&self.file)
+        } else {
+            fd::fadvise_dontneed(&self.file, 0, 0)
+        }
+    }
+}
+
 /// The byte range of one target a worker does I/O on.
 #[derive(Debug, Clone)]
 pub struct WorkerFile {
@@ -424,29 +436,18 @@ fn block_sizes_of(bs: &crate::job::spec::BlockSizes) -> Vec<u64> {
 }
 
 impl FileSet {
-    /// Drop cached pages of every target a job uses (fio's invalidate=1):
-    /// fadvise(DONTNEED) for files, BLKFLSBUF for block devices.
-    pub fn invalidate(&self, job_index: usize) -> Result<(), TargetError> {
-        let mut done = Vec::new();
+    /// The targets a job uses, each once, in first-use order; none for the null engine.
+    pub fn job_targets(&self, job_index: usize) -> Vec<usize> {
+        let mut targets = Vec::new();
         if self.diskless[job_index] {
-            return Ok(());
+            return targets;
         }
-        for worker in &self.workers[job_index] {
-            for wf in &worker.files {
-                if done.contains(&wf.target) {
-                    continue;
-                }
-                done.push(wf.target);
-                let t = &self.targets[wf.target];
-                let result = if t.is_block_device {
-                    fd::blk_flush_buffers(&t.file)
-                } else {
-                    fd::fadvise_dontneed(&t.file, 0, 0)
-                };
-                result.map_err(|e| TargetError::io(&t.path, "drop cached pages", e))?;
+        for wf in self.workers[job_index].iter().flat_map(|w| &w.files) {
+            if !targets.contains(&wf.target) {
+                targets.push(wf.target);
             }
         }
-        Ok(())
+        targets
     }
 
     /// Remove the files a job created (fio's unlink=1). Never touches block devices.

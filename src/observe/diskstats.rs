@@ -2,37 +2,20 @@
 //! targets, diffed over the run — fio's "Disk stats" — and the mapping from a
 //! target path to the whole disk that serves it.
 
-use crate::report::model::DiskUtil;
+use crate::report::model::{DeviceCounters, DiskUtil};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-/// The counters of one `/sys/block/<dev>/stat` line we report.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DiskCounters {
-    pub read_ios: u64,
-    pub read_merges: u64,
-    pub read_sectors: u64,
-    pub read_ticks_ms: u64,
-    pub write_ios: u64,
-    pub write_merges: u64,
-    pub write_sectors: u64,
-    pub write_ticks_ms: u64,
-    pub in_flight: u64,
-    pub io_ticks_ms: u64,
-    pub in_queue_ms: u64,
-}
-
 /// Parse the contents of a `/sys/block/<dev>/stat` file (11 or more fields).
-pub fn parse_stat(text: &str) -> Option<DiskCounters> {
-    let v: Vec<u64> = text
-        .split_whitespace()
-        .map(|f| f.parse().ok())
-        .collect::<Option<_>>()?;
-    if v.len() < 11 {
-        return None;
+pub fn parse_stat(text: &str) -> Option<DeviceCounters> {
+    // No allocation: the sampler parses this every interval.
+    let mut v = [0u64; 11];
+    let mut fields = text.split_whitespace();
+    for slot in &mut v {
+        *slot = fields.next()?.parse().ok()?;
     }
-    Some(DiskCounters {
+    Some(DeviceCounters {
         read_ios: v[0],
         read_merges: v[1],
         read_sectors: v[2],
@@ -48,7 +31,7 @@ pub fn parse_stat(text: &str) -> Option<DiskCounters> {
 }
 
 /// Read the counters of disk `name` now.
-pub fn read(name: &str) -> Option<DiskCounters> {
+pub fn read(name: &str) -> Option<DeviceCounters> {
     parse_stat(&std::fs::read_to_string(format!("/sys/block/{name}/stat")).ok()?)
 }
 
@@ -63,7 +46,51 @@ pub fn disk_of(path: &Path) -> Option<String> {
         meta.dev()
     };
     let (major, minor) = split_dev(dev);
-    let sys: PathBuf = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    whole_disk(Path::new(&format!("/sys/dev/block/{major}:{minor}")))
+}
+
+/// Every disk whose counters show the I/O of `path`, with how it was found:
+/// the disk of the file's filesystem (or the device itself), then through a
+/// loop device to its backing file's disk, and through device-mapper/md to
+/// the disks below. Deduplicated, in discovery order.
+pub fn devices_behind(path: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    if let Some(disk) = disk_of(path) {
+        let via = format!("holds {}", path.display());
+        follow_stack(disk, via, &mut found, 0);
+    }
+    found
+}
+
+/// Loop over loop, dm over dm: deep enough for real stacks, bounded against cycles.
+const MAX_STACK_DEPTH: usize = 4;
+
+fn follow_stack(disk: String, via: String, found: &mut Vec<(String, String)>, depth: usize) {
+    if found.iter().any(|(d, _)| *d == disk) || depth > MAX_STACK_DEPTH {
+        return;
+    }
+    let sys = Path::new("/sys/block").join(&disk);
+    found.push((disk.clone(), via));
+    if let Ok(backing) = std::fs::read_to_string(sys.join("loop/backing_file")) {
+        if let Some(below) = disk_of(Path::new(backing.trim_end())) {
+            let via = format!("backing file of {disk}");
+            follow_stack(below, via, found, depth + 1);
+        }
+    }
+    let Ok(slaves) = std::fs::read_dir(sys.join("slaves")) else {
+        return;
+    };
+    for slave in slaves.flatten() {
+        let Some(below) = whole_disk(&slave.path()) else {
+            continue;
+        };
+        follow_stack(below, format!("below {disk}"), found, depth + 1);
+    }
+}
+
+/// The whole-disk name of a /sys block directory (a partition's parent).
+fn whole_disk(sys_dir: &Path) -> Option<String> {
+    let sys = std::fs::canonicalize(sys_dir).ok()?;
     let disk_dir = if sys.join("partition").exists() {
         sys.parent()?.to_path_buf()
     } else {
@@ -74,7 +101,7 @@ pub fn disk_of(path: &Path) -> Option<String> {
 }
 
 /// Linux's dev_t encoding (glibc's gnu_dev_major/minor).
-fn split_dev(dev: u64) -> (u64, u64) {
+pub(crate) fn split_dev(dev: u64) -> (u64, u64) {
     let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000);
     let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
     (major, minor)
@@ -82,7 +109,7 @@ fn split_dev(dev: u64) -> (u64, u64) {
 
 /// Counters of a set of disks taken at the start of a run.
 pub struct DiskWatch {
-    start: Vec<(String, DiskCounters)>,
+    start: Vec<(String, DeviceCounters)>,
 }
 
 impl DiskWatch {

@@ -1,2 +1,29 @@
-//! Watching the system: pure parsers of kernel files plus thin readers.
+//! Watching the system: pure parsers of kernel files (each tested on fixture
+//! text), thin readers that reuse their buffers, the live counters workers
+//! publish, the pre-run page-cache guard, the environment captured once per
+//! run, and the `Sampler` thread that records it all into `Observations`.
+
+pub mod cpu;
 pub mod diskstats;
+pub mod environment;
+pub mod guard;
+pub mod live;
+pub mod meminfo;
+pub mod pagecache;
+pub mod pressure;
+pub mod sampler;
+pub mod tunables;
+pub mod vmstat;
+pub mod wchan;
+
+use std::io::Read;
+use std::path::Path;
+
+/// Read a small kernel file into `buf` (cleared first), reusing its allocation.
+/// False when the file cannot be read (absent, no permission, thread gone).
+pub(crate) fn read_into(path: impl AsRef<Path>, buf: &mut String) -> bool {
+    buf.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_string(buf))
+        .is_ok()
+}

@@ -554,6 +554,8 @@ mod tests {
                 ..Default::default()
             }],
             interrupted: false,
+            observations: Default::default(),
+            environment: Default::default(),
         }
     }
 

@@ -58,6 +58,8 @@ mod tests {
             }],
             disks: Vec::new(),
             interrupted: true,
+            observations: Default::default(),
+            environment: Default::default(),
         };
         let text = render(&report);
         let back: RunReport = serde_json::from_str(&text).unwrap();

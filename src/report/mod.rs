@@ -5,5 +5,6 @@ pub mod json;
 pub mod metrics;
 pub mod model;
 pub mod repeat;
+pub mod system_text;
 pub mod terse;
 pub mod text;

@@ -25,6 +25,12 @@ pub struct RunReport {
     pub disks: Vec<DiskUtil>,
     /// True when the run was stopped early (signal or error); results are partial.
     pub interrupted: bool,
+    /// What the system did while the run went on (the sampler's time series and the pre-run cache checks).
+    #[serde(default)]
+    pub observations: Observations,
+    /// The machine the run measured, captured once before the first I/O.
+    #[serde(default)]
+    pub environment: Environment,
 }
 
 /// One reported job: a single worker, or all `numjobs` workers merged with
@@ -240,4 +246,279 @@ pub struct MetricSummary {
     pub median_ci95: (f64, f64),
     /// Repetitions (0-based) that are outliers by modified z-score.
     pub outliers: Vec<usize>,
+}
+
+/// Cumulative counters of one `/sys/block/<dev>/stat` line. Sectors are 512 bytes
+/// whatever the device's sector size; times are milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceCounters {
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub read_ticks_ms: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    pub write_ticks_ms: u64,
+    /// I/Os in flight at the moment of reading (not cumulative).
+    pub in_flight: u64,
+    /// Time the device had at least one I/O in flight.
+    pub io_ticks_ms: u64,
+    pub in_queue_ms: u64,
+}
+
+/// The sampler's record of the run. Every `*_series` vector has one entry per
+/// element of `t_ns`, in the same order. Counters named "cumulative" are the
+/// kernel's running totals: diff neighbours to get per-interval values.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Observations {
+    /// The sampling interval asked for (`--observe-interval`), nanoseconds.
+    pub interval_ns: u64,
+    /// Bytes per page (cachestat and vmstat count pages).
+    pub page_size_bytes: u64,
+    /// Time of each sample, nanoseconds since the run started.
+    pub t_ns: Vec<u64>,
+    /// Page cache of every target, before the first I/O of each job.
+    pub cache_guards: Vec<CacheGuard>,
+    pub targets: Vec<TargetObservation>,
+    /// The block devices serving the targets (through filesystems, partitions and loop devices).
+    pub devices: Vec<DeviceObservation>,
+    pub memory_series: Vec<MemorySample>,
+    /// Empty when the kernel has no pressure stall information.
+    pub pressure_series: Vec<PressureSample>,
+    pub system_cpu_series: Vec<SystemCpuSample>,
+    pub jobs: Vec<JobSeries>,
+    pub workers: Vec<WorkerObservation>,
+    /// `vm.dirty_*` settings that changed while the run went on (someone else changed them).
+    pub tunable_changes: Vec<TunableChange>,
+    /// CPU time the sampler thread itself used (user + system), nanoseconds.
+    pub sampler_cpu_ns: u64,
+    /// What could not be observed, and why.
+    pub notes: Vec<String>,
+}
+
+/// The page cache of one target before a job's first I/O, and what iolens did about it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CacheGuard {
+    pub job: String,
+    pub path: String,
+    /// Nanoseconds since the run started.
+    pub t_ns: u64,
+    /// Cached pages found before the job started; None when the cache cannot be read.
+    pub pages_before: Option<u64>,
+    /// iolens dropped the cache (invalidate=1: fadvise DONTNEED, or BLKFLSBUF on a block device).
+    pub purged: bool,
+    /// Cached pages left after the purge (equal to `pages_before` when not purged).
+    pub pages_after: Option<u64>,
+    /// Why the purge failed, if it did.
+    pub error: Option<String>,
+}
+
+/// How a target's page cache is counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMethod {
+    /// `cachestat(2)`: cached, dirty, writeback and evicted pages.
+    Cachestat,
+    /// `mincore(2)` over a mapping of the file: cached pages only.
+    Mincore,
+    /// Neither works for this target.
+    #[default]
+    Unavailable,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TargetObservation {
+    pub path: String,
+    pub is_block_device: bool,
+    pub method: CacheMethod,
+    /// One entry per sample; pages of the whole target. None when not read at
+    /// that sample: the read failed, or it was skipped because cachestat on a
+    /// target with many cached pages is costly (the first and last sample are always read).
+    pub cache_series: Vec<Option<CachePages>>,
+}
+
+/// Page counts of a target at one moment. With mincore only `cached` is known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CachePages {
+    pub cached: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    /// Cumulative: pages of this file evicted since it was opened by anyone.
+    pub evicted: u64,
+    /// Evicted pages that would still be cached with a little more memory.
+    pub recently_evicted: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeviceObservation {
+    /// Name under /sys/block.
+    pub name: String,
+    /// How the device was found from a target ("filesystem of /mnt/f", "backing file of loop1").
+    pub via: String,
+    /// Cumulative counters, one entry per sample (all zero when a read failed).
+    pub counter_series: Vec<DeviceCounters>,
+}
+
+/// `/proc/meminfo` and `/proc/vmstat` at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySample {
+    pub free_bytes: u64,
+    pub cached_bytes: u64,
+    /// Dirty and Writeback are what dirty throttling compares with the thresholds.
+    pub dirty_bytes: u64,
+    pub writeback_bytes: u64,
+    /// vmstat nr_dirty_threshold: writers are throttled hard above it.
+    pub dirty_threshold_bytes: u64,
+    /// vmstat nr_dirty_background_threshold: background writeback starts above it.
+    pub dirty_background_threshold_bytes: u64,
+    /// Cumulative KiB read from / written to block devices system-wide.
+    pub pgpgin_kib: u64,
+    pub pgpgout_kib: u64,
+    /// Cumulative file pages read back soon after eviction.
+    pub workingset_refault_file: u64,
+    /// Cumulative pages scanned by reclaim (kswapd + direct): memory pressure.
+    pub pgscan_pages: u64,
+}
+
+/// Cumulative stall time from `/proc/pressure/{io,memory}`, microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PressureSample {
+    pub io_some_us: u64,
+    pub io_full_us: u64,
+    pub memory_some_us: u64,
+    pub memory_full_us: u64,
+}
+
+/// Cumulative CPU time of the whole system from `/proc/stat`, summed over all CPUs, nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemCpuSample {
+    pub user_ns: u64,
+    pub nice_ns: u64,
+    pub system_ns: u64,
+    pub idle_ns: u64,
+    pub iowait_ns: u64,
+    pub irq_ns: u64,
+    pub softirq_ns: u64,
+    pub steal_ns: u64,
+}
+
+/// One job's I/O per sampling interval, from its workers' live counters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JobSeries {
+    pub name: String,
+    pub workers: u32,
+    /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
+    pub intervals: Vec<JobInterval>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JobInterval {
+    /// [read, write]
+    pub ios: [u64; 2],
+    pub bytes: [u64; 2],
+    /// Mean and max total latency of the I/Os completed in the interval (0 without I/Os).
+    pub lat_mean_ns: u64,
+    pub lat_max_ns: u64,
+    /// Time the workers spent inside I/O calls, summed over workers.
+    pub in_io_ns: u64,
+    /// CPU time the workers used, summed (from schedstat).
+    pub cpu_ns: u64,
+    /// Time the workers were runnable but waiting for a CPU, summed.
+    pub run_delay_ns: u64,
+    /// Time in each kernel wait channel, estimated from ~100 Hz samples (buffered writers only).
+    pub waits: Vec<WaitTime>,
+}
+
+/// Time one or more threads spent blocked in one kernel function (`/proc/<tid>/wchan`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitTime {
+    pub wchan: String,
+    /// Samples that found the thread there × the sampling period.
+    pub time_ns: u64,
+}
+
+/// One worker thread's totals over its life.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct WorkerObservation {
+    pub job: String,
+    pub worker: u32,
+    /// Kernel thread id.
+    pub tid: u32,
+    /// CPU time and run-queue wait from `/proc/<pid>/task/<tid>/schedstat` at the last sample
+    /// the thread was alive for.
+    pub cpu_ns: u64,
+    pub run_delay_ns: u64,
+    pub timeslices: u64,
+    /// Wait-channel sampling period, nanoseconds (0: not sampled, the job is not a buffered writer).
+    pub wchan_period_ns: u64,
+    pub wchan_samples: u64,
+    pub waits: Vec<WaitTime>,
+}
+
+/// A `vm.dirty_*` setting that changed during the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TunableChange {
+    /// First sample that saw the new value, nanoseconds since the run started.
+    pub t_ns: u64,
+    pub name: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// The machine a run measured; what two runs must share to be compared.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Environment {
+    pub tool_version: String,
+    pub kernel_release: String,
+    pub cpu_model: String,
+    pub cpu_count: u32,
+    /// Distinct cpufreq governors of the CPUs (empty: no cpufreq, as in most VMs).
+    pub cpufreq_governors: Vec<String>,
+    /// cpuidle driver ("haltpoll" in KVM guests) and its polling window when it has one.
+    pub cpuidle_driver: Option<String>,
+    pub guest_halt_poll_ns: Option<u64>,
+    pub clocksource: String,
+    /// udevd listens (`/run/udev/control`): closing a device opened for writing makes it run blkid.
+    pub udev_running: bool,
+    /// A DAMON kdamond is on: page cache may be reclaimed without memory pressure.
+    pub damon_running: bool,
+    /// Free page reporting (virtio-balloon) is active: KiB handed back to the host so far.
+    pub page_reporting_kib: Option<u64>,
+    /// `vm.dirty_*` sysctls at the start (name, value).
+    pub vm_dirty: Vec<(String, String)>,
+    pub devices: Vec<DeviceInfo>,
+    pub filesystems: Vec<FilesystemInfo>,
+}
+
+/// Queue settings of a block device (`/sys/block/<dev>/…`); None where the file is absent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+    /// The active I/O scheduler.
+    pub scheduler: Option<String>,
+    pub nr_requests: Option<u64>,
+    /// "write back" or "write through".
+    pub write_cache: Option<String>,
+    pub logical_block_bytes: Option<u64>,
+    pub physical_block_bytes: Option<u64>,
+    /// Writes to pages under writeback wait (stable pages).
+    pub stable_writes: Option<bool>,
+    /// A loop device's backing file.
+    pub backing_file: Option<String>,
+}
+
+/// The filesystem holding a file target.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FilesystemInfo {
+    pub target: String,
+    pub fs_type: String,
+    pub mount_point: String,
+    pub source: String,
+    /// Mount options and the filesystem's own options, as the kernel lists them.
+    pub mount_options: String,
 }

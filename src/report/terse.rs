@@ -215,6 +215,8 @@ mod tests {
                 })
                 .collect(),
             interrupted: false,
+            observations: Default::default(),
+            environment: Default::default(),
         }
     }
 

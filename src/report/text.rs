@@ -38,7 +38,7 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
             write_disk(out, disk)?;
         }
     }
-    Ok(())
+    crate::report::system_text::write_system(out, report)
 }
 
 fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 2]) -> fmt::Result {
@@ -534,6 +534,8 @@ mod tests {
                 ..Default::default()
             }],
             interrupted: false,
+            observations: Default::default(),
+            environment: Default::default(),
         }
     }
 

@@ -50,6 +50,9 @@ pub(super) fn report(
         groups,
         disks,
         interrupted: super::control::stop_requested(req.stop),
+        // Filled in by `run` from the sampler and the environment capture.
+        observations: Default::default(),
+        environment: Default::default(),
     }
 }
 

@@ -7,18 +7,20 @@ pub mod logs;
 pub mod plan;
 pub mod process;
 pub mod status;
+mod watch;
 pub mod worker;
 
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
 use crate::observe::diskstats::DiskWatch;
+use crate::observe::live::{LiveBoard, LiveCounters};
 use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
 use status::StatusSlot;
 use std::sync::atomic::AtomicBool;
-use std::sync::Barrier;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use worker::{WorkerCtx, WorkerResult};
 
@@ -30,6 +32,8 @@ pub struct RunRequest<'a> {
     pub global_options: Vec<(String, String)>,
     pub command_line: Vec<String>,
     pub allow_device_write: bool,
+    /// How often the sampler records the system (`--observe-interval`).
+    pub observe_interval: Duration,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
     /// `--status-interval`: interim reports while running.
@@ -52,7 +56,11 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     iolens_sys::clock::calibrate();
     let mut warnings = files.warnings.clone();
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));
+    let environment = watch::capture_environment(&files);
+    let board = Arc::new(LiveBoard::new(req.jobs.iter().map(|j| j.exec.numjobs)));
     let wall = Instant::now();
+    let sampler = watch::start_sampler(req, &files, board.clone(), wall);
+    let mut cache_guards = Vec::new();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
     let first_worker_numbers = first_worker_numbers(req.jobs);
@@ -61,11 +69,11 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             break;
         }
         for &j in &group.jobs {
-            if req.jobs[j].io.invalidate {
-                files.invalidate(j)?;
-            }
+            let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
+            warnings.extend(guards.warnings);
+            cache_guards.extend(guards.records);
         }
-        let group_results = run_group(req, &files, &group.jobs, &results, started_unix_ms);
+        let group_results = run_group(req, &files, &board, &group.jobs, &results, started_unix_ms);
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
                 warnings.extend(
@@ -91,7 +99,10 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     }
     warnings.dedup();
     let disks = disks.finish(wall.elapsed());
-    let report = collect::report(req, &results, disks, started_unix_ms);
+    let mut report = collect::report(req, &results, disks, started_unix_ms);
+    report.observations = watch::stop_sampler(sampler, req, &mut warnings);
+    report.observations.cache_guards = cache_guards;
+    report.environment = environment;
     Ok(RunOutcome { report, warnings })
 }
 
@@ -128,6 +139,7 @@ fn write_logs(
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
+    board: &LiveBoard,
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
@@ -153,6 +165,7 @@ fn run_group(
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
                         let job = &req.jobs[j];
+                        let live = board.worker(j, w);
                         // Publishing twice per report keeps each copy at most half an interval old.
                         let status = req
                             .status
@@ -160,7 +173,7 @@ fn run_group(
                             .map(|s| (&job_slots[w as usize], s.interval / 2));
                         let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
                         let spawned = if job.exec.thread {
-                            let mut ctx = worker_ctx(req, files, j, w, &barrier);
+                            let mut ctx = worker_ctx(req, files, j, w, &barrier, live);
                             ctx.status = status;
                             thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx))
                         } else {
@@ -169,7 +182,7 @@ fn run_group(
                             let task = process::WorkerTask::new(req.jobs, files, j, w, every);
                             let (barrier, stop) = (&barrier, req.stop);
                             thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, barrier, stop, slot)
+                                process::run_in_process(&task, barrier, stop, slot, live)
                             })
                         };
                         spawned.expect("spawn worker thread")
@@ -226,6 +239,7 @@ fn worker_ctx<'s>(
     job_index: usize,
     worker_index: u32,
     barrier: &'s Barrier,
+    live: &'s LiveCounters,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
     let wf = &files.workers[job_index][worker_index as usize].files;
@@ -240,6 +254,7 @@ fn worker_ctx<'s>(
         seed: seed_of(job, job_index, worker_index),
         start: barrier,
         stop: req.stop,
+        live,
         status: None,
     }
 }

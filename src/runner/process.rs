@@ -24,6 +24,7 @@ use super::status::StatusSlot;
 use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
 use crate::fileset::{self, FileSet, OpenMode};
 use crate::job::spec::JobSpec;
+use crate::observe::live::LiveCounters;
 use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -130,8 +131,9 @@ pub(super) fn run_in_process(
     start: &dyn StartSignal,
     stop: &AtomicBool,
     status: Option<&StatusSlot>,
+    live: &LiveCounters,
 ) -> WorkerResult {
-    run_in_program(std::env::current_exe(), task, start, stop, status)
+    run_in_program(std::env::current_exe(), task, start, stop, status, live)
 }
 
 /// Run `task` as `program __worker`. Always passes `start` exactly once,
@@ -143,6 +145,7 @@ fn run_in_program(
     start: &dyn StartSignal,
     stop: &AtomicBool,
     status: Option<&StatusSlot>,
+    live: &LiveCounters,
 ) -> WorkerResult {
     let spawned = program.and_then(|program| WorkerProcess::spawn(&program, task));
     let (mut child, stdin) = match spawned {
@@ -161,12 +164,16 @@ fn run_in_program(
         return child.fail(task, &what);
     }
     let finished = AtomicBool::new(false);
+    // The sampler can watch the child's CPU and wait channel, not its I/O counters
+    // (they live in the child's memory).
+    live.worker_process_started(child.child.id());
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| forward_stop(stdin, stop, &finished));
         let outcome = child.read_result(status);
         finished.store(true, Ordering::Relaxed);
         outcome
     });
+    live.worker_finished();
     match outcome {
         Ok(result) => child.reap(task, result),
         Err(what) => child.fail(task, &what),
@@ -368,6 +375,8 @@ pub fn serve_worker() -> Result<(), ChildError> {
     iolens_sys::clock::calibrate();
     let start = ParentGo { stop: stop.clone() };
     let slot = StatusSlot::default();
+    // Nobody samples these in a child; the parent watches the process from outside.
+    let live = LiveCounters::default();
     let mut ctx = WorkerCtx {
         job: &task.job,
         files,
@@ -378,6 +387,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
         seed: task.seed,
         start: &start,
         stop: &stop,
+        live: &live,
         status: None,
     };
     let done = AtomicBool::new(false);
@@ -482,7 +492,15 @@ mod tests {
 
     fn run_program(program: std::io::Result<PathBuf>) -> (WorkerResult, u32) {
         let start = StartCount::default();
-        let result = run_in_program(program, &task(&[]), &start, &AtomicBool::new(false), None);
+        let live = LiveCounters::default();
+        let result = run_in_program(
+            program,
+            &task(&[]),
+            &start,
+            &AtomicBool::new(false),
+            None,
+            &live,
+        );
         (result, start.0.load(Ordering::Relaxed))
     }
 

@@ -9,6 +9,7 @@ use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::status::StatusSlot;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, JobSpec};
+use crate::observe::live::LiveCounters;
 use crate::stats::{RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -32,6 +33,8 @@ pub struct WorkerCtx<'a> {
     pub seed: u64,
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
+    /// Running totals the sampler reads while the worker runs.
+    pub live: &'a LiveCounters,
     /// `--status-interval`: where to publish interim results, and how often
     /// (the runner asks more often than it reports).
     pub status: Option<(&'a StatusSlot, Duration)>,
@@ -163,23 +166,28 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
     };
     let engine = E::open(&setup);
+    ctx.live.worker_started();
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
     let engine = match engine {
         Ok(e) => e,
         Err(e) => {
+            ctx.live.worker_finished();
             return WorkerResult::failed(IoFailure {
                 message: format!("ioengine={}: setup failed: {e}", job.engine.kind.name()),
                 errno: e.raw_os_error().unwrap_or(0),
-            })
+            });
         }
     };
     if !job.exec.startdelay.is_zero() {
         std::thread::sleep(job.exec.startdelay);
     }
+    let live = ctx.live;
     let mut worker = Worker::new(ctx, engine, depth);
     worker.run();
-    worker.finish()
+    let result = worker.finish();
+    live.worker_finished();
+    result
 }
 
 impl WorkerResult {
@@ -460,6 +468,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             Ok(Queued::Completed(result)) => {
                 let end_ns = self.clock.now_ns();
                 self.last_now_ns = end_ns;
+                self.ctx.live.add_in_io(end_ns - start_ns);
                 self.stats.depth.record_submit(1);
                 self.stats.depth.record_level(1);
                 self.stats.depth.record_complete(1);
@@ -476,11 +485,13 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn commit(&mut self) {
+        let before = self.clock.now_ns();
         if let Err(e) = self.engine.commit() {
             self.engine_failed("submit", e);
         }
         let now = self.clock.now_ns();
         self.last_now_ns = now;
+        self.ctx.live.add_in_io(now - before);
         let n = self.pending.len() as u32;
         self.stats.depth.record_submit(n);
         for &slot in &self.pending {
@@ -502,6 +513,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         let max = job.batch_complete_max.max(min);
         let mut completions = std::mem::take(&mut self.completions);
+        let before = self.clock.now_ns();
         if let Err(e) = self.engine.reap(min, max, &mut completions) {
             self.engine_failed("reap", e);
             // The engine can no longer report completions; nothing more will arrive.
@@ -509,6 +521,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         let now = self.clock.now_ns();
         self.last_now_ns = now;
+        self.ctx.live.add_in_io(now - before);
         if !completions.is_empty() {
             self.stats.depth.record_complete(completions.len() as u32);
         }
@@ -535,6 +548,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.writes_since_sync += 1;
             self.dirty_files[io.file as usize] = true;
         }
+        self.ctx
+            .live
+            .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
         if !self.measuring || io.start_ns < self.measure_start_ns {
             return;
         }

@@ -5,6 +5,7 @@ mod cli;
 mod engines;
 mod history;
 mod jobfiles;
+mod observe;
 mod outputs;
 mod pacing;
 mod processes;

@@ -25,6 +25,6 @@ pub use fd::{
     fadvise_dontneed, is_block_device, open_flags, preadv, preadv2, pwritev, pwritev2, DioAlign,
 };
 pub use mmap::Mapping;
-pub use os::{gettid, page_size, process_rusage, thread_rusage, Rusage};
+pub use os::{clock_ticks_per_sec, gettid, page_size, process_rusage, thread_rusage, Rusage};
 pub use ring::IoRing;
 pub use uring::{Uring, UringOptions};

@@ -100,6 +100,23 @@ impl Mapping {
         unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr().add(self.lead), self.len) }
     }
 
+    /// Pages of the mapping that are in the page cache (`mincore`); `scratch` is
+    /// reused between calls to hold one byte per page. Touches no page itself.
+    pub fn resident_pages(&self, scratch: &mut Vec<u8>) -> io::Result<u64> {
+        let map_len = self.lead + self.len;
+        let pages = map_len.div_ceil(crate::os::page_size());
+        scratch.clear();
+        scratch.resize(pages, 0);
+        // SAFETY: base..base+map_len is the live mapping (page aligned base); the kernel writes
+        // one byte per page into `scratch`, which holds exactly `pages` bytes.
+        let ret =
+            unsafe { libc::mincore(self.base.as_ptr().cast(), map_len, scratch.as_mut_ptr()) };
+        if ret != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(scratch.iter().filter(|&&b| b & 1 != 0).count() as u64)
+    }
+
     /// Write `len` bytes from `offset` (relative to the mapping) back to the file and wait (MS_SYNC).
     pub fn msync(&self, offset: usize, len: usize) -> io::Result<()> {
         let end = offset
@@ -184,5 +201,19 @@ mod tests {
     fn read_only_mapping_refuses_mut_access() {
         let (_dir, file) = scratch_file(4096);
         Mapping::whole(&file, 4096, false).unwrap().as_mut_slice();
+    }
+
+    #[test]
+    fn resident_pages_counts_cached_pages_only() {
+        let (_dir, file) = scratch_file(0);
+        let page = crate::os::page_size();
+        file.write_all_at(&vec![1u8; 8 * page], 0).unwrap();
+        file.sync_all().unwrap();
+        crate::fd::fadvise_dontneed(&file, 0, 0).unwrap();
+        file.write_all_at(&vec![2u8; 2 * page], 0).unwrap();
+        let map = Mapping::whole(&file, 8 * page as u64, false).unwrap();
+        let mut scratch = Vec::new();
+        assert_eq!(map.resident_pages(&mut scratch).unwrap(), 2);
+        assert_eq!(scratch.len(), 8);
     }
 }

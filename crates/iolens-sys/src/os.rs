@@ -81,6 +81,14 @@ pub fn page_size() -> usize {
     usize::try_from(size).unwrap_or(4096)
 }
 
+/// Clock ticks per second (USER_HZ), the unit of `/proc/stat` CPU times.
+pub fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf has no memory arguments.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    // USER_HZ is 100 on every Linux architecture iolens builds for.
+    u64::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
+}
+
 /// Kernel thread id of the calling thread (the id in /proc/<pid>/task/).
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no arguments and cannot fail.
@@ -116,6 +124,11 @@ mod tests {
     #[test]
     fn page_size_is_a_power_of_two() {
         assert!(page_size() >= 4096 && page_size().is_power_of_two());
+    }
+
+    #[test]
+    fn clock_ticks_are_positive() {
+        assert!(clock_ticks_per_sec() > 0);
     }
 
     #[test]

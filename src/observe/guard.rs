@@ -1,0 +1,147 @@
+//! The pre-run page-cache guard: before a job's first I/O, count each
+//! target's cached pages, drop them when the job asks (invalidate=1, the
+//! default), and count again, so the report says what was there and whether
+//! the purge worked. With invalidate=0 nothing is dropped but the count is
+//! still recorded (seed 000: a flush at start hides pollution that a run
+//! without it would have measured).
+
+use super::pagecache::CacheProbe;
+use crate::report::model::CacheGuard;
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A target as the guard needs it.
+pub struct GuardedTarget<'a> {
+    pub path: &'a Path,
+    pub file: &'a Arc<File>,
+    pub size: u64,
+}
+
+/// Check (and with `purge`, drop) the cache of `target`; `drop_cache` is the
+/// fileset's purge (fadvise DONTNEED, or BLKFLSBUF on a block device).
+pub fn check_target(
+    job: &str,
+    target: GuardedTarget,
+    purge: bool,
+    t_ns: u64,
+    drop_cache: impl FnOnce() -> std::io::Result<()>,
+) -> CacheGuard {
+    let (mut probe, _) = CacheProbe::new(target.file.clone(), target.size);
+    let pages_before = probe.sample().map(|p| p.cached);
+    let mut error = None;
+    if purge {
+        if let Err(e) = drop_cache() {
+            error = Some(e.to_string());
+        }
+    }
+    let pages_after = if purge {
+        probe.sample().map(|p| p.cached)
+    } else {
+        pages_before
+    };
+    CacheGuard {
+        job: job.to_string(),
+        path: target.path.display().to_string(),
+        t_ns,
+        pages_before,
+        purged: purge && error.is_none(),
+        pages_after,
+        error,
+    }
+}
+
+/// A line for the user when the guard found something worth knowing, for a
+/// direct-I/O job: pages left in the cache it will write around.
+pub fn warning(guard: &CacheGuard, direct: bool) -> Option<String> {
+    if let Some(e) = &guard.error {
+        return Some(format!(
+            "{}: could not drop the page cache before job '{}': {e}",
+            guard.path, guard.job
+        ));
+    }
+    let left = guard.pages_after.filter(|&p| p > 0)?;
+    direct.then(|| {
+        format!(
+            "{}: {left} pages are in the page cache at the start of direct-I/O job '{}'{}; every direct write over cached pages pays an invalidation",
+            guard.path,
+            guard.job,
+            if guard.purged { " even after dropping it" } else { " (invalidate=0)" }
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    fn cached_file(pages: usize) -> (tempfile::TempDir, Arc<File>, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("t"))
+            .unwrap();
+        let len = pages * iolens_sys::page_size();
+        file.write_all_at(&vec![9u8; len], 0).unwrap();
+        file.sync_all().unwrap();
+        (dir, Arc::new(file), len as u64)
+    }
+
+    #[test]
+    fn purge_counts_before_and_after() {
+        let (dir, file, size) = cached_file(8);
+        let path = dir.path().join("t");
+        let target = GuardedTarget {
+            path: &path,
+            file: &file,
+            size,
+        };
+        let guard = check_target("j", target, true, 5, || {
+            iolens_sys::fadvise_dontneed(&*file, 0, 0)
+        });
+        assert_eq!(guard.pages_before, Some(8));
+        assert_eq!(guard.pages_after, Some(0));
+        assert!(guard.purged);
+        assert_eq!(guard.t_ns, 5);
+        assert_eq!(warning(&guard, true), None);
+    }
+
+    #[test]
+    fn without_purge_the_count_is_kept_and_a_direct_job_is_warned() {
+        let (dir, file, size) = cached_file(3);
+        let path = dir.path().join("t");
+        let target = GuardedTarget {
+            path: &path,
+            file: &file,
+            size,
+        };
+        let guard = check_target("j", target, false, 0, || unreachable!());
+        assert_eq!(guard.pages_before, Some(3));
+        assert_eq!(guard.pages_after, Some(3));
+        assert!(!guard.purged);
+        let w = warning(&guard, true).unwrap();
+        assert!(w.contains("3 pages") && w.contains("invalidate=0"), "{w}");
+        assert_eq!(warning(&guard, false), None);
+    }
+
+    #[test]
+    fn a_failed_purge_is_recorded() {
+        let (dir, file, size) = cached_file(1);
+        let path = dir.path().join("t");
+        let target = GuardedTarget {
+            path: &path,
+            file: &file,
+            size,
+        };
+        let guard = check_target("j", target, true, 0, || {
+            Err(std::io::Error::from_raw_os_error(libc::EACCES))
+        });
+        assert!(!guard.purged);
+        assert_eq!(guard.pages_after, Some(1));
+        assert!(warning(&guard, false).unwrap().contains("could not drop"));
+    }
+}

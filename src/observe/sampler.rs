@@ -1,0 +1,531 @@
+//! The sampler: one thread per run that records, every interval, the page
+//! cache of each target, the counters of the devices behind them, memory and
+//! dirty-throttling state, pressure, system and per-worker CPU, each job's
+//! I/O from the live counters, and changes of `vm.dirty_*`. While a buffered
+//! writer runs it also samples the writers' kernel wait channels on a fast
+//! tick (~100 Hz) of the same thread.
+//!
+//! Cheap by construction: every file is read into a reused buffer, paths are
+//! built once, and the thread sleeps between ticks (parked, so `stop` wakes it).
+
+use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
+use super::diskstats::{devices_behind, parse_stat};
+use super::live::{LiveBoard, LiveTotals};
+use super::pagecache::CacheProbe;
+use super::tunables::{DirtyTunables, PROC_SYS_VM};
+use super::wchan::WaitTally;
+use super::{meminfo, pressure, read_into, vmstat, wchan};
+use crate::report::model::{
+    DeviceObservation, JobInterval, JobSeries, MemorySample, Observations, PressureSample,
+    TargetObservation, WorkerObservation,
+};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The default `--observe-interval`.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often writers' wait channels are sampled (~100 Hz, as in the lab notes).
+const WCHAN_PERIOD: Duration = Duration::from_millis(10);
+
+/// A target to watch.
+pub struct WatchedTarget {
+    pub path: PathBuf,
+    pub file: Arc<File>,
+    pub size: u64,
+    pub is_block_device: bool,
+}
+
+/// A job whose workers publish live counters (board index = position here).
+pub struct WatchedJob {
+    pub name: String,
+    /// Buffered writes: its workers' wait channels are sampled.
+    pub buffered_writer: bool,
+}
+
+pub struct SamplerSetup {
+    pub interval: Duration,
+    pub targets: Vec<WatchedTarget>,
+    pub jobs: Vec<WatchedJob>,
+}
+
+/// The running sampler thread.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Observations>,
+}
+
+impl Sampler {
+    /// Start sampling; `run_start` is time zero of every timestamp.
+    pub fn start(
+        setup: SamplerSetup,
+        board: Arc<LiveBoard>,
+        run_start: Instant,
+    ) -> std::io::Result<Sampler> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("iolens-sampler".into())
+            .spawn(move || {
+                let mut state = State::new(setup, board, run_start);
+                state.run(&thread_stop);
+                state.finish()
+            })?;
+        Ok(Sampler { stop, handle })
+    }
+
+    /// Take a last sample, end the thread and return what it recorded.
+    pub fn stop(self) -> Observations {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.thread().unpark();
+        self.handle.join().expect("sampler thread panicked")
+    }
+}
+
+/// cachestat walks the cached pages of its range, so on a target with GiBs
+/// cached one call can take milliseconds. Each probe may spend this share of
+/// the interval; a costlier probe is read every few samples instead.
+const CACHE_BUDGET_DIVISOR: u32 = 500;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CacheSkip {
+    /// Read the probe once every `every` samples (1 = every sample).
+    every: u32,
+    /// Samples left before the next read.
+    left: u32,
+}
+
+/// One worker as the sampler tracks it.
+struct WorkerTrack {
+    job: usize,
+    /// Thread whose files the paths below name; 0 until the worker started.
+    tid: u32,
+    schedstat_path: PathBuf,
+    wchan_path: PathBuf,
+    last_live: LiveTotals,
+    last_sched: SchedStat,
+    /// Wait channels since the last sample.
+    interval_waits: WaitTally,
+    obs: WorkerObservation,
+}
+
+struct State {
+    interval: Duration,
+    run_start: Instant,
+    board: Arc<LiveBoard>,
+    page_size: u64,
+    ticks_per_sec: u64,
+    probes: Vec<CacheProbe>,
+    /// Per probe: samples to skip before the next cachestat (see `sample_cache`).
+    cache_skips: Vec<CacheSkip>,
+    device_stat_paths: Vec<PathBuf>,
+    has_pressure: bool,
+    jobs_buffered_writer: Vec<bool>,
+    workers: Vec<WorkerTrack>,
+    tunables: DirtyTunables,
+    /// Reused for every file read.
+    buf: String,
+    obs: Observations,
+}
+
+impl State {
+    fn new(setup: SamplerSetup, board: Arc<LiveBoard>, run_start: Instant) -> State {
+        let mut obs = Observations {
+            interval_ns: setup.interval.as_nanos() as u64,
+            page_size_bytes: iolens_sys::page_size() as u64,
+            ..Default::default()
+        };
+        let mut probes = Vec::new();
+        for t in &setup.targets {
+            let (probe, note) = CacheProbe::new(t.file.clone(), t.size);
+            if let Some(note) = note {
+                obs.notes.push(format!("{}: {note}", t.path.display()));
+            }
+            obs.targets.push(TargetObservation {
+                path: t.path.display().to_string(),
+                is_block_device: t.is_block_device,
+                method: probe.method(),
+                cache_series: Vec::new(),
+            });
+            probes.push(probe);
+        }
+        for t in &setup.targets {
+            for (name, via) in devices_behind(&t.path) {
+                if !obs.devices.iter().any(|d| d.name == name) {
+                    obs.devices.push(DeviceObservation {
+                        name,
+                        via,
+                        counter_series: Vec::new(),
+                    });
+                }
+            }
+        }
+        let device_stat_paths = obs
+            .devices
+            .iter()
+            .map(|d| Path::new("/sys/block").join(&d.name).join("stat"))
+            .collect();
+        let has_pressure = Path::new("/proc/pressure/io").exists();
+        if !has_pressure {
+            obs.notes
+                .push("no /proc/pressure: the kernel has no pressure stall information".into());
+        }
+        let mut workers = Vec::new();
+        for (j, job) in setup.jobs.iter().enumerate() {
+            let counters = board.job(j);
+            obs.jobs.push(JobSeries {
+                name: job.name.clone(),
+                workers: counters.len() as u32,
+                intervals: Vec::new(),
+            });
+            for w in 0..counters.len() {
+                workers.push(WorkerTrack {
+                    job: j,
+                    tid: 0,
+                    schedstat_path: PathBuf::new(),
+                    wchan_path: PathBuf::new(),
+                    last_live: LiveTotals::default(),
+                    last_sched: SchedStat::default(),
+                    interval_waits: WaitTally::default(),
+                    obs: WorkerObservation {
+                        job: job.name.clone(),
+                        worker: w as u32,
+                        wchan_period_ns: if job.buffered_writer {
+                            WCHAN_PERIOD.as_nanos() as u64
+                        } else {
+                            0
+                        },
+                        ..Default::default()
+                    },
+                });
+            }
+        }
+        State {
+            interval: setup.interval.max(Duration::from_millis(1)),
+            run_start,
+            page_size: obs.page_size_bytes,
+            ticks_per_sec: iolens_sys::clock_ticks_per_sec(),
+            cache_skips: vec![CacheSkip::default(); probes.len()],
+            probes,
+            device_stat_paths,
+            has_pressure,
+            jobs_buffered_writer: setup.jobs.iter().map(|j| j.buffered_writer).collect(),
+            workers,
+            tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
+            buf: String::with_capacity(8192),
+            board,
+            obs,
+        }
+    }
+
+    fn run(&mut self, stop: &AtomicBool) {
+        let mut next_sample = Instant::now();
+        let mut next_wchan = next_sample;
+        while !stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= next_sample {
+                self.sample(now, false);
+                next_sample = (next_sample + self.interval).max(now);
+            }
+            let sampling_wchan = self.track_threads();
+            if sampling_wchan && now >= next_wchan {
+                self.sample_wchan();
+                next_wchan = (next_wchan + WCHAN_PERIOD).max(now);
+            }
+            let wake = if sampling_wchan {
+                next_sample.min(next_wchan)
+            } else {
+                next_sample
+            };
+            std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
+        }
+        self.sample(Instant::now(), true);
+    }
+
+    /// Notice workers that started or finished; true while a buffered writer runs.
+    fn track_threads(&mut self) -> bool {
+        let mut buffered_writer_running = false;
+        for track in &mut self.workers {
+            let Some((pid, tid)) = self.board.worker(track.job, track.obs.worker).thread() else {
+                continue;
+            };
+            if tid != track.tid {
+                let task = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
+                track.schedstat_path = task.join("schedstat");
+                track.wchan_path = task.join("wchan");
+                track.tid = tid;
+                track.obs.tid = tid;
+            }
+            buffered_writer_running |= self.jobs_buffered_writer[track.job];
+        }
+        buffered_writer_running
+    }
+
+    /// One ~100 Hz tick: where each running buffered writer is blocked.
+    fn sample_wchan(&mut self) {
+        let period_ns = WCHAN_PERIOD.as_nanos() as u64;
+        for track in &mut self.workers {
+            if track.tid == 0 || !self.jobs_buffered_writer[track.job] {
+                continue;
+            }
+            if !read_into(&track.wchan_path, &mut self.buf) {
+                continue;
+            }
+            track.obs.wchan_samples += 1;
+            if let Some(channel) = wchan::parse(&self.buf) {
+                track.interval_waits.add(channel, period_ns);
+            }
+        }
+    }
+
+    /// One sample of everything; `last` is the one taken at stop.
+    fn sample(&mut self, now: Instant, last: bool) {
+        let t_ns = now.saturating_duration_since(self.run_start).as_nanos() as u64;
+        self.obs.t_ns.push(t_ns);
+        self.sample_cache(last);
+        for (path, device) in self.device_stat_paths.iter().zip(&mut self.obs.devices) {
+            let counters = if read_into(path, &mut self.buf) {
+                parse_stat(&self.buf).unwrap_or_default()
+            } else {
+                Default::default()
+            };
+            device.counter_series.push(counters);
+        }
+        self.sample_memory();
+        if self.has_pressure {
+            self.sample_pressure();
+        }
+        let cpu = if read_into("/proc/stat", &mut self.buf) {
+            parse_proc_stat(&self.buf, self.ticks_per_sec).unwrap_or_default()
+        } else {
+            Default::default()
+        };
+        self.obs.system_cpu_series.push(cpu);
+        self.track_threads();
+        self.sample_jobs();
+        self.tunables.check(t_ns, &mut self.obs.tunable_changes);
+    }
+
+    /// Each target's pages, within the cost budget; the first and last sample always read.
+    fn sample_cache(&mut self, last: bool) {
+        let budget = self.interval / CACHE_BUDGET_DIVISOR;
+        let first = self.obs.t_ns.len() == 1;
+        let targets = self.obs.targets.iter_mut();
+        for ((probe, skip), target) in self
+            .probes
+            .iter_mut()
+            .zip(&mut self.cache_skips)
+            .zip(targets)
+        {
+            if skip.left > 0 && !first && !last {
+                skip.left -= 1;
+                target.cache_series.push(None);
+                continue;
+            }
+            let started = Instant::now();
+            target.cache_series.push(probe.sample());
+            let cost = started.elapsed();
+            skip.every = (cost.as_nanos() / budget.as_nanos().max(1)).clamp(1, 100) as u32;
+            skip.left = skip.every - 1;
+        }
+    }
+
+    fn sample_memory(&mut self) {
+        let mut memory = MemorySample::default();
+        if read_into("/proc/meminfo", &mut self.buf) {
+            meminfo::parse_into(&self.buf, &mut memory);
+        }
+        if read_into("/proc/vmstat", &mut self.buf) {
+            vmstat::parse_into(&self.buf, self.page_size, &mut memory);
+        }
+        self.obs.memory_series.push(memory);
+    }
+
+    fn sample_pressure(&mut self) {
+        let mut read = |path: &str| {
+            if read_into(path, &mut self.buf) {
+                pressure::parse_totals(&self.buf).unwrap_or_default()
+            } else {
+                (0, 0)
+            }
+        };
+        let (io_some_us, io_full_us) = read("/proc/pressure/io");
+        let (memory_some_us, memory_full_us) = read("/proc/pressure/memory");
+        self.obs.pressure_series.push(PressureSample {
+            io_some_us,
+            io_full_us,
+            memory_some_us,
+            memory_full_us,
+        });
+    }
+
+    /// Each job's interval from its workers' live counters and schedstat.
+    fn sample_jobs(&mut self) {
+        let mut intervals: Vec<JobInterval> = vec![JobInterval::default(); self.obs.jobs.len()];
+        let mut lat_sums = vec![0u64; self.obs.jobs.len()];
+        let mut job_waits: Vec<WaitTally> = vec![WaitTally::default(); self.obs.jobs.len()];
+        for track in &mut self.workers {
+            let live = self.board.worker(track.job, track.obs.worker);
+            let totals = live.totals();
+            let delta = totals.since(&track.last_live);
+            track.last_live = totals;
+            let interval = &mut intervals[track.job];
+            for d in 0..2 {
+                interval.ios[d] += delta.ios[d];
+                interval.bytes[d] += delta.bytes[d];
+            }
+            lat_sums[track.job] += delta.lat_sum_ns;
+            interval.in_io_ns += delta.in_io_ns;
+            interval.lat_max_ns = interval.lat_max_ns.max(live.take_max_lat_ns());
+            if live.thread().is_some() && read_into(&track.schedstat_path, &mut self.buf) {
+                if let Some(sched) = parse_schedstat(&self.buf) {
+                    interval.cpu_ns += sched.cpu_ns.saturating_sub(track.last_sched.cpu_ns);
+                    interval.run_delay_ns += sched
+                        .run_delay_ns
+                        .saturating_sub(track.last_sched.run_delay_ns);
+                    track.last_sched = sched;
+                    track.obs.cpu_ns = sched.cpu_ns;
+                    track.obs.run_delay_ns = sched.run_delay_ns;
+                    track.obs.timeslices = sched.timeslices;
+                }
+            }
+            job_waits[track.job].absorb(&track.interval_waits);
+            let mut total = WaitTally {
+                waits: std::mem::take(&mut track.obs.waits),
+            };
+            total.absorb(&track.interval_waits);
+            track.obs.waits = total.take_sorted();
+            track.interval_waits.waits.clear();
+        }
+        for (j, mut interval) in intervals.into_iter().enumerate() {
+            let ios = interval.ios[0] + interval.ios[1];
+            interval.lat_mean_ns = lat_sums[j].checked_div(ios).unwrap_or(0);
+            interval.waits = job_waits[j].take_sorted();
+            self.obs.jobs[j].intervals.push(interval);
+        }
+    }
+
+    fn finish(mut self) -> Observations {
+        self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
+        self.obs.sampler_cpu_ns = iolens_sys::thread_rusage()
+            .map(|r| r.user_ns + r.system_ns)
+            .unwrap_or(0);
+        self.obs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::CacheMethod;
+    use crate::testutil::scratch_dir;
+    use std::os::unix::fs::FileExt;
+
+    const FILE_BYTES: usize = 4 << 20;
+
+    /// A file on disk, written, synced and dropped from the cache.
+    fn cold_file(dir: &Path) -> (PathBuf, Arc<File>) {
+        let path = dir.join("target");
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.write_all_at(&vec![5u8; FILE_BYTES], 0).unwrap();
+        file.sync_all().unwrap();
+        iolens_sys::fadvise_dontneed(&file, 0, 0).unwrap();
+        (path, Arc::new(file))
+    }
+
+    #[test]
+    fn records_a_buffered_read_while_it_runs() {
+        let dir = scratch_dir();
+        let (path, file) = cold_file(dir.path());
+        let board = Arc::new(LiveBoard::new([1]));
+        let setup = SamplerSetup {
+            interval: Duration::from_millis(20),
+            targets: vec![WatchedTarget {
+                path: path.clone(),
+                file: file.clone(),
+                size: FILE_BYTES as u64,
+                is_block_device: false,
+            }],
+            jobs: vec![WatchedJob {
+                name: "reader".into(),
+                // Exercises the wait-channel tick too.
+                buffered_writer: true,
+            }],
+        };
+        let sampler = Sampler::start(setup, board.clone(), Instant::now()).unwrap();
+        let live = board.worker(0, 0);
+        live.worker_started();
+        std::thread::sleep(Duration::from_millis(60));
+        let mut buf = vec![0u8; 64 << 10];
+        for offset in (0..FILE_BYTES).step_by(buf.len()) {
+            let start = Instant::now();
+            file.read_exact_at(&mut buf, offset as u64).unwrap();
+            let ns = start.elapsed().as_nanos() as u64;
+            live.record_io(0, buf.len() as u64, ns);
+            live.add_in_io(ns);
+        }
+        std::thread::sleep(Duration::from_millis(60));
+        live.worker_finished();
+        let obs = sampler.stop();
+
+        let n = obs.t_ns.len();
+        assert!(n >= 4, "only {n} samples");
+        assert!(obs.t_ns.windows(2).all(|w| w[0] < w[1]), "{:?}", obs.t_ns);
+        assert_eq!(obs.memory_series.len(), n);
+        assert_eq!(obs.system_cpu_series.len(), n);
+        assert_eq!(obs.targets[0].cache_series.len(), n);
+        assert_eq!(obs.jobs[0].intervals.len(), n);
+        assert!(obs.devices.iter().all(|d| d.counter_series.len() == n));
+        assert!(obs.memory_series[0].dirty_threshold_bytes > 0);
+
+        let read: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[0]).sum();
+        assert_eq!(read, FILE_BYTES as u64);
+        assert!(obs.jobs[0].intervals.iter().any(|i| i.lat_max_ns > 0));
+        let worker = &obs.workers[0];
+        assert_ne!(worker.tid, 0);
+        assert!(worker.cpu_ns > 0 && worker.wchan_samples > 0, "{worker:?}");
+
+        let pages = FILE_BYTES as u64 / obs.page_size_bytes;
+        let cached: Vec<Option<u64>> = obs.targets[0]
+            .cache_series
+            .iter()
+            .map(|p| p.map(|p| p.cached))
+            .collect();
+        if obs.targets[0].method != CacheMethod::Unavailable {
+            assert_eq!(cached[0], Some(0), "{cached:?}");
+            assert_eq!(*cached.last().unwrap(), Some(pages), "{cached:?}");
+        }
+        eprintln!(
+            "sampler: {} samples over {} ms at 20 ms, {} us of CPU",
+            n,
+            obs.t_ns[n - 1] / 1_000_000,
+            obs.sampler_cpu_ns / 1000
+        );
+    }
+
+    #[test]
+    fn stop_returns_promptly_with_a_final_sample() {
+        let board = Arc::new(LiveBoard::new([]));
+        let setup = SamplerSetup {
+            interval: Duration::from_secs(3600),
+            targets: Vec::new(),
+            jobs: Vec::new(),
+        };
+        let started = Instant::now();
+        let sampler = Sampler::start(setup, board, started).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        let obs = sampler.stop();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(obs.t_ns.len(), 2);
+    }
+}

@@ -1,0 +1,308 @@
+//! The "System during the run" block of the normal text report: a compact
+//! summary of `RunReport.observations` (the full series are in iolens-json).
+
+use crate::report::model::{CacheGuard, JobSeries, Observations, RunReport, WorkerObservation};
+use std::fmt::{self, Write};
+
+/// Write the block; nothing when the run was not observed.
+pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
+    let obs = &report.observations;
+    if obs.t_ns.is_empty() && obs.cache_guards.is_empty() {
+        return Ok(());
+    }
+    let span_ns = obs.t_ns.last().copied().unwrap_or(0);
+    writeln!(
+        out,
+        "\nSystem during the run ({} samples every {} ms; the sampler used {:.2}% of a CPU):",
+        obs.t_ns.len(),
+        obs.interval_ns / 1_000_000,
+        share_pct(obs.sampler_cpu_ns, span_ns)
+    )?;
+    for guard in &obs.cache_guards {
+        write_guard(out, guard)?;
+    }
+    for target in &obs.targets {
+        // Samples where the cache was not read are None; summarise the rest.
+        let read: Vec<_> = target.cache_series.iter().flatten().collect();
+        if let (Some(first), Some(last)) = (read.first(), read.last()) {
+            let (first, last) = (first.cached, last.cached);
+            let max = read.iter().map(|p| p.cached).max().unwrap_or(0);
+            let dirty_max = read.iter().map(|p| p.dirty).max().unwrap_or(0);
+            writeln!(
+                out,
+                "  page cache {}: {first} -> max {max} -> {last} pages cached, max {dirty_max} dirty",
+                target.path
+            )?;
+        }
+    }
+    let job_bytes = job_totals(&obs.jobs);
+    for device in &obs.devices {
+        let (Some(first), Some(last)) =
+            (device.counter_series.first(), device.counter_series.last())
+        else {
+            continue;
+        };
+        let read = last.read_sectors.saturating_sub(first.read_sectors) * 512;
+        let written = last.write_sectors.saturating_sub(first.write_sectors) * 512;
+        writeln!(
+            out,
+            "  device {} ({}): read {}, wrote {}; the jobs read {}, wrote {}",
+            device.name,
+            device.via,
+            human_bytes(read),
+            human_bytes(written),
+            human_bytes(job_bytes[0]),
+            human_bytes(job_bytes[1])
+        )?;
+    }
+    write_memory(out, obs)?;
+    write_workers(out, obs)?;
+    for change in &obs.tunable_changes {
+        writeln!(
+            out,
+            "  {} changed from {} to {} at {:.1} s (by another process)",
+            change.name,
+            change.from,
+            change.to,
+            change.t_ns as f64 / 1e9
+        )?;
+    }
+    for note in &obs.notes {
+        writeln!(out, "  note: {note}")?;
+    }
+    Ok(())
+}
+
+fn write_guard(out: &mut String, guard: &CacheGuard) -> fmt::Result {
+    let count = |p: Option<u64>| p.map_or("?".to_string(), |p| p.to_string());
+    let action = if guard.purged {
+        format!("dropped, {} left", count(guard.pages_after))
+    } else if let Some(e) = &guard.error {
+        format!("could not drop: {e}")
+    } else {
+        "kept (invalidate=0)".to_string()
+    };
+    writeln!(
+        out,
+        "  before job '{}': {} had {} pages cached; {action}",
+        guard.job,
+        guard.path,
+        count(guard.pages_before)
+    )
+}
+
+fn write_memory(out: &mut String, obs: &Observations) -> fmt::Result {
+    let Some(peak) = obs
+        .memory_series
+        .iter()
+        .max_by_key(|m| m.dirty_bytes + m.writeback_bytes)
+    else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "  memory: Dirty+Writeback max {} (background threshold {}, threshold {})",
+        human_bytes(peak.dirty_bytes + peak.writeback_bytes),
+        human_bytes(peak.dirty_background_threshold_bytes),
+        human_bytes(peak.dirty_threshold_bytes)
+    )
+}
+
+fn write_workers(out: &mut String, obs: &Observations) -> fmt::Result {
+    for job in &obs.jobs {
+        let workers: Vec<_> = obs.workers.iter().filter(|w| w.job == job.name).collect();
+        let cpu: u64 = workers.iter().map(|w| w.cpu_ns).sum();
+        let delay: u64 = workers.iter().map(|w| w.run_delay_ns).sum();
+        if cpu + delay == 0 {
+            continue;
+        }
+        write!(
+            out,
+            "  job '{}': workers on CPU {:.2} s, waiting for a CPU {:.2} s ({:.1}% run delay)",
+            job.name,
+            cpu as f64 / 1e9,
+            delay as f64 / 1e9,
+            share_pct(delay, cpu + delay)
+        )?;
+        for (wchan, ns) in longest_waits(&workers).iter().take(3) {
+            write!(out, "; in {wchan} {:.2} s", *ns as f64 / 1e9)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Wait channels summed over workers, longest first.
+fn longest_waits<'a>(workers: &[&'a WorkerObservation]) -> Vec<(&'a str, u64)> {
+    let mut all: Vec<(&str, u64)> = workers
+        .iter()
+        .flat_map(|w| &w.waits)
+        .map(|w| (w.wchan.as_str(), w.time_ns))
+        .collect();
+    all.sort_unstable();
+    let mut summed: Vec<(&str, u64)> = Vec::new();
+    for (wchan, ns) in all {
+        match summed.last_mut() {
+            Some(last) if last.0 == wchan => last.1 += ns,
+            _ => summed.push((wchan, ns)),
+        }
+    }
+    summed.sort_by_key(|&(_, ns)| std::cmp::Reverse(ns));
+    summed
+}
+
+/// Bytes the jobs moved over the whole run, [read, write].
+fn job_totals(jobs: &[JobSeries]) -> [u64; 2] {
+    let mut total = [0; 2];
+    for interval in jobs.iter().flat_map(|j| &j.intervals) {
+        total[0] += interval.bytes[0];
+        total[1] += interval.bytes[1];
+    }
+    total
+}
+
+fn share_pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64 * 100.0
+    }
+}
+
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{
+        CachePages, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
+        TargetObservation, TunableChange, WaitTime,
+    };
+
+    fn observed() -> Observations {
+        let interval = |bytes: u64| JobInterval {
+            bytes: [0, bytes],
+            ..Default::default()
+        };
+        Observations {
+            interval_ns: 100_000_000,
+            t_ns: vec![0, 100_000_000, 200_000_000, 300_000_000],
+            sampler_cpu_ns: 1_500_000,
+            cache_guards: vec![CacheGuard {
+                job: "w".into(),
+                path: "/dev/loop1".into(),
+                pages_before: Some(192),
+                purged: false,
+                pages_after: Some(192),
+                ..Default::default()
+            }],
+            targets: vec![TargetObservation {
+                path: "/dev/loop1".into(),
+                cache_series: [Some(192), None, Some(300), Some(250)]
+                    .map(|cached| {
+                        cached.map(|cached| CachePages {
+                            cached,
+                            ..Default::default()
+                        })
+                    })
+                    .to_vec(),
+                ..Default::default()
+            }],
+            devices: vec![DeviceObservation {
+                name: "loop1".into(),
+                via: "holds /dev/loop1".into(),
+                counter_series: [0, 2048, 4096, 4096]
+                    .map(|write_sectors| DeviceCounters {
+                        write_sectors,
+                        ..Default::default()
+                    })
+                    .to_vec(),
+            }],
+            memory_series: vec![MemorySample {
+                dirty_bytes: 1 << 30,
+                dirty_threshold_bytes: 2 << 30,
+                ..Default::default()
+            }],
+            jobs: vec![JobSeries {
+                name: "w".into(),
+                workers: 1,
+                intervals: vec![
+                    interval(0),
+                    interval(1 << 20),
+                    interval(1 << 20),
+                    interval(0),
+                ],
+            }],
+            workers: vec![WorkerObservation {
+                job: "w".into(),
+                cpu_ns: 900_000_000,
+                run_delay_ns: 100_000_000,
+                waits: vec![WaitTime {
+                    wchan: "balance_dirty_pages".into(),
+                    time_ns: 50_000_000,
+                }],
+                ..Default::default()
+            }],
+            tunable_changes: vec![TunableChange {
+                t_ns: 150_000_000,
+                name: "vm.dirty_bytes".into(),
+                from: "0".into(),
+                to: "805306368".into(),
+            }],
+            ..Default::default()
+        }
+    }
+
+    fn render(obs: Observations) -> String {
+        let report = RunReport {
+            schema_version: 1,
+            tool_version: String::new(),
+            started_unix_ms: 0,
+            command_line: Vec::new(),
+            global_options: Vec::new(),
+            jobs: Vec::new(),
+            groups: Vec::new(),
+            disks: Vec::new(),
+            interrupted: false,
+            observations: obs,
+            environment: Default::default(),
+        };
+        let mut out = String::new();
+        write_system(&mut out, &report).unwrap();
+        out
+    }
+
+    #[test]
+    fn summarises_every_kind_of_observation() {
+        let text = render(observed());
+        for expected in [
+            "4 samples every 100 ms; the sampler used 0.50% of a CPU",
+            "before job 'w': /dev/loop1 had 192 pages cached; kept (invalidate=0)",
+            "page cache /dev/loop1: 192 -> max 300 -> 250 pages cached",
+            "device loop1 (holds /dev/loop1): read 0 B, wrote 2.0 MiB; the jobs read 0 B, wrote 2.0 MiB",
+            "Dirty+Writeback max 1.0 GiB (background threshold 0 B, threshold 2.0 GiB)",
+            "job 'w': workers on CPU 0.90 s, waiting for a CPU 0.10 s (10.0% run delay); in balance_dirty_pages 0.05 s",
+            "vm.dirty_bytes changed from 0 to 805306368 at 0.1 s",
+        ] {
+            assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn an_unobserved_run_prints_nothing() {
+        assert_eq!(render(Observations::default()), "");
+    }
+}

@@ -1,0 +1,122 @@
+//! The runner's side of observation: what the sampler watches, the
+//! environment, and the page-cache guard before each job's first I/O.
+
+use super::RunRequest;
+use crate::fileset::{self, FileSet};
+use crate::job::spec::JobSpec;
+use crate::observe::environment;
+use crate::observe::guard::{self, GuardedTarget};
+use crate::observe::live::LiveBoard;
+use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
+use crate::report::model::{CacheGuard, Environment, Observations};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The targets jobs do I/O on (not the placeholder null-engine jobs share), each once.
+fn watched_targets(files: &FileSet) -> Vec<&fileset::Target> {
+    let mut indexes: Vec<usize> = (0..files.workers.len())
+        .flat_map(|j| files.job_targets(j))
+        .collect();
+    indexes.sort_unstable();
+    indexes.dedup();
+    indexes.into_iter().map(|t| &files.targets[t]).collect()
+}
+
+pub(super) fn capture_environment(files: &FileSet) -> Environment {
+    environment::capture(
+        watched_targets(files)
+            .into_iter()
+            .map(|t| (t.path.as_path(), t.is_block_device)),
+    )
+}
+
+/// Start the sampler; a run without it still measures, so a failure is a warning.
+pub(super) fn start_sampler(
+    req: &RunRequest,
+    files: &FileSet,
+    board: Arc<LiveBoard>,
+    run_start: Instant,
+) -> Result<Sampler, String> {
+    let setup = SamplerSetup {
+        interval: req.observe_interval,
+        targets: watched_targets(files)
+            .into_iter()
+            .map(|t| WatchedTarget {
+                path: t.path.clone(),
+                file: t.file.clone(),
+                size: t.size,
+                is_block_device: t.is_block_device,
+            })
+            .collect(),
+        jobs: req
+            .jobs
+            .iter()
+            .map(|j| WatchedJob {
+                name: j.name.clone(),
+                buffered_writer: !j.io.direct && j.workload.rw.writes() && !fileset::is_diskless(j),
+            })
+            .collect(),
+    };
+    Sampler::start(setup, board, run_start).map_err(|e| format!("cannot start the sampler: {e}"))
+}
+
+pub(super) fn stop_sampler(
+    sampler: Result<Sampler, String>,
+    req: &RunRequest,
+    warnings: &mut Vec<String>,
+) -> Observations {
+    let mut observations = match sampler {
+        Ok(s) => s.stop(),
+        Err(e) => {
+            warnings.push(e.clone());
+            Observations {
+                notes: vec![e],
+                ..Default::default()
+            }
+        }
+    };
+    for job in req
+        .jobs
+        .iter()
+        .filter(|j| !j.exec.thread && !fileset::is_diskless(j))
+    {
+        observations.notes.push(format!(
+            "job '{}' runs its workers as processes: their CPU and wait channels are watched, their per-interval I/O is not (use --thread for that)",
+            job.name
+        ));
+    }
+    observations
+}
+
+pub(super) struct JobGuards {
+    pub records: Vec<CacheGuard>,
+    pub warnings: Vec<String>,
+}
+
+/// Count (and with invalidate=1 drop) the page cache of each of a job's targets.
+pub(super) fn guard_job_targets(
+    files: &FileSet,
+    job_index: usize,
+    job: &JobSpec,
+    run_start: Instant,
+) -> JobGuards {
+    let mut out = JobGuards {
+        records: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for t in files.job_targets(job_index) {
+        let target = &files.targets[t];
+        let guarded = GuardedTarget {
+            path: &target.path,
+            file: &target.file,
+            size: target.size,
+        };
+        let t_ns = run_start.elapsed().as_nanos() as u64;
+        let record = guard::check_target(&job.name, guarded, job.io.invalidate, t_ns, || {
+            target.drop_cache()
+        });
+        out.warnings.extend(guard::warning(&record, job.io.direct));
+        out.records.push(record);
+    }
+    out
+}

@@ -1,0 +1,110 @@
+//! The sampler, the page-cache guard and the environment, seen through the
+//! native JSON of real runs.
+
+use crate::support::{iolens, json, scratch, stdout};
+
+fn u64s(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_buffered_read_shows_the_file_entering_the_page_cache() {
+    let dir = scratch();
+    let f = dir.path().join("cold");
+    let out = iolens(&[
+        "run",
+        "--name=r",
+        &format!("--filename={}", f.display()),
+        "--size=8m",
+        "--rw=read",
+        "--bs=64k",
+        "--rate=16m",
+        "--thread",
+        "--observe-interval=50ms",
+        "--output-format=iolens-json",
+    ]);
+    let report = json(&out);
+    let obs = &report["observations"];
+    let t = u64s(&obs["t_ns"]);
+    assert!(t.len() >= 5, "{t:?}");
+    assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+
+    // invalidate=1 (the default) dropped what laying out the file left cached.
+    let guard = &obs["cache_guards"][0];
+    assert_eq!(guard["purged"], true, "{guard}");
+    assert_eq!(guard["pages_after"], 0, "{guard}");
+
+    let target = &obs["targets"][0];
+    if target["method"] != "unavailable" {
+        let cached: Vec<u64> = target["cache_series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["cached"].as_u64())
+            .collect();
+        let pages = (8 << 20) / obs["page_size_bytes"].as_u64().unwrap();
+        assert_eq!(*cached.last().unwrap(), pages, "{cached:?}");
+        assert!(cached.iter().any(|&c| c < pages), "{cached:?}");
+    }
+    let read: u64 = obs["jobs"][0]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["bytes"][0].as_u64().unwrap())
+        .sum();
+    assert_eq!(read, 8 << 20);
+    assert_ne!(obs["workers"][0]["tid"], 0);
+    assert!(!report["environment"]["kernel_release"]
+        .as_str()
+        .unwrap()
+        .is_empty());
+    eprintln!(
+        "sampler CPU: {} us over {} ms",
+        obs["sampler_cpu_ns"].as_u64().unwrap() / 1000,
+        t.last().unwrap() / 1_000_000
+    );
+}
+
+#[test]
+fn the_normal_report_summarises_the_system_and_fio_json_stays_fio_shaped() {
+    let dir = scratch();
+    let f = dir.path().join("w");
+    let args = [
+        "run".to_string(),
+        "--name=w".into(),
+        format!("--filename={}", f.display()),
+        "--size=1m".into(),
+        "--rw=write".into(),
+    ];
+    let mut normal: Vec<&str> = args.iter().map(String::as_str).collect();
+    let text = stdout(&iolens(&normal));
+    assert!(text.contains("System during the run"), "{text}");
+    assert!(text.contains("before job 'w'"), "{text}");
+    normal.push("--output-format=json");
+    let fio = json(&iolens(&normal));
+    assert!(fio.get("observations").is_none());
+    assert!(fio.get("environment").is_none());
+}
+
+#[test]
+fn a_worker_process_is_watched_from_outside() {
+    let dir = scratch();
+    let f = dir.path().join("p");
+    let out = iolens(&[
+        "run",
+        "--name=p",
+        &format!("--filename={}", f.display()),
+        "--size=4m",
+        "--rw=read",
+        "--rate=16m",
+        "--output-format=iolens-json",
+    ]);
+    let report = json(&out);
+    let worker = &report["observations"]["workers"][0];
+    assert_ne!(worker["tid"], 0, "{worker}");
+    assert!(worker["cpu_ns"].as_u64().unwrap() > 0, "{worker}");
+}
