@@ -2,7 +2,7 @@
 //! the checks that need several options at once.
 
 use super::error::JobError;
-use super::options::{self, Kind, OptionDef};
+use super::options::{self, Kind, OptionDef, Status};
 use super::raw::{LayeredJob, RawJob, RawOption, Source};
 use super::spec::*;
 use crate::units::{self, KbBase, UnitError};
@@ -227,10 +227,18 @@ impl<'a> Layers<'a> {
             None => (setting.text, None),
         };
         let word = word.trim().to_ascii_lowercase();
-        let word = words
-            .iter()
-            .find(|&&known| known == word)
-            .ok_or_else(|| setting.invalid(format!("unknown value '{word}'")))?;
+        let Some(word) = words.iter().find(|&&known| known == word) else {
+            return Err(match options::unsupported_value(name, &word) {
+                Some((reason, instead)) => JobError::Unsupported {
+                    at: setting.source.clone(),
+                    option: setting.def.name,
+                    value: setting.text.to_string(),
+                    reason,
+                    instead,
+                },
+                None => setting.invalid(format!("unknown value '{word}'")),
+            });
+        };
         Ok((word, parameter, setting))
     }
 
@@ -264,7 +272,44 @@ impl<'a> Layers<'a> {
         }
     }
 
+    /// The job's own options and the global ones it inherits, each once.
+    fn in_effect(&self) -> impl Iterator<Item = &'a RawOption> {
+        let (job, global) = (self.job, self.global);
+        let inherited = global
+            .options()
+            .iter()
+            .filter(move |o| job.get(o.def.name).is_none());
+        job.options().iter().chain(inherited)
+    }
+
+    /// Ignored options become warnings; unsupported ones are errors unless left at their
+    /// default, which changes nothing.
+    fn check_statuses(&self, warnings: &mut Vec<String>) -> Result<(), JobError> {
+        for option in self.in_effect() {
+            match option.def.status {
+                Status::Supported => {}
+                Status::Ignored(why) => warnings.push(format!(
+                    "{}: {}={}: ignored: {why}",
+                    option.source, option.def.name, option.value
+                )),
+                Status::Unsupported { reason, instead } => {
+                    if option.def.default != Some(option.value.trim()) {
+                        return Err(JobError::Unsupported {
+                            at: option.source.clone(),
+                            option: option.def.name,
+                            value: option.value.clone(),
+                            reason,
+                            instead,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
+        self.check_statuses(warnings)?;
         let engine = self.engine(warnings)?;
         let target = self.target()?;
         let workload = self.workload()?;
@@ -641,13 +686,7 @@ impl<'a> Layers<'a> {
             Kind::RangePerDirection,
             Kind::SplitPerDirection,
         ];
-        let own = self.job.options().iter();
-        let inherited = self
-            .global
-            .options()
-            .iter()
-            .filter(|o| self.job.get(o.def.name).is_none());
-        own.chain(inherited)
+        self.in_effect()
             .filter(|o| size_kinds.contains(&o.def.kind))
             .filter(|o| {
                 o.value
@@ -794,7 +833,10 @@ mod tests {
 
     #[test]
     fn every_option_accepts_its_example() {
-        for def in options::OPTIONS.iter().filter(|d| d.name != "name") {
+        let supported = options::OPTIONS
+            .iter()
+            .filter(|d| d.status == Status::Supported);
+        for def in supported.filter(|d| d.name != "name") {
             let arg = format!("--{}={}", def.name, def.example);
             let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
             if def.name == "time_based" {
@@ -802,6 +844,60 @@ mod tests {
             }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
+    }
+
+    #[test]
+    fn ignored_options_warn_and_change_nothing() {
+        for def in options::OPTIONS {
+            let Status::Ignored(why) = def.status else {
+                continue;
+            };
+            let arg = format!("--{}=1", def.name);
+            let resolved = run(&["--name=t", "--filename=/tmp/f", &arg]).unwrap();
+            assert_eq!(resolved.jobs[0], job(&[]), "{arg}");
+            assert_eq!(
+                resolved.warnings,
+                vec![format!(
+                    "command line argument 3: {}=1: ignored: {why}",
+                    def.name
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_options_are_errors_unless_left_at_their_default() {
+        for def in options::OPTIONS {
+            let Status::Unsupported { reason, .. } = def.status else {
+                continue;
+            };
+            let arg = format!("--{}=something", def.name);
+            let message = error(&["--name=t", "--filename=/tmp/f", &arg]);
+            assert!(message.contains("not supported by iolens"), "{message}");
+            assert!(message.contains(reason), "{message}");
+            if let Some(default) = def.default {
+                let arg = format!("--{}={default}", def.name);
+                assert!(
+                    run(&["--name=t", "--filename=/tmp/f", &arg]).is_ok(),
+                    "{arg}"
+                );
+            }
+        }
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--verify=crc32c"]),
+            "command line argument 3: verify=crc32c: not supported by iolens: data verification \
+             is not implemented yet (instead: a write job then a read job)"
+        );
+    }
+
+    #[test]
+    fn fio_engines_iolens_lacks_are_named_as_unsupported() {
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--ioengine=posixaio"]),
+            "command line argument 3: ioengine=posixaio: not supported by iolens: this ioengine \
+             is not implemented (instead: ioengine=io_uring, libaio or psync)"
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rw=randtrim"]).contains("not supported"));
     }
 
     #[test]
@@ -1065,7 +1161,7 @@ mod tests {
             (EngineKind::Libaio, 16)
         );
         assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
-        assert!(error(&["--name=a", "--size=1m", "--ioengine=posixaio"]).contains("unknown value"));
+        assert!(error(&["--name=a", "--size=1m", "--ioengine=nosuch"]).contains("unknown value"));
     }
 
     #[test]
