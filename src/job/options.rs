@@ -174,6 +174,14 @@ pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
 pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
 pub const KB_BASES: &[&str] = &["1024", "1000"];
 
+/// Text options that fio also takes as a bare flag, meaning an empty value.
+pub const BARE_TEXT_OPTIONS: &[&str] = &[
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+];
+
 /// fio's I/O engines that iolens does not have.
 pub const FIO_ONLY_ENGINES: &[&str] = &[
     "vsync",
@@ -217,6 +225,7 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
     "io_uring_cmd",
     "guasi",
     "binject",
+    "cpp_null",
 ];
 
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
@@ -487,6 +496,10 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("log_unix_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch_clock_id", &[], Kind::Count, Some("0"), "log times are always relative to the job's start", "the default"),
+    unsupported("log_prio", &[], Kind::Bool, Some("0"), "I/O priorities are not logged", "the default"),
+    engine_only("volume", &[], Kind::Text),
+    engine_only("brick", &[], Kind::Text),
+    engine_only("gpu_dev_id", &[], Kind::Count),
     engine_only("cpuload", &[], Kind::Count),
     engine_only("cpuchunks", &[], Kind::Count),
     engine_only("cpumode", &[], Kind::Text),

@@ -426,6 +426,15 @@ impl<'a> Layers<'a> {
         let rw = rw_pattern(word);
         // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
         let rw_modifier = match modifier {
+            Some(text) if text.trim_start().starts_with('-') => {
+                return Err(JobError::Unsupported {
+                    at: setting.source.clone(),
+                    option: setting.def.name,
+                    value: setting.text.to_string(),
+                    reason: "going backwards through the file is not implemented",
+                    instead: "a positive :N or rw=randread",
+                })
+            }
             Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
             None => u64::from(rw.is_random()),
         };
@@ -749,9 +758,10 @@ fn split_filenames(text: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `zoned:60/10:30/20:10/70`: (percent of accesses, percent of the region) pairs.
+/// `zoned:60/10:30/20:10/70`: (percent of accesses, percent of the region) pairs; a blank
+/// region (`20/`) takes what the others leave of 100, as a blank bssplit percentage does.
 fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
-    let zones = text
+    let mut zones = text
         .split(':')
         .map(|zone| {
             let (access, region) = zone
@@ -762,9 +772,22 @@ fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
                     .parse::<f64>()
                     .map_err(|_| UnitError::Invalid(format!("'{text}' is not a number")))
             };
-            Ok((number(access)?, number(region)?))
+            let region = match region.trim() {
+                "" => f64::NAN,
+                region => number(region)?,
+            };
+            Ok((number(access)?, region))
         })
         .collect::<Result<Vec<_>, UnitError>>()?;
+    let blanks = zones.iter().filter(|z| z.1.is_nan()).count();
+    if blanks > 0 {
+        let given: f64 = zones.iter().map(|z| z.1).filter(|r| !r.is_nan()).sum();
+        let share = (100.0 - given) / blanks as f64;
+        zones
+            .iter_mut()
+            .filter(|z| z.1.is_nan())
+            .for_each(|z| z.1 = share);
+    }
     let access: f64 = zones.iter().map(|z| z.0).sum();
     let region: f64 = zones.iter().map(|z| z.1).sum();
     if (access - 100.0).abs() > 1e-6 || (region - 100.0).abs() > 1e-6 {
@@ -898,6 +921,7 @@ mod tests {
              is not implemented (instead: ioengine=io_uring, libaio or psync)"
         );
         assert!(error(&["--name=t", "--size=1m", "--rw=randtrim"]).contains("not supported"));
+        assert!(error(&["--name=t", "--size=1m", "--rw=read:-8k"]).contains("backwards"));
     }
 
     #[test]
@@ -1057,6 +1081,10 @@ mod tests {
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
+        assert_eq!(
+            d("zoned:50/5:30/15:20/"),
+            Distribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
     }
 
     #[test]

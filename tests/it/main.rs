@@ -4,6 +4,7 @@ mod blockdev;
 mod cli;
 mod engines;
 mod jobfiles;
+mod options;
 mod outputs;
 mod pacing;
 mod processes;
