@@ -173,6 +173,7 @@ pub const DISTRIBUTIONS: &[&str] = &["random", "zipf", "pareto", "normal", "zone
 pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
 pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
 pub const KB_BASES: &[&str] = &["1024", "1000"];
+pub const CPU_POLICIES: &[&str] = &["shared", "split"];
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
 pub const BARE_TEXT_OPTIONS: &[&str] = &[
@@ -318,6 +319,12 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("disable_clat", &[], Kind::Bool, Some("0"), "1", "Do not measure completion latency"),
     opt("disable_slat", &[], Kind::Bool, Some("0"), "1", "Do not measure submission latency"),
     opt("percentile_list", &[], Kind::FloatList, None, "50:99:99.9", "Latency percentiles to report (default: fio's list)"),
+    opt("cpus_allowed", &[], Kind::Text, None, "0-3,6", "CPUs the workers may run on: numbers and ranges"),
+    opt("cpumask", &[], Kind::Count, None, "0xf", "CPUs the workers may run on, as a bit mask"),
+    opt("cpus_allowed_policy", &[], Kind::Choice(CPU_POLICIES), Some("shared"), "split", "shared: every worker on all the CPUs; split: one CPU each"),
+    opt("nice", &[], Kind::Text, None, "5", "CPU nice value of the workers (-20 to 19)"),
+    opt("prio", &[], Kind::Count, None, "2", "I/O priority level of the workers (0 highest to 7)"),
+    opt("prioclass", &[], Kind::Count, None, "3", "I/O priority class: 1 realtime, 2 best effort, 3 idle"),
     opt("kb_base", &[], Kind::Choice(KB_BASES), Some("1024"), "1000", "1024: k = 1024 (fio's default); 1000: k = 1000, Ki = 1024"),
     // Reporting and logs.
     opt("clat_percentiles", &[], Kind::Bool, Some("1"), "0", "Report completion latency percentiles"),
@@ -379,14 +386,8 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("thinktime_spin", &[], MICROS, Some("0"), "think time always sleeps", "thinktime"),
     unsupported("thinktime_blocks_type", &[], Kind::Text, Some("complete"), "thinktime_blocks always counts completed I/Os", "the default"),
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
-    unsupported("cpumask", &[], Kind::Count, None, "CPU pinning is not implemented", "taskset -c around iolens"),
-    unsupported("cpus_allowed", &[], Kind::Text, None, "CPU pinning is not implemented", "taskset -c around iolens"),
-    unsupported("cpus_allowed_policy", &[], Kind::Text, Some("shared"), "CPU pinning is not implemented", "taskset -c around iolens"),
     unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
     unsupported("numa_mem_policy", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
-    unsupported("nice", &[], Kind::Count, Some("0"), "per-job CPU priority is not implemented", "nice around iolens"),
-    unsupported("prio", &[], Kind::Count, None, "per-job I/O priority is not implemented", "ionice around iolens"),
-    unsupported("prioclass", &[], Kind::Count, None, "per-job I/O priority is not implemented", "ionice around iolens"),
     unsupported("continue_on_error", &[], Kind::Text, Some("none"), "a job stops on its first error", "the default"),
     unsupported("ignore_error", &[], Kind::Text, None, "a job stops on its first error", "the default"),
     unsupported("steadystate", &["ss"], Kind::Text, None, "stopping at steady state is not implemented", "runtime with ramp_time"),

@@ -683,6 +683,55 @@ impl<'a> Layers<'a> {
             runtime,
             time_based,
             ramp_time: self.time("ramp_time")?.unwrap_or_default(),
+            sched: self.sched()?,
+        })
+    }
+
+    fn sched(&self) -> Result<SchedSpec, JobError> {
+        let mut cpus = match (self.given("cpus_allowed"), self.given("cpumask")) {
+            (Some(list), _) => parse_cpu_list(list.text).map_err(|e| list.invalid(e))?,
+            (None, Some(mask)) => {
+                let bits =
+                    units::parse_count(mask.text, self.kb_base).map_err(|e| mask.invalid(e))?;
+                (0..64).filter(|cpu| bits >> cpu & 1 == 1).collect()
+            }
+            (None, None) => Vec::new(),
+        };
+        cpus.sort_unstable();
+        cpus.dedup();
+        let (policy, _, setting) = self.choice("cpus_allowed_policy")?;
+        self.no_parameter(policy, setting)?;
+        let nice = self
+            .given("nice")
+            .map(|s| {
+                s.text
+                    .trim()
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|n| (-20..=19).contains(n))
+                    .ok_or_else(|| s.invalid("not a whole number from -20 to 19"))
+            })
+            .transpose()?;
+        let level = |name: &str, range: std::ops::RangeInclusive<u64>| {
+            let value = self.count(name)?;
+            match (value, self.given(name)) {
+                (Some(v), Some(s)) if !range.contains(&v) => {
+                    Err(s.invalid(format!("must be from {} to {}", range.start(), range.end())))
+                }
+                _ => Ok(value.map(|v| v as u32)),
+            }
+        };
+        let (class, prio) = (level("prioclass", 1..=3)?, level("prio", 0..=7)?);
+        // The kernel's best-effort class, and its default level, when only one is given.
+        let ioprio = match (class, prio) {
+            (None, None) => None,
+            (class, prio) => Some((class.unwrap_or(2), prio.unwrap_or(4))),
+        };
+        Ok(SchedSpec {
+            cpus,
+            split_cpus: policy == "split",
+            nice,
+            ioprio,
         })
     }
 
@@ -735,6 +784,29 @@ fn rw_pattern(word: &str) -> RwPattern {
         "randrw" => RwPattern::RandRw,
         _ => RwPattern::Read,
     }
+}
+
+/// `0-3,6,8-9`: CPU numbers and inclusive ranges.
+fn parse_cpu_list(text: &str) -> Result<Vec<usize>, UnitError> {
+    let number = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| UnitError::Invalid(format!("'{t}' is not a CPU number")))
+    };
+    let mut cpus = Vec::new();
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (number(first)?, number(last)?);
+                if first > last {
+                    return Err(UnitError::Invalid(format!("range {part} runs backwards")));
+                }
+                cpus.extend(first..=last);
+            }
+            None => cpus.push(number(part)?),
+        }
+    }
+    Ok(cpus)
 }
 
 /// `a:b:c` with `\:` for a colon inside a name.
@@ -1112,6 +1184,27 @@ mod tests {
              (set runtime=, e.g. runtime=60s)"
         );
         assert!(error(&["--name=a", "--size=1m", "--numjobs=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn scheduling_options() {
+        let sched = job(&[
+            "--cpus_allowed=2,0-1,1",
+            "--cpus_allowed_policy=split",
+            "--nice=5",
+            "--prio=6",
+        ])
+        .exec
+        .sched;
+        assert_eq!(sched.cpus, vec![0, 1, 2]);
+        assert!(sched.split_cpus);
+        assert_eq!((sched.nice, sched.ioprio), (Some(5), Some((2, 6))));
+        assert_eq!(job(&["--cpumask=0x5"]).exec.sched.cpus, vec![0, 2]);
+        assert_eq!(job(&["--prioclass=3"]).exec.sched.ioprio, Some((3, 4)));
+        assert_eq!(job(&[]).exec.sched, SchedSpec::default());
+        assert!(error(&["--name=a", "--size=1m", "--cpus_allowed=3-1"]).contains("backwards"));
+        assert!(error(&["--name=a", "--size=1m", "--nice=40"]).contains("-20 to 19"));
+        assert!(error(&["--name=a", "--size=1m", "--prio=8"]).contains("from 0 to 7"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The option table through the binary: fio's example job files either parse or are
 //! rejected with a message that names what iolens does not support.
 
-use crate::support::{iolens, stderr};
+use crate::support::{iolens, scratch, stderr};
 use std::path::{Path, PathBuf};
 
 /// Where Debian's `fio-examples` package puts fio's example job files.
@@ -56,5 +56,35 @@ fn fio_examples_parse_or_name_what_is_unsupported() {
         unexplained.is_empty(),
         "failures that name no unsupported option:\n{}",
         unexplained.join("\n")
+    );
+}
+
+#[test]
+fn workers_take_cpus_allowed_nice_and_prio_and_report_a_refusal() {
+    let dir = scratch();
+    let file = dir.path().join("f").display().to_string();
+    let base = [
+        "run",
+        "--name=sched",
+        "--ioengine=null",
+        "--size=1m",
+        "--numjobs=2",
+        "--cpus_allowed_policy=split",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        let filename = format!("--filename={file}");
+        args.push(&filename);
+        args.extend_from_slice(extra);
+        iolens(&args)
+    };
+    let out = run(&["--cpus_allowed=0", "--nice=1", "--prioclass=3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["--cpus_allowed=4000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("cpus_allowed [4000]"),
+        "{}",
+        stderr(&out)
     );
 }
