@@ -4,7 +4,7 @@
 use super::output;
 use super::run::{load_jobs, split_tool_flags, usage_error};
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
-use crate::job::options::{self, Kind, OptionDef, OPTIONS};
+use crate::job::options::{self, Kind, OptionDef, Status, OPTIONS};
 use crate::job::{LayeredJob, RawJob, Source};
 use std::fmt::Write;
 
@@ -32,7 +32,8 @@ pub(super) fn print(text: &str) -> i32 {
 }
 
 /// One block per job: a header with where the job starts, then `option value origin` lines;
-/// with `every_option` also the options left at their defaults (or unset), in table order.
+/// with `every_option` also the supported options left at their defaults (or unset), in
+/// table order.
 pub fn render(jobs: &[LayeredJob], every_option: bool) -> String {
     let mut out = String::new();
     for (index, layered) in jobs.iter().enumerate() {
@@ -48,7 +49,7 @@ pub fn render(jobs: &[LayeredJob], every_option: bool) -> String {
                     global.value.as_str(),
                     origin(&layered.global, &global.source),
                 ),
-                (None, None) if !every_option => continue,
+                (None, None) if !every_option || def.status != Status::Supported => continue,
                 (None, None) => match def.default {
                     Some(default) => (default, "default".to_string()),
                     None => ("-", "not set".to_string()),
@@ -74,7 +75,13 @@ pub(super) fn cmdhelp(option: &str) -> i32 {
     if option.is_empty() || option == "all" {
         let mut out = String::new();
         for def in OPTIONS {
-            let _ = writeln!(out, "{:<28} {}", def.name, def.help);
+            let _ = writeln!(
+                out,
+                "{:<28} {}{}",
+                def.name,
+                status_tag(def.status),
+                def.help
+            );
         }
         return print(&out);
     }
@@ -99,9 +106,26 @@ fn describe(def: &OptionDef) -> String {
         let _ = writeln!(out, "{:>12}: {}", "alias", def.aliases.join(", "));
     }
     let _ = writeln!(out, "{:>12}: {}", "type", kind_name(def.kind));
+    let status = match def.status {
+        Status::Supported => "supported".to_string(),
+        Status::Ignored(why) => format!("ignored ({why})"),
+        Status::Unsupported { reason, instead } => {
+            format!("not supported ({reason}; instead: {instead})")
+        }
+    };
+    let _ = writeln!(out, "{:>12}: {status}", "status");
     let _ = writeln!(out, "{:>12}: {}", "default", def.default.unwrap_or("none"));
     let _ = writeln!(out, "{:>12}: {}={}", "example", def.name, def.example);
     out
+}
+
+/// Marks the options that do nothing or are rejected in the `--cmdhelp` list.
+fn status_tag(status: Status) -> &'static str {
+    match status {
+        Status::Supported => "",
+        Status::Ignored(_) => "[ignored] ",
+        Status::Unsupported { .. } => "[not supported] ",
+    }
 }
 
 fn kind_name(kind: Kind) -> String {
@@ -157,7 +181,8 @@ mod tests {
         assert_eq!(line("size"), "size 1m command line");
         assert_eq!(line("rw"), "rw read default");
         assert_eq!(line("runtime"), "runtime - not set");
-        assert_eq!(text.lines().count(), OPTIONS.len());
+        let supported = OPTIONS.iter().filter(|d| d.status == Status::Supported);
+        assert_eq!(text.lines().count(), supported.count());
     }
 
     #[test]

@@ -26,6 +26,15 @@ pub enum JobError {
         reason: String,
         hint: String,
     },
+    /// An option or value fio has and iolens deliberately does not.
+    #[error("{at}: {option}={value}: not supported by iolens: {reason} (instead: {instead})")]
+    Unsupported {
+        at: Source,
+        option: &'static str,
+        value: String,
+        reason: &'static str,
+        instead: &'static str,
+    },
     #[error("{at}: job '{job}': {problem}")]
     InvalidJob {
         at: Source,

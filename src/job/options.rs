@@ -1,5 +1,6 @@
-//! The option table: one entry per supported fio option. It decides which names exist
-//! (with aliases), which take a bare `--flag`, what an error suggests, and each default.
+//! The option table: one entry per fio option. It decides which names exist (with
+//! aliases), which take a bare `--flag`, what an error suggests, each default, and whether
+//! iolens supports, ignores or rejects the option.
 
 use crate::units::TimeUnit;
 
@@ -31,6 +32,19 @@ pub enum Kind {
     Choice(&'static [&'static str]),
 }
 
+/// What iolens does with an option fio documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Supported,
+    /// Accepted without effect; the reason is shown as a warning when the option is used.
+    Ignored(&'static str),
+    /// Rejected unless set to its default: why, and the nearest thing iolens does offer.
+    Unsupported {
+        reason: &'static str,
+        instead: &'static str,
+    },
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub struct OptionDef {
     pub name: &'static str,
@@ -42,6 +56,7 @@ pub struct OptionDef {
     /// A valid value, shown in error hints.
     pub example: &'static str,
     pub help: &'static str,
+    pub status: Status,
 }
 
 impl OptionDef {
@@ -80,7 +95,63 @@ const fn opt(
         default,
         example,
         help,
+        status: Status::Supported,
     }
+}
+
+/// An option accepted without effect; `why` doubles as its help line and its warning.
+const fn ignored(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+    default: Option<&'static str>,
+    why: &'static str,
+) -> OptionDef {
+    OptionDef {
+        name,
+        aliases,
+        kind,
+        default,
+        example: "1",
+        help: why,
+        status: Status::Ignored(why),
+    }
+}
+
+/// An option iolens rejects (unless it is set to `default`, which changes nothing).
+const fn unsupported(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+    default: Option<&'static str>,
+    reason: &'static str,
+    instead: &'static str,
+) -> OptionDef {
+    OptionDef {
+        name,
+        aliases,
+        kind,
+        default,
+        example: "1",
+        help: reason,
+        status: Status::Unsupported { reason, instead },
+    }
+}
+
+/// An option of an I/O engine iolens does not have.
+const fn engine_only(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+) -> OptionDef {
+    unsupported(
+        name,
+        aliases,
+        kind,
+        None,
+        "belongs to an ioengine iolens does not have",
+        "ioengine=io_uring, libaio or psync",
+    )
 }
 
 const SECONDS: Kind = Kind::Time(TimeUnit::Seconds);
@@ -102,16 +173,96 @@ pub const DISTRIBUTIONS: &[&str] = &["random", "zipf", "pareto", "normal", "zone
 pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
 pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
 pub const KB_BASES: &[&str] = &["1024", "1000"];
+pub const CPU_POLICIES: &[&str] = &["shared", "split"];
+
+/// Text options that fio also takes as a bare flag, meaning an empty value.
+pub const BARE_TEXT_OPTIONS: &[&str] = &[
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+];
+
+/// fio's I/O engines that iolens does not have.
+pub const FIO_ONLY_ENGINES: &[&str] = &[
+    "vsync",
+    "posixaio",
+    "solarisaio",
+    "windowsaio",
+    "splice",
+    "sg",
+    "libzbc",
+    "net",
+    "netsplice",
+    "cpuio",
+    "rdma",
+    "falloc",
+    "ftruncate",
+    "e4defrag",
+    "rados",
+    "rbd",
+    "http",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "mtd",
+    "pmemblk",
+    "dev-dax",
+    "external",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "libpmem",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "libiscsi",
+    "nbd",
+    "libcufile",
+    "dfs",
+    "nfs",
+    "exec",
+    "xnvme",
+    "io_uring_cmd",
+    "guasi",
+    "binject",
+    "cpp_null",
+];
+
+/// Values fio accepts for a choice option that iolens rejects: option, values, why and
+/// what to use instead.
+pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
+    (
+        "ioengine",
+        FIO_ONLY_ENGINES,
+        "this ioengine is not implemented",
+        "ioengine=io_uring, libaio or psync",
+    ),
+    (
+        "rw",
+        &["trim", "randtrim", "trimwrite", "randtrimwrite"],
+        "trim workloads are not implemented",
+        "rw=write",
+    ),
+];
+
+/// Why iolens rejects `value` for the choice option `option`, and what to use instead.
+pub fn unsupported_value(option: &str, value: &str) -> Option<(&'static str, &'static str)> {
+    UNSUPPORTED_VALUES
+        .iter()
+        .find(|(name, values, _, _)| *name == option && values.contains(&value))
+        .map(|&(_, _, reason, instead)| (reason, instead))
+}
 
 #[rustfmt::skip]
 pub static OPTIONS: &[OptionDef] = &[
     opt("name", &[], Kind::Text, None, "seqread", "Job name; on the command line it starts a new job"),
     opt("filename", &[], Kind::Text, None, "/dev/nvme0n1", "Target file(s) or device(s), ':'-separated"),
     opt("directory", &[], Kind::Text, None, "/mnt/test", "Directory for generated file names"),
-    opt("nrfiles", &[], Kind::Count, Some("1"), "4", "Files per job when no filename is given"),
+    opt("nrfiles", &["nr_files"], Kind::Count, Some("1"), "4", "Files per job when no filename is given"),
     opt("filesize", &[], Kind::Size, None, "1g", "Size of each file (default: size / nrfiles)"),
     opt("size", &[], Kind::SizeOrPercent, None, "1g", "Total bytes of the job's region"),
-    opt("offset", &[], Kind::SizeOrPercent, Some("0"), "1g", "Start of the region in each file"),
+    opt("offset", &["fileoffset"], Kind::SizeOrPercent, Some("0"), "1g", "Start of the region in each file"),
     opt("offset_increment", &[], Kind::SizeOrPercent, Some("0"), "1g", "Added to offset for each numjobs clone"),
     opt("io_size", &["io_limit"], Kind::SizeOrPercent, None, "10g", "Bytes to transfer (default: size)"),
     opt("number_ios", &[], Kind::Count, None, "10000", "Stop after this many I/Os"),
@@ -168,6 +319,12 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("disable_clat", &[], Kind::Bool, Some("0"), "1", "Do not measure completion latency"),
     opt("disable_slat", &[], Kind::Bool, Some("0"), "1", "Do not measure submission latency"),
     opt("percentile_list", &[], Kind::FloatList, None, "50:99:99.9", "Latency percentiles to report (default: fio's list)"),
+    opt("cpus_allowed", &[], Kind::Text, None, "0-3,6", "CPUs the workers may run on: numbers and ranges"),
+    opt("cpumask", &[], Kind::Count, None, "0xf", "CPUs the workers may run on, as a bit mask"),
+    opt("cpus_allowed_policy", &[], Kind::Choice(CPU_POLICIES), Some("shared"), "split", "shared: every worker on all the CPUs; split: one CPU each"),
+    opt("nice", &[], Kind::Text, None, "5", "CPU nice value of the workers (-20 to 19)"),
+    opt("prio", &[], Kind::Count, None, "2", "I/O priority level of the workers (0 highest to 7)"),
+    opt("prioclass", &[], Kind::Count, None, "3", "I/O priority class: 1 realtime, 2 best effort, 3 idle"),
     opt("kb_base", &[], Kind::Choice(KB_BASES), Some("1024"), "1000", "1024: k = 1024 (fio's default); 1000: k = 1000, Ki = 1024"),
     // Reporting and logs.
     opt("clat_percentiles", &[], Kind::Bool, Some("1"), "0", "Report completion latency percentiles"),
@@ -183,6 +340,231 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("log_max_value", &[], Kind::Bool, Some("0"), "1", "Windowed latency entries hold the maximum, not the mean"),
     opt("log_offset", &[], Kind::Bool, Some("0"), "1", "Log entries carry the I/O's offset"),
     opt("per_job_logs", &[], Kind::Bool, Some("1"), "0", "Number log files per worker; 0: one file per job"),
+
+    // Harmless here: accepted, with a warning saying why nothing changes.
+    ignored("clocksource", &[], Kind::Text, None, "iolens picks its own clock (the TSC where the kernel trusts it)"),
+    ignored("gtod_cpu", &[], Kind::Count, None, "iolens reads the clock in each worker; no timer thread to pin"),
+    ignored("disk_util", &[], Kind::Bool, Some("1"), "device statistics are always collected"),
+    ignored("unique_filename", &[], Kind::Bool, Some("1"), "only matters for fio's client/server mode"),
+    ignored("error_dump", &[], Kind::Bool, Some("0"), "the first error of each worker is always reported"),
+    ignored("random_generator", &[], Kind::Text, Some("tausworthe"), "iolens always uses its own seeded generator"),
+    ignored("allrandrepeat", &[], Kind::Bool, Some("0"), "all of iolens's random streams follow randrepeat"),
+    ignored("iomem", &["mem"], Kind::Text, Some("malloc"), "buffers are always aligned anonymous memory"),
+    ignored("iomem_align", &["mem_align"], Kind::Count, Some("0"), "buffers are always aligned to the page and the device"),
+    ignored("hugepage-size", &[], Kind::Size, None, "buffers never use huge pages"),
+    ignored("lockmem", &[], Kind::Size, Some("0"), "iolens does not pin memory to simulate less of it"),
+    ignored("create_serialize", &[], Kind::Bool, Some("1"), "files are laid out one by one anyway"),
+    ignored("disable_bw_measurement", &["disable_bw"], Kind::Bool, Some("0"), "bandwidth accounting costs nothing measurable"),
+    ignored("exit_on_io_done", &[], Kind::Bool, Some("0"), "belongs to ioengine=cpuio"),
+
+    // Rejected unless set to their default: a clear error and the nearest supported option.
+    unsupported("wait_for", &[], Kind::Text, None, "waiting for one named job is not implemented", "stonewall"),
+    unsupported("exitall", &[], Kind::Bool, Some("0"), "stopping the other jobs when one ends is not implemented", "runtime with time_based"),
+    unsupported("exit_what", &[], Kind::Text, Some("group"), "stopping the other jobs when one ends is not implemented", "runtime with time_based"),
+    unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
+    unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
+    unsupported("create_only", &[], Kind::Bool, Some("0"), "a create-only pass is not implemented", "a short write job"),
+    unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
+    unsupported("allow_file_create", &[], Kind::Bool, Some("1"), "files that do not exist are always created", "the default"),
+    unsupported("allow_mounted_write", &[], Kind::Bool, Some("0"), "writes to devices are guarded by iolens's own flag", "iolens run --allow-device-write"),
+    unsupported("fallocate", &[], Kind::Text, Some("native"), "choosing how files are preallocated is not implemented", "the default"),
+    unsupported("pre_read", &[], Kind::Bool, Some("0"), "reading files into the cache before the run is not implemented", "a read job before this one"),
+    unsupported("file_service_type", &[], Kind::Text, Some("roundrobin"), "only round-robin over a worker's files is implemented", "the default"),
+    unsupported("filename_format", &[], Kind::Text, None, "generated names are always jobname.worker.file", "filename="),
+    unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
+    unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
+    unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
+    unsupported("percentage_random", &[], Kind::Text, Some("100"), "mixing sequential and random offsets is not implemented", "rw=randread or rw=read"),
+    unsupported("rw_sequencer", &[], Kind::Text, Some("sequential"), "only the sequential sequencer is implemented", "rw=randread:N"),
+    unsupported("fadvise_hint", &[], Kind::Text, Some("1"), "access-pattern advice is not implemented", "direct=1 to bypass the cache"),
+    unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
+    unsupported("iodepth_low", &[], Kind::Count, None, "the queue is always refilled at once", "iodepth"),
+    unsupported("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "a minimum rate is not enforced", "rate="),
+    unsupported("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "a minimum rate is not enforced", "rate_iops="),
+    unsupported("rate_cycle", &["ratecycle"], Kind::Count, Some("1000"), "minimum rates are not enforced", "rate="),
+    unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
+    unsupported("thinktime_spin", &[], MICROS, Some("0"), "think time always sleeps", "thinktime"),
+    unsupported("thinktime_blocks_type", &[], Kind::Text, Some("complete"), "thinktime_blocks always counts completed I/Os", "the default"),
+    unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
+    unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
+    unsupported("numa_mem_policy", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
+    unsupported("continue_on_error", &[], Kind::Text, Some("none"), "a job stops on its first error", "the default"),
+    unsupported("ignore_error", &[], Kind::Text, None, "a job stops on its first error", "the default"),
+    unsupported("steadystate", &["ss"], Kind::Text, None, "stopping at steady state is not implemented", "runtime with ramp_time"),
+    unsupported("steadystate_duration", &["ss_dur"], SECONDS, Some("0"), "stopping at steady state is not implemented", "runtime"),
+    unsupported("steadystate_ramp_time", &["ss_ramp"], SECONDS, Some("0"), "stopping at steady state is not implemented", "ramp_time"),
+    unsupported("latency_target", &[], MICROS, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
+    unsupported("latency_window", &[], MICROS, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
+    unsupported("latency_percentile", &[], Kind::Text, Some("100"), "searching for the depth that meets a latency is not implemented", "iodepth"),
+    unsupported("latency_run", &[], Kind::Bool, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
+    unsupported("max_latency", &[], Kind::Text, Some("0"), "failing a job on a slow I/O is not implemented", "the latency percentiles in the report"),
+    unsupported("description", &[], Kind::Text, None, "job descriptions are not kept", "a comment in the job file"),
+    unsupported("stats", &[], Kind::Bool, Some("1"), "every job is always measured", "the default"),
+    unsupported("zonemode", &[], Kind::Text, Some("none"), "zoned I/O is not implemented", "offset= and size= per job"),
+    unsupported("zonesize", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
+    unsupported("zonerange", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
+    unsupported("zoneskip", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
+    unsupported("zonecapacity", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
+    unsupported("read_beyond_wp", &[], Kind::Bool, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
+    unsupported("max_open_zones", &[], Kind::Count, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
+    unsupported("job_max_open_zones", &[], Kind::Count, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
+    unsupported("ignore_zone_limits", &[], Kind::Bool, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
+    unsupported("zone_reset_threshold", &[], Kind::Text, None, "zoned block devices are not supported", "offset= and size= per job"),
+    unsupported("zone_reset_frequency", &[], Kind::Text, None, "zoned block devices are not supported", "offset= and size= per job"),
+    unsupported("unit_base", &[], Kind::Count, Some("0"), "results are always reported in bytes", "the default"),
+    unsupported("atomic", &[], Kind::Bool, Some("0"), "atomic writes are not implemented", "direct=1"),
+    unsupported("write_barrier", &[], Kind::Count, Some("0"), "barrier writes are not implemented", "fsync="),
+    unsupported("sync_file_range", &[], Kind::Text, None, "sync_file_range is not implemented", "fdatasync="),
+    unsupported("fsync_on_close", &[], Kind::Bool, Some("0"), "files are not synced on close", "end_fsync"),
+    unsupported("unlink_each_loop", &[], Kind::Bool, Some("0"), "files are removed once, after the job", "unlink"),
+    unsupported("write_hint", &[], Kind::Text, Some("none"), "write lifetime hints are not implemented", "the default"),
+    unsupported("ioscheduler", &[], Kind::Text, None, "iolens does not change the device's scheduler", "set it in /sys/block/DEV/queue/scheduler before the run"),
+    unsupported("fill_device", &["fill_fs"], Kind::Bool, Some("0"), "writing until the device is full is not implemented", "size=100%"),
+    unsupported("file_append", &[], Kind::Bool, Some("0"), "appending to files is not implemented", "offset="),
+    unsupported("offset_align", &[], Kind::Size, Some("0"), "aligning a percentage offset is not implemented", "offset= in bytes"),
+    unsupported("softrandommap", &[], Kind::Bool, Some("0"), "the random map is never dropped", "norandommap"),
+    unsupported("bs_is_seq_rand", &[], Kind::Bool, Some("0"), "block sizes are per direction only", "bs=read,write"),
+    unsupported("blocksize_unaligned", &["bs_unaligned"], Kind::Bool, Some("0"), "block sizes are always sector aligned", "bsrange="),
+    unsupported("buffer_pattern", &[], Kind::Text, None, "fixed buffer patterns are not implemented", "zero_buffers"),
+    unsupported("buffer_compress_chunk", &[], Kind::Size, Some("512"), "the compressible share is always one run per buffer", "buffer_compress_percentage"),
+    unsupported("dedupe_percentage", &[], Kind::Percent, Some("0"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
+    unsupported("dedupe_mode", &[], Kind::Text, Some("repeat"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
+    unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
+    unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
+    unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
+    unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
+    unsupported("verify", &[], Kind::Text, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("do_verify", &[], Kind::Bool, Some("1"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_only", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a read job"),
+    unsupported("verify_offset", &[], Kind::Size, None, "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_interval", &[], Kind::Size, None, "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_pattern", &[], Kind::Text, None, "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_fatal", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_dump", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_async", &[], Kind::Count, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_async_cpus", &[], Kind::Text, None, "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_backlog", &[], Kind::Count, None, "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_backlog_batch", &[], Kind::Count, None, "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_state_save", &[], Kind::Bool, Some("1"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("verify_state_load", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
+    unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
+    unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
+    unsupported("trim_backlog_batch", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
+    unsupported("block_error_percentiles", &[], Kind::Bool, Some("0"), "trim block error histograms are not implemented", "the latency percentiles"),
+    unsupported("write_iolog", &[], Kind::Text, None, "I/O logs for replay are not implemented", "a job file that describes the workload"),
+    unsupported("read_iolog", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("read_iolog_chunked", &[], Kind::Bool, Some("0"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("replay_no_stall", &[], Kind::Bool, Some("0"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("replay_redirect", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("replay_scale", &[], Kind::Count, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("replay_align", &[], Kind::Count, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("replay_time_scale", &[], Kind::Count, Some("100"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("replay_skip", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("merge_blktrace_file", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("merge_blktrace_scalars", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("merge_blktrace_iters", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    unsupported("exec_prerun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command before iolens"),
+    unsupported("exec_postrun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command after iolens"),
+    unsupported("uid", &[], Kind::Count, None, "switching users is not implemented", "run iolens as that user"),
+    unsupported("gid", &[], Kind::Count, None, "switching groups is not implemented", "run iolens as that group"),
+    unsupported("cgroup", &[], Kind::Text, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
+    unsupported("cgroup_weight", &[], Kind::Count, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
+    unsupported("cgroup_nodelete", &[], Kind::Bool, Some("0"), "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
+    unsupported("flow_id", &[], Kind::Count, None, "flow control between jobs is not implemented", "rate="),
+    unsupported("flow", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
+    unsupported("flow_sleep", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
+    unsupported("profile", &[], Kind::Text, None, "fio's built-in profiles are not included", "a job file"),
+    unsupported("cmdprio_percentage", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
+    unsupported("cmdprio_class", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
+    unsupported("cmdprio", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
+    unsupported("cmdprio_bssplit", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
+    unsupported("nonvectored", &[], Kind::Count, Some("-1"), "io_uring reads and writes are always vectored", "the default"),
+    unsupported("force_async", &[], Kind::Count, Some("0"), "forcing io_uring async punts is not implemented", "the default"),
+    unsupported("sqthread_poll_cpu", &[], Kind::Count, None, "pinning the io_uring poll thread is not implemented", "sqthread_poll"),
+    unsupported("userspace_reap", &[], Kind::Bool, Some("0"), "libaio completions are always taken from the ring in user space", "the default"),
+    unsupported("hipri_percentage", &[], Kind::Percent, Some("100"), "polling a share of the I/Os is not implemented", "hipri"),
+    unsupported("nowait", &[], Kind::Bool, Some("0"), "RWF_NOWAIT is not implemented", "the default"),
+    unsupported("cmd_type", &[], Kind::Text, None, "belongs to ioengine=io_uring_cmd, which iolens does not have", "ioengine=io_uring"),
+    ignored("log_entries", &[], Kind::Count, None, "logs grow as needed"),
+    unsupported("bwavgtime", &[], Kind::Count, Some("500"), "bandwidth samples always cover 500 ms", "log_avg_msec for the logs"),
+    unsupported("iopsavgtime", &[], Kind::Count, Some("500"), "IOPS samples always cover 500 ms", "log_avg_msec for the logs"),
+    unsupported("log_hist_coarseness", &[], Kind::Count, Some("0"), "histogram logs always have every bin", "the default"),
+    unsupported("log_compression", &[], Kind::Size, Some("0"), "compressed logs are not implemented", "compress the log files afterwards"),
+    unsupported("log_compression_cpus", &[], Kind::Text, None, "compressed logs are not implemented", "compress the log files afterwards"),
+    unsupported("log_store_compressed", &[], Kind::Bool, Some("0"), "compressed logs are not implemented", "compress the log files afterwards"),
+    unsupported("log_unix_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
+    unsupported("log_alternate_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
+    unsupported("log_alternate_epoch_clock_id", &[], Kind::Count, Some("0"), "log times are always relative to the job's start", "the default"),
+    unsupported("log_prio", &[], Kind::Bool, Some("0"), "I/O priorities are not logged", "the default"),
+    engine_only("volume", &[], Kind::Text),
+    engine_only("brick", &[], Kind::Text),
+    engine_only("gpu_dev_id", &[], Kind::Count),
+    engine_only("cpuload", &[], Kind::Count),
+    engine_only("cpuchunks", &[], Kind::Count),
+    engine_only("cpumode", &[], Kind::Text),
+    engine_only("namenode", &[], Kind::Text),
+    engine_only("port", &[], Kind::Count),
+    engine_only("hostname", &[], Kind::Text),
+    engine_only("serverip", &[], Kind::Text),
+    engine_only("direct_write_to_pmem", &[], Kind::Bool),
+    engine_only("busy_wait_polling", &[], Kind::Bool),
+    engine_only("interface", &[], Kind::Text),
+    engine_only("ttl", &[], Kind::Count),
+    engine_only("nodelay", &[], Kind::Bool),
+    engine_only("protocol", &["proto"], Kind::Text),
+    engine_only("listen", &[], Kind::Bool),
+    engine_only("pingpong", &[], Kind::Bool),
+    engine_only("window_size", &[], Kind::Size),
+    engine_only("mss", &[], Kind::Count),
+    engine_only("donorname", &[], Kind::Text),
+    engine_only("inplace", &[], Kind::Count),
+    engine_only("clustername", &[], Kind::Text),
+    engine_only("rbdname", &[], Kind::Text),
+    engine_only("clientname", &[], Kind::Text),
+    engine_only("conf", &[], Kind::Text),
+    engine_only("busy_poll", &[], Kind::Bool),
+    engine_only("touch_objects", &[], Kind::Bool),
+    engine_only("pool", &[], Kind::Text),
+    engine_only("cont", &[], Kind::Text),
+    engine_only("chunk_size", &[], Kind::Size),
+    engine_only("object_class", &[], Kind::Text),
+    engine_only("skip_bad", &[], Kind::Bool),
+    engine_only("hdfsdirectory", &[], Kind::Text),
+    engine_only("verb", &[], Kind::Text),
+    engine_only("bindname", &[], Kind::Text),
+    engine_only("stat_type", &[], Kind::Text),
+    engine_only("readfua", &[], Kind::Bool),
+    engine_only("writefua", &[], Kind::Bool),
+    engine_only("sg_write_mode", &[], Kind::Text),
+    engine_only("stream_id", &[], Kind::Count),
+    engine_only("http_host", &[], Kind::Text),
+    engine_only("http_user", &[], Kind::Text),
+    engine_only("http_pass", &[], Kind::Text),
+    engine_only("https", &[], Kind::Text),
+    engine_only("http_mode", &[], Kind::Text),
+    engine_only("http_s3_region", &[], Kind::Text),
+    engine_only("http_s3_key", &[], Kind::Text),
+    engine_only("http_s3_keyid", &[], Kind::Text),
+    engine_only("http_s3_sse_customer_key", &[], Kind::Text),
+    engine_only("http_s3_sse_customer_algorithm", &[], Kind::Text),
+    engine_only("http_s3_storage_class", &[], Kind::Text),
+    engine_only("http_swift_auth_token", &[], Kind::Text),
+    engine_only("http_verbose", &[], Kind::Count),
+    engine_only("uri", &[], Kind::Text),
+    engine_only("gpu_dev_ids", &[], Kind::Text),
+    engine_only("cuda_io", &[], Kind::Text),
+    engine_only("nfs_url", &[], Kind::Text),
+    engine_only("program", &[], Kind::Text),
+    engine_only("arguments", &[], Kind::Text),
+    engine_only("grace_time", &[], Kind::Count),
+    engine_only("std_redirect", &[], Kind::Bool),
+    engine_only("xnvme_async", &[], Kind::Text),
+    engine_only("xnvme_sync", &[], Kind::Text),
+    engine_only("xnvme_admin", &[], Kind::Text),
+    engine_only("xnvme_dev_nsid", &[], Kind::Count),
+    engine_only("xnvme_iovec", &[], Kind::Count),
 ];
 
 /// The entry for `name` or one of its aliases.
@@ -256,6 +638,98 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("same", "same"), 0);
+    }
+
+    /// Every option name and alias in fio 3.33's documentation, except the options of its
+    /// built-in profiles (only valid with `profile=`), plus the aliases fio's `--cmdhelp`
+    /// shows that the documentation does not.
+    #[rustfmt::skip]
+    const FIO_DOCUMENTED: &[&str] = &[
+        "bwavgtime", "clat_percentiles", "iopsavgtime", "lat_percentiles", "log_alternate_epoch",
+        "log_alternate_epoch_clock_id", "log_avg_msec", "log_compression", "log_compression_cpus",
+        "log_entries", "log_hist_coarseness", "log_hist_msec", "log_max_value", "log_offset",
+        "log_store_compressed", "log_unix_epoch", "per_job_logs", "significant_figures",
+        "slat_percentiles", "write_bw_log", "write_hist_log", "write_iops_log", "write_lat_log",
+        "fileoffset", "nr_files", "ratecycle", "ratemin",
+        "allow_file_create", "allow_mounted_write", "allrandrepeat", "arguments", "atomic",
+        "ba", "bindname", "block_error_percentiles", "blockalign", "blocksize",
+        "blocksize_range", "blocksize_unaligned", "bs", "bs_is_seq_rand", "bs_unaligned",
+        "bsrange", "bssplit", "buffer_compress_chunk", "buffer_compress_percentage",
+        "buffer_pattern", "buffered", "busy_poll", "busy_wait_polling", "cgroup",
+        "cgroup_nodelete", "cgroup_weight", "chunk_size", "clientname", "clocksource",
+        "clustername", "cmd_type", "cmdprio", "cmdprio_bssplit", "cmdprio_class",
+        "cmdprio_percentage", "conf", "cont", "continue_on_error", "cpuchunks", "cpuload",
+        "cpumask", "cpumode", "cpus_allowed", "cpus_allowed_policy", "create_fsync",
+        "create_on_open", "create_only", "create_serialize", "cuda_io", "dedupe_global",
+        "dedupe_mode", "dedupe_percentage", "dedupe_working_set_percentage", "description",
+        "direct", "direct_write_to_pmem", "directory", "disable_bw", "disable_bw_measurement",
+        "disable_clat", "disable_lat", "disable_slat", "disk_util", "do_verify", "donorname",
+        "end_fsync", "error_dump", "exec_postrun", "exec_prerun", "exit_on_io_done",
+        "exit_what", "exitall", "exitall_on_error", "experimental_verify", "fadvise_hint",
+        "fallocate", "fdatasync", "file_append", "file_service_type", "filename",
+        "filename_format", "filesize", "fill_device", "fill_fs", "fixedbufs", "flow", "flow_id",
+        "flow_sleep", "force_async", "fsync", "fsync_on_close", "gid", "gpu_dev_ids",
+        "grace_time", "group_reporting", "gtod_cpu", "gtod_reduce", "hdfsdirectory", "hipri",
+        "hipri_percentage", "hostname", "http_host", "http_mode", "http_pass", "http_s3_key",
+        "http_s3_keyid", "http_s3_region", "http_s3_sse_customer_algorithm",
+        "http_s3_sse_customer_key", "http_s3_storage_class", "http_swift_auth_token",
+        "http_user", "http_verbose", "https", "hugepage-size", "ignore_error",
+        "ignore_zone_limits", "inplace", "interface", "invalidate", "io_limit", "io_size",
+        "io_submit_mode", "iodepth", "iodepth_batch", "iodepth_batch_complete",
+        "iodepth_batch_complete_max", "iodepth_batch_complete_min", "iodepth_batch_submit",
+        "iodepth_low", "ioengine", "iomem", "iomem_align", "ioscheduler", "job_max_open_zones",
+        "kb_base", "latency_percentile", "latency_run", "latency_target", "latency_window",
+        "listen", "lockfile", "lockmem", "loops", "max_latency", "max_open_zones", "mem",
+        "mem_align", "merge_blktrace_file", "merge_blktrace_iters", "merge_blktrace_scalars",
+        "mss", "name", "namenode", "new_group", "nfs_url", "nice", "nodelay", "nonvectored",
+        "norandommap", "nowait", "nrfiles", "numa_cpu_nodes", "numa_mem_policy", "number_ios",
+        "numjobs", "object_class", "offset", "offset_align", "offset_increment", "opendir",
+        "openfiles", "overwrite", "percentage_random", "percentile_list", "pingpong", "pool",
+        "port", "pre_read", "prio", "prioclass", "profile", "program", "proto", "protocol",
+        "ramp_time", "random_distribution", "random_generator", "randrepeat", "randseed",
+        "rate", "rate_cycle", "rate_ignore_thinktime", "rate_iops", "rate_iops_min", "rate_min",
+        "rate_process", "rbdname", "read_beyond_wp", "read_iolog", "read_iolog_chunked",
+        "readfua", "readwrite", "refill_buffers", "registerfiles", "replay_align",
+        "replay_no_stall", "replay_redirect", "replay_scale", "replay_skip",
+        "replay_time_scale", "runtime", "rw", "rw_sequencer", "rwmixread", "rwmixwrite",
+        "scramble_buffers", "serialize_overlap", "serverip", "sg_write_mode", "size",
+        "skip_bad", "softrandommap", "sqthread_poll", "sqthread_poll_cpu", "ss", "ss_dur",
+        "ss_ramp", "startdelay", "stat_type", "stats", "std_redirect", "steadystate",
+        "steadystate_duration", "steadystate_ramp_time", "stonewall", "stream_id", "sync",
+        "sync_file_range", "thinktime", "thinktime_blocks", "thinktime_blocks_type",
+        "thinktime_iotime", "thinktime_spin", "thread", "time_based", "timeout",
+        "touch_objects", "trim_backlog", "trim_backlog_batch", "trim_percentage",
+        "trim_verify_zero", "ttl", "uid", "unified_rw_reporting", "unique_filename",
+        "unit_base", "unlink", "unlink_each_loop", "uri", "userspace_reap", "verb", "verify",
+        "verify_async", "verify_async_cpus", "verify_backlog", "verify_backlog_batch",
+        "verify_dump", "verify_fatal", "verify_interval", "verify_offset", "verify_only",
+        "verify_pattern", "verify_state_load", "verify_state_save", "wait_for",
+        "wait_for_previous", "window_size", "write_barrier", "write_hint", "write_iolog",
+        "writefua", "xnvme_admin", "xnvme_async", "xnvme_dev_nsid", "xnvme_iovec", "xnvme_sync",
+        "zero_buffers", "zone_reset_frequency", "zone_reset_threshold", "zonecapacity",
+        "zonemode", "zonerange", "zonesize", "zoneskip",
+    ];
+
+    #[test]
+    fn every_option_fio_documents_has_an_entry() {
+        let missing: Vec<&str> = FIO_DOCUMENTED
+            .iter()
+            .copied()
+            .filter(|name| find(name).is_none())
+            .collect();
+        assert!(missing.is_empty(), "no entry for {missing:?}");
+    }
+
+    #[test]
+    fn rejected_values_are_not_also_accepted() {
+        for (option, values, _, _) in UNSUPPORTED_VALUES {
+            let Some(Kind::Choice(accepted)) = find(option).map(|d| d.kind) else {
+                panic!("{option} is not a choice option");
+            };
+            assert!(values.iter().all(|v| !accepted.contains(v)), "{option}");
+        }
+        assert!(unsupported_value("ioengine", "posixaio").is_some());
+        assert!(unsupported_value("ioengine", "psync").is_none());
     }
 
     #[test]

@@ -67,6 +67,7 @@ impl RawJob {
         let value = match (value, def.kind) {
             (Some(value), _) => value.to_string(),
             (None, Kind::Bool) => "1".to_string(),
+            (None, Kind::Text) if options::BARE_TEXT_OPTIONS.contains(&def.name) => String::new(),
             (None, _) => {
                 return Err(JobError::MissingValue {
                     at: source,
@@ -161,6 +162,9 @@ mod tests {
         job.set(lookup("thread", &at(2)).unwrap(), None, at(2))
             .unwrap();
         assert_eq!(job.get("thread").unwrap().value, "1");
+        job.set(lookup("write_bw_log", &at(2)).unwrap(), None, at(2))
+            .unwrap();
+        assert_eq!(job.get("write_bw_log").unwrap().value, "");
         assert_eq!(
             job.set(lookup("bs", &at(3)).unwrap(), None, at(3))
                 .unwrap_err()

@@ -2,7 +2,7 @@
 //! the checks that need several options at once.
 
 use super::error::JobError;
-use super::options::{self, Kind, OptionDef};
+use super::options::{self, Kind, OptionDef, Status};
 use super::raw::{LayeredJob, RawJob, RawOption, Source};
 use super::spec::*;
 use crate::units::{self, KbBase, UnitError};
@@ -227,10 +227,18 @@ impl<'a> Layers<'a> {
             None => (setting.text, None),
         };
         let word = word.trim().to_ascii_lowercase();
-        let word = words
-            .iter()
-            .find(|&&known| known == word)
-            .ok_or_else(|| setting.invalid(format!("unknown value '{word}'")))?;
+        let Some(word) = words.iter().find(|&&known| known == word) else {
+            return Err(match options::unsupported_value(name, &word) {
+                Some((reason, instead)) => JobError::Unsupported {
+                    at: setting.source.clone(),
+                    option: setting.def.name,
+                    value: setting.text.to_string(),
+                    reason,
+                    instead,
+                },
+                None => setting.invalid(format!("unknown value '{word}'")),
+            });
+        };
         Ok((word, parameter, setting))
     }
 
@@ -264,7 +272,44 @@ impl<'a> Layers<'a> {
         }
     }
 
+    /// The job's own options and the global ones it inherits, each once.
+    fn in_effect(&self) -> impl Iterator<Item = &'a RawOption> {
+        let (job, global) = (self.job, self.global);
+        let inherited = global
+            .options()
+            .iter()
+            .filter(move |o| job.get(o.def.name).is_none());
+        job.options().iter().chain(inherited)
+    }
+
+    /// Ignored options become warnings; unsupported ones are errors unless left at their
+    /// default, which changes nothing.
+    fn check_statuses(&self, warnings: &mut Vec<String>) -> Result<(), JobError> {
+        for option in self.in_effect() {
+            match option.def.status {
+                Status::Supported => {}
+                Status::Ignored(why) => warnings.push(format!(
+                    "{}: {}={}: ignored: {why}",
+                    option.source, option.def.name, option.value
+                )),
+                Status::Unsupported { reason, instead } => {
+                    if option.def.default != Some(option.value.trim()) {
+                        return Err(JobError::Unsupported {
+                            at: option.source.clone(),
+                            option: option.def.name,
+                            value: option.value.clone(),
+                            reason,
+                            instead,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
+        self.check_statuses(warnings)?;
         let engine = self.engine(warnings)?;
         let target = self.target()?;
         let workload = self.workload()?;
@@ -381,6 +426,15 @@ impl<'a> Layers<'a> {
         let rw = rw_pattern(word);
         // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
         let rw_modifier = match modifier {
+            Some(text) if text.trim_start().starts_with('-') => {
+                return Err(JobError::Unsupported {
+                    at: setting.source.clone(),
+                    option: setting.def.name,
+                    value: setting.text.to_string(),
+                    reason: "going backwards through the file is not implemented",
+                    instead: "a positive :N or rw=randread",
+                })
+            }
             Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
             None => u64::from(rw.is_random()),
         };
@@ -629,6 +683,55 @@ impl<'a> Layers<'a> {
             runtime,
             time_based,
             ramp_time: self.time("ramp_time")?.unwrap_or_default(),
+            sched: self.sched()?,
+        })
+    }
+
+    fn sched(&self) -> Result<SchedSpec, JobError> {
+        let mut cpus = match (self.given("cpus_allowed"), self.given("cpumask")) {
+            (Some(list), _) => parse_cpu_list(list.text).map_err(|e| list.invalid(e))?,
+            (None, Some(mask)) => {
+                let bits =
+                    units::parse_count(mask.text, self.kb_base).map_err(|e| mask.invalid(e))?;
+                (0..64).filter(|cpu| bits >> cpu & 1 == 1).collect()
+            }
+            (None, None) => Vec::new(),
+        };
+        cpus.sort_unstable();
+        cpus.dedup();
+        let (policy, _, setting) = self.choice("cpus_allowed_policy")?;
+        self.no_parameter(policy, setting)?;
+        let nice = self
+            .given("nice")
+            .map(|s| {
+                s.text
+                    .trim()
+                    .parse::<i32>()
+                    .ok()
+                    .filter(|n| (-20..=19).contains(n))
+                    .ok_or_else(|| s.invalid("not a whole number from -20 to 19"))
+            })
+            .transpose()?;
+        let level = |name: &str, range: std::ops::RangeInclusive<u64>| {
+            let value = self.count(name)?;
+            match (value, self.given(name)) {
+                (Some(v), Some(s)) if !range.contains(&v) => {
+                    Err(s.invalid(format!("must be from {} to {}", range.start(), range.end())))
+                }
+                _ => Ok(value.map(|v| v as u32)),
+            }
+        };
+        let (class, prio) = (level("prioclass", 1..=3)?, level("prio", 0..=7)?);
+        // The kernel's best-effort class, and its default level, when only one is given.
+        let ioprio = match (class, prio) {
+            (None, None) => None,
+            (class, prio) => Some((class.unwrap_or(2), prio.unwrap_or(4))),
+        };
+        Ok(SchedSpec {
+            cpus,
+            split_cpus: policy == "split",
+            nice,
+            ioprio,
         })
     }
 
@@ -641,13 +744,7 @@ impl<'a> Layers<'a> {
             Kind::RangePerDirection,
             Kind::SplitPerDirection,
         ];
-        let own = self.job.options().iter();
-        let inherited = self
-            .global
-            .options()
-            .iter()
-            .filter(|o| self.job.get(o.def.name).is_none());
-        own.chain(inherited)
+        self.in_effect()
             .filter(|o| size_kinds.contains(&o.def.kind))
             .filter(|o| {
                 o.value
@@ -689,6 +786,29 @@ fn rw_pattern(word: &str) -> RwPattern {
     }
 }
 
+/// `0-3,6,8-9`: CPU numbers and inclusive ranges.
+fn parse_cpu_list(text: &str) -> Result<Vec<usize>, UnitError> {
+    let number = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| UnitError::Invalid(format!("'{t}' is not a CPU number")))
+    };
+    let mut cpus = Vec::new();
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+        match part.split_once('-') {
+            Some((first, last)) => {
+                let (first, last) = (number(first)?, number(last)?);
+                if first > last {
+                    return Err(UnitError::Invalid(format!("range {part} runs backwards")));
+                }
+                cpus.extend(first..=last);
+            }
+            None => cpus.push(number(part)?),
+        }
+    }
+    Ok(cpus)
+}
+
 /// `a:b:c` with `\:` for a colon inside a name.
 fn split_filenames(text: &str) -> Vec<PathBuf> {
     let mut names = vec![String::new()];
@@ -710,9 +830,10 @@ fn split_filenames(text: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `zoned:60/10:30/20:10/70`: (percent of accesses, percent of the region) pairs.
+/// `zoned:60/10:30/20:10/70`: (percent of accesses, percent of the region) pairs; a blank
+/// region (`20/`) takes what the others leave of 100, as a blank bssplit percentage does.
 fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
-    let zones = text
+    let mut zones = text
         .split(':')
         .map(|zone| {
             let (access, region) = zone
@@ -723,9 +844,22 @@ fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
                     .parse::<f64>()
                     .map_err(|_| UnitError::Invalid(format!("'{text}' is not a number")))
             };
-            Ok((number(access)?, number(region)?))
+            let region = match region.trim() {
+                "" => f64::NAN,
+                region => number(region)?,
+            };
+            Ok((number(access)?, region))
         })
         .collect::<Result<Vec<_>, UnitError>>()?;
+    let blanks = zones.iter().filter(|z| z.1.is_nan()).count();
+    if blanks > 0 {
+        let given: f64 = zones.iter().map(|z| z.1).filter(|r| !r.is_nan()).sum();
+        let share = (100.0 - given) / blanks as f64;
+        zones
+            .iter_mut()
+            .filter(|z| z.1.is_nan())
+            .for_each(|z| z.1 = share);
+    }
     let access: f64 = zones.iter().map(|z| z.0).sum();
     let region: f64 = zones.iter().map(|z| z.1).sum();
     if (access - 100.0).abs() > 1e-6 || (region - 100.0).abs() > 1e-6 {
@@ -794,7 +928,10 @@ mod tests {
 
     #[test]
     fn every_option_accepts_its_example() {
-        for def in options::OPTIONS.iter().filter(|d| d.name != "name") {
+        let supported = options::OPTIONS
+            .iter()
+            .filter(|d| d.status == Status::Supported);
+        for def in supported.filter(|d| d.name != "name") {
             let arg = format!("--{}={}", def.name, def.example);
             let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
             if def.name == "time_based" {
@@ -802,6 +939,61 @@ mod tests {
             }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
+    }
+
+    #[test]
+    fn ignored_options_warn_and_change_nothing() {
+        for def in options::OPTIONS {
+            let Status::Ignored(why) = def.status else {
+                continue;
+            };
+            let arg = format!("--{}=1", def.name);
+            let resolved = run(&["--name=t", "--filename=/tmp/f", &arg]).unwrap();
+            assert_eq!(resolved.jobs[0], job(&[]), "{arg}");
+            assert_eq!(
+                resolved.warnings,
+                vec![format!(
+                    "command line argument 3: {}=1: ignored: {why}",
+                    def.name
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn unsupported_options_are_errors_unless_left_at_their_default() {
+        for def in options::OPTIONS {
+            let Status::Unsupported { reason, .. } = def.status else {
+                continue;
+            };
+            let arg = format!("--{}=something", def.name);
+            let message = error(&["--name=t", "--filename=/tmp/f", &arg]);
+            assert!(message.contains("not supported by iolens"), "{message}");
+            assert!(message.contains(reason), "{message}");
+            if let Some(default) = def.default {
+                let arg = format!("--{}={default}", def.name);
+                assert!(
+                    run(&["--name=t", "--filename=/tmp/f", &arg]).is_ok(),
+                    "{arg}"
+                );
+            }
+        }
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--verify=crc32c"]),
+            "command line argument 3: verify=crc32c: not supported by iolens: data verification \
+             is not implemented yet (instead: a write job then a read job)"
+        );
+    }
+
+    #[test]
+    fn fio_engines_iolens_lacks_are_named_as_unsupported() {
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--ioengine=posixaio"]),
+            "command line argument 3: ioengine=posixaio: not supported by iolens: this ioengine \
+             is not implemented (instead: ioengine=io_uring, libaio or psync)"
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rw=randtrim"]).contains("not supported"));
+        assert!(error(&["--name=t", "--size=1m", "--rw=read:-8k"]).contains("backwards"));
     }
 
     #[test]
@@ -961,6 +1153,10 @@ mod tests {
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
+        assert_eq!(
+            d("zoned:50/5:30/15:20/"),
+            Distribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
     }
 
     #[test]
@@ -988,6 +1184,27 @@ mod tests {
              (set runtime=, e.g. runtime=60s)"
         );
         assert!(error(&["--name=a", "--size=1m", "--numjobs=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn scheduling_options() {
+        let sched = job(&[
+            "--cpus_allowed=2,0-1,1",
+            "--cpus_allowed_policy=split",
+            "--nice=5",
+            "--prio=6",
+        ])
+        .exec
+        .sched;
+        assert_eq!(sched.cpus, vec![0, 1, 2]);
+        assert!(sched.split_cpus);
+        assert_eq!((sched.nice, sched.ioprio), (Some(5), Some((2, 6))));
+        assert_eq!(job(&["--cpumask=0x5"]).exec.sched.cpus, vec![0, 2]);
+        assert_eq!(job(&["--prioclass=3"]).exec.sched.ioprio, Some((3, 4)));
+        assert_eq!(job(&[]).exec.sched, SchedSpec::default());
+        assert!(error(&["--name=a", "--size=1m", "--cpus_allowed=3-1"]).contains("backwards"));
+        assert!(error(&["--name=a", "--size=1m", "--nice=40"]).contains("-20 to 19"));
+        assert!(error(&["--name=a", "--size=1m", "--prio=8"]).contains("from 0 to 7"));
     }
 
     #[test]
@@ -1065,7 +1282,7 @@ mod tests {
             (EngineKind::Libaio, 16)
         );
         assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
-        assert!(error(&["--name=a", "--size=1m", "--ioengine=posixaio"]).contains("unknown value"));
+        assert!(error(&["--name=a", "--size=1m", "--ioengine=nosuch"]).contains("unknown value"));
     }
 
     #[test]

@@ -305,6 +305,19 @@ impl LogSpec {
     }
 }
 
+/// How each worker thread is scheduled (fio's `cpus_allowed`, `nice`, `prio`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedSpec {
+    /// CPUs the workers may run on (`cpus_allowed=`, `cpumask=`); empty = no pinning.
+    pub cpus: Vec<usize>,
+    /// `cpus_allowed_policy=split`: worker N runs only on the Nth of `cpus` (wrapping).
+    pub split_cpus: bool,
+    /// `nice=` (-20..=19); `None` keeps the inherited value.
+    pub nice: Option<i32>,
+    /// `prioclass=` and `prio=` as (class, level); `None` keeps the inherited priority.
+    pub ioprio: Option<(u32, u32)>,
+}
+
 /// Execution: workers, timing, grouping.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecSpec {
@@ -319,6 +332,7 @@ pub struct ExecSpec {
     pub runtime: Option<Duration>,
     pub time_based: bool,
     pub ramp_time: Duration,
+    pub sched: SchedSpec,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@ pub mod control;
 pub mod logs;
 pub mod plan;
 pub mod process;
+mod sched;
 pub mod status;
 mod watch;
 pub mod worker;
@@ -175,7 +176,7 @@ fn run_group(
                         let spawned = if job.exec.thread {
                             let mut ctx = worker_ctx(req, files, j, w, &barrier, live);
                             ctx.status = status;
-                            thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx))
+                            thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
                         } else {
                             let every = status.map(|(_, every)| every);
                             let slot = status.map(|(slot, _)| slot);
@@ -280,8 +281,14 @@ fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {
     )
 }
 
-/// Pick the monomorphised hot loop for the job's engine.
-fn run_worker(kind: EngineKind, ctx: WorkerCtx) -> WorkerResult {
+/// Schedule the worker thread as its job asks, then pick the monomorphised hot loop for
+/// the job's engine.
+fn run_worker(kind: EngineKind, ctx: WorkerCtx, worker_index: u32) -> WorkerResult {
+    if let Err(failure) = sched::apply(&ctx.job.exec.sched, worker_index) {
+        // Still meet the others at the start barrier, or they would wait forever.
+        ctx.start.wait();
+        return WorkerResult::failed(failure);
+    }
     match kind {
         EngineKind::Sync => worker::run::<engine::sync::Sync>(ctx),
         EngineKind::Psync => worker::run::<engine::psync::Psync>(ctx),

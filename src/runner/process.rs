@@ -397,7 +397,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
             let (slot, done) = (&slot, &done);
             scope.spawn(move || relay_status(slot, every, done));
         }
-        let result = super::run_worker(task.job.engine.kind, ctx);
+        let result = super::run_worker(task.job.engine.kind, ctx, task.worker_index);
         done.store(true, Ordering::Relaxed);
         result
     });

@@ -6,6 +6,7 @@ mod engines;
 mod history;
 mod jobfiles;
 mod observe;
+mod options;
 mod outputs;
 mod pacing;
 mod processes;

@@ -11,6 +11,7 @@ pub mod fd;
 pub mod mmap;
 pub mod os;
 pub mod ring;
+pub mod sched;
 pub mod uring;
 
 #[cfg(test)]

@@ -1,0 +1,90 @@
+//! The option table through the binary: fio's example job files either parse or are
+//! rejected with a message that names what iolens does not support.
+
+use crate::support::{iolens, scratch, stderr};
+use std::path::{Path, PathBuf};
+
+/// Where Debian's `fio-examples` package puts fio's example job files.
+const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
+
+/// Deliberate strict-mode rejections (each names the problem and its fix): `threads=1`
+/// ("did you mean thread"), an unset `${VAR}`, and `name=` in `[global]`.
+const STRICT_REJECTIONS: &[&str] = &[
+    "did you mean 'thread'",
+    "environment variable",
+    "name= in [global]",
+];
+
+fn example_job_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "fio"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn fio_examples_parse_or_name_what_is_unsupported() {
+    let dir = Path::new(FIO_EXAMPLES);
+    if !dir.is_dir() {
+        eprintln!("skipped: {FIO_EXAMPLES} is missing (apt-get install fio-examples)");
+        return;
+    }
+    let (mut parsed, mut unsupported, mut strict) = (0, 0, 0);
+    let mut unexplained = Vec::new();
+    for file in example_job_files(dir) {
+        let out = iolens(&["run", "--parse-only", &file.display().to_string()]);
+        let message = stderr(&out);
+        if out.status.success() {
+            parsed += 1;
+        } else if message.contains("not supported by iolens") {
+            unsupported += 1;
+        } else if STRICT_REJECTIONS.iter().any(|s| message.contains(s)) {
+            strict += 1;
+        } else {
+            unexplained.push(format!("{}: {}", file.display(), message.trim()));
+        }
+    }
+    eprintln!(
+        "fio examples: {parsed} parse, {unsupported} name an unsupported option or engine, \
+         {strict} rejected by strict mode"
+    );
+    assert!(parsed > 0, "no example parsed");
+    assert!(
+        unexplained.is_empty(),
+        "failures that name no unsupported option:\n{}",
+        unexplained.join("\n")
+    );
+}
+
+#[test]
+fn workers_take_cpus_allowed_nice_and_prio_and_report_a_refusal() {
+    let dir = scratch();
+    let file = dir.path().join("f").display().to_string();
+    let base = [
+        "run",
+        "--name=sched",
+        "--ioengine=null",
+        "--size=1m",
+        "--numjobs=2",
+        "--cpus_allowed_policy=split",
+    ];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        let filename = format!("--filename={file}");
+        args.push(&filename);
+        args.extend_from_slice(extra);
+        iolens(&args)
+    };
+    let out = run(&["--cpus_allowed=0", "--nice=1", "--prioclass=3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["--cpus_allowed=4000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("cpus_allowed [4000]"),
+        "{}",
+        stderr(&out)
+    );
+}
