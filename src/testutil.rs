@@ -58,5 +58,6 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         interrupted: false,
         observations: Default::default(),
         environment: Default::default(),
+        findings: Vec::new(),
     }
 }

@@ -187,6 +187,7 @@ mod tests {
             interrupted: false,
             observations: Default::default(),
             environment: Default::default(),
+            findings: Vec::new(),
         }
     }
 

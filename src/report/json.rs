@@ -60,6 +60,7 @@ mod tests {
             interrupted: true,
             observations: Default::default(),
             environment: Default::default(),
+            findings: Vec::new(),
         };
         let text = render(&report);
         let back: RunReport = serde_json::from_str(&text).unwrap();

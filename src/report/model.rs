@@ -31,6 +31,9 @@ pub struct RunReport {
     /// The machine the run measured, captured once before the first I/O.
     #[serde(default)]
     pub environment: Environment,
+    /// What the diagnose rules concluded about this run: why a number may be suspect.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
 }
 
 /// One reported job: a single worker, or all `numjobs` workers merged with

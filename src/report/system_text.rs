@@ -279,6 +279,7 @@ mod tests {
             interrupted: false,
             observations: obs,
             environment: Default::default(),
+            findings: Vec::new(),
         };
         let mut out = String::new();
         write_system(&mut out, &report).unwrap();

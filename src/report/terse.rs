@@ -217,6 +217,7 @@ mod tests {
             interrupted: false,
             observations: Default::default(),
             environment: Default::default(),
+            findings: Vec::new(),
         }
     }
 

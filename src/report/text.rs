@@ -536,6 +536,7 @@ mod tests {
             interrupted: false,
             observations: Default::default(),
             environment: Default::default(),
+            findings: Vec::new(),
         }
     }
 

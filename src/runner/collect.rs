@@ -53,6 +53,7 @@ pub(super) fn report(
         // Filled in by `run` from the sampler and the environment capture.
         observations: Default::default(),
         environment: Default::default(),
+        findings: Vec::new(),
     }
 }
 
