@@ -63,6 +63,7 @@ pub(super) fn start_sampler(
 pub(super) fn stop_sampler(
     sampler: Result<Sampler, String>,
     req: &RunRequest,
+    board: &LiveBoard,
     warnings: &mut Vec<String>,
 ) -> Observations {
     let mut observations = match sampler {
@@ -75,13 +76,14 @@ pub(super) fn stop_sampler(
             }
         }
     };
-    for job in req
+    // Without shared memory a worker process's counters stay in the child.
+    let unshared_processes = req
         .jobs
         .iter()
-        .filter(|j| !j.exec.thread && !fileset::is_diskless(j))
-    {
+        .filter(|j| !board.is_shared() && !j.exec.thread && !fileset::is_diskless(j));
+    for job in unshared_processes {
         observations.notes.push(format!(
-            "job '{}' runs its workers as processes: their CPU and wait channels are watched, their per-interval I/O is not (use --thread for that)",
+            "job '{}' runs its workers as processes and the live counters could not be shared: their CPU and wait channels are watched, their per-interval I/O is not (use --thread for that)",
             job.name
         ));
     }

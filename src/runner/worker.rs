@@ -34,7 +34,7 @@ pub struct WorkerCtx<'a> {
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.
-    pub live: &'a LiveCounters,
+    pub live: LiveCounters<'a>,
     /// `--status-interval`: where to publish interim results, and how often
     /// (the runner asks more often than it reports).
     pub status: Option<(&'a StatusSlot, Duration)>,
