@@ -33,6 +33,8 @@ pub enum Command {
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
     /// --cmdhelp[=OPTION] (list the options, or describe one),
     /// --observe-interval=TIME (how often the system is sampled during the run; default 100ms),
+    /// --timeline (a line per second on stderr while running: MiB/s, IOPS, time in I/O calls, latency,
+    /// Dirty/Writeback, cached pages of the targets),
     /// --repeat N and --warmup K (statistics over N full runs after K unmeasured ones),
     /// --compare-with ID (compare with a stored run), --db PATH, --no-history.
     ///
