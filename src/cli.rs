@@ -115,6 +115,14 @@ pub enum Command {
         )]
         args: Vec<String>,
     },
+    /// Inspect a file, directory or block device before a benchmark: what would distort it, and the fix for each.
+    ///
+    /// Checks cached pages, mounts and filesystem signatures, holes in files, the device's scheduler,
+    /// write cache and stable writes, the CPU governor, udev, the dirty limits, DAMON and free page reporting.
+    Doctor {
+        /// The file, directory or block device to benchmark.
+        target: PathBuf,
+    },
     /// Create DIR/fio, a symlink to iolens: invoked as `fio`, iolens acts as `iolens run` with fio's command line.
     InstallFioShim {
         /// Directory for the link (put it first in PATH).

@@ -20,13 +20,18 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for target in &obs.targets {
         let read: Vec<_> = target.cache_series.iter().flatten().collect();
-        let (Some(first), Some(last)) = (read.first(), read.last()) else { continue };
+        let (Some(first), Some(last)) = (read.first(), read.last()) else {
+            continue;
+        };
         let evicted = last.evicted.saturating_sub(first.evicted);
         if evicted < MIN_EVICTED_PAGES {
             continue;
         }
         let mut evidence = vec![
-            format!("{evicted} pages of {} were evicted during the run", target.path),
+            format!(
+                "{evicted} pages of {} were evicted during the run",
+                target.path
+            ),
             "reclaim scanned no pages (pgscan unchanged): memory was not short".to_string(),
         ];
         if report.environment.damon_running {
@@ -53,7 +58,11 @@ mod tests {
 
     fn evicting(report: &mut RunReport) {
         add_target(report, |_| 1000);
-        for (i, pages) in report.observations.targets[0].cache_series.iter_mut().enumerate() {
+        for (i, pages) in report.observations.targets[0]
+            .cache_series
+            .iter_mut()
+            .enumerate()
+        {
             pages.as_mut().unwrap().evicted = i as u64 * 10;
         }
     }
@@ -72,7 +81,12 @@ mod tests {
     fn silent_under_memory_pressure_or_without_evictions() {
         let mut pressure = run(20);
         evicting(&mut pressure);
-        pressure.observations.memory_series.last_mut().unwrap().pgscan_pages = 5000;
+        pressure
+            .observations
+            .memory_series
+            .last_mut()
+            .unwrap()
+            .pgscan_pages = 5000;
         assert!(cache_evicted_without_pressure(&pressure).is_empty());
 
         let mut calm = run(20);

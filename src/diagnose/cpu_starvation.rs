@@ -10,7 +10,9 @@ const DELAY_SHARE: f64 = 0.20;
 pub fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in &report.observations.jobs {
-        let Some(job) = report.jobs.iter().find(|j| j.name == series.name) else { continue };
+        let Some(job) = report.jobs.iter().find(|j| j.name == series.name) else {
+            continue;
+        };
         let workers: Vec<_> = report
             .observations
             .workers

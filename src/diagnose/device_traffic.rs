@@ -15,7 +15,12 @@ const DIRECT_SHARE_MIN: f64 = 0.5;
 
 /// Bytes a direction of I/O moved on the busiest device between samples
 /// `from` and `to`; None without device series.
-fn device_bytes(report: &RunReport, from: usize, to: usize, sectors: fn(&DeviceCounters) -> u64) -> Option<u64> {
+fn device_bytes(
+    report: &RunReport,
+    from: usize,
+    to: usize,
+    sectors: fn(&DeviceCounters) -> u64,
+) -> Option<u64> {
     report
         .observations
         .devices
@@ -46,9 +51,13 @@ fn span(series: &JobSeries) -> Option<(usize, usize)> {
 pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| !s.direct) {
-        let Some((from, to)) = span(series) else { continue };
+        let Some((from, to)) = span(series) else {
+            continue;
+        };
         let read = job_bytes(report, from, to, 0);
-        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors) else { continue };
+        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors) else {
+            continue;
+        };
         if read < MIN_JOB_BYTES {
             continue;
         }
@@ -78,9 +87,12 @@ pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {
 pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| s.direct) {
-        let Some((from, to)) = span(series) else { continue };
+        let Some((from, to)) = span(series) else {
+            continue;
+        };
         let moved = job_bytes(report, from, to, 0) + job_bytes(report, from, to, 1);
-        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors + c.write_sectors) else {
+        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors + c.write_sectors)
+        else {
             continue;
         };
         if moved < MIN_JOB_BYTES || device as f64 >= DIRECT_SHARE_MIN * moved as f64 {
@@ -127,7 +139,11 @@ mod tests {
         device(&mut report, 240, 0);
         let found = served_from_cache(&report);
         assert_eq!(codes(&found), ["served-from-cache"]);
-        assert!(found[0].title.starts_with("97% of the reads"), "{:?}", found[0]);
+        assert!(
+            found[0].title.starts_with("97% of the reads"),
+            "{:?}",
+            found[0]
+        );
     }
 
     #[test]
@@ -147,7 +163,10 @@ mod tests {
         device(&mut report, 0, 100);
         let found = direct_io_not_honoured(&report);
         assert_eq!(codes(&found), ["direct-io-not-honoured"]);
-        assert!(served_from_cache(&report).is_empty(), "direct jobs read no cache");
+        assert!(
+            served_from_cache(&report).is_empty(),
+            "direct jobs read no cache"
+        );
 
         let mut honest = run(20);
         add_job(&mut honest, "w", true, io(0, 1000));

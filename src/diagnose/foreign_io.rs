@@ -18,7 +18,9 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
         .sum();
     let mut findings = Vec::new();
     for device in &report.observations.devices {
-        let (Some(first), Some(last)) = (device.counter_series.first(), device.counter_series.last()) else {
+        let (Some(first), Some(last)) =
+            (device.counter_series.first(), device.counter_series.last())
+        else {
             continue;
         };
         let sectors = |c: &crate::report::model::DeviceCounters| c.read_sectors + c.write_sectors;

@@ -11,7 +11,11 @@ pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
         if read == 0 {
             continue;
         }
-        for target in obs.targets.iter().filter(|t| t.sparse && series.targets.contains(&t.path)) {
+        for target in obs
+            .targets
+            .iter()
+            .filter(|t| t.sparse && series.targets.contains(&t.path))
+        {
             findings.push(Finding {
                 code: "read-from-holes".into(),
                 severity: Severity::Warning,

@@ -55,7 +55,7 @@ pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {
 }
 
 /// "1.9 GiB", "12.0 MiB", "512 KiB".
-pub(crate) fn bytes_text(bytes: u64) -> String {
+pub fn bytes_text(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
     let b = bytes as f64;
     if b >= KIB * KIB * KIB {
@@ -237,7 +237,10 @@ mod tests {
         let series = &mut report.observations.jobs[0];
         series.intervals[5] = Default::default();
         assert_eq!(active_span(series), Some((0, 4)));
-        series.intervals.iter_mut().for_each(|i| *i = Default::default());
+        series
+            .intervals
+            .iter_mut()
+            .for_each(|i| *i = Default::default());
         assert_eq!(active_span(series), None);
     }
 

@@ -54,9 +54,20 @@ fn cached_during(
     let target = obs.targets.iter().find(|t| t.path == path)?;
     let at_start = guard.and_then(|g| g.pages_after).unwrap_or(0);
     let (from, to) = active_span(series)?;
-    let cached = |i: usize| target.cache_series.get(i).copied().flatten().map(|p| p.cached);
+    let cached = |i: usize| {
+        target
+            .cache_series
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|p| p.cached)
+    };
     let first_seen = (from..=to).find(|&i| cached(i).is_some_and(|c| c > 0));
-    let max = (from..=to).filter_map(cached).max().unwrap_or(0).max(at_start);
+    let max = (from..=to)
+        .filter_map(cached)
+        .max()
+        .unwrap_or(0)
+        .max(at_start);
     if max == 0 {
         return None;
     }
@@ -66,7 +77,9 @@ fn cached_during(
         bytes_text(max * page)
     )];
     if at_start > 0 {
-        evidence.push(format!("{at_start} pages were already cached at the job's first I/O"));
+        evidence.push(format!(
+            "{at_start} pages were already cached at the job's first I/O"
+        ));
     } else if let Some(i) = first_seen {
         evidence.push(format!(
             "the cache was empty at the start; pages first seen at t={:.1} s",
@@ -121,7 +134,10 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.title.contains("192 pages"), "{f:?}");
         assert!(f.evidence.iter().any(|e| e.contains("t=1.2 s")), "{f:?}");
-        assert!(f.evidence.iter().any(|e| e.contains("another process")), "{f:?}");
+        assert!(
+            f.evidence.iter().any(|e| e.contains("another process")),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -61,7 +61,11 @@ mod tests {
         job.cpu.sys_ns = job.runtime_ns * 29 / 100;
         let found = tool_bound(&report);
         assert_eq!(codes(&found), ["tool-bound"]);
-        assert!(found[0].evidence[1].contains("iolens itself"), "{:?}", found[0]);
+        assert!(
+            found[0].evidence[1].contains("iolens itself"),
+            "{:?}",
+            found[0]
+        );
     }
 
     #[test]
@@ -75,6 +79,9 @@ mod tests {
         add_job(&mut null, "null", false, io(1000, 0));
         null.observations.jobs[0].targets.clear();
         null.jobs[0].cpu.usr_ns = null.jobs[0].runtime_ns;
-        assert!(tool_bound(&null).is_empty(), "the null engine is CPU-bound by design");
+        assert!(
+            tool_bound(&null).is_empty(),
+            "the null engine is CPU-bound by design"
+        );
     }
 }

@@ -19,7 +19,9 @@ pub fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for series in &obs.jobs {
-        let Some((from, to)) = active_span(series) else { continue };
+        let Some((from, to)) = active_span(series) else {
+            continue;
+        };
         // The first and last active intervals are partial: the job started or ended inside them.
         let (lo, hi) = (from + 2, to);
         if hi <= lo || hi - lo < MIN_INTERVALS {
@@ -32,7 +34,9 @@ pub fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
                 ios as f64 / (ns as f64 / 1e9)
             })
             .collect();
-        let Some(split) = change_point(&iops) else { continue };
+        let Some(split) = change_point(&iops) else {
+            continue;
+        };
         let (a, b) = (mean(&iops[..split]), mean(&iops[split..]));
         let at = lo + split;
         findings.push(Finding {
@@ -88,7 +92,11 @@ fn change_point(values: &[f64]) -> Option<usize> {
             + b.iter().map(|x| (x - mb).powi(2)).sum::<f64>();
         let sd = (ss / (n - 2) as f64).sqrt();
         let se = sd * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
-        let t = if se > 0.0 { (ma - mb).abs() / se } else { f64::INFINITY };
+        let t = if se > 0.0 {
+            (ma - mb).abs() / se
+        } else {
+            f64::INFINITY
+        };
         let step = (ma - mb).abs() / ma.max(mb).max(f64::MIN_POSITIVE);
         if step >= MIN_STEP && t >= MIN_T && best.is_none_or(|(bt, _)| t > bt) {
             best = Some((t, split));
@@ -111,7 +119,12 @@ mod tests {
     fn with_iops(levels: impl Fn(usize) -> u64) -> RunReport {
         let mut report = run(80);
         add_job(&mut report, "w", true, io(0, 1));
-        for (i, interval) in report.observations.jobs[0].intervals.iter_mut().enumerate().skip(1) {
+        for (i, interval) in report.observations.jobs[0]
+            .intervals
+            .iter_mut()
+            .enumerate()
+            .skip(1)
+        {
             interval.ios[1] = levels(i);
         }
         report

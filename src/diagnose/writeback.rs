@@ -8,7 +8,11 @@ use super::{active_span, bytes_text, duration_text, seconds_at};
 use crate::report::model::{Finding, JobInterval, JobSeries, Observations, RunReport, Severity};
 
 /// Kernel functions a writer sleeps in when dirty throttling or stable pages hold it.
-const THROTTLE_WCHANS: &[&str] = &["balance_dirty_pages", "folio_wait_bit", "folio_wait_writeback"];
+const THROTTLE_WCHANS: &[&str] = &[
+    "balance_dirty_pages",
+    "folio_wait_bit",
+    "folio_wait_writeback",
+];
 /// Share of the writers' time in those functions that counts as a stall (lab: 42–81 % when stalled).
 const WAIT_SHARE: f64 = 0.10;
 /// A max latency counts as a jump above this many times the job's median interval max...
@@ -37,13 +41,19 @@ pub fn writeback_stall(report: &RunReport) -> Vec<Finding> {
 fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
     let (from, to) = active_span(series)?;
     let window = from + 1..=to;
-    let writes: u64 = series.intervals[window.clone()].iter().map(|i| i.bytes[1]).sum();
+    let writes: u64 = series.intervals[window.clone()]
+        .iter()
+        .map(|i| i.bytes[1])
+        .sum();
     if writes == 0 {
         return None;
     }
     let step_ns = |i: usize| obs.t_ns[i].saturating_sub(obs.t_ns[i - 1]).max(1);
     let workers = u64::from(series.workers.max(1));
-    let mut maxes: Vec<u64> = series.intervals[window.clone()].iter().map(|i| i.lat_max_ns).collect();
+    let mut maxes: Vec<u64> = series.intervals[window.clone()]
+        .iter()
+        .map(|i| i.lat_max_ns)
+        .collect();
     maxes.sort_unstable();
     // The lower quartile: a stall lasting most of the run cannot raise it.
     let usual_max = maxes[maxes.len() / 4];
@@ -63,8 +73,15 @@ fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
     };
     let first = window.clone().find(|&i| stalled(i))?;
     let span_ns = obs.t_ns[to].saturating_sub(obs.t_ns[from]).max(1);
-    let throttled: u64 = series.intervals[window.clone()].iter().map(throttled_ns).sum();
-    let worst = series.intervals[first..=to].iter().map(|i| i.lat_max_ns).max().unwrap_or(0);
+    let throttled: u64 = series.intervals[window.clone()]
+        .iter()
+        .map(throttled_ns)
+        .sum();
+    let worst = series.intervals[first..=to]
+        .iter()
+        .map(|i| i.lat_max_ns)
+        .max()
+        .unwrap_or(0);
     let memory = obs.memory_series.get(first).copied().unwrap_or_default();
     let rate = |range: std::ops::Range<usize>| -> Option<f64> {
         let ns: u64 = range.clone().map(step_ns).sum();
@@ -80,7 +97,9 @@ fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
         bytes_text(memory.dirty_threshold_bytes)
     );
     if let (Some(before), Some(after)) = (rate(from + 1..first), rate(first..to + 1)) {
-        title.push_str(&format!("; throughput fell from {before:.0} to {after:.0} MiB/s"));
+        title.push_str(&format!(
+            "; throughput fell from {before:.0} to {after:.0} MiB/s"
+        ));
     }
     let mut evidence = vec![
         format!(
@@ -135,7 +154,10 @@ mod tests {
         assert_eq!(codes(&found), ["writeback-stall"]);
         let title = &found[0].title;
         assert!(title.contains("up to 150 ms from t=4.9 s"), "{title}");
-        assert!(title.contains("reached 1.8 GiB (threshold 2.0 GiB)"), "{title}");
+        assert!(
+            title.contains("reached 1.8 GiB (threshold 2.0 GiB)"),
+            "{title}"
+        );
         assert!(title.contains("fell from 100 to 25 MiB/s"), "{title}");
     }
 
@@ -151,7 +173,10 @@ mod tests {
         }
         let found = writeback_stall(&report);
         assert_eq!(codes(&found), ["writeback-stall"]);
-        assert!(found[0].evidence.iter().any(|e| e.contains("% of their time")));
+        assert!(found[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("% of their time")));
     }
 
     #[test]

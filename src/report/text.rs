@@ -9,8 +9,8 @@ use crate::report::fio_style::{
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    Finding, Severity,
-    DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary, RunReport,
+    DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary,
+    RunReport, Severity,
 };
 
 const DIR_NAMES: [&str; 2] = ["read", "write"];
@@ -613,11 +613,16 @@ mod tests {
     #[test]
     fn findings_close_the_report() {
         let mut report = sample_report();
-        assert!(!render(&report).contains("Findings:"), "no block without findings");
+        assert!(
+            !render(&report).contains("Findings:"),
+            "no block without findings"
+        );
         report.findings.push(Finding {
             code: "served-from-cache".into(),
             severity: Severity::Warning,
-            title: "97% of the reads of job 't' never reached the device: this measured the page cache".into(),
+            title:
+                "97% of the reads of job 't' never reached the device: this measured the page cache"
+                    .into(),
             evidence: vec!["the job read 512.0 MiB while the device read 15.4 MiB".into()],
             advice: "use direct=1".into(),
         });

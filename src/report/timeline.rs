@@ -14,7 +14,8 @@ pub fn line(obs: &Observations, from: usize) -> String {
     let start_ns = from.checked_sub(1).map_or(0, |i| obs.t_ns[i]);
     let end_ns = obs.t_ns.last().copied().unwrap_or(0);
     let secs = (end_ns.saturating_sub(start_ns) as f64 / 1e9).max(1e-9);
-    let (mut bytes, mut ios, mut in_io_ns, mut lat_sum, mut lat_max, mut workers) = (0u64, 0u64, 0u64, 0f64, 0u64, 0u64);
+    let (mut bytes, mut ios, mut in_io_ns, mut lat_sum, mut lat_max, mut workers) =
+        (0u64, 0u64, 0u64, 0f64, 0u64, 0u64);
     for series in &obs.jobs {
         let intervals = series.intervals.get(from..to).unwrap_or(&[]);
         let job_ios: u64 = intervals.iter().map(|i| i.ios[0] + i.ios[1]).sum();
@@ -31,7 +32,11 @@ pub fn line(obs: &Observations, from: usize) -> String {
         }
     }
     let in_io_pct = in_io_ns as f64 / (workers.max(1) as f64 * secs * 1e9) * 100.0;
-    let lat_avg_us = if ios > 0 { lat_sum / ios as f64 / 1e3 } else { 0.0 };
+    let lat_avg_us = if ios > 0 {
+        lat_sum / ios as f64 / 1e3
+    } else {
+        0.0
+    };
     let memory = obs.memory_series.last().copied().unwrap_or_default();
     let cached: u64 = obs
         .targets
@@ -55,7 +60,9 @@ pub fn line(obs: &Observations, from: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{CachePages, JobInterval, JobSeries, MemorySample, TargetObservation};
+    use crate::report::model::{
+        CachePages, JobInterval, JobSeries, MemorySample, TargetObservation,
+    };
 
     #[test]
     fn a_second_of_samples_becomes_one_line() {
@@ -80,7 +87,13 @@ mod tests {
                 ..Default::default()
             }],
             targets: vec![TargetObservation {
-                cache_series: vec![Some(CachePages { cached: 77, ..Default::default() }), None],
+                cache_series: vec![
+                    Some(CachePages {
+                        cached: 77,
+                        ..Default::default()
+                    }),
+                    None,
+                ],
                 ..Default::default()
             }],
             ..Default::default()
@@ -89,7 +102,20 @@ mod tests {
         let fields: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(
             fields,
-            ["timeline:", "2.0s", "100.0", "25600", "50.0%", "50us", "900us", "3.0", "MiB", "0.0", "MiB", "77"],
+            [
+                "timeline:",
+                "2.0s",
+                "100.0",
+                "25600",
+                "50.0%",
+                "50us",
+                "900us",
+                "3.0",
+                "MiB",
+                "0.0",
+                "MiB",
+                "77"
+            ],
             "{line}"
         );
     }
