@@ -269,6 +269,10 @@ impl State {
             std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
         }
         self.sample(Instant::now(), true);
+        // The run's last, partial second.
+        if self.obs.t_ns.len() > self.second_first_sample {
+            self.end_second();
+        }
     }
 
     /// Hand the samples of the second just ended to the `--timeline` hook.
