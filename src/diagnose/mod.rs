@@ -127,9 +127,9 @@ pub(crate) mod fixture {
         let mut intervals = vec![each.clone(); n];
         intervals[0] = JobInterval::default();
         let mut dirs: [DirReport; 2] = Default::default();
-        for d in 0..2 {
-            dirs[d].io_bytes = each.bytes[d] * (n as u64 - 1);
-            dirs[d].total_ios = each.ios[d] * (n as u64 - 1);
+        for (d, dir) in dirs.iter_mut().enumerate() {
+            dir.io_bytes = each.bytes[d] * (n as u64 - 1);
+            dir.total_ios = each.ios[d] * (n as u64 - 1);
         }
         let runtime_ns = (n as u64 - 1) * STEP_NS;
         report.jobs.push(JobReport {

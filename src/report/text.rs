@@ -529,7 +529,6 @@ mod tests {
                 majf: 0,
                 minf: 12,
                 cpu_ns_per_io: 2345.0,
-                ..Default::default()
             },
             depth: DepthReport {
                 level_pct: [99.99, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0],
