@@ -18,7 +18,14 @@ pub fn pagecache_under_direct_io(report: &RunReport) -> Vec<Finding> {
                 .cache_guards
                 .iter()
                 .find(|g| g.job == series.name && &g.path == path);
-            findings.extend(guard.and_then(purged_before));
+            // On files the purge is ordinary hygiene (iolens' own layout leaves them cached);
+            // on a device it erases state someone else created (seed 000).
+            let device = report
+                .observations
+                .targets
+                .iter()
+                .any(|t| &t.path == path && t.is_block_device);
+            findings.extend(guard.filter(|_| device).and_then(purged_before));
             findings.extend(cached_during(report, series, path, guard));
         }
     }
@@ -162,6 +169,12 @@ mod tests {
         assert_eq!(codes(&found), [CODE]);
         assert_eq!(found[0].severity, Severity::Info);
         assert!(found[0].title.contains("dropped 192"), "{:?}", found[0]);
+
+        report.observations.targets[0].is_block_device = false;
+        assert!(
+            pagecache_under_direct_io(&report).is_empty(),
+            "files are purged as a matter of course"
+        );
     }
 
     #[test]
