@@ -336,6 +336,9 @@ pub struct TargetObservation {
     pub path: String,
     pub is_block_device: bool,
     pub method: CacheMethod,
+    /// The file had holes when the run started: reads of them return zeros without touching the device.
+    #[serde(default)]
+    pub sparse: bool,
     /// One entry per sample; pages of the whole target. None when not read at
     /// that sample: the read failed, or it was skipped because cachestat on a
     /// target with many cached pages is costly (the first and last sample are always read).
@@ -412,6 +415,15 @@ pub struct SystemCpuSample {
 pub struct JobSeries {
     pub name: String,
     pub workers: u32,
+    /// The job bypasses the page cache (direct=1).
+    #[serde(default)]
+    pub direct: bool,
+    /// The job asked for its targets' cache to be dropped before its first I/O (invalidate=1).
+    #[serde(default)]
+    pub invalidate: bool,
+    /// Paths of the targets it does I/O on (empty for jobs that touch no file, like the null engine).
+    #[serde(default)]
+    pub targets: Vec<String>,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
 }

@@ -35,6 +35,8 @@ pub struct RunRequest<'a> {
     pub allow_device_write: bool,
     /// How often the sampler records the system (`--observe-interval`).
     pub observe_interval: Duration,
+    /// `--timeline`: called from the sampler about once a second.
+    pub on_second: Option<crate::observe::sampler::SecondHook>,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
     /// `--status-interval`: interim reports while running.
@@ -104,6 +106,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
     report.observations.cache_guards = cache_guards;
     report.environment = environment;
+    report.findings = crate::diagnose::diagnose(&report);
     Ok(RunOutcome { report, warnings })
 }
 

@@ -46,16 +46,31 @@ pub(super) fn start_sampler(
                 file: t.file.clone(),
                 size: t.size,
                 is_block_device: t.is_block_device,
+                sparse: t
+                    .file
+                    .metadata()
+                    .is_ok_and(|m| fileset::has_holes(&m, t.size)),
             })
             .collect(),
         jobs: req
             .jobs
             .iter()
-            .map(|j| WatchedJob {
-                name: j.name.clone(),
-                buffered_writer: !j.io.direct && j.workload.rw.writes() && !fileset::is_diskless(j),
+            .enumerate()
+            .map(|(j, job)| WatchedJob {
+                name: job.name.clone(),
+                buffered_writer: !job.io.direct
+                    && job.workload.rw.writes()
+                    && !fileset::is_diskless(job),
+                direct: job.io.direct,
+                invalidate: job.io.invalidate,
+                targets: files
+                    .job_targets(j)
+                    .into_iter()
+                    .map(|t| files.targets[t].path.display().to_string())
+                    .collect(),
             })
             .collect(),
+        on_second: req.on_second,
     };
     Sampler::start(setup, board, run_start).map_err(|e| format!("cannot start the sampler: {e}"))
 }
