@@ -37,8 +37,9 @@ pub fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
                 share * 100.0
             ),
             evidence: vec![format!(
-                "{} workers, {:.2} s of run-queue delay in {:.2} s",
+                "{} worker{}, {:.2} s of run-queue delay in {:.2} s",
                 workers.len(),
+                if workers.len() == 1 { "" } else { "s" },
                 delay as f64 / 1e9,
                 job.runtime_ns as f64 / 1e9
             )],
