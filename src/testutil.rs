@@ -28,6 +28,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
             ..Default::default()
         };
         JobReport {
+            description: None,
             name: name.to_string(),
             groupid: 0,
             workers: 1,

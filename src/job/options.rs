@@ -339,6 +339,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("log_hist_msec", &[], Kind::Count, Some("0"), "1000", "Histogram log window in ms (0: no histogram entries)"),
     opt("log_max_value", &[], Kind::Bool, Some("0"), "1", "Windowed latency entries hold the maximum, not the mean"),
     opt("log_offset", &[], Kind::Bool, Some("0"), "1", "Log entries carry the I/O's offset"),
+    opt("description", &[], Kind::Text, None, "random reads, cold cache", "Free text shown with the job's results"),
+    opt("stats", &[], Kind::Bool, Some("1"), "0", "0: run the job but leave it out of the results"),
     opt("per_job_logs", &[], Kind::Bool, Some("1"), "0", "Number log files per worker; 0: one file per job"),
 
     // Harmless here: accepted, with a warning saying why nothing changes.
@@ -398,8 +400,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("latency_percentile", &[], Kind::Text, Some("100"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("latency_run", &[], Kind::Bool, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("max_latency", &[], Kind::Text, Some("0"), "failing a job on a slow I/O is not implemented", "the latency percentiles in the report"),
-    unsupported("description", &[], Kind::Text, None, "job descriptions are not kept", "a comment in the job file"),
-    unsupported("stats", &[], Kind::Bool, Some("1"), "every job is always measured", "the default"),
     unsupported("zonemode", &[], Kind::Text, Some("none"), "zoned I/O is not implemented", "offset= and size= per job"),
     unsupported("zonesize", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
     unsupported("zonerange", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),

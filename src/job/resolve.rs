@@ -318,6 +318,7 @@ impl<'a> Layers<'a> {
         }
         Ok(JobSpec {
             name: self.job.name.clone(),
+            description: self.given("description").map(|s| s.text.to_string()),
             engine,
             target,
             workload,
@@ -632,6 +633,7 @@ impl<'a> Layers<'a> {
             clat_percentiles: self.bool("clat_percentiles")?,
             lat_percentiles: self.bool("lat_percentiles")?,
             significant_figures: self.significant_figures()?,
+            stats: self.bool("stats")?,
         })
     }
 

@@ -117,6 +117,9 @@ struct FioJob {
     latency_target: u64,
     latency_percentile: f64,
     latency_window: u64,
+    /// fio writes the job's description here, and only when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    desc: Option<String>,
     cpu_ns_per_io: f64,
 }
 
@@ -167,6 +170,7 @@ impl FioJob {
             latency_target: 0,
             latency_percentile: 100.0,
             latency_window: 0,
+            desc: job.description.clone(),
             cpu_ns_per_io: finite(job.cpu.cpu_ns_per_io),
         }
     }
@@ -494,6 +498,7 @@ mod tests {
             },
         };
         let job = JobReport {
+            description: None,
             name: "t\u{1}\"x".into(),
             groupid: 0,
             workers: 1,

@@ -20,6 +20,7 @@ mod tests {
     #[test]
     fn round_trips_through_json() {
         let mut job = JobReport {
+            description: None,
             name: "seq-read".into(),
             groupid: 1,
             workers: 4,

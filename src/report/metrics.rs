@@ -85,6 +85,7 @@ mod tests {
 
     fn job(read: DirReport, write: DirReport) -> JobReport {
         JobReport {
+            description: None,
             name: "j".into(),
             groupid: 0,
             workers: 1,

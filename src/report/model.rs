@@ -41,6 +41,9 @@ pub struct RunReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobReport {
     pub name: String,
+    /// The job's `description=`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub groupid: u32,
     /// Workers merged into this report (1 unless group_reporting).
     pub workers: u32,

@@ -51,6 +51,8 @@ fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
     for disk in &report.disks {
         disk_fields(&mut fields, disk);
     }
+    // fio's optional last field.
+    fields.extend(job.description.clone());
     fields
 }
 
@@ -165,6 +167,7 @@ mod tests {
             ..Default::default()
         };
         let mut job = JobReport {
+            description: None,
             name: "h".into(),
             groupid: 0,
             workers: 1,
@@ -192,6 +195,7 @@ mod tests {
             jobs: vec![
                 job.clone(),
                 JobReport {
+                    description: None,
                     name: "second".into(),
                     ..job
                 },

@@ -51,6 +51,9 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         write!(out, " (error={error})")?;
     }
     writeln!(out, ": {}", ctime_utc(unix_secs))?;
+    if let Some(description) = &job.description {
+        writeln!(out, "  Description  : [{description}]")?;
+    }
     for ((name, dir), group_bw) in DIR_NAMES.iter().zip(&job.dirs).zip(group_bw) {
         if dir.total_ios > 0 || dir.io_bytes > 0 {
             write_dir(out, name, dir, group_bw, job.significant_figures)?;
@@ -480,6 +483,7 @@ mod tests {
             28.76, 19.41, 2.93, 0.22, 0.17, 40.21, 1.07, 7.15, 0.004, 0.0,
         ];
         let job = JobReport {
+            description: None,
             name: "t".into(),
             groupid: 0,
             workers: 1,

@@ -22,7 +22,7 @@ pub(super) fn report(
     let mut jobs = Vec::new();
     for (j, job) in req.jobs.iter().enumerate() {
         let workers = results.get(j).map_or(&[][..], Vec::as_slice);
-        if workers.is_empty() {
+        if workers.is_empty() || !job.measure.stats {
             continue;
         }
         let options = req.job_options.get(j).cloned().unwrap_or_default();
@@ -91,6 +91,7 @@ fn job_report(
     let error = workers.iter().find_map(|w| w.error.clone());
     JobReport {
         name: job.name.clone(),
+        description: job.description.clone(),
         groupid,
         workers: workers.len() as u32,
         errno: error.as_ref().map_or(0, |e| e.errno),

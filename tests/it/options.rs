@@ -1,7 +1,7 @@
 //! The option table through the binary: fio's example job files either parse or are
 //! rejected with a message that names what iolens does not support.
 
-use crate::support::{iolens, scratch, stderr};
+use crate::support::{iolens, json, scratch, stderr, stdout};
 use std::path::{Path, PathBuf};
 
 /// Where Debian's `fio-examples` package puts fio's example job files.
@@ -83,4 +83,54 @@ fn workers_take_cpus_allowed_nice_and_prio_and_report_a_refusal() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Runs null-engine jobs (no file is touched) and returns fio-style JSON.
+fn fio_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run", "--output-format=json"];
+    all.extend_from_slice(args);
+    json(&iolens(&all))
+}
+
+#[test]
+fn description_appears_in_json_normal_and_terse_output() {
+    let job = [
+        "--name=d",
+        "--ioengine=null",
+        "--size=64k",
+        "--description=cold cache",
+    ];
+    let report = fio_json(&job);
+    assert_eq!(report["jobs"][0]["desc"], "cold cache");
+    let mut normal = vec!["run"];
+    normal.extend_from_slice(&job);
+    assert!(stdout(&iolens(&normal)).contains("  Description  : [cold cache]\n"));
+    let mut terse = vec!["run", "--minimal"];
+    terse.extend_from_slice(&job);
+    let line = stdout(&iolens(&terse));
+    assert_eq!(line.trim_end().rsplit(';').next(), Some("cold cache"));
+    // Without a description fio writes no "desc" key at all.
+    let plain = fio_json(&["--name=p", "--ioengine=null", "--size=64k"]);
+    assert!(plain["jobs"][0].get("desc").is_none());
+}
+
+#[test]
+fn stats_0_runs_the_job_but_leaves_it_out_of_jobs_and_group_totals() {
+    let jobs = [
+        "--ioengine=null",
+        "--size=64k",
+        "--name=shown",
+        "--name=hidden",
+        "--stats=0",
+        "--size=1m",
+    ];
+    let report = fio_json(&jobs);
+    let reported = report["jobs"].as_array().unwrap();
+    assert_eq!(reported.len(), 1);
+    assert_eq!(reported[0]["jobname"], "shown");
+    let mut normal = vec!["run"];
+    normal.extend_from_slice(&jobs);
+    let text = stdout(&iolens(&normal));
+    let group = text.lines().find(|l| l.contains("READ: bw=")).unwrap();
+    assert!(group.contains("io=64.0KiB"), "{group}");
 }
