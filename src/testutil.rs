@@ -29,6 +29,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         };
         JobReport {
             description: None,
+            tolerated_errors: None,
             name: name.to_string(),
             groupid: 0,
             workers: 1,

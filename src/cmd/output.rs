@@ -162,6 +162,7 @@ mod tests {
         use crate::report::model::{JobReport, SCHEMA_VERSION};
         let job = JobReport {
             description: None,
+            tolerated_errors: None,
             name: "j".into(),
             groupid: 0,
             workers: 1,

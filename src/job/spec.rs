@@ -351,6 +351,8 @@ pub struct JobSpec {
     pub measure: MeasureSpec,
     pub exec: ExecSpec,
     pub logs: LogSpec,
+    /// `continue_on_error` / `ignore_error`.
+    pub errors: super::errors::ErrorSpec,
 }
 
 /// fio's default `percentile_list`.

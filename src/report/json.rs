@@ -21,6 +21,7 @@ mod tests {
     fn round_trips_through_json() {
         let mut job = JobReport {
             description: None,
+            tolerated_errors: None,
             name: "seq-read".into(),
             groupid: 1,
             workers: 4,

@@ -86,6 +86,7 @@ mod tests {
     fn job(read: DirReport, write: DirReport) -> JobReport {
         JobReport {
             description: None,
+            tolerated_errors: None,
             name: "j".into(),
             groupid: 0,
             workers: 1,

@@ -36,6 +36,14 @@ pub struct RunReport {
     pub findings: Vec<Finding>,
 }
 
+/// fio's `total_err` and `first_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToleratedErrors {
+    pub total: u64,
+    /// errno of the first failed I/O.
+    pub first_errno: i32,
+}
+
 /// One reported job: a single worker, or all `numjobs` workers merged with
 /// `group_reporting`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,6 +59,9 @@ pub struct JobReport {
     pub error: Option<String>,
     /// errno of `error`, 0 when none (fio's "error" key).
     pub errno: i32,
+    /// Failed I/Os of a job with `continue_on_error` (None without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerated_errors: Option<ToleratedErrors>,
     /// The resolved job options, for the record.
     pub options: Vec<(String, String)>,
     /// [read, write]

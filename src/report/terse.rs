@@ -168,6 +168,7 @@ mod tests {
         };
         let mut job = JobReport {
             description: None,
+            tolerated_errors: None,
             name: "h".into(),
             groupid: 0,
             workers: 1,
@@ -196,6 +197,7 @@ mod tests {
                 job.clone(),
                 JobReport {
                     description: None,
+                    tolerated_errors: None,
                     name: "second".into(),
                     ..job
                 },

@@ -98,7 +98,26 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         out,
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
         read.total_ios, write.total_ios, job.sync.total_ios, read.short_ios, write.short_ios
-    )
+    )?;
+    if let Some(errors) = job.tolerated_errors {
+        writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            errors.total,
+            errors.first_errno,
+            errno_text(errors.first_errno)
+        )?;
+    }
+    Ok(())
+}
+
+/// The OS's text for an errno, without Rust's " (os error N)" suffix.
+fn errno_text(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.rsplit_once(" (os error") {
+        Some((message, _)) => message.to_string(),
+        None => text,
+    }
 }
 
 /// `figures`: digits of IOPS and bandwidth (fio's `significant_figures`).
@@ -484,6 +503,7 @@ mod tests {
         ];
         let job = JobReport {
             description: None,
+            tolerated_errors: None,
             name: "t".into(),
             groupid: 0,
             workers: 1,

@@ -134,3 +134,76 @@ fn stats_0_runs_the_job_but_leaves_it_out_of_jobs_and_group_totals() {
     let group = text.lines().find(|l| l.contains("READ: bw=")).unwrap();
     assert!(group.contains("io=64.0KiB"), "{group}");
 }
+
+/// A 64 KiB tmpfs mounted on a scratch directory (root only); unmounted on drop, also when
+/// the test fails. Writing past 64 KiB there fails with ENOSPC, a real I/O error.
+struct FullFilesystem {
+    dir: tempfile::TempDir,
+}
+
+impl FullFilesystem {
+    fn mount() -> Option<Self> {
+        if !crate::support::is_root() {
+            return None;
+        }
+        let dir = scratch();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(Self { dir })
+    }
+}
+
+impl Drop for FullFilesystem {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn continue_on_error_counts_tolerated_errors_and_the_job_goes_on() {
+    let Some(full) = FullFilesystem::mount() else {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    };
+    let file = full.dir.path().join("f").display().to_string();
+    let filename = format!("--filename={file}");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--output-format=json",
+            "--name=e",
+            &filename,
+            "--rw=write",
+            "--bs=4k",
+            "--size=256k",
+        ];
+        args.extend_from_slice(extra);
+        iolens(&args)
+    };
+    // fio 3.33: ',' separates the read and write lists; all 64 writes are issued, the
+    // 48 past the end fail, "error" holds the first failure, and the exit status is 0.
+    let report = json(&run(&[
+        "--continue_on_error=write",
+        "--ignore_error=,ENOSPC",
+    ]));
+    let job = &report["jobs"][0];
+    assert_eq!(job["error"], libc::ENOSPC);
+    assert_eq!(job["total_err"], 48);
+    assert_eq!(job["first_error"], libc::ENOSPC);
+    assert_eq!(job["write"]["total_ios"], 64);
+    assert_eq!(job["write"]["io_bytes"], 64 * 1024);
+    // ENOSPC is not among the errors continue_on_error tolerates by default (EIO, EILSEQ).
+    let out = run(&["--continue_on_error=write"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(report["jobs"][0]["total_err"], 1);
+}
