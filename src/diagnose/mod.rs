@@ -146,6 +146,8 @@ pub(crate) mod fixture {
             lat_buckets: Default::default(),
             runtime_ns,
             significant_figures: 4,
+            description: None,
+            tolerated_errors: None,
         });
         report.observations.jobs.push(JobSeries {
             name: name.into(),

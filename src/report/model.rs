@@ -36,11 +36,22 @@ pub struct RunReport {
     pub findings: Vec<Finding>,
 }
 
+/// fio's `total_err` and `first_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToleratedErrors {
+    pub total: u64,
+    /// errno of the first failed I/O.
+    pub first_errno: i32,
+}
+
 /// One reported job: a single worker, or all `numjobs` workers merged with
 /// `group_reporting`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobReport {
     pub name: String,
+    /// The job's `description=`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub groupid: u32,
     /// Workers merged into this report (1 unless group_reporting).
     pub workers: u32,
@@ -48,6 +59,9 @@ pub struct JobReport {
     pub error: Option<String>,
     /// errno of `error`, 0 when none (fio's "error" key).
     pub errno: i32,
+    /// Failed I/Os of a job with `continue_on_error` (None without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerated_errors: Option<ToleratedErrors>,
     /// The resolved job options, for the record.
     pub options: Vec<(String, String)>,
     /// [read, write]

@@ -82,6 +82,9 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         write!(out, " (error={error})")?;
     }
     writeln!(out, ": {}", ctime_utc(unix_secs))?;
+    if let Some(description) = &job.description {
+        writeln!(out, "  Description  : [{description}]")?;
+    }
     for ((name, dir), group_bw) in DIR_NAMES.iter().zip(&job.dirs).zip(group_bw) {
         if dir.total_ios > 0 || dir.io_bytes > 0 {
             write_dir(out, name, dir, group_bw, job.significant_figures)?;
@@ -127,7 +130,26 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         out,
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
         read.total_ios, write.total_ios, job.sync.total_ios, read.short_ios, write.short_ios
-    )
+    )?;
+    if let Some(errors) = job.tolerated_errors {
+        writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            errors.total,
+            errors.first_errno,
+            errno_text(errors.first_errno)
+        )?;
+    }
+    Ok(())
+}
+
+/// The OS's text for an errno, without Rust's " (os error N)" suffix.
+fn errno_text(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.rsplit_once(" (os error") {
+        Some((message, _)) => message.to_string(),
+        None => text,
+    }
 }
 
 /// `figures`: digits of IOPS and bandwidth (fio's `significant_figures`).
@@ -512,6 +534,8 @@ mod tests {
             28.76, 19.41, 2.93, 0.22, 0.17, 40.21, 1.07, 7.15, 0.004, 0.0,
         ];
         let job = JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "t".into(),
             groupid: 0,
             workers: 1,

@@ -3,6 +3,7 @@
 
 mod collect;
 pub mod control;
+pub mod errors;
 pub mod logs;
 pub mod plan;
 pub mod process;

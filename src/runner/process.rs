@@ -557,6 +557,10 @@ mod tests {
                 message: "read f at offset 0: EIO".to_string(),
                 errno: 5,
             }),
+            tolerated: crate::runner::errors::ErrorTally {
+                count: 2,
+                first_errno: 5,
+            },
             notes: vec!["a note".to_string()],
             logs: None,
         };
@@ -578,6 +582,7 @@ mod tests {
             back.error.map(|e| (e.message, e.errno)),
             Some(("read f at offset 0: EIO".to_string(), 5))
         );
+        assert_eq!(back.tolerated, result.tolerated);
         assert_eq!(back.notes, result.notes);
     }
 
