@@ -26,8 +26,8 @@ pub enum Command {
     ///
     /// iolens' own flags: --output-format=normal|json|json+|terse|iolens-json (comma list allowed),
     /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
-    /// JSON reports one document per line), --eta=auto|always|never (accepted for fio scripts;
-    /// there is no live progress line yet, so it changes nothing),
+    /// JSON reports one document per line), --eta=auto|always|never (live progress on stderr:
+    /// auto when stdout and stderr are terminals, always also in logs, never),
     /// --allow-device-write (write to a block device that holds a filesystem or partition table),
     /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),

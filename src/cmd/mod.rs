@@ -4,6 +4,7 @@ mod ab;
 mod compare;
 mod history;
 mod output;
+mod progress;
 mod repeat;
 pub mod run;
 pub mod shim;

@@ -3,13 +3,14 @@
 use super::history::HistoryFlags;
 use super::output::{self, Destination, Format};
 use super::show_jobs;
+use super::progress::{self, EtaMode};
 use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::DEFAULT_INTERVAL;
 use crate::report::model::RunReport;
 use crate::runner::status::StatusReports;
-use crate::runner::{self, control, RunOutcome, RunRequest};
+use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
 use crate::units::{self, TimeUnit};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,8 @@ pub(super) struct ToolFlags {
     history: HistoryFlags,
     /// `--observe-interval`: how often the sampler records the system.
     observe_interval: Duration,
+    /// `--eta`: when to draw live progress on stderr.
+    eta: EtaMode,
 }
 
 impl Default for ToolFlags {
@@ -59,6 +62,7 @@ impl Default for ToolFlags {
             compare_with: None,
             history: HistoryFlags::default(),
             observe_interval: DEFAULT_INTERVAL,
+            eta: EtaMode::Auto,
         }
     }
 }
@@ -146,7 +150,7 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
         } else if arg == "--minimal" {
             flags.formats = vec![Format::Terse];
         } else if let Some(v) = arg.strip_prefix("--eta=") {
-            output::check_eta(v)?;
+            flags.eta = EtaMode::parse(v)?;
         } else if let Some(v) = arg.strip_prefix("--status-interval=") {
             flags.status_interval = Some(parse_status_interval(v)?);
         } else if arg == "--allow-device-write" {
@@ -298,6 +302,7 @@ pub(super) struct JobSet {
     command_line: Vec<String>,
     allow_device_write: bool,
     observe_interval: Duration,
+    eta: EtaMode,
 }
 
 impl JobSet {
@@ -324,6 +329,7 @@ impl JobSet {
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_device_write,
             observe_interval: flags.observe_interval,
+            eta: flags.eta,
         })
     }
 }
@@ -342,6 +348,7 @@ pub(super) fn run_once(
     stop: &AtomicBool,
     status: Option<StatusReports>,
 ) -> Result<RunOutcome, i32> {
+    let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
         job_options: &jobs.job_options,
@@ -351,6 +358,7 @@ pub(super) fn run_once(
         observe_interval: jobs.observe_interval,
         stop,
         status,
+        progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
@@ -515,6 +523,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(flags.formats, vec![Format::Terse]);
+        assert_eq!(flags.eta, EtaMode::Never);
         assert_eq!(flags.status_interval, Some(Duration::from_secs(2)));
         assert_eq!(rest, strings(&["--name=a"]));
         let (flags, _) = split_tool_flags(&strings(&["--status-interval=250ms"])).unwrap();
