@@ -89,7 +89,11 @@ impl GroupProgress for LiveProgress {
     }
 
     fn group_finished(&self) {
-        let drawing = self.running.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let drawing = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if let Some(d) = drawing {
             d.done.store(true, Ordering::Relaxed);
             // A panicked drawing thread only loses the progress display.
@@ -144,11 +148,9 @@ fn draw(style: Style, lines: &[JobLine], board: &LiveBoard, done: &AtomicBool) {
                     bars[i].set_position(elapsed.as_millis() as u64);
                     bars[i].set_message(format!("{}  {status}", timing(line, elapsed)));
                 }
-                Style::Plain => eprintln!(
-                    "iolens: {}: {}  {status}",
-                    line.name,
-                    timing(line, elapsed)
-                ),
+                Style::Plain => {
+                    eprintln!("iolens: {}: {}  {status}", line.name, timing(line, elapsed))
+                }
             }
         }
     }
@@ -295,14 +297,8 @@ mod tests {
             name: "j".into(),
             planned: Some(Duration::from_secs(6)),
         };
-        assert_eq!(
-            timing(&line, Duration::from_secs(2)),
-            "2.0s/6.0s ETA 4.0s"
-        );
-        assert_eq!(
-            timing(&line, Duration::from_secs(7)),
-            "7.0s/6.0s ETA 0.0s"
-        );
+        assert_eq!(timing(&line, Duration::from_secs(2)), "2.0s/6.0s ETA 4.0s");
+        assert_eq!(timing(&line, Duration::from_secs(7)), "7.0s/6.0s ETA 0.0s");
         line.planned = None;
         assert_eq!(timing(&line, Duration::from_millis(1500)), "1.5s");
     }

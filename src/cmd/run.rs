@@ -2,12 +2,13 @@
 
 use super::history::HistoryFlags;
 use super::output::{self, Destination, Format};
-use super::show_jobs;
 use super::progress::{self, EtaMode};
-use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use super::show_jobs;
+use super::{compare, quick, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::DEFAULT_INTERVAL;
+use crate::report::html;
 use crate::report::model::RunReport;
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
@@ -44,6 +45,8 @@ pub(super) struct ToolFlags {
     observe_interval: Duration,
     /// `--eta`: when to draw live progress on stderr.
     eta: EtaMode,
+    /// `--html FILE`: also write the self-contained HTML report there.
+    html: Option<PathBuf>,
 }
 
 impl Default for ToolFlags {
@@ -63,6 +66,7 @@ impl Default for ToolFlags {
             history: HistoryFlags::default(),
             observe_interval: DEFAULT_INTERVAL,
             eta: EtaMode::Auto,
+            html: None,
         }
     }
 }
@@ -122,6 +126,8 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
             flags.warmup = parse_number("--warmup", v?)?;
         } else if let Some(v) = flag_value("--compare-with", arg, &mut args) {
             flags.compare_with = Some(parse_number("--compare-with", v?)?);
+        } else if let Some(v) = flag_value("--html", arg, &mut args) {
+            flags.html = Some(PathBuf::from(v?));
         } else if let Some(v) = flag_value("--db", arg, &mut args) {
             flags.history.db = Some(PathBuf::from(v?));
         } else if arg == "--no-history" {
@@ -183,68 +189,6 @@ pub fn run_command(args: &[String]) -> i32 {
         Err(e) => return usage_error(&e),
     };
     execute(&flags, &job_args, args)
-}
-
-/// The main job: a short default workload on a temporary file in the current directory.
-pub fn run_default() -> i32 {
-    let target = match tempfile::Builder::new()
-        .prefix(".iolens-default-")
-        .tempfile_in(".")
-    {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("iolens: cannot create a temporary target in the current directory: {e} (run from a writable directory)");
-            return EXIT_USAGE;
-        }
-    };
-    let args = default_job_args(&target.path().display().to_string());
-    eprintln!(
-        "iolens: no job given; running the default workload on a temporary 256 MiB file in the current directory (see `iolens run --help`)"
-    );
-    execute(&ToolFlags::default(), &args, &[])
-}
-
-/// Sequential and random, read and write, each for 2 seconds with direct I/O.
-fn default_job_args(filename: &str) -> Vec<String> {
-    let global = [
-        format!("--filename={filename}"),
-        "--size=256m".into(),
-        "--direct=1".into(),
-        "--runtime=2".into(),
-        "--time_based".into(),
-        "--ioengine=io_uring".into(),
-        "--stonewall".into(),
-    ];
-    let jobs = [
-        [
-            "--name=seq-read-1m-qd8",
-            "--rw=read",
-            "--bs=1m",
-            "--iodepth=8",
-        ],
-        [
-            "--name=rand-read-4k-qd32",
-            "--rw=randread",
-            "--bs=4k",
-            "--iodepth=32",
-        ],
-        [
-            "--name=seq-write-1m-qd8",
-            "--rw=write",
-            "--bs=1m",
-            "--iodepth=8",
-        ],
-        [
-            "--name=rand-write-4k-qd32",
-            "--rw=randwrite",
-            "--bs=4k",
-            "--iodepth=32",
-        ],
-    ];
-    global
-        .into_iter()
-        .chain(jobs.iter().flatten().map(|s| s.to_string()))
-        .collect()
 }
 
 /// The options of a job as the user gave them, for the report.
@@ -430,6 +374,7 @@ fn run_and_report(
             output: flags.output.as_deref(),
             history: &flags.history,
             compare_with: flags.compare_with,
+            html: flags.html.as_deref(),
         };
         return repeat::run_repeated(&jobs, &options, &stop);
     }
@@ -454,6 +399,9 @@ fn run_and_report(
         eprintln!("iolens: cannot write the report: {e}");
         EXIT_RUN_FAILED
     })?;
+    if let Some(path) = &flags.html {
+        quick::write_html(path, &html::render_run(&outcome.report))?;
+    }
     let code = run_status(&outcome.report);
     let reports = [outcome.report];
     flags.history.record(&reports);
@@ -479,6 +427,8 @@ mod tests {
             "--warmup=1",
             "--name=a",
             "--compare-with=12",
+            "--html",
+            "r.html",
             "--db",
             "h.db",
             "--no-history",
@@ -486,6 +436,7 @@ mod tests {
         .unwrap();
         assert_eq!((flags.repeat, flags.warmup), (5, 1));
         assert_eq!(flags.compare_with, Some(12));
+        assert_eq!(flags.html, Some(PathBuf::from("r.html")));
         assert_eq!(flags.history.db, Some(PathBuf::from("h.db")));
         assert!(!flags.history.enabled);
         assert_eq!(rest, strings(&["--name=a"]));
@@ -563,17 +514,5 @@ mod tests {
         assert!(parse_observe_interval("fast")
             .unwrap_err()
             .contains("100ms"));
-    }
-
-    #[test]
-    fn default_workload_parses_and_resolves() {
-        let args = default_job_args("target/x");
-        let (global, jobs) = job::parse_fio_args(&args).unwrap();
-        let resolved = job::resolve(&global, &jobs).unwrap();
-        assert_eq!(resolved.jobs.len(), 4);
-        assert!(resolved
-            .jobs
-            .iter()
-            .all(|j| j.exec.stonewall && j.io.direct));
     }
 }
