@@ -4,6 +4,7 @@
 
 use super::history::HistoryFlags;
 use super::output::{self, Format};
+use super::progress::EtaMode;
 use super::run::{self, run_once, run_status, split_tool_flags, stop_flag, JobSet};
 use super::{compare, EXIT_OK, EXIT_RUN_FAILED};
 use crate::cli::QuickArgs;
@@ -36,7 +37,8 @@ pub fn quick_command(args: &QuickArgs) -> i32 {
 fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
     let duration = time_flag("--duration", args.duration.as_deref(), DEFAULT_DURATION)?;
     let ramp = time_flag("--ramp", args.ramp.as_deref(), DEFAULT_RAMP)?;
-    let target = Target::choose(args)?;
+    let eta = args.eta.as_deref().unwrap_or("auto");
+    EtaMode::parse(eta).map_err(|e| run::usage_error(&e))?;
     let preset_dir = write_preset().map_err(|e| {
         eprintln!("iolens: cannot write the preset job file: {e}");
         EXIT_RUN_FAILED
@@ -50,6 +52,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         Some(which) => Some(baseline_id(which, &history).map_err(|e| run::usage_error(&e))?),
         None => None,
     };
+    let target = Target::choose(args)?;
     let engine = usable_engine();
     eprintln!(
         "iolens quick: {} ({}), engine {engine}, each test {}s after a {}s ramp{}",
@@ -64,7 +67,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         format!("--ioengine={engine}"),
         format!("--runtime={}ms", duration.as_millis()),
         format!("--ramp_time={}ms", ramp.as_millis()),
-        format!("--eta={}", args.eta.as_deref().unwrap_or("auto")),
+        format!("--eta={eta}"),
     ];
     if let Some(size) = &target.size {
         job_args.push(format!("--size={size}"));
@@ -133,6 +136,8 @@ struct Target {
 impl Target {
     fn choose(args: &QuickArgs) -> Result<Target, i32> {
         let given = args.target.clone().unwrap_or_else(|| PathBuf::from("."));
+        // An absolute path reads better in the report and the history.
+        let given = std::fs::canonicalize(&given).unwrap_or(given);
         let size = args.size.clone().unwrap_or_else(|| DEFAULT_SIZE.into());
         let metadata = std::fs::metadata(&given).ok();
         match metadata {

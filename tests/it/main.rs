@@ -10,4 +10,5 @@ mod options;
 mod outputs;
 mod pacing;
 mod processes;
+mod quick;
 mod support;
