@@ -10,7 +10,7 @@ use std::path::PathBuf;
     version,
     about = "A storage I/O benchmark that tells you when its numbers are suspect",
     long_about = "A storage I/O benchmark that tells you when its numbers are suspect.\n\n\
-                  Without a subcommand, runs a short default workload on a temporary file in the current directory."
+                  Without a subcommand, runs `iolens quick`: the quick suite on a temporary file in the current directory."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -26,8 +26,8 @@ pub enum Command {
     ///
     /// iolens' own flags: --output-format=normal|json|json+|terse|iolens-json (comma list allowed),
     /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
-    /// JSON reports one document per line), --eta=auto|always|never (accepted for fio scripts;
-    /// there is no live progress line yet, so it changes nothing),
+    /// JSON reports one document per line), --eta=auto|always|never (live progress on stderr:
+    /// auto when stdout and stderr are terminals, always also in logs, never),
     /// --allow-device-write (write to a block device that holds a filesystem or partition table),
     /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
@@ -47,6 +47,22 @@ pub enum Command {
             value_name = "OPTIONS"
         )]
         args: Vec<String>,
+    },
+    /// The quick suite (the default without a subcommand): sequential 1 MiB at queue depth 8 and 1,
+    /// random 4 KiB at 32 and 1, each read and write, direct I/O, one table.
+    ///
+    /// TARGET: a directory (default: the current one; a temporary 1 GiB file is created there and
+    /// removed afterwards), a file, or a block device (write tests need --allow-device-write, or
+    /// give --read-only). `--show-job` prints the suite's job file.
+    Quick(QuickArgs),
+    /// Write a stored run as a self-contained HTML report.
+    Report {
+        id: i64,
+        /// The HTML file to write.
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
+        #[command(flatten)]
+        db: DbArgs,
     },
     /// Compare two results: iolens-json result files or history ids (a stored
     /// `--repeat` compares all its repetitions).
@@ -134,10 +150,52 @@ pub enum Command {
 }
 
 /// Where the history lives.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct DbArgs {
     /// History database (default: $IOLENS_DB, else $XDG_DATA_HOME/iolens/history.db
     /// or ~/.local/share/iolens/history.db).
     #[arg(long, value_name = "PATH")]
     pub db: Option<std::path::PathBuf>,
+}
+
+/// `iolens quick`'s flags; all default to the zero-configuration run.
+#[derive(Debug, Default, clap::Args)]
+pub struct QuickArgs {
+    /// Directory, file or block device to test (default: the current directory).
+    pub target: Option<PathBuf>,
+    /// Measured time of each test (seconds without a unit; default 5).
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Unmeasured time before each test (default 1).
+    #[arg(long, value_name = "TIME")]
+    pub ramp: Option<String>,
+    /// Size of the test file iolens creates (default 1g).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Run only the read tests (needed for a block device without --allow-device-write).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Let the write tests overwrite a block device.
+    #[arg(long, alias = "allow-destructive")]
+    pub allow_device_write: bool,
+    /// Print the full report as iolens-json instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Compare with a stored run: its history id, or `last` (the latest quick run).
+    #[arg(long, value_name = "ID|last")]
+    pub compare_with: Option<String>,
+    /// Print the suite's job file and exit.
+    #[arg(long)]
+    pub show_job: bool,
+    /// Live progress on stderr: auto (on terminals), always, never.
+    #[arg(long, value_name = "WHEN")]
+    pub eta: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not store the run in the history.
+    #[arg(long)]
+    pub no_history: bool,
 }

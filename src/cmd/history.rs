@@ -5,11 +5,12 @@ use super::output::{self, Format};
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::report::metrics::Metric;
 use crate::report::model::RunReport;
+use crate::report::{html, repeat as report_repeat};
 use crate::stats::compare::{shift_from_baseline, Shift};
 use crate::stats::repeat::median;
 use crate::store::{self, Filter, Store};
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Earlier points a trend point is judged against (the most recent ones).
@@ -105,6 +106,26 @@ pub fn show_command(history: &HistoryFlags, id: i64, formats: &str) -> i32 {
     {
         Ok(report) => finish(output::write_stdout(&output::render(&report, &formats))),
         Err(e) => fail(&e),
+    }
+}
+
+/// `iolens report ID --html FILE`: a stored run, or the whole `--repeat` batch it belongs to.
+pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> i32 {
+    let runs = match history
+        .open()
+        .and_then(|s| s.batch_of(id).map_err(|e| e.to_string()))
+    {
+        Ok(runs) => runs,
+        Err(e) => return fail(&e),
+    };
+    let page = match runs.len() {
+        0 => return fail(&format!("run {id} is not in the history")),
+        1 => html::render_run(&runs[0]),
+        _ => html::render_repeat(&report_repeat::build(runs, 0)),
+    };
+    match super::quick::write_html(html_path, &page) {
+        Ok(()) => EXIT_OK,
+        Err(code) => code,
     }
 }
 

@@ -5,12 +5,14 @@ mod compare;
 mod doctor;
 mod history;
 mod output;
+mod progress;
+pub mod quick;
 mod repeat;
 pub mod run;
 pub mod shim;
 pub mod show_jobs;
 
-use crate::cli::{Cli, Command, DbArgs};
+use crate::cli::{Cli, Command, DbArgs, QuickArgs};
 use crate::store::Filter;
 use history::{HistoryFlags, HistoryQuery};
 
@@ -70,7 +72,11 @@ pub fn dispatch(cli: Cli) -> i32 {
         Some(Command::ShowJobs { args }) => show_jobs::show_jobs_command(&args),
         Some(Command::InstallFioShim { dir, force }) => shim::install(&dir, force),
         Some(Command::Doctor { target }) => doctor::doctor_command(&target),
-        None => run::run_default(),
+        Some(Command::Quick(args)) => quick::quick_command(&args),
+        Some(Command::Report { id, html, db }) => {
+            history::report_command(&history_at(db), id, &html)
+        }
+        None => quick::quick_command(&QuickArgs::default()),
     }
 }
 

@@ -38,15 +38,6 @@ pub fn parse_formats(value: &str) -> Result<Vec<Format>, String> {
         .collect()
 }
 
-/// Check `--eta=`: fio's words are accepted; iolens has no live progress line yet,
-/// so none of them changes the output.
-pub fn check_eta(value: &str) -> Result<(), String> {
-    match value {
-        "auto" | "always" | "never" => Ok(()),
-        other => Err(format!("--eta={other}: use auto, always or never")),
-    }
-}
-
 /// Render the final report in each format, in order.
 pub fn render(report: &RunReport, formats: &[Format]) -> String {
     render_each(report, formats, Layout::Pretty)
@@ -146,16 +137,6 @@ mod tests {
         );
         let err = parse_formats("xml").unwrap_err();
         assert!(err.contains("--output-format=xml"), "{err}");
-    }
-
-    #[test]
-    fn eta_words_are_fios() {
-        for word in ["auto", "always", "never"] {
-            assert_eq!(check_eta(word), Ok(()));
-        }
-        assert!(check_eta("sometimes")
-            .unwrap_err()
-            .contains("--eta=sometimes"));
     }
 
     fn one_job_report() -> RunReport {

@@ -3,9 +3,10 @@
 
 use super::history::HistoryFlags;
 use super::output::Format;
+use super::quick::write_html;
 use super::run::{emit, run_once, run_status, JobSet};
 use super::{compare, EXIT_OK, EXIT_USAGE};
-use crate::report::repeat;
+use crate::report::{html, repeat};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -16,6 +17,8 @@ pub struct Options<'a> {
     pub output: Option<&'a Path>,
     pub history: &'a HistoryFlags,
     pub compare_with: Option<i64>,
+    /// `--html FILE`: the repetitions and their statistics as an HTML report.
+    pub html: Option<&'a Path>,
 }
 
 /// Run the repetitions; Ok(exit code) when a report was written, Err(exit code) otherwise.
@@ -66,6 +69,9 @@ pub fn run_repeated(jobs: &JobSet, o: &Options, stop: &AtomicBool) -> Result<i32
         }
     }
     emit(&rendered, o.output)?;
+    if let Some(path) = o.html {
+        write_html(path, &html::render_repeat(&result))?;
+    }
     if let Some(id) = o.compare_with {
         compare::against_history(id, &result.repetitions, o.history)?;
     }

@@ -2,15 +2,17 @@
 
 use super::history::HistoryFlags;
 use super::output::{self, Destination, Format};
+use super::progress::{self, EtaMode};
 use super::show_jobs;
-use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use super::{compare, quick, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
+use crate::report::html;
 use crate::report::model::{Observations, RunReport};
 use crate::report::timeline;
 use crate::runner::status::StatusReports;
-use crate::runner::{self, control, RunOutcome, RunRequest};
+use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
 use crate::units::{self, TimeUnit};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,10 @@ pub(super) struct ToolFlags {
     observe_interval: Duration,
     /// `--timeline`: a line per second on stderr while running.
     timeline: bool,
+    /// `--eta`: when to draw live progress on stderr.
+    eta: EtaMode,
+    /// `--html FILE`: also write the self-contained HTML report there.
+    html: Option<PathBuf>,
 }
 
 impl Default for ToolFlags {
@@ -63,6 +69,8 @@ impl Default for ToolFlags {
             history: HistoryFlags::default(),
             observe_interval: DEFAULT_INTERVAL,
             timeline: false,
+            eta: EtaMode::Auto,
+            html: None,
         }
     }
 }
@@ -122,6 +130,8 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
             flags.warmup = parse_number("--warmup", v?)?;
         } else if let Some(v) = flag_value("--compare-with", arg, &mut args) {
             flags.compare_with = Some(parse_number("--compare-with", v?)?);
+        } else if let Some(v) = flag_value("--html", arg, &mut args) {
+            flags.html = Some(PathBuf::from(v?));
         } else if let Some(v) = flag_value("--db", arg, &mut args) {
             flags.history.db = Some(PathBuf::from(v?));
         } else if arg == "--no-history" {
@@ -150,7 +160,7 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
         } else if arg == "--minimal" {
             flags.formats = vec![Format::Terse];
         } else if let Some(v) = arg.strip_prefix("--eta=") {
-            output::check_eta(v)?;
+            flags.eta = EtaMode::parse(v)?;
         } else if let Some(v) = arg.strip_prefix("--status-interval=") {
             flags.status_interval = Some(parse_status_interval(v)?);
         } else if arg == "--allow-device-write" {
@@ -185,68 +195,6 @@ pub fn run_command(args: &[String]) -> i32 {
         Err(e) => return usage_error(&e),
     };
     execute(&flags, &job_args, args)
-}
-
-/// The main job: a short default workload on a temporary file in the current directory.
-pub fn run_default() -> i32 {
-    let target = match tempfile::Builder::new()
-        .prefix(".iolens-default-")
-        .tempfile_in(".")
-    {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("iolens: cannot create a temporary target in the current directory: {e} (run from a writable directory)");
-            return EXIT_USAGE;
-        }
-    };
-    let args = default_job_args(&target.path().display().to_string());
-    eprintln!(
-        "iolens: no job given; running the default workload on a temporary 256 MiB file in the current directory (see `iolens run --help`)"
-    );
-    execute(&ToolFlags::default(), &args, &[])
-}
-
-/// Sequential and random, read and write, each for 2 seconds with direct I/O.
-fn default_job_args(filename: &str) -> Vec<String> {
-    let global = [
-        format!("--filename={filename}"),
-        "--size=256m".into(),
-        "--direct=1".into(),
-        "--runtime=2".into(),
-        "--time_based".into(),
-        "--ioengine=io_uring".into(),
-        "--stonewall".into(),
-    ];
-    let jobs = [
-        [
-            "--name=seq-read-1m-qd8",
-            "--rw=read",
-            "--bs=1m",
-            "--iodepth=8",
-        ],
-        [
-            "--name=rand-read-4k-qd32",
-            "--rw=randread",
-            "--bs=4k",
-            "--iodepth=32",
-        ],
-        [
-            "--name=seq-write-1m-qd8",
-            "--rw=write",
-            "--bs=1m",
-            "--iodepth=8",
-        ],
-        [
-            "--name=rand-write-4k-qd32",
-            "--rw=randwrite",
-            "--bs=4k",
-            "--iodepth=32",
-        ],
-    ];
-    global
-        .into_iter()
-        .chain(jobs.iter().flatten().map(|s| s.to_string()))
-        .collect()
 }
 
 /// The options of a job as the user gave them, for the report.
@@ -305,6 +253,7 @@ pub(super) struct JobSet {
     allow_device_write: bool,
     observe_interval: Duration,
     timeline: bool,
+    eta: EtaMode,
 }
 
 impl JobSet {
@@ -332,6 +281,7 @@ impl JobSet {
             allow_device_write: flags.allow_device_write,
             observe_interval: flags.observe_interval,
             timeline: flags.timeline,
+            eta: flags.eta,
         })
     }
 }
@@ -350,6 +300,7 @@ pub(super) fn run_once(
     stop: &AtomicBool,
     status: Option<StatusReports>,
 ) -> Result<RunOutcome, i32> {
+    let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
         job_options: &jobs.job_options,
@@ -360,6 +311,7 @@ pub(super) fn run_once(
         on_second: jobs.timeline.then_some(print_timeline as SecondHook),
         stop,
         status,
+        progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
@@ -439,6 +391,7 @@ fn run_and_report(
             output: flags.output.as_deref(),
             history: &flags.history,
             compare_with: flags.compare_with,
+            html: flags.html.as_deref(),
         };
         return repeat::run_repeated(&jobs, &options, &stop);
     }
@@ -463,6 +416,9 @@ fn run_and_report(
         eprintln!("iolens: cannot write the report: {e}");
         EXIT_RUN_FAILED
     })?;
+    if let Some(path) = &flags.html {
+        quick::write_html(path, &html::render_run(&outcome.report))?;
+    }
     let code = run_status(&outcome.report);
     let reports = [outcome.report];
     flags.history.record(&reports);
@@ -488,6 +444,8 @@ mod tests {
             "--warmup=1",
             "--name=a",
             "--compare-with=12",
+            "--html",
+            "r.html",
             "--db",
             "h.db",
             "--no-history",
@@ -495,6 +453,7 @@ mod tests {
         .unwrap();
         assert_eq!((flags.repeat, flags.warmup), (5, 1));
         assert_eq!(flags.compare_with, Some(12));
+        assert_eq!(flags.html, Some(PathBuf::from("r.html")));
         assert_eq!(flags.history.db, Some(PathBuf::from("h.db")));
         assert!(!flags.history.enabled);
         assert_eq!(rest, strings(&["--name=a"]));
@@ -532,6 +491,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(flags.formats, vec![Format::Terse]);
+        assert_eq!(flags.eta, EtaMode::Never);
         assert_eq!(flags.status_interval, Some(Duration::from_secs(2)));
         assert_eq!(rest, strings(&["--name=a"]));
         let (flags, _) = split_tool_flags(&strings(&["--status-interval=250ms"])).unwrap();
@@ -571,17 +531,5 @@ mod tests {
         assert!(parse_observe_interval("fast")
             .unwrap_err()
             .contains("100ms"));
-    }
-
-    #[test]
-    fn default_workload_parses_and_resolves() {
-        let args = default_job_args("target/x");
-        let (global, jobs) = job::parse_fio_args(&args).unwrap();
-        let resolved = job::resolve(&global, &jobs).unwrap();
-        assert_eq!(resolved.jobs.len(), 4);
-        assert!(resolved
-            .jobs
-            .iter()
-            .all(|j| j.exec.stonewall && j.io.direct));
     }
 }

@@ -1,10 +1,13 @@
 //! Reports: the model and its renderings.
 pub mod fio_json;
 pub mod fio_style;
+pub mod html;
 pub mod json;
 pub mod metrics;
 pub mod model;
+pub mod quick;
 pub mod repeat;
+pub mod svg;
 pub mod system_text;
 pub mod terse;
 pub mod text;

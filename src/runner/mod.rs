@@ -42,6 +42,16 @@ pub struct RunRequest<'a> {
     pub stop: &'a AtomicBool,
     /// `--status-interval`: interim reports while running.
     pub status: Option<status::StatusReports<'a>>,
+    /// Told when each group starts and ends (the live progress display).
+    pub progress: Option<&'a dyn GroupProgress>,
+}
+
+/// Follows the run group by group, e.g. to draw live progress from the workers' counters.
+pub trait GroupProgress {
+    /// The jobs `group` (indices into `jobs`) start now; their counters are on `board`.
+    fn group_started(&self, jobs: &[JobSpec], group: &[usize], board: Arc<LiveBoard>);
+    /// The group's workers have all finished.
+    fn group_finished(&self);
 }
 
 /// A finished (or interrupted) run.
@@ -77,7 +87,13 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             warnings.extend(guards.warnings);
             cache_guards.extend(guards.records);
         }
+        if let Some(progress) = req.progress {
+            progress.group_started(req.jobs, &group.jobs, board.clone());
+        }
         let group_results = run_group(req, &files, &board, &group.jobs, &results, started_unix_ms);
+        if let Some(progress) = req.progress {
+            progress.group_finished();
+        }
         for (&j, r) in group.jobs.iter().zip(group_results) {
             for w in &r {
                 warnings.extend(

@@ -11,4 +11,5 @@ mod options;
 mod outputs;
 mod pacing;
 mod processes;
+mod quick;
 mod support;

@@ -1,0 +1,281 @@
+//! `iolens quick [TARGET]` (and `iolens` alone): the built-in CrystalDiskMark-style suite.
+//! The suite is data, `presets/quick.fio`, run through the ordinary job-file path; this
+//! file only chooses the target and the engine and prints the compact table.
+
+use super::history::HistoryFlags;
+use super::output::{self, Format};
+use super::progress::EtaMode;
+use super::run::{self, run_once, run_status, split_tool_flags, stop_flag, JobSet};
+use super::{compare, EXIT_OK, EXIT_RUN_FAILED};
+use crate::cli::QuickArgs;
+use crate::report::{html, quick};
+use crate::store::Filter;
+use crate::units::{self, TimeUnit};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tempfile::{NamedTempFile, TempDir};
+
+/// The suite: one section per row of the table.
+pub const PRESET: &str = include_str!("../../presets/quick.fio");
+const DEFAULT_DURATION: &str = "5";
+const DEFAULT_RAMP: &str = "1";
+const DEFAULT_SIZE: &str = "1g";
+
+pub fn quick_command(args: &QuickArgs) -> i32 {
+    if args.show_job {
+        return match output::write_stdout(PRESET) {
+            Ok(()) => EXIT_OK,
+            Err(e) => run::usage_error(&format!("stdout: {e}")),
+        };
+    }
+    match run_quick(args) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
+    let duration = time_flag("--duration", args.duration.as_deref(), DEFAULT_DURATION)?;
+    let ramp = time_flag("--ramp", args.ramp.as_deref(), DEFAULT_RAMP)?;
+    let eta = args.eta.as_deref().unwrap_or("auto");
+    EtaMode::parse(eta).map_err(|e| run::usage_error(&e))?;
+    let preset_dir = write_preset().map_err(|e| {
+        eprintln!("iolens: cannot write the preset job file: {e}");
+        EXIT_RUN_FAILED
+    })?;
+    let history = HistoryFlags {
+        db: args.db.db.clone(),
+        enabled: !args.no_history,
+    };
+    // Resolved before this run is stored, so that `last` is the run before it.
+    let baseline = match args.compare_with.as_deref() {
+        Some(which) => Some(baseline_id(which, &history).map_err(|e| run::usage_error(&e))?),
+        None => None,
+    };
+    let target = Target::choose(args)?;
+    let engine = usable_engine();
+    eprintln!(
+        "iolens quick: {} ({}), engine {engine}, each test {}s after a {}s ramp{}",
+        target.path.display(),
+        target.description,
+        duration.as_secs_f64(),
+        ramp.as_secs_f64(),
+        if args.read_only { ", reads only" } else { "" },
+    );
+    let mut job_args = vec![
+        format!("--filename={}", target.path.display()),
+        format!("--ioengine={engine}"),
+        format!("--runtime={}ms", duration.as_millis()),
+        format!("--ramp_time={}ms", ramp.as_millis()),
+        format!("--eta={eta}"),
+    ];
+    if let Some(size) = &target.size {
+        job_args.push(format!("--size={size}"));
+    }
+    if args.allow_device_write {
+        job_args.push("--allow-device-write".into());
+    }
+    if args.read_only {
+        job_args.extend(read_sections(PRESET).map(|s| format!("--section={s}")));
+    }
+    job_args.push(preset_dir.path().join("quick.fio").display().to_string());
+    let (flags, job_args) = split_tool_flags(&job_args).map_err(|e| run::usage_error(&e))?;
+    let command_line: Vec<String> = std::env::args().skip(1).collect();
+    let jobs = JobSet::load(&flags, &job_args, &command_line)?;
+    let stop = stop_flag()?;
+    let outcome = run_once(&jobs, &stop, None)?;
+    let report = outcome.report;
+    let rendered = if args.json {
+        output::render(&report, &[Format::IolensJson])
+    } else {
+        format!(
+            "{}{}",
+            quick::render_table(&report),
+            quick::render_findings(&report.findings)
+        )
+    };
+    run::emit(&rendered, None)?;
+    if let Some(path) = &args.html {
+        write_html(path, &html::render_run(&report))?;
+    }
+    let code = run_status(&report);
+    let reports = [report];
+    history.record(&reports);
+    if let Some(id) = baseline {
+        compare::against_history(id, &reports, &history)?;
+    }
+    Ok(code)
+}
+
+/// Write a rendered HTML report, saying where it went.
+pub(super) fn write_html(path: &Path, html: &str) -> Result<(), i32> {
+    std::fs::write(path, html).map_err(|e| {
+        eprintln!("iolens: cannot write {}: {e}", path.display());
+        EXIT_RUN_FAILED
+    })?;
+    eprintln!("iolens: HTML report written to {}", path.display());
+    Ok(())
+}
+
+fn time_flag(flag: &str, value: Option<&str>, default: &str) -> Result<Duration, i32> {
+    let value = value.unwrap_or(default);
+    units::parse_time(value, TimeUnit::Seconds)
+        .map_err(|e| run::usage_error(&format!("{flag}={value}: {e} (e.g. {flag}=5 or 500ms)")))
+}
+
+/// What the suite runs on; a file it created is removed when this is dropped,
+/// on every way out of `run_quick` (Ctrl-C stops the run, then returns here).
+struct Target {
+    path: PathBuf,
+    description: &'static str,
+    /// `--size` for the jobs; None keeps the size of an existing file or device.
+    size: Option<String>,
+    _created: Option<NamedTempFile>,
+}
+
+impl Target {
+    fn choose(args: &QuickArgs) -> Result<Target, i32> {
+        let given = args.target.clone().unwrap_or_else(|| PathBuf::from("."));
+        // An absolute path reads better in the report and the history.
+        let given = std::fs::canonicalize(&given).unwrap_or(given);
+        let size = args.size.clone().unwrap_or_else(|| DEFAULT_SIZE.into());
+        let metadata = std::fs::metadata(&given).ok();
+        match metadata {
+            Some(m) if m.file_type().is_block_device() => {
+                if !args.read_only && !args.allow_device_write {
+                    return Err(run::usage_error(&format!(
+                        "{}: the write tests would overwrite this block device; add \
+                         --allow-device-write (alias --allow-destructive) or run --read-only",
+                        given.display()
+                    )));
+                }
+                Ok(Target {
+                    path: given,
+                    description: "block device",
+                    size: args.size.clone(),
+                    _created: None,
+                })
+            }
+            Some(m) if m.is_dir() => {
+                let file = tempfile::Builder::new()
+                    .prefix(".iolens-quick-")
+                    .tempfile_in(&given)
+                    .map_err(|e| {
+                        run::usage_error(&format!(
+                            "cannot create a test file in {}: {e} (choose a writable directory)",
+                            given.display()
+                        ))
+                    })?;
+                Ok(Target {
+                    path: file.path().to_path_buf(),
+                    description: "temporary test file, removed afterwards",
+                    size: Some(size),
+                    _created: Some(file),
+                })
+            }
+            // An existing file keeps its size unless --size is given.
+            Some(m) if m.len() > 0 => Ok(Target {
+                path: given,
+                description: "existing file",
+                size: args.size.clone(),
+                _created: None,
+            }),
+            _ => Ok(Target {
+                path: given,
+                description: "test file, kept afterwards",
+                size: Some(size),
+                _created: None,
+            }),
+        }
+    }
+}
+
+/// The preset as a job file in a private temporary directory, for the job-file reader.
+fn write_preset() -> std::io::Result<TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix("iolens-preset-")
+        .tempdir()?;
+    std::fs::write(dir.path().join("quick.fio"), PRESET)?;
+    Ok(dir)
+}
+
+/// The section names of a job file, `[global]` included.
+fn sections(job_file: &str) -> impl Iterator<Item = &str> {
+    job_file
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix('[')?.strip_suffix(']'))
+}
+
+/// The preset's sections that only read (`--read-only`).
+fn read_sections(preset: &str) -> impl Iterator<Item = &str> {
+    sections(preset).filter(|name| name.ends_with("-read"))
+}
+
+/// The first engine of io_uring, libaio, psync that this kernel lets us set up
+/// (io_uring is often disabled by sysctl or seccomp in containers).
+fn usable_engine() -> &'static str {
+    const PROBE_BYTES: usize = 4096;
+    let options = iolens_sys::UringOptions::default();
+    if iolens_sys::Uring::new(1, PROBE_BYTES, PROBE_BYTES, &[], options).is_ok() {
+        "io_uring"
+    } else if iolens_sys::AioRing::new(1, PROBE_BYTES, PROBE_BYTES, &[]).is_ok() {
+        "libaio"
+    } else {
+        "psync"
+    }
+}
+
+/// `--compare-with ID|last`: `last` is the latest stored quick run.
+fn baseline_id(which: &str, history: &HistoryFlags) -> Result<i64, String> {
+    if which != "last" {
+        return which
+            .parse()
+            .map_err(|_| format!("--compare-with={which}: give a history id or `last`"));
+    }
+    let first_test = sections(PRESET)
+        .find(|s| *s != "global")
+        .expect("the preset has a test");
+    let filter = Filter {
+        job: Some(first_test.to_string()),
+        ..Filter::default()
+    };
+    let runs = history.open()?.list(&filter).map_err(|e| e.to_string())?;
+    runs.last()
+        .map(|r| r.id)
+        .ok_or_else(|| "--compare-with=last: no quick run is stored yet".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preset_has_the_eight_tests() {
+        let all: Vec<&str> = sections(PRESET).collect();
+        assert_eq!(all.len(), 9, "[global] and eight tests: {all:?}");
+        let reads: Vec<&str> = read_sections(PRESET).collect();
+        assert_eq!(
+            reads,
+            [
+                "SEQ1M-Q8T1-read",
+                "SEQ1M-Q1T1-read",
+                "RND4K-Q32T1-read",
+                "RND4K-Q1T1-read"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_engine_is_always_found() {
+        assert!(["io_uring", "libaio", "psync"].contains(&usable_engine()));
+    }
+
+    #[test]
+    fn compare_with_takes_an_id() {
+        let history = HistoryFlags::default();
+        assert_eq!(baseline_id("12", &history), Ok(12));
+        assert!(baseline_id("yesterday", &history)
+            .unwrap_err()
+            .contains("`last`"));
+    }
+}

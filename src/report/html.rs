@@ -1,0 +1,564 @@
+//! The self-contained HTML report: inline CSS and SVG, no scripts, no network.
+//! Per job its I/O over time and latency distribution, the system observations on
+//! the same time axis, and the findings; for `--repeat`, every repetition's values.
+
+use super::model::{
+    DirReport, Finding, JobReport, Observations, RepeatReport, RunReport, Severity,
+};
+use super::quick::{main_direction, p99_ns};
+use super::repeat::format_value;
+use super::svg::{self, escape, Axis, Frame, Marker, Series};
+use std::fmt::Write;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;\
+padding:0 1em;color:#222}h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}\
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:3px 8px;\
+text-align:right}td:first-child,th:first-child{text-align:left}figure{margin:.8em 0}\
+figcaption{font-weight:600}svg{width:100%;height:auto}.finding{border-left:4px solid #0072b2;\
+padding:.3em .8em;margin:.6em 0}.finding.warning{border-color:#d55e00}.note{color:#555}\
+table.kv td{text-align:left}
+@media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}";
+
+/// The report of one run.
+pub fn render_run(report: &RunReport) -> String {
+    let mut body = String::new();
+    header(&mut body, report);
+    findings(&mut body, &report.findings);
+    summary_table(&mut body, report);
+    environment(&mut body, report);
+    let markers = job_starts(&report.observations);
+    for (i, job) in report.jobs.iter().enumerate() {
+        job_section(&mut body, i, job, &report.observations, &markers);
+    }
+    observations(&mut body, &report.observations, &markers);
+    page("iolens report", &body)
+}
+
+/// The repetitions of `--repeat`: per job and metric each repetition's value, outliers marked.
+pub fn render_repeat(result: &RepeatReport) -> String {
+    let mut body = format!(
+        "<h1>iolens: {} repetitions</h1><p>after {} unmeasured warm-up run(s); iolens {}</p>",
+        result.repetitions.len(),
+        result.warmup,
+        escape(&result.tool_version)
+    );
+    findings(&mut body, &result.findings);
+    body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
+    for (i, m) in result.summary.iter().enumerate() {
+        let frame = Frame {
+            id: format!("chart-repeat-{i}"),
+            title: format!(
+                "{} {}: median {}, CV {:.1} %",
+                m.job,
+                m.metric,
+                format_value(m.median, &m.unit),
+                m.cv_pct
+            ),
+            x: Axis::linear("repetition"),
+            y: Axis::linear(&m.unit),
+        };
+        let dots: Vec<(f64, f64)> = m
+            .values
+            .iter()
+            .enumerate()
+            .map(|(r, &v)| ((r + 1) as f64, v))
+            .collect();
+        body.push_str(&svg::dot_plot(&frame, &dots, &m.outliers));
+    }
+    if let Some(first) = result.repetitions.first() {
+        environment(&mut body, first);
+    }
+    page("iolens repeat report", &body)
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+         <meta name=\"viewport\" content=\"width=device-width\"><style>{STYLE}</style></head>\
+         <body>{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+fn header(out: &mut String, r: &RunReport) {
+    let _ = write!(
+        out,
+        "<h1>iolens report</h1><p>iolens {} · started {} ms after the Unix epoch · <code>iolens {}</code>{}</p>",
+        escape(&r.tool_version),
+        r.started_unix_ms,
+        escape(&r.command_line.join(" ")),
+        if r.interrupted {
+            " · <strong>interrupted: the results are partial</strong>"
+        } else {
+            ""
+        }
+    );
+}
+
+fn findings(out: &mut String, findings: &[Finding]) {
+    out.push_str("<h2 id=\"findings\">Findings</h2>");
+    if findings.is_empty() {
+        out.push_str(
+            "<p class=\"note\">No findings: no rule saw a reason to doubt these numbers.</p>",
+        );
+        return;
+    }
+    for (i, f) in findings.iter().enumerate() {
+        let severity = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        let _ = write!(
+            out,
+            "<div class=\"finding {severity}\" id=\"finding-{i}\"><strong>{severity}: {}</strong> <code>{}</code><ul>",
+            escape(&f.title),
+            escape(&f.code)
+        );
+        for e in &f.evidence {
+            let _ = write!(out, "<li>{}</li>", escape(e));
+        }
+        let _ = write!(
+            out,
+            "</ul><p>What to do: {}</p><p class=\"note\"><a href=\"#observations\">See the system during the run</a></p></div>",
+            escape(&f.advice)
+        );
+    }
+}
+
+fn summary_table(out: &mut String, r: &RunReport) {
+    out.push_str("<h2 id=\"summary\">Results</h2><table><tr><th>job</th><th>MB/s</th><th>IOPS</th><th>lat mean</th><th>lat p99</th><th>CPU/IO</th><th>runtime</th></tr>");
+    for (i, job) in r.jobs.iter().enumerate() {
+        let dir = main_direction(job);
+        let _ = write!(
+            out,
+            "<tr><td><a href=\"#job-{i}\">{}</a></td><td>{:.1}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} s</td></tr>",
+            escape(&job.name),
+            dir.bw_bytes_per_sec / 1e6,
+            dir.iops,
+            dir.clat.as_ref().map_or("-".into(), |c| format_value(c.mean_ns, "ns")),
+            p99_ns(dir).map_or("-".into(), |v| format_value(v as f64, "ns")),
+            format_value(job.cpu.cpu_ns_per_io, "ns"),
+            job.runtime_ns as f64 / 1e9
+        );
+    }
+    out.push_str("</table>");
+}
+
+fn environment(out: &mut String, r: &RunReport) {
+    let e = &r.environment;
+    out.push_str("<h2 id=\"environment\">Environment</h2><table class=\"kv\">");
+    let mut row = |k: &str, v: String| {
+        let _ = write!(out, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
+    };
+    row("kernel", e.kernel_release.clone());
+    row("CPU", format!("{} × {}", e.cpu_count, e.cpu_model));
+    row("clocksource", e.clocksource.clone());
+    row("cpufreq governors", e.cpufreq_governors.join(", "));
+    for d in &e.devices {
+        row(
+            &format!("device {}", d.name),
+            format!(
+                "{} · scheduler {} · {} · write cache {}",
+                d.model.as_deref().unwrap_or("-"),
+                d.scheduler.as_deref().unwrap_or("-"),
+                match d.rotational {
+                    Some(true) => "rotational",
+                    Some(false) => "non-rotational",
+                    None => "-",
+                },
+                d.write_cache.as_deref().unwrap_or("-")
+            ),
+        );
+    }
+    for f in &e.filesystems {
+        row(
+            &format!("filesystem of {}", f.target),
+            format!("{} on {} ({})", f.fs_type, f.mount_point, f.source),
+        );
+    }
+    for (name, value) in &e.vm_dirty {
+        row(name, value.clone());
+    }
+    out.push_str("</table>");
+}
+
+/// Seconds since the run started of each sample.
+fn seconds(obs: &Observations) -> Vec<f64> {
+    obs.t_ns.iter().map(|&t| t as f64 / 1e9).collect()
+}
+
+/// Where each job began (its cache check just before its first I/O), for every time chart.
+fn job_starts(obs: &Observations) -> Vec<Marker> {
+    let mut markers: Vec<Marker> = obs
+        .cache_guards
+        .iter()
+        .map(|g| Marker {
+            x: g.t_ns as f64 / 1e9,
+            label: g.job.clone(),
+        })
+        .collect();
+    markers.dedup_by(|a, b| a.label == b.label);
+    markers
+}
+
+fn time_frame(id: String, title: &str, y: Axis) -> Frame {
+    Frame {
+        id,
+        title: title.into(),
+        x: Axis::linear("time since the run started (s)"),
+        y,
+    }
+}
+
+fn job_section(
+    out: &mut String,
+    index: usize,
+    job: &JobReport,
+    obs: &Observations,
+    markers: &[Marker],
+) {
+    let _ = write!(out, "<h2 id=\"job-{index}\">Job {}</h2>", escape(&job.name));
+    if let Some(e) = &job.error {
+        let _ = write!(out, "<p><strong>error:</strong> {}</p>", escape(e));
+    }
+    let t = seconds(obs);
+    let intervals = obs.jobs.get(index).map_or(&[][..], |s| &s.intervals[..]);
+    let interval_s = obs.interval_ns.max(1) as f64 / 1e9;
+    let per_dir = |value: &dyn Fn(usize, &super::model::JobInterval) -> f64| -> Vec<Series> {
+        ["read", "write"]
+            .iter()
+            .enumerate()
+            .filter(|&(d, _)| intervals.iter().any(|iv| iv.ios[d] > 0))
+            .map(|(d, label)| Series {
+                label: label.to_string(),
+                points: t
+                    .iter()
+                    .zip(intervals)
+                    .map(|(&x, iv)| (x, value(d, iv)))
+                    .collect(),
+            })
+            .collect()
+    };
+    out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters (worker processes publish none: run with <code>thread</code> to see them).</p>");
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            format!("chart-job-{index}-iops"),
+            "IOPS over time",
+            Axis::linear("IOPS"),
+        ),
+        &per_dir(&|d, iv| iv.ios[d] as f64 / interval_s),
+        markers,
+    ));
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            format!("chart-job-{index}-bw"),
+            "Bandwidth over time",
+            Axis::linear("MiB/s"),
+        ),
+        &per_dir(&|d, iv| iv.bytes[d] as f64 / interval_s / (1024.0 * 1024.0)),
+        markers,
+    ));
+    let lat = |label: &str, f: fn(&super::model::JobInterval) -> u64| Series {
+        label: label.into(),
+        points: t
+            .iter()
+            .zip(intervals)
+            .map(|(&x, iv)| (x, f(iv) as f64 / 1e3))
+            .collect(),
+    };
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            format!("chart-job-{index}-lat"),
+            "Latency over time (mean and max per interval; the live counters keep no percentiles)",
+            Axis::log("latency (µs)"),
+        ),
+        &[
+            lat("mean", |iv| iv.lat_mean_ns),
+            lat("max", |iv| iv.lat_max_ns),
+        ],
+        markers,
+    ));
+    let dir = main_direction(job);
+    latency_distribution(out, index, dir);
+}
+
+/// Completion latency: a histogram over fio's buckets and the percentile curve.
+fn latency_distribution(out: &mut String, index: usize, dir: &DirReport) {
+    let empty = Default::default();
+    let clat = dir.clat.as_ref().unwrap_or(&empty);
+    // Each bin is keyed by its value; it spans up to the next bin's value.
+    let bins: Vec<(f64, f64)> = clat
+        .bins
+        .iter()
+        .map(|(&ns, &n)| (ns as f64 / 1e3, n as f64))
+        .collect();
+    let bars: Vec<(f64, f64, f64)> = bins
+        .iter()
+        .enumerate()
+        .map(|(i, &(us, n))| {
+            let next = bins.get(i + 1).map_or(us * 1.1, |b| b.0);
+            (us, next.min(us * 1.5).max(us * 1.02), n)
+        })
+        .collect();
+    out.push_str(&svg::histogram(
+        &Frame {
+            id: format!("chart-job-{index}-hist"),
+            title: "Completion latency distribution".into(),
+            x: Axis::log("completion latency (µs)"),
+            y: Axis::linear("I/Os"),
+        },
+        &bars,
+    ));
+    let curve = Series {
+        label: "clat".into(),
+        points: clat
+            .percentiles
+            .iter()
+            .map(|&(p, ns)| (p, ns as f64 / 1e3))
+            .collect(),
+    };
+    out.push_str(&svg::line_chart(
+        &Frame {
+            id: format!("chart-job-{index}-pct"),
+            title: "Completion latency percentiles".into(),
+            x: Axis::linear("percentile"),
+            y: Axis::log("completion latency (µs)"),
+        },
+        &[curve],
+        &[],
+    ));
+}
+
+/// The sampler's series on the run's time axis: cache, dirty memory, device vs job I/Os, CPU.
+fn observations(out: &mut String, obs: &Observations, markers: &[Marker]) {
+    out.push_str("<h2 id=\"observations\">The system during the run</h2>");
+    for note in &obs.notes {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    let t = seconds(obs);
+    let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+    let page = obs.page_size_bytes;
+    let cache: Vec<Series> = obs
+        .targets
+        .iter()
+        .map(|target| Series {
+            label: target.path.clone(),
+            points: t
+                .iter()
+                .zip(&target.cache_series)
+                .filter_map(|(&x, c)| c.map(|c| (x, mib(c.cached * page))))
+                .collect(),
+        })
+        .collect();
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            "chart-obs-cache".into(),
+            "Page cache of the targets",
+            Axis::linear("cached (MiB)"),
+        ),
+        &cache,
+        markers,
+    ));
+    let memory = |label: &str, f: fn(&super::model::MemorySample) -> u64| Series {
+        label: label.into(),
+        points: t
+            .iter()
+            .zip(&obs.memory_series)
+            .map(|(&x, m)| (x, mib(f(m))))
+            .collect(),
+    };
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            "chart-obs-dirty".into(),
+            "Dirty and Writeback memory (system)",
+            Axis::linear("MiB"),
+        ),
+        &[
+            memory("Dirty", |m| m.dirty_bytes),
+            memory("Writeback", |m| m.writeback_bytes),
+        ],
+        markers,
+    ));
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            "chart-obs-ios".into(),
+            "Device I/Os vs job I/Os per interval",
+            Axis::linear("I/Os per interval"),
+        ),
+        &io_series(obs, &t),
+        markers,
+    ));
+    let busy: Vec<(f64, f64)> = obs
+        .system_cpu_series
+        .windows(2)
+        .zip(t.iter().skip(1))
+        .map(|(w, &x)| {
+            let total = |c: &super::model::SystemCpuSample| {
+                c.user_ns
+                    + c.nice_ns
+                    + c.system_ns
+                    + c.idle_ns
+                    + c.iowait_ns
+                    + c.irq_ns
+                    + c.softirq_ns
+                    + c.steal_ns
+            };
+            let all = total(&w[1]).saturating_sub(total(&w[0])).max(1) as f64;
+            let idle = (w[1].idle_ns + w[1].iowait_ns).saturating_sub(w[0].idle_ns + w[0].iowait_ns)
+                as f64;
+            (x, 100.0 * (1.0 - idle / all))
+        })
+        .collect();
+    out.push_str(&svg::line_chart(
+        &time_frame(
+            "chart-obs-cpu".into(),
+            "CPU busy (all CPUs)",
+            Axis::linear("busy (%)"),
+        ),
+        &[Series {
+            label: "busy".into(),
+            points: busy,
+        }],
+        markers,
+    ));
+}
+
+/// Completed I/Os per interval of each device (diffed counters) and of all jobs together.
+fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
+    let mut series: Vec<Series> = obs
+        .devices
+        .iter()
+        .map(|d| Series {
+            label: format!("device {}", d.name),
+            points: d
+                .counter_series
+                .windows(2)
+                .zip(t.iter().skip(1))
+                .map(|(w, &x)| {
+                    let ios = |c: &super::model::DeviceCounters| c.read_ios + c.write_ios;
+                    (x, ios(&w[1]).saturating_sub(ios(&w[0])) as f64)
+                })
+                .collect(),
+        })
+        .collect();
+    let job_ios = t
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let ios: u64 = obs
+                .jobs
+                .iter()
+                .filter_map(|j| j.intervals.get(i))
+                .map(|iv| iv.ios[0] + iv.ios[1])
+                .sum();
+            (x, ios as f64)
+        })
+        .collect();
+    series.push(Series {
+        label: "jobs".into(),
+        points: job_ios,
+    });
+    series
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary};
+    use crate::testutil::run_report;
+
+    fn observed_report() -> RunReport {
+        let mut r = run_report(&[("seq <read>", 1000.0)]);
+        r.jobs[0].dirs[0].clat = Some(LatSummary {
+            mean_ns: 2_000.0,
+            percentiles: vec![(50.0, 1_800), (99.0, 9_000)],
+            bins: [(1_800, 900), (9_000, 100)].into_iter().collect(),
+            ..LatSummary::default()
+        });
+        r.observations.interval_ns = 100_000_000;
+        r.observations.t_ns = vec![100_000_000, 200_000_000];
+        r.observations.jobs = vec![JobSeries {
+            name: "seq <read>".into(),
+            workers: 1,
+            intervals: vec![
+                JobInterval {
+                    ios: [100, 0],
+                    bytes: [409_600, 0],
+                    lat_mean_ns: 2_000,
+                    lat_max_ns: 9_000,
+                    ..JobInterval::default()
+                };
+                2
+            ],
+            ..JobSeries::default()
+        }];
+        r.observations.cache_guards = vec![CacheGuard {
+            job: "seq <read>".into(),
+            ..CacheGuard::default()
+        }];
+        r.findings = vec![Finding {
+            code: "c".into(),
+            severity: Severity::Warning,
+            title: "cache & co".into(),
+            evidence: vec!["e1".into()],
+            advice: "a".into(),
+        }];
+        r
+    }
+
+    #[test]
+    fn a_run_page_has_every_chart_and_finding_and_no_scripts() {
+        let html = render_run(&observed_report());
+        for id in [
+            "chart-job-0-iops",
+            "chart-job-0-bw",
+            "chart-job-0-lat",
+            "chart-job-0-hist",
+            "chart-job-0-pct",
+            "chart-obs-cache",
+            "chart-obs-dirty",
+            "chart-obs-ios",
+            "chart-obs-cpu",
+            "finding-0",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
+        }
+        assert!(html.contains("cache &amp; co") && html.contains("seq &lt;read&gt;"));
+        assert!(!html.contains("<script") && !html.contains("http"));
+        assert_eq!(
+            html.matches("<polyline").count(),
+            6,
+            "iops, bw, lat ×2, pct, jobs"
+        );
+    }
+
+    #[test]
+    fn a_repeat_page_marks_outliers() {
+        let summary = MetricSummary {
+            job: "j".into(),
+            metric: "iops".into(),
+            unit: "IO/s".into(),
+            values: vec![100.0, 101.0, 60.0],
+            median: 100.0,
+            min: 60.0,
+            max: 101.0,
+            mean: 87.0,
+            stddev: 20.0,
+            cv_pct: 23.0,
+            median_ci95: (60.0, 101.0),
+            outliers: vec![2],
+        };
+        let result = RepeatReport {
+            schema_version: 1,
+            tool_version: "x".into(),
+            warmup: 0,
+            repetitions: vec![run_report(&[("j", 100.0)])],
+            summary: vec![summary],
+            findings: Vec::new(),
+        };
+        let html = render_repeat(&result);
+        assert!(html.contains("id=\"chart-repeat-0\""));
+        assert_eq!(html.matches("dot outlier").count(), 1);
+        assert!(html.contains("No findings"));
+    }
+}

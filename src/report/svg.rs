@@ -1,0 +1,445 @@
+//! Inline SVG charts for the HTML report: line charts over time (linear or log y),
+//! a log-x histogram and dot plots, with labelled axes. Small on purpose: the report
+//! needs four chart shapes, not a plotting library.
+
+use std::fmt::Write;
+
+/// Drawing area in SVG units; the page scales it to its width.
+const WIDTH: f64 = 1160.0;
+const HEIGHT: f64 = 240.0;
+const LEFT: f64 = 80.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 28.0;
+const BOTTOM: f64 = 42.0;
+
+/// Colours that stay apart in print and for common colour blindness.
+pub const PALETTE: [&str; 6] = [
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Linear,
+    /// Base 10; values ≤ 0 are left out.
+    Log,
+}
+
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// With the unit: "time (s)", "latency (µs)".
+    pub label: String,
+    pub scale: Scale,
+}
+
+impl Axis {
+    pub fn linear(label: &str) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Linear,
+        }
+    }
+    pub fn log(label: &str) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Log,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A vertical line at `x` with a short label: a job start, a moment a finding points at.
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+/// What every chart has: an id (for links and tests), a title and two axes.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub id: String,
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+}
+
+/// Lines through each series' points, in order.
+pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
+    let all = series.iter().flat_map(|s| s.points.iter().copied());
+    let Some(plot) = Plot::fit(frame, all.clone(), markers.iter().map(|m| m.x)) else {
+        return empty(frame);
+    };
+    let mut body = plot.axes(frame);
+    for m in markers {
+        let x = plot.px(m.x);
+        let _ = write!(
+            body,
+            r##"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="4 3"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{}</text>"##,
+            HEIGHT - BOTTOM,
+            x + 3.0,
+            TOP + 11.0,
+            escape(&m.label)
+        );
+    }
+    for (i, s) in series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .filter(|&&(x, y)| plot.fits(x, y))
+            .map(|&(x, y)| format!("{:.1},{:.1}", plot.px(x), plot.py(y)))
+            .collect();
+        let _ = write!(
+            body,
+            r#"<polyline class="series" fill="none" stroke="{color}" stroke-width="1.8" points="{}"/>"#,
+            path.join(" ")
+        );
+        legend(&mut body, i, &s.label, color);
+    }
+    wrap(frame, &body)
+}
+
+/// One bar per (from, to, height) on the x axis: a histogram (x is usually log).
+pub fn histogram(frame: &Frame, bars: &[(f64, f64, f64)]) -> String {
+    let corners = bars.iter().flat_map(|&(a, b, h)| [(a, 0.0), (b, h)]);
+    let Some(plot) = Plot::fit(frame, corners, std::iter::empty()) else {
+        return empty(frame);
+    };
+    let mut body = plot.axes(frame);
+    let base = plot.py(plot.y_min);
+    for &(a, b, h) in bars {
+        let (x0, x1, top) = (plot.px(a), plot.px(b), plot.py(h));
+        let _ = write!(
+            body,
+            r#"<rect class="bar" x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+            (x1 - x0).max(1.0),
+            (base - top).max(0.0),
+            PALETTE[0]
+        );
+    }
+    wrap(frame, &body)
+}
+
+/// Dots at (x, y); `highlighted` dots are drawn larger in the second colour with a ring.
+pub fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> String {
+    let Some(plot) = Plot::fit(frame, dots.iter().copied(), std::iter::empty()) else {
+        return empty(frame);
+    };
+    let mut body = plot.axes(frame);
+    for (i, &(x, y)) in dots.iter().enumerate() {
+        let (r, color, class) = match highlighted.contains(&i) {
+            true => (6.0, PALETTE[1], "dot outlier"),
+            false => (4.0, PALETTE[0], "dot"),
+        };
+        let _ = write!(
+            body,
+            r#"<circle class="{class}" cx="{:.1}" cy="{:.1}" r="{r}" fill="{color}"/>"#,
+            plot.px(x),
+            plot.py(y)
+        );
+    }
+    wrap(frame, &body)
+}
+
+/// Data ranges mapped onto the drawing area.
+struct Plot {
+    x: Range,
+    y: Range,
+    y_min: f64,
+}
+
+#[derive(Clone, Copy)]
+struct Range {
+    lo: f64,
+    hi: f64,
+    scale: Scale,
+}
+
+impl Range {
+    fn of(values: impl Iterator<Item = f64>, scale: Scale) -> Option<Range> {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if lo > hi {
+            return None;
+        }
+        Some(match scale {
+            Scale::Log => Range {
+                lo: 10f64.powf(lo.log10().floor()),
+                hi: 10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+                scale,
+            },
+            Scale::Linear if hi == lo => Range {
+                lo: lo.min(0.0),
+                hi: if hi == 0.0 { 1.0 } else { hi.abs() * 1.1 },
+                scale,
+            },
+            Scale::Linear => Range { lo, hi, scale },
+        })
+    }
+
+    /// 0..1 across the range.
+    fn fraction(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => (v - self.lo) / (self.hi - self.lo),
+            Scale::Log => (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10()),
+        }
+    }
+
+    fn contains(&self, v: f64) -> bool {
+        v.is_finite() && (self.scale == Scale::Linear || v > 0.0)
+    }
+
+    /// Tick values: powers of ten for log, about five round steps for linear.
+    fn ticks(&self) -> Vec<f64> {
+        match self.scale {
+            Scale::Log => {
+                let (a, b) = (
+                    self.lo.log10().round() as i32,
+                    self.hi.log10().round() as i32,
+                );
+                (a..=b).map(|e| 10f64.powi(e)).collect()
+            }
+            Scale::Linear => {
+                let step = nice_step((self.hi - self.lo) / 5.0);
+                let first = (self.lo / step).ceil() as i64;
+                let last = (self.hi / step).floor() as i64;
+                (first..=last).map(|i| i as f64 * step).collect()
+            }
+        }
+    }
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let power = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * power)
+}
+
+impl Plot {
+    fn fit(
+        frame: &Frame,
+        points: impl Iterator<Item = (f64, f64)> + Clone,
+        extra_x: impl Iterator<Item = f64>,
+    ) -> Option<Plot> {
+        let x = Range::of(points.clone().map(|p| p.0).chain(extra_x), frame.x.scale)?;
+        let mut y = Range::of(points.map(|p| p.1), frame.y.scale)?;
+        // Rates and counts read best from zero.
+        if y.scale == Scale::Linear && y.lo > 0.0 {
+            y.lo = 0.0;
+        }
+        Some(Plot { x, y, y_min: y.lo })
+    }
+
+    fn fits(&self, x: f64, y: f64) -> bool {
+        self.x.contains(x) && self.y.contains(y)
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        LEFT + self.x.fraction(x) * (WIDTH - LEFT - RIGHT)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        HEIGHT - BOTTOM - self.y.fraction(y) * (HEIGHT - TOP - BOTTOM)
+    }
+
+    /// Frame, grid, ticks and axis labels.
+    fn axes(&self, frame: &Frame) -> String {
+        let (x0, x1, y0, y1) = (LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP);
+        let mut out = format!(
+            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
+            x1 - x0,
+            y0 - y1
+        );
+        for t in self.x.ticks() {
+            let x = self.px(t);
+            let _ = write!(
+                out,
+                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{:.1}" stroke="#999"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
+                y0 + 4.0,
+                y0 + 16.0,
+                tick_label(t)
+            );
+        }
+        for t in self.y.ticks() {
+            let y = self.py(t);
+            let _ = write!(
+                out,
+                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+                x0 - 6.0,
+                y + 4.0,
+                tick_label(t)
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text><text x="14" y="{:.1}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {:.1})">{}</text>"#,
+            (x0 + x1) / 2.0,
+            HEIGHT - 6.0,
+            escape(&frame.x.label),
+            (y0 + y1) / 2.0,
+            (y0 + y1) / 2.0,
+            escape(&frame.y.label)
+        );
+        out
+    }
+}
+
+/// 0.5, 20, 1.5k, 2M: short enough for a tick.
+fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = match a {
+        _ if a >= 1e9 => (v / 1e9, "G"),
+        _ if a >= 1e6 => (v / 1e6, "M"),
+        _ if a >= 1e3 => (v / 1e3, "k"),
+        _ => (v, ""),
+    };
+    let text = format!("{scaled:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}{suffix}")
+}
+
+fn legend(body: &mut String, index: usize, label: &str, color: &str) {
+    let x = WIDTH - RIGHT - 180.0;
+    let y = TOP + 14.0 + 15.0 * index as f64;
+    let _ = write!(
+        body,
+        r#"<rect x="{x}" y="{:.1}" width="12" height="4" fill="{color}"/><text class="legend" x="{:.1}" y="{y:.1}" font-size="11">{}</text>"#,
+        y - 4.0,
+        x + 16.0,
+        escape(label)
+    );
+}
+
+fn wrap(frame: &Frame, body: &str) -> String {
+    format!(
+        r#"<figure class="chart" id="{}"><figcaption>{}</figcaption><svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" font-family="sans-serif">{body}</svg></figure>"#,
+        escape(&frame.id),
+        escape(&frame.title),
+        escape(&frame.title)
+    )
+}
+
+/// A chart with nothing to draw still has its place and says why it is empty.
+fn empty(frame: &Frame) -> String {
+    let body = format!(
+        r##"<text x="{:.1}" y="{:.1}" font-size="13" text-anchor="middle" fill="#666">no data</text>"##,
+        WIDTH / 2.0,
+        HEIGHT / 2.0
+    );
+    wrap(frame, &body)
+}
+
+/// Text safe inside XML/HTML text and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(y: Axis) -> Frame {
+        Frame {
+            id: "c1".into(),
+            title: "IOPS <read>".into(),
+            x: Axis::linear("time (s)"),
+            y,
+        }
+    }
+
+    #[test]
+    fn a_line_chart_has_its_series_axes_and_escaped_labels() {
+        let s = Series {
+            label: "read".into(),
+            points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, 15.0)],
+        };
+        let marker = Marker {
+            x: 1.0,
+            label: "job b".into(),
+        };
+        let svg = line_chart(&frame(Axis::linear("IOPS")), &[s], &[marker]);
+        assert!(svg.starts_with(r#"<figure class="chart" id="c1">"#));
+        assert!(svg.contains("IOPS &lt;read&gt;"));
+        assert_eq!(svg.matches("<polyline").count(), 1);
+        assert_eq!(svg.matches(r#"class="marker""#).count(), 1);
+        assert!(svg.contains(">time (s)<") && svg.contains(">IOPS<"));
+        // x from 0 to 2: the first point on the left edge, the last on the right.
+        assert!(svg.contains(&format!("{LEFT:.1},")), "{svg}");
+        assert!(svg.contains(&format!("{:.1},", WIDTH - RIGHT)), "{svg}");
+    }
+
+    #[test]
+    fn log_axes_tick_at_powers_of_ten_and_drop_non_positive_values() {
+        let s = Series {
+            label: "p99".into(),
+            points: vec![(0.0, 0.0), (1.0, 150.0), (2.0, 40_000.0)],
+        };
+        let svg = line_chart(&frame(Axis::log("latency (µs)")), &[s], &[]);
+        for tick in [">100<", ">1k<", ">10k<", ">100k<"] {
+            assert!(svg.contains(tick), "{tick} missing");
+        }
+        let points = svg.split("points=\"").nth(1).unwrap();
+        assert_eq!(points.split('"').next().unwrap().split(' ').count(), 2);
+    }
+
+    #[test]
+    fn empty_data_says_so() {
+        let svg = line_chart(&frame(Axis::linear("IOPS")), &[], &[]);
+        assert!(svg.contains("no data") && svg.contains(r#"id="c1""#));
+        assert!(histogram(&frame(Axis::linear("I/Os")), &[]).contains("no data"));
+    }
+
+    #[test]
+    fn histogram_bars_and_highlighted_dots() {
+        let f = Frame {
+            x: Axis::log("latency (µs)"),
+            ..frame(Axis::linear("I/Os"))
+        };
+        let svg = histogram(&f, &[(1.0, 2.0, 5.0), (10.0, 20.0, 50.0)]);
+        assert_eq!(svg.matches(r#"class="bar""#).count(), 2);
+        let dots = dot_plot(
+            &frame(Axis::linear("IOPS")),
+            &[(1.0, 5.0), (2.0, 9.0)],
+            &[1],
+        );
+        assert_eq!(dots.matches("<circle").count(), 2);
+        assert_eq!(dots.matches("dot outlier").count(), 1);
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(nice_step(0.37), 0.5);
+        assert_eq!(nice_step(13.0), 20.0);
+        assert_eq!(tick_label(1500.0), "1.5k");
+        assert_eq!(tick_label(0.25), "0.25");
+        assert_eq!(tick_label(2e6), "2M");
+        let r = Range::of([3.0, 97.0].into_iter(), Scale::Linear).unwrap();
+        assert_eq!(r.ticks(), vec![20.0, 40.0, 60.0, 80.0]);
+    }
+}
