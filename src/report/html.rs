@@ -83,9 +83,9 @@ fn page(title: &str, body: &str) -> String {
 fn header(out: &mut String, r: &RunReport) {
     let _ = write!(
         out,
-        "<h1>iolens report</h1><p>iolens {} · started {} ms after the Unix epoch · <code>iolens {}</code>{}</p>",
+        "<h1>iolens report</h1><p>iolens {} · started {} UTC · <code>iolens {}</code>{}</p>",
         escape(&r.tool_version),
-        r.started_unix_ms,
+        super::fio_style::ctime_utc(r.started_unix_ms / 1000),
         escape(&r.command_line.join(" ")),
         if r.interrupted {
             " · <strong>interrupted: the results are partial</strong>"
@@ -239,7 +239,7 @@ fn job_section(
             })
             .collect()
     };
-    out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters (worker processes publish none: run with <code>thread</code> to see them).</p>");
+    out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters.</p>");
     out.push_str(&svg::line_chart(
         &time_frame(
             format!("chart-job-{index}-iops"),
