@@ -10,4 +10,6 @@ mod options;
 mod outputs;
 mod pacing;
 mod processes;
+mod scenario_support;
+mod scenarios;
 mod support;
