@@ -33,6 +33,8 @@ pub enum Command {
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
     /// --cmdhelp[=OPTION] (list the options, or describe one),
     /// --observe-interval=TIME (how often the system is sampled during the run; default 100ms),
+    /// --timeline (a line per second on stderr while running: MiB/s, IOPS, time in I/O calls, latency,
+    /// Dirty/Writeback, cached pages of the targets),
     /// --repeat N and --warmup K (statistics over N full runs after K unmeasured ones),
     /// --compare-with ID (compare with a stored run), --db PATH, --no-history.
     ///
@@ -112,6 +114,14 @@ pub enum Command {
             value_name = "FILES_AND_OPTIONS"
         )]
         args: Vec<String>,
+    },
+    /// Inspect a file, directory or block device before a benchmark: what would distort it, and the fix for each.
+    ///
+    /// Checks cached pages, mounts and filesystem signatures, holes in files, the device's scheduler,
+    /// write cache and stable writes, the CPU governor, udev, the dirty limits, DAMON and free page reporting.
+    Doctor {
+        /// The file, directory or block device to benchmark.
+        target: PathBuf,
     },
     /// Create DIR/fio, a symlink to iolens: invoked as `fio`, iolens acts as `iolens run` with fio's command line.
     InstallFioShim {

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod diagnose;
 pub mod engine;
 pub mod fileset;
 pub mod job;

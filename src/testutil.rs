@@ -28,6 +28,8 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
             ..Default::default()
         };
         JobReport {
+            description: None,
+            tolerated_errors: None,
             name: name.to_string(),
             groupid: 0,
             workers: 1,

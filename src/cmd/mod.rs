@@ -2,6 +2,7 @@
 
 mod ab;
 mod compare;
+mod doctor;
 mod history;
 mod output;
 mod repeat;
@@ -68,6 +69,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Some(Command::Worker) => worker_process(),
         Some(Command::ShowJobs { args }) => show_jobs::show_jobs_command(&args),
         Some(Command::InstallFioShim { dir, force }) => shim::install(&dir, force),
+        Some(Command::Doctor { target }) => doctor::doctor_command(&target),
         None => run::run_default(),
     }
 }

@@ -161,6 +161,8 @@ mod tests {
     fn one_job_report() -> RunReport {
         use crate::report::model::{JobReport, SCHEMA_VERSION};
         let job = JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "j".into(),
             groupid: 0,
             workers: 1,

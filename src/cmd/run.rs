@@ -6,8 +6,9 @@ use super::show_jobs;
 use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
-use crate::observe::sampler::DEFAULT_INTERVAL;
-use crate::report::model::RunReport;
+use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
+use crate::report::model::{Observations, RunReport};
+use crate::report::timeline;
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, RunOutcome, RunRequest};
 use crate::units::{self, TimeUnit};
@@ -41,6 +42,8 @@ pub(super) struct ToolFlags {
     history: HistoryFlags,
     /// `--observe-interval`: how often the sampler records the system.
     observe_interval: Duration,
+    /// `--timeline`: a line per second on stderr while running.
+    timeline: bool,
 }
 
 impl Default for ToolFlags {
@@ -59,6 +62,7 @@ impl Default for ToolFlags {
             compare_with: None,
             history: HistoryFlags::default(),
             observe_interval: DEFAULT_INTERVAL,
+            timeline: false,
         }
     }
 }
@@ -153,6 +157,8 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
             flags.allow_device_write = true;
         } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
             flags.observe_interval = parse_observe_interval(v)?;
+        } else if arg == "--timeline" {
+            flags.timeline = true;
         } else {
             job_args.push(arg.clone());
         }
@@ -298,6 +304,7 @@ pub(super) struct JobSet {
     command_line: Vec<String>,
     allow_device_write: bool,
     observe_interval: Duration,
+    timeline: bool,
 }
 
 impl JobSet {
@@ -324,6 +331,7 @@ impl JobSet {
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_device_write,
             observe_interval: flags.observe_interval,
+            timeline: flags.timeline,
         })
     }
 }
@@ -349,6 +357,7 @@ pub(super) fn run_once(
         command_line: jobs.command_line.clone(),
         allow_device_write: jobs.allow_device_write,
         observe_interval: jobs.observe_interval,
+        on_second: jobs.timeline.then_some(print_timeline as SecondHook),
         stop,
         status,
     };
@@ -364,6 +373,14 @@ pub(super) fn run_once(
         eprintln!("iolens: warning: {w}");
     }
     Ok(outcome)
+}
+
+/// `--timeline`: stderr, so a JSON report on stdout stays valid.
+fn print_timeline(obs: &Observations, from: usize) {
+    if from == 0 {
+        eprintln!("{}", timeline::HEADER);
+    }
+    eprintln!("{}", timeline::line(obs, from));
 }
 
 /// Write rendered output to `--output` or stdout.

@@ -26,7 +26,7 @@ const SIGNATURES: &[(usize, &[u8], &str)] = &[
 ];
 
 /// How many bytes the signature check reads from the start of the device.
-const PROBE_LEN: usize = 68 * 1024;
+pub const PROBE_LEN: usize = 68 * 1024;
 
 /// What a device's first bytes say it holds, if anything.
 pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
@@ -65,7 +65,7 @@ pub fn check_device_is_free_to_overwrite(path: &Path) -> Result<(), TargetError>
 }
 
 /// The mount point of the device at `path`, from /proc/self/mounts.
-fn mounted_at(path: &Path) -> Option<String> {
+pub fn mounted_at(path: &Path) -> Option<String> {
     let canonical = std::fs::canonicalize(path).ok()?;
     let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
     mounts.lines().find_map(|line| {

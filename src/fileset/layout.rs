@@ -70,8 +70,7 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
     }
     let sparse = if fill || meta.is_some() {
         let m = file.metadata().map_err(|e| io_err("stat", e))?;
-        // st_blocks counts 512-byte units actually allocated.
-        m.blocks() * 512 < extent.min(m.len())
+        has_holes(&m, extent)
     } else {
         false
     };
@@ -80,6 +79,12 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
         is_block_device: false,
         sparse,
     })
+}
+
+/// The first `extent` bytes of a regular file are not all allocated.
+pub fn has_holes(meta: &std::fs::Metadata, extent: u64) -> bool {
+    // st_blocks counts 512-byte units actually allocated.
+    meta.file_type().is_file() && meta.blocks() * 512 < extent.min(meta.len())
 }
 
 fn write_random(file: &mut File, from: u64, to: u64) -> std::io::Result<()> {

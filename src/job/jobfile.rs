@@ -226,12 +226,12 @@ impl FileParser<'_> {
                     "put it under [global] or a [job] header",
                 ))
             }
+            // fio accepts it and runs no job for it: every job keeps its [section] name.
             Section::Global if def.name == "name" => {
-                return Err(syntax(
-                    &at,
-                    "name= in [global] would give every job the same name",
-                    "name jobs with their [section] headers",
-                ))
+                self.warnings.push(format!(
+                    "{at}: name= in [global] names no job; each [section] header names its job (as fio)"
+                ));
+                return Ok(());
             }
             Section::Global => &mut self.global,
             Section::Job(job) => job,
@@ -475,6 +475,15 @@ mod tests {
             "{:?}",
             parsed.warnings
         );
+    }
+
+    #[test]
+    fn name_in_global_is_accepted_and_names_no_job() {
+        // fio 3.33 runs [a] and [b] under their own names and no job 'gj'.
+        let text = "[global]\nname=gj\nsize=1m\n[a]\n[b]\nbs=8k\n";
+        let parsed = parse(&[("g.fio", text)]).unwrap();
+        assert_eq!(showcmd(&parsed), ["a: size=1m", "b: size=1m bs=8k"]);
+        assert!(parsed.warnings[0].contains("g.fio:2: name= in [global]"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! and checks the combination.
 pub mod cli_args;
 pub mod error;
+pub mod errors;
 pub mod expr;
 pub mod jobfile;
 pub mod lenient;

@@ -339,6 +339,10 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("log_hist_msec", &[], Kind::Count, Some("0"), "1000", "Histogram log window in ms (0: no histogram entries)"),
     opt("log_max_value", &[], Kind::Bool, Some("0"), "1", "Windowed latency entries hold the maximum, not the mean"),
     opt("log_offset", &[], Kind::Bool, Some("0"), "1", "Log entries carry the I/O's offset"),
+    opt("continue_on_error", &[], Kind::Text, Some("none"), "write", "Keep going after EIO/EILSEQ (or ignore_error's list): none, read, write, io, verify, all"),
+    opt("ignore_error", &[], Kind::Text, None, ",ENOSPC", "errno names or numbers continue_on_error tolerates: READ,WRITE,VERIFY lists, ':' within one (as fio runs it)"),
+    opt("description", &[], Kind::Text, None, "random reads, cold cache", "Free text shown with the job's results"),
+    opt("stats", &[], Kind::Bool, Some("1"), "0", "0: run the job but leave it out of the results"),
     opt("per_job_logs", &[], Kind::Bool, Some("1"), "0", "Number log files per worker; 0: one file per job"),
 
     // Harmless here: accepted, with a warning saying why nothing changes.
@@ -388,8 +392,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
     unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
     unsupported("numa_mem_policy", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
-    unsupported("continue_on_error", &[], Kind::Text, Some("none"), "a job stops on its first error", "the default"),
-    unsupported("ignore_error", &[], Kind::Text, None, "a job stops on its first error", "the default"),
     unsupported("steadystate", &["ss"], Kind::Text, None, "stopping at steady state is not implemented", "runtime with ramp_time"),
     unsupported("steadystate_duration", &["ss_dur"], SECONDS, Some("0"), "stopping at steady state is not implemented", "runtime"),
     unsupported("steadystate_ramp_time", &["ss_ramp"], SECONDS, Some("0"), "stopping at steady state is not implemented", "ramp_time"),
@@ -398,8 +400,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("latency_percentile", &[], Kind::Text, Some("100"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("latency_run", &[], Kind::Bool, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("max_latency", &[], Kind::Text, Some("0"), "failing a job on a slow I/O is not implemented", "the latency percentiles in the report"),
-    unsupported("description", &[], Kind::Text, None, "job descriptions are not kept", "a comment in the job file"),
-    unsupported("stats", &[], Kind::Bool, Some("1"), "every job is always measured", "the default"),
     unsupported("zonemode", &[], Kind::Text, Some("none"), "zoned I/O is not implemented", "offset= and size= per job"),
     unsupported("zonesize", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
     unsupported("zonerange", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),

@@ -318,6 +318,7 @@ impl<'a> Layers<'a> {
         }
         Ok(JobSpec {
             name: self.job.name.clone(),
+            description: self.given("description").map(|s| s.text.to_string()),
             engine,
             target,
             workload,
@@ -327,6 +328,7 @@ impl<'a> Layers<'a> {
             measure: self.measure()?,
             exec: self.exec()?,
             logs: self.logs()?,
+            errors: self.errors()?,
         })
     }
 
@@ -632,6 +634,7 @@ impl<'a> Layers<'a> {
             clat_percentiles: self.bool("clat_percentiles")?,
             lat_percentiles: self.bool("lat_percentiles")?,
             significant_figures: self.significant_figures()?,
+            stats: self.bool("stats")?,
         })
     }
 
@@ -661,6 +664,19 @@ impl<'a> Layers<'a> {
             max_value: self.bool("log_max_value")?,
             offset: self.bool("log_offset")?,
             per_job: self.bool("per_job_logs")?,
+        })
+    }
+
+    fn errors(&self) -> Result<super::errors::ErrorSpec, JobError> {
+        let continue_on = self
+            .setting("continue_on_error")
+            .expect("continue_on_error has a default");
+        let ignore = self.given("ignore_error");
+        super::errors::ErrorSpec::parse(continue_on.text, ignore.map(|s| s.text)).map_err(|e| {
+            match ignore.filter(|_| e.contains("errno") || e.contains("lists")) {
+                Some(ignore) => ignore.invalid(e),
+                None => continue_on.invalid(e),
+            }
         })
     }
 

@@ -273,6 +273,8 @@ pub struct MeasureSpec {
     pub lat_percentiles: bool,
     /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
     pub significant_figures: u32,
+    /// fio's `stats`: false runs the job but leaves it out of every report and group total.
+    pub stats: bool,
 }
 
 /// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
@@ -338,6 +340,8 @@ pub struct ExecSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub name: String,
+    /// fio's `description`: free text shown with the job's results.
+    pub description: Option<String>,
     pub engine: EngineSpec,
     pub target: TargetSpec,
     pub workload: WorkloadSpec,
@@ -347,6 +351,8 @@ pub struct JobSpec {
     pub measure: MeasureSpec,
     pub exec: ExecSpec,
     pub logs: LogSpec,
+    /// `continue_on_error` / `ignore_error`.
+    pub errors: super::errors::ErrorSpec,
 }
 
 /// fio's default `percentile_list`.

@@ -3,25 +3,38 @@
 //! `LiveCounters` (its worker), so a load-then-store is exact without any
 //! read-modify-write instruction; each sits on its own cache lines so workers
 //! never share a line.
+//!
+//! The board lives in shared memory (a memory file), so a worker *process*
+//! maps it too and writes its slot exactly as a worker thread does.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use iolens_sys::SharedRegion;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Words per worker: 128 bytes, so a slot of a page-aligned board fills two
+/// cache lines of its own (and adjacent-line prefetch does not pull in a neighbour's).
+const SLOT_WORDS: usize = 16;
+
+/// Word indexes in a slot. The ios and bytes pairs are [read, write].
+const IOS: usize = 0;
+const BYTES: usize = 2;
+const LAT_SUM_NS: usize = 4;
+/// Largest latency since the sampler last took it.
+const LAT_MAX_NS: usize = 5;
+/// Time spent inside I/O calls (the call for sync engines; submit and reap for async ones).
+const IN_IO_NS: usize = 6;
+/// Process and kernel thread id of the worker while it runs; tid 0 before and after.
+const PID: usize = 7;
+const TID: usize = 8;
+
+type Slot = [AtomicU64; SLOT_WORDS];
 
 /// One worker's running totals since it started (ramp included: this is what
-/// the system saw, not what the report measures).
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub struct LiveCounters {
-    /// [read, write]
-    ios: [AtomicU64; 2],
-    bytes: [AtomicU64; 2],
-    lat_sum_ns: AtomicU64,
-    /// Largest latency since the sampler last took it.
-    lat_max_ns: AtomicU64,
-    /// Time spent inside I/O calls (the call for sync engines; submit and reap for async ones).
-    in_io_ns: AtomicU64,
-    /// Process and kernel thread id of the worker while it runs; tid 0 before and after.
-    pid: AtomicU32,
-    tid: AtomicU32,
+/// the system saw, not what the report measures): a view of its slot on the board.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveCounters<'a> {
+    slot: &'a Slot,
 }
 
 /// What the sampler reads: totals, to be diffed between samples.
@@ -51,76 +64,121 @@ fn bump(counter: &AtomicU64, by: u64) {
     counter.store(counter.load(Relaxed) + by, Relaxed);
 }
 
-impl LiveCounters {
+impl LiveCounters<'_> {
     /// The worker thread starts: publish its ids so the sampler can read its
     /// schedstat and wchan.
     pub fn worker_started(&self) {
-        self.pid.store(std::process::id(), Relaxed);
-        self.tid.store(iolens_sys::gettid(), Relaxed);
+        self.slot[PID].store(std::process::id().into(), Relaxed);
+        self.slot[TID].store(iolens_sys::gettid().into(), Relaxed);
     }
 
     /// The worker runs as process `pid`, on its main thread (so tid = pid);
-    /// called by the parent. Its I/O counters stay in the child and read zero here.
+    /// called by the parent. A child that mapped the board publishes the same
+    /// ids itself; this keeps its CPU watched when it could not.
     pub fn worker_process_started(&self, pid: u32) {
-        self.pid.store(pid, Relaxed);
-        self.tid.store(pid, Relaxed);
+        self.slot[PID].store(pid.into(), Relaxed);
+        self.slot[TID].store(pid.into(), Relaxed);
     }
 
     /// The worker thread is about to exit: its ids are no longer valid.
     pub fn worker_finished(&self) {
-        self.tid.store(0, Relaxed);
+        self.slot[TID].store(0, Relaxed);
     }
 
     /// One completed I/O of `bytes` in direction `dir` (0 read, 1 write). Worker only.
     #[inline]
     pub fn record_io(&self, dir: usize, bytes: u64, lat_ns: u64) {
-        bump(&self.ios[dir], 1);
-        bump(&self.bytes[dir], bytes);
-        bump(&self.lat_sum_ns, lat_ns);
+        bump(&self.slot[IOS + dir], 1);
+        bump(&self.slot[BYTES + dir], bytes);
+        bump(&self.slot[LAT_SUM_NS], lat_ns);
         // The sampler may reset the max between this load and store; the worst
         // case moves one I/O's latency into the neighbouring interval.
-        if lat_ns > self.lat_max_ns.load(Relaxed) {
-            self.lat_max_ns.store(lat_ns, Relaxed);
+        let lat_max_ns = &self.slot[LAT_MAX_NS];
+        if lat_ns > lat_max_ns.load(Relaxed) {
+            lat_max_ns.store(lat_ns, Relaxed);
         }
     }
 
     /// Time spent blocked in an I/O call. Worker only.
     #[inline]
     pub fn add_in_io(&self, ns: u64) {
-        bump(&self.in_io_ns, ns);
+        bump(&self.slot[IN_IO_NS], ns);
     }
 
     pub fn totals(&self) -> LiveTotals {
         LiveTotals {
-            ios: [0, 1].map(|d| self.ios[d].load(Relaxed)),
-            bytes: [0, 1].map(|d| self.bytes[d].load(Relaxed)),
-            lat_sum_ns: self.lat_sum_ns.load(Relaxed),
-            in_io_ns: self.in_io_ns.load(Relaxed),
+            ios: [0, 1].map(|d| self.slot[IOS + d].load(Relaxed)),
+            bytes: [0, 1].map(|d| self.slot[BYTES + d].load(Relaxed)),
+            lat_sum_ns: self.slot[LAT_SUM_NS].load(Relaxed),
+            in_io_ns: self.slot[IN_IO_NS].load(Relaxed),
         }
     }
 
     /// The largest latency since the last call, and start a new interval.
     pub fn take_max_lat_ns(&self) -> u64 {
-        self.lat_max_ns.swap(0, Relaxed)
+        self.slot[LAT_MAX_NS].swap(0, Relaxed)
     }
 
     /// (pid, tid) while the worker runs.
     pub fn thread(&self) -> Option<(u32, u32)> {
-        let tid = self.tid.load(Relaxed);
-        (tid != 0).then(|| (self.pid.load(Relaxed), tid))
+        // Both were stored from u32s.
+        let tid = self.slot[TID].load(Relaxed) as u32;
+        (tid != 0).then(|| (self.slot[PID].load(Relaxed) as u32, tid))
     }
 }
 
 /// The live counters of every worker of a run, grouped by job.
 #[derive(Debug)]
 pub struct LiveBoard {
-    counters: Vec<LiveCounters>,
-    /// Index of each job's first worker in `counters`.
+    slots: Slots,
+    /// Index of each job's first worker in the slots.
     job_start: Vec<usize>,
 }
 
+/// Where the slots live.
+enum Slots {
+    /// In a memory file that worker processes map too.
+    Shared(SharedRegion),
+    /// In this process only, when no memory file could be made.
+    Private(Box<[CacheLines]>),
+}
+
+#[repr(align(128))]
+#[derive(Default)]
+struct CacheLines(Slot);
+
+impl std::fmt::Debug for Slots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Slots::Shared(region) => write!(f, "Shared({})", region.path().display()),
+            Slots::Private(lines) => write!(f, "Private({} slots)", lines.len()),
+        }
+    }
+}
+
+/// Where a worker process finds its counters: the parent's board and its slot there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharedSlot {
+    pub path: PathBuf,
+    /// Workers on the whole board.
+    pub workers: usize,
+    pub index: usize,
+}
+
+impl SharedSlot {
+    /// Map the parent's board; its counters are then `board.slot(self.index)`.
+    pub fn attach(&self) -> std::io::Result<LiveBoard> {
+        let region = SharedRegion::open(&self.path, self.workers * SLOT_WORDS)?;
+        Ok(LiveBoard {
+            slots: Slots::Shared(region),
+            job_start: vec![0],
+        })
+    }
+}
+
 impl LiveBoard {
-    /// One set of counters per worker; `workers_per_job` in job order.
+    /// One set of counters per worker; `workers_per_job` in job order. In
+    /// shared memory when the system allows, else private to this process.
     pub fn new(workers_per_job: impl IntoIterator<Item = u32>) -> Self {
         let mut job_start = Vec::new();
         let mut total = 0;
@@ -128,25 +186,55 @@ impl LiveBoard {
             job_start.push(total);
             total += n as usize;
         }
-        LiveBoard {
-            counters: (0..total).map(|_| LiveCounters::default()).collect(),
-            job_start,
+        let slots = match SharedRegion::create("iolens-live", total * SLOT_WORDS) {
+            Ok(region) => Slots::Shared(region),
+            Err(_) => Slots::Private((0..total).map(|_| CacheLines::default()).collect()),
+        };
+        LiveBoard { slots, job_start }
+    }
+
+    /// Whether worker processes can write their counters here.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.slots, Slots::Shared(_))
+    }
+
+    /// What a worker process needs to map this board and find its slot.
+    pub fn shared_slot(&self, job: usize, worker: u32) -> Option<SharedSlot> {
+        let Slots::Shared(region) = &self.slots else {
+            return None;
+        };
+        Some(SharedSlot {
+            path: region.path(),
+            workers: self.len(),
+            index: self.job_start[job] + worker as usize,
+        })
+    }
+
+    fn len(&self) -> usize {
+        match &self.slots {
+            Slots::Shared(region) => region.words().len() / SLOT_WORDS,
+            Slots::Private(lines) => lines.len(),
         }
     }
 
-    pub fn worker(&self, job: usize, worker: u32) -> &LiveCounters {
-        &self.counters[self.job_start[job] + worker as usize]
+    /// The counters of the board's `index`th worker (counting across jobs).
+    pub fn slot(&self, index: usize) -> LiveCounters<'_> {
+        let slot = match &self.slots {
+            Slots::Shared(region) => &region.words().as_chunks::<SLOT_WORDS>().0[index],
+            Slots::Private(lines) => &lines[index].0,
+        };
+        LiveCounters { slot }
+    }
+
+    pub fn worker(&self, job: usize, worker: u32) -> LiveCounters<'_> {
+        self.slot(self.job_start[job] + worker as usize)
     }
 
     /// The counters of one job's workers.
-    pub fn job(&self, job: usize) -> &[LiveCounters] {
+    pub fn job(&self, job: usize) -> impl ExactSizeIterator<Item = LiveCounters<'_>> {
         let start = self.job_start[job];
-        let end = self
-            .job_start
-            .get(job + 1)
-            .copied()
-            .unwrap_or(self.counters.len());
-        &self.counters[start..end]
+        let end = self.job_start.get(job + 1).copied().unwrap_or(self.len());
+        (start..end).map(|i| self.slot(i))
     }
 }
 
@@ -154,9 +242,15 @@ impl LiveBoard {
 mod tests {
     use super::*;
 
-    #[test]
-    fn totals_accumulate_and_max_resets_when_taken() {
-        let c = LiveCounters::default();
+    /// A board kept in this process only, as when no memory file can be made.
+    fn private_board(workers: usize) -> LiveBoard {
+        LiveBoard {
+            slots: Slots::Private((0..workers).map(|_| CacheLines::default()).collect()),
+            job_start: vec![0],
+        }
+    }
+
+    fn totals_accumulate_and_max_resets_when_taken(c: LiveCounters) {
         c.record_io(0, 4096, 100);
         c.record_io(1, 8192, 300);
         c.record_io(1, 8192, 200);
@@ -174,8 +268,20 @@ mod tests {
     }
 
     #[test]
+    fn totals_accumulate_in_shared_and_private_slots() {
+        let shared = LiveBoard::new([1]);
+        assert!(shared.is_shared());
+        totals_accumulate_and_max_resets_when_taken(shared.worker(0, 0));
+        let private = private_board(1);
+        assert!(!private.is_shared());
+        assert_eq!(private.shared_slot(0, 0), None);
+        totals_accumulate_and_max_resets_when_taken(private.worker(0, 0));
+    }
+
+    #[test]
     fn thread_ids_are_published_only_while_running() {
-        let c = LiveCounters::default();
+        let board = LiveBoard::new([1]);
+        let c = board.worker(0, 0);
         assert_eq!(c.thread(), None);
         c.worker_started();
         let (pid, tid) = c.thread().unwrap();
@@ -183,16 +289,36 @@ mod tests {
         assert_eq!(tid, iolens_sys::gettid());
         c.worker_finished();
         assert_eq!(c.thread(), None);
+        c.worker_process_started(u32::MAX);
+        assert_eq!(c.thread(), Some((u32::MAX, u32::MAX)));
     }
 
     #[test]
     fn board_groups_workers_by_job() {
-        let board = LiveBoard::new([2, 1, 3]);
-        assert_eq!(board.job(0).len(), 2);
-        assert_eq!(board.job(2).len(), 3);
-        board.worker(2, 1).record_io(0, 1, 1);
-        assert_eq!(board.job(2)[1].totals().ios, [1, 0]);
-        assert_eq!(board.job(1)[0].totals().ios, [0, 0]);
-        assert_eq!(std::mem::align_of::<LiveCounters>(), 128);
+        for board in [LiveBoard::new([2, 1, 3]), {
+            let mut b = private_board(6);
+            b.job_start = vec![0, 2, 3];
+            b
+        }] {
+            assert_eq!(board.job(0).len(), 2);
+            assert_eq!(board.job(2).len(), 3);
+            board.worker(2, 1).record_io(0, 1, 1);
+            assert_eq!(board.job(2).nth(1).unwrap().totals().ios, [1, 0]);
+            assert_eq!(board.job(1).next().unwrap().totals().ios, [0, 0]);
+            for c in (0..6).map(|i| board.slot(i)) {
+                assert_eq!(c.slot.as_ptr() as usize % 128, 0, "{board:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_attached_slot_writes_into_the_parents_board() {
+        let parent = LiveBoard::new([1, 2]);
+        let slot = parent.shared_slot(1, 1).unwrap();
+        assert_eq!((slot.workers, slot.index), (3, 2));
+        let child = slot.attach().unwrap();
+        child.slot(slot.index).record_io(1, 4096, 10);
+        assert_eq!(parent.worker(1, 1).totals().bytes, [0, 4096]);
+        assert_eq!(parent.worker(1, 0).totals().bytes, [0, 0]);
     }
 }

@@ -38,6 +38,8 @@ pub struct WatchedTarget {
     pub file: Arc<File>,
     pub size: u64,
     pub is_block_device: bool,
+    /// The file had holes at the start (recorded for the read-from-holes finding).
+    pub sparse: bool,
 }
 
 /// A job whose workers publish live counters (board index = position here).
@@ -45,12 +47,21 @@ pub struct WatchedJob {
     pub name: String,
     /// Buffered writes: its workers' wait channels are sampled.
     pub buffered_writer: bool,
+    pub direct: bool,
+    pub invalidate: bool,
+    /// Paths of the targets it does I/O on.
+    pub targets: Vec<String>,
 }
+
+/// Called from the sampler thread about once a second with everything recorded
+/// so far and the index of the first sample of that second (`--timeline`).
+pub type SecondHook = fn(&Observations, usize);
 
 pub struct SamplerSetup {
     pub interval: Duration,
     pub targets: Vec<WatchedTarget>,
     pub jobs: Vec<WatchedJob>,
+    pub on_second: Option<SecondHook>,
 }
 
 /// The running sampler thread.
@@ -127,6 +138,9 @@ struct State {
     jobs_buffered_writer: Vec<bool>,
     workers: Vec<WorkerTrack>,
     tunables: DirtyTunables,
+    on_second: Option<SecondHook>,
+    /// First sample of the second the hook has not been shown yet.
+    second_first_sample: usize,
     /// Reused for every file read.
     buf: String,
     obs: Observations,
@@ -148,6 +162,7 @@ impl State {
             obs.targets.push(TargetObservation {
                 path: t.path.display().to_string(),
                 is_block_device: t.is_block_device,
+                sparse: t.sparse,
                 method: probe.method(),
                 cache_series: Vec::new(),
             });
@@ -180,6 +195,9 @@ impl State {
             obs.jobs.push(JobSeries {
                 name: job.name.clone(),
                 workers: counters.len() as u32,
+                direct: job.direct,
+                invalidate: job.invalidate,
+                targets: job.targets.clone(),
                 intervals: Vec::new(),
             });
             for w in 0..counters.len() {
@@ -216,6 +234,8 @@ impl State {
             jobs_buffered_writer: setup.jobs.iter().map(|j| j.buffered_writer).collect(),
             workers,
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
+            on_second: setup.on_second,
+            second_first_sample: 0,
             buf: String::with_capacity(8192),
             board,
             obs,
@@ -225,11 +245,16 @@ impl State {
     fn run(&mut self, stop: &AtomicBool) {
         let mut next_sample = Instant::now();
         let mut next_wchan = next_sample;
+        let mut next_second = next_sample + Duration::from_secs(1);
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= next_sample {
                 self.sample(now, false);
                 next_sample = (next_sample + self.interval).max(now);
+                if now >= next_second {
+                    self.end_second();
+                    next_second += Duration::from_secs(1);
+                }
             }
             let sampling_wchan = self.track_threads();
             if sampling_wchan && now >= next_wchan {
@@ -244,6 +269,18 @@ impl State {
             std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
         }
         self.sample(Instant::now(), true);
+        // The run's last, partial second.
+        if self.obs.t_ns.len() > self.second_first_sample {
+            self.end_second();
+        }
+    }
+
+    /// Hand the samples of the second just ended to the `--timeline` hook.
+    fn end_second(&mut self) {
+        if let Some(hook) = self.on_second {
+            hook(&self.obs, self.second_first_sample);
+        }
+        self.second_first_sample = self.obs.t_ns.len();
     }
 
     /// Notice workers that started or finished; true while a buffered writer runs.
@@ -455,12 +492,17 @@ mod tests {
                 file: file.clone(),
                 size: FILE_BYTES as u64,
                 is_block_device: false,
+                sparse: false,
             }],
             jobs: vec![WatchedJob {
                 name: "reader".into(),
                 // Exercises the wait-channel tick too.
                 buffered_writer: true,
+                direct: false,
+                invalidate: false,
+                targets: vec![path.display().to_string()],
             }],
+            on_second: None,
         };
         let sampler = Sampler::start(setup, board.clone(), Instant::now()).unwrap();
         let live = board.worker(0, 0);
@@ -520,6 +562,7 @@ mod tests {
             interval: Duration::from_secs(3600),
             targets: Vec::new(),
             jobs: Vec::new(),
+            on_second: None,
         };
         let started = Instant::now();
         let sampler = Sampler::start(setup, board, started).unwrap();

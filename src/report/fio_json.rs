@@ -113,10 +113,18 @@ struct FioJob {
     latency_ns: OrderedMap<f64>,
     latency_us: OrderedMap<f64>,
     latency_ms: OrderedMap<f64>,
+    /// Only for jobs with `continue_on_error`, as fio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_err: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_error: Option<i32>,
     latency_depth: u64,
     latency_target: u64,
     latency_percentile: f64,
     latency_window: u64,
+    /// fio writes the job's description here, and only when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    desc: Option<String>,
     cpu_ns_per_io: f64,
 }
 
@@ -162,11 +170,14 @@ impl FioJob {
             latency_ns: lat(&LAT_LABELS, &buckets.ns_pct),
             latency_us: lat(&LAT_LABELS, &buckets.us_pct),
             latency_ms: lat(&LAT_MS_LABELS, &buckets.ms_pct),
+            total_err: job.tolerated_errors.map(|e| e.total),
+            first_error: job.tolerated_errors.map(|e| e.first_errno),
             latency_depth: iodepth,
             // iolens has no latency target; these are fio's values without one.
             latency_target: 0,
             latency_percentile: 100.0,
             latency_window: 0,
+            desc: job.description.clone(),
             cpu_ns_per_io: finite(job.cpu.cpu_ns_per_io),
         }
     }
@@ -494,6 +505,8 @@ mod tests {
             },
         };
         let job = JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "t\u{1}\"x".into(),
             groupid: 0,
             workers: 1,

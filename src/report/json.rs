@@ -20,6 +20,8 @@ mod tests {
     #[test]
     fn round_trips_through_json() {
         let mut job = JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "seq-read".into(),
             groupid: 1,
             workers: 4,

@@ -85,6 +85,8 @@ mod tests {
 
     fn job(read: DirReport, write: DirReport) -> JobReport {
         JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "j".into(),
             groupid: 0,
             workers: 1,

@@ -8,3 +8,4 @@ pub mod repeat;
 pub mod system_text;
 pub mod terse;
 pub mod text;
+pub mod timeline;

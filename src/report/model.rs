@@ -36,11 +36,22 @@ pub struct RunReport {
     pub findings: Vec<Finding>,
 }
 
+/// fio's `total_err` and `first_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToleratedErrors {
+    pub total: u64,
+    /// errno of the first failed I/O.
+    pub first_errno: i32,
+}
+
 /// One reported job: a single worker, or all `numjobs` workers merged with
 /// `group_reporting`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobReport {
     pub name: String,
+    /// The job's `description=`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub groupid: u32,
     /// Workers merged into this report (1 unless group_reporting).
     pub workers: u32,
@@ -48,6 +59,9 @@ pub struct JobReport {
     pub error: Option<String>,
     /// errno of `error`, 0 when none (fio's "error" key).
     pub errno: i32,
+    /// Failed I/Os of a job with `continue_on_error` (None without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerated_errors: Option<ToleratedErrors>,
     /// The resolved job options, for the record.
     pub options: Vec<(String, String)>,
     /// [read, write]
@@ -336,6 +350,9 @@ pub struct TargetObservation {
     pub path: String,
     pub is_block_device: bool,
     pub method: CacheMethod,
+    /// The file had holes when the run started: reads of them return zeros without touching the device.
+    #[serde(default)]
+    pub sparse: bool,
     /// One entry per sample; pages of the whole target. None when not read at
     /// that sample: the read failed, or it was skipped because cachestat on a
     /// target with many cached pages is costly (the first and last sample are always read).
@@ -412,6 +429,15 @@ pub struct SystemCpuSample {
 pub struct JobSeries {
     pub name: String,
     pub workers: u32,
+    /// The job bypasses the page cache (direct=1).
+    #[serde(default)]
+    pub direct: bool,
+    /// The job asked for its targets' cache to be dropped before its first I/O (invalidate=1).
+    #[serde(default)]
+    pub invalidate: bool,
+    /// Paths of the targets it does I/O on (empty for jobs that touch no file, like the null engine).
+    #[serde(default)]
+    pub targets: Vec<String>,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
 }

@@ -16,16 +16,6 @@ const BOOTSTRAP_SEED: u64 = 0x5eed_0005;
 /// Fewest repetitions for the findings: with fewer, an outlier or a cluster is a guess.
 const MIN_RUNS_FOR_FINDINGS: usize = 4;
 
-/// Parts of a serialised `RunReport` that are measurements (or follow from them),
-/// not conditions of the run: they cannot explain why runs differ.
-const MEASURED_TOP_LEVEL: &[&str] = &[
-    "jobs",
-    "groups",
-    "disks",
-    "started_unix_ms",
-    "schema_version",
-];
-
 /// At most this many observations are named as separating two clusters.
 const MAX_SEPARATORS: usize = 3;
 
@@ -186,18 +176,53 @@ struct Separator {
     fast: String,
 }
 
-/// Numeric leaves of the reports (outside the measurements) whose values in the
+/// The conditions of a run, at summary level, from its serialised report: the
+/// environment, the pre-run cache checks, per-worker totals, `vm.dirty_*`
+/// changes and each target's cached pages at start, peak and end. The
+/// measurements cannot explain why runs differ, and per-sample series are left
+/// out: among thousands of samples some always split two groups by chance.
+fn conditions(report: &Value) -> Value {
+    let obs = &report["observations"];
+    let targets: Vec<Value> = obs["targets"]
+        .as_array()
+        .map(|ts| ts.iter().map(target_summary).collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "interrupted": report["interrupted"],
+        "environment": report["environment"],
+        "observations": {
+            "cache_guards": obs["cache_guards"],
+            "workers": obs["workers"],
+            "tunable_changes": obs["tunable_changes"],
+            "targets": targets,
+        },
+    })
+}
+
+/// A target's cache series reduced to first, peak and last cached pages.
+fn target_summary(target: &Value) -> Value {
+    let cached: Vec<u64> = target["cache_series"]
+        .as_array()
+        .map(|series| series.iter().filter_map(|p| p["cached"].as_u64()).collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "name": target["path"],
+        "sparse": target["sparse"],
+        "cached_pages_first": cached.first(),
+        "cached_pages_max": cached.iter().max(),
+        "cached_pages_last": cached.last(),
+    })
+}
+
+/// Numeric leaves of the reports' conditions whose values in the
 /// slow runs and the fast runs do not overlap, best separated first.
 fn separators(reports: &[Value], slow: &[usize], fast: &[usize]) -> Vec<Separator> {
     let leaves: Vec<BTreeMap<String, f64>> = reports
         .iter()
         .map(|r| {
             let mut leaves = BTreeMap::new();
-            if let Value::Object(top) = r {
-                for (key, v) in top
-                    .iter()
-                    .filter(|(k, _)| !MEASURED_TOP_LEVEL.contains(&k.as_str()))
-                {
+            if let Value::Object(top) = conditions(r) {
+                for (key, v) in &top {
                     numeric_leaves(key, v, &mut leaves);
                 }
             }
@@ -474,6 +499,33 @@ mod tests {
                 },
             ],
             "measured values, run times and overlapping observations are not separators"
+        );
+    }
+
+    #[test]
+    fn per_sample_series_are_never_separators_but_target_summaries_are() {
+        let runs: Vec<Value> = (0..6)
+            .map(|i| {
+                let slow = i % 2 == 0;
+                let cached = if slow { 192 } else { 0 };
+                serde_json::json!({
+                    "observations": {
+                        // Sample 3 happens to split the groups; it is one of thousands.
+                        "t_ns": [0, 100, 200, if slow { 301 } else { 299 }],
+                        "memory_series": [{"dirty_bytes": if slow { 10 } else { 20 }}],
+                        "targets": [{"path": "/dev/vdb", "cache_series": [{"cached": cached}, null, {"cached": 5}]}],
+                    }
+                })
+            })
+            .collect();
+        let seps = separators(&runs, &[0, 2, 4], &[1, 3, 5]);
+        let paths: Vec<&str> = seps.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "observations.targets[/dev/vdb].cached_pages_first",
+                "observations.targets[/dev/vdb].cached_pages_max",
+            ]
         );
     }
 

@@ -239,6 +239,9 @@ mod tests {
             jobs: vec![JobSeries {
                 name: "w".into(),
                 workers: 1,
+                direct: false,
+                invalidate: true,
+                targets: vec!["/dev/loop1".into()],
                 intervals: vec![
                     interval(0),
                     interval(1 << 20),

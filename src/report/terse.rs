@@ -51,6 +51,8 @@ fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
     for disk in &report.disks {
         disk_fields(&mut fields, disk);
     }
+    // fio's optional last field.
+    fields.extend(job.description.clone());
     fields
 }
 
@@ -165,6 +167,8 @@ mod tests {
             ..Default::default()
         };
         let mut job = JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "h".into(),
             groupid: 0,
             workers: 1,
@@ -192,6 +196,8 @@ mod tests {
             jobs: vec![
                 job.clone(),
                 JobReport {
+                    description: None,
+                    tolerated_errors: None,
                     name: "second".into(),
                     ..job
                 },

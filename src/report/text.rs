@@ -9,7 +9,8 @@ use crate::report::fio_style::{
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary, RunReport,
+    DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary,
+    RunReport, Severity,
 };
 
 const DIR_NAMES: [&str; 2] = ["read", "write"];
@@ -38,7 +39,37 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
             write_disk(out, disk)?;
         }
     }
-    crate::report::system_text::write_system(out, report)
+    crate::report::system_text::write_system(out, report)?;
+    write_findings(out, &report.findings)
+}
+
+/// (usr + sys) CPU per MiB moved, milliseconds: buffered vs direct I/O is a CPU story (seed 001).
+fn cpu_ms_per_mib(job: &JobReport) -> f64 {
+    let mib = job.dirs.iter().map(|d| d.io_bytes).sum::<u64>() as f64 / (1u64 << 20) as f64;
+    if mib == 0.0 {
+        return 0.0;
+    }
+    (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / 1e6 / mib
+}
+
+/// What the diagnose rules concluded, last, so it is what the reader sees.
+fn write_findings(out: &mut String, findings: &[Finding]) -> fmt::Result {
+    if findings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nFindings:")?;
+    for f in findings {
+        let severity = match f.severity {
+            Severity::Info => "info",
+            Severity::Warning => "WARNING",
+        };
+        writeln!(out, "  [{severity}] {} ({})", f.title, f.code)?;
+        for line in &f.evidence {
+            writeln!(out, "      - {line}")?;
+        }
+        writeln!(out, "      what to do: {}", f.advice)?;
+    }
+    Ok(())
 }
 
 fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 2]) -> fmt::Result {
@@ -51,6 +82,9 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         write!(out, " (error={error})")?;
     }
     writeln!(out, ": {}", ctime_utc(unix_secs))?;
+    if let Some(description) = &job.description {
+        writeln!(out, "  Description  : [{description}]")?;
+    }
     for ((name, dir), group_bw) in DIR_NAMES.iter().zip(&job.dirs).zip(group_bw) {
         if dir.total_ios > 0 || dir.io_bytes > 0 {
             write_dir(out, name, dir, group_bw, job.significant_figures)?;
@@ -64,13 +98,14 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
     let cpu = &job.cpu;
     writeln!(
         out,
-        "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}, cpu/io={:.2}us",
+        "  cpu          : usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}, cpu/io={:.2}us, cpu/MiB={:.3}ms",
         cpu.usr_pct,
         cpu.sys_pct,
         cpu.ctx,
         cpu.majf,
         cpu.minf,
-        cpu.cpu_ns_per_io / 1000.0
+        cpu.cpu_ns_per_io / 1000.0,
+        cpu_ms_per_mib(job)
     )?;
     write_depths(
         out,
@@ -95,7 +130,26 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         out,
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
         read.total_ios, write.total_ios, job.sync.total_ios, read.short_ios, write.short_ios
-    )
+    )?;
+    if let Some(errors) = job.tolerated_errors {
+        writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            errors.total,
+            errors.first_errno,
+            errno_text(errors.first_errno)
+        )?;
+    }
+    Ok(())
+}
+
+/// The OS's text for an errno, without Rust's " (os error N)" suffix.
+fn errno_text(errno: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.rsplit_once(" (os error") {
+        Some((message, _)) => message.to_string(),
+        None => text,
+    }
 }
 
 /// `figures`: digits of IOPS and bandwidth (fio's `significant_figures`).
@@ -480,6 +534,8 @@ mod tests {
             28.76, 19.41, 2.93, 0.22, 0.17, 40.21, 1.07, 7.15, 0.004, 0.0,
         ];
         let job = JobReport {
+            description: None,
+            tolerated_errors: None,
             name: "t".into(),
             groupid: 0,
             workers: 1,
@@ -489,13 +545,14 @@ mod tests {
             dirs: [read, DirReport::default()],
             sync: SyncReport::default(),
             cpu: CpuReport {
+                usr_ns: 4_000_000,
+                sys_ns: 61_300_000,
                 usr_pct: 1.9,
                 sys_pct: 29.05,
                 ctx: 1985,
                 majf: 0,
                 minf: 12,
                 cpu_ns_per_io: 2345.0,
-                ..Default::default()
             },
             depth: DepthReport {
                 level_pct: [99.99, 0.01, 0.0, 0.0, 0.0, 0.0, 0.0],
@@ -555,7 +612,7 @@ mod tests {
             "  lat (nsec)   : 1000=0.05%",
             "  lat (usec)   : 2=28.76%, 4=19.41%, 10=2.93%, 20=0.22%, 50=0.17%",
             "  lat (usec)   : 100=40.21%, 250=1.07%, 500=7.15%, 750=0.01%",
-            "  cpu          : usr=1.90%, sys=29.05%, ctx=1985, majf=0, minf=12, cpu/io=2.35us",
+            "  cpu          : usr=1.90%, sys=29.05%, ctx=1985, majf=0, minf=12, cpu/io=2.35us, cpu/MiB=8.392ms",
             "  IO depths    : 1=100.0%, 2=0.1%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%",
             "     submit    : 0=0.0%, 4=100.0%, 8=0.0%, 16=0.0%, 32=0.0%, 64=0.0%, >=64=0.0%",
             "     issued rwts: total=1992,0,0,0 short=0,0,0,0 dropped=0,0,0,0",
@@ -574,6 +631,36 @@ mod tests {
         for absent in ["write:", "slat", "WRITE:", "fsync", "lat (msec)"] {
             assert!(!text.contains(absent), "unexpected {absent:?} in\n{text}");
         }
+    }
+
+    #[test]
+    fn findings_close_the_report() {
+        let mut report = sample_report();
+        assert!(
+            !render(&report).contains("Findings:"),
+            "no block without findings"
+        );
+        report.findings.push(Finding {
+            code: "served-from-cache".into(),
+            severity: Severity::Warning,
+            title:
+                "97% of the reads of job 't' never reached the device: this measured the page cache"
+                    .into(),
+            evidence: vec!["the job read 512.0 MiB while the device read 15.4 MiB".into()],
+            advice: "use direct=1".into(),
+        });
+        let text = render(&report);
+        let tail: Vec<&str> = text.lines().skip_while(|l| *l != "Findings:").collect();
+        assert_eq!(
+            tail,
+            [
+                "Findings:",
+                "  [WARNING] 97% of the reads of job 't' never reached the device: this measured the page cache (served-from-cache)",
+                "      - the job read 512.0 MiB while the device read 15.4 MiB",
+                "      what to do: use direct=1",
+            ],
+            "{text}"
+        );
     }
 
     #[test]

@@ -2,12 +2,14 @@
 //! group_reporting, compute rates over the exact measured time, and fill
 //! fio's per-group totals.
 
+use super::errors::ErrorTally;
 use super::plan;
 use super::worker::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::JobSpec;
 use crate::report::model::{
-    CpuReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport, SCHEMA_VERSION,
+    CpuReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport, ToleratedErrors,
+    SCHEMA_VERSION,
 };
 use crate::stats::{PercentileChoice, RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
@@ -22,7 +24,7 @@ pub(super) fn report(
     let mut jobs = Vec::new();
     for (j, job) in req.jobs.iter().enumerate() {
         let workers = results.get(j).map_or(&[][..], Vec::as_slice);
-        if workers.is_empty() {
+        if workers.is_empty() || !job.measure.stats {
             continue;
         }
         let options = req.job_options.get(j).cloned().unwrap_or_default();
@@ -89,11 +91,21 @@ fn job_report(
         }
     };
     let error = workers.iter().find_map(|w| w.error.clone());
+    let mut tolerated = ErrorTally::default();
+    for w in workers {
+        tolerated.merge(&w.tolerated);
+    }
     JobReport {
         name: job.name.clone(),
+        description: job.description.clone(),
         groupid,
         workers: workers.len() as u32,
-        errno: error.as_ref().map_or(0, |e| e.errno),
+        // fio's "error" is the first failure even when the job went on after it.
+        errno: error.as_ref().map_or(tolerated.first_errno, |e| e.errno),
+        tolerated_errors: (!job.errors.stops_on_every_error()).then_some(ToleratedErrors {
+            total: tolerated.count,
+            first_errno: tolerated.first_errno,
+        }),
         error: error.map(|e| e.message),
         options: options.to_vec(),
         dirs,

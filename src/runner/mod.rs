@@ -3,6 +3,7 @@
 
 mod collect;
 pub mod control;
+pub mod errors;
 pub mod logs;
 pub mod plan;
 pub mod process;
@@ -35,6 +36,8 @@ pub struct RunRequest<'a> {
     pub allow_device_write: bool,
     /// How often the sampler records the system (`--observe-interval`).
     pub observe_interval: Duration,
+    /// `--timeline`: called from the sampler about once a second.
+    pub on_second: Option<crate::observe::sampler::SecondHook>,
     /// Set by SIGINT/SIGTERM: workers stop issuing and the report is partial.
     pub stop: &'a AtomicBool,
     /// `--status-interval`: interim reports while running.
@@ -101,9 +104,10 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     warnings.dedup();
     let disks = disks.finish(wall.elapsed());
     let mut report = collect::report(req, &results, disks, started_unix_ms);
-    report.observations = watch::stop_sampler(sampler, req, &mut warnings);
+    report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
     report.observations.cache_guards = cache_guards;
     report.environment = environment;
+    report.findings = crate::diagnose::diagnose(&report);
     Ok(RunOutcome { report, warnings })
 }
 
@@ -180,7 +184,9 @@ fn run_group(
                         } else {
                             let every = status.map(|(_, every)| every);
                             let slot = status.map(|(slot, _)| slot);
-                            let task = process::WorkerTask::new(req.jobs, files, j, w, every);
+                            let shared = board.shared_slot(j, w);
+                            let task =
+                                process::WorkerTask::new(req.jobs, files, j, w, every, shared);
                             let (barrier, stop) = (&barrier, req.stop);
                             thread.spawn_scoped(scope, move || {
                                 process::run_in_process(&task, barrier, stop, slot, live)
@@ -240,7 +246,7 @@ fn worker_ctx<'s>(
     job_index: usize,
     worker_index: u32,
     barrier: &'s Barrier,
-    live: &'s LiveCounters,
+    live: LiveCounters<'s>,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
     let wf = &files.workers[job_index][worker_index as usize].files;

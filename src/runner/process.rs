@@ -24,7 +24,7 @@ use super::status::StatusSlot;
 use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
 use crate::fileset::{self, FileSet, OpenMode};
 use crate::job::spec::JobSpec;
-use crate::observe::live::LiveCounters;
+use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};
 use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -71,6 +71,8 @@ pub struct WorkerTask {
     pub seed: u64,
     /// With `--status-interval`: how often the worker publishes a snapshot.
     pub status_every: Option<Duration>,
+    /// The worker's live counters in the parent's shared memory, when it has some.
+    pub live: Option<SharedSlot>,
 }
 
 /// One file of a worker: where it is, how to open it, and the worker's region of it.
@@ -91,6 +93,7 @@ impl WorkerTask {
         job_index: usize,
         worker_index: u32,
         status_every: Option<Duration>,
+        live: Option<SharedSlot>,
     ) -> Self {
         let job = &jobs[job_index];
         let worker_files = &files.workers[job_index][worker_index as usize].files;
@@ -114,6 +117,7 @@ impl WorkerTask {
             buffer_align: files.buffer_align(job_index),
             seed: super::seed_of(job, job_index, worker_index),
             status_every,
+            live,
         }
     }
 
@@ -131,7 +135,7 @@ pub(super) fn run_in_process(
     start: &dyn StartSignal,
     stop: &AtomicBool,
     status: Option<&StatusSlot>,
-    live: &LiveCounters,
+    live: LiveCounters<'_>,
 ) -> WorkerResult {
     run_in_program(std::env::current_exe(), task, start, stop, status, live)
 }
@@ -145,7 +149,7 @@ fn run_in_program(
     start: &dyn StartSignal,
     stop: &AtomicBool,
     status: Option<&StatusSlot>,
-    live: &LiveCounters,
+    live: LiveCounters<'_>,
 ) -> WorkerResult {
     let spawned = program.and_then(|program| WorkerProcess::spawn(&program, task));
     let (mut child, stdin) = match spawned {
@@ -164,8 +168,6 @@ fn run_in_program(
         return child.fail(task, &what);
     }
     let finished = AtomicBool::new(false);
-    // The sampler can watch the child's CPU and wait channel, not its I/O counters
-    // (they live in the child's memory).
     live.worker_process_started(child.child.id());
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| forward_stop(stdin, stop, &finished));
@@ -375,8 +377,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
     iolens_sys::clock::calibrate();
     let start = ParentGo { stop: stop.clone() };
     let slot = StatusSlot::default();
-    // Nobody samples these in a child; the parent watches the process from outside.
-    let live = LiveCounters::default();
+    let (board, index, unshared) = attach_live(task.live.as_ref());
     let mut ctx = WorkerCtx {
         job: &task.job,
         files,
@@ -387,11 +388,11 @@ pub fn serve_worker() -> Result<(), ChildError> {
         seed: task.seed,
         start: &start,
         stop: &stop,
-        live: &live,
+        live: board.slot(index),
         status: None,
     };
     let done = AtomicBool::new(false);
-    let result = std::thread::scope(|scope| {
+    let mut result = std::thread::scope(|scope| {
         if let Some(every) = task.status_every {
             ctx.status = Some((&slot, every));
             let (slot, done) = (&slot, &done);
@@ -401,11 +402,30 @@ pub fn serve_worker() -> Result<(), ChildError> {
         done.store(true, Ordering::Relaxed);
         result
     });
+    result.notes.extend(unshared);
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &result).map_err(std::io::Error::other)?;
     writeln!(out)?;
     out.flush()?;
     Ok(())
+}
+
+/// The child's live counters: its slot on the parent's board, or a private
+/// board (with a note saying why) when that cannot be mapped.
+fn attach_live(shared: Option<&SharedSlot>) -> (LiveBoard, usize, Option<String>) {
+    let Some(shared) = shared else {
+        return (LiveBoard::new([1]), 0, None);
+    };
+    match shared.attach() {
+        Ok(board) => (board, shared.index, None),
+        Err(e) => {
+            let note = format!(
+                "cannot map the live counters at {}: {e}; the sampler sees none of this worker's I/O",
+                shared.path.display()
+            );
+            (LiveBoard::new([1]), 0, Some(note))
+        }
+    }
 }
 
 /// The child's start signal: tell the parent `ready`, wait for its `go`.
@@ -477,6 +497,7 @@ mod tests {
             buffer_align: 4096,
             seed: 42,
             status_every: Some(Duration::from_millis(250)),
+            live: None,
         }
     }
 
@@ -492,14 +513,14 @@ mod tests {
 
     fn run_program(program: std::io::Result<PathBuf>) -> (WorkerResult, u32) {
         let start = StartCount::default();
-        let live = LiveCounters::default();
+        let board = LiveBoard::new([1]);
         let result = run_in_program(
             program,
             &task(&[]),
             &start,
             &AtomicBool::new(false),
             None,
-            &live,
+            board.worker(0, 0),
         );
         (result, start.0.load(Ordering::Relaxed))
     }
@@ -536,6 +557,10 @@ mod tests {
                 message: "read f at offset 0: EIO".to_string(),
                 errno: 5,
             }),
+            tolerated: crate::runner::errors::ErrorTally {
+                count: 2,
+                first_errno: 5,
+            },
             notes: vec!["a note".to_string()],
             logs: None,
         };
@@ -557,7 +582,28 @@ mod tests {
             back.error.map(|e| (e.message, e.errno)),
             Some(("read f at offset 0: EIO".to_string(), 5))
         );
+        assert_eq!(back.tolerated, result.tolerated);
         assert_eq!(back.notes, result.notes);
+    }
+
+    #[test]
+    fn a_child_maps_its_slot_or_keeps_private_counters_with_a_note() {
+        let parent = LiveBoard::new([2]);
+        let shared = parent.shared_slot(0, 1).unwrap();
+        let (board, index, note) = attach_live(Some(&shared));
+        assert_eq!((index, note), (1, None));
+        board.slot(index).record_io(0, 512, 1);
+        assert_eq!(parent.worker(0, 1).totals().ios, [1, 0]);
+
+        let gone = SharedSlot {
+            path: PathBuf::from("/nonexistent/live"),
+            ..shared
+        };
+        let (board, index, note) = attach_live(Some(&gone));
+        board.slot(index).record_io(0, 512, 1);
+        assert_eq!(parent.worker(0, 1).totals().ios, [1, 0]);
+        assert!(note.unwrap().contains("/nonexistent/live"));
+        assert_eq!(attach_live(None).2, None);
     }
 
     #[test]

@@ -46,16 +46,31 @@ pub(super) fn start_sampler(
                 file: t.file.clone(),
                 size: t.size,
                 is_block_device: t.is_block_device,
+                sparse: t
+                    .file
+                    .metadata()
+                    .is_ok_and(|m| fileset::has_holes(&m, t.size)),
             })
             .collect(),
         jobs: req
             .jobs
             .iter()
-            .map(|j| WatchedJob {
-                name: j.name.clone(),
-                buffered_writer: !j.io.direct && j.workload.rw.writes() && !fileset::is_diskless(j),
+            .enumerate()
+            .map(|(j, job)| WatchedJob {
+                name: job.name.clone(),
+                buffered_writer: !job.io.direct
+                    && job.workload.rw.writes()
+                    && !fileset::is_diskless(job),
+                direct: job.io.direct,
+                invalidate: job.io.invalidate,
+                targets: files
+                    .job_targets(j)
+                    .into_iter()
+                    .map(|t| files.targets[t].path.display().to_string())
+                    .collect(),
             })
             .collect(),
+        on_second: req.on_second,
     };
     Sampler::start(setup, board, run_start).map_err(|e| format!("cannot start the sampler: {e}"))
 }
@@ -63,6 +78,7 @@ pub(super) fn start_sampler(
 pub(super) fn stop_sampler(
     sampler: Result<Sampler, String>,
     req: &RunRequest,
+    board: &LiveBoard,
     warnings: &mut Vec<String>,
 ) -> Observations {
     let mut observations = match sampler {
@@ -75,13 +91,14 @@ pub(super) fn stop_sampler(
             }
         }
     };
-    for job in req
+    // Without shared memory a worker process's counters stay in the child.
+    let unshared_processes = req
         .jobs
         .iter()
-        .filter(|j| !j.exec.thread && !fileset::is_diskless(j))
-    {
+        .filter(|j| !board.is_shared() && !j.exec.thread && !fileset::is_diskless(j));
+    for job in unshared_processes {
         observations.notes.push(format!(
-            "job '{}' runs its workers as processes: their CPU and wait channels are watched, their per-interval I/O is not (use --thread for that)",
+            "job '{}' runs its workers as processes and the live counters could not be shared: their CPU and wait channels are watched, their per-interval I/O is not (use --thread for that)",
             job.name
         ));
     }

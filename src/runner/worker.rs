@@ -5,9 +5,11 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+use super::errors::ErrorTally;
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::status::StatusSlot;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
+use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec};
 use crate::observe::live::LiveCounters;
 use crate::stats::{RateSeries, WorkerStats};
@@ -34,7 +36,7 @@ pub struct WorkerCtx<'a> {
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.
-    pub live: &'a LiveCounters,
+    pub live: LiveCounters<'a>,
     /// `--status-interval`: where to publish interim results, and how often
     /// (the runner asks more often than it reports).
     pub status: Option<(&'a StatusSlot, Duration)>,
@@ -70,6 +72,9 @@ pub struct WorkerResult {
     /// Measured time (ramp excluded), ns.
     pub runtime_ns: u64,
     pub error: Option<IoFailure>,
+    /// Failed I/Os when the job tolerates some (`continue_on_error`).
+    #[serde(default)]
+    pub tolerated: ErrorTally,
     pub notes: Vec<String>,
     /// What the job's `write_*_log` options asked to record; None without logs.
     pub logs: Option<IoLog>,
@@ -199,6 +204,7 @@ impl WorkerResult {
             cpu: Rusage::default(),
             runtime_ns: 0,
             error: None,
+            tolerated: ErrorTally::default(),
             notes: Vec::new(),
             logs: None,
         }
@@ -243,6 +249,8 @@ struct Worker<'a, E: Engine> {
     writes_since_sync: u32,
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
+    /// Every failed I/O, when the job tolerates errors.
+    tolerated: ErrorTally,
     used: [bool; 2],
     /// I/O logs; None (and one branch per I/O) when the job writes none.
     logs: Option<IoLogger>,
@@ -305,6 +313,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             writes_since_sync: 0,
             dirty_files: vec![false; nfiles],
             error: None,
+            tolerated: ErrorTally::default(),
             used,
             logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
             next_status_ns: ctx
@@ -647,6 +656,15 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn io_failed(&mut self, io: &InFlight, errno: i32) {
+        let errors = &self.ctx.job.errors;
+        if !errors.stops_on_every_error() {
+            self.tolerated.add(errno);
+            if errors.tolerates(error_kind(io.ddir == Ddir::Write, errno), errno) {
+                // fio counts the failed I/O as issued, with no bytes moved.
+                self.stats.dirs[io.ddir.index()].ios += 1;
+                return;
+            }
+        }
         let what = match io.ddir {
             Ddir::Read => "read",
             Ddir::Write => "write",
@@ -696,6 +714,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             cpu,
             runtime_ns: end - self.measure_start_ns,
             error: self.error,
+            tolerated: self.tolerated,
             notes: self.engine.notes(),
             logs: self
                 .logs

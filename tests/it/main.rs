@@ -2,6 +2,7 @@
 
 mod blockdev;
 mod cli;
+mod diagnose;
 mod engines;
 mod history;
 mod jobfiles;

@@ -91,7 +91,7 @@ fn the_normal_report_summarises_the_system_and_fio_json_stays_fio_shaped() {
 }
 
 #[test]
-fn a_worker_process_is_watched_from_outside() {
+fn worker_processes_are_sampled_like_threads() {
     let dir = scratch();
     let f = dir.path().join("p");
     let out = iolens(&[
@@ -100,11 +100,42 @@ fn a_worker_process_is_watched_from_outside() {
         &format!("--filename={}", f.display()),
         "--size=4m",
         "--rw=read",
+        "--bs=64k",
         "--rate=16m",
+        "--numjobs=2",
+        "--observe-interval=50ms",
         "--output-format=iolens-json",
     ]);
     let report = json(&out);
-    let worker = &report["observations"]["workers"][0];
-    assert_ne!(worker["tid"], 0, "{worker}");
-    assert!(worker["cpu_ns"].as_u64().unwrap() > 0, "{worker}");
+    let obs = &report["observations"];
+    let workers = obs["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    for worker in workers {
+        assert_ne!(worker["tid"], 0, "{worker}");
+        assert!(worker["cpu_ns"].as_u64().unwrap() > 0, "{worker}");
+    }
+    assert_ne!(workers[0]["tid"], workers[1]["tid"]);
+
+    // Each process wrote its own slot of the shared board: every byte both read shows up.
+    let intervals = obs["jobs"][0]["intervals"].as_array().unwrap();
+    let ios: Vec<u64> = intervals
+        .iter()
+        .map(|i| i["ios"][0].as_u64().unwrap())
+        .collect();
+    assert!(ios.iter().filter(|&&n| n > 0).count() >= 3, "{ios:?}");
+    assert_eq!(
+        ios.iter().sum::<u64>(),
+        2 * (4 << 20) / (64 << 10),
+        "{ios:?}"
+    );
+    let read: u64 = intervals
+        .iter()
+        .map(|i| i["bytes"][0].as_u64().unwrap())
+        .sum();
+    assert_eq!(read, 2 * (4 << 20));
+    assert!(intervals
+        .iter()
+        .any(|i| i["lat_max_ns"].as_u64().unwrap() > 0));
+    let notes = obs["notes"].to_string();
+    assert!(!notes.contains("processes"), "{notes}");
 }

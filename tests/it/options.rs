@@ -1,19 +1,15 @@
 //! The option table through the binary: fio's example job files either parse or are
 //! rejected with a message that names what iolens does not support.
 
-use crate::support::{iolens, scratch, stderr};
+use crate::support::{iolens, json, scratch, stderr, stdout};
 use std::path::{Path, PathBuf};
 
 /// Where Debian's `fio-examples` package puts fio's example job files.
 const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// Deliberate strict-mode rejections (each names the problem and its fix): `threads=1`
-/// ("did you mean thread"), an unset `${VAR}`, and `name=` in `[global]`.
-const STRICT_REJECTIONS: &[&str] = &[
-    "did you mean 'thread'",
-    "environment variable",
-    "name= in [global]",
-];
+/// ("did you mean thread") and an unset `${VAR}`.
+const STRICT_REJECTIONS: &[&str] = &["did you mean 'thread'", "environment variable"];
 
 fn example_job_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -87,4 +83,127 @@ fn workers_take_cpus_allowed_nice_and_prio_and_report_a_refusal() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Runs null-engine jobs (no file is touched) and returns fio-style JSON.
+fn fio_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run", "--output-format=json"];
+    all.extend_from_slice(args);
+    json(&iolens(&all))
+}
+
+#[test]
+fn description_appears_in_json_normal_and_terse_output() {
+    let job = [
+        "--name=d",
+        "--ioengine=null",
+        "--size=64k",
+        "--description=cold cache",
+    ];
+    let report = fio_json(&job);
+    assert_eq!(report["jobs"][0]["desc"], "cold cache");
+    let mut normal = vec!["run"];
+    normal.extend_from_slice(&job);
+    assert!(stdout(&iolens(&normal)).contains("  Description  : [cold cache]\n"));
+    let mut terse = vec!["run", "--minimal"];
+    terse.extend_from_slice(&job);
+    let line = stdout(&iolens(&terse));
+    assert_eq!(line.trim_end().rsplit(';').next(), Some("cold cache"));
+    // Without a description fio writes no "desc" key at all.
+    let plain = fio_json(&["--name=p", "--ioengine=null", "--size=64k"]);
+    assert!(plain["jobs"][0].get("desc").is_none());
+}
+
+#[test]
+fn stats_0_runs_the_job_but_leaves_it_out_of_jobs_and_group_totals() {
+    let jobs = [
+        "--ioengine=null",
+        "--size=64k",
+        "--name=shown",
+        "--name=hidden",
+        "--stats=0",
+        "--size=1m",
+    ];
+    let report = fio_json(&jobs);
+    let reported = report["jobs"].as_array().unwrap();
+    assert_eq!(reported.len(), 1);
+    assert_eq!(reported[0]["jobname"], "shown");
+    let mut normal = vec!["run"];
+    normal.extend_from_slice(&jobs);
+    let text = stdout(&iolens(&normal));
+    let group = text.lines().find(|l| l.contains("READ: bw=")).unwrap();
+    assert!(group.contains("io=64.0KiB"), "{group}");
+}
+
+/// A 64 KiB tmpfs mounted on a scratch directory (root only); unmounted on drop, also when
+/// the test fails. Writing past 64 KiB there fails with ENOSPC, a real I/O error.
+struct FullFilesystem {
+    dir: tempfile::TempDir,
+}
+
+impl FullFilesystem {
+    fn mount() -> Option<Self> {
+        if !crate::support::is_root() {
+            return None;
+        }
+        let dir = scratch();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then_some(Self { dir })
+    }
+}
+
+impl Drop for FullFilesystem {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+fn continue_on_error_counts_tolerated_errors_and_the_job_goes_on() {
+    let Some(full) = FullFilesystem::mount() else {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    };
+    let file = full.dir.path().join("f").display().to_string();
+    let filename = format!("--filename={file}");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--output-format=json",
+            "--name=e",
+            &filename,
+            "--rw=write",
+            "--bs=4k",
+            "--size=256k",
+        ];
+        args.extend_from_slice(extra);
+        iolens(&args)
+    };
+    // fio 3.33: ',' separates the read and write lists; all 64 writes are issued, the
+    // 48 past the end fail, "error" holds the first failure, and the exit status is 0.
+    let report = json(&run(&[
+        "--continue_on_error=write",
+        "--ignore_error=,ENOSPC",
+    ]));
+    let job = &report["jobs"][0];
+    assert_eq!(job["error"], libc::ENOSPC);
+    assert_eq!(job["total_err"], 48);
+    assert_eq!(job["first_error"], libc::ENOSPC);
+    assert_eq!(job["write"]["total_ios"], 64);
+    assert_eq!(job["write"]["io_bytes"], 64 * 1024);
+    // ENOSPC is not among the errors continue_on_error tolerates by default (EIO, EILSEQ).
+    let out = run(&["--continue_on_error=write"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(report["jobs"][0]["total_err"], 1);
 }

@@ -12,6 +12,7 @@ pub mod mmap;
 pub mod os;
 pub mod ring;
 pub mod sched;
+pub mod shm;
 pub mod uring;
 
 #[cfg(test)]
@@ -28,4 +29,5 @@ pub use fd::{
 pub use mmap::Mapping;
 pub use os::{clock_ticks_per_sec, gettid, page_size, process_rusage, thread_rusage, Rusage};
 pub use ring::IoRing;
+pub use shm::SharedRegion;
 pub use uring::{Uring, UringOptions};

@@ -1,0 +1,324 @@
+//! `iolens doctor TARGET`: before a benchmark, inspect a file, directory or
+//! block device and say what would distort a measurement of it, each with
+//! its fix. Reads only; always exits 0 once the target exists.
+
+use super::{EXIT_OK, EXIT_USAGE};
+use crate::diagnose::bytes_text;
+use crate::fileset::{detect_signature, has_holes, mounted_at, PROBE_LEN};
+use crate::observe::environment;
+use crate::observe::pagecache::CacheProbe;
+use crate::report::model::Environment;
+use std::fmt::Write;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+use std::sync::Arc;
+
+/// What the target itself showed.
+#[derive(Debug, Default)]
+struct TargetFacts {
+    kind: &'static str,
+    size: u64,
+    /// Bytes allocated on disk (regular files).
+    allocated: Option<u64>,
+    sparse: bool,
+    cached_pages: Option<u64>,
+    page_size: u64,
+    mounted_on: Option<String>,
+    signature: Option<&'static str>,
+}
+
+/// One line of the verdict.
+#[derive(Debug, PartialEq)]
+struct Check {
+    /// True when it would distort a benchmark.
+    problem: bool,
+    text: String,
+    fix: Option<String>,
+}
+
+fn ok(text: String) -> Check {
+    Check {
+        problem: false,
+        text,
+        fix: None,
+    }
+}
+
+fn problem(text: String, fix: &str) -> Check {
+    Check {
+        problem: true,
+        text,
+        fix: Some(fix.to_string()),
+    }
+}
+
+pub fn doctor_command(target: &Path) -> i32 {
+    let facts = match inspect(target) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("iolens doctor: {}: {e}", target.display());
+            return EXIT_USAGE;
+        }
+    };
+    let env = environment::capture([(target, facts.kind == "block device")]);
+    print!("{}", render(target, &facts, &checks(&facts, &env)));
+    EXIT_OK
+}
+
+fn inspect(path: &Path) -> std::io::Result<TargetFacts> {
+    let meta = std::fs::metadata(path)?;
+    let mut facts = TargetFacts {
+        page_size: iolens_sys::page_size() as u64,
+        ..Default::default()
+    };
+    if meta.is_dir() {
+        facts.kind = "directory";
+        return Ok(facts);
+    }
+    let file = Arc::new(File::open(path)?);
+    if meta.file_type().is_block_device() {
+        facts.kind = "block device";
+        facts.size = iolens_sys::fd::blk_size_bytes(&*file)?;
+        facts.mounted_on = mounted_at(path);
+        let mut head = vec![0u8; PROBE_LEN];
+        let got = (&*file).take(PROBE_LEN as u64).read(&mut head)?;
+        facts.signature = detect_signature(&head[..got]);
+    } else {
+        facts.kind = "file";
+        facts.size = meta.len();
+        facts.allocated = Some(meta.blocks() * 512);
+        facts.sparse = has_holes(&meta, meta.len());
+    }
+    let (mut probe, _) = CacheProbe::new(file, facts.size);
+    facts.cached_pages = probe.sample().map(|p| p.cached);
+    Ok(facts)
+}
+
+fn checks(facts: &TargetFacts, env: &Environment) -> Vec<Check> {
+    let mut out = Vec::new();
+    match facts.cached_pages {
+        Some(0) => out.push(ok("page cache: no pages of the target are cached".into())),
+        Some(pages) => out.push(problem(
+            format!("page cache: {pages} pages ({}) of the target are cached; buffered reads of them never reach the device, direct writes over them pay an invalidation", bytes_text(pages * facts.page_size)),
+            "keep invalidate=1 (iolens' default drops them before each job), or drop them now: echo 1 > /proc/sys/vm/drop_caches",
+        )),
+        None if facts.kind != "directory" => out.push(ok("page cache: cannot be counted here (no cachestat or mincore)".into())),
+        None => {}
+    }
+    if let Some(mount) = &facts.mounted_on {
+        out.push(problem(
+            format!("mounted on {mount}: the filesystem's own I/O mixes with the benchmark's, and writing the device destroys it"),
+            "benchmark a file on the filesystem instead, or unmount the device first",
+        ));
+    }
+    if let Some(what) = facts.signature {
+        out.push(problem(
+            format!("holds {what}: a write benchmark would destroy it (iolens refuses without --allow-device-write)"),
+            "use an empty device, or a read-only job",
+        ));
+    }
+    if facts.sparse {
+        out.push(problem(
+            format!(
+                "sparse file: {} of {} allocated; reads of holes return zeros without touching the device",
+                bytes_text(facts.allocated.unwrap_or(0)),
+                bytes_text(facts.size)
+            ),
+            "write the file fully first (or delete it: iolens lays out new files with data)",
+        ));
+    } else if facts.kind == "file" {
+        out.push(ok("no holes: every byte of the file is allocated".into()));
+    }
+    for device in &env.devices {
+        let scheduler = device.scheduler.as_deref().unwrap_or("unknown");
+        out.push(ok(format!(
+            "device {}: scheduler {scheduler}, {}, write cache {}",
+            device.name,
+            match device.rotational {
+                Some(true) => "rotational",
+                Some(false) => "non-rotational",
+                None => "rotational unknown",
+            },
+            device.write_cache.as_deref().unwrap_or("unknown")
+        )));
+        if device.write_cache.as_deref() == Some("write back") {
+            out.push(problem(
+                format!(
+                    "device {}: a volatile write cache acknowledges writes before they are durable",
+                    device.name
+                ),
+                "add fsync/end_fsync=1 (or sync=1) to write jobs to measure durable writes",
+            ));
+        }
+        if device.stable_writes == Some(true) {
+            out.push(problem(
+                format!("device {}: stable_writes=1: buffered writes to pages under writeback wait for it", device.name),
+                "expect writeback stalls with buffered writes; use direct=1 to measure the device",
+            ));
+        }
+    }
+    let governors: Vec<&str> = env
+        .cpufreq_governors
+        .iter()
+        .map(String::as_str)
+        .filter(|g| *g != "performance")
+        .collect();
+    if governors.is_empty() {
+        out.push(ok("CPU frequency: fixed or performance governor".into()));
+    } else {
+        out.push(problem(
+            format!(
+                "CPU frequency governor {}: the clock follows the load, so CPU-heavy I/O varies",
+                governors.join(", ")
+            ),
+            "cpupower frequency-set -g performance",
+        ));
+    }
+    if env.udev_running && facts.kind == "block device" {
+        out.push(problem(
+            "udevd runs: after a writer closes the device, blkid reads it through the page cache".into(),
+            "iolens keeps targets open for the whole run; avoid tools that reopen the device during a run",
+        ));
+    } else {
+        out.push(ok(format!(
+            "udev: {}",
+            if env.udev_running {
+                "running (harmless for files)"
+            } else {
+                "not running"
+            }
+        )));
+    }
+    let dirty: Vec<String> = env
+        .vm_dirty
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    out.push(ok(format!("dirty limits: {}", dirty.join(" "))));
+    if env.damon_running {
+        out.push(problem(
+            "DAMON proactive reclaim is on: page cache is evicted without memory pressure".into(),
+            "measure the device with direct=1; warm-cache results will drift",
+        ));
+    }
+    if let Some(kib) = env.page_reporting_kib {
+        out.push(problem(
+            format!("free page reporting is active ({} handed back to the host): fresh page cache costs extra CPU to touch", bytes_text(kib * 1024)),
+            "compare buffered runs only with buffered runs under the same memory state; direct=1 avoids it",
+        ));
+    }
+    out
+}
+
+fn render(target: &Path, facts: &TargetFacts, checks: &[Check]) -> String {
+    let mut out = String::new();
+    let size = if facts.kind == "directory" {
+        String::new()
+    } else {
+        format!(", {}", bytes_text(facts.size))
+    };
+    let _ = writeln!(
+        out,
+        "iolens doctor: {} ({}{size})",
+        target.display(),
+        facts.kind
+    );
+    for c in checks {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            if c.problem { "FIX " } else { "ok  " },
+            c.text
+        );
+        if let Some(fix) = &c.fix {
+            let _ = writeln!(out, "       fix: {fix}");
+        }
+    }
+    let problems = checks.iter().filter(|c| c.problem).count();
+    let _ = match problems {
+        0 => writeln!(
+            out,
+            "Nothing found that would distort a benchmark of this target."
+        ),
+        n => writeln!(
+            out,
+            "{n} thing(s) above would distort a benchmark of this target."
+        ),
+    };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(checks: &[Check]) -> Vec<&str> {
+        checks
+            .iter()
+            .filter(|c| c.problem)
+            .map(|c| c.text.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_file_on_a_quiet_machine_has_no_problems() {
+        let facts = TargetFacts {
+            kind: "file",
+            size: 1 << 30,
+            allocated: Some(1 << 30),
+            cached_pages: Some(0),
+            page_size: 4096,
+            ..Default::default()
+        };
+        let checks = checks(&facts, &Environment::default());
+        assert!(problems(&checks).is_empty(), "{checks:?}");
+        assert!(render(Path::new("/t"), &facts, &checks)
+            .ends_with("Nothing found that would distort a benchmark of this target.\n"));
+    }
+
+    #[test]
+    fn cached_sparse_and_reclaimed_each_get_a_fix() {
+        let facts = TargetFacts {
+            kind: "file",
+            size: 64 << 20,
+            allocated: Some(4 << 20),
+            sparse: true,
+            cached_pages: Some(256),
+            page_size: 4096,
+            ..Default::default()
+        };
+        let env = Environment {
+            damon_running: true,
+            cpufreq_governors: vec!["powersave".into()],
+            ..Default::default()
+        };
+        let checks = checks(&facts, &env);
+        let found = problems(&checks);
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert!(found[0].contains("256 pages (1.0 MiB)"));
+        assert!(found[1].contains("4.0 MiB of 64.0 MiB allocated"));
+        assert!(checks.iter().filter(|c| c.problem).all(|c| c.fix.is_some()));
+    }
+
+    #[test]
+    fn a_mounted_device_with_a_filesystem_is_named() {
+        let facts = TargetFacts {
+            kind: "block device",
+            mounted_on: Some("/mnt".into()),
+            signature: Some("an ext2/3/4 filesystem"),
+            cached_pages: Some(0),
+            ..Default::default()
+        };
+        let found = problems(&checks(
+            &facts,
+            &Environment {
+                udev_running: true,
+                ..Default::default()
+            },
+        ))
+        .len();
+        assert_eq!(found, 3);
+    }
+}

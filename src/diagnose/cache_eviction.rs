@@ -1,0 +1,96 @@
+//! `cache-evicted-without-pressure`: cachestat saw pages of a target evicted
+//! while reclaim scanned nothing (memory was not short), the signature of
+//! proactive reclaim such as DAMON. Warm-cache results then depend on when
+//! the reclaimer last ran.
+
+use crate::report::model::{Finding, RunReport, Severity};
+
+/// Evictions below this are too few to change a result.
+const MIN_EVICTED_PAGES: u64 = 64;
+
+pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
+    let obs = &report.observations;
+    let scanned = match (obs.memory_series.first(), obs.memory_series.last()) {
+        (Some(a), Some(b)) => b.pgscan_pages.saturating_sub(a.pgscan_pages),
+        _ => return Vec::new(),
+    };
+    if scanned > 0 {
+        return Vec::new();
+    }
+    let mut findings = Vec::new();
+    for target in &obs.targets {
+        let read: Vec<_> = target.cache_series.iter().flatten().collect();
+        let (Some(first), Some(last)) = (read.first(), read.last()) else {
+            continue;
+        };
+        let evicted = last.evicted.saturating_sub(first.evicted);
+        if evicted < MIN_EVICTED_PAGES {
+            continue;
+        }
+        let mut evidence = vec![
+            format!(
+                "{evicted} pages of {} were evicted during the run",
+                target.path
+            ),
+            "reclaim scanned no pages (pgscan unchanged): memory was not short".to_string(),
+        ];
+        if report.environment.damon_running {
+            evidence.push("a DAMON kdamond is running (proactive reclaim)".into());
+        }
+        findings.push(Finding {
+            code: "cache-evicted-without-pressure".into(),
+            severity: Severity::Warning,
+            title: format!(
+                "page cache of {} was evicted without memory pressure: warm-cache results are not stable",
+                target.path
+            ),
+            evidence,
+            advice: "proactive reclaim drops idle cache on its own schedule; measure the device (direct=1) or check the cached pages before each warm run".into(),
+        });
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use super::*;
+
+    fn evicting(report: &mut RunReport) {
+        add_target(report, |_| 1000);
+        for (i, pages) in report.observations.targets[0]
+            .cache_series
+            .iter_mut()
+            .enumerate()
+        {
+            pages.as_mut().unwrap().evicted = i as u64 * 10;
+        }
+    }
+
+    #[test]
+    fn evictions_with_free_memory_are_flagged() {
+        let mut report = run(20);
+        report.environment.damon_running = true;
+        evicting(&mut report);
+        let found = cache_evicted_without_pressure(&report);
+        assert_eq!(codes(&found), ["cache-evicted-without-pressure"]);
+        assert!(found[0].evidence.iter().any(|e| e.contains("DAMON")));
+    }
+
+    #[test]
+    fn silent_under_memory_pressure_or_without_evictions() {
+        let mut pressure = run(20);
+        evicting(&mut pressure);
+        pressure
+            .observations
+            .memory_series
+            .last_mut()
+            .unwrap()
+            .pgscan_pages = 5000;
+        assert!(cache_evicted_without_pressure(&pressure).is_empty());
+
+        let mut calm = run(20);
+        add_target(&mut calm, |_| 1000);
+        assert!(cache_evicted_without_pressure(&calm).is_empty());
+    }
+}

@@ -1,0 +1,183 @@
+//! What reached the device compared with what the job moved:
+//! `served-from-cache` (seed 003: buffered reads answered by the page cache)
+//! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
+
+use super::{active_span, bytes_text};
+use crate::report::model::{DeviceCounters, Finding, JobSeries, RunReport, Severity};
+
+/// Below this a job moved too little for a share to mean anything.
+const MIN_JOB_BYTES: u64 = 4 << 20;
+/// Share of reads served from cache worth a warning; run-to-run noise and
+/// readahead move it by a few points, a warm cache by 50–99 (lab seed 003).
+const CACHE_SHARE_WARNING: f64 = 0.25;
+/// A direct job whose device saw less than this share of its bytes.
+const DIRECT_SHARE_MIN: f64 = 0.5;
+
+/// Bytes a direction of I/O moved on the busiest device between samples
+/// `from` and `to`; None without device series.
+fn device_bytes(
+    report: &RunReport,
+    from: usize,
+    to: usize,
+    sectors: fn(&DeviceCounters) -> u64,
+) -> Option<u64> {
+    report
+        .observations
+        .devices
+        .iter()
+        .filter_map(|d| {
+            let (a, b) = (d.counter_series.get(from)?, d.counter_series.get(to)?);
+            Some(sectors(b).saturating_sub(sectors(a)) * 512)
+        })
+        .max()
+}
+
+/// Bytes all jobs moved in direction `dir` during intervals `from+1..=to`
+/// (every job: they share the devices).
+fn job_bytes(report: &RunReport, from: usize, to: usize, dir: usize) -> u64 {
+    report
+        .observations
+        .jobs
+        .iter()
+        .flat_map(|s| s.intervals.get(from + 1..=to).unwrap_or(&[]))
+        .map(|i| i.bytes[dir])
+        .sum()
+}
+
+fn span(series: &JobSeries) -> Option<(usize, usize)> {
+    active_span(series).filter(|(from, to)| to > from)
+}
+
+pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for series in report.observations.jobs.iter().filter(|s| !s.direct) {
+        let Some((from, to)) = span(series) else {
+            continue;
+        };
+        let read = job_bytes(report, from, to, 0);
+        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors) else {
+            continue;
+        };
+        if read < MIN_JOB_BYTES {
+            continue;
+        }
+        let share = 1.0 - device as f64 / read as f64;
+        if share < CACHE_SHARE_WARNING {
+            continue;
+        }
+        findings.push(Finding {
+            code: "served-from-cache".into(),
+            severity: Severity::Warning,
+            title: format!(
+                "{:.0}% of the reads of job '{}' never reached the device: this measured the page cache",
+                share * 100.0,
+                series.name
+            ),
+            evidence: vec![format!(
+                "the job read {} while the device read {}",
+                bytes_text(read),
+                bytes_text(device)
+            )],
+            advice: "to measure the device use direct=1, or keep invalidate=1 (the default) and a file larger than memory; use invalidate=0 only to measure cache hits on purpose".into(),
+        });
+    }
+    findings
+}
+
+pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for series in report.observations.jobs.iter().filter(|s| s.direct) {
+        let Some((from, to)) = span(series) else {
+            continue;
+        };
+        let moved = job_bytes(report, from, to, 0) + job_bytes(report, from, to, 1);
+        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors + c.write_sectors)
+        else {
+            continue;
+        };
+        if moved < MIN_JOB_BYTES || device as f64 >= DIRECT_SHARE_MIN * moved as f64 {
+            continue;
+        }
+        findings.push(Finding {
+            code: "direct-io-not-honoured".into(),
+            severity: Severity::Warning,
+            title: format!(
+                "direct-I/O job '{}' moved {} but the device saw only {}",
+                series.name,
+                bytes_text(moved),
+                bytes_text(device)
+            ),
+            evidence: vec![format!(
+                "{:.0}% of the job's bytes reached the device",
+                device as f64 / moved as f64 * 100.0
+            )],
+            advice: "the filesystem or a layer below (loop device without direct-io, FUSE, network fs) caches despite O_DIRECT; benchmark the device itself, or a filesystem that honours direct I/O".into(),
+        });
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use super::*;
+
+    /// A device that reads `read_sectors` and writes `write_sectors` per interval.
+    fn device(report: &mut RunReport, read_sectors: u64, write_sectors: u64) {
+        add_device(report, |i| DeviceCounters {
+            read_sectors: i as u64 * read_sectors,
+            write_sectors: i as u64 * write_sectors,
+            ..Default::default()
+        });
+    }
+
+    #[test]
+    fn a_warm_cache_is_named() {
+        let mut report = run(20);
+        add_job(&mut report, "rr", false, io(1000, 0));
+        // 1000 × 4 KiB = 8000 sectors per interval; the device read 3 %.
+        device(&mut report, 240, 0);
+        let found = served_from_cache(&report);
+        assert_eq!(codes(&found), ["served-from-cache"]);
+        assert!(
+            found[0].title.starts_with("97% of the reads"),
+            "{:?}",
+            found[0]
+        );
+    }
+
+    #[test]
+    fn a_cold_buffered_read_is_silent() {
+        let mut report = run(20);
+        add_job(&mut report, "rr", false, io(1000, 0));
+        // Readahead may read a little more than asked, or slightly less within noise.
+        device(&mut report, 7600, 0);
+        assert!(served_from_cache(&report).is_empty());
+        assert!(direct_io_not_honoured(&report).is_empty());
+    }
+
+    #[test]
+    fn direct_io_the_device_never_saw() {
+        let mut report = run(20);
+        add_job(&mut report, "w", true, io(0, 1000));
+        device(&mut report, 0, 100);
+        let found = direct_io_not_honoured(&report);
+        assert_eq!(codes(&found), ["direct-io-not-honoured"]);
+        assert!(
+            served_from_cache(&report).is_empty(),
+            "direct jobs read no cache"
+        );
+
+        let mut honest = run(20);
+        add_job(&mut honest, "w", true, io(0, 1000));
+        device(&mut honest, 0, 8000);
+        assert!(direct_io_not_honoured(&honest).is_empty());
+    }
+
+    #[test]
+    fn no_device_series_no_claim() {
+        let mut report = run(20);
+        add_job(&mut report, "rr", false, io(1000, 0));
+        assert!(served_from_cache(&report).is_empty());
+    }
+}

@@ -1,0 +1,258 @@
+//! The diagnose rules: each a small pure function over a finished `RunReport`
+//! that turns what the sampler saw into findings ("this number is suspect,
+//! here is the evidence, here is what to do"). Thresholds come from the lab
+//! measurements: identical runs differ by ±5–8 %, so a rule fires only on an
+//! effect well beyond that, and every rule has a test that it stays silent on
+//! a clean run.
+
+mod cache_eviction;
+mod cpu_frequency;
+mod cpu_starvation;
+mod device_traffic;
+mod foreign_io;
+mod holes;
+mod pagecache;
+mod tool_bound;
+mod tunables;
+mod unstable;
+mod writeback;
+
+use crate::report::model::{JobSeries, Observations, RunReport};
+
+/// Every rule's findings for one run, in a fixed order.
+pub fn diagnose(report: &RunReport) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    findings.extend(pagecache::pagecache_under_direct_io(report));
+    findings.extend(device_traffic::served_from_cache(report));
+    findings.extend(device_traffic::direct_io_not_honoured(report));
+    findings.extend(writeback::writeback_stall(report));
+    findings.extend(tool_bound::tool_bound(report));
+    findings.extend(holes::read_from_holes(report));
+    findings.extend(foreign_io::foreign_io(report));
+    findings.extend(unstable::unstable_throughput(report));
+    findings.extend(cpu_frequency::cpu_frequency(report));
+    findings.extend(cache_eviction::cache_evicted_without_pressure(report));
+    findings.extend(tunables::tunables_changed(report));
+    findings.extend(cpu_starvation::cpu_starvation(report));
+    findings
+}
+
+pub use crate::report::model::Finding;
+
+/// Samples `(before, last)` bounding the time a job did I/O: interval `i`
+/// covers `t_ns[i-1]..t_ns[i]`, so counters diffed between these two samples
+/// cover exactly the job's active intervals. None when it completed nothing.
+pub(crate) fn active_span(series: &JobSeries) -> Option<(usize, usize)> {
+    let busy = |i: &crate::report::model::JobInterval| i.ios[0] + i.ios[1] > 0;
+    let first = series.intervals.iter().position(busy)?;
+    let last = series.intervals.iter().rposition(busy)?;
+    Some((first.saturating_sub(1), last))
+}
+
+/// Seconds since the run started at sample `i`.
+pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {
+    obs.t_ns.get(i).copied().unwrap_or(0) as f64 / 1e9
+}
+
+/// "1.9 GiB", "12.0 MiB", "512 KiB".
+pub fn bytes_text(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b >= KIB * KIB * KIB {
+        format!("{:.1} GiB", b / (KIB * KIB * KIB))
+    } else if b >= KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else {
+        format!("{:.0} KiB", b / KIB)
+    }
+}
+
+/// "2.5 ms", "150 ms", "1.20 s".
+pub(crate) fn duration_text(ns: u64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms >= 10.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
+/// Synthetic reports for the rules' tests: samples every 100 ms, jobs and
+/// targets added as each test needs.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use crate::report::model::*;
+
+    pub const STEP_NS: u64 = 100_000_000;
+    pub const TARGET: &str = "/dev/loop7";
+
+    /// A run of `samples` samples 100 ms apart, with nothing in it yet.
+    pub fn run(samples: usize) -> RunReport {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            tool_version: "test".into(),
+            started_unix_ms: 0,
+            command_line: Vec::new(),
+            global_options: Vec::new(),
+            jobs: Vec::new(),
+            groups: Vec::new(),
+            disks: Vec::new(),
+            interrupted: false,
+            observations: Observations {
+                interval_ns: STEP_NS,
+                page_size_bytes: 4096,
+                t_ns: (0..samples as u64).map(|i| i * STEP_NS).collect(),
+                memory_series: vec![
+                    MemorySample {
+                        free_bytes: 8 << 30,
+                        dirty_threshold_bytes: 2 << 30,
+                        dirty_background_threshold_bytes: 1 << 30,
+                        ..Default::default()
+                    };
+                    samples
+                ],
+                ..Default::default()
+            },
+            environment: Environment::default(),
+            findings: Vec::new(),
+        }
+    }
+
+    /// Add job `name` on `TARGET` whose every interval but the first is `each`
+    /// (one worker), with the matching job report.
+    pub fn add_job(report: &mut RunReport, name: &str, direct: bool, each: JobInterval) {
+        let n = report.observations.t_ns.len();
+        let mut intervals = vec![each.clone(); n];
+        intervals[0] = JobInterval::default();
+        let mut dirs: [DirReport; 2] = Default::default();
+        for (d, dir) in dirs.iter_mut().enumerate() {
+            dir.io_bytes = each.bytes[d] * (n as u64 - 1);
+            dir.total_ios = each.ios[d] * (n as u64 - 1);
+        }
+        let runtime_ns = (n as u64 - 1) * STEP_NS;
+        report.jobs.push(JobReport {
+            name: name.into(),
+            groupid: 0,
+            workers: 1,
+            error: None,
+            errno: 0,
+            options: Vec::new(),
+            dirs,
+            sync: Default::default(),
+            cpu: Default::default(),
+            depth: Default::default(),
+            lat_buckets: Default::default(),
+            runtime_ns,
+            significant_figures: 4,
+            description: None,
+            tolerated_errors: None,
+        });
+        report.observations.jobs.push(JobSeries {
+            name: name.into(),
+            workers: 1,
+            direct,
+            invalidate: true,
+            targets: vec![TARGET.into()],
+            intervals,
+        });
+        report.observations.workers.push(WorkerObservation {
+            job: name.into(),
+            tid: 1,
+            cpu_ns: runtime_ns / 2,
+            run_delay_ns: runtime_ns / 100,
+            ..Default::default()
+        });
+    }
+
+    /// One interval of 4 KiB I/Os: `reads` and `writes` of them, 100 µs mean, 1 ms max.
+    pub fn io(reads: u64, writes: u64) -> JobInterval {
+        JobInterval {
+            ios: [reads, writes],
+            bytes: [reads * 4096, writes * 4096],
+            lat_mean_ns: 100_000,
+            lat_max_ns: 1_000_000,
+            in_io_ns: STEP_NS / 2,
+            cpu_ns: STEP_NS / 2,
+            run_delay_ns: STEP_NS / 100,
+            waits: Vec::new(),
+        }
+    }
+
+    /// `TARGET` with the given cached pages at each sample.
+    pub fn add_target(report: &mut RunReport, cached: impl Fn(usize) -> u64) {
+        let n = report.observations.t_ns.len();
+        report.observations.targets.push(TargetObservation {
+            path: TARGET.into(),
+            is_block_device: true,
+            method: CacheMethod::Cachestat,
+            cache_series: (0..n)
+                .map(|i| {
+                    Some(CachePages {
+                        cached: cached(i),
+                        ..Default::default()
+                    })
+                })
+                .collect(),
+            ..Default::default()
+        });
+    }
+
+    /// A device whose cumulative counters at sample `i` are `at(i)`.
+    pub fn add_device(report: &mut RunReport, at: impl Fn(usize) -> DeviceCounters) {
+        let n = report.observations.t_ns.len();
+        report.observations.devices.push(DeviceObservation {
+            name: "loop7".into(),
+            via: "the target".into(),
+            counter_series: (0..n).map(at).collect(),
+        });
+    }
+
+    pub fn codes(findings: &[Finding]) -> Vec<&str> {
+        findings.iter().map(|f| f.code.as_str()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::*;
+    use super::*;
+
+    #[test]
+    fn a_clean_run_has_no_findings() {
+        let mut report = run(50);
+        add_job(&mut report, "rr", true, io(1000, 0));
+        add_target(&mut report, |_| 0);
+        add_device(&mut report, |i| crate::report::model::DeviceCounters {
+            read_ios: i as u64 * 1000,
+            read_sectors: i as u64 * 8000,
+            ..Default::default()
+        });
+        assert_eq!(codes(&diagnose(&report)), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn active_span_brackets_the_busy_intervals() {
+        let mut report = run(6);
+        add_job(&mut report, "j", false, io(1, 0));
+        let series = &mut report.observations.jobs[0];
+        series.intervals[5] = Default::default();
+        assert_eq!(active_span(series), Some((0, 4)));
+        series
+            .intervals
+            .iter_mut()
+            .for_each(|i| *i = Default::default());
+        assert_eq!(active_span(series), None);
+    }
+
+    #[test]
+    fn quantities_read_naturally() {
+        assert_eq!(bytes_text(1_932_735_283), "1.8 GiB");
+        assert_eq!(bytes_text(25 << 20), "25.0 MiB");
+        assert_eq!(bytes_text(512 << 10), "512 KiB");
+        assert_eq!(duration_text(150_000_000), "150 ms");
+        assert_eq!(duration_text(2_500_000), "2.5 ms");
+        assert_eq!(duration_text(1_200_000_000), "1.20 s");
+    }
+}

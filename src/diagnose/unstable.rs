@@ -1,0 +1,147 @@
+//! `unstable-throughput`: the job's per-interval IOPS changed level part-way
+//! through the run (an SLC cache filled, the device throttled, a neighbour
+//! started), so one average describes neither part. Found by binary
+//! segmentation: the split of the series that best separates two means.
+
+use super::{active_span, seconds_at};
+use crate::report::model::{Finding, Observations, RunReport, Severity};
+
+/// Intervals needed before a change point is worth looking for.
+const MIN_INTERVALS: usize = 20;
+/// Each segment must hold at least this many intervals…
+const MIN_SEGMENT: usize = 5;
+/// …and the levels must differ by this share of the higher one (noise is ±5–8 %)…
+const MIN_STEP: f64 = 0.25;
+/// …by this many standard errors.
+const MIN_T: f64 = 6.0;
+
+pub fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
+    let obs = &report.observations;
+    let mut findings = Vec::new();
+    for series in &obs.jobs {
+        let Some((from, to)) = active_span(series) else {
+            continue;
+        };
+        // The first and last active intervals are partial: the job started or ended inside them.
+        let (lo, hi) = (from + 2, to);
+        if hi <= lo || hi - lo < MIN_INTERVALS {
+            continue;
+        }
+        let iops: Vec<f64> = (lo..hi)
+            .map(|i| {
+                let ios = series.intervals[i].ios[0] + series.intervals[i].ios[1];
+                let ns = obs.t_ns[i].saturating_sub(obs.t_ns[i - 1]).max(1);
+                ios as f64 / (ns as f64 / 1e9)
+            })
+            .collect();
+        let Some(split) = change_point(&iops) else {
+            continue;
+        };
+        let (a, b) = (mean(&iops[..split]), mean(&iops[split..]));
+        let at = lo + split;
+        findings.push(Finding {
+            code: "unstable-throughput".into(),
+            severity: Severity::Warning,
+            title: format!(
+                "job '{}' changed speed at t={:.1} s: {} then {} IOPS",
+                series.name,
+                seconds_at(obs, at - 1),
+                round(a),
+                round(b)
+            ),
+            evidence: vec![
+                segment(obs, lo - 1, at - 1, a),
+                segment(obs, at - 1, hi - 1, b),
+            ],
+            advice: "report the segments separately; a longer run (or ramp_time past the change) shows which level is the steady state".into(),
+        });
+    }
+    findings
+}
+
+fn segment(obs: &Observations, from: usize, to: usize, iops: f64) -> String {
+    format!(
+        "t={:.1}–{:.1} s: {} IOPS on average",
+        seconds_at(obs, from),
+        seconds_at(obs, to),
+        round(iops)
+    )
+}
+
+fn round(iops: f64) -> String {
+    if iops >= 10_000.0 {
+        format!("{:.1}k", iops / 1000.0)
+    } else {
+        format!("{iops:.0}")
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The index splitting `values` into two segments with clearly different
+/// means, if there is one: the split maximising the two-sample t statistic.
+fn change_point(values: &[f64]) -> Option<usize> {
+    let n = values.len();
+    let mut best: Option<(f64, usize)> = None;
+    for split in MIN_SEGMENT..=n.saturating_sub(MIN_SEGMENT) {
+        let (a, b) = values.split_at(split);
+        let (ma, mb) = (mean(a), mean(b));
+        let ss: f64 = a.iter().map(|x| (x - ma).powi(2)).sum::<f64>()
+            + b.iter().map(|x| (x - mb).powi(2)).sum::<f64>();
+        let sd = (ss / (n - 2) as f64).sqrt();
+        let se = sd * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+        let t = if se > 0.0 {
+            (ma - mb).abs() / se
+        } else {
+            f64::INFINITY
+        };
+        let step = (ma - mb).abs() / ma.max(mb).max(f64::MIN_POSITIVE);
+        if step >= MIN_STEP && t >= MIN_T && best.is_none_or(|(bt, _)| t > bt) {
+            best = Some((t, split));
+        }
+    }
+    best.map(|(_, split)| split)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use super::*;
+
+    /// ±7 % deterministic wobble around `level`.
+    fn wobble(i: usize, level: u64) -> u64 {
+        let pct: [i64; 7] = [0, 7, -5, 3, -7, 5, -2];
+        (level as i64 * (100 + pct[i % 7]) / 100) as u64
+    }
+
+    fn with_iops(levels: impl Fn(usize) -> u64) -> RunReport {
+        let mut report = run(80);
+        add_job(&mut report, "w", true, io(0, 1));
+        for (i, interval) in report.observations.jobs[0]
+            .intervals
+            .iter_mut()
+            .enumerate()
+            .skip(1)
+        {
+            interval.ios[1] = levels(i);
+        }
+        report
+    }
+
+    #[test]
+    fn a_drop_to_a_lower_level_splits_the_run() {
+        let report = with_iops(|i| wobble(i, if i <= 40 { 5000 } else { 2000 }));
+        let found = unstable_throughput(&report);
+        assert_eq!(codes(&found), ["unstable-throughput"]);
+        assert!(found[0].title.contains("t=4.0 s"), "{:?}", found[0]);
+        assert_eq!(found[0].evidence.len(), 2);
+    }
+
+    #[test]
+    fn steady_noise_is_not_a_change() {
+        let report = with_iops(|i| wobble(i, 5000));
+        assert!(unstable_throughput(&report).is_empty());
+    }
+}

@@ -1,0 +1,193 @@
+//! fio's `continue_on_error` and `ignore_error`: which failed I/Os a job tolerates.
+
+use serde::{Deserialize, Serialize};
+
+/// The kinds of error fio tells apart; they index `ErrorSpec`'s arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Read = 0,
+    Write = 1,
+    /// A read whose data did not match (EILSEQ).
+    Verify = 2,
+}
+
+/// errno values a job keeps going after, per `ErrorKind`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorSpec {
+    /// Per kind: `None` stops the job at the first error (fio's default); `Some(list)`
+    /// tolerates the errno values in `list` and stops on any other.
+    pub tolerated: [Option<Vec<i32>>; 3],
+}
+
+/// The errors `continue_on_error` tolerates when `ignore_error` names none for a kind.
+const DEFAULT_TOLERATED: [i32; 2] = [libc::EIO, libc::EILSEQ];
+
+impl ErrorSpec {
+    /// True when no error is tolerated: the hot loop then never asks.
+    pub fn stops_on_every_error(&self) -> bool {
+        self.tolerated.iter().all(Option::is_none)
+    }
+
+    #[inline]
+    pub fn tolerates(&self, kind: ErrorKind, errno: i32) -> bool {
+        self.tolerated[kind as usize]
+            .as_ref()
+            .is_some_and(|list| list.contains(&errno))
+    }
+
+    /// From `continue_on_error` (none, read, write, io, verify, all, 0, 1) and
+    /// `ignore_error`: `READ,WRITE,VERIFY` lists of errno names or numbers, each
+    /// `:`-separated. fio's documentation has the two separators the other way round, but
+    /// fio 3.33 reads them like this (`,ENOSPC` tolerates ENOSPC on writes), so job files
+    /// behave as they do under fio.
+    pub fn parse(continue_on: &str, ignore: Option<&str>) -> Result<Self, String> {
+        let kinds: &[ErrorKind] = match continue_on.trim().to_ascii_lowercase().as_str() {
+            "none" | "0" => &[],
+            "read" => &[ErrorKind::Read],
+            "write" => &[ErrorKind::Write],
+            "io" => &[ErrorKind::Read, ErrorKind::Write],
+            "verify" => &[ErrorKind::Verify],
+            "all" | "1" => &[ErrorKind::Read, ErrorKind::Write, ErrorKind::Verify],
+            other => {
+                return Err(format!(
+                    "unknown value '{other}' (use none, read, write, io, verify or all)"
+                ))
+            }
+        };
+        let mut lists: [Option<Vec<i32>>; 3] = Default::default();
+        if let Some(ignore) = ignore {
+            let parts: Vec<&str> = ignore.split(',').collect();
+            if parts.len() > 3 {
+                return Err("more than three ','-separated lists (read,write,verify)".into());
+            }
+            for (list, part) in lists.iter_mut().zip(parts) {
+                let errnos = part
+                    .split(':')
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty())
+                    .map(parse_errno)
+                    .collect::<Result<Vec<i32>, String>>()?;
+                if !errnos.is_empty() {
+                    *list = Some(errnos);
+                }
+            }
+        }
+        let mut spec = Self::default();
+        for &kind in kinds {
+            let list = lists[kind as usize].take();
+            spec.tolerated[kind as usize] =
+                Some(list.unwrap_or_else(|| DEFAULT_TOLERATED.to_vec()));
+        }
+        Ok(spec)
+    }
+}
+
+/// The kind of a failed I/O: EILSEQ is a verification failure, else its direction.
+pub fn error_kind(is_write: bool, errno: i32) -> ErrorKind {
+    match (errno, is_write) {
+        (libc::EILSEQ, _) => ErrorKind::Verify,
+        (_, true) => ErrorKind::Write,
+        (_, false) => ErrorKind::Read,
+    }
+}
+
+/// The errno names fio's `ignore_error` is most often given; numbers work for any.
+const ERRNO_NAMES: &[(&str, i32)] = &[
+    ("EPERM", libc::EPERM),
+    ("ENOENT", libc::ENOENT),
+    ("EINTR", libc::EINTR),
+    ("EIO", libc::EIO),
+    ("ENXIO", libc::ENXIO),
+    ("EBADF", libc::EBADF),
+    ("EAGAIN", libc::EAGAIN),
+    ("ENOMEM", libc::ENOMEM),
+    ("EACCES", libc::EACCES),
+    ("EFAULT", libc::EFAULT),
+    ("EBUSY", libc::EBUSY),
+    ("EEXIST", libc::EEXIST),
+    ("ENODEV", libc::ENODEV),
+    ("EINVAL", libc::EINVAL),
+    ("EFBIG", libc::EFBIG),
+    ("ENOSPC", libc::ENOSPC),
+    ("ESPIPE", libc::ESPIPE),
+    ("EROFS", libc::EROFS),
+    ("EPIPE", libc::EPIPE),
+    ("ERANGE", libc::ERANGE),
+    ("ENODATA", libc::ENODATA),
+    ("ETIME", libc::ETIME),
+    ("ENOLINK", libc::ENOLINK),
+    ("EPROTO", libc::EPROTO),
+    ("EBADMSG", libc::EBADMSG),
+    ("EOVERFLOW", libc::EOVERFLOW),
+    ("EILSEQ", libc::EILSEQ),
+    ("EOPNOTSUPP", libc::EOPNOTSUPP),
+    ("ETIMEDOUT", libc::ETIMEDOUT),
+    ("ECANCELED", libc::ECANCELED),
+    ("EMEDIUMTYPE", libc::EMEDIUMTYPE),
+    ("ENOMEDIUM", libc::ENOMEDIUM),
+    ("EREMOTEIO", libc::EREMOTEIO),
+    ("EDQUOT", libc::EDQUOT),
+    ("ENOTSUP", libc::ENOTSUP),
+];
+
+fn parse_errno(name: &str) -> Result<i32, String> {
+    if let Ok(number) = name.parse::<i32>() {
+        return match number {
+            1.. => Ok(number),
+            _ => Err(format!("'{name}' is not an errno number")),
+        };
+    }
+    ERRNO_NAMES
+        .iter()
+        .find(|(known, _)| known.eq_ignore_ascii_case(name))
+        .map(|&(_, errno)| errno)
+        .ok_or_else(|| format!("unknown errno name '{name}' (give its number instead)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_stops_on_every_error() {
+        let spec = ErrorSpec::parse("none", Some("EIO")).unwrap();
+        assert!(spec.stops_on_every_error());
+        assert!(!spec.tolerates(ErrorKind::Read, libc::EIO));
+    }
+
+    #[test]
+    fn continue_on_error_tolerates_eio_and_eilseq_unless_ignore_error_names_others() {
+        let spec = ErrorSpec::parse("write", None).unwrap();
+        assert!(spec.tolerates(ErrorKind::Write, libc::EIO));
+        assert!(!spec.tolerates(ErrorKind::Write, libc::ENOSPC));
+        assert!(!spec.tolerates(ErrorKind::Read, libc::EIO));
+        // As fio 3.33 runs it: ',' between directions, ':' within one.
+        let spec = ErrorSpec::parse("all", Some(",ENOSPC:5,")).unwrap();
+        assert!(spec.tolerates(ErrorKind::Write, libc::ENOSPC));
+        assert!(spec.tolerates(ErrorKind::Write, 5));
+        assert!(!spec.tolerates(ErrorKind::Write, libc::EILSEQ));
+        // Kinds the list leaves blank keep the defaults.
+        assert!(spec.tolerates(ErrorKind::Read, libc::EIO));
+        assert!(spec.tolerates(ErrorKind::Verify, libc::EILSEQ));
+        let read_only = ErrorSpec::parse("write", Some("ENOSPC:EIO")).unwrap();
+        assert!(!read_only.tolerates(ErrorKind::Write, libc::ENOSPC));
+    }
+
+    #[test]
+    fn words_and_numbers_of_continue_on_error() {
+        let io = ErrorSpec::parse("io", None).unwrap();
+        assert!(io.tolerated[0].is_some() && io.tolerated[1].is_some());
+        assert!(io.tolerated[2].is_none());
+        assert_eq!(ErrorSpec::parse("1", None), ErrorSpec::parse("all", None));
+        assert!(ErrorSpec::parse("sometimes", None).is_err());
+        assert!(ErrorSpec::parse("all", Some("ENOTANERROR")).is_err());
+        assert!(ErrorSpec::parse("all", Some("EIO,EIO,EIO,EIO")).is_err());
+    }
+
+    #[test]
+    fn eilseq_is_a_verify_error_whatever_the_direction() {
+        assert_eq!(error_kind(false, libc::EILSEQ), ErrorKind::Verify);
+        assert_eq!(error_kind(true, libc::EIO), ErrorKind::Write);
+        assert_eq!(error_kind(false, libc::EIO), ErrorKind::Read);
+    }
+}
