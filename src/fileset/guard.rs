@@ -2,8 +2,8 @@
 //! holds a filesystem, a partition table or is mounted, unless told to.
 
 use super::TargetError;
-use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// (byte offset, magic bytes, what it means)
@@ -48,8 +48,16 @@ pub fn check_device_is_free_to_overwrite(path: &Path) -> Result<(), TargetError>
     if let Some(mount) = mounted_at(path) {
         return Err(refuse(&format!("the device is mounted on {mount}")));
     }
-    let mut head = vec![0u8; PROBE_LEN];
-    let mut f = File::open(path).map_err(|e| TargetError::io(path, "open", e))?;
+    // O_DIRECT: a buffered read would leave the device's first pages in the
+    // page cache, and a direct-I/O run with invalidate=0 would then start
+    // polluted by iolens itself (seed 000).
+    let mut head = iolens_sys::buf::AlignedBuf::new(PROBE_LEN, 4096)
+        .map_err(|e| TargetError::io(path, "allocate a buffer to read its first bytes", e))?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(iolens_sys::open_flags::DIRECT)
+        .open(path)
+        .map_err(|e| TargetError::io(path, "open", e))?;
     let mut got = 0;
     while got < head.len() {
         match f.read(&mut head[got..]) {
