@@ -4,13 +4,12 @@
 
 use super::{EXIT_OK, EXIT_USAGE};
 use crate::diagnose::bytes_text;
-use crate::fileset::{detect_signature, has_holes, mounted_at, PROBE_LEN};
+use crate::fileset::{has_holes, mounted_at, read_signature};
 use crate::observe::environment;
 use crate::observe::pagecache::CacheProbe;
 use crate::report::model::Environment;
 use std::fmt::Write;
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::sync::Arc;
@@ -82,9 +81,7 @@ fn inspect(path: &Path) -> std::io::Result<TargetFacts> {
         facts.kind = "block device";
         facts.size = iolens_sys::fd::blk_size_bytes(&*file)?;
         facts.mounted_on = mounted_at(path);
-        let mut head = vec![0u8; PROBE_LEN];
-        let got = (&*file).take(PROBE_LEN as u64).read(&mut head)?;
-        facts.signature = detect_signature(&head[..got]);
+        facts.signature = read_signature(path)?;
     } else {
         facts.kind = "file";
         facts.size = meta.len();

@@ -61,6 +61,9 @@ fn cached_during(
     let target = obs.targets.iter().find(|t| t.path == path)?;
     let at_start = guard.and_then(|g| g.pages_after).unwrap_or(0);
     let (from, to) = active_span(series)?;
+    // Sample `from` precedes the first I/O and may predate the guard's purge
+    // (the sampler starts first); the guard's own count covers the start.
+    let from = from + 1;
     let cached = |i: usize| {
         target
             .cache_series

@@ -2,8 +2,8 @@
 //! holds a filesystem, a partition table or is mounted, unless told to.
 
 use super::TargetError;
-use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// (byte offset, magic bytes, what it means)
@@ -48,20 +48,30 @@ pub fn check_device_is_free_to_overwrite(path: &Path) -> Result<(), TargetError>
     if let Some(mount) = mounted_at(path) {
         return Err(refuse(&format!("the device is mounted on {mount}")));
     }
-    let mut head = vec![0u8; PROBE_LEN];
-    let mut f = File::open(path).map_err(|e| TargetError::io(path, "open", e))?;
-    let mut got = 0;
-    while got < head.len() {
-        match f.read(&mut head[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) => return Err(TargetError::io(path, "read its first bytes", e)),
-        }
-    }
-    match detect_signature(&head[..got]) {
+    match read_signature(path).map_err(|e| TargetError::io(path, "read its first bytes", e))? {
         Some(what) => Err(refuse(&format!("the device holds {what}"))),
         None => Ok(()),
     }
+}
+
+/// What the first bytes of the device at `path` say it holds. Read with
+/// O_DIRECT: a buffered read would leave the device's first pages in the page
+/// cache, and a direct-I/O run with invalidate=0 would then start polluted by
+/// iolens itself (seed 000).
+pub fn read_signature(path: &Path) -> std::io::Result<Option<&'static str>> {
+    let mut head = iolens_sys::buf::AlignedBuf::new(PROBE_LEN, 4096)?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(iolens_sys::open_flags::DIRECT)
+        .open(path)?;
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(detect_signature(&head[..got]))
 }
 
 /// The mount point of the device at `path`, from /proc/self/mounts.

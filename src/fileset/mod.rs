@@ -18,7 +18,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use guard::{check_device_is_free_to_overwrite, detect_signature, mounted_at, PROBE_LEN};
+pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature};
 pub use layout::has_holes;
 
 /// Why a target could not be prepared. One line, naming the file and the fix.

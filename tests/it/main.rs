@@ -12,4 +12,6 @@ mod outputs;
 mod pacing;
 mod processes;
 mod quick;
+mod scenario_support;
+mod scenarios;
 mod support;
