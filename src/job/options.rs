@@ -174,6 +174,7 @@ pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
 pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
 pub const KB_BASES: &[&str] = &["1024", "1000"];
 pub const CPU_POLICIES: &[&str] = &["shared", "split"];
+pub const FILE_SERVICES: &[&str] = &["roundrobin", "random", "sequential"];
 pub const FALLOCATE_MODES: &[&str] = &["none", "native", "posix", "keep", "truncate", "0", "1"];
 pub const FADVISE_HINTS: &[&str] = &["0", "1", "sequential", "random"];
 
@@ -241,6 +242,12 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
         "ioengine=io_uring, libaio or psync",
     ),
     (
+        "file_service_type",
+        &["zipf", "pareto", "normal", "gauss"],
+        "skewed file choice is not implemented",
+        "file_service_type=random or roundrobin",
+    ),
+    (
         "rw",
         &["trim", "randtrim", "trimwrite", "randtrimwrite"],
         "trim workloads are not implemented",
@@ -280,6 +287,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
     opt("random_distribution", &[], Kind::Choice(DISTRIBUTIONS), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
+    opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write; the rest continue sequentially"),
+    opt("file_service_type", &[], Kind::Choice(FILE_SERVICES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
     opt("thread", &[], Kind::Bool, Some("0"), "1", "Run clones as threads rather than processes"),
     opt("group_reporting", &[], Kind::Bool, Some("0"), "1", "Report a group's clones as one"),
@@ -377,12 +386,10 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
-    unsupported("file_service_type", &[], Kind::Text, Some("roundrobin"), "only round-robin over a worker's files is implemented", "the default"),
     unsupported("filename_format", &[], Kind::Text, None, "generated names are always jobname.worker.file", "filename="),
     unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
-    unsupported("percentage_random", &[], Kind::Text, Some("100"), "mixing sequential and random offsets is not implemented", "rw=randread or rw=read"),
     unsupported("rw_sequencer", &[], Kind::Text, Some("sequential"), "only the sequential sequencer is implemented", "rw=randread:N"),
     unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
     unsupported("iodepth_low", &[], Kind::Count, None, "the queue is always refilled at once", "iodepth"),

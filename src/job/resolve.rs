@@ -456,6 +456,33 @@ impl<'a> Layers<'a> {
             randrepeat: self.bool("randrepeat")? || randseed.is_some(),
             randseed: self.count("randseed")?.expect("randseed has a default"),
             distribution: self.distribution()?,
+            percentage_random: self
+                .per_direction("percentage_random", units::parse_percent_number)?
+                .map(|side| side.unwrap_or(100)),
+            file_service: self.file_service()?,
+        })
+    }
+
+    fn file_service(&self) -> Result<FileService, JobError> {
+        let (word, parameter, setting) = self.choice("file_service_type")?;
+        let ios = match parameter {
+            Some(text) => text
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    setting.invalid(format!("':{text}' is not a positive number of I/Os"))
+                })?,
+            None => 1,
+        };
+        Ok(match word {
+            "random" => FileService::Random { ios },
+            "sequential" => {
+                self.no_parameter(word, setting)?;
+                FileService::Sequential
+            }
+            _ => FileService::RoundRobin { ios },
         })
     }
 
@@ -977,6 +1004,30 @@ mod tests {
         assert_eq!(spec.measure.percentile_list, DEFAULT_PERCENTILES.to_vec());
         assert_eq!(spec.measure.avg_time, Duration::from_millis(500));
         assert!(spec.measure.slat && spec.measure.clat && spec.measure.lat);
+    }
+
+    #[test]
+    fn percentage_random_and_file_service_type() {
+        let spec = job(&[]);
+        assert_eq!(spec.workload.percentage_random, [100, 100]);
+        assert_eq!(
+            spec.workload.file_service,
+            FileService::RoundRobin { ios: 1 }
+        );
+        let spec = job(&["--percentage_random=80,20", "--file_service_type=random:4"]);
+        assert_eq!(spec.workload.percentage_random, [80, 20]);
+        assert_eq!(spec.workload.file_service, FileService::Random { ios: 4 });
+        let spec = job(&["--file_service_type=sequential"]);
+        assert_eq!(spec.workload.file_service, FileService::Sequential);
+        assert!(error(&["--name=t", "--size=1m", "--percentage_random=101"])
+            .contains("percentage_random"));
+        assert!(
+            error(&["--name=t", "--size=1m", "--file_service_type=random:0"]).contains("positive")
+        );
+        assert!(
+            error(&["--name=t", "--size=1m", "--file_service_type=zipf:1.1"])
+                .contains("not supported by iolens")
+        );
     }
 
     #[test]

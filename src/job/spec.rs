@@ -258,6 +258,21 @@ pub struct WorkloadSpec {
     pub randrepeat: bool,
     pub randseed: u64,
     pub distribution: Distribution,
+    /// `percentage_random` per direction: in random patterns, the share of I/Os at a
+    /// random offset; the others continue where the previous I/O ended (100 = all random).
+    pub percentage_random: [u32; 2],
+    pub file_service: FileService,
+}
+
+/// fio's `file_service_type`: which of a worker's files the next I/O goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileService {
+    /// In turn, `ios` I/Os per file (fio's default: one).
+    RoundRobin { ios: u32 },
+    /// Uniformly chosen, `ios` I/Os per choice.
+    Random { ios: u32 },
+    /// One file to its end before the next.
+    Sequential,
 }
 
 /// Pacing: rate limits and think time.

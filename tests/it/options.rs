@@ -259,3 +259,24 @@ fn fallocate_pre_read_and_fadvise_hint_run_a_job() {
     ]);
     assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"], 64 * 1024);
 }
+
+#[test]
+fn percentage_random_and_file_service_type_cover_every_file() {
+    for service in ["random:2", "sequential", "roundrobin:3"] {
+        let service = format!("--file_service_type={service}");
+        let report = fio_json(&[
+            "--name=s",
+            "--ioengine=null",
+            "--size=64k",
+            "--nrfiles=4",
+            "--rw=randread",
+            "--percentage_random=50",
+            &service,
+        ]);
+        assert_eq!(
+            report["jobs"][0]["read"]["io_bytes"],
+            64 * 1024,
+            "{service}"
+        );
+    }
+}
