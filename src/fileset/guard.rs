@@ -41,7 +41,7 @@ pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
 pub fn check_device_is_free_to_overwrite(path: &Path) -> Result<(), TargetError> {
     let refuse = |why: &str| {
         TargetError::Config(format!(
-            "{}: {why}; writing would destroy it (pass --allow-device-write to write anyway)",
+            "{}: {why}; writing would destroy it (pass --allow-device-write, or set allow_mounted_write=1 in the job, to write anyway)",
             path.display()
         ))
     };

@@ -2,6 +2,8 @@
 //! benchmark never "reads" holes (which return zeros without touching the device).
 
 use super::TargetError;
+use crate::job::spec::Fallocate;
+use iolens_sys::fd::{self, Allocate};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::fs::{File, OpenOptions};
@@ -10,19 +12,35 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 /// What `ensure` found or did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayoutOutcome {
     pub created: bool,
     pub is_block_device: bool,
     /// The first `extent` bytes contain holes.
     pub sparse: bool,
+    /// Why `fallocate=` could not reserve the blocks; the file then grows as it is
+    /// written (fio goes on too).
+    pub preallocation_failed: Option<String>,
 }
 
 const LAYOUT_CHUNK: usize = 1 << 20;
 
-/// Make `path` hold at least `extent` bytes. With `fill`, new bytes are
-/// written with random data (and synced); otherwise the file is only extended.
-pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, TargetError> {
+/// What the jobs using one path need of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutRequest {
+    /// Bytes the jobs address.
+    pub extent: u64,
+    /// Write the missing bytes with data (the jobs read them).
+    pub fill: bool,
+    pub fallocate: Fallocate,
+    /// The file may be created when it does not exist (`allow_file_create`).
+    pub may_create: bool,
+}
+
+/// Make `path` hold at least `extent` bytes: reserve the missing blocks as
+/// `fallocate` says, then with `fill` write them with random data (and sync).
+pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, TargetError> {
+    let LayoutRequest { extent, fill, .. } = *request;
     let io_err = |what, e| TargetError::io(path, what, e);
     let meta = match std::fs::metadata(path) {
         Ok(m) => Some(m),
@@ -32,8 +50,8 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
     if let Some(m) = &meta {
         if m.file_type().is_block_device() {
             let f = File::open(path).map_err(|e| io_err("open", e))?;
-            let size = iolens_sys::fd::blk_size_bytes(&f)
-                .map_err(|e| io_err("read device size (BLKGETSIZE64)", e))?;
+            let size =
+                fd::blk_size_bytes(&f).map_err(|e| io_err("read device size (BLKGETSIZE64)", e))?;
             if extent > size {
                 return Err(TargetError::Config(format!(
                     "{}: the jobs address {extent} bytes but the device holds {size} (lower size= or offset=)",
@@ -44,6 +62,7 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
                 created: false,
                 is_block_device: true,
                 sparse: false,
+                preallocation_failed: None,
             });
         }
         if !m.file_type().is_file() {
@@ -54,7 +73,14 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
         }
     }
     let created = meta.is_none();
+    if created && !request.may_create {
+        return Err(TargetError::Config(format!(
+            "{}: does not exist, and allow_file_create=0 forbids creating it (create it first, or drop allow_file_create=0)",
+            path.display()
+        )));
+    }
     let current = meta.as_ref().map_or(0, |m| m.len());
+    let mut preallocation_failed = None;
     let mut file = OpenOptions::new()
         .write(true)
         .create(true)
@@ -62,10 +88,11 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
         .open(path)
         .map_err(|e| io_err("create", e))?;
     if current < extent {
+        preallocation_failed = preallocate(&file, request.fallocate, current, extent)
+            .err()
+            .map(|e| format!("{}: preallocating failed (fallocate=): {e}", path.display()));
         if fill {
             write_random(&mut file, current, extent).map_err(|e| io_err("lay out", e))?;
-        } else {
-            file.set_len(extent).map_err(|e| io_err("extend", e))?;
         }
     }
     let sparse = if fill || meta.is_some() {
@@ -78,6 +105,7 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
         created,
         is_block_device: false,
         sparse,
+        preallocation_failed,
     })
 }
 
@@ -85,6 +113,19 @@ pub fn ensure(path: &Path, extent: u64, fill: bool) -> Result<LayoutOutcome, Tar
 pub fn has_holes(meta: &std::fs::Metadata, extent: u64) -> bool {
     // st_blocks counts 512-byte units actually allocated.
     meta.file_type().is_file() && meta.blocks() * 512 < extent.min(meta.len())
+}
+
+/// Reserve `from..to` of a file the way fio's `fallocate=` says.
+fn preallocate(file: &File, mode: Fallocate, from: u64, to: u64) -> std::io::Result<()> {
+    match mode {
+        Fallocate::None => Ok(()),
+        Fallocate::Truncate => file.set_len(to),
+        Fallocate::Posix => fd::allocate(file, Allocate::Posix, from, to - from),
+        // fio documents native as falling back to none, silently, when the call fails
+        // (no fallocate in the filesystem, or no space for all of it at once).
+        Fallocate::Native => fd::allocate(file, Allocate::Extend, from, to - from).or(Ok(())),
+        Fallocate::Keep => fd::allocate(file, Allocate::KeepSize, from, to - from),
+    }
 }
 
 fn write_random(file: &mut File, from: u64, to: u64) -> std::io::Result<()> {
@@ -106,11 +147,20 @@ fn write_random(file: &mut File, from: u64, to: u64) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    fn request(extent: u64, fill: bool, fallocate: Fallocate) -> LayoutRequest {
+        LayoutRequest {
+            extent,
+            fill,
+            fallocate,
+            may_create: true,
+        }
+    }
+
     #[test]
     fn creates_and_fills_a_new_file_without_holes() {
         let dir = crate::testutil::scratch_dir();
         let p = dir.path().join("f");
-        let out = ensure(&p, 3 << 20, true).unwrap();
+        let out = ensure(&p, &request(3 << 20, true, Fallocate::Native)).unwrap();
         assert!(out.created && !out.sparse && !out.is_block_device);
         let data = std::fs::read(&p).unwrap();
         assert_eq!(data.len(), 3 << 20);
@@ -122,17 +172,44 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let p = dir.path().join("sparse");
         File::create(&p).unwrap().set_len(8 << 20).unwrap();
-        let out = ensure(&p, 8 << 20, true).unwrap();
+        let out = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
         assert!(!out.created);
         assert!(out.sparse);
     }
 
+    /// (length, allocated bytes) of a file, as fio 3.33 leaves a new file of a 1 MiB
+    /// write job under each `fallocate=` mode.
     #[test]
-    fn extends_without_writing_when_not_filling() {
+    fn fallocate_modes_shape_a_new_file_as_fio_does() {
         let dir = crate::testutil::scratch_dir();
-        let p = dir.path().join("w");
-        let out = ensure(&p, 1 << 20, false).unwrap();
-        assert!(out.created);
-        assert_eq!(std::fs::metadata(&p).unwrap().len(), 1 << 20);
+        for (mode, len, allocated) in [
+            (Fallocate::None, 0, false),
+            (Fallocate::Native, 1 << 20, true),
+            (Fallocate::Posix, 1 << 20, true),
+            (Fallocate::Keep, 0, true),
+            (Fallocate::Truncate, 1 << 20, false),
+        ] {
+            let p = dir.path().join(format!("{mode:?}"));
+            let out = ensure(&p, &request(1 << 20, false, mode)).unwrap();
+            assert!(out.created);
+            let meta = std::fs::metadata(&p).unwrap();
+            assert_eq!(meta.len(), len, "{mode:?}");
+            assert_eq!(meta.blocks() * 512 >= 1 << 20, allocated, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_when_creation_is_not_allowed() {
+        let dir = crate::testutil::scratch_dir();
+        let p = dir.path().join("absent");
+        let forbidden = LayoutRequest {
+            may_create: false,
+            ..request(4096, true, Fallocate::Native)
+        };
+        let message = ensure(&p, &forbidden).unwrap_err().to_string();
+        assert!(message.contains("allow_file_create=0"), "{message}");
+        assert!(!p.exists());
+        File::create(&p).unwrap();
+        assert!(!ensure(&p, &forbidden).unwrap().created);
     }
 }

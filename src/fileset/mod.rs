@@ -9,7 +9,7 @@
 mod guard;
 mod layout;
 
-use crate::job::spec::{EngineKind, JobSpec, SizeOrPercent, SyncMode};
+use crate::job::spec::{EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature};
 pub use layout::has_holes;
+use layout::LayoutRequest;
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -149,13 +150,43 @@ pub fn is_diskless(job: &JobSpec) -> bool {
 type PlannedRegion = (PathBuf, u64, u64);
 
 /// What the run needs of one path, over all jobs that use it.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct PathNeeds {
     /// Bytes the jobs address (end of the furthest region).
     extent: u64,
     reads: bool,
     writes: bool,
     overwrite: bool,
+    /// The first job using the path decides how it is preallocated.
+    fallocate: Fallocate,
+    /// Every job using the path allows creating it.
+    may_create: bool,
+    /// Every job writing the path allows writing it while mounted.
+    mounted_write: bool,
+}
+
+impl PathNeeds {
+    fn new(first_job: &JobSpec) -> Self {
+        Self {
+            extent: 0,
+            reads: false,
+            writes: false,
+            overwrite: false,
+            fallocate: first_job.files.fallocate,
+            may_create: true,
+            mounted_write: true,
+        }
+    }
+
+    fn add(&mut self, job: &JobSpec, end: u64) {
+        let writes = job.workload.rw.writes();
+        self.extent = self.extent.max(end);
+        self.reads |= job.workload.rw.reads();
+        self.writes |= writes;
+        self.overwrite |= job.io.overwrite;
+        self.may_create &= job.files.allow_file_create;
+        self.mounted_write &= !writes || job.files.allow_mounted_write;
+    }
 }
 
 /// Prepare every target of `jobs`: create and lay out files, open them, and
@@ -175,11 +206,10 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
     for (job, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
         for worker in plan {
             for (path, start, len) in worker {
-                let n = needs.entry(path.clone()).or_default();
-                n.extent = n.extent.max(start + len);
-                n.reads |= job.workload.rw.reads();
-                n.writes |= job.workload.rw.writes();
-                n.overwrite |= job.io.overwrite;
+                needs
+                    .entry(path.clone())
+                    .or_insert_with(|| PathNeeds::new(job))
+                    .add(job, start + len);
             }
         }
     }
@@ -187,10 +217,22 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
     let mut paths: Vec<_> = needs.iter().collect();
     paths.sort_by(|a, b| a.0.cmp(b.0));
     for (path, need) in paths {
-        let outcome = layout::ensure(path, need.extent, need.reads || need.overwrite)?;
-        if need.writes && outcome.is_block_device && !allow_device_write {
+        let outcome = layout::ensure(
+            path,
+            &LayoutRequest {
+                extent: need.extent,
+                fill: need.reads || need.overwrite,
+                fallocate: need.fallocate,
+                may_create: need.may_create,
+            },
+        )?;
+        // allow_mounted_write=1 in every job writing the device is the job file's own
+        // --allow-device-write: its author says the device may be overwritten.
+        let guard_lifted = allow_device_write || need.mounted_write;
+        if need.writes && outcome.is_block_device && !guard_lifted {
             check_device_is_free_to_overwrite(path)?;
         }
+        set.warnings.extend(outcome.preallocation_failed);
         if need.reads && outcome.sparse {
             set.warnings.push(format!(
                 "{}: the file has holes; reading them returns zeros without touching the device, so read results would be fake (delete it to let iolens lay it out, or write it fully first)",
@@ -436,7 +478,59 @@ fn block_sizes_of(bs: &crate::job::spec::BlockSizes) -> Vec<u64> {
     }
 }
 
+/// Give each of a worker's files the job's `fadvise_hint` (once, before the first I/O).
+/// The advice sticks to the open descriptor, which is why every worker gives it
+/// on its own: a worker process has descriptors of its own.
+pub fn advise_access(job: &JobSpec, files: &[Arc<File>]) -> std::io::Result<()> {
+    match access_advice(job) {
+        Some(access) => files
+            .iter()
+            .try_for_each(|file| fd::fadvise_access(file, access)),
+        None => Ok(()),
+    }
+}
+
+/// The advice `fadvise_hint` asks for; none for jobs that touch no file.
+fn access_advice(job: &JobSpec) -> Option<fd::Access> {
+    if is_diskless(job) {
+        return None;
+    }
+    match job.files.fadvise {
+        FadviseHint::None => None,
+        FadviseHint::Sequential => Some(fd::Access::Sequential),
+        FadviseHint::Random => Some(fd::Access::Random),
+        FadviseHint::ByPattern if job.workload.rw.is_random() => Some(fd::Access::Random),
+        FadviseHint::ByPattern => Some(fd::Access::Sequential),
+    }
+}
+
 impl FileSet {
+    /// fio's `pre_read`: read every region of a job through the page cache, so the
+    /// job starts with its data cached. A fresh buffered descriptor is used, since the
+    /// job's own may bypass the cache (direct=1).
+    pub fn pre_read(&self, job_index: usize) -> Result<(), TargetError> {
+        use std::os::unix::fs::FileExt;
+        if self.diskless[job_index] {
+            return Ok(());
+        }
+        let mut chunk = vec![0u8; 1 << 20];
+        for wf in self.workers[job_index].iter().flat_map(|w| &w.files) {
+            let path = &self.targets[wf.target].path;
+            let file =
+                File::open(path).map_err(|e| TargetError::io(path, "open for pre_read", e))?;
+            let (mut at, end) = (wf.start, wf.start + wf.len);
+            while at < end {
+                let want = (end - at).min(chunk.len() as u64) as usize;
+                match file.read_at(&mut chunk[..want], at) {
+                    Ok(0) => break,
+                    Ok(n) => at += n as u64,
+                    Err(e) => return Err(TargetError::io(path, "pre_read", e)),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The targets a job uses, each once, in first-use order; none for the null engine.
     pub fn job_targets(&self, job_index: usize) -> Vec<usize> {
         let mut targets = Vec::new();
@@ -477,5 +571,75 @@ impl FileSet {
             .flat_map(|w| &w.files)
             .map(|wf| self.targets[wf.target].dio_mem_align as usize)
             .fold(page, usize::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(args: &[&str]) -> JobSpec {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (global, jobs) = crate::job::parse_fio_args(&args).unwrap();
+        crate::job::resolve(&global, &jobs).unwrap().jobs.remove(0)
+    }
+
+    #[test]
+    fn pre_read_brings_the_region_into_the_page_cache() {
+        let dir = crate::testutil::scratch_dir();
+        let filename = format!("--filename={}", dir.path().join("f").display());
+        let spec = job(&["--name=p", &filename, "--size=4m", "--pre_read=1"]);
+        let set = prepare(std::slice::from_ref(&spec), false).unwrap();
+        let target = &set.targets[0];
+        target.drop_cache().unwrap();
+        let cached = || match iolens_sys::cachestat::cachestat(&*target.file, 0, 4 << 20) {
+            Ok(stat) => Some(stat.cache),
+            Err(e) => {
+                eprintln!("skipped: cachestat: {e}");
+                None
+            }
+        };
+        let Some(before) = cached() else { return };
+        set.pre_read(0).unwrap();
+        let after = cached().unwrap();
+        assert!(before < 256 && after == 1024, "{before} then {after} pages");
+    }
+
+    #[test]
+    fn mounted_writes_are_allowed_only_when_every_writer_allows_them() {
+        let reader = job(&["--name=r", "--filename=/dev/x", "--rw=read"]);
+        let writer = job(&["--name=w", "--filename=/dev/x", "--rw=write"]);
+        let allowed = job(&[
+            "--name=a",
+            "--filename=/dev/x",
+            "--rw=write",
+            "--allow_mounted_write=1",
+        ]);
+        let needs = |jobs: &[&JobSpec]| {
+            let mut needs = PathNeeds::new(jobs[0]);
+            jobs.iter().for_each(|job| needs.add(job, 4096));
+            needs.mounted_write
+        };
+        assert!(needs(&[&allowed, &reader]));
+        assert!(!needs(&[&allowed, &writer]));
+        assert!(!needs(&[&writer]));
+    }
+
+    #[test]
+    fn fadvise_hint_follows_the_pattern_or_the_option() {
+        let advice = |args: &[&str]| {
+            let mut all = vec!["--name=a", "--size=1m"];
+            all.extend_from_slice(args);
+            access_advice(&job(&all))
+        };
+        assert_eq!(advice(&[]), Some(fd::Access::Sequential));
+        assert_eq!(advice(&["--rw=randread"]), Some(fd::Access::Random));
+        assert_eq!(
+            advice(&["--rw=randread", "--fadvise_hint=sequential"]),
+            Some(fd::Access::Sequential)
+        );
+        assert_eq!(advice(&["--fadvise_hint=random"]), Some(fd::Access::Random));
+        assert_eq!(advice(&["--fadvise_hint=0"]), None);
+        assert_eq!(advice(&["--ioengine=null"]), None);
     }
 }

@@ -174,6 +174,9 @@ pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
 pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
 pub const KB_BASES: &[&str] = &["1024", "1000"];
 pub const CPU_POLICIES: &[&str] = &["shared", "split"];
+pub const FILE_SERVICES: &[&str] = &["roundrobin", "random", "sequential"];
+pub const FALLOCATE_MODES: &[&str] = &["none", "native", "posix", "keep", "truncate", "0", "1"];
+pub const FADVISE_HINTS: &[&str] = &["0", "1", "sequential", "random"];
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
 pub const BARE_TEXT_OPTIONS: &[&str] = &[
@@ -239,6 +242,12 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
         "ioengine=io_uring, libaio or psync",
     ),
     (
+        "file_service_type",
+        &["zipf", "pareto", "normal", "gauss"],
+        "skewed file choice is not implemented",
+        "file_service_type=random or roundrobin",
+    ),
+    (
         "rw",
         &["trim", "randtrim", "trimwrite", "randtrimwrite"],
         "trim workloads are not implemented",
@@ -278,6 +287,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
     opt("random_distribution", &[], Kind::Choice(DISTRIBUTIONS), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
+    opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write; the rest continue sequentially"),
+    opt("file_service_type", &[], Kind::Choice(FILE_SERVICES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
     opt("thread", &[], Kind::Bool, Some("0"), "1", "Run clones as threads rather than processes"),
     opt("group_reporting", &[], Kind::Bool, Some("0"), "1", "Report a group's clones as one"),
@@ -344,6 +355,13 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("description", &[], Kind::Text, None, "random reads, cold cache", "Free text shown with the job's results"),
     opt("stats", &[], Kind::Bool, Some("1"), "0", "0: run the job but leave it out of the results"),
     opt("per_job_logs", &[], Kind::Bool, Some("1"), "0", "Number log files per worker; 0: one file per job"),
+    // Files: creation, preparation, guards.
+    opt("allow_file_create", &[], Kind::Bool, Some("1"), "0", "0: a file that does not exist is an error instead of being created"),
+    opt("create_only", &[], Kind::Bool, Some("0"), "1", "Only create and lay out the files; do no I/O"),
+    opt("fallocate", &[], Kind::Choice(FALLOCATE_MODES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
+    opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
+    opt("fadvise_hint", &[], Kind::Choice(FADVISE_HINTS), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
+    opt("allow_mounted_write", &[], Kind::Bool, Some("0"), "1", "Allow writing to a mounted block device"),
 
     // Harmless here: accepted, with a warning saying why nothing changes.
     ignored("clocksource", &[], Kind::Text, None, "iolens picks its own clock (the TSC where the kernel trusts it)"),
@@ -367,20 +385,12 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exit_what", &[], Kind::Text, Some("group"), "stopping the other jobs when one ends is not implemented", "runtime with time_based"),
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
-    unsupported("create_only", &[], Kind::Bool, Some("0"), "a create-only pass is not implemented", "a short write job"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
-    unsupported("allow_file_create", &[], Kind::Bool, Some("1"), "files that do not exist are always created", "the default"),
-    unsupported("allow_mounted_write", &[], Kind::Bool, Some("0"), "writes to devices are guarded by iolens's own flag", "iolens run --allow-device-write"),
-    unsupported("fallocate", &[], Kind::Text, Some("native"), "choosing how files are preallocated is not implemented", "the default"),
-    unsupported("pre_read", &[], Kind::Bool, Some("0"), "reading files into the cache before the run is not implemented", "a read job before this one"),
-    unsupported("file_service_type", &[], Kind::Text, Some("roundrobin"), "only round-robin over a worker's files is implemented", "the default"),
     unsupported("filename_format", &[], Kind::Text, None, "generated names are always jobname.worker.file", "filename="),
     unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
-    unsupported("percentage_random", &[], Kind::Text, Some("100"), "mixing sequential and random offsets is not implemented", "rw=randread or rw=read"),
     unsupported("rw_sequencer", &[], Kind::Text, Some("sequential"), "only the sequential sequencer is implemented", "rw=randread:N"),
-    unsupported("fadvise_hint", &[], Kind::Text, Some("1"), "access-pattern advice is not implemented", "direct=1 to bypass the cache"),
     unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
     unsupported("iodepth_low", &[], Kind::Count, None, "the queue is always refilled at once", "iodepth"),
     unsupported("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "a minimum rate is not enforced", "rate="),

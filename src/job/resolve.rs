@@ -311,6 +311,7 @@ impl<'a> Layers<'a> {
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
         self.check_statuses(warnings)?;
         let engine = self.engine(warnings)?;
+        let files = self.files(engine.kind)?;
         let target = self.target()?;
         let workload = self.workload()?;
         if self.kb_base == KbBase::Compat1024 {
@@ -329,6 +330,7 @@ impl<'a> Layers<'a> {
             exec: self.exec()?,
             logs: self.logs()?,
             errors: self.errors()?,
+            files,
         })
     }
 
@@ -454,6 +456,33 @@ impl<'a> Layers<'a> {
             randrepeat: self.bool("randrepeat")? || randseed.is_some(),
             randseed: self.count("randseed")?.expect("randseed has a default"),
             distribution: self.distribution()?,
+            percentage_random: self
+                .per_direction("percentage_random", units::parse_percent_number)?
+                .map(|side| side.unwrap_or(100)),
+            file_service: self.file_service()?,
+        })
+    }
+
+    fn file_service(&self) -> Result<FileService, JobError> {
+        let (word, parameter, setting) = self.choice("file_service_type")?;
+        let ios = match parameter {
+            Some(text) => text
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    setting.invalid(format!("':{text}' is not a positive number of I/Os"))
+                })?,
+            None => 1,
+        };
+        Ok(match word {
+            "random" => FileService::Random { ios },
+            "sequential" => {
+                self.no_parameter(word, setting)?;
+                FileService::Sequential
+            }
+            _ => FileService::RoundRobin { ios },
         })
     }
 
@@ -574,7 +603,8 @@ impl<'a> Layers<'a> {
             fsync: self.count_u32("fsync", 0)?,
             fdatasync: self.count_u32("fdatasync", 0)?,
             end_fsync: self.bool("end_fsync")?,
-            invalidate: self.bool("invalidate")?,
+            // Dropping the cache right after pre_read filled it would undo it (as fio).
+            invalidate: self.bool("invalidate")? && !self.bool("pre_read")?,
             overwrite: self.bool("overwrite")?,
             unlink: self.bool("unlink")?,
         })
@@ -664,6 +694,40 @@ impl<'a> Layers<'a> {
             max_value: self.bool("log_max_value")?,
             offset: self.bool("log_offset")?,
             per_job: self.bool("per_job_logs")?,
+        })
+    }
+
+    fn files(&self, engine: EngineKind) -> Result<FilesSpec, JobError> {
+        let (mode, _, setting) = self.choice("fallocate")?;
+        self.no_parameter(mode, setting)?;
+        let fallocate = match mode {
+            "none" | "0" => Fallocate::None,
+            "posix" | "1" => Fallocate::Posix,
+            "keep" => Fallocate::Keep,
+            "truncate" => Fallocate::Truncate,
+            _ => Fallocate::Native,
+        };
+        // A file left shorter than the job's region has nothing there to map.
+        if engine == EngineKind::Mmap && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
+            return Err(setting.invalid_with_hint(
+                "leaves a new file shorter than the job, which ioengine=mmap cannot map",
+                "use fallocate=native or truncate with ioengine=mmap",
+            ));
+        }
+        let (hint, _, setting) = self.choice("fadvise_hint")?;
+        self.no_parameter(hint, setting)?;
+        Ok(FilesSpec {
+            allow_file_create: self.bool("allow_file_create")?,
+            create_only: self.bool("create_only")?,
+            fallocate,
+            pre_read: self.bool("pre_read")?,
+            fadvise: match hint {
+                "0" => FadviseHint::None,
+                "sequential" => FadviseHint::Sequential,
+                "random" => FadviseHint::Random,
+                _ => FadviseHint::ByPattern,
+            },
+            allow_mounted_write: self.bool("allow_mounted_write")?,
         })
     }
 
@@ -940,6 +1004,68 @@ mod tests {
         assert_eq!(spec.measure.percentile_list, DEFAULT_PERCENTILES.to_vec());
         assert_eq!(spec.measure.avg_time, Duration::from_millis(500));
         assert!(spec.measure.slat && spec.measure.clat && spec.measure.lat);
+    }
+
+    #[test]
+    fn percentage_random_and_file_service_type() {
+        let spec = job(&[]);
+        assert_eq!(spec.workload.percentage_random, [100, 100]);
+        assert_eq!(
+            spec.workload.file_service,
+            FileService::RoundRobin { ios: 1 }
+        );
+        let spec = job(&["--percentage_random=80,20", "--file_service_type=random:4"]);
+        assert_eq!(spec.workload.percentage_random, [80, 20]);
+        assert_eq!(spec.workload.file_service, FileService::Random { ios: 4 });
+        let spec = job(&["--file_service_type=sequential"]);
+        assert_eq!(spec.workload.file_service, FileService::Sequential);
+        assert!(error(&["--name=t", "--size=1m", "--percentage_random=101"])
+            .contains("percentage_random"));
+        assert!(
+            error(&["--name=t", "--size=1m", "--file_service_type=random:0"]).contains("positive")
+        );
+        assert!(
+            error(&["--name=t", "--size=1m", "--file_service_type=zipf:1.1"])
+                .contains("not supported by iolens")
+        );
+    }
+
+    #[test]
+    fn file_options() {
+        let defaults = job(&[]).files;
+        assert!(defaults.allow_file_create && !defaults.create_only && !defaults.pre_read);
+        assert_eq!(defaults.fallocate, Fallocate::Native);
+        assert_eq!(defaults.fadvise, FadviseHint::ByPattern);
+        assert!(!defaults.allow_mounted_write);
+        let spec = job(&[
+            "--allow_file_create=0",
+            "--create_only=1",
+            "--pre_read=1",
+            "--fadvise_hint=sequential",
+            "--allow_mounted_write=1",
+        ]);
+        assert!(!spec.files.allow_file_create && spec.files.create_only && spec.files.pre_read);
+        assert!(spec.files.allow_mounted_write);
+        assert_eq!(spec.files.fadvise, FadviseHint::Sequential);
+        assert!(!spec.io.invalidate, "pre_read turns invalidate off");
+        for (word, mode) in [
+            ("0", Fallocate::None),
+            ("none", Fallocate::None),
+            ("1", Fallocate::Posix),
+            ("keep", Fallocate::Keep),
+            ("truncate", Fallocate::Truncate),
+        ] {
+            let arg = format!("--fallocate={word}");
+            assert_eq!(job(&[&arg]).files.fallocate, mode, "{word}");
+        }
+        assert_eq!(job(&["--fadvise_hint=0"]).files.fadvise, FadviseHint::None);
+        assert!(error(&[
+            "--name=t",
+            "--size=1m",
+            "--ioengine=mmap",
+            "--fallocate=keep"
+        ])
+        .contains("cannot map"));
     }
 
     #[test]

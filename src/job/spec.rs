@@ -198,6 +198,46 @@ pub struct TargetSpec {
     pub loops: u32,
 }
 
+/// fio's `fallocate=`: how a file that is laid out gets its blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fallocate {
+    /// Nothing reserved: a new file of a write job starts empty and grows as it is written.
+    None,
+    /// `fallocate(2)`; where the filesystem lacks it, the file is only extended.
+    Native,
+    /// `posix_fallocate(3)` (emulated by writing where the filesystem lacks fallocate).
+    Posix,
+    /// Blocks reserved but the length left as it is (`FALLOC_FL_KEEP_SIZE`).
+    Keep,
+    /// Extended to its size with no blocks reserved (a sparse file).
+    Truncate,
+}
+
+/// fio's `fadvise_hint=`: access advice given on each file before the first I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FadviseHint {
+    None,
+    /// Random for random patterns, sequential for the others (fio's default, `1`).
+    ByPattern,
+    Sequential,
+    Random,
+}
+
+/// How a job's files are created, prepared and guarded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilesSpec {
+    /// `allow_file_create=0`: a file that does not exist is an error.
+    pub allow_file_create: bool,
+    /// `create_only`: lay out the files and do no I/O.
+    pub create_only: bool,
+    pub fallocate: Fallocate,
+    /// `pre_read`: read the job's regions into the page cache before it starts.
+    pub pre_read: bool,
+    pub fadvise: FadviseHint,
+    /// `allow_mounted_write`: writing to a mounted block device is allowed.
+    pub allow_mounted_write: bool,
+}
+
 /// What the workers do and in what order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
@@ -218,6 +258,21 @@ pub struct WorkloadSpec {
     pub randrepeat: bool,
     pub randseed: u64,
     pub distribution: Distribution,
+    /// `percentage_random` per direction: in random patterns, the share of I/Os at a
+    /// random offset; the others continue where the previous I/O ended (100 = all random).
+    pub percentage_random: [u32; 2],
+    pub file_service: FileService,
+}
+
+/// fio's `file_service_type`: which of a worker's files the next I/O goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileService {
+    /// In turn, `ios` I/Os per file (fio's default: one).
+    RoundRobin { ios: u32 },
+    /// Uniformly chosen, `ios` I/Os per choice.
+    Random { ios: u32 },
+    /// One file to its end before the next.
+    Sequential,
 }
 
 /// Pacing: rate limits and think time.
@@ -353,6 +408,7 @@ pub struct JobSpec {
     pub logs: LogSpec,
     /// `continue_on_error` / `ignore_error`.
     pub errors: super::errors::ErrorSpec,
+    pub files: FilesSpec,
 }
 
 /// fio's default `percentile_list`.

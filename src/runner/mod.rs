@@ -82,19 +82,36 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if control::stop_requested(req.stop) {
             break;
         }
-        for &j in &group.jobs {
+        // create_only jobs are done once their files are laid out: no worker runs.
+        let (create_only, io_jobs): (Vec<usize>, Vec<usize>) = group
+            .jobs
+            .iter()
+            .partition(|&&j| req.jobs[j].files.create_only);
+        for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
             warnings.extend(guards.warnings);
             cache_guards.extend(guards.records);
+            if req.jobs[j].files.pre_read {
+                files.pre_read(j)?;
+            }
         }
         if let Some(progress) = req.progress {
-            progress.group_started(req.jobs, &group.jobs, board.clone());
+            progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let group_results = run_group(req, &files, &board, &group.jobs, &results, started_unix_ms);
+        let group_results = run_group(req, &files, &board, &io_jobs, &results, started_unix_ms);
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
-        for (&j, r) in group.jobs.iter().zip(group_results) {
+        let idle = create_only.iter().map(|&j| {
+            let workers = req.jobs[j].exec.numjobs as usize;
+            (
+                j,
+                std::iter::repeat_with(WorkerResult::empty)
+                    .take(workers)
+                    .collect(),
+            )
+        });
+        for (j, r) in io_jobs.iter().copied().zip(group_results).chain(idle) {
             for w in &r {
                 warnings.extend(
                     w.notes

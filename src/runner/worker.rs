@@ -170,7 +170,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
     };
-    let engine = E::open(&setup);
+    let engine = crate::fileset::advise_access(job, &ctx.files).and_then(|()| E::open(&setup));
     ctx.live.worker_started();
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();

@@ -12,9 +12,10 @@ pub mod rng;
 
 pub use offsets::FileRegion;
 
-use crate::job::spec::{Ddir, WorkloadSpec};
+use crate::job::spec::{Ddir, FileService, WorkloadSpec};
 use choice::{DirectionPicker, SizePicker};
 use offsets::{OffsetRules, RegionCursor};
+use rand::Rng;
 use rng::{stream_rng, RngStream, WorkerRng};
 
 /// One I/O to issue.
@@ -28,20 +29,23 @@ pub struct NextIo {
 
 /// Generates the I/Os of one worker over its file regions, one pass at a time.
 ///
-/// Regions are served round robin in (file, start) order, one I/O each (fio's
-/// default `file_service_type`). A region's pass ends after its length in bytes, or for
-/// random patterns with the random map once every block was picked; the whole pass
-/// ends when every region's has.
+/// Regions are kept in (file, start) order and served as `file_service_type` says
+/// (fio's default: round robin, one I/O each). A region's pass ends after its length
+/// in bytes, or for random patterns with the random map once every block was picked;
+/// the whole pass ends when every region's has.
 #[derive(Debug, Clone)]
 pub struct IoGenerator {
     direction: DirectionPicker,
     sizes: [SizePicker; 2],
     rules: OffsetRules,
-    /// Regions `..active` still have I/O left in this pass; finished ones are
-    /// swapped behind them so a pass's tail costs no scanning.
+    /// Regions `..active` still have I/O left in this pass, in order; finished ones
+    /// are moved behind them.
     regions: Vec<RegionCursor>,
     active: usize,
-    turn: usize,
+    service: FileService,
+    /// The region being served and the I/Os it still gets before the next choice.
+    current: usize,
+    ios_left_on_current: u32,
     rng: WorkerRng,
 }
 
@@ -71,6 +75,7 @@ impl IoGenerator {
             align,
             unit: in_use(align),
             min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
+            percent_random: w.percentage_random,
         };
         let mut rng = stream_rng(seed, RngStream::Offsets);
         // a fixed order, restored for each pass, keeps passes alike
@@ -85,9 +90,36 @@ impl IoGenerator {
             rules,
             active: regions.len(),
             regions,
-            turn: 0,
+            service: w.file_service,
+            current: 0,
+            ios_left_on_current: 0,
             rng,
         }
+    }
+
+    /// The region the next I/O goes to (`active` > 0).
+    #[inline]
+    fn choose_region(&mut self) -> usize {
+        if self.ios_left_on_current == 0 || self.current >= self.active {
+            let (next, ios) = match self.service {
+                FileService::RoundRobin { ios } => (self.current % self.active, ios),
+                FileService::Random { ios } => (self.rng.random_range(0..self.active), ios),
+                FileService::Sequential => (0, u32::MAX),
+            };
+            self.current = next;
+            self.ios_left_on_current = ios;
+        }
+        self.ios_left_on_current -= 1;
+        self.current
+    }
+
+    /// The region at `index` is done for this pass: move it behind the active ones,
+    /// keeping the others in order, so the next in turn takes its place.
+    #[cold]
+    fn retire(&mut self, index: usize) {
+        self.regions[index..self.active].rotate_left(1);
+        self.active -= 1;
+        self.ios_left_on_current = 0;
     }
 
     /// Start a new pass (the next loop, or a time-based run wrapping around).
@@ -98,7 +130,8 @@ impl IoGenerator {
             region.restart(&mut self.rng);
         }
         self.active = self.regions.len();
-        self.turn = 0;
+        self.current = 0;
+        self.ios_left_on_current = 0;
     }
 }
 
@@ -112,13 +145,16 @@ impl Iterator for IoGenerator {
     #[inline]
     fn next(&mut self) -> Option<NextIo> {
         while self.active > 0 {
-            let index = self.turn % self.active;
+            let index = self.choose_region();
             let ddir = self.direction.pick(&mut self.rng);
             let len = self.sizes[ddir.index()].pick(&mut self.rng);
             let region = &mut self.regions[index];
             match region.next(ddir, u64::from(len), &self.rules, &mut self.rng) {
                 Some((offset, len)) => {
-                    self.turn = index + 1;
+                    if self.ios_left_on_current == 0 {
+                        // round robin moves on to the next region in order
+                        self.current = index + 1;
+                    }
                     return Some(NextIo {
                         ddir,
                         file: region.region().file,
@@ -127,10 +163,7 @@ impl Iterator for IoGenerator {
                         len: len as u32,
                     });
                 }
-                None => {
-                    self.active -= 1;
-                    self.regions.swap(index, self.active);
-                }
+                None => self.retire(index),
             }
         }
         None
@@ -156,6 +189,8 @@ mod tests {
             randrepeat: true,
             randseed: 0,
             distribution: Distribution::Random,
+            percentage_random: [100, 100],
+            file_service: FileService::RoundRobin { ios: 1 },
         }
     }
 
@@ -351,6 +386,61 @@ mod tests {
             .iter()
             .for_each(|file| *per_file.entry(*file).or_insert(0) += 1);
         assert_eq!(per_file, HashMap::from([(0, 2), (1, 5), (2, 3)]));
+    }
+
+    fn three_files() -> Vec<FileRegion> {
+        (0..3)
+            .map(|file| FileRegion {
+                file,
+                start: 0,
+                len: 4 * 4 * KIB,
+            })
+            .collect()
+    }
+
+    fn files_served(service: FileService) -> Vec<u32> {
+        let mut w = spec(RwPattern::Read, 4 * KIB);
+        w.file_service = service;
+        let mut generator = IoGenerator::new(&w, three_files(), 5);
+        pass(&mut generator).iter().map(|io| io.file).collect()
+    }
+
+    #[test]
+    fn file_service_type_orders_the_files() {
+        assert_eq!(
+            files_served(FileService::Sequential),
+            [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+        );
+        assert_eq!(
+            files_served(FileService::RoundRobin { ios: 2 }),
+            [0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]
+        );
+        let random = files_served(FileService::Random { ios: 1 });
+        assert_eq!(random.len(), 12);
+        assert_ne!(random, files_served(FileService::RoundRobin { ios: 1 }));
+        for file in 0..3 {
+            assert_eq!(random.iter().filter(|&&f| f == file).count(), 4);
+        }
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_steps_into_random_picks() {
+        let follows = |percent: u32| {
+            let mut w = spec(RwPattern::RandRead, 4 * KIB);
+            w.randommap = false;
+            w.percentage_random = [percent, 100];
+            let mut generator = IoGenerator::new(&w, one_file(1 << 30), 8);
+            let ios = pass(&mut generator);
+            let steps = ios
+                .windows(2)
+                .take(10_000)
+                .filter(|pair| pair[1].offset == pair[0].offset + 4 * KIB)
+                .count();
+            steps as f64 / 10_000.0
+        };
+        assert!(follows(100) < 0.01);
+        assert!((0.7..0.8).contains(&follows(25)), "{}", follows(25));
+        assert!(follows(0) > 0.99);
     }
 
     #[test]

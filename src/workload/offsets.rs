@@ -34,6 +34,9 @@ pub struct OffsetRules {
     pub unit: u64,
     /// Size of the smallest block in use; a region's tail shorter than it is never touched.
     pub min_block: u64,
+    /// Random patterns: per direction, the per cent of I/Os at a random offset
+    /// (`percentage_random`); the others start where the previous I/O ended.
+    pub percent_random: [u32; 2],
 }
 
 /// How random patterns pick a block of a region.
@@ -276,6 +279,13 @@ impl RegionCursor {
             self.run_left -= 1;
             return Some(self.run_next - self.run_next % align);
         }
+        let percent_random = rules.percent_random[ddir.index()];
+        if percent_random < 100
+            && self.run_next < self.usable_len
+            && rng.random_range(0..100) >= percent_random
+        {
+            return Some(self.run_next - self.run_next % align);
+        }
         let block = self.choice.pick(self.blocks, rng)?;
         self.run_left = rules.run_len.saturating_sub(1);
         let offset = block * rules.unit;
@@ -296,6 +306,7 @@ mod tests {
             align: [block; 2],
             unit: block,
             min_block: block,
+            percent_random: [100; 2],
         }
     }
 

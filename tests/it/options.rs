@@ -207,3 +207,76 @@ fn continue_on_error_counts_tolerated_errors_and_the_job_goes_on() {
         .unwrap();
     assert_eq!(report["jobs"][0]["total_err"], 1);
 }
+
+/// Runs one job on a file in a fresh scratch directory: (exit status, fio-style JSON or
+/// Null, stderr, the file's path).
+fn file_job(args: &[&str]) -> (std::process::Output, PathBuf, tempfile::TempDir) {
+    let dir = scratch();
+    let file = dir.path().join("f");
+    let filename = format!("--filename={}", file.display());
+    let mut all = vec!["run", "--output-format=json", "--name=f", &filename];
+    all.extend_from_slice(args);
+    (iolens(&all), file, dir)
+}
+
+#[test]
+fn allow_file_create_0_refuses_a_missing_file_and_create_only_does_no_io() {
+    let (out, file, _dir) = file_job(&["--size=64k", "--allow_file_create=0"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("allow_file_create=0"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!file.exists());
+
+    let (out, file, _dir) = file_job(&["--size=64k", "--rw=write", "--create_only=1"]);
+    let report = json(&out);
+    assert_eq!(report["jobs"][0]["write"]["io_bytes"], 0);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 * 1024);
+}
+
+#[test]
+fn fallocate_pre_read_and_fadvise_hint_run_a_job() {
+    use std::os::unix::fs::MetadataExt;
+    // A write job under fallocate=keep starts from an empty file that the writes fill.
+    let (out, file, _dir) = file_job(&["--size=64k", "--rw=write", "--fallocate=keep"]);
+    assert_eq!(json(&out)["jobs"][0]["write"]["io_bytes"], 64 * 1024);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 * 1024);
+    let (out, file, _dir) = file_job(&[
+        "--size=64k",
+        "--rw=write",
+        "--fallocate=truncate",
+        "--create_only=1",
+    ]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::metadata(&file).unwrap().blocks(), 0);
+    let (out, _file, _dir) = file_job(&[
+        "--size=64k",
+        "--rw=randread",
+        "--pre_read=1",
+        "--fadvise_hint=random",
+    ]);
+    assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"], 64 * 1024);
+}
+
+#[test]
+fn percentage_random_and_file_service_type_cover_every_file() {
+    for service in ["random:2", "sequential", "roundrobin:3"] {
+        let service = format!("--file_service_type={service}");
+        let report = fio_json(&[
+            "--name=s",
+            "--ioengine=null",
+            "--size=64k",
+            "--nrfiles=4",
+            "--rw=randread",
+            "--percentage_random=50",
+            &service,
+        ]);
+        assert_eq!(
+            report["jobs"][0]["read"]["io_bytes"],
+            64 * 1024,
+            "{service}"
+        );
+    }
+}

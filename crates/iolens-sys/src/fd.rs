@@ -103,13 +103,36 @@ pub fn pwritev2(fd: impl AsFd, buf: &[u8], offset: u64, hipri: bool) -> io::Resu
 
 /// Drop the page cache of a range (`len` 0 = to the end of the file).
 pub fn fadvise_dontneed(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+    fadvise(fd, offset, len, libc::POSIX_FADV_DONTNEED)
+}
+
+/// The access pattern a file will see, for the kernel's readahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Normal,
+    Sequential,
+    Random,
+}
+
+/// Tell the kernel how the whole file will be read (`POSIX_FADV_NORMAL`/`SEQUENTIAL`/`RANDOM`).
+/// The advice belongs to the open file description, so it holds for every I/O through `fd`.
+pub fn fadvise_access(fd: impl AsFd, access: Access) -> io::Result<()> {
+    let advice = match access {
+        Access::Normal => libc::POSIX_FADV_NORMAL,
+        Access::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Access::Random => libc::POSIX_FADV_RANDOM,
+    };
+    fadvise(fd, 0, 0, advice)
+}
+
+fn fadvise(fd: impl AsFd, offset: u64, len: u64, advice: libc::c_int) -> io::Result<()> {
     // SAFETY: plain syscall on a borrowed, open fd; no memory is passed.
     let err = unsafe {
         libc::posix_fadvise(
             fd.as_fd().as_raw_fd(),
             offset as libc::off_t,
             len as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
+            advice,
         )
     };
     // posix_fadvise returns the error number instead of setting errno.
@@ -120,10 +143,68 @@ pub fn fadvise_dontneed(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> 
     }
 }
 
+/// How `allocate` reserves a file's blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocate {
+    /// `fallocate(2)` mode 0: blocks reserved, the file grows to cover them.
+    Extend,
+    /// `FALLOC_FL_KEEP_SIZE`: blocks reserved past the end; the length stays.
+    KeepSize,
+    /// `posix_fallocate(3)`: like `Extend`, emulated by glibc (writing a byte per
+    /// block) where the filesystem has no fallocate.
+    Posix,
+}
+
+/// Reserve the blocks of `offset..offset + len`. `Extend` and `KeepSize` fail with
+/// `EOPNOTSUPP` on filesystems without fallocate.
+pub fn allocate(fd: impl AsFd, mode: Allocate, offset: u64, len: u64) -> io::Result<()> {
+    let raw = fd.as_fd().as_raw_fd();
+    let (offset, len) = (offset as libc::off_t, len as libc::off_t);
+    match mode {
+        Allocate::Posix => {
+            // SAFETY: plain call on a borrowed, open fd; no memory is passed.
+            let err = unsafe { libc::posix_fallocate(raw, offset, len) };
+            if err == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::from_raw_os_error(err))
+            }
+        }
+        Allocate::Extend | Allocate::KeepSize => {
+            let flags = if mode == Allocate::KeepSize {
+                libc::FALLOC_FL_KEEP_SIZE
+            } else {
+                0
+            };
+            // SAFETY: plain syscall on a borrowed, open fd; no memory is passed.
+            check(unsafe { libc::fallocate(raw, flags, offset, len) } as libc::ssize_t).map(drop)
+        }
+    }
+}
+
+/// Free the blocks of `offset..offset + len` in a regular file, keeping its length
+/// (`FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`): a file's "trim".
+#[inline]
+pub fn punch_hole(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+    let flags = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    // SAFETY: plain syscall on a borrowed, open fd; no memory is passed.
+    let ret = unsafe {
+        libc::fallocate(
+            fd.as_fd().as_raw_fd(),
+            flags,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    };
+    check(ret as libc::ssize_t).map(drop)
+}
+
 // Block-device ioctls (linux/fs.h). BLKGETSIZE64 is `_IOR(0x12, 114, size_t)` in the
 // generic ioctl encoding used by x86_64 and aarch64; libc does not export it.
 const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
 const BLKFLSBUF: libc::Ioctl = 0x1261;
+/// `_IO(0x12, 119)`.
+const BLKDISCARD: libc::Ioctl = 0x1277;
 
 pub fn is_block_device(file: &File) -> io::Result<bool> {
     Ok(file.metadata()?.file_type().is_block_device())
@@ -151,6 +232,17 @@ pub fn blk_physical_sector(fd: impl AsFd) -> io::Result<u32> {
     // SAFETY: BLKPBSZGET writes one unsigned int through the pointer, which points at `size`.
     let ret = unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), libc::BLKPBSZGET, &mut size) };
     check(ret as libc::ssize_t).map(|_| size)
+}
+
+/// Discard `offset..offset + len` of a block device (BLKDISCARD): the device may
+/// forget the data. Both must be multiples of the logical sector size.
+#[inline]
+pub fn blk_discard(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+    let range: [u64; 2] = [offset, len];
+    // SAFETY: BLKDISCARD reads two u64 (start, length) through the pointer, which
+    // points at `range`, alive for the call.
+    let ret = unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), BLKDISCARD, range.as_ptr()) };
+    check(ret as libc::ssize_t).map(drop)
 }
 
 /// Write back and drop the device's buffer cache (needs CAP_SYS_ADMIN).
@@ -298,6 +390,71 @@ mod tests {
             assert_eq!(dio.offset_align, logical);
         }
         blk_flush_buffers(&file).unwrap();
+    }
+
+    #[test]
+    fn access_advice_is_accepted_on_files() {
+        let (_dir, file) = scratch_file(4096);
+        for access in [Access::Sequential, Access::Random, Access::Normal] {
+            fadvise_access(&file, access).unwrap();
+        }
+    }
+
+    /// 512-byte blocks the file has allocated.
+    fn allocated_blocks(file: &File) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        file.metadata().unwrap().blocks()
+    }
+
+    #[test]
+    fn allocate_modes_reserve_blocks_with_or_without_the_length() {
+        for (mode, expected_len) in [
+            (Allocate::Extend, 1 << 20),
+            (Allocate::KeepSize, 0),
+            (Allocate::Posix, 1 << 20),
+        ] {
+            let (_dir, file) = scratch_file(0);
+            match allocate(&file, mode, 0, 1 << 20) {
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => return,
+                result => result.unwrap(),
+            }
+            assert_eq!(file.metadata().unwrap().len(), expected_len, "{mode:?}");
+            assert!(allocated_blocks(&file) * 512 >= 1 << 20, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn punch_hole_frees_blocks_and_keeps_the_length() {
+        let (_dir, file) = scratch_file(0);
+        pwritev(&file, &vec![7u8; 1 << 20], 0).unwrap();
+        file.sync_all().unwrap();
+        let before = allocated_blocks(&file);
+        match punch_hole(&file, 0, 512 * 1024) {
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => return,
+            result => result.unwrap(),
+        }
+        assert_eq!(file.metadata().unwrap().len(), 1 << 20);
+        assert!(allocated_blocks(&file) < before);
+        let mut back = [1u8; 16];
+        preadv(&file, &mut back, 4096).unwrap();
+        assert_eq!(back, [0; 16]);
+    }
+
+    #[test]
+    fn discard_on_a_loop_device_and_not_on_a_file() {
+        let (dir, file) = scratch_file(8 << 20);
+        assert!(blk_discard(&file, 0, 4096).is_err());
+        let Some(dev) = LoopDevice::attach(&dir.path().join("data")) else {
+            return;
+        };
+        let device = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dev.path())
+            .unwrap();
+        blk_discard(&device, 0, 1 << 20).unwrap();
+        let err = blk_discard(&device, 1, 512).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
     }
 
     #[test]
