@@ -54,6 +54,12 @@ pub(super) fn report(
         observations: Default::default(),
         environment: Default::default(),
         findings: Vec::new(),
+        terminated: None,
+        verify: results
+            .iter()
+            .flatten()
+            .filter_map(|w| w.verify.clone())
+            .collect(),
     }
 }
 

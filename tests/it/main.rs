@@ -11,3 +11,4 @@ mod outputs;
 mod pacing;
 mod processes;
 mod support;
+mod verify;
