@@ -6,6 +6,7 @@
 //! process pollute a block device's page cache mid-run. Descriptors live in
 //! the `FileSet` until the whole run is over.
 
+mod contain;
 mod guard;
 mod layout;
 
@@ -18,7 +19,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use guard::check_device_is_free_to_overwrite;
+pub use guard::{check_device_is_free_to_overwrite, GuardOverrides};
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -155,11 +156,13 @@ struct PathNeeds {
     reads: bool,
     writes: bool,
     overwrite: bool,
+    /// Every writing job on the path says `allow_mounted_write=1`.
+    allow_mounted_write: bool,
 }
 
 /// Prepare every target of `jobs`: create and lay out files, open them, and
-/// assign each worker its regions. `allow_device_write` lifts the guard on
-/// block devices that hold a filesystem or partition table.
+/// assign each worker its regions. `allow_device_write` (`--allow-destructive`)
+/// lifts the guard on block devices that hold data or are in use.
 pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
     let mut set = FileSet::default();
     let mut opened: HashMap<OpenKey, usize> = HashMap::new();
@@ -174,11 +177,17 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
     for (job, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
         for worker in plan {
             for (path, start, len) in worker {
-                let n = needs.entry(path.clone()).or_default();
+                let n = needs.entry(path.clone()).or_insert(PathNeeds {
+                    allow_mounted_write: true,
+                    ..PathNeeds::default()
+                });
                 n.extent = n.extent.max(start + len);
                 n.reads |= job.workload.rw.reads();
                 n.writes |= job.workload.rw.writes();
                 n.overwrite |= job.io.overwrite;
+                if job.workload.rw.writes() {
+                    n.allow_mounted_write &= job.target.allow_mounted_write;
+                }
             }
         }
     }
@@ -187,8 +196,12 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
     paths.sort_by(|a, b| a.0.cmp(b.0));
     for (path, need) in paths {
         let outcome = layout::ensure(path, need.extent, need.reads || need.overwrite)?;
-        if need.writes && outcome.is_block_device && !allow_device_write {
-            check_device_is_free_to_overwrite(path)?;
+        if need.writes && outcome.is_block_device {
+            let allow = GuardOverrides {
+                destructive: allow_device_write,
+                mounted: need.allow_mounted_write,
+            };
+            check_device_is_free_to_overwrite(path, allow)?;
         }
         if need.reads && outcome.sparse {
             set.warnings.push(format!(
@@ -271,7 +284,11 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
             for f in 0..nrfiles {
                 let name = format!("{}.{}.{}", job.name, w, f);
                 let path = match &t.directory {
-                    Some(d) => d.join(name),
+                    Some(d) => {
+                        let path = d.join(name);
+                        contain::check_inside(d, &path)?;
+                        path
+                    }
                     None => PathBuf::from(name),
                 };
                 regions.push((path, 0, filesize));

@@ -54,7 +54,7 @@ pub(super) fn report(
         observations: Default::default(),
         environment: Default::default(),
         findings: Vec::new(),
-        terminated: None,
+        terminated: super::control::received_signal().map(|_| "signal".to_string()),
         verify: results
             .iter()
             .flatten()

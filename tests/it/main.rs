@@ -10,5 +10,6 @@ mod options;
 mod outputs;
 mod pacing;
 mod processes;
+mod safety;
 mod support;
 mod verify;

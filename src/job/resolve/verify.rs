@@ -41,7 +41,9 @@ impl Layers<'_> {
         let interval = self.parse("verify_interval", |t| self.nonzero_size(t))?;
         let block = interval.unwrap_or(write_sizes.min());
         let divides_every_write = match write_sizes {
-            crate::job::spec::BlockSizes::Split(v) => v.iter().all(|(b, _)| b.is_multiple_of(block)),
+            crate::job::spec::BlockSizes::Split(v) => {
+                v.iter().all(|(b, _)| b.is_multiple_of(block))
+            }
             other => other.min().is_multiple_of(block) && other.max().is_multiple_of(block),
         };
         if !divides_every_write || !job.workload.blockalign[1].is_multiple_of(block) {
