@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod engine;
+pub mod errno;
 pub mod fileset;
 pub mod job;
 pub mod observe;

@@ -26,7 +26,7 @@ pub use guard::{check_device_is_free_to_overwrite, GuardOverrides};
 pub enum TargetError {
     #[error("{0}")]
     Config(String),
-    #[error("{path}: {what}: {source}")]
+    #[error("{}: {what}: {}", path.display(), crate::errno::describe(source))]
     Io {
         path: PathBuf,
         what: &'static str,

@@ -179,7 +179,11 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         Err(e) => {
             ctx.live.worker_finished();
             return WorkerResult::failed(IoFailure {
-                message: format!("ioengine={}: setup failed: {e}", job.engine.kind.name()),
+                message: format!(
+                    "ioengine={}: setup failed: {}",
+                    job.engine.kind.name(),
+                    crate::errno::describe(&e)
+                ),
                 errno: e.raw_os_error().unwrap_or(0),
             });
         }
@@ -679,7 +683,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 Err(e) => {
                     let what = if datasync { "fdatasync" } else { "fsync" };
                     self.fail(IoFailure {
-                        message: format!("{what} {}: {e}", self.ctx.paths[file].display()),
+                        message: format!(
+                            "{what} {}: {}",
+                            self.ctx.paths[file].display(),
+                            crate::errno::describe(&e)
+                        ),
                         errno: e.raw_os_error().unwrap_or(0),
                     });
                 }
@@ -709,7 +717,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             // verify_fatal: the bad block is reported when the worker finishes.
             Ok(false) => self.done_issuing = true,
             Err(e) => self.fail(IoFailure {
-                message: format!("verify: read-back failed: {e}"),
+                message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
                 errno: e.raw_os_error().unwrap_or(0),
             }),
         }
@@ -722,7 +730,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         if v.verifies_at_end() && self.error.is_none() && !stopped {
             if let Err(e) = v.verify_all(self.ctx.stop) {
                 self.fail(IoFailure {
-                    message: format!("verify: read-back failed: {e}"),
+                    message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
                     errno: e.raw_os_error().unwrap_or(0),
                 });
             }
@@ -747,15 +755,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.ctx.paths[io.file as usize].display(),
             io.offset,
             io.len,
-            std::io::Error::from_raw_os_error(errno)
+            crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
         );
         self.fail(IoFailure { message, errno });
     }
 
     fn engine_failed(&mut self, what: &str, e: std::io::Error) {
         let message = format!(
-            "ioengine={}: {what} failed: {e}",
-            self.ctx.job.engine.kind.name()
+            "ioengine={}: {what} failed: {}",
+            self.ctx.job.engine.kind.name(),
+            crate::errno::describe(&e)
         );
         self.fail(IoFailure {
             message,

@@ -3,6 +3,7 @@
 mod blockdev;
 mod cli;
 mod engines;
+mod errors;
 mod history;
 mod jobfiles;
 mod observe;
