@@ -1,5 +1,6 @@
 //! Integration tests: run the real binary on real files and devices.
 
+mod bad_input;
 mod blockdev;
 mod cli;
 mod engines;
