@@ -10,7 +10,9 @@ use std::sync::OnceLock;
 /// One scratch file per fuzzing process (the reader takes a path: includes are relative to it).
 fn scratch() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| std::env::temp_dir().join(format!("iolens-fuzz-{}.fio", std::process::id())))
+    PATH.get_or_init(|| {
+        std::env::temp_dir().join(format!("iolens-fuzz-{}.fio", std::process::id()))
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -18,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(path, data).expect("write the scratch job file");
     let env = |name: &str| (name == "FUZZ").then(|| "4k".to_string());
     let cx = Context {
-        system: SystemValues { ncpus: 2, mb_memory: 1024, pagesize: 4096 },
+        system: SystemValues {
+            ncpus: 2,
+            mb_memory: 1024,
+            pagesize: 4096,
+        },
         missing_env: MissingEnv::Error,
         env: &env,
     };
