@@ -28,7 +28,7 @@ pub enum Command {
     /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
     /// JSON reports one document per line), --eta=auto|always|never (live progress on stderr:
     /// auto when stdout and stderr are terminals, always also in logs, never),
-    /// --allow-device-write (write to a block device that holds a filesystem or partition table),
+    /// --allow-destructive (alias --allow-device-write: write to a block device that holds data or is in use),
     /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
     /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
     /// --cmdhelp[=OPTION] (list the options, or describe one),

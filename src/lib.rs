@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cmd;
 pub mod diagnose;
 pub mod engine;
+pub mod errno;
 pub mod fileset;
 pub mod job;
 pub mod observe;

@@ -61,5 +61,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         observations: Default::default(),
         environment: Default::default(),
         findings: Vec::new(),
+        terminated: None,
+        verify: Vec::new(),
     }
 }

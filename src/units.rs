@@ -279,6 +279,9 @@ pub fn parse_float_list(text: &str) -> Result<Vec<f64>, UnitError> {
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

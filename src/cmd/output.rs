@@ -171,6 +171,8 @@ mod tests {
             observations: Default::default(),
             environment: Default::default(),
             findings: Vec::new(),
+            terminated: None,
+            verify: Vec::new(),
         }
     }
 

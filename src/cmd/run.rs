@@ -163,7 +163,7 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
             flags.eta = EtaMode::parse(v)?;
         } else if let Some(v) = arg.strip_prefix("--status-interval=") {
             flags.status_interval = Some(parse_status_interval(v)?);
-        } else if arg == "--allow-device-write" {
+        } else if arg == "--allow-destructive" || arg == "--allow-device-write" {
             flags.allow_device_write = true;
         } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
             flags.observe_interval = parse_observe_interval(v)?;
@@ -345,12 +345,17 @@ pub(super) fn emit(rendered: &str, output: Option<&Path>) -> Result<(), i32> {
         })
 }
 
-/// 1 when the run was interrupted or a job failed (each said on stderr), else 0.
+/// 1 when the run was interrupted or a job failed (each said on stderr), 128 + the
+/// signal when one stopped it, else 0.
 pub(super) fn run_status(report: &RunReport) -> i32 {
     let mut code = EXIT_OK;
     if report.interrupted {
         eprintln!("iolens: interrupted: the results are partial");
         code = EXIT_RUN_FAILED;
+    }
+    // Stopped by SIGINT/SIGTERM: the shell's 130/143, after the partial report.
+    if let Some(sig) = control::received_signal() {
+        code = 128 + sig;
     }
     for j in report.jobs.iter().filter(|j| j.error.is_some()) {
         eprintln!(

@@ -117,6 +117,8 @@ pub(crate) mod fixture {
             },
             environment: Environment::default(),
             findings: Vec::new(),
+            terminated: None,
+            verify: Vec::new(),
         }
     }
 

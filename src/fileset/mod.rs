@@ -6,6 +6,7 @@
 //! process pollute a block device's page cache mid-run. Descriptors live in
 //! the `FileSet` until the whole run is over.
 
+mod contain;
 mod guard;
 mod layout;
 
@@ -18,7 +19,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature};
+pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
 pub use layout::has_holes;
 use layout::LayoutRequest;
 
@@ -27,7 +28,7 @@ use layout::LayoutRequest;
 pub enum TargetError {
     #[error("{0}")]
     Config(String),
-    #[error("{path}: {what}: {source}")]
+    #[error("{}: {what}: {}", path.display(), crate::errno::describe(source))]
     Io {
         path: PathBuf,
         what: &'static str,
@@ -190,8 +191,8 @@ impl PathNeeds {
 }
 
 /// Prepare every target of `jobs`: create and lay out files, open them, and
-/// assign each worker its regions. `allow_device_write` lifts the guard on
-/// block devices that hold a filesystem or partition table.
+/// assign each worker its regions. `allow_device_write` (`--allow-destructive`)
+/// lifts the guard on block devices that hold data or are in use.
 pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
     let mut set = FileSet::default();
     let mut opened: HashMap<OpenKey, usize> = HashMap::new();
@@ -226,11 +227,13 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
                 may_create: need.may_create,
             },
         )?;
-        // allow_mounted_write=1 in every job writing the device is the job file's own
-        // --allow-device-write: its author says the device may be overwritten.
-        let guard_lifted = allow_device_write || need.mounted_write;
-        if need.writes && outcome.is_block_device && !guard_lifted {
-            check_device_is_free_to_overwrite(path)?;
+        if need.writes && outcome.is_block_device {
+            // allow_mounted_write=1 in every job writing the device lifts the in-use checks only.
+            let allow = GuardOverrides {
+                destructive: allow_device_write,
+                mounted: need.mounted_write,
+            };
+            check_device_is_free_to_overwrite(path, allow)?;
         }
         set.warnings.extend(outcome.preallocation_failed);
         if need.reads && outcome.sparse {
@@ -314,7 +317,11 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
             for f in 0..nrfiles {
                 let name = format!("{}.{}.{}", job.name, w, f);
                 let path = match &t.directory {
-                    Some(d) => d.join(name),
+                    Some(d) => {
+                        let path = d.join(name);
+                        contain::check_inside(d, &path)?;
+                        path
+                    }
                     None => PathBuf::from(name),
                 };
                 regions.push((path, 0, filesize));

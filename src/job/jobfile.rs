@@ -135,10 +135,14 @@ impl FileParser<'_> {
             path: path.display().to_string(),
             reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| match included_at {
-            Some(at) => unreadable(format!("{e} (included at {at})")),
-            None => unreadable(e.to_string()),
+        let bytes = std::fs::read(path).map_err(|e| {
+            let e = crate::errno::describe(&e);
+            match included_at {
+                Some(at) => unreadable(format!("{e} (included at {at})")),
+                None => unreadable(e),
+            }
         })?;
+        let text = super::text_check::job_text(path, bytes)?;
         // Canonical names catch a cycle through differently spelled paths.
         let identity = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let Some(at) = included_at.filter(|_| self.open_files.contains(&identity)) {

@@ -13,6 +13,7 @@ pub mod options;
 pub mod raw;
 pub mod resolve;
 pub mod spec;
+mod text_check;
 
 pub use cli_args::{parse_command_line, parse_fio_args, CommandLine};
 pub use error::JobError;

@@ -157,6 +157,20 @@ const fn engine_only(
 const SECONDS: Kind = Kind::Time(TimeUnit::Seconds);
 const MICROS: Kind = Kind::Time(TimeUnit::Micros);
 
+/// fio's `verify=` methods iolens implements ("0" switches verification off).
+pub const VERIFY_KINDS: &[&str] = &[
+    "0",
+    "crc32c",
+    "crc32c-intel",
+    "crc64",
+    "xxhash",
+    "sha256",
+    "md5",
+    "pattern",
+    "meta",
+    "null",
+];
+
 pub const RW_PATTERNS: &[&str] = &[
     "read",
     "write",
@@ -235,6 +249,15 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
 /// what to use instead.
 pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
+    (
+        "verify",
+        &[
+            "crc32", "crc16", "crc7", "sha1", "sha224", "sha384", "sha512", "sha3-224", "sha3-256",
+            "sha3-384", "sha3-512",
+        ],
+        "this checksum is not implemented",
+        "verify=crc32c, crc64, xxhash, sha256 or md5",
+    ),
     (
         "ioengine",
         FIO_ONLY_ENGINES,
@@ -443,21 +466,21 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
     unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
     unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
-    unsupported("verify", &[], Kind::Text, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("do_verify", &[], Kind::Bool, Some("1"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_only", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a read job"),
-    unsupported("verify_offset", &[], Kind::Size, None, "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_interval", &[], Kind::Size, None, "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_pattern", &[], Kind::Text, None, "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_fatal", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_dump", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_async", &[], Kind::Count, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_async_cpus", &[], Kind::Text, None, "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_backlog", &[], Kind::Count, None, "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_backlog_batch", &[], Kind::Count, None, "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_state_save", &[], Kind::Bool, Some("1"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("verify_state_load", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
-    unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "data verification is not implemented yet", "a write job then a read job"),
+    opt("verify", &[], Kind::Choice(VERIFY_KINDS), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
+    opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
+    opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
+    opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),
+    opt("verify_interval", &[], Kind::Size, None, "4k", "Size of each verified block (default: the write block size)"),
+    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (0x hex or a quoted string)"),
+    opt("verify_fatal", &[], Kind::Bool, Some("0"), "1", "Stop verifying at the first bad block"),
+    opt("verify_dump", &[], Kind::Bool, Some("0"), "1", "Write the found and expected copies of each bad block to the current directory"),
+    unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
+    unsupported("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads", "cpus_allowed"),
+    opt("verify_backlog", &[], Kind::Count, Some("0"), "1024", "Verify after every N written blocks, not only at the end"),
+    unsupported("verify_backlog_batch", &[], Kind::Count, None, "a backlog is always verified whole", "verify_backlog"),
+    unsupported("verify_state_save", &[], Kind::Bool, Some("1"), "verify state files are not implemented", "verify_only=1 with the same job"),
+    unsupported("verify_state_load", &[], Kind::Bool, Some("0"), "verify state files are not implemented", "verify_only=1 with the same job"),
+    unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "the experimental verifier is not implemented", "verify=crc32c"),
     unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),

@@ -10,6 +10,8 @@ use std::fmt::Display;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod verify;
+
 /// Resolved jobs plus notes about things accepted but probably not meant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
@@ -317,7 +319,7 @@ impl<'a> Layers<'a> {
         if self.kb_base == KbBase::Compat1024 {
             warnings.extend(self.iec_prefix_warnings());
         }
-        Ok(JobSpec {
+        let mut spec = JobSpec {
             name: self.job.name.clone(),
             description: self.given("description").map(|s| s.text.to_string()),
             engine,
@@ -331,7 +333,10 @@ impl<'a> Layers<'a> {
             logs: self.logs()?,
             errors: self.errors()?,
             files,
-        })
+            verify: None,
+        };
+        spec.verify = self.verify(&spec)?;
+        Ok(spec)
     }
 
     fn engine(&self, warnings: &mut Vec<String>) -> Result<EngineSpec, JobError> {
@@ -422,6 +427,7 @@ impl<'a> Layers<'a> {
             io_size: self.size_or_percent("io_size")?,
             number_ios: self.count("number_ios")?,
             loops: self.count_u32("loops", 1)?,
+            allow_mounted_write: self.bool("allow_mounted_write")?,
         })
     }
 
@@ -962,13 +968,13 @@ mod tests {
     }
 
     /// One job with a target plus `extra` options.
-    fn job(extra: &[&str]) -> JobSpec {
+    pub(super) fn job(extra: &[&str]) -> JobSpec {
         let mut args = vec!["--name=t", "--filename=/tmp/f"];
         args.extend_from_slice(extra);
         run(&args).unwrap().jobs.remove(0)
     }
 
-    fn error(args: &[&str]) -> String {
+    pub(super) fn error(args: &[&str]) -> String {
         run(args).unwrap_err().to_string()
     }
 
@@ -1121,9 +1127,9 @@ mod tests {
             }
         }
         assert_eq!(
-            error(&["--name=t", "--size=1m", "--verify=crc32c"]),
-            "command line argument 3: verify=crc32c: not supported by iolens: data verification \
-             is not implemented yet (instead: a write job then a read job)"
+            error(&["--name=t", "--size=1m", "--verify=sha512"]),
+            "command line argument 3: verify=sha512: not supported by iolens: this checksum is \
+             not implemented (instead: verify=crc32c, crc64, xxhash, sha256 or md5)"
         );
     }
 

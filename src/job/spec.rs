@@ -196,6 +196,10 @@ pub struct TargetSpec {
     pub io_size: Option<SizeOrPercent>,
     pub number_ios: Option<u64>,
     pub loops: u32,
+    /// fio's `allow_mounted_write=1`: the destructive-write guard lets writes to a
+    /// mounted device (or one behind a mounted filesystem or swap) through.
+    #[serde(default)]
+    pub allow_mounted_write: bool,
 }
 
 /// fio's `fallocate=`: how a file that is laid out gets its blocks.
@@ -409,6 +413,49 @@ pub struct JobSpec {
     /// `continue_on_error` / `ignore_error`.
     pub errors: super::errors::ErrorSpec,
     pub files: FilesSpec,
+    /// fio's `verify=`; None when off (`verify=0` or `verify=null`).
+    #[serde(default)]
+    pub verify: Option<VerifySpec>,
+}
+
+/// How the checksum of a verified block is computed (fio's `verify=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VerifyKind {
+    Crc32c,
+    Crc64,
+    Xxhash,
+    Sha256,
+    Md5,
+    /// The payload must equal `verify_pattern`; no checksum.
+    Pattern,
+    /// Only the block header (offset, generation, writer) is checked.
+    Meta,
+}
+
+/// Bytes of the header at `header_offset` in each verified block.
+pub const VERIFY_HEADER_LEN: u64 = 80;
+
+/// Data verification: every written block carries a header and a checksum that a
+/// read-back pass checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySpec {
+    pub kind: VerifyKind,
+    /// `verify_pattern`: bytes repeated over each block's payload; None: seeded random data.
+    pub pattern: Option<Vec<u8>>,
+    /// `verify_interval`: bytes per header; None: the smallest write block size.
+    pub interval: Option<u64>,
+    /// `verify_offset`: where in each block its header sits.
+    pub header_offset: u64,
+    /// `do_verify`: run the read-back pass after the writes.
+    pub after_writes: bool,
+    /// `verify_only`: write nothing; check what an earlier run of this job wrote.
+    pub only: bool,
+    /// `verify_backlog`: also verify after every N written blocks (0: only at the end).
+    pub backlog: u64,
+    /// `verify_fatal`: stop at the first bad block.
+    pub fatal: bool,
+    /// `verify_dump`: write found and expected copies of bad blocks.
+    pub dump: bool,
 }
 
 /// fio's default `percentile_list`.

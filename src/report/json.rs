@@ -63,6 +63,8 @@ mod tests {
             observations: Default::default(),
             environment: Default::default(),
             findings: Vec::new(),
+            terminated: None,
+            verify: Vec::new(),
         };
         let text = render(&report);
         let back: RunReport = serde_json::from_str(&text).unwrap();

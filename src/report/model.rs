@@ -34,6 +34,50 @@ pub struct RunReport {
     /// What the diagnose rules concluded about this run: why a number may be suspect.
     #[serde(default)]
     pub findings: Vec<Finding>,
+    /// Why the run ended early: "signal" (SIGINT/SIGTERM); None when it ran its course.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminated: Option<String>,
+    /// Data verification (`verify=`), one entry per verifying worker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<VerifyReport>,
+}
+
+/// What one worker's verify pass checked and what it found wrong.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    pub job: String,
+    pub verified_blocks: u64,
+    /// Every bad block found; `bad_blocks` lists the first of them.
+    pub bad_blocks_total: u64,
+    pub bad_blocks: Vec<BadBlock>,
+}
+
+/// A verified block that did not hold what was written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BadBlock {
+    pub file: String,
+    pub offset: u64,
+    pub len: u64,
+    /// zeroed, no_header, corrupt_header, misdirected, foreign_writer, stale, torn, corrupt
+    pub fault: String,
+    pub message: String,
+    /// The header the block should hold (None when any writer was accepted).
+    pub expected: Option<VerifyHeader>,
+    /// The header found there, when it was readable.
+    pub found: Option<VerifyHeader>,
+}
+
+/// The fields of a verified block's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyHeader {
+    pub offset: u64,
+    pub len: u32,
+    /// FNV-1a hash of the job name.
+    pub job: u32,
+    /// How many times the run had written this block.
+    pub generation: u32,
+    /// The writing worker's seed.
+    pub seed: u64,
 }
 
 /// fio's `total_err` and `first_error`.

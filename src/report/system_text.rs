@@ -283,6 +283,8 @@ mod tests {
             observations: obs,
             environment: Default::default(),
             findings: Vec::new(),
+            terminated: None,
+            verify: Vec::new(),
         };
         let mut out = String::new();
         write_system(&mut out, &report).unwrap();

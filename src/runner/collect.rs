@@ -56,6 +56,12 @@ pub(super) fn report(
         observations: Default::default(),
         environment: Default::default(),
         findings: Vec::new(),
+        terminated: super::control::received_signal().map(|_| "signal".to_string()),
+        verify: results
+            .iter()
+            .flatten()
+            .filter_map(|w| w.verify.clone())
+            .collect(),
     }
 }
 

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod process;
 mod sched;
 pub mod status;
+mod verify;
 mod watch;
 pub mod worker;
 

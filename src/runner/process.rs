@@ -563,6 +563,7 @@ mod tests {
             },
             notes: vec!["a note".to_string()],
             logs: None,
+            verify: None,
         };
 
         let json = serde_json::to_string(&result).unwrap();

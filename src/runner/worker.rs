@@ -8,10 +8,12 @@
 use super::errors::ErrorTally;
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::status::StatusSlot;
+use super::verify::{Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec};
 use crate::observe::live::LiveCounters;
+use crate::report::model::VerifyReport;
 use crate::stats::{RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -78,6 +80,9 @@ pub struct WorkerResult {
     pub notes: Vec<String>,
     /// What the job's `write_*_log` options asked to record; None without logs.
     pub logs: Option<IoLog>,
+    /// What `verify=` checked; None without verification.
+    #[serde(default)]
+    pub verify: Option<VerifyReport>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -179,7 +184,11 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         Err(e) => {
             ctx.live.worker_finished();
             return WorkerResult::failed(IoFailure {
-                message: format!("ioengine={}: setup failed: {e}", job.engine.kind.name()),
+                message: format!(
+                    "ioengine={}: setup failed: {}",
+                    job.engine.kind.name(),
+                    crate::errno::describe(&e)
+                ),
                 errno: e.raw_os_error().unwrap_or(0),
             });
         }
@@ -207,6 +216,7 @@ impl WorkerResult {
             tolerated: ErrorTally::default(),
             notes: Vec::new(),
             logs: None,
+            verify: None,
         }
     }
 
@@ -256,6 +266,8 @@ struct Worker<'a, E: Engine> {
     logs: Option<IoLogger>,
     /// When the next interim result is due (`--status-interval`); never without one.
     next_status_ns: u64,
+    /// `verify=`: stamps written blocks and checks them; None without verification.
+    verify: Option<Verifier>,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -286,6 +298,22 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = [job.workload.rw.reads(), job.workload.rw.writes()];
+        let verify = job.verify.as_ref().map(|spec| {
+            Verifier::new(
+                spec,
+                job,
+                ctx.seed,
+                &ctx.files,
+                &ctx.paths,
+                &ctx.regions,
+                ctx.buffer_align,
+            )
+        });
+        let (verify, verify_error) = match verify {
+            Some(Ok(v)) => (Some(v), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
         Worker {
             engine,
             gen,
@@ -299,7 +327,6 @@ impl<'a, E: Engine> Worker<'a, E> {
             in_flight_count: 0,
             pending: Vec::with_capacity(depth as usize),
             completions: Vec::with_capacity(depth as usize),
-            done_issuing: false,
             measuring: ramp_end_ns == 0,
             last_now_ns: 0,
             measure_start_ns: 0,
@@ -312,8 +339,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             issued: 0,
             writes_since_sync: 0,
             dirty_files: vec![false; nfiles],
-            error: None,
+            done_issuing: verify_error.is_some(),
+            error: verify_error,
             tolerated: ErrorTally::default(),
+            verify,
             used,
             logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
             next_status_ns: ctx
@@ -324,10 +353,14 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn run(&mut self) {
+        if self.verify.as_ref().is_some_and(Verifier::only) {
+            self.replay_writes_for_verify();
+            return;
+        }
         let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
         loop {
             while !self.done_issuing && !self.free_slots.is_empty() {
-                if self.sync_due() {
+                if self.drain_due() {
                     break;
                 }
                 // The time of the last completion is fresh enough for the limits
@@ -353,6 +386,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.reap();
             } else if self.sync_due() {
                 self.sync_dirty_files();
+            } else if self.verify.as_ref().is_some_and(Verifier::backlog_due) {
+                self.verify_backlog();
             } else if self.done_issuing {
                 break;
             }
@@ -362,7 +397,13 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
-    /// fsync=N / fdatasync=N: a sync is due; the queue must drain first.
+    /// A sync or a `verify_backlog` pass is due: the queue must drain first.
+    #[inline]
+    fn drain_due(&self) -> bool {
+        self.sync_due() || self.verify.as_ref().is_some_and(Verifier::backlog_due)
+    }
+
+    /// fsync=N / fdatasync=N: a sync is due.
     #[inline]
     fn sync_due(&self) -> bool {
         let io = &self.ctx.job.io;
@@ -453,8 +494,11 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn issue(&mut self, io: NextIo) {
         let slot = self.free_slots.pop().expect("issue() needs a free slot");
         if io.ddir == Ddir::Write {
-            self.filler
-                .refresh(&mut self.engine.buffer(slot)[..io.len as usize]);
+            let buf = &mut self.engine.buffer(slot)[..io.len as usize];
+            match &mut self.verify {
+                Some(v) => v.prepare_write(buf, io.file, io.offset),
+                None => self.filler.refresh(buf),
+            }
         }
         let req = IoRequest {
             slot,
@@ -515,7 +559,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let job = &self.ctx.job.engine;
         // Wait for everything when draining or before a sync; else at least
         // iodepth_batch_complete_min, to keep the queue full.
-        let min = if self.done_issuing || self.sync_due() {
+        let min = if self.done_issuing || self.drain_due() {
             self.in_flight_count
         } else {
             job.batch_complete_min.clamp(1, self.in_flight_count)
@@ -556,6 +600,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         if io.ddir == Ddir::Write {
             self.writes_since_sync += 1;
             self.dirty_files[io.file as usize] = true;
+            if let Some(v) = &mut self.verify {
+                v.note_completed(io.file, io.offset, io.len);
+            }
         }
         self.ctx
             .live
@@ -645,7 +692,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 Err(e) => {
                     let what = if datasync { "fdatasync" } else { "fsync" };
                     self.fail(IoFailure {
-                        message: format!("{what} {}: {e}", self.ctx.paths[file].display()),
+                        message: format!(
+                            "{what} {}: {}",
+                            self.ctx.paths[file].display(),
+                            crate::errno::describe(&e)
+                        ),
                         errno: e.raw_os_error().unwrap_or(0),
                     });
                 }
@@ -653,6 +704,54 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.dirty_files[file] = false;
         }
         self.writes_since_sync = 0;
+    }
+
+    /// `verify_only`: walk the job's writes without issuing them, so the verify pass
+    /// knows what an earlier run of the same job left in each block.
+    fn replay_writes_for_verify(&mut self) {
+        while let Some(io) = self.next_io() {
+            if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.verify) {
+                v.record_write(io.file, io.offset, io.len);
+            }
+        }
+    }
+
+    #[cold]
+    fn verify_backlog(&mut self) {
+        let Some(v) = &mut self.verify else {
+            return;
+        };
+        match v.verify_backlog() {
+            Ok(true) => {}
+            // verify_fatal: the bad block is reported when the worker finishes.
+            Ok(false) => self.done_issuing = true,
+            Err(e) => self.fail(IoFailure {
+                message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
+                errno: e.raw_os_error().unwrap_or(0),
+            }),
+        }
+    }
+
+    /// The verify pass after the job's I/O; its time is not part of the measurement.
+    fn verify_at_end(&mut self) -> Option<VerifyReport> {
+        let mut v = self.verify.take()?;
+        let stopped = self.ctx.stop.load(Ordering::Relaxed);
+        if v.verifies_at_end() && self.error.is_none() && !stopped {
+            if let Err(e) = v.verify_all(self.ctx.stop) {
+                self.fail(IoFailure {
+                    message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
+                    errno: e.raw_os_error().unwrap_or(0),
+                });
+            }
+        }
+        let (report, error) = v.finish();
+        if let Some(message) = error {
+            self.fail(IoFailure {
+                message,
+                errno: VERIFY_ERRNO,
+            });
+        }
+        Some(report)
     }
 
     fn io_failed(&mut self, io: &InFlight, errno: i32) {
@@ -674,15 +773,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.ctx.paths[io.file as usize].display(),
             io.offset,
             io.len,
-            std::io::Error::from_raw_os_error(errno)
+            crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
         );
         self.fail(IoFailure { message, errno });
     }
 
     fn engine_failed(&mut self, what: &str, e: std::io::Error) {
         let message = format!(
-            "ioengine={}: {what} failed: {e}",
-            self.ctx.job.engine.kind.name()
+            "ioengine={}: {what} failed: {}",
+            self.ctx.job.engine.kind.name(),
+            crate::errno::describe(&e)
         );
         self.fail(IoFailure {
             message,
@@ -708,6 +808,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
+        let verify = self.verify_at_end();
         WorkerResult {
             stats: self.stats,
             rates: self.sampler.rates,
@@ -719,6 +820,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             logs: self
                 .logs
                 .map(|logs| logs.finish(end - self.measure_start_ns)),
+            verify,
         }
     }
 }

@@ -381,6 +381,9 @@ fn reaches_percent(count: u64, total: u64, pct: f64) -> bool {
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};

@@ -9,6 +9,7 @@ mod offsets;
 pub mod pacing;
 mod permutation;
 pub mod rng;
+pub mod verify_header;
 
 pub use offsets::FileRegion;
 

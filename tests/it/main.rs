@@ -1,9 +1,11 @@
 //! Integration tests: run the real binary on real files and devices.
 
+mod bad_input;
 mod blockdev;
 mod cli;
 mod diagnose;
 mod engines;
+mod errors;
 mod history;
 mod jobfiles;
 mod observe;
@@ -12,6 +14,8 @@ mod outputs;
 mod pacing;
 mod processes;
 mod quick;
+mod safety;
 mod scenario_support;
 mod scenarios;
 mod support;
+mod verify;

@@ -118,7 +118,7 @@ fn ctrl_c_stops_the_run_and_reports_what_was_measured() {
         started.elapsed() < Duration::from_secs(10),
         "did not stop promptly"
     );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let read = &report["jobs"][0]["read"];

@@ -1,0 +1,34 @@
+//! The job-file reader and resolver on arbitrary bytes: errors are fine, panics and hangs are not.
+#![no_main]
+
+use iolens::job::expr::{MissingEnv, SystemValues};
+use iolens::job::jobfile::{read_job_file, Context};
+use libfuzzer_sys::fuzz_target;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// One scratch file per fuzzing process (the reader takes a path: includes are relative to it).
+fn scratch() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::temp_dir().join(format!("iolens-fuzz-{}.fio", std::process::id()))
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let path = scratch();
+    std::fs::write(path, data).expect("write the scratch job file");
+    let env = |name: &str| (name == "FUZZ").then(|| "4k".to_string());
+    let cx = Context {
+        system: SystemValues {
+            ncpus: 2,
+            mb_memory: 1024,
+            pagesize: 4096,
+        },
+        missing_env: MissingEnv::Error,
+        env: &env,
+    };
+    if let Ok(parsed) = read_job_file(path, &cx) {
+        let _ = iolens::job::resolve_layered(&parsed.jobs);
+    }
+});

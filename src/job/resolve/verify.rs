@@ -1,0 +1,220 @@
+//! fio's `verify*` options → `VerifySpec`, with the checks that make a verify run
+//! meaningful (an engine that stores data, blocks that hold a header, a pattern that
+//! parses). A job that only reads checks that every block holds what its header says.
+
+use super::{JobError, Layers};
+use crate::job::spec::{EngineKind, JobSpec, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
+use crate::units::{self, UnitError};
+
+impl Layers<'_> {
+    pub(super) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
+        let (word, _, setting) = self.choice("verify")?;
+        self.no_parameter(word, setting)?;
+        let kind = match word {
+            "0" | "null" => return Ok(None),
+            "crc32c" | "crc32c-intel" => VerifyKind::Crc32c,
+            "crc64" => VerifyKind::Crc64,
+            "xxhash" => VerifyKind::Xxhash,
+            "sha256" => VerifyKind::Sha256,
+            "md5" => VerifyKind::Md5,
+            "pattern" => VerifyKind::Pattern,
+            "meta" => VerifyKind::Meta,
+            other => unreachable!("verify={other} is in VERIFY_KINDS but not mapped"),
+        };
+        let pattern = match self.given("verify_pattern") {
+            Some(s) => Some(parse_pattern(s.text).map_err(|e| s.invalid(e))?),
+            None if kind == VerifyKind::Pattern => {
+                return Err(setting.invalid_with_hint(
+                    "needs verify_pattern",
+                    "e.g. verify=pattern verify_pattern=0xdeadbeef",
+                ))
+            }
+            None => None,
+        };
+        if job.engine.kind == EngineKind::Null {
+            return Err(setting.invalid_with_hint(
+                "ioengine=null stores nothing to read back",
+                "use a real ioengine such as psync or io_uring",
+            ));
+        }
+        let write_sizes = &job.workload.bs[1];
+        let interval = self.parse("verify_interval", |t| self.nonzero_size(t))?;
+        let block = interval.unwrap_or(write_sizes.min());
+        let divides_every_write = match write_sizes {
+            crate::job::spec::BlockSizes::Split(v) => {
+                v.iter().all(|(b, _)| b.is_multiple_of(block))
+            }
+            other => other.min().is_multiple_of(block) && other.max().is_multiple_of(block),
+        };
+        if !divides_every_write || !job.workload.blockalign[1].is_multiple_of(block) {
+            let at = self.given("verify_interval").unwrap_or(setting);
+            return Err(at.invalid_with_hint(
+                format!("each write must hold whole verified blocks of {block} bytes"),
+                "make verify_interval divide bs and blockalign, e.g. verify_interval=4k",
+            ));
+        }
+        let header_offset = self
+            .parse("verify_offset", |t| units::parse_size(t, self.kb_base))?
+            .unwrap_or(0);
+        if header_offset + VERIFY_HEADER_LEN > block {
+            let at = self.given("verify_offset").unwrap_or(setting);
+            return Err(at.invalid_with_hint(
+                format!(
+                    "the {VERIFY_HEADER_LEN}-byte header does not fit at offset {header_offset} \
+                     of a {block}-byte block"
+                ),
+                "use a smaller verify_offset or a larger verify_interval",
+            ));
+        }
+        let only = self.bool("verify_only")?;
+        if only && job.exec.time_based {
+            return Err(self.problem(
+                "verify_only=1 replays a size-based job; time_based has no fixed set of blocks \
+                 (drop time_based)",
+            ));
+        }
+        Ok(Some(VerifySpec {
+            kind,
+            pattern,
+            interval,
+            header_offset,
+            after_writes: self.bool("do_verify")?,
+            only,
+            backlog: self.count("verify_backlog")?.unwrap_or(0),
+            fatal: self.bool("verify_fatal")?,
+            dump: self.bool("verify_dump")?,
+        }))
+    }
+}
+
+/// fio's `verify_pattern`: `0x` hex bytes, a quoted string, or a decimal byte,
+/// several of them separated by spaces.
+pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
+    let invalid = |why: String| UnitError::Invalid(why);
+    let mut bytes = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        if let Some(quoted) = rest.strip_prefix(['"', '\'']) {
+            let quote = rest.as_bytes()[0] as char;
+            let end = quoted
+                .find(quote)
+                .ok_or_else(|| invalid(format!("unclosed {quote} in the pattern")))?;
+            bytes.extend_from_slice(&quoted.as_bytes()[..end]);
+            rest = quoted[end + 1..].trim_start();
+            continue;
+        }
+        let (word, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        rest = tail.trim_start();
+        if let Some(hex) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
+            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(invalid(format!("'{word}' is not a hex number")));
+            }
+            // An odd digit count means a leading zero nibble: 0xabc is 0x0a 0xbc.
+            let padded = format!("{}{hex}", "0".repeat(hex.len() % 2));
+            for pair in padded.as_bytes().chunks(2) {
+                let pair = std::str::from_utf8(pair).expect("ASCII hex digits");
+                bytes.push(u8::from_str_radix(pair, 16).expect("checked hex digits"));
+            }
+        } else {
+            let byte = word.parse::<u8>().map_err(|_| {
+                invalid(format!("'{word}' is not 0x hex, a quoted string or 0-255"))
+            })?;
+            bytes.push(byte);
+        }
+    }
+    if bytes.is_empty() {
+        return Err(invalid("the pattern is empty".into()));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::resolve::tests::{error, job};
+
+    #[test]
+    fn patterns_in_fio_notation() {
+        assert_eq!(
+            parse_pattern("0xdeadbeef").unwrap(),
+            [0xde, 0xad, 0xbe, 0xef]
+        );
+        assert_eq!(parse_pattern("0xabc").unwrap(), [0x0a, 0xbc]);
+        assert_eq!(parse_pattern("'ab' 0x01 7").unwrap(), [b'a', b'b', 1, 7]);
+        for bad in ["", "0x", "0xzz", "'open", "256", "word"] {
+            assert!(parse_pattern(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn verify_options_resolve() {
+        assert_eq!(job(&["--rw=write"]).verify, None);
+        assert_eq!(job(&["--rw=write", "--verify=null"]).verify, None);
+        let spec = job(&[
+            "--rw=randwrite",
+            "--bs=8k",
+            "--verify=sha256",
+            "--verify_interval=4k",
+            "--verify_offset=512",
+            "--verify_backlog=16",
+            "--verify_fatal=1",
+            "--verify_dump=1",
+        ])
+        .verify
+        .unwrap();
+        assert_eq!(spec.kind, VerifyKind::Sha256);
+        assert_eq!(
+            (spec.interval, spec.header_offset, spec.backlog),
+            (Some(4096), 512, 16)
+        );
+        assert!(spec.fatal && spec.dump && spec.after_writes && !spec.only);
+        let pattern = job(&["--rw=write", "--verify=pattern", "--verify_pattern=0xff"]);
+        assert_eq!(pattern.verify.unwrap().pattern, Some(vec![0xff]));
+    }
+
+    #[test]
+    fn verify_misuse_names_the_option() {
+        for (args, fragment) in [
+            (
+                &["--rw=write", "--verify=pattern"][..],
+                "needs verify_pattern",
+            ),
+            (&["--rw=write", "--verify=crc32"], "not implemented"),
+            (
+                &["--rw=write", "--verify=md5", "--ioengine=null"],
+                "ioengine=null",
+            ),
+            (
+                &[
+                    "--rw=write",
+                    "--bs=4k",
+                    "--verify=md5",
+                    "--verify_interval=3k",
+                ],
+                "verify_interval",
+            ),
+            (
+                &[
+                    "--rw=write",
+                    "--bs=4k",
+                    "--verify=md5",
+                    "--verify_offset=4090",
+                ],
+                "header does not fit",
+            ),
+            (
+                &[
+                    "--rw=write",
+                    "--verify=md5",
+                    "--verify_only=1",
+                    "--runtime=1",
+                    "--time_based",
+                ],
+                "time_based",
+            ),
+        ] {
+            let e = error(&[&["--name=t", "--filename=/tmp/f"], args].concat());
+            assert!(e.contains(fragment), "{args:?}: {e}");
+        }
+    }
+}

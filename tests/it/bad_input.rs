@@ -1,0 +1,103 @@
+//! The bad-input corpus (tests/bad_input/MANIFEST): every broken job file and
+//! command line exits 2 with one line naming what is wrong: no panic, no hang.
+
+use crate::support::scratch;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Generous for a loaded 2-core machine; a correct case takes milliseconds.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Case {
+    name: String,
+    fragment: String,
+    args: Vec<String>,
+}
+
+fn cases(dir: &Path, tmp: &Path) -> Vec<Case> {
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST")).unwrap();
+    manifest
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            let fields: Vec<&str> = line.splitn(3, " | ").collect();
+            assert_eq!(fields.len(), 3, "bad manifest line: {line}");
+            let expand = |s: &str| {
+                s.replace("{dir}", &dir.display().to_string())
+                    .replace("{tmp}", &tmp.display().to_string())
+            };
+            Case {
+                name: fields[0].to_string(),
+                fragment: expand(fields[1]),
+                args: fields[2].split_whitespace().map(expand).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Run one case in `cwd` with a deadline; (exit code, stderr). A hang fails the test.
+fn run(case: &Case, cwd: &Path) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+        .current_dir(cwd)
+        .arg("run")
+        .arg("--no-history")
+        .args(&case.args)
+        .env_remove("IOLENS_SURELY_UNSET_VAR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{}: still running after {TIMEOUT:?} (a hang)", case.name);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status.code(), reader.join().unwrap())
+}
+
+#[test]
+fn every_broken_input_exits_2_with_one_clear_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_input");
+    let tmp = scratch();
+    let huge = format!("[job]\nfilename=x\nsize=1m\nbs={}\n", "9".repeat(10 << 20));
+    std::fs::write(tmp.path().join("huge-line.fio"), huge).unwrap();
+    let cases = cases(&dir, tmp.path());
+    assert!(cases.len() >= 60, "the corpus shrank to {}", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let (code, stderr) = run(case, tmp.path());
+        let lines: Vec<&str> = stderr.lines().collect();
+        let problem = if code != Some(2) {
+            Some(format!("exit {code:?}"))
+        } else if lines.len() != 1 {
+            Some(format!("{} lines", lines.len()))
+        } else if !stderr.contains(&case.fragment) {
+            Some(format!("no '{}'", case.fragment))
+        } else if stderr.len() > 400 {
+            Some(format!("a {}-byte line", stderr.len()))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            let shown: String = stderr.chars().take(400).collect();
+            failures.push(format!("{}: {problem}: {shown}", case.name));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,158 @@
+//! Safety: devices in use are not written, symlinks do not lead out of
+//! `directory=`, and a signal ends a run with a partial report and no orphans.
+
+use crate::support::{iolens, scratch, stderr, LoopDevice};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_mounted_device_is_refused_naming_the_mount_point() {
+    let Some(dev) = LoopDevice::create(16 << 20) else {
+        return;
+    };
+    let mnt = scratch();
+    let ok = |cmd: &mut Command| {
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ok(Command::new("mkfs.ext4").args(["-q", dev.path()])) {
+        eprintln!("skipped: mkfs.ext4 is not available");
+        return;
+    }
+    if !ok(Command::new("mount").args([dev.path(), mnt.path().to_str().unwrap()])) {
+        eprintln!("skipped: cannot mount a loop device here");
+        return;
+    }
+    let args = [
+        "run",
+        "--no-history",
+        "--name=w",
+        &format!("--filename={}", dev.path()),
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+    ];
+    let out = iolens(&args);
+    let mounted = mnt.path().display().to_string();
+    // Even with allow_mounted_write=1 the filesystem's signature keeps it safe.
+    let lifted = iolens(&[&args[..], &["--allow_mounted_write=1"]].concat());
+    Command::new("umount").arg(mnt.path()).status().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("is mounted on {mounted}")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("--allow-destructive"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(lifted.status.code(), Some(2), "{}", stderr(&lifted));
+    assert!(stderr(&lifted).contains("ext2/3/4"), "{}", stderr(&lifted));
+}
+
+#[test]
+fn a_symlink_out_of_the_directory_is_not_followed() {
+    let dir = scratch();
+    let outside = scratch();
+    let victim = outside.path().join("precious");
+    std::fs::write(&victim, b"keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("w.0.0")).unwrap();
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--name=w",
+        &format!("--directory={}", dir.path().display()),
+        "--rw=write",
+        "--size=64k",
+        "--unlink=1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("outside the directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+}
+
+/// Children of `pid`, from /proc.
+fn children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid …: comm may hold spaces, so split after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(&pid.to_string()) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// Start a long process-mode run, signal it once its workers run, and check the
+/// exit code, the partial report and that no worker outlives it.
+fn stopped_by(signal: &str, expected_code: i32) {
+    let dir = scratch();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+        .args([
+            "run",
+            "--no-history",
+            "--output-format=iolens-json",
+            "--name=w",
+            &format!("--directory={}", dir.path().display()),
+            "--rw=randread",
+            "--size=1m",
+            "--numjobs=3",
+            "--runtime=60",
+            "--time_based",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let workers = loop {
+        let found = children(child.id());
+        if found.len() >= 3 || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(workers.len(), 3, "the workers did not start");
+    std::thread::sleep(Duration::from_millis(300));
+    Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(expected_code), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["terminated"], "signal");
+    assert_eq!(report["interrupted"], true);
+    assert!(report["jobs"][0]["dirs"][0]["total_ios"].as_u64().unwrap() > 0);
+    let orphans: Vec<u32> = workers.into_iter().filter(|&p| alive(p)).collect();
+    assert!(orphans.is_empty(), "workers outlived the run: {orphans:?}");
+}
+
+#[test]
+fn sigint_writes_a_partial_report_and_exits_130_without_orphans() {
+    stopped_by("-INT", 130);
+}
+
+#[test]
+fn sigterm_exits_143() {
+    stopped_by("-TERM", 143);
+}
