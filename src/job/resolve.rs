@@ -35,9 +35,22 @@ fn resolve_pairs<'a>(
         return Err(JobError::NoJobs);
     }
     let mut warnings = Vec::new();
-    let jobs = pairs
-        .map(|(job, global)| Layers::new(job, global)?.job_spec(&mut warnings))
-        .collect::<Result<_, _>>()?;
+    let mut jobs: Vec<JobSpec> = Vec::with_capacity(pairs.len());
+    for (job, global) in pairs {
+        let spec = Layers::new(job, global)?.job_spec(&mut warnings)?;
+        if let Some(waitee) = &spec.control.wait_for {
+            if !jobs.iter().any(|earlier| &earlier.name == waitee) {
+                let setting = Layers::new(job, global)?
+                    .given("wait_for")
+                    .expect("wait_for was given");
+                return Err(setting.invalid_with_hint(
+                    "names no earlier job",
+                    "wait_for= takes the name of a job defined above this one",
+                ));
+            }
+        }
+        jobs.push(spec);
+    }
     Ok(Resolved { jobs, warnings })
 }
 
@@ -329,6 +342,7 @@ impl<'a> Layers<'a> {
             exec: self.exec()?,
             logs: self.logs()?,
             errors: self.errors()?,
+            control: self.control()?,
         })
     }
 
@@ -557,8 +571,73 @@ impl<'a> Layers<'a> {
                 _ => RateProcess::Linear,
             },
             thinktime: self.time("thinktime")?.unwrap_or_default(),
+            thinktime_spin: self.time("thinktime_spin")?.unwrap_or_default(),
             thinktime_blocks: self.count_u32("thinktime_blocks", 1)?,
         })
+    }
+
+    fn control(&self) -> Result<RunControlSpec, JobError> {
+        let (exit_what, _, setting) = self.choice("exit_what")?;
+        self.no_parameter(exit_what, setting)?;
+        let max_latency = self.per_direction("max_latency", |t| {
+            units::parse_time(t, units::TimeUnit::Micros)
+        })?;
+        let rate_min = self
+            .per_direction("rate_min", |t| units::parse_size(t, self.kb_base))?
+            .map(Option::unwrap_or_default);
+        let rate_iops_min = self
+            .per_direction("rate_iops_min", |t| units::parse_count(t, self.kb_base))?
+            .map(Option::unwrap_or_default);
+        self.check_rate_min_below_rate(rate_min, rate_iops_min)?;
+        let rate_cycle_ms = self.count("rate_cycle")?.unwrap_or_default();
+        if rate_cycle_ms == 0 {
+            let setting = self.given("rate_cycle").expect("the default is not 0");
+            return Err(setting.invalid("must be at least 1 ms"));
+        }
+        let iodepth = self.count_u32("iodepth", 1)?;
+        // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
+        let iodepth_low = match self.count("iodepth_low")? {
+            Some(low) if low > 0 => low.min(u64::from(iodepth)) as u32,
+            _ => iodepth,
+        };
+        Ok(RunControlSpec {
+            exitall: self.bool("exitall")?,
+            exit_what: match exit_what {
+                "all" => ExitWhat::All,
+                _ => ExitWhat::Group,
+            },
+            wait_for: self
+                .given("wait_for")
+                .map(|s| s.text.trim().to_string())
+                .filter(|name| !name.is_empty()),
+            max_latency_ns: max_latency
+                .map(|d| d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))),
+            rate_min,
+            rate_iops_min,
+            rate_cycle: Duration::from_millis(rate_cycle_ms),
+            iodepth_low,
+        })
+    }
+
+    /// fio refuses a minimum rate above the rate cap of the same direction.
+    fn check_rate_min_below_rate(
+        &self,
+        rate_min: [u64; 2],
+        rate_iops_min: [u64; 2],
+    ) -> Result<(), JobError> {
+        let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
+        let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
+        for ddir in Ddir::BOTH {
+            let d = ddir.index();
+            let cap = |cap: Option<u64>, min: u64| cap.is_some_and(|cap| cap > 0 && min > cap);
+            if cap(rate[d], rate_min[d]) || cap(rate_iops[d], rate_iops_min[d]) {
+                return Err(self.problem(format!(
+                    "the minimum {} rate is above its rate cap",
+                    if ddir == Ddir::Read { "read" } else { "write" }
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn io_mode(&self) -> Result<IoModeSpec, JobError> {
@@ -952,6 +1031,9 @@ mod tests {
             let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
             if def.name == "time_based" {
                 args.push("--runtime=1");
+            }
+            if def.name == "wait_for" {
+                args.splice(0..0, ["--name=writer", "--filename=/tmp/f"]);
             }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }

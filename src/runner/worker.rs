@@ -621,8 +621,14 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn think(&mut self) {
         let ns = self.pacer.think_after_io();
         if ns > 0 {
-            let until = self.clock.now_ns() + ns;
-            self.clock.sleep_until_ns(until.min(self.end_ns));
+            let now = self.clock.now_ns();
+            let until = (now + ns).min(self.end_ns);
+            // thinktime_spin: the first part stands for CPU work on the data.
+            let spin = self.pacer.thinktime_spin_ns();
+            if spin > 0 {
+                self.clock.spin_until_ns((now + spin).min(until));
+            }
+            self.clock.sleep_until_ns(until);
         }
     }
 

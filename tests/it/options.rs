@@ -207,3 +207,119 @@ fn continue_on_error_counts_tolerated_errors_and_the_job_goes_on() {
         .unwrap();
     assert_eq!(report["jobs"][0]["total_err"], 1);
 }
+
+/// Each job's (name, job_runtime in ms) from fio-style JSON.
+fn runtimes_ms(report: &serde_json::Value) -> Vec<(String, u64)> {
+    report["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let name = j["jobname"].as_str().unwrap().to_string();
+            (name, j["job_runtime"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn exitall_stops_the_group_when_any_job_ends_also_for_worker_processes() {
+    // Set on the long job only; as in fio, the short job's end stops it.
+    let started = std::time::Instant::now();
+    let report = fio_json(&[
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--name=short",
+        "--runtime=200ms",
+        "--name=long",
+        "--runtime=20s",
+        "--exitall",
+    ]);
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    let runtimes = runtimes_ms(&report);
+    assert_eq!(runtimes.len(), 2);
+    assert!(runtimes[1].1 < 2_000, "{runtimes:?}");
+}
+
+#[test]
+fn exit_what_all_also_skips_the_later_groups() {
+    let jobs = |exit_what: &str| {
+        let exit_what = format!("--exit_what={exit_what}");
+        let report = fio_json(&[
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--thread",
+            "--exitall",
+            &exit_what,
+            "--name=short",
+            "--runtime=100ms",
+            "--name=long",
+            "--runtime=20s",
+            "--name=next",
+            "--stonewall",
+            "--runtime=100ms",
+        ]);
+        runtimes_ms(&report)
+    };
+    let stonewall = jobs("stonewall");
+    assert!(stonewall[1].1 < 2_000, "{stonewall:?}");
+    assert!(stonewall[2].1 >= 100, "{stonewall:?}");
+    let all = jobs("all");
+    assert!(all[1].1 < 2_000, "{all:?}");
+    assert!(all.get(2).is_none_or(|(_, ms)| *ms == 0), "{all:?}");
+}
+
+#[test]
+fn wait_for_starts_a_job_after_the_named_one_ends() {
+    let started = std::time::Instant::now();
+    let report = fio_json(&[
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=300ms",
+        "--name=first",
+        "--name=second",
+        "--wait_for=first",
+    ]);
+    // One after the other, not side by side.
+    assert!(
+        started.elapsed().as_millis() >= 600,
+        "{:?}",
+        started.elapsed()
+    );
+    let runtimes = runtimes_ms(&report);
+    assert!(runtimes.iter().all(|(_, ms)| *ms >= 300), "{runtimes:?}");
+    let out = iolens(&[
+        "run",
+        "--ioengine=null",
+        "--size=1m",
+        "--name=a",
+        "--wait_for=b",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("names no earlier job"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn thinktime_spin_spends_the_think_time_on_the_cpu() {
+    let usr_cpu = |spin: &str| {
+        let spin = format!("--thinktime_spin={spin}");
+        let report = fio_json(&[
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=300ms",
+            "--thinktime=2ms",
+            &spin,
+        ]);
+        report["jobs"][0]["usr_cpu"].as_f64().unwrap()
+    };
+    let (sleeping, spinning) = (usr_cpu("0"), usr_cpu("2ms"));
+    assert!(spinning > sleeping + 5.0, "{sleeping} {spinning}");
+}
