@@ -1323,6 +1323,56 @@ mod tests {
     }
 
     #[test]
+    fn run_control_options() {
+        let c = job(&[]).control;
+        assert!(!c.exitall && c.exit_what == ExitWhat::Group && c.wait_for.is_none());
+        assert_eq!(
+            (c.max_latency_ns, c.rate_cycle),
+            ([0; 2], Duration::from_secs(1))
+        );
+        assert_eq!(c.iodepth_low, 1);
+        let c = job(&[
+            "--exitall",
+            "--exit_what=all",
+            "--max_latency=250,2ms",
+            "--rate_min=1m,",
+            "--rate_iops_min=,50",
+            "--rate_cycle=250",
+            "--iodepth=32",
+            "--iodepth_low=8",
+            "--ioengine=io_uring",
+        ])
+        .control;
+        assert!(c.exitall && c.exit_what == ExitWhat::All);
+        assert_eq!(c.max_latency_ns, [250_000, 2_000_000]);
+        assert_eq!((c.rate_min, c.rate_iops_min), ([1 << 20, 0], [0, 50]));
+        assert_eq!(c.rate_cycle, Duration::from_millis(250));
+        assert_eq!(c.iodepth_low, 8);
+        // 0 or deeper than the queue: keep it full, as fio.
+        for low in ["--iodepth_low=0", "--iodepth_low=64"] {
+            assert_eq!(
+                job(&["--iodepth=16", "--ioengine=libaio", low])
+                    .control
+                    .iodepth_low,
+                16
+            );
+        }
+        assert_eq!(
+            job(&["--exit_what=stonewall"]).control.exit_what,
+            ExitWhat::Group
+        );
+        assert!(
+            error(&["--name=t", "--size=1m", "--rate=1m", "--rate_min=2m"])
+                .contains("the minimum read rate is above its rate cap")
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rate_cycle=0"]).contains("at least 1 ms"));
+        assert!(
+            error(&["--name=a", "--size=1m", "--wait_for=b", "--name=b"])
+                .contains("names no earlier job")
+        );
+    }
+
+    #[test]
     fn io_mode_options() {
         let spec = job(&[
             "--direct=1",

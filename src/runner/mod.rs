@@ -8,6 +8,7 @@ mod group_control;
 pub mod logs;
 pub mod plan;
 pub mod process;
+mod rate_floor;
 mod sched;
 pub mod status;
 mod watch;
