@@ -191,6 +191,7 @@ pub const CPU_POLICIES: &[&str] = &["shared", "split"];
 pub const FILE_SERVICES: &[&str] = &["roundrobin", "random", "sequential"];
 pub const FALLOCATE_MODES: &[&str] = &["none", "native", "posix", "keep", "truncate", "0", "1"];
 pub const FADVISE_HINTS: &[&str] = &["0", "1", "sequential", "random"];
+pub const EXIT_WHATS: &[&str] = &["group", "stonewall", "all"];
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
 pub const BARE_TEXT_OPTIONS: &[&str] = &[
@@ -326,6 +327,15 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("rate_process", &[], Kind::Choice(RATE_PROCESSES), Some("linear"), "poisson", "How rated I/Os are spaced"),
     opt("thinktime", &[], MICROS, Some("0"), "100us", "Pause between I/Os (default unit us)"),
     opt("thinktime_blocks", &[], Kind::Count, Some("1"), "8", "I/Os between pauses"),
+    opt("thinktime_spin", &[], MICROS, Some("0"), "50us", "Part of each think time spent busy instead of asleep (default unit us)"),
+    opt("exitall", &[], Kind::Bool, Some("0"), "1", "When one job ends, stop the others (for the whole run once any job sets it)"),
+    opt("exit_what", &[], Kind::Choice(EXIT_WHATS), Some("group"), "all", "What exitall stops: group or stonewall (the running group), all (and every later group)"),
+    opt("wait_for", &[], Kind::Text, None, "writer", "Start only after the named earlier job has finished"),
+    opt("max_latency", &[], Kind::Text, Some("0"), "100ms", "Fail the job on an I/O slower than this, read,write (default unit us)"),
+    opt("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "10m", "Fail the job below this bandwidth over a rate_cycle, read,write"),
+    opt("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "100", "Fail the job below these IOPS over a rate_cycle, read,write"),
+    opt("rate_cycle", &["ratecycle"], Kind::Count, Some("1000"), "500", "Window of the rate_min checks, ms"),
+    opt("iodepth_low", &[], Kind::Count, None, "4", "Once the queue is full, let it drain to this depth before refilling (default: iodepth)"),
     opt("direct", &[], Kind::Bool, Some("0"), "1", "Use O_DIRECT (bypass the page cache)"),
     opt("buffered", &[], Kind::Bool, Some("1"), "0", "Use the page cache; buffered=0 means direct=1"),
     opt("sync", &[], Kind::Choice(SYNC_MODES), Some("none"), "dsync", "Open with O_SYNC (1, sync) or O_DSYNC (dsync)"),
@@ -403,9 +413,6 @@ pub static OPTIONS: &[OptionDef] = &[
     ignored("exit_on_io_done", &[], Kind::Bool, Some("0"), "belongs to ioengine=cpuio"),
 
     // Rejected unless set to their default: a clear error and the nearest supported option.
-    unsupported("wait_for", &[], Kind::Text, None, "waiting for one named job is not implemented", "stonewall"),
-    unsupported("exitall", &[], Kind::Bool, Some("0"), "stopping the other jobs when one ends is not implemented", "runtime with time_based"),
-    unsupported("exit_what", &[], Kind::Text, Some("group"), "stopping the other jobs when one ends is not implemented", "runtime with time_based"),
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
@@ -415,12 +422,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
     unsupported("rw_sequencer", &[], Kind::Text, Some("sequential"), "only the sequential sequencer is implemented", "rw=randread:N"),
     unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
-    unsupported("iodepth_low", &[], Kind::Count, None, "the queue is always refilled at once", "iodepth"),
-    unsupported("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "a minimum rate is not enforced", "rate="),
-    unsupported("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "a minimum rate is not enforced", "rate_iops="),
-    unsupported("rate_cycle", &["ratecycle"], Kind::Count, Some("1000"), "minimum rates are not enforced", "rate="),
     unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
-    unsupported("thinktime_spin", &[], MICROS, Some("0"), "think time always sleeps", "thinktime"),
     unsupported("thinktime_blocks_type", &[], Kind::Text, Some("complete"), "thinktime_blocks always counts completed I/Os", "the default"),
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
     unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
@@ -432,7 +434,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("latency_window", &[], MICROS, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("latency_percentile", &[], Kind::Text, Some("100"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("latency_run", &[], Kind::Bool, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
-    unsupported("max_latency", &[], Kind::Text, Some("0"), "failing a job on a slow I/O is not implemented", "the latency percentiles in the report"),
     unsupported("zonemode", &[], Kind::Text, Some("none"), "zoned I/O is not implemented", "offset= and size= per job"),
     unsupported("zonesize", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
     unsupported("zonerange", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),

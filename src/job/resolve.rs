@@ -37,9 +37,22 @@ fn resolve_pairs<'a>(
         return Err(JobError::NoJobs);
     }
     let mut warnings = Vec::new();
-    let jobs = pairs
-        .map(|(job, global)| Layers::new(job, global)?.job_spec(&mut warnings))
-        .collect::<Result<_, _>>()?;
+    let mut jobs: Vec<JobSpec> = Vec::with_capacity(pairs.len());
+    for (job, global) in pairs {
+        let spec = Layers::new(job, global)?.job_spec(&mut warnings)?;
+        if let Some(waitee) = &spec.control.wait_for {
+            if !jobs.iter().any(|earlier| &earlier.name == waitee) {
+                let setting = Layers::new(job, global)?
+                    .given("wait_for")
+                    .expect("wait_for was given");
+                return Err(setting.invalid_with_hint(
+                    "names no earlier job",
+                    "wait_for= takes the name of a job defined above this one",
+                ));
+            }
+        }
+        jobs.push(spec);
+    }
     Ok(Resolved { jobs, warnings })
 }
 
@@ -333,6 +346,7 @@ impl<'a> Layers<'a> {
             logs: self.logs()?,
             errors: self.errors()?,
             files,
+            control: self.control()?,
             verify: None,
         };
         spec.verify = self.verify(&spec)?;
@@ -592,8 +606,73 @@ impl<'a> Layers<'a> {
                 _ => RateProcess::Linear,
             },
             thinktime: self.time("thinktime")?.unwrap_or_default(),
+            thinktime_spin: self.time("thinktime_spin")?.unwrap_or_default(),
             thinktime_blocks: self.count_u32("thinktime_blocks", 1)?,
         })
+    }
+
+    fn control(&self) -> Result<RunControlSpec, JobError> {
+        let (exit_what, _, setting) = self.choice("exit_what")?;
+        self.no_parameter(exit_what, setting)?;
+        let max_latency = self.per_direction("max_latency", |t| {
+            units::parse_time(t, units::TimeUnit::Micros)
+        })?;
+        let rate_min = self
+            .per_direction("rate_min", |t| units::parse_size(t, self.kb_base))?
+            .map(Option::unwrap_or_default);
+        let rate_iops_min = self
+            .per_direction("rate_iops_min", |t| units::parse_count(t, self.kb_base))?
+            .map(Option::unwrap_or_default);
+        self.check_rate_min_below_rate(rate_min, rate_iops_min)?;
+        let rate_cycle_ms = self.count("rate_cycle")?.unwrap_or_default();
+        if rate_cycle_ms == 0 {
+            let setting = self.given("rate_cycle").expect("the default is not 0");
+            return Err(setting.invalid("must be at least 1 ms"));
+        }
+        let iodepth = self.count_u32("iodepth", 1)?;
+        // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
+        let iodepth_low = match self.count("iodepth_low")? {
+            Some(low) if low > 0 => low.min(u64::from(iodepth)) as u32,
+            _ => iodepth,
+        };
+        Ok(RunControlSpec {
+            exitall: self.bool("exitall")?,
+            exit_what: match exit_what {
+                "all" => ExitWhat::All,
+                _ => ExitWhat::Group,
+            },
+            wait_for: self
+                .given("wait_for")
+                .map(|s| s.text.trim().to_string())
+                .filter(|name| !name.is_empty()),
+            max_latency_ns: max_latency
+                .map(|d| d.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))),
+            rate_min,
+            rate_iops_min,
+            rate_cycle: Duration::from_millis(rate_cycle_ms),
+            iodepth_low,
+        })
+    }
+
+    /// fio refuses a minimum rate above the rate cap of the same direction.
+    fn check_rate_min_below_rate(
+        &self,
+        rate_min: [u64; 2],
+        rate_iops_min: [u64; 2],
+    ) -> Result<(), JobError> {
+        let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
+        let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
+        for ddir in Ddir::BOTH {
+            let d = ddir.index();
+            let cap = |cap: Option<u64>, min: u64| cap.is_some_and(|cap| cap > 0 && min > cap);
+            if cap(rate[d], rate_min[d]) || cap(rate_iops[d], rate_iops_min[d]) {
+                return Err(self.problem(format!(
+                    "the minimum {} rate is above its rate cap",
+                    if ddir == Ddir::Read { "read" } else { "write" }
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn io_mode(&self) -> Result<IoModeSpec, JobError> {
@@ -1085,6 +1164,9 @@ mod tests {
             if def.name == "time_based" {
                 args.push("--runtime=1");
             }
+            if def.name == "wait_for" {
+                args.splice(0..0, ["--name=writer", "--filename=/tmp/f"]);
+            }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
     }
@@ -1370,6 +1452,56 @@ mod tests {
         assert_eq!(p.rate_process, RateProcess::Poisson);
         assert_eq!(p.thinktime, Duration::from_micros(10));
         assert_eq!(p.thinktime_blocks, 4);
+    }
+
+    #[test]
+    fn run_control_options() {
+        let c = job(&[]).control;
+        assert!(!c.exitall && c.exit_what == ExitWhat::Group && c.wait_for.is_none());
+        assert_eq!(
+            (c.max_latency_ns, c.rate_cycle),
+            ([0; 2], Duration::from_secs(1))
+        );
+        assert_eq!(c.iodepth_low, 1);
+        let c = job(&[
+            "--exitall",
+            "--exit_what=all",
+            "--max_latency=250,2ms",
+            "--rate_min=1m,",
+            "--rate_iops_min=,50",
+            "--rate_cycle=250",
+            "--iodepth=32",
+            "--iodepth_low=8",
+            "--ioengine=io_uring",
+        ])
+        .control;
+        assert!(c.exitall && c.exit_what == ExitWhat::All);
+        assert_eq!(c.max_latency_ns, [250_000, 2_000_000]);
+        assert_eq!((c.rate_min, c.rate_iops_min), ([1 << 20, 0], [0, 50]));
+        assert_eq!(c.rate_cycle, Duration::from_millis(250));
+        assert_eq!(c.iodepth_low, 8);
+        // 0 or deeper than the queue: keep it full, as fio.
+        for low in ["--iodepth_low=0", "--iodepth_low=64"] {
+            assert_eq!(
+                job(&["--iodepth=16", "--ioengine=libaio", low])
+                    .control
+                    .iodepth_low,
+                16
+            );
+        }
+        assert_eq!(
+            job(&["--exit_what=stonewall"]).control.exit_what,
+            ExitWhat::Group
+        );
+        assert!(
+            error(&["--name=t", "--size=1m", "--rate=1m", "--rate_min=2m"])
+                .contains("the minimum read rate is above its rate cap")
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rate_cycle=0"]).contains("at least 1 ms"));
+        assert!(
+            error(&["--name=a", "--size=1m", "--wait_for=b", "--name=b"])
+                .contains("names no earlier job")
+        );
     }
 
     #[test]

@@ -288,6 +288,8 @@ pub struct PacingSpec {
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
     pub thinktime: Duration,
+    /// `thinktime_spin`: the first part of each think time is spent busy (≤ `thinktime`).
+    pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
 }
 
@@ -413,6 +415,7 @@ pub struct JobSpec {
     /// `continue_on_error` / `ignore_error`.
     pub errors: super::errors::ErrorSpec,
     pub files: FilesSpec,
+    pub control: RunControlSpec,
     /// fio's `verify=`; None when off (`verify=0` or `verify=null`).
     #[serde(default)]
     pub verify: Option<VerifySpec>,
@@ -456,6 +459,48 @@ pub struct VerifySpec {
     pub fatal: bool,
     /// `verify_dump`: write found and expected copies of bad blocks.
     pub dump: bool,
+}
+
+/// What `exit_what` stops when a job of a run with `exitall` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ExitWhat {
+    /// The other jobs of the running group (fio's `group`, and `stonewall`: only one
+    /// group runs at a time here, so both mean the same).
+    Group,
+    /// The running group and every group after it.
+    All,
+}
+
+/// Run control beyond time and size: when a job stops early, waits, or fails on
+/// being too slow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunControlSpec {
+    /// `exitall`: when this job ends, stop the others (fio applies it to the whole
+    /// run once any job sets it; the runner does the same).
+    pub exitall: bool,
+    pub exit_what: ExitWhat,
+    /// `wait_for`: the name of an earlier job this one starts after.
+    pub wait_for: Option<String>,
+    /// `max_latency` per direction, ns (0 = none): a slower I/O fails the job.
+    pub max_latency_ns: [u64; 2],
+    /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none: a job that
+    /// falls below over a `rate_cycle` window fails.
+    pub rate_min: [u64; 2],
+    pub rate_iops_min: [u64; 2],
+    pub rate_cycle: Duration,
+    /// `iodepth_low`: once the queue is full, let it drain to this depth before
+    /// refilling (equal to iodepth: keep it full).
+    pub iodepth_low: u32,
+}
+
+impl RunControlSpec {
+    /// True when a minimum rate is enforced.
+    pub fn has_rate_min(&self) -> bool {
+        self.rate_min
+            .iter()
+            .chain(&self.rate_iops_min)
+            .any(|&r| r > 0)
+    }
 }
 
 /// fio's default `percentile_list`.

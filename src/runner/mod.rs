@@ -4,9 +4,11 @@
 mod collect;
 pub mod control;
 pub mod errors;
+mod group_control;
 pub mod logs;
 pub mod plan;
 pub mod process;
+mod rate_floor;
 mod sched;
 pub mod status;
 mod verify;
@@ -21,6 +23,7 @@ use crate::observe::live::{LiveBoard, LiveCounters};
 use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
+use group_control::GroupControl;
 use status::StatusSlot;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
@@ -96,10 +99,19 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.pre_read(j)?;
             }
         }
+        let control = GroupControl::new(req.jobs, &io_jobs, req.stop);
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let group_results = run_group(req, &files, &board, &io_jobs, &results, started_unix_ms);
+        let group_results = run_group(
+            req,
+            &files,
+            &board,
+            &control,
+            &io_jobs,
+            &results,
+            started_unix_ms,
+        );
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -133,6 +145,9 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             if req.jobs[j].io.unlink {
                 files.unlink(j)?;
             }
+        }
+        if control.ends_run() {
+            break;
         }
     }
     warnings.dedup();
@@ -174,11 +189,12 @@ fn write_logs(
 /// A job's workers are threads with `thread`, else processes, each with a
 /// proxy thread here; all of them start together at one barrier.
 /// `earlier` (by job index) holds the results of the groups before, for
-/// interim reports.
+/// interim reports. `control` stops and holds back the group's workers.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
     board: &LiveBoard,
+    control: &GroupControl,
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
@@ -188,6 +204,9 @@ fn run_group(
         .map(|&j| req.jobs[j].exec.numjobs as usize)
         .sum();
     let barrier = Barrier::new(workers);
+    let starts: Vec<_> = (0..jobs.len())
+        .map(|position| control.start_signal(&barrier, position))
+        .collect();
     let slots: Vec<Vec<StatusSlot>> = jobs
         .iter()
         .map(|&j| {
@@ -200,7 +219,8 @@ fn run_group(
         let handles: Vec<Vec<_>> = jobs
             .iter()
             .zip(&slots)
-            .map(|(&j, job_slots)| {
+            .zip(&starts)
+            .map(|((&j, job_slots), start)| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
                         let job = &req.jobs[j];
@@ -212,7 +232,7 @@ fn run_group(
                             .map(|s| (&job_slots[w as usize], s.interval / 2));
                         let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
                         let spawned = if job.exec.thread {
-                            let mut ctx = worker_ctx(req, files, j, w, &barrier, live);
+                            let mut ctx = worker_ctx(req, files, j, w, start, control, live);
                             ctx.status = status;
                             thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
                         } else {
@@ -221,9 +241,9 @@ fn run_group(
                             let shared = board.shared_slot(j, w);
                             let task =
                                 process::WorkerTask::new(req.jobs, files, j, w, every, shared);
-                            let (barrier, stop) = (&barrier, req.stop);
+                            let stop = control.stop_flag();
                             thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, barrier, stop, slot, live)
+                                process::run_in_process(&task, start, stop, slot, live)
                             })
                         };
                         spawned.expect("spawn worker thread")
@@ -231,22 +251,26 @@ fn run_group(
                     .collect()
             })
             .collect();
-        if let Some(status) = &req.status {
-            let running = || handles.iter().flatten().any(|h| !h.is_finished());
-            while sleep_while(status.interval, running) {
-                let mut interim = earlier.to_vec();
-                for (&j, job_slots) in jobs.iter().zip(&slots) {
-                    if interim.len() <= j {
-                        interim.resize_with(j + 1, Vec::new);
-                    }
-                    interim[j] = job_slots
-                        .iter()
-                        .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
-                        .collect();
+        let running = || {
+            control.observe(handles.iter().map(|hs| hs.iter().all(|h| h.is_finished())));
+            handles.iter().flatten().any(|h| !h.is_finished())
+        };
+        // Without interim reports, wake only to look after the group's control.
+        let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
+        while sleep_while(every, running) {
+            let Some(status) = &req.status else { continue };
+            let mut interim = earlier.to_vec();
+            for (&j, job_slots) in jobs.iter().zip(&slots) {
+                if interim.len() <= j {
+                    interim.resize_with(j + 1, Vec::new);
                 }
-                let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
-                (status.on_report)(&report);
+                interim[j] = job_slots
+                    .iter()
+                    .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
+                    .collect();
             }
+            let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
+            (status.on_report)(&report);
         }
         handles
             .into_iter()
@@ -263,13 +287,13 @@ fn run_group(
 /// whole duration passed with it still holding.
 fn sleep_while(duration: Duration, running: impl Fn() -> bool) -> bool {
     const STEP: Duration = Duration::from_millis(10);
-    let deadline = Instant::now() + duration;
+    let start = Instant::now();
     while running() {
-        let now = Instant::now();
-        if now >= deadline {
+        let elapsed = start.elapsed();
+        if elapsed >= duration {
             return true;
         }
-        std::thread::sleep(STEP.min(deadline - now));
+        std::thread::sleep(STEP.min(duration - elapsed));
     }
     false
 }
@@ -279,7 +303,8 @@ fn worker_ctx<'s>(
     files: &'s FileSet,
     job_index: usize,
     worker_index: u32,
-    barrier: &'s Barrier,
+    start: &'s dyn worker::StartSignal,
+    control: &'s GroupControl,
     live: LiveCounters<'s>,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
@@ -293,8 +318,8 @@ fn worker_ctx<'s>(
         regions: file_regions(wf.iter().map(|f| (f.start, f.len))),
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
-        start: barrier,
-        stop: req.stop,
+        start,
+        stop: control.stop_flag(),
         live,
         status: None,
     }

@@ -7,6 +7,7 @@
 
 use super::errors::ErrorTally;
 use super::logs::{IoLog, IoLogger, LoggedIo};
+use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
 use super::verify::{Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
@@ -268,6 +269,14 @@ struct Worker<'a, E: Engine> {
     next_status_ns: u64,
     /// `verify=`: stamps written blocks and checks them; None without verification.
     verify: Option<Verifier>,
+    /// `max_latency` per direction, ns; u64::MAX without one.
+    max_latency_ns: [u64; 2],
+    /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
+    rate_floor: Option<RateFloor>,
+    /// `iodepth_low`: the depth a full queue drains to before it is refilled.
+    refill_depth: u32,
+    /// The queue filled up and is draining down to `refill_depth`.
+    draining: bool,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -348,6 +357,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             next_status_ns: ctx
                 .status
                 .map_or(u64::MAX, |(_, every)| every.as_nanos() as u64),
+            max_latency_ns: job
+                .control
+                .max_latency_ns
+                .map(|ns| if ns == 0 { u64::MAX } else { ns }),
+            rate_floor: RateFloor::new(&job.control, ramp_end_ns),
+            refill_depth: job.control.iodepth_low.min(depth),
+            draining: false,
             ctx,
         }
     }
@@ -359,7 +375,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
         loop {
-            while !self.done_issuing && !self.free_slots.is_empty() {
+            while !self.done_issuing && !self.free_slots.is_empty() && !self.draining {
                 if self.drain_due() {
                     break;
                 }
@@ -381,6 +397,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
             if !self.pending.is_empty() {
                 self.commit();
+            }
+            if self.free_slots.is_empty() && self.refill_depth < self.in_flight_count {
+                self.draining = true;
             }
             if self.in_flight_count > 0 {
                 self.reap();
@@ -585,6 +604,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.complete(io, c.result, now, true);
         }
         self.completions = completions;
+        if self.draining && self.in_flight_count <= self.refill_depth {
+            self.draining = false;
+        }
         if !self.pacer.is_unpaced() {
             self.think();
         }
@@ -607,6 +629,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.ctx
             .live
             .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
+        if end_ns - io.start_ns > self.max_latency_ns[io.ddir.index()] {
+            self.too_slow(&io, end_ns - io.start_ns);
+        }
         if !self.measuring || io.start_ns < self.measure_start_ns {
             return;
         }
@@ -643,6 +668,48 @@ impl<'a, E: Engine> Worker<'a, E> {
         if end_ns >= self.next_status_ns {
             self.publish_status(end_ns);
         }
+        if self.rate_floor.as_ref().is_some_and(|f| f.due(end_ns)) {
+            self.check_rate_floor(end_ns);
+        }
+    }
+
+    /// `max_latency`: the I/O counts, then the job fails as in fio (ETIMEDOUT).
+    #[cold]
+    fn too_slow(&mut self, io: &InFlight, lat_ns: u64) {
+        let limit = self.max_latency_ns[io.ddir.index()];
+        let message = format!(
+            "{} {} at offset {} (length {}) took {lat_ns} ns, over max_latency={limit} ns",
+            if io.ddir == Ddir::Read {
+                "read"
+            } else {
+                "write"
+            },
+            self.ctx.paths[io.file as usize].display(),
+            io.offset,
+            io.len,
+        );
+        self.fail(IoFailure {
+            message,
+            errno: libc::ETIMEDOUT,
+        });
+    }
+
+    /// `rate_min` / `rate_iops_min`: too little moved over a window fails the job (EIO, as fio).
+    #[cold]
+    fn check_rate_floor(&mut self, now_ns: u64) {
+        let Some(floor) = &mut self.rate_floor else {
+            return;
+        };
+        let done = self.stats.dirs.each_ref().map(|d| Done {
+            bytes: d.bytes,
+            ios: d.ios,
+        });
+        if let Err(message) = floor.check(now_ns, done) {
+            self.fail(IoFailure {
+                message,
+                errno: libc::EIO,
+            });
+        }
     }
 
     /// Publish a copy of the results so far for an interim report.
@@ -668,8 +735,14 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn think(&mut self) {
         let ns = self.pacer.think_after_io();
         if ns > 0 {
-            let until = self.clock.now_ns() + ns;
-            self.clock.sleep_until_ns(until.min(self.end_ns));
+            let now = self.clock.now_ns();
+            let until = (now + ns).min(self.end_ns);
+            // thinktime_spin: the first part stands for CPU work on the data.
+            let spin = self.pacer.thinktime_spin_ns();
+            if spin > 0 {
+                self.clock.spin_until_ns((now + spin).min(until));
+            }
+            self.clock.sleep_until_ns(until);
         }
     }
 

@@ -1,5 +1,5 @@
 //! When the next I/O may start: rate limits (`rate`, `rate_iops`,
-//! `rate_process`) and think time (`thinktime`, `thinktime_blocks`).
+//! `rate_process`) and think time (`thinktime`, `thinktime_spin`, `thinktime_blocks`).
 //!
 //! Time comes from an injectable [`Clock`], so the schedule is tested on a
 //! [`FakeClock`] without sleeping.
@@ -23,6 +23,12 @@ pub trait Clock {
     fn now_ns(&self) -> u64;
     /// Return no earlier than `t` (at once if `t` has passed).
     fn sleep_until_ns(&self, t: u64);
+    /// Like `sleep_until_ns`, but busy: think time that stands for CPU work.
+    fn spin_until_ns(&self, t: u64) {
+        while self.now_ns() < t {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// Real time, in nanoseconds since the clock was created (the TSC where the
@@ -83,6 +89,10 @@ impl Clock for FakeClock {
 
     fn sleep_until_ns(&self, t: u64) {
         self.now.set(self.now.get().max(t));
+    }
+
+    fn spin_until_ns(&self, t: u64) {
+        self.sleep_until_ns(t);
     }
 }
 
@@ -163,6 +173,8 @@ pub struct Pacer {
     process: RateProcess,
     schedules: [DirectionSchedule; 2],
     thinktime_ns: u64,
+    /// The busy part of each think time (≤ `thinktime_ns`).
+    thinktime_spin_ns: u64,
     thinktime_blocks: u32,
     ios_since_think: u32,
     rng: WorkerRng,
@@ -175,7 +187,8 @@ impl Pacer {
             schedules: Ddir::BOTH.map(|ddir| {
                 DirectionSchedule::new(spec.rate[ddir.index()], spec.rate_iops[ddir.index()])
             }),
-            thinktime_ns: u64::try_from(spec.thinktime.as_nanos()).unwrap_or(u64::MAX),
+            thinktime_ns: nanos(spec.thinktime),
+            thinktime_spin_ns: nanos(spec.thinktime_spin).min(nanos(spec.thinktime)),
             thinktime_blocks: spec.thinktime_blocks.max(1),
             ios_since_think: 0,
             rng: stream_rng(seed, RngStream::Pacing),
@@ -220,6 +233,16 @@ impl Pacer {
         self.ios_since_think = 0;
         self.thinktime_ns
     }
+
+    /// How much of each think time is spent busy rather than asleep.
+    #[inline]
+    pub fn thinktime_spin_ns(&self) -> u64 {
+        self.thinktime_spin_ns
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -232,6 +255,7 @@ mod tests {
             rate_iops,
             rate_process: process,
             thinktime: Duration::ZERO,
+            thinktime_spin: Duration::ZERO,
             thinktime_blocks: 1,
         }
     }
@@ -339,6 +363,28 @@ mod tests {
         assert!(!pacer.is_unpaced());
         let thinks: Vec<u64> = (0..9).map(|_| pacer.think_after_io()).collect();
         assert_eq!(thinks, [0, 0, 250_000, 0, 0, 250_000, 0, 0, 250_000]);
+    }
+
+    #[test]
+    fn thinktime_spin_is_at_most_the_thinktime() {
+        let mut spec = spec([0, 0], [0, 0], RateProcess::Linear);
+        spec.thinktime = Duration::from_micros(100);
+        spec.thinktime_spin = Duration::from_micros(40);
+        assert_eq!(Pacer::new(&spec, 1).thinktime_spin_ns(), 40_000);
+        spec.thinktime_spin = Duration::from_micros(400);
+        assert_eq!(Pacer::new(&spec, 1).thinktime_spin_ns(), 100_000);
+    }
+
+    #[test]
+    fn spinning_waits_without_giving_up_the_cpu() {
+        let clock = MonotonicClock::new();
+        let before = iolens_sys::os::thread_rusage().unwrap();
+        let deadline = clock.now_ns() + 5_000_000;
+        clock.spin_until_ns(deadline);
+        assert!(clock.now_ns() >= deadline);
+        // A sleep would switch away voluntarily at least once.
+        let after = iolens_sys::os::thread_rusage().unwrap();
+        assert_eq!(after.voluntary_ctxsw, before.voluntary_ctxsw);
     }
 
     #[test]

@@ -8,8 +8,13 @@ use std::path::{Path, PathBuf};
 const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// Deliberate strict-mode rejections (each names the problem and its fix): `threads=1`
-/// ("did you mean thread") and an unset `${VAR}`.
-const STRICT_REJECTIONS: &[&str] = &["did you mean 'thread'", "environment variable"];
+/// ("did you mean thread"), an unset `${VAR}` and a third (trim) value of a `read,write`
+/// option.
+const STRICT_REJECTIONS: &[&str] = &[
+    "did you mean 'thread'",
+    "environment variable",
+    "a third value (trim) is not supported",
+];
 
 fn example_job_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -279,4 +284,196 @@ fn percentage_random_and_file_service_type_cover_every_file() {
             "{service}"
         );
     }
+}
+
+/// Each job's (name, job_runtime in ms) from fio-style JSON.
+fn runtimes_ms(report: &serde_json::Value) -> Vec<(String, u64)> {
+    report["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let name = j["jobname"].as_str().unwrap().to_string();
+            (name, j["job_runtime"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn exitall_stops_the_group_when_any_job_ends_also_for_worker_processes() {
+    // Set on the long job only; as in fio, the short job's end stops it.
+    let started = std::time::Instant::now();
+    let report = fio_json(&[
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--name=short",
+        "--runtime=200ms",
+        "--name=long",
+        "--runtime=20s",
+        "--exitall",
+    ]);
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    let runtimes = runtimes_ms(&report);
+    assert_eq!(runtimes.len(), 2);
+    assert!(runtimes[1].1 < 2_000, "{runtimes:?}");
+}
+
+#[test]
+fn exit_what_all_also_skips_the_later_groups() {
+    let jobs = |exit_what: &str| {
+        let exit_what = format!("--exit_what={exit_what}");
+        let report = fio_json(&[
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--thread",
+            "--exitall",
+            &exit_what,
+            "--name=short",
+            "--runtime=100ms",
+            "--name=long",
+            "--runtime=20s",
+            "--name=next",
+            "--stonewall",
+            "--runtime=100ms",
+        ]);
+        runtimes_ms(&report)
+    };
+    let stonewall = jobs("stonewall");
+    assert!(stonewall[1].1 < 2_000, "{stonewall:?}");
+    assert!(stonewall[2].1 >= 100, "{stonewall:?}");
+    let all = jobs("all");
+    assert!(all[1].1 < 2_000, "{all:?}");
+    assert!(all.get(2).is_none_or(|(_, ms)| *ms == 0), "{all:?}");
+}
+
+#[test]
+fn wait_for_starts_a_job_after_the_named_one_ends() {
+    let started = std::time::Instant::now();
+    let report = fio_json(&[
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=300ms",
+        "--name=first",
+        "--name=second",
+        "--wait_for=first",
+    ]);
+    // One after the other, not side by side.
+    assert!(
+        started.elapsed().as_millis() >= 600,
+        "{:?}",
+        started.elapsed()
+    );
+    let runtimes = runtimes_ms(&report);
+    assert!(runtimes.iter().all(|(_, ms)| *ms >= 300), "{runtimes:?}");
+    let out = iolens(&[
+        "run",
+        "--ioengine=null",
+        "--size=1m",
+        "--name=a",
+        "--wait_for=b",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("names no earlier job"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn thinktime_spin_spends_the_think_time_on_the_cpu() {
+    let usr_cpu = |spin: &str| {
+        let spin = format!("--thinktime_spin={spin}");
+        let report = fio_json(&[
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--time_based",
+            "--runtime=300ms",
+            "--thinktime=2ms",
+            &spin,
+        ]);
+        report["jobs"][0]["usr_cpu"].as_f64().unwrap()
+    };
+    let (sleeping, spinning) = (usr_cpu("0"), usr_cpu("2ms"));
+    assert!(spinning > sleeping + 5.0, "{sleeping} {spinning}");
+}
+
+/// Runs `args` and returns the exit code and the first job's fio-style JSON.
+fn failing_job(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let mut all = vec!["run", "--output-format=json"];
+    all.extend_from_slice(args);
+    let out = iolens(&all);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", stderr(&out)));
+    (out.status.code(), report["jobs"][0].clone())
+}
+
+#[test]
+fn max_latency_fails_the_job_on_the_first_slower_io() {
+    let dir = scratch();
+    let file = format!("--filename={}", dir.path().join("f").display());
+    // 1 us: no real read is that fast; the write side has no limit.
+    let (code, job) = failing_job(&["--name=m", "--size=64k", &file, "--max_latency=1,10s"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(job["error"], 110, "{job}");
+    assert_eq!(job["read"]["total_ios"], 1, "{job}");
+    let (code, job) = failing_job(&[
+        "--name=m",
+        "--size=64k",
+        &file,
+        "--rw=write",
+        "--max_latency=1,10s",
+    ]);
+    assert_eq!(code, Some(0), "{job}");
+}
+
+#[test]
+fn rate_iops_min_fails_a_job_that_falls_below_after_settling() {
+    let started = std::time::Instant::now();
+    // 10 ms of think time per I/O: about 100 IOPS, under the floor of 1000.
+    let (code, job) = failing_job(&[
+        "--name=slow",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20s",
+        "--thinktime=10ms",
+        "--rate_iops_min=1000",
+        "--rate_cycle=100",
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(job["error"], 5, "{job}");
+    assert!(started.elapsed().as_secs() < 4, "{:?}", started.elapsed());
+    let out = iolens(&[
+        "run",
+        "--name=t",
+        "--ioengine=null",
+        "--size=1m",
+        "--rate_iops=10",
+        "--rate_iops_min=20",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn iodepth_low_lets_a_full_queue_drain_before_refilling() {
+    let share_at_16 = |low: &str| {
+        let low = format!("--iodepth_low={low}");
+        let report = fio_json(&[
+            "--name=q",
+            "--ioengine=null",
+            "--size=1m",
+            "--iodepth=16",
+            // One completion per reap, so the queue could be topped up each time.
+            "--iodepth_batch_complete_max=1",
+            &low,
+        ]);
+        report["jobs"][0]["iodepth_level"]["16"].as_f64().unwrap()
+    };
+    assert!(share_at_16("16") > 80.0);
+    assert!(share_at_16("4") < 20.0);
 }

@@ -1,0 +1,191 @@
+//! Control shared by the workers of one running group: the stop flag they
+//! read (the run's SIGINT/SIGTERM stop, and `exitall` when a job ends) and
+//! `wait_for` (a job starts only once an earlier job of its group is done).
+//!
+//! The group's supervising thread calls [`GroupControl::observe`] every few
+//! milliseconds with which jobs have finished; workers only read flags, so
+//! nothing here costs anything per I/O.
+
+use super::control;
+use super::worker::StartSignal;
+use crate::job::spec::{ExitWhat, JobSpec};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::Duration;
+
+/// How often a held-back `wait_for` job looks whether it may start.
+const WAIT_POLL: Duration = Duration::from_millis(5);
+
+pub struct GroupControl<'a> {
+    run_stop: &'a AtomicBool,
+    /// What the group's workers read as their stop flag.
+    stop: AtomicBool,
+    /// By position in the group: every worker of the job has finished.
+    done: Vec<AtomicBool>,
+    /// By position in the group: what ends when that job ends (`exitall`).
+    exits: Vec<Option<ExitWhat>>,
+    /// By position in the group: the position of the job it waits for.
+    waitees: Vec<Option<usize>>,
+    /// `exit_what=all` fired: the groups after this one do not run.
+    ends_run: AtomicBool,
+}
+
+impl<'a> GroupControl<'a> {
+    /// `jobs` are the run's jobs; `group` the indexes of the running group's.
+    pub fn new(jobs: &[JobSpec], group: &[usize], run_stop: &'a AtomicBool) -> Self {
+        // fio: once any job of the run sets exitall, every job's end stops the others.
+        let exitall = jobs.iter().any(|j| j.control.exitall);
+        let exits = group
+            .iter()
+            .map(|&j| exitall.then_some(jobs[j].control.exit_what))
+            .collect();
+        let waitees = group
+            .iter()
+            .enumerate()
+            .map(|(position, &j)| {
+                let name = jobs[j].control.wait_for.as_deref()?;
+                // A waitee in an earlier group has finished already.
+                group[..position].iter().position(|&k| jobs[k].name == name)
+            })
+            .collect();
+        Self {
+            run_stop,
+            stop: AtomicBool::new(false),
+            done: group.iter().map(|_| AtomicBool::new(false)).collect(),
+            exits,
+            waitees,
+            ends_run: AtomicBool::new(false),
+        }
+    }
+
+    /// The flag the group's workers stop on.
+    pub fn stop_flag(&self) -> &AtomicBool {
+        &self.stop
+    }
+
+    /// What a worker of the job at `position` waits on before its first I/O.
+    pub fn start_signal<'s>(&'s self, barrier: &'s Barrier, position: usize) -> JobStart<'s> {
+        JobStart {
+            barrier,
+            control: self,
+            waitee: self.waitees[position],
+        }
+    }
+
+    /// Take note of which jobs (by position) have finished, and stop what their
+    /// ends stop; passes the run's stop on to the group.
+    pub fn observe(&self, finished: impl Iterator<Item = bool>) {
+        if control::stop_requested(self.run_stop) {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        for (position, finished) in finished.enumerate() {
+            if !finished || self.done[position].swap(true, Ordering::Relaxed) {
+                continue;
+            }
+            if let Some(exit_what) = self.exits[position] {
+                self.stop.store(true, Ordering::Relaxed);
+                if exit_what == ExitWhat::All {
+                    self.ends_run.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// True when `exit_what=all` stopped the run: no later group may start.
+    pub fn ends_run(&self) -> bool {
+        self.ends_run.load(Ordering::Relaxed)
+    }
+
+    fn wait_until_done(&self, position: usize) {
+        while !self.done[position].load(Ordering::Relaxed) && !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(WAIT_POLL);
+        }
+    }
+}
+
+/// The group's barrier, then (with `wait_for`) the end of the waited-for job.
+pub struct JobStart<'a> {
+    barrier: &'a Barrier,
+    control: &'a GroupControl<'a>,
+    waitee: Option<usize>,
+}
+
+impl StartSignal for JobStart<'_> {
+    fn wait(&self) {
+        self.barrier.wait();
+        if let Some(waitee) = self.waitee {
+            self.control.wait_until_done(waitee);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Jobs from fio-style arguments (`--name=` starts each).
+    fn jobs(args: &[&str]) -> Vec<JobSpec> {
+        let mut all = vec!["--ioengine=null", "--size=1m"];
+        all.extend_from_slice(args);
+        let args: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        let (global, jobs) = crate::job::parse_fio_args(&args).unwrap();
+        crate::job::resolve::resolve(&global, &jobs).unwrap().jobs
+    }
+
+    #[test]
+    fn without_exitall_a_finished_job_stops_nothing() {
+        let run_stop = AtomicBool::new(false);
+        let jobs = jobs(&["--name=a", "--name=b"]);
+        let control = GroupControl::new(&jobs, &[0, 1], &run_stop);
+        control.observe([true, false].into_iter());
+        assert!(!control.stop_flag().load(Ordering::Relaxed));
+        run_stop.store(true, Ordering::Relaxed);
+        control.observe([true, false].into_iter());
+        assert!(control.stop_flag().load(Ordering::Relaxed));
+        assert!(!control.ends_run());
+    }
+
+    #[test]
+    fn exitall_on_any_job_makes_every_job_end_stop_the_group() {
+        let run_stop = AtomicBool::new(false);
+        // Set on b only, yet a's end stops the group, as in fio.
+        let jobs = jobs(&["--name=a", "--name=b", "--exitall", "--exit_what=all"]);
+        let control = GroupControl::new(&jobs, &[0, 1], &run_stop);
+        control.observe([false, false].into_iter());
+        assert!(!control.stop_flag().load(Ordering::Relaxed));
+        control.observe([true, false].into_iter());
+        assert!(control.stop_flag().load(Ordering::Relaxed));
+        // exit_what is the finished job's: a's is group.
+        assert!(!control.ends_run());
+        control.observe([true, true].into_iter());
+        assert!(control.ends_run());
+    }
+
+    #[test]
+    fn wait_for_holds_a_job_until_its_waitee_is_done() {
+        let run_stop = AtomicBool::new(false);
+        let mut jobs = jobs(&[
+            "--name=a",
+            "--name=b",
+            "--wait_for=a",
+            "--name=c",
+            "--wait_for=a",
+        ]);
+        // A waitee outside the running group.
+        jobs[2].control.wait_for = Some("elsewhere".to_string());
+        let control = GroupControl::new(&jobs, &[0, 1, 2], &run_stop);
+        assert_eq!(control.waitees, [None, Some(0), None]);
+        let barrier = Barrier::new(1);
+        let started = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                control.start_signal(&barrier, 1).wait();
+                started.store(true, Ordering::Relaxed);
+            });
+            std::thread::sleep(Duration::from_millis(30));
+            assert!(!started.load(Ordering::Relaxed));
+            control.observe([true, false, false].into_iter());
+        });
+        assert!(started.load(Ordering::Relaxed));
+    }
+}
