@@ -361,6 +361,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fallocate", &[], Kind::Choice(FALLOCATE_MODES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
     opt("fadvise_hint", &[], Kind::Choice(FADVISE_HINTS), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
+    opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone) and $filenum; without $jobnum the clones share the files"),
     opt("allow_mounted_write", &[], Kind::Bool, Some("0"), "1", "Allow writing to a mounted block device"),
 
     // Harmless here: accepted, with a warning saying why nothing changes.
@@ -386,7 +387,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
-    unsupported("filename_format", &[], Kind::Text, None, "generated names are always jobname.worker.file", "filename="),
     unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),

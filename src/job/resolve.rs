@@ -410,6 +410,11 @@ impl<'a> Layers<'a> {
         Ok(TargetSpec {
             filenames,
             directory: self.given("directory").map(|s| PathBuf::from(s.text)),
+            filename_format: self
+                .setting("filename_format")
+                .expect("filename_format has a default")
+                .text
+                .to_string(),
             nrfiles: self.count_u32("nrfiles", 1)?,
             filesize,
             size,

@@ -182,8 +182,11 @@ pub struct EngineSpec {
 pub struct TargetSpec {
     /// Explicit `filename=` entries (split on `:`); empty = generated names.
     pub filenames: Vec<PathBuf>,
-    /// `directory=` for generated names (`<job>.<worker>.<file>` like fio).
+    /// `directory=` for generated names.
     pub directory: Option<PathBuf>,
+    /// `filename_format=`: how generated names are built from `$jobname`, `$jobnum`
+    /// (the worker) and `$filenum` (fio's default `$jobname.$jobnum.$filenum`).
+    pub filename_format: String,
     /// `nrfiles=` (generated files per worker when no filename is given).
     pub nrfiles: u32,
     /// `filesize=` of each file (default: size / nrfiles).

@@ -280,3 +280,23 @@ fn percentage_random_and_file_service_type_cover_every_file() {
         );
     }
 }
+
+#[test]
+fn filename_format_names_the_files_a_job_creates() {
+    let dir = scratch();
+    let directory = format!("--directory={}", dir.path().display());
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        "--name=fmt",
+        &directory,
+        "--size=64k",
+        "--nrfiles=2",
+        "--rw=write",
+        "--filename_format=data.$jobname.$filenum",
+    ]);
+    assert_eq!(json(&out)["jobs"][0]["write"]["io_bytes"], 64 * 1024);
+    for file in ["data.fmt.0", "data.fmt.1"] {
+        assert!(dir.path().join(file).exists(), "{file} missing");
+    }
+}
