@@ -166,6 +166,7 @@ pub const RW_PATTERNS: &[&str] = &[
     "readwrite",
     "randrw",
 ];
+pub const RW_SEQUENCERS: &[&str] = &["sequential", "identical"];
 pub const ENGINES: &[&str] = &[
     "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
 ];
@@ -277,6 +278,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("number_ios", &[], Kind::Count, None, "10000", "Stop after this many I/Os"),
     opt("loops", &[], Kind::Count, Some("1"), "3", "Repeat the workload this many times"),
     opt("rw", &["readwrite"], Kind::Choice(RW_PATTERNS), Some("read"), "randread", "I/O pattern, optionally with :N"),
+    opt("rw_sequencer", &[], Kind::Choice(RW_SEQUENCERS), Some("sequential"), "identical", "Random patterns: I/Os between random offsets continue after the last one (sequential) or repeat it (identical)"),
     opt("rwmixread", &[], Kind::Percent, Some("50"), "70", "Percentage of reads in mixed workloads"),
     opt("rwmixwrite", &[], Kind::Percent, Some("50"), "30", "Percentage of writes in mixed workloads"),
     opt("bs", &["blocksize"], Kind::SizePerDirection, Some("4k"), "4k", "Block size, read,write"),
@@ -390,7 +392,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
-    unsupported("rw_sequencer", &[], Kind::Text, Some("sequential"), "only the sequential sequencer is implemented", "rw=randread:N"),
     unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
     unsupported("iodepth_low", &[], Kind::Count, None, "the queue is always refilled at once", "iodepth"),
     unsupported("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "a minimum rate is not enforced", "rate="),

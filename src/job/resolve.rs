@@ -447,12 +447,15 @@ impl<'a> Layers<'a> {
             Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
             None => u64::from(rw.is_random()),
         };
+        let (sequencer, _, sequencer_setting) = self.choice("rw_sequencer")?;
+        self.no_parameter(sequencer, sequencer_setting)?;
         let bs = self.block_sizes()?;
         let align = self.per_direction("blockalign", |t| self.nonzero_size(t))?;
         let randseed = self.given("randseed");
         Ok(WorkloadSpec {
             rw,
             rw_modifier,
+            repeat_offsets: sequencer == "identical",
             rwmixread: self.rwmixread()?,
             blockalign: [0, 1].map(|d| align[d].unwrap_or(bs[d].min())),
             bs,
@@ -1220,6 +1223,13 @@ mod tests {
             (RwPattern::Write, 4096)
         );
         assert_eq!(job(&["--rw=randread"]).workload.rw_modifier, 1);
+        assert!(!job(&["--rw=randread:8"]).workload.repeat_offsets);
+        assert!(
+            job(&["--rw=randread:8", "--rw_sequencer=identical"])
+                .workload
+                .repeat_offsets
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rw_sequencer=backwards"]).contains("unknown"));
         assert_eq!(job(&["--rw=rw"]).workload.rw, RwPattern::ReadWrite);
         assert_eq!(job(&["--rw=randwrite"]).workload.rw, RwPattern::RandWrite);
     }

@@ -249,6 +249,10 @@ pub struct WorkloadSpec {
     /// (fio's `rw=write:4k`; 0 = no holes), random jobs take N I/Os at consecutive
     /// offsets before a new random offset (0 or 1 = a new offset every I/O).
     pub rw_modifier: u64,
+    /// `rw_sequencer=identical`: in random patterns, the I/Os that are not at a new
+    /// random offset (the rest of an `rw=randread:N` run, or `percentage_random`'s
+    /// share) repeat the previous offset instead of continuing after it.
+    pub repeat_offsets: bool,
     /// Percentage of reads in mixed workloads (0..=100).
     pub rwmixread: u32,
     /// Block sizes per direction [read, write].

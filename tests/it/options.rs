@@ -300,3 +300,16 @@ fn filename_format_names_the_files_a_job_creates() {
         assert!(dir.path().join(file).exists(), "{file} missing");
     }
 }
+
+#[test]
+fn rw_sequencer_identical_moves_the_same_bytes_in_runs_of_one_offset() {
+    let report = fio_json(&[
+        "--name=seq",
+        "--ioengine=null",
+        "--size=64k",
+        "--rw=randread:4",
+        "--rw_sequencer=identical",
+    ]);
+    assert_eq!(report["jobs"][0]["read"]["io_bytes"], 64 * 1024);
+    assert_eq!(report["jobs"][0]["read"]["total_ios"], 16);
+}
