@@ -167,6 +167,7 @@ pub const RW_PATTERNS: &[&str] = &[
     "randrw",
 ];
 pub const RW_SEQUENCERS: &[&str] = &["sequential", "identical"];
+pub const UNIFIED_RW: &[&str] = &["none", "mixed", "both", "0", "1", "2"];
 pub const ENGINES: &[&str] = &[
     "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
 ];
@@ -343,6 +344,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("clat_percentiles", &[], Kind::Bool, Some("1"), "0", "Report completion latency percentiles"),
     opt("lat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report total latency percentiles"),
     opt("slat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report submission latency percentiles"),
+    opt("unified_rw_reporting", &[], Kind::Choice(UNIFIED_RW), Some("none"), "mixed", "none: each direction; mixed (1): all directions as one; both (2): each, then as one"),
     opt("significant_figures", &[], Kind::Count, Some("4"), "6", "Digits of IOPS and bandwidth in the normal output (1 to 10)"),
     opt("write_bw_log", &[], Kind::Text, None, "mylog", "Bandwidth log PREFIX_bw.N.log (empty value: job name)"),
     opt("write_iops_log", &[], Kind::Text, None, "mylog", "IOPS log PREFIX_iops.N.log (empty value: job name)"),
@@ -392,7 +394,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
-    unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
     unsupported("iodepth_low", &[], Kind::Count, None, "the queue is always refilled at once", "iodepth"),
     unsupported("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "a minimum rate is not enforced", "rate="),
     unsupported("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "a minimum rate is not enforced", "rate_iops="),

@@ -662,6 +662,8 @@ impl<'a> Layers<'a> {
             }
             None => DEFAULT_PERCENTILES.to_vec(),
         };
+        let (unified, _, setting) = self.choice("unified_rw_reporting")?;
+        self.no_parameter(unified, setting)?;
         Ok(MeasureSpec {
             slat: measured("disable_slat")?,
             clat: measured("disable_clat")?,
@@ -673,6 +675,11 @@ impl<'a> Layers<'a> {
             lat_percentiles: self.bool("lat_percentiles")?,
             significant_figures: self.significant_figures()?,
             stats: self.bool("stats")?,
+            unified_rw: match unified {
+                "mixed" | "1" => UnifiedRw::Mixed,
+                "both" | "2" => UnifiedRw::Both,
+                _ => UnifiedRw::Separate,
+            },
         })
     }
 
@@ -1224,6 +1231,14 @@ mod tests {
         );
         assert_eq!(job(&["--rw=randread"]).workload.rw_modifier, 1);
         assert!(!job(&["--rw=randread:8"]).workload.repeat_offsets);
+        let unified = |mode: &str| {
+            job(&[&format!("--unified_rw_reporting={mode}")])
+                .measure
+                .unified_rw
+        };
+        assert_eq!(unified("none"), UnifiedRw::Separate);
+        assert_eq!(unified("1"), UnifiedRw::Mixed);
+        assert_eq!(unified("both"), UnifiedRw::Both);
         assert!(
             job(&["--rw=randread:8", "--rw_sequencer=identical"])
                 .workload

@@ -335,8 +335,21 @@ pub struct MeasureSpec {
     pub lat_percentiles: bool,
     /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
     pub significant_figures: u32,
+    /// fio's `unified_rw_reporting`.
+    pub unified_rw: UnifiedRw,
     /// fio's `stats`: false runs the job but leaves it out of every report and group total.
     pub stats: bool,
+}
+
+/// fio's `unified_rw_reporting`: report each direction, their merge, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnifiedRw {
+    /// `none` / `0`: each direction on its own.
+    Separate,
+    /// `mixed` / `1`: one report for all directions.
+    Mixed,
+    /// `both` / `2`: each direction, then the merged report.
+    Both,
 }
 
 /// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
