@@ -40,6 +40,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
                 ("ioengine".into(), "psync".into()),
             ],
             dirs: [read, DirReport::default()],
+            mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
             depth: Default::default(),

@@ -151,6 +151,7 @@ mod tests {
             errno: 0,
             options: Vec::new(),
             dirs: Default::default(),
+            mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
             depth: Default::default(),

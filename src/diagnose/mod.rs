@@ -142,6 +142,7 @@ pub(crate) mod fixture {
             errno: 0,
             options: Vec::new(),
             dirs,
+            mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
             depth: Default::default(),

@@ -302,7 +302,7 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
     for w in 0..job.exec.numjobs {
         let mut regions = Vec::new();
         if t.filenames.is_empty() {
-            // fio's naming: <job>.<worker>.<file> in `directory` (default: current directory).
+            // Generated names live in `directory` (default: the current directory).
             let nrfiles = t.nrfiles.max(1);
             let total = match t.size {
                 Some(SizeOrPercent::Bytes(b)) => b,
@@ -315,7 +315,7 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
             };
             let filesize = t.filesize.unwrap_or(total / u64::from(nrfiles));
             for f in 0..nrfiles {
-                let name = format!("{}.{}.{}", job.name, w, f);
+                let name = generated_name(&t.filename_format, &job.name, w, f);
                 let path = match &t.directory {
                     Some(d) => {
                         let path = d.join(name);
@@ -364,6 +364,14 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
         workers.push(regions);
     }
     Ok(workers)
+}
+
+/// fio's `filename_format` expansion; other `$words` are kept as written.
+fn generated_name(format: &str, job_name: &str, worker: u32, file: u32) -> String {
+    format
+        .replace("$jobname", job_name)
+        .replace("$jobnum", &worker.to_string())
+        .replace("$filenum", &file.to_string())
 }
 
 /// Current size of a path: file length or block device size; None if absent.
@@ -589,6 +597,35 @@ mod tests {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let (global, jobs) = crate::job::parse_fio_args(&args).unwrap();
         crate::job::resolve(&global, &jobs).unwrap().jobs.remove(0)
+    }
+
+    #[test]
+    fn filename_format_names_the_generated_files_and_lets_clones_share_them() {
+        assert_eq!(
+            generated_name("$jobname.$jobnum.$filenum", "j", 2, 3),
+            "j.2.3"
+        );
+        assert_eq!(
+            generated_name("data-$filenum.$clientuid", "j", 0, 1),
+            "data-1.$clientuid"
+        );
+        let dir = crate::testutil::scratch_dir();
+        let directory = format!("--directory={}", dir.path().display());
+        let spec = job(&[
+            "--name=f",
+            &directory,
+            "--size=64k",
+            "--nrfiles=2",
+            "--numjobs=2",
+            "--filename_format=shared.$filenum",
+        ]);
+        let plan = plan_job(0, &spec).unwrap();
+        let names = |w: usize| -> Vec<PathBuf> { plan[w].iter().map(|r| r.0.clone()).collect() };
+        assert_eq!(
+            names(0),
+            [dir.path().join("shared.0"), dir.path().join("shared.1")]
+        );
+        assert_eq!(names(0), names(1));
     }
 
     #[test]

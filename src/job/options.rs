@@ -180,6 +180,8 @@ pub const RW_PATTERNS: &[&str] = &[
     "readwrite",
     "randrw",
 ];
+pub const RW_SEQUENCERS: &[&str] = &["sequential", "identical"];
+pub const UNIFIED_RW: &[&str] = &["none", "mixed", "both", "0", "1", "2"];
 pub const ENGINES: &[&str] = &[
     "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
 ];
@@ -301,6 +303,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("number_ios", &[], Kind::Count, None, "10000", "Stop after this many I/Os"),
     opt("loops", &[], Kind::Count, Some("1"), "3", "Repeat the workload this many times"),
     opt("rw", &["readwrite"], Kind::Choice(RW_PATTERNS), Some("read"), "randread", "I/O pattern, optionally with :N"),
+    opt("rw_sequencer", &[], Kind::Choice(RW_SEQUENCERS), Some("sequential"), "identical", "Random patterns: I/Os between random offsets continue after the last one (sequential) or repeat it (identical)"),
     opt("rwmixread", &[], Kind::Percent, Some("50"), "70", "Percentage of reads in mixed workloads"),
     opt("rwmixwrite", &[], Kind::Percent, Some("50"), "30", "Percentage of writes in mixed workloads"),
     opt("bs", &["blocksize"], Kind::SizePerDirection, Some("4k"), "4k", "Block size, read,write"),
@@ -374,6 +377,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("clat_percentiles", &[], Kind::Bool, Some("1"), "0", "Report completion latency percentiles"),
     opt("lat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report total latency percentiles"),
     opt("slat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report submission latency percentiles"),
+    opt("unified_rw_reporting", &[], Kind::Choice(UNIFIED_RW), Some("none"), "mixed", "none: each direction; mixed (1): all directions as one; both (2): each, then as one"),
     opt("significant_figures", &[], Kind::Count, Some("4"), "6", "Digits of IOPS and bandwidth in the normal output (1 to 10)"),
     opt("write_bw_log", &[], Kind::Text, None, "mylog", "Bandwidth log PREFIX_bw.N.log (empty value: job name)"),
     opt("write_iops_log", &[], Kind::Text, None, "mylog", "IOPS log PREFIX_iops.N.log (empty value: job name)"),
@@ -394,6 +398,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fallocate", &[], Kind::Choice(FALLOCATE_MODES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
     opt("fadvise_hint", &[], Kind::Choice(FADVISE_HINTS), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
+    opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone) and $filenum; without $jobnum the clones share the files"),
     opt("allow_mounted_write", &[], Kind::Bool, Some("0"), "1", "Allow writing to a mounted block device"),
 
     // Harmless here: accepted, with a warning saying why nothing changes.
@@ -416,12 +421,9 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
-    unsupported("filename_format", &[], Kind::Text, None, "generated names are always jobname.worker.file", "filename="),
     unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
-    unsupported("rw_sequencer", &[], Kind::Text, Some("sequential"), "only the sequential sequencer is implemented", "rw=randread:N"),
-    unsupported("unified_rw_reporting", &[], Kind::Text, Some("none"), "merged read/write reporting is not implemented", "the per-direction report"),
     unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
     unsupported("thinktime_blocks_type", &[], Kind::Text, Some("complete"), "thinktime_blocks always counts completed I/Os", "the default"),
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),

@@ -429,6 +429,11 @@ impl<'a> Layers<'a> {
         Ok(TargetSpec {
             filenames,
             directory: self.given("directory").map(|s| PathBuf::from(s.text)),
+            filename_format: self
+                .setting("filename_format")
+                .expect("filename_format has a default")
+                .text
+                .to_string(),
             nrfiles: self.count_u32("nrfiles", 1)?,
             filesize,
             size,
@@ -462,12 +467,15 @@ impl<'a> Layers<'a> {
             Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
             None => u64::from(rw.is_random()),
         };
+        let (sequencer, _, sequencer_setting) = self.choice("rw_sequencer")?;
+        self.no_parameter(sequencer, sequencer_setting)?;
         let bs = self.block_sizes()?;
         let align = self.per_direction("blockalign", |t| self.nonzero_size(t))?;
         let randseed = self.given("randseed");
         Ok(WorkloadSpec {
             rw,
             rw_modifier,
+            repeat_offsets: sequencer == "identical",
             rwmixread: self.rwmixread()?,
             blockalign: [0, 1].map(|d| align[d].unwrap_or(bs[d].min())),
             bs,
@@ -739,6 +747,8 @@ impl<'a> Layers<'a> {
             }
             None => DEFAULT_PERCENTILES.to_vec(),
         };
+        let (unified, _, setting) = self.choice("unified_rw_reporting")?;
+        self.no_parameter(unified, setting)?;
         Ok(MeasureSpec {
             slat: measured("disable_slat")?,
             clat: measured("disable_clat")?,
@@ -750,6 +760,11 @@ impl<'a> Layers<'a> {
             lat_percentiles: self.bool("lat_percentiles")?,
             significant_figures: self.significant_figures()?,
             stats: self.bool("stats")?,
+            unified_rw: match unified {
+                "mixed" | "1" => UnifiedRw::Mixed,
+                "both" | "2" => UnifiedRw::Both,
+                _ => UnifiedRw::Separate,
+            },
         })
     }
 
@@ -1303,6 +1318,21 @@ mod tests {
             (RwPattern::Write, 4096)
         );
         assert_eq!(job(&["--rw=randread"]).workload.rw_modifier, 1);
+        assert!(!job(&["--rw=randread:8"]).workload.repeat_offsets);
+        let unified = |mode: &str| {
+            job(&[&format!("--unified_rw_reporting={mode}")])
+                .measure
+                .unified_rw
+        };
+        assert_eq!(unified("none"), UnifiedRw::Separate);
+        assert_eq!(unified("1"), UnifiedRw::Mixed);
+        assert_eq!(unified("both"), UnifiedRw::Both);
+        assert!(
+            job(&["--rw=randread:8", "--rw_sequencer=identical"])
+                .workload
+                .repeat_offsets
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rw_sequencer=backwards"]).contains("unknown"));
         assert_eq!(job(&["--rw=rw"]).workload.rw, RwPattern::ReadWrite);
         assert_eq!(job(&["--rw=randwrite"]).workload.rw, RwPattern::RandWrite);
     }

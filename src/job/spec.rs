@@ -182,8 +182,11 @@ pub struct EngineSpec {
 pub struct TargetSpec {
     /// Explicit `filename=` entries (split on `:`); empty = generated names.
     pub filenames: Vec<PathBuf>,
-    /// `directory=` for generated names (`<job>.<worker>.<file>` like fio).
+    /// `directory=` for generated names.
     pub directory: Option<PathBuf>,
+    /// `filename_format=`: how generated names are built from `$jobname`, `$jobnum`
+    /// (the worker) and `$filenum` (fio's default `$jobname.$jobnum.$filenum`).
+    pub filename_format: String,
     /// `nrfiles=` (generated files per worker when no filename is given).
     pub nrfiles: u32,
     /// `filesize=` of each file (default: size / nrfiles).
@@ -250,6 +253,10 @@ pub struct WorkloadSpec {
     /// (fio's `rw=write:4k`; 0 = no holes), random jobs take N I/Os at consecutive
     /// offsets before a new random offset (0 or 1 = a new offset every I/O).
     pub rw_modifier: u64,
+    /// `rw_sequencer=identical`: in random patterns, the I/Os that are not at a new
+    /// random offset (the rest of an `rw=randread:N` run, or `percentage_random`'s
+    /// share) repeat the previous offset instead of continuing after it.
+    pub repeat_offsets: bool,
     /// Percentage of reads in mixed workloads (0..=100).
     pub rwmixread: u32,
     /// Block sizes per direction [read, write].
@@ -334,8 +341,21 @@ pub struct MeasureSpec {
     pub lat_percentiles: bool,
     /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
     pub significant_figures: u32,
+    /// fio's `unified_rw_reporting`.
+    pub unified_rw: UnifiedRw,
     /// fio's `stats`: false runs the job but leaves it out of every report and group total.
     pub stats: bool,
+}
+
+/// fio's `unified_rw_reporting`: report each direction, their merge, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnifiedRw {
+    /// `none` / `0`: each direction on its own.
+    Separate,
+    /// `mixed` / `1`: one report for all directions.
+    Mixed,
+    /// `both` / `2`: each direction, then the merged report.
+    Both,
 }
 
 /// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the

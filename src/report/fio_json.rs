@@ -8,7 +8,7 @@
 use serde::ser::{Serialize, Serializer};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, DEPTH_BATCH_LABELS,
+    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
@@ -81,7 +81,7 @@ impl FioOutput {
             jobs: report
                 .jobs
                 .iter()
-                .map(|job| FioJob::new(job, group_bw(report, job.groupid), detail))
+                .map(|job| FioJob::new(job, report, detail))
                 .collect(),
             disk_util: report.disks.iter().map(FioDisk::new).collect(),
         }
@@ -97,10 +97,11 @@ struct FioJob {
     elapsed: u64,
     #[serde(rename = "job options")]
     job_options: OrderedMap<String>,
-    read: FioDir,
-    write: FioDir,
-    trim: FioDir,
-    sync: FioSync,
+    /// The directions and sync are left out when `unified_rw_reporting=mixed` (as fio).
+    #[serde(flatten)]
+    dirs: Option<FioDirs>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mixed: Option<FioDir>,
     job_runtime: u64,
     usr_cpu: f64,
     sys_cpu: f64,
@@ -128,8 +129,17 @@ struct FioJob {
     cpu_ns_per_io: f64,
 }
 
+#[derive(serde::Serialize)]
+struct FioDirs {
+    read: FioDir,
+    write: FioDir,
+    trim: FioDir,
+    sync: FioSync,
+}
+
 impl FioJob {
-    fn new(job: &JobReport, group_bw: [f64; 2], detail: Detail) -> Self {
+    fn new(job: &JobReport, report: &RunReport, detail: Detail) -> Self {
+        let group_bw = group_bw(report, job.groupid);
         let depth = |labels: &[&str], pcts: &[f64; 7]| {
             OrderedMap::labelled(labels, pcts.map(|p| finite(depth_pct(p))))
         };
@@ -151,13 +161,19 @@ impl FioJob {
             eta: 0,
             elapsed: job.runtime_ns.div_ceil(1_000_000_000),
             job_options: OrderedMap(job.options.clone()),
-            read: FioDir::new(&job.dirs[0], group_bw[0], detail),
-            write: FioDir::new(&job.dirs[1], group_bw[1], detail),
-            trim: FioDir::new(&DirReport::default(), 0.0, detail),
-            sync: FioSync {
-                total_ios: job.sync.total_ios,
-                lat_ns: FioLat::new(job.sync.lat.as_ref(), detail),
-            },
+            dirs: (!job.mixed.as_ref().is_some_and(|m| m.only)).then(|| FioDirs {
+                read: FioDir::new(&job.dirs[0], group_bw[0], detail),
+                write: FioDir::new(&job.dirs[1], group_bw[1], detail),
+                trim: FioDir::new(&DirReport::default(), 0.0, detail),
+                sync: FioSync {
+                    total_ios: job.sync.total_ios,
+                    lat_ns: FioLat::new(job.sync.lat.as_ref(), detail),
+                },
+            }),
+            mixed: shown_dirs(report, job)
+                .into_iter()
+                .find(|(name, _, _)| *name == "mixed")
+                .map(|(_, dir, group_bw)| FioDir::new(dir, group_bw, detail)),
             job_runtime: job.runtime_ns / 1_000_000,
             usr_cpu: finite(job.cpu.usr_pct),
             sys_cpu: finite(job.cpu.sys_pct),
@@ -517,6 +533,7 @@ mod tests {
                 ("iodepth".into(), "8".into()),
             ],
             dirs: [read, DirReport::default()],
+            mixed: None,
             sync: SyncReport {
                 total_ios: 3,
                 lat: Some(LatSummary {
@@ -552,6 +569,7 @@ mod tests {
             jobs: vec![job],
             groups: vec![GroupReport {
                 id: 0,
+                mixed: None,
                 dirs: [
                     GroupDirSummary {
                         bw_bytes_per_sec: 117_392_055.0,

@@ -2,7 +2,7 @@
 //! fio's bucket labels, its display floors for small percentages, and its
 //! ctime-style timestamp, and how a job's bandwidth relates to its group.
 
-use crate::report::model::RunReport;
+use crate::report::model::{DirReport, JobReport, RunReport};
 
 /// Labels of the queue-depth buckets (`DepthReport::level_pct`).
 pub const DEPTH_LEVEL_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
@@ -42,6 +42,29 @@ pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 2] {
         .iter()
         .find(|g| g.id == groupid)
         .map_or([0.0; 2], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
+}
+
+/// The direction blocks a job's report shows, in fio's order, each with its group's
+/// aggregate bandwidth: read and write unless `unified_rw_reporting=mixed` replaces
+/// them, then the merged `mixed` block when the option is on.
+pub fn shown_dirs<'a>(
+    report: &RunReport,
+    job: &'a JobReport,
+) -> Vec<(&'static str, &'a DirReport, f64)> {
+    let group = report.groups.iter().find(|g| g.id == job.groupid);
+    let [read_bw, write_bw] = group_bw(report, job.groupid);
+    let mut shown = Vec::with_capacity(3);
+    if !job.mixed.as_ref().is_some_and(|m| m.only) {
+        shown.push(("read", &job.dirs[0], read_bw));
+        shown.push(("write", &job.dirs[1], write_bw));
+    }
+    if let Some(mixed) = &job.mixed {
+        let mixed_bw = group
+            .and_then(|g| g.mixed.as_ref())
+            .map_or(0.0, |m| m.report.bw_bytes_per_sec);
+        shown.push(("mixed", &mixed.report, mixed_bw));
+    }
+    shown
 }
 
 /// A job's mean sampled bandwidth as a percentage of its group's aggregate
@@ -99,6 +122,34 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unified_rw_reporting_chooses_the_blocks_shown() {
+        use crate::report::model::{GroupReport, Mixed};
+        let mut report = crate::testutil::run_report(&[("j", 1000.0)]);
+        let names = |r: &RunReport| -> Vec<&str> {
+            shown_dirs(r, &r.jobs[0]).iter().map(|s| s.0).collect()
+        };
+        assert_eq!(names(&report), ["read", "write"]);
+        report.jobs[0].mixed = Some(Mixed {
+            only: false,
+            report: DirReport::default(),
+        });
+        report.groups = vec![GroupReport {
+            mixed: Some(Mixed {
+                only: false,
+                report: crate::report::model::GroupDirSummary {
+                    bw_bytes_per_sec: 5.0,
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        }];
+        assert_eq!(names(&report), ["read", "write", "mixed"]);
+        assert_eq!(shown_dirs(&report, &report.jobs[0])[2].2, 5.0);
+        report.jobs[0].mixed.as_mut().unwrap().only = true;
+        assert_eq!(names(&report), ["mixed"]);
+    }
 
     #[test]
     fn ctime_matches_known_dates() {

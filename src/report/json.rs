@@ -29,6 +29,7 @@ mod tests {
             errno: 5,
             options: vec![("bs".into(), "128k".into())],
             dirs: [DirReport::default(), DirReport::default()],
+            mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
             depth: Default::default(),
@@ -57,6 +58,7 @@ mod tests {
             groups: vec![GroupReport {
                 id: 1,
                 dirs: Default::default(),
+                mixed: None,
             }],
             disks: Vec::new(),
             interrupted: true,

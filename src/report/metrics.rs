@@ -94,6 +94,7 @@ mod tests {
             errno: 0,
             options: Vec::new(),
             dirs: [read, write],
+            mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
             depth: Default::default(),

@@ -110,6 +110,9 @@ pub struct JobReport {
     pub options: Vec<(String, String)>,
     /// [read, write]
     pub dirs: [DirReport; 2],
+    /// fio's `unified_rw_reporting`: both directions as one (absent when it is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<Mixed<DirReport>>,
     pub sync: SyncReport,
     pub cpu: CpuReport,
     pub depth: DepthReport,
@@ -218,6 +221,17 @@ pub struct GroupReport {
     pub id: u32,
     /// [read, write]
     pub dirs: [GroupDirSummary; 2],
+    /// The group's `mixed` totals when its jobs use `unified_rw_reporting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<Mixed<GroupDirSummary>>,
+}
+
+/// The directions merged into one figure (fio's `unified_rw_reporting`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Mixed<T> {
+    /// `mixed`: shown instead of the directions; `both`: shown after them.
+    pub only: bool,
+    pub report: T,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

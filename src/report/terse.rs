@@ -3,7 +3,7 @@
 //! Latencies are in microseconds, sizes in KiB, bandwidth in KiB/s; every
 //! disk's utilisation is appended to every job line, as fio does.
 
-use crate::report::fio_style::{depth_pct, group_bw, lat_pct, share_of_group};
+use crate::report::fio_style::{depth_pct, lat_pct, share_of_group, shown_dirs};
 use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 
 /// The terse format version written here.
@@ -23,7 +23,6 @@ pub fn render(report: &RunReport) -> String {
 }
 
 fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
-    let group_bw = group_bw(report, job.groupid);
     let mut fields = vec![
         VERSION.to_string(),
         format!("iolens-{}", report.tool_version),
@@ -31,7 +30,8 @@ fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
         job.groupid.to_string(),
         job.errno.to_string(),
     ];
-    for (dir, group_bw) in job.dirs.iter().zip(group_bw) {
+    // fio puts the merged block of unified_rw_reporting after write's, or alone.
+    for (_, dir, group_bw) in shown_dirs(report, job) {
         dir_fields(&mut fields, dir, group_bw);
     }
     let cpu = &job.cpu;
@@ -176,6 +176,7 @@ mod tests {
             errno: 0,
             options: Vec::new(),
             dirs: [read, DirReport::default()],
+            mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
             depth: Default::default(),
@@ -204,6 +205,7 @@ mod tests {
             ],
             groups: vec![GroupReport {
                 id: 0,
+                mixed: None,
                 dirs: [
                     GroupDirSummary {
                         bw_bytes_per_sec: 47_396.0 * 1024.0 * 2.0,

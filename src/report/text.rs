@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, DEPTH_BATCH_LABELS,
+    ctime_utc, depth_pct, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
@@ -13,7 +13,6 @@ use crate::report::model::{
     RunReport, Severity,
 };
 
-const DIR_NAMES: [&str; 2] = ["read", "write"];
 const GROUP_DIR_NAMES: [&str; 2] = ["READ", "WRITE"];
 const BINARY_PREFIXES: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
 const DECIMAL_PREFIXES: [&str; 6] = ["", "k", "M", "G", "T", "P"];
@@ -27,8 +26,7 @@ pub fn render(report: &RunReport) -> String {
 
 fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
     for job in &report.jobs {
-        let group_bw = group_bw(report, job.groupid);
-        write_job(out, job, report.started_unix_ms / 1000, group_bw)?;
+        write_job(out, job, report)?;
     }
     for group in &report.groups {
         write_group(out, group)?;
@@ -72,7 +70,8 @@ fn write_findings(out: &mut String, findings: &[Finding]) -> fmt::Result {
     Ok(())
 }
 
-fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 2]) -> fmt::Result {
+fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Result {
+    let unix_secs = report.started_unix_ms / 1000;
     write!(
         out,
         "{}: (groupid={}, jobs={}): err={:2}",
@@ -85,7 +84,7 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
     if let Some(description) = &job.description {
         writeln!(out, "  Description  : [{description}]")?;
     }
-    for ((name, dir), group_bw) in DIR_NAMES.iter().zip(&job.dirs).zip(group_bw) {
+    for (name, dir, group_bw) in shown_dirs(report, job) {
         if dir.total_ios > 0 || dir.io_bytes > 0 {
             write_dir(out, name, dir, group_bw, job.significant_figures)?;
         }
@@ -125,7 +124,11 @@ fn write_job(out: &mut String, job: &JobReport, unix_secs: u64, group_bw: [f64; 
         &DEPTH_BATCH_LABELS,
         &job.depth.complete_pct,
     )?;
-    let [read, write] = &job.dirs;
+    // With only the merged report shown, fio counts every I/O as a read.
+    let [read, write] = match &job.mixed {
+        Some(mixed) if mixed.only => [&mixed.report, &DirReport::default()],
+        _ => [&job.dirs[0], &job.dirs[1]],
+    };
     writeln!(
         out,
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
@@ -325,7 +328,13 @@ fn write_depths(
 
 fn write_group(out: &mut String, group: &GroupReport) -> fmt::Result {
     writeln!(out, "\nRun status group {} (all jobs):", group.id)?;
-    for (name, dir) in GROUP_DIR_NAMES.iter().zip(&group.dirs) {
+    let mixed_only = group.mixed.as_ref().is_some_and(|m| m.only);
+    let dirs = GROUP_DIR_NAMES
+        .iter()
+        .zip(&group.dirs)
+        .filter(|_| !mixed_only);
+    let mixed = group.mixed.iter().map(|m| (&"MIXED", &m.report));
+    for (name, dir) in dirs.chain(mixed) {
         if dir.io_bytes > 0 || dir.max_runtime_ns > 0 {
             write_group_dir(out, name, dir)?;
         }
@@ -543,6 +552,7 @@ mod tests {
             errno: 0,
             options: vec![("rw".into(), "randread".into())],
             dirs: [read, DirReport::default()],
+            mixed: None,
             sync: SyncReport::default(),
             cpu: CpuReport {
                 usr_ns: 4_000_000,
@@ -580,6 +590,7 @@ mod tests {
             jobs: vec![job],
             groups: vec![GroupReport {
                 id: 0,
+                mixed: None,
                 dirs: [group_read, GroupDirSummary::default()],
             }],
             disks: vec![DiskUtil {

@@ -6,10 +6,10 @@ use super::errors::ErrorTally;
 use super::plan;
 use super::worker::WorkerResult;
 use super::RunRequest;
-use crate::job::spec::JobSpec;
+use crate::job::spec::{JobSpec, UnifiedRw};
 use crate::report::model::{
-    CpuReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, RunReport, ToleratedErrors,
-    SCHEMA_VERSION,
+    CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, Mixed, RunReport,
+    ToleratedErrors, SCHEMA_VERSION,
 };
 use crate::stats::{PercentileChoice, RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
@@ -88,6 +88,16 @@ fn job_report(
         let runtime = if stats.ios > 0 { runtime_ns } else { 0 };
         stats.report(runtime, percentiles, &RateSeries::sum_of(&rates))
     });
+    let mixed = (job.measure.unified_rw != UnifiedRw::Separate).then(|| {
+        let mut all = merged.dirs[0].clone();
+        all.merge(&merged.dirs[1]);
+        let rates: Vec<&RateSeries> = workers.iter().flat_map(|w| &w.rates).collect();
+        let runtime = if all.ios > 0 { runtime_ns } else { 0 };
+        Mixed {
+            only: job.measure.unified_rw == UnifiedRw::Mixed,
+            report: all.report(runtime, percentiles, &RateSeries::sum_of(&rates)),
+        }
+    });
     let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
     let pct = |ns: u64| {
         if cpu_time_ns == 0 {
@@ -115,6 +125,7 @@ fn job_report(
         error: error.map(|e| e.message),
         options: options.to_vec(),
         dirs,
+        mixed,
         // fio gives sync latencies percentiles along with clat.
         sync: merged.sync_report(percentiles.clat),
         cpu: CpuReport {
@@ -156,40 +167,37 @@ fn group_reports(jobs: &[JobReport]) -> Vec<GroupReport> {
     ids.into_iter()
         .map(|id| {
             let members: Vec<&JobReport> = jobs.iter().filter(|j| j.groupid == id).collect();
-            let dirs = [0, 1].map(|d| {
-                let active: Vec<&JobReport> = members
-                    .iter()
-                    .copied()
-                    .filter(|j| j.dirs[d].total_ios > 0)
-                    .collect();
-                if active.is_empty() {
-                    return GroupDirSummary::default();
-                }
-                let io_bytes = active.iter().map(|j| j.dirs[d].io_bytes).sum();
-                let max_runtime_ns = active
-                    .iter()
-                    .map(|j| j.dirs[d].runtime_ns)
-                    .max()
-                    .unwrap_or(0);
-                let bws = active.iter().map(|j| j.dirs[d].bw_bytes_per_sec);
-                GroupDirSummary {
-                    io_bytes,
-                    bw_bytes_per_sec: if max_runtime_ns == 0 {
-                        0.0
-                    } else {
-                        io_bytes as f64 / (max_runtime_ns as f64 / 1e9)
-                    },
-                    min_bw_bytes_per_sec: bws.clone().fold(f64::INFINITY, f64::min),
-                    max_bw_bytes_per_sec: bws.fold(0.0, f64::max),
-                    min_runtime_ns: active
-                        .iter()
-                        .map(|j| j.dirs[d].runtime_ns)
-                        .min()
-                        .unwrap_or(0),
-                    max_runtime_ns,
-                }
+            let dirs = [0, 1].map(|d| group_summary(members.iter().map(|j| &j.dirs[d])));
+            let mixed_members: Vec<&Mixed<DirReport>> =
+                members.iter().filter_map(|j| j.mixed.as_ref()).collect();
+            let mixed = mixed_members.first().map(|first| Mixed {
+                only: first.only,
+                report: group_summary(mixed_members.iter().map(|m| &m.report)),
             });
-            GroupReport { id, dirs }
+            GroupReport { id, dirs, mixed }
         })
         .collect()
+}
+
+/// One direction's totals over the jobs of a group that did I/O in it.
+fn group_summary<'a>(dirs: impl Iterator<Item = &'a DirReport>) -> GroupDirSummary {
+    let active: Vec<&DirReport> = dirs.filter(|d| d.total_ios > 0).collect();
+    if active.is_empty() {
+        return GroupDirSummary::default();
+    }
+    let io_bytes = active.iter().map(|d| d.io_bytes).sum();
+    let max_runtime_ns = active.iter().map(|d| d.runtime_ns).max().unwrap_or(0);
+    let bws = active.iter().map(|d| d.bw_bytes_per_sec);
+    GroupDirSummary {
+        io_bytes,
+        bw_bytes_per_sec: if max_runtime_ns == 0 {
+            0.0
+        } else {
+            io_bytes as f64 / (max_runtime_ns as f64 / 1e9)
+        },
+        min_bw_bytes_per_sec: bws.clone().fold(f64::INFINITY, f64::min),
+        max_bw_bytes_per_sec: bws.fold(0.0, f64::max),
+        min_runtime_ns: active.iter().map(|d| d.runtime_ns).min().unwrap_or(0),
+        max_runtime_ns,
+    }
 }

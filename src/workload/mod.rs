@@ -73,6 +73,7 @@ impl IoGenerator {
             random: w.rw.is_random(),
             hole: if w.rw.is_random() { 0 } else { w.rw_modifier },
             run_len: if w.rw.is_random() { w.rw_modifier } else { 1 },
+            repeat_offsets: w.repeat_offsets,
             align,
             unit: in_use(align),
             min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
@@ -183,6 +184,7 @@ mod tests {
         WorkloadSpec {
             rw,
             rw_modifier: if rw.is_random() { 1 } else { 0 },
+            repeat_offsets: false,
             rwmixread: 50,
             bs: [BlockSizes::Fixed(bs), BlockSizes::Fixed(bs)],
             blockalign: [0, 0],
@@ -330,6 +332,22 @@ mod tests {
             .count();
         // a run is cut short only when it reaches the region's end
         assert!(consecutive >= 98, "{consecutive}");
+    }
+
+    #[test]
+    fn rw_sequencer_identical_repeats_the_offset_of_each_run() {
+        let mut w = spec(RwPattern::RandRead, 4 * KIB);
+        w.rw_modifier = 4;
+        w.repeat_offsets = true;
+        let mut generator = IoGenerator::new(&w, one_file(64 * 4 * KIB), 2);
+        let ios = pass(&mut generator);
+        // the pass still moves the region's worth of bytes, in runs of one offset
+        assert_eq!(ios.len(), 64);
+        assert!(ios
+            .chunks(4)
+            .all(|run| run.iter().all(|io| io.offset == run[0].offset)));
+        let picks: std::collections::HashSet<u64> = ios.iter().map(|io| io.offset).collect();
+        assert_eq!(picks.len(), 16);
     }
 
     #[test]

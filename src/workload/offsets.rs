@@ -28,6 +28,9 @@ pub struct OffsetRules {
     pub hole: u64,
     /// Random patterns: I/Os at consecutive offsets per random pick (`rw=randread:8`).
     pub run_len: u64,
+    /// Random patterns: I/Os not at a random offset repeat the previous offset
+    /// (`rw_sequencer=identical`) instead of continuing after it.
+    pub repeat_offsets: bool,
     /// Offsets of each direction are multiples of this, relative to the region start.
     pub align: [u64; 2],
     /// Granularity of random picks: the smallest alignment of the directions in use.
@@ -249,7 +252,11 @@ impl RegionCursor {
         let len = len.min(self.usable_len - offset).min(self.bytes_left);
         self.bytes_left -= len;
         if rules.random {
-            self.run_next = offset + len;
+            self.run_next = if rules.repeat_offsets {
+                offset
+            } else {
+                offset + len
+            };
         } else {
             self.sequential_pos[ddir.index()] = offset + len + rules.hole;
         }
@@ -303,6 +310,7 @@ mod tests {
             random,
             hole: 0,
             run_len: 1,
+            repeat_offsets: false,
             align: [block; 2],
             unit: block,
             min_block: block,

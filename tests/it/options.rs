@@ -477,3 +477,71 @@ fn iodepth_low_lets_a_full_queue_drain_before_refilling() {
     assert!(share_at_16("16") > 80.0);
     assert!(share_at_16("4") < 20.0);
 }
+
+#[test]
+fn filename_format_names_the_files_a_job_creates() {
+    let dir = scratch();
+    let directory = format!("--directory={}", dir.path().display());
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        "--name=fmt",
+        &directory,
+        "--size=64k",
+        "--nrfiles=2",
+        "--rw=write",
+        "--filename_format=data.$jobname.$filenum",
+    ]);
+    assert_eq!(json(&out)["jobs"][0]["write"]["io_bytes"], 64 * 1024);
+    for file in ["data.fmt.0", "data.fmt.1"] {
+        assert!(dir.path().join(file).exists(), "{file} missing");
+    }
+}
+
+#[test]
+fn rw_sequencer_identical_moves_the_same_bytes_in_runs_of_one_offset() {
+    let report = fio_json(&[
+        "--name=seq",
+        "--ioengine=null",
+        "--size=64k",
+        "--rw=randread:4",
+        "--rw_sequencer=identical",
+    ]);
+    assert_eq!(report["jobs"][0]["read"]["io_bytes"], 64 * 1024);
+    assert_eq!(report["jobs"][0]["read"]["total_ios"], 16);
+}
+
+#[test]
+fn unified_rw_reporting_merges_the_directions_as_fio_does() {
+    let job = |mode: &str| {
+        let mode = format!("--unified_rw_reporting={mode}");
+        let args = ["--name=u", "--ioengine=null", "--size=256k", "--rw=randrw"];
+        let mut all = args.to_vec();
+        all.push(&mode);
+        fio_json(&all)["jobs"][0].clone()
+    };
+    // mixed: one block instead of read, write, trim and sync
+    let mixed = job("mixed");
+    assert_eq!(mixed["mixed"]["io_bytes"], 256 * 1024);
+    assert_eq!(mixed["mixed"]["total_ios"], 64);
+    assert!(mixed.get("read").is_none() && mixed.get("sync").is_none());
+    // both: the directions, then their sum
+    let both = job("2");
+    let ios = |dir: &str| both[dir]["total_ios"].as_u64().unwrap();
+    assert_eq!(ios("read") + ios("write"), ios("mixed"));
+    assert_eq!(ios("mixed"), 64);
+    assert!(job("none").get("mixed").is_none());
+
+    let out = iolens(&[
+        "run",
+        "--name=u",
+        "--ioengine=null",
+        "--size=256k",
+        "--rw=randrw",
+        "--unified_rw_reporting=mixed",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("  mixed: IOPS="), "{text}");
+    assert!(text.contains("  MIXED: bw="), "{text}");
+    assert!(!text.contains("  read: IOPS="), "{text}");
+}
