@@ -269,11 +269,12 @@ fn job_section(
     out.push_str(&svg::line_chart(
         &time_frame(
             format!("chart-job-{index}-lat"),
-            "Latency over time (mean and max per interval; the live counters keep no percentiles)",
+            "Latency over time (per interval; p99 from a coarse histogram, within 12.5 %)",
             Axis::log("latency (µs)"),
         ),
         &[
             lat("mean", |iv| iv.lat_mean_ns),
+            lat("p99", |iv| iv.lat_p99_ns),
             lat("max", |iv| iv.lat_max_ns),
         ],
         markers,
@@ -486,6 +487,7 @@ mod tests {
                     bytes: [409_600, 0],
                     lat_mean_ns: 2_000,
                     lat_max_ns: 9_000,
+                    lat_p99_ns: 8_500,
                     ..JobInterval::default()
                 };
                 2
@@ -527,8 +529,8 @@ mod tests {
         assert!(!html.contains("<script") && !html.contains("http"));
         assert_eq!(
             html.matches("<polyline").count(),
-            6,
-            "iops, bw, lat ×2, pct, jobs"
+            7,
+            "iops, bw, lat ×3, pct, jobs"
         );
     }
 

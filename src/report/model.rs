@@ -450,6 +450,9 @@ pub struct JobInterval {
     /// Mean and max total latency of the I/Os completed in the interval (0 without I/Os).
     pub lat_mean_ns: u64,
     pub lat_max_ns: u64,
+    /// Their 99th percentile from the live counters' coarse histogram (within 12.5 %; 0 without I/Os).
+    #[serde(default)]
+    pub lat_p99_ns: u64,
     /// Time the workers spent inside I/O calls, summed over workers.
     pub in_io_ns: u64,
     /// CPU time the workers used, summed (from schedstat).
