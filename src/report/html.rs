@@ -23,10 +23,10 @@ table.kv td{text-align:left}
 pub fn render_run(report: &RunReport) -> String {
     let mut body = String::new();
     header(&mut body, report);
-    findings(&mut body, &report.findings);
+    findings(&mut body, &report.findings, Some(&report.observations));
     summary_table(&mut body, report);
     environment(&mut body, report);
-    let markers = job_starts(&report.observations);
+    let markers = time_markers(report);
     for (i, job) in report.jobs.iter().enumerate() {
         job_section(&mut body, i, job, &report.observations, &markers);
     }
@@ -42,7 +42,7 @@ pub fn render_repeat(result: &RepeatReport) -> String {
         result.warmup,
         escape(&result.tool_version)
     );
-    findings(&mut body, &result.findings);
+    findings(&mut body, &result.findings, None);
     body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
     for (i, m) in result.summary.iter().enumerate() {
         let frame = Frame {
@@ -95,7 +95,9 @@ fn header(out: &mut String, r: &RunReport) {
     );
 }
 
-fn findings(out: &mut String, findings: &[Finding]) {
+/// The findings, each linked to the charts of the run when there are any
+/// (`observed`): to the moment it names, else to the system's charts.
+fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observations>) {
     out.push_str("<h2 id=\"findings\">Findings</h2>");
     if findings.is_empty() {
         out.push_str(
@@ -117,11 +119,37 @@ fn findings(out: &mut String, findings: &[Finding]) {
         for e in &f.evidence {
             let _ = write!(out, "<li>{}</li>", escape(e));
         }
-        let _ = write!(
-            out,
-            "</ul><p>What to do: {}</p><p class=\"note\"><a href=\"#observations\">See the system during the run</a></p></div>",
-            escape(&f.advice)
-        );
+        let _ = write!(out, "</ul><p>What to do: {}</p>", escape(&f.advice));
+        if let Some(obs) = observed {
+            let link = match f.at_ns {
+                Some(at_ns) => format!(
+                    "<a href=\"#{}\">See t={:.1} s in the charts</a> (marked <code>{}</code>)",
+                    chart_at(obs, at_ns),
+                    at_ns as f64 / 1e9,
+                    escape(&f.code)
+                ),
+                None => "<a href=\"#observations\">See the system during the run</a>".into(),
+            };
+            let _ = write!(out, "<p class=\"note\">{link}</p>");
+        }
+        out.push_str("</div>");
+    }
+}
+
+/// The chart to show for a moment: the IOPS chart of the job doing I/O then, else the system's.
+fn chart_at(obs: &Observations, at_ns: u64) -> String {
+    // Interval i covers t_ns[i-1]..t_ns[i]; the moment may also be the start of the next.
+    let sample = obs.t_ns.partition_point(|&t| t < at_ns);
+    let busy = |job: &&super::model::JobSeries| {
+        job.intervals
+            .iter()
+            .skip(sample)
+            .take(2)
+            .any(|iv| iv.ios[0] + iv.ios[1] > 0)
+    };
+    match obs.jobs.iter().position(|j| busy(&j)) {
+        Some(job) => format!("chart-job-{job}-iops"),
+        None => "observations".into(),
     }
 }
 
@@ -187,17 +215,27 @@ fn seconds(obs: &Observations) -> Vec<f64> {
     obs.t_ns.iter().map(|&t| t as f64 / 1e9).collect()
 }
 
-/// Where each job began (its cache check just before its first I/O), for every time chart.
-fn job_starts(obs: &Observations) -> Vec<Marker> {
-    let mut markers: Vec<Marker> = obs
+/// Markers for every time chart: where each job began (its cache check just
+/// before its first I/O) and the moments findings point at, linked to them.
+fn time_markers(report: &RunReport) -> Vec<Marker> {
+    let mut markers: Vec<Marker> = report
+        .observations
         .cache_guards
         .iter()
         .map(|g| Marker {
             x: g.t_ns as f64 / 1e9,
             label: g.job.clone(),
+            link: None,
         })
         .collect();
     markers.dedup_by(|a, b| a.label == b.label);
+    markers.extend(report.findings.iter().enumerate().filter_map(|(i, f)| {
+        Some(Marker {
+            x: f.at_ns? as f64 / 1e9,
+            label: f.code.clone(),
+            link: Some(format!("#finding-{i}")),
+        })
+    }));
     markers
 }
 
@@ -504,6 +542,7 @@ mod tests {
             title: "cache & co".into(),
             evidence: vec!["e1".into()],
             advice: "a".into(),
+            at_ns: Some(200_000_000),
         }];
         r
     }
@@ -526,6 +565,13 @@ mod tests {
             assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
         }
         assert!(html.contains("cache &amp; co") && html.contains("seq &lt;read&gt;"));
+        // The finding at t=0.2 s: a link to the job's chart, and a marker on each time chart with data.
+        assert!(html.contains(r##"<a href="#chart-job-0-iops">See t=0.2 s in the charts</a>"##));
+        assert_eq!(
+            html.matches(r##"<a href="#finding-0"><line"##).count(),
+            4,
+            "iops, bw, lat, job I/Os: the time charts with data"
+        );
         assert!(!html.contains("<script") && !html.contains("http"));
         assert_eq!(
             html.matches("<polyline").count(),

@@ -223,6 +223,10 @@ pub struct Finding {
     /// The observations that support the title, one per line.
     pub evidence: Vec<String>,
     pub advice: String,
+    /// When it happened or began, nanoseconds since the run started (the HTML
+    /// report marks it on the time charts); None for a finding about the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

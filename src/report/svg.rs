@@ -57,6 +57,8 @@ pub struct Series {
 pub struct Marker {
     pub x: f64,
     pub label: String,
+    /// Where the marker links to (a finding's anchor); such markers are drawn in the warning colour.
+    pub link: Option<String>,
 }
 
 /// What every chart has: an id (for links and tests), a title and two axes.
@@ -76,15 +78,7 @@ pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> Strin
     };
     let mut body = plot.axes(frame);
     for m in markers {
-        let x = plot.px(m.x);
-        let _ = write!(
-            body,
-            r##"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="4 3"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{}</text>"##,
-            HEIGHT - BOTTOM,
-            x + 3.0,
-            TOP + 11.0,
-            escape(&m.label)
-        );
+        marker(&mut body, &plot, m);
     }
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -102,6 +96,26 @@ pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> Strin
         legend(&mut body, i, &s.label, color);
     }
     wrap(frame, &body)
+}
+
+fn marker(body: &mut String, plot: &Plot, m: &Marker) {
+    let x = plot.px(m.x);
+    let (color, label_y) = match m.link {
+        Some(_) => (PALETTE[1], TOP + 24.0),
+        None => ("#888", TOP + 11.0),
+    };
+    let line = format!(
+        r#"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3"/><text x="{:.1}" y="{label_y:.1}" font-size="11" fill="{color}">{}</text>"#,
+        HEIGHT - BOTTOM,
+        x + 3.0,
+        escape(&m.label)
+    );
+    match &m.link {
+        Some(href) => {
+            let _ = write!(body, r#"<a href="{}">{line}</a>"#, escape(href));
+        }
+        None => body.push_str(&line),
+    }
 }
 
 /// One bar per (from, to, height) on the x axis: a histogram (x is usually log).
@@ -379,15 +393,23 @@ mod tests {
             label: "read".into(),
             points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, 15.0)],
         };
-        let marker = Marker {
+        let job_start = Marker {
             x: 1.0,
             label: "job b".into(),
+            link: None,
         };
-        let svg = line_chart(&frame(Axis::linear("IOPS")), &[s], &[marker]);
+        let finding = Marker {
+            x: 1.5,
+            label: "writeback-stall".into(),
+            link: Some("#finding-0".into()),
+        };
+        let svg = line_chart(&frame(Axis::linear("IOPS")), &[s], &[job_start, finding]);
         assert!(svg.starts_with(r#"<figure class="chart" id="c1">"#));
         assert!(svg.contains("IOPS &lt;read&gt;"));
         assert_eq!(svg.matches("<polyline").count(), 1);
-        assert_eq!(svg.matches(r#"class="marker""#).count(), 1);
+        assert_eq!(svg.matches(r#"class="marker""#).count(), 2);
+        assert_eq!(svg.matches(r##"<a href="#finding-0"><line"##).count(), 1);
+        assert!(svg.contains(">writeback-stall</text></a>"), "{svg}");
         assert!(svg.contains(">time (s)<") && svg.contains(">IOPS<"));
         // x from 0 to 2: the first point on the left edge, the last on the right.
         assert!(svg.contains(&format!("{LEFT:.1},")), "{svg}");
