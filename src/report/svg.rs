@@ -73,12 +73,36 @@ pub struct Frame {
 /// Lines through each series' points, in order.
 pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let all = series.iter().flat_map(|s| s.points.iter().copied());
-    let Some(plot) = Plot::fit(frame, all.clone(), markers.iter().map(|m| m.x)) else {
-        return empty(frame);
-    };
+    match Plot::fit(frame, all, markers.iter().map(|m| m.x)) {
+        Some(plot) => draw_lines(&plot, frame, series, markers),
+        None => empty(frame),
+    }
+}
+
+/// Line charts drawn on the same axes (fitted to all their points), to be read one
+/// above the other; the first frame's scales apply to all.
+pub fn line_charts_on_shared_axes(charts: &[(Frame, Vec<Series>)]) -> Vec<String> {
+    let all = charts
+        .iter()
+        .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().copied()));
+    let plot = charts
+        .first()
+        .and_then(|(frame, _)| Plot::fit(frame, all, std::iter::empty()));
+    charts
+        .iter()
+        .map(|(frame, series)| match &plot {
+            Some(plot) if series.iter().any(|s| !s.points.is_empty()) => {
+                draw_lines(plot, frame, series, &[])
+            }
+            _ => empty(frame),
+        })
+        .collect()
+}
+
+fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let mut body = plot.axes(frame);
     for m in markers {
-        marker(&mut body, &plot, m);
+        marker(&mut body, plot, m);
     }
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -428,6 +452,36 @@ mod tests {
         }
         let points = svg.split("points=\"").nth(1).unwrap();
         assert_eq!(points.split('"').next().unwrap().split(' ').count(), 2);
+    }
+
+    #[test]
+    fn shared_axes_fit_every_chart() {
+        let chart = |id: &str, points: Vec<(f64, f64)>| {
+            let frame = Frame {
+                id: id.into(),
+                ..frame(Axis::linear("IOPS"))
+            };
+            let series = vec![Series {
+                label: "read".into(),
+                points,
+            }];
+            (frame, series)
+        };
+        let svgs = line_charts_on_shared_axes(&[
+            chart("a", vec![(0.0, 10.0), (1.0, 10.0)]),
+            chart("b", vec![(0.0, 40.0), (2.0, 40.0)]),
+            chart("c", Vec::new()),
+        ]);
+        // A's line ends half-way across and a quarter of the way up, as it would on B's chart.
+        let mid_x = LEFT + (WIDTH - LEFT - RIGHT) / 2.0;
+        let quarter_y = HEIGHT - BOTTOM - (HEIGHT - TOP - BOTTOM) / 4.0;
+        assert!(
+            svgs[0].contains(&format!("{mid_x:.1},{quarter_y:.1}")),
+            "{}",
+            svgs[0]
+        );
+        assert!(svgs[1].contains(r#"id="b""#) && svgs[1].contains(">40<"));
+        assert!(svgs[2].contains("no data"));
     }
 
     #[test]
