@@ -101,8 +101,17 @@ pub fn line_charts_on_shared_axes(charts: &[(Frame, Vec<Series>)]) -> Vec<String
 
 fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let mut body = plot.axes(frame);
+    // Linked markers' labels step down in three rows, so that close moments stay readable.
+    let mut linked = 0;
     for m in markers {
-        marker(&mut body, plot, m);
+        let row = match m.link {
+            Some(_) => {
+                linked += 1;
+                linked
+            }
+            None => 0,
+        };
+        marker(&mut body, plot, m, row);
     }
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -122,13 +131,14 @@ fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker])
     wrap(frame, &body)
 }
 
-fn marker(body: &mut String, plot: &Plot, m: &Marker) {
+/// A marker with its label on the top line (`row` 0) or, for rows 1, 2, 3, 4, …,
+/// on the first, second, third, first, … line below it.
+fn marker(body: &mut String, plot: &Plot, m: &Marker, row: usize) {
     let x = plot.px(m.x);
-    let (color, label_y) = match m.link {
-        Some(_) => (PALETTE[1], TOP + 24.0),
-        None => ("#888", TOP + 11.0),
-    };
-    let line = format!(
+    let color = if m.link.is_some() { PALETTE[1] } else { "#888" };
+    let line = if row == 0 { 0 } else { (row - 1) % 3 + 1 };
+    let label_y = TOP + 11.0 + 12.0 * line as f64;
+    let drawn = format!(
         r#"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3"/><text x="{:.1}" y="{label_y:.1}" font-size="11" fill="{color}">{}</text>"#,
         HEIGHT - BOTTOM,
         x + 3.0,
@@ -136,9 +146,9 @@ fn marker(body: &mut String, plot: &Plot, m: &Marker) {
     );
     match &m.link {
         Some(href) => {
-            let _ = write!(body, r#"<a href="{}">{line}</a>"#, escape(href));
+            let _ = write!(body, r#"<a href="{}">{drawn}</a>"#, escape(href));
         }
-        None => body.push_str(&line),
+        None => body.push_str(&drawn),
     }
 }
 
@@ -434,6 +444,16 @@ mod tests {
         assert_eq!(svg.matches(r#"class="marker""#).count(), 2);
         assert_eq!(svg.matches(r##"<a href="#finding-0"><line"##).count(), 1);
         assert!(svg.contains(">writeback-stall</text></a>"), "{svg}");
+        // The job start's label on the top line, the finding's on the line below.
+        assert!(svg.contains(&format!(
+            r##"y="{:.1}" font-size="11" fill="#888">job b<"##,
+            TOP + 11.0
+        )));
+        assert!(svg.contains(&format!(
+            r#"y="{:.1}" font-size="11" fill="{}">writeback-stall<"#,
+            TOP + 23.0,
+            PALETTE[1]
+        )));
         assert!(svg.contains(">time (s)<") && svg.contains(">IOPS<"));
         // x from 0 to 2: the first point on the left edge, the last on the right.
         assert!(svg.contains(&format!("{LEFT:.1},")), "{svg}");
