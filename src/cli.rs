@@ -69,6 +69,9 @@ pub enum Command {
     Compare {
         a: String,
         b: String,
+        /// Also write both results side by side as a self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -181,7 +184,7 @@ pub struct QuickArgs {
     /// Print the full report as iolens-json instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Also write a self-contained HTML report to FILE.
+    /// Also write a self-contained HTML report to FILE (with --compare-with: both runs side by side).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Compare with a stored run: its history id, or `last` (the latest quick run).

@@ -5,40 +5,40 @@
 use super::history::HistoryFlags;
 use super::output;
 use super::{EXIT_OK, EXIT_RUN_FAILED};
-use crate::report::metrics::Metric;
+pub use crate::report::compare::Side;
+use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::report::html;
 use crate::report::model::{RepeatReport, RunReport};
-use crate::report::repeat::{format_value, values_of};
-use crate::stats::compare::{compare, Direction};
+use crate::report::repeat::format_value;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-/// One side of a comparison: its label and its repetitions (one or more runs).
-pub struct Side {
-    pub label: String,
-    pub runs: Vec<RunReport>,
-}
-
-pub fn compare_command(a: &str, b: &str, history: &HistoryFlags) -> i32 {
+/// `iolens compare A B [--html FILE]`.
+pub fn compare_command(a: &str, b: &str, html_path: Option<&Path>, history: &HistoryFlags) -> i32 {
     let sides = load_side(a, history).and_then(|a| Ok((a, load_side(b, history)?)));
-    match sides {
-        Ok((a, b)) => match output::write_stdout(&render(&a, &b)) {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                eprintln!("iolens: stdout: {e}");
-                EXIT_RUN_FAILED
-            }
-        },
+    let (a, b) = match sides {
+        Ok(sides) => sides,
         Err(e) => {
             eprintln!("iolens: {e}");
-            EXIT_RUN_FAILED
+            return EXIT_RUN_FAILED;
         }
+    };
+    match emit(&a, &b, "", html_path) {
+        Ok(()) => EXIT_OK,
+        Err(code) => code,
     }
 }
 
-/// After a run: compare its repetitions (B) with stored run `id` and its batch (A).
-pub fn against_history(id: i64, runs: &[RunReport], history: &HistoryFlags) -> Result<(), i32> {
+/// After a run: compare its repetitions (B) with stored run `id` and its batch (A);
+/// with `html_path`, also as the side-by-side HTML page.
+pub fn against_history(
+    id: i64,
+    runs: &[RunReport],
+    history: &HistoryFlags,
+    html_path: Option<&Path>,
+) -> Result<(), i32> {
     let stored = load_side(&id.to_string(), history).map_err(|e| {
         eprintln!("iolens: --compare-with {id}: {e}");
         EXIT_RUN_FAILED
@@ -47,10 +47,22 @@ pub fn against_history(id: i64, runs: &[RunReport], history: &HistoryFlags) -> R
         label: "this run".into(),
         runs: runs.to_vec(),
     };
-    output::write_stdout(&format!("\n{}", render(&stored, &this))).map_err(|e| {
+    emit(&stored, &this, "\n", html_path)
+}
+
+/// The text comparison on stdout (after `separator`), and the HTML page when asked for.
+fn emit(a: &Side, b: &Side, separator: &str, html_path: Option<&Path>) -> Result<(), i32> {
+    output::write_stdout(&format!("{separator}{}", render(a, b))).map_err(|e| {
         eprintln!("iolens: stdout: {e}");
         EXIT_RUN_FAILED
-    })
+    })?;
+    match html_path {
+        Some(path) => super::quick::write_html(
+            path,
+            &html::render_compare(a, b, &comparability(&a.runs[0], &b.runs[0])),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// A result file (iolens-json of a run or of `--repeat`), or a history id (the
@@ -95,35 +107,24 @@ pub fn render(a: &Side, b: &Side) -> String {
         "\n{:<16} {:<11} {:>14} {:>14} {:>9}  {:<20} verdict",
         "job", "metric", "A mean", "B mean", "change", "95% CI"
     );
-    let names = a.runs[0].jobs.iter().map(|j| j.name.as_str());
-    for name in names.filter(|n| b.runs[0].jobs.iter().any(|j| j.name == *n)) {
-        for metric in Metric::ALL {
-            let (Some(va), Some(vb)) = (
-                values_of(&a.runs, name, metric),
-                values_of(&b.runs, name, metric),
-            ) else {
-                continue;
-            };
-            let c = compare(&va, &vb);
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-            let ci = c
-                .ci95_pct
-                .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
-            let _ = writeln!(
-                out,
-                "{:<16} {:<11} {:>14} {:>14} {:>+8.1}%  {:<20} {}",
-                name,
-                metric.name(),
-                format_value(mean(&va), metric.unit()),
-                format_value(mean(&vb), metric.unit()),
-                c.change_pct,
-                ci,
-                verdict(metric, c.direction)
-            );
-        }
+    for c in metric_changes(a, b) {
+        let ci = c
+            .ci95_pct
+            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+        let _ = writeln!(
+            out,
+            "{:<16} {:<11} {:>14} {:>14} {:>+8.1}%  {:<20} {}",
+            c.job,
+            c.metric.name(),
+            format_value(c.mean_a, c.metric.unit()),
+            format_value(c.mean_b, c.metric.unit()),
+            c.change_pct,
+            ci,
+            c.verdict
+        );
     }
-    if a.runs.len() < 2 || b.runs.len() < 2 {
-        out.push_str("\nno verdict is possible without repetitions on both sides: the noise of a single run is unknown (use --repeat N, or `iolens ab`)\n");
+    if !verdicts_possible(a, b) {
+        let _ = writeln!(out, "\n{NO_VERDICT}");
     }
     out
 }
@@ -133,22 +134,6 @@ fn plural(n: usize) -> &'static str {
         ""
     } else {
         "s"
-    }
-}
-
-/// B against A, in words that say which is better.
-fn verdict(metric: Metric, direction: Direction) -> &'static str {
-    let better = match direction {
-        Direction::Increase => metric.higher_is_better(),
-        Direction::Decrease => !metric.higher_is_better(),
-        Direction::NoChange => return "no significant difference",
-        Direction::Undecidable => return "no verdict (single run)",
-    };
-    match (metric, better) {
-        (Metric::CpuPerIo, true) => "B uses less CPU",
-        (Metric::CpuPerIo, false) => "B uses more CPU",
-        (_, true) => "B faster",
-        (_, false) => "B slower",
     }
 }
 

@@ -24,7 +24,9 @@ pub const EXIT_USAGE: i32 = 2;
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Some(Command::Run { args }) => run::run_command(&args),
-        Some(Command::Compare { a, b, db }) => compare::compare_command(&a, &b, &history_at(db)),
+        Some(Command::Compare { a, b, html, db }) => {
+            compare::compare_command(&a, &b, html.as_deref(), &history_at(db))
+        }
         Some(Command::Ab {
             a,
             b,

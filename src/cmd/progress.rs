@@ -1,6 +1,6 @@
 //! Live progress on stderr while a group runs: one line per job with elapsed and planned
-//! time, the ETA, the current IOPS and MiB/s per direction and the current mean latency,
-//! read from the workers' live counters (never from stdout, so JSON stays clean).
+//! time, the ETA, the current IOPS and MiB/s per direction and the current mean and p99
+//! latency, read from the workers' live counters (never from stdout, so JSON stays clean).
 
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveTotals};
@@ -188,15 +188,11 @@ fn bar_for(line: &JobLine) -> ProgressBar {
 }
 
 fn job_totals(board: &LiveBoard, job: usize) -> LiveTotals {
-    board
-        .job(job)
-        .map(|c| c.totals())
-        .fold(LiveTotals::default(), |sum, t| LiveTotals {
-            ios: [sum.ios[0] + t.ios[0], sum.ios[1] + t.ios[1]],
-            bytes: [sum.bytes[0] + t.bytes[0], sum.bytes[1] + t.bytes[1]],
-            lat_sum_ns: sum.lat_sum_ns + t.lat_sum_ns,
-            in_io_ns: sum.in_io_ns + t.in_io_ns,
-        })
+    let mut sum = LiveTotals::default();
+    for counters in board.job(job) {
+        sum += &counters.totals();
+    }
+    sum
 }
 
 /// "2.0s/6.0s ETA 4.0s", or just the elapsed time when the job is not bounded by time.
@@ -212,8 +208,8 @@ fn timing(line: &JobLine, elapsed: Duration) -> String {
     }
 }
 
-/// What the job did in the last `window`: per direction IOPS and MiB/s, and the mean latency.
-/// The live counters carry sums, not histograms, so the mean is the latency they can give.
+/// What the job did in the last `window`: per direction IOPS and MiB/s, the mean latency
+/// and the p99 from the live counters' coarse histogram (hence "≈").
 fn describe(delta: &LiveTotals, window: Duration) -> String {
     let seconds = window.as_secs_f64().max(1e-9);
     let mut out = String::new();
@@ -237,6 +233,9 @@ fn describe(delta: &LiveTotals, window: Duration) -> String {
             "lat mean {}",
             latency(delta.lat_sum_ns as f64 / ios as f64)
         );
+        if let Some(p99) = delta.latencies.percentile_ns(99.0) {
+            let _ = write!(out, " p99≈{}", latency(p99 as f64));
+        }
     }
     out
 }
@@ -274,16 +273,18 @@ mod tests {
     }
 
     #[test]
-    fn rates_per_direction_and_mean_latency() {
-        let delta = LiveTotals {
-            ios: [2000, 0],
-            bytes: [2000 * 4096, 0],
-            lat_sum_ns: 2000 * 150_000,
-            in_io_ns: 0,
-        };
+    fn rates_per_direction_mean_and_p99_latency() {
+        let board = LiveBoard::new([1]);
+        let worker = board.worker(0, 0);
+        for i in 0..2000 {
+            let lat_ns = if i % 100 == 0 { 1_000_000 } else { 140_000 };
+            worker.record_io(0, 4096, lat_ns);
+        }
+        let delta = worker.totals().since(&LiveTotals::default());
+        // 20 of 2000 I/Os took 1 ms: the 99th percentile is the slowest of the fast ones.
         assert_eq!(
             describe(&delta, Duration::from_millis(500)),
-            "read 4.0k IOPS 15.6 MiB/s  lat mean 150.0 µs"
+            "read 4.0k IOPS 15.6 MiB/s  lat mean 148.6 µs p99≈147.5 µs"
         );
         let idle = describe(&LiveTotals::default(), Duration::from_secs(1));
         assert!(idle.contains("no I/O completed"), "{idle}");
@@ -310,5 +311,6 @@ mod tests {
         board.worker(1, 0).record_io(0, 1, 1);
         let t = job_totals(&board, 0);
         assert_eq!((t.ios, t.bytes, t.lat_sum_ns), ([1, 1], [4096, 8192], 40));
+        assert_eq!(t.latencies.percentile_ns(100.0), Some(30));
     }
 }

@@ -95,14 +95,15 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         )
     };
     run::emit(&rendered, None)?;
-    if let Some(path) = &args.html {
+    // With a baseline the page is the comparison, which holds this run's charts too.
+    if let (Some(path), None) = (&args.html, baseline) {
         write_html(path, &html::render_run(&report))?;
     }
     let code = run_status(&report);
     let reports = [report];
     history.record(&reports);
     if let Some(id) = baseline {
-        compare::against_history(id, &reports, &history)?;
+        compare::against_history(id, &reports, &history, args.html.as_deref())?;
     }
     Ok(code)
 }

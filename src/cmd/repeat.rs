@@ -73,7 +73,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Options, stop: &AtomicBool) -> Result<i32
         write_html(path, &html::render_repeat(&result))?;
     }
     if let Some(id) = o.compare_with {
-        compare::against_history(id, &result.repetitions, o.history)?;
+        compare::against_history(id, &result.repetitions, o.history, None)?;
     }
     Ok(code)
 }

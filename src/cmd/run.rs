@@ -428,7 +428,7 @@ fn run_and_report(
     let reports = [outcome.report];
     flags.history.record(&reports);
     if let Some(id) = flags.compare_with {
-        compare::against_history(id, &reports, &flags.history)?;
+        compare::against_history(id, &reports, &flags.history, None)?;
     }
     Ok(code)
 }

@@ -27,6 +27,12 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
         if evicted < MIN_EVICTED_PAGES {
             continue;
         }
+        let first_eviction_ns = target
+            .cache_series
+            .iter()
+            .zip(&obs.t_ns)
+            .find(|(pages, _)| pages.is_some_and(|p| p.evicted > first.evicted))
+            .map(|(_, &t)| t);
         let mut evidence = vec![
             format!(
                 "{evicted} pages of {} were evicted during the run",
@@ -46,6 +52,7 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
             ),
             evidence,
             advice: "proactive reclaim drops idle cache on its own schedule; measure the device (direct=1) or check the cached pages before each warm run".into(),
+            at_ns: first_eviction_ns,
         });
     }
     findings
@@ -75,6 +82,8 @@ mod tests {
         let found = cache_evicted_without_pressure(&report);
         assert_eq!(codes(&found), ["cache-evicted-without-pressure"]);
         assert!(found[0].evidence.iter().any(|e| e.contains("DAMON")));
+        // Sample 1 is the first whose evicted count grew.
+        assert_eq!(found[0].at_ns, Some(STEP_NS));
     }
 
     #[test]

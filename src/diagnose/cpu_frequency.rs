@@ -24,6 +24,7 @@ pub fn cpu_frequency(report: &RunReport) -> Option<Finding> {
         ),
         evidence: vec![format!("cpufreq governors in use: {}", governors.join(", "))],
         advice: "for repeatable CPU-bound results set the performance governor (cpupower frequency-set -g performance)".into(),
+        at_ns: None,
     })
 }
 

@@ -44,6 +44,7 @@ pub fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
                 job.runtime_ns as f64 / 1e9
             )],
             advice: "other processes competed for the CPUs (or there are more workers than CPUs); run on a quieter machine, fewer workers, or pin with cpus_allowed".into(),
+            at_ns: None,
         });
     }
     findings

@@ -79,6 +79,7 @@ pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {
                 bytes_text(device)
             )],
             advice: "to measure the device use direct=1, or keep invalidate=1 (the default) and a file larger than memory; use invalidate=0 only to measure cache hits on purpose".into(),
+            at_ns: None,
         });
     }
     findings
@@ -112,6 +113,7 @@ pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
                 device as f64 / moved as f64 * 100.0
             )],
             advice: "the filesystem or a layer below (loop device without direct-io, FUSE, network fs) caches despite O_DIRECT; benchmark the device itself, or a filesystem that honours direct I/O".into(),
+            at_ns: None,
         });
     }
     findings

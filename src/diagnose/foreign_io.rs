@@ -45,6 +45,7 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
                 bytes_text(last.write_sectors.saturating_sub(first.write_sectors) * 512)
             )],
             advice: "stop the other users of the device (iotop shows them) or benchmark a device nothing else uses; repeat the run to see how much it varies".into(),
+            at_ns: None,
         });
     }
     findings

@@ -28,6 +28,7 @@ pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
                     target.path
                 )],
                 advice: "write the file fully first (or delete it so iolens lays it out with data) before measuring reads".into(),
+                at_ns: None,
             });
         }
     }

@@ -169,13 +169,14 @@ pub(crate) mod fixture {
         });
     }
 
-    /// One interval of 4 KiB I/Os: `reads` and `writes` of them, 100 µs mean, 1 ms max.
+    /// One interval of 4 KiB I/Os: `reads` and `writes` of them, 100 µs mean, 500 µs p99, 1 ms max.
     pub fn io(reads: u64, writes: u64) -> JobInterval {
         JobInterval {
             ios: [reads, writes],
             bytes: [reads * 4096, writes * 4096],
             lat_mean_ns: 100_000,
             lat_max_ns: 1_000_000,
+            lat_p99_ns: 500_000,
             in_io_ns: STEP_NS / 2,
             cpu_ns: STEP_NS / 2,
             run_delay_ns: STEP_NS / 100,

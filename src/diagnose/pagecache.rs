@@ -47,6 +47,7 @@ fn purged_before(guard: &CacheGuard) -> Option<Finding> {
             guard.pages_after.map_or("unknown".into(), |p| p.to_string())
         )],
         advice: "something read the target through the page cache before the run; run with invalidate=0 to measure the state as you found it".into(),
+        at_ns: Some(guard.t_ns),
     })
 }
 
@@ -113,6 +114,12 @@ fn cached_during(
         ),
         evidence,
         advice: "every direct write over a cached range also invalidates those pages (extra CPU per write); find and stop the reader, or compare with a run whose target cache stays empty".into(),
+        // When the pages appeared: already there at the guard's check, or first seen later.
+        at_ns: if at_start > 0 {
+            guard.map(|g| g.t_ns)
+        } else {
+            first_seen.map(|i| obs.t_ns[i])
+        },
     })
 }
 
@@ -128,6 +135,7 @@ mod tests {
             pages_before: Some(before),
             purged,
             pages_after: Some(if purged { 0 } else { before }),
+            t_ns: 300_000_000,
             ..Default::default()
         }
     }
@@ -144,6 +152,7 @@ mod tests {
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.title.contains("192 pages"), "{f:?}");
         assert!(f.evidence.iter().any(|e| e.contains("t=1.2 s")), "{f:?}");
+        assert_eq!(f.at_ns, Some(1_200_000_000));
         assert!(
             f.evidence.iter().any(|e| e.contains("another process")),
             "{f:?}"
@@ -160,6 +169,11 @@ mod tests {
         let found = pagecache_under_direct_io(&report);
         assert_eq!(codes(&found), [CODE]);
         assert!(found[0].evidence.iter().any(|e| e.contains("invalidate=0")));
+        assert_eq!(
+            found[0].at_ns,
+            Some(300_000_000),
+            "there at the guard's check"
+        );
     }
 
     #[test]
@@ -172,6 +186,7 @@ mod tests {
         assert_eq!(codes(&found), [CODE]);
         assert_eq!(found[0].severity, Severity::Info);
         assert!(found[0].title.contains("dropped 192"), "{:?}", found[0]);
+        assert_eq!(found[0].at_ns, Some(300_000_000));
 
         report.observations.targets[0].is_block_device = false;
         assert!(

@@ -42,6 +42,7 @@ pub fn tool_bound(report: &RunReport) -> Vec<Finding> {
                 side.into(),
             ],
             advice: "the device may be faster than this: add workers (numjobs) or queue depth (an async engine with iodepth > 1), or compare with the null engine's floor".into(),
+            at_ns: None,
         });
     }
     findings

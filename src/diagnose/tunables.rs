@@ -20,6 +20,7 @@ pub fn tunables_changed(report: &RunReport) -> Option<Finding> {
             .map(|c| format!("t={:.1} s: {} {} -> {}", c.t_ns as f64 / 1e9, c.name, c.from, c.to))
             .collect(),
         advice: "something else on the machine changed the dirty-page limits; find it, or repeat the run when nothing does".into(),
+        at_ns: Some(changes[0].t_ns),
     })
 }
 
@@ -40,6 +41,7 @@ mod tests {
         });
         let found = tunables_changed(&report).unwrap();
         assert_eq!(found.evidence, ["t=28.0 s: vm.dirty_bytes 100663296 -> 0"]);
+        assert_eq!(found.at_ns, Some(28_000_000_000));
     }
 
     #[test]

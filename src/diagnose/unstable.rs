@@ -54,6 +54,7 @@ pub fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
                 segment(obs, at - 1, hi - 1, b),
             ],
             advice: "report the segments separately; a longer run (or ramp_time past the change) shows which level is the steady state".into(),
+            at_ns: Some(obs.t_ns[at - 1]),
         });
     }
     findings
@@ -136,6 +137,7 @@ mod tests {
         let found = unstable_throughput(&report);
         assert_eq!(codes(&found), ["unstable-throughput"]);
         assert!(found[0].title.contains("t=4.0 s"), "{:?}", found[0]);
+        assert_eq!(found[0].at_ns, Some(4_000_000_000));
         assert_eq!(found[0].evidence.len(), 2);
     }
 

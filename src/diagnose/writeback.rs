@@ -126,6 +126,7 @@ fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
         title,
         evidence,
         advice: "the device (or a throttle in front of it) drains dirty pages slower than the job writes: this measured the kernel's dirty throttling; add end_fsync=1 or use direct=1 for device numbers, or lower the rate".into(),
+        at_ns: Some(obs.t_ns[first - 1]),
     })
 }
 
@@ -154,6 +155,7 @@ mod tests {
         assert_eq!(codes(&found), ["writeback-stall"]);
         let title = &found[0].title;
         assert!(title.contains("up to 150 ms from t=4.9 s"), "{title}");
+        assert_eq!(found[0].at_ns, Some(4_900_000_000));
         assert!(
             title.contains("reached 1.8 GiB (threshold 2.0 GiB)"),
             "{title}"

@@ -6,15 +6,19 @@
 //!
 //! The board lives in shared memory (a memory file), so a worker *process*
 //! maps it too and writes its slot exactly as a worker thread does.
+//!
+//! Latencies also go into a coarse histogram per slot (4 buckets per power of
+//! two of nanoseconds), so the progress line and the sampler can give an
+//! interval's p99 from the difference of two readings.
 
 use iolens_sys::SharedRegion;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Words per worker: 128 bytes, so a slot of a page-aligned board fills two
-/// cache lines of its own (and adjacent-line prefetch does not pull in a neighbour's).
-const SLOT_WORDS: usize = 16;
+/// Words per worker: a multiple of 128 bytes, so a slot of a page-aligned board
+/// fills cache lines of its own (and adjacent-line prefetch does not pull in a neighbour's).
+const SLOT_WORDS: usize = (LAT_BUCKETS_AT + LAT_BUCKETS).next_multiple_of(16);
 
 /// Word indexes in a slot. The ios and bytes pairs are [read, write].
 const IOS: usize = 0;
@@ -27,6 +31,15 @@ const IN_IO_NS: usize = 6;
 /// Process and kernel thread id of the worker while it runs; tid 0 before and after.
 const PID: usize = 7;
 const TID: usize = 8;
+/// First word of the latency histogram: I/Os completed per bucket.
+const LAT_BUCKETS_AT: usize = 9;
+
+/// Buckets below 4 ns hold one value each; above, each power of two is split in 4.
+const SUB_BUCKETS: u64 = 4;
+/// Latencies from 2^38 ns (about 4.6 minutes) up share the last bucket.
+const LAT_TRACKED_EXP: u32 = 38;
+/// 4 single-value buckets, then 4 per power of two from 2^2 to 2^37.
+pub const LAT_BUCKETS: usize = (4 * (LAT_TRACKED_EXP - 1)) as usize;
 
 type Slot = [AtomicU64; SLOT_WORDS];
 
@@ -44,6 +57,7 @@ pub struct LiveTotals {
     pub bytes: [u64; 2],
     pub lat_sum_ns: u64,
     pub in_io_ns: u64,
+    pub latencies: LatencyBuckets,
 }
 
 impl LiveTotals {
@@ -54,6 +68,89 @@ impl LiveTotals {
             bytes: [0, 1].map(|d| self.bytes[d].saturating_sub(earlier.bytes[d])),
             lat_sum_ns: self.lat_sum_ns.saturating_sub(earlier.lat_sum_ns),
             in_io_ns: self.in_io_ns.saturating_sub(earlier.in_io_ns),
+            latencies: self.latencies.since(&earlier.latencies),
+        }
+    }
+}
+
+impl std::ops::AddAssign<&LiveTotals> for LiveTotals {
+    /// Sum the totals of several workers (a job's).
+    fn add_assign(&mut self, other: &LiveTotals) {
+        for d in 0..2 {
+            self.ios[d] += other.ios[d];
+            self.bytes[d] += other.bytes[d];
+        }
+        self.lat_sum_ns += other.lat_sum_ns;
+        self.in_io_ns += other.in_io_ns;
+        self.latencies += &other.latencies;
+    }
+}
+
+/// Completed I/Os per latency bucket: coarse (a bucket spans at most a quarter
+/// of its lower bound), cheap to record, enough for a live percentile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LatencyBuckets([u64; LAT_BUCKETS]);
+
+impl Default for LatencyBuckets {
+    fn default() -> Self {
+        LatencyBuckets([0; LAT_BUCKETS])
+    }
+}
+
+/// The bucket of a latency.
+#[inline]
+pub fn bucket_of(ns: u64) -> usize {
+    if ns < SUB_BUCKETS {
+        return ns as usize;
+    }
+    let ns = ns.min((1 << LAT_TRACKED_EXP) - 1);
+    let exp = ns.ilog2();
+    let sub = (ns >> (exp - 2)) & (SUB_BUCKETS - 1);
+    (SUB_BUCKETS as usize) * (exp as usize - 1) + sub as usize
+}
+
+/// The middle of a bucket's range, nanoseconds: within 12.5 % of every latency in it.
+pub fn bucket_value(bucket: usize) -> u64 {
+    let bucket = bucket as u64;
+    if bucket < SUB_BUCKETS {
+        return bucket;
+    }
+    let exp = bucket / SUB_BUCKETS + 1;
+    let width = 1u64 << (exp - 2);
+    let low = (SUB_BUCKETS + bucket % SUB_BUCKETS) * width;
+    low + width / 2
+}
+
+impl LatencyBuckets {
+    /// The counts between `earlier` and `self`.
+    pub fn since(&self, earlier: &LatencyBuckets) -> LatencyBuckets {
+        LatencyBuckets(std::array::from_fn(|b| {
+            self.0[b].saturating_sub(earlier.0[b])
+        }))
+    }
+
+    /// The latency (a bucket's middle) that `percent` % of the I/Os did not
+    /// exceed; None without I/Os.
+    pub fn percentile_ns(&self, percent: f64) -> Option<u64> {
+        let total: u64 = self.0.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        // The rank of the I/O at that percentile, counting from 1.
+        let rank = ((percent / 100.0 * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        let bucket = self.0.iter().position(|&n| {
+            seen += n;
+            seen >= rank
+        })?;
+        Some(bucket_value(bucket))
+    }
+}
+
+impl std::ops::AddAssign<&LatencyBuckets> for LatencyBuckets {
+    fn add_assign(&mut self, other: &LatencyBuckets) {
+        for (sum, n) in self.0.iter_mut().zip(other.0) {
+            *sum += n;
         }
     }
 }
@@ -91,6 +188,7 @@ impl LiveCounters<'_> {
         bump(&self.slot[IOS + dir], 1);
         bump(&self.slot[BYTES + dir], bytes);
         bump(&self.slot[LAT_SUM_NS], lat_ns);
+        bump(&self.slot[LAT_BUCKETS_AT + bucket_of(lat_ns)], 1);
         // The sampler may reset the max between this load and store; the worst
         // case moves one I/O's latency into the neighbouring interval.
         let lat_max_ns = &self.slot[LAT_MAX_NS];
@@ -111,6 +209,9 @@ impl LiveCounters<'_> {
             bytes: [0, 1].map(|d| self.slot[BYTES + d].load(Relaxed)),
             lat_sum_ns: self.slot[LAT_SUM_NS].load(Relaxed),
             in_io_ns: self.slot[IN_IO_NS].load(Relaxed),
+            latencies: LatencyBuckets(std::array::from_fn(|b| {
+                self.slot[LAT_BUCKETS_AT + b].load(Relaxed)
+            })),
         }
     }
 
@@ -144,8 +245,13 @@ enum Slots {
 }
 
 #[repr(align(128))]
-#[derive(Default)]
 struct CacheLines(Slot);
+
+impl Default for CacheLines {
+    fn default() -> Self {
+        CacheLines(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
 
 impl std::fmt::Debug for Slots {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -276,6 +382,53 @@ mod tests {
         assert!(!private.is_shared());
         assert_eq!(private.shared_slot(0, 0), None);
         totals_accumulate_and_max_resets_when_taken(private.worker(0, 0));
+    }
+
+    #[test]
+    fn buckets_are_contiguous_and_their_values_within_an_eighth() {
+        assert_eq!((0..5).map(bucket_of).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+        assert_eq!(bucket_of(u64::MAX), LAT_BUCKETS - 1);
+        let small = 1..1u64 << 20;
+        assert!(small
+            .clone()
+            .all(|ns| bucket_of(ns + 1) - bucket_of(ns) <= 1));
+        for ns in small.chain([1 << 30, 10_000_000_000, (1 << LAT_TRACKED_EXP) - 1]) {
+            let value = bucket_value(bucket_of(ns)) as f64;
+            assert!(
+                (value - ns as f64).abs() <= ns as f64 / 8.0,
+                "{ns} ≈ {value}"
+            );
+        }
+        // Each bucket's value lies in that bucket.
+        assert!((0..LAT_BUCKETS).all(|b| bucket_of(bucket_value(b)) == b));
+    }
+
+    #[test]
+    fn percentiles_come_from_the_interval_between_two_readings() {
+        let board = LiveBoard::new([1]);
+        let c = board.worker(0, 0);
+        assert_eq!(c.totals().latencies.percentile_ns(99.0), None);
+        for _ in 0..1000 {
+            c.record_io(0, 4096, 1_000_000);
+        }
+        let earlier = c.totals();
+        for _ in 0..98 {
+            c.record_io(0, 4096, 10_000);
+        }
+        c.record_io(0, 4096, 50_000);
+        c.record_io(0, 4096, 2_000_000);
+        let interval = c.totals().since(&earlier).latencies;
+        let near = |ns: Option<u64>, want: u64| ns.is_some_and(|v| v.abs_diff(want) <= want / 8);
+        assert!(near(interval.percentile_ns(50.0), 10_000));
+        assert!(
+            near(interval.percentile_ns(99.0), 50_000),
+            "{:?}",
+            interval.percentile_ns(99.0)
+        );
+        assert!(near(interval.percentile_ns(100.0), 2_000_000));
+        let mut two = interval;
+        two += &interval;
+        assert_eq!(two.percentile_ns(99.0), interval.percentile_ns(99.0));
     }
 
     #[test]

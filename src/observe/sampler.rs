@@ -10,7 +10,7 @@
 
 use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
 use super::diskstats::{devices_behind, parse_stat};
-use super::live::{LiveBoard, LiveTotals};
+use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::pagecache::CacheProbe;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
@@ -404,6 +404,7 @@ impl State {
     fn sample_jobs(&mut self) {
         let mut intervals: Vec<JobInterval> = vec![JobInterval::default(); self.obs.jobs.len()];
         let mut lat_sums = vec![0u64; self.obs.jobs.len()];
+        let mut latencies = vec![LatencyBuckets::default(); self.obs.jobs.len()];
         let mut job_waits: Vec<WaitTally> = vec![WaitTally::default(); self.obs.jobs.len()];
         for track in &mut self.workers {
             let live = self.board.worker(track.job, track.obs.worker);
@@ -416,6 +417,7 @@ impl State {
                 interval.bytes[d] += delta.bytes[d];
             }
             lat_sums[track.job] += delta.lat_sum_ns;
+            latencies[track.job] += &delta.latencies;
             interval.in_io_ns += delta.in_io_ns;
             interval.lat_max_ns = interval.lat_max_ns.max(live.take_max_lat_ns());
             if live.thread().is_some() && read_into(&track.schedstat_path, &mut self.buf) {
@@ -441,6 +443,7 @@ impl State {
         for (j, mut interval) in intervals.into_iter().enumerate() {
             let ios = interval.ios[0] + interval.ios[1];
             interval.lat_mean_ns = lat_sums[j].checked_div(ios).unwrap_or(0);
+            interval.lat_p99_ns = latencies[j].percentile_ns(99.0).unwrap_or(0);
             interval.waits = job_waits[j].take_sorted();
             self.obs.jobs[j].intervals.push(interval);
         }
@@ -533,6 +536,10 @@ mod tests {
         let read: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[0]).sum();
         assert_eq!(read, FILE_BYTES as u64);
         assert!(obs.jobs[0].intervals.iter().any(|i| i.lat_max_ns > 0));
+        assert!(obs.jobs[0]
+            .intervals
+            .iter()
+            .all(|i| (i.lat_p99_ns > 0) == (i.ios[0] > 0) && i.lat_p99_ns <= i.lat_max_ns * 9 / 8));
         let worker = &obs.workers[0];
         assert_ne!(worker.tid, 0);
         assert!(worker.cpu_ns > 0 && worker.wchan_samples > 0, "{worker:?}");

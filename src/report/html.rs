@@ -2,8 +2,9 @@
 //! Per job its I/O over time and latency distribution, the system observations on
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
 
+use super::compare::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use super::model::{
-    DirReport, Finding, JobReport, Observations, RepeatReport, RunReport, Severity,
+    DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
 };
 use super::quick::{main_direction, p99_ns};
 use super::repeat::format_value;
@@ -16,17 +17,17 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding
 text-align:right}td:first-child,th:first-child{text-align:left}figure{margin:.8em 0}\
 figcaption{font-weight:600}svg{width:100%;height:auto}.finding{border-left:4px solid #0072b2;\
 padding:.3em .8em;margin:.6em 0}.finding.warning{border-color:#d55e00}.note{color:#555}\
-table.kv td{text-align:left}
+table.kv td{text-align:left}pre{white-space:pre-wrap}
 @media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}";
 
 /// The report of one run.
 pub fn render_run(report: &RunReport) -> String {
     let mut body = String::new();
     header(&mut body, report);
-    findings(&mut body, &report.findings);
+    findings(&mut body, &report.findings, Some(&report.observations));
     summary_table(&mut body, report);
     environment(&mut body, report);
-    let markers = job_starts(&report.observations);
+    let markers = time_markers(report);
     for (i, job) in report.jobs.iter().enumerate() {
         job_section(&mut body, i, job, &report.observations, &markers);
     }
@@ -42,7 +43,7 @@ pub fn render_repeat(result: &RepeatReport) -> String {
         result.warmup,
         escape(&result.tool_version)
     );
-    findings(&mut body, &result.findings);
+    findings(&mut body, &result.findings, None);
     body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
     for (i, m) in result.summary.iter().enumerate() {
         let frame = Frame {
@@ -71,6 +72,154 @@ pub fn render_repeat(result: &RepeatReport) -> String {
     page("iolens repeat report", &body)
 }
 
+/// Two results side by side (`iolens compare A B --html`): what differs in their
+/// conditions, per job and metric the change with its verdict, and per job both
+/// sides' I/O over time one above the other on the same axes.
+pub fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
+    let mut body = String::from("<h1>iolens comparison</h1>");
+    for (key, side) in [("A", a), ("B", b)] {
+        let first = &side.runs[0];
+        let _ = write!(
+            body,
+            "<p><strong>{key}</strong>: {} · {} run{} · started {} UTC · iolens {}</p>",
+            escape(&side.label),
+            side.runs.len(),
+            if side.runs.len() == 1 { "" } else { "s" },
+            super::fio_style::ctime_utc(first.started_unix_ms / 1000),
+            escape(&first.tool_version)
+        );
+    }
+    let _ = write!(
+        body,
+        "<h2 id=\"comparability\">Comparability</h2><pre>{}</pre>",
+        escape(comparability.trim_end())
+    );
+    change_table(&mut body, a, b);
+    let (first_a, first_b) = (&a.runs[0], &b.runs[0]);
+    body.push_str("<p class=\"note\">Below, per job: A's and B's I/O over time on the same axes, from the start of the job (the first run of each side).</p>");
+    let shared = first_a
+        .jobs
+        .iter()
+        .filter(|j| first_b.jobs.iter().any(|k| k.name == j.name));
+    for (i, job) in shared.enumerate() {
+        let _ = write!(
+            body,
+            "<h2 id=\"job-{i}\">Job {}: A above B</h2>",
+            escape(&job.name)
+        );
+        let [a_charts, b_charts] = [("a", first_a), ("b", first_b)].map(|(key, run)| {
+            job_charts_from_its_start(&format!("chart-{key}-job-{i}"), run, &job.name).map(
+                |(mut frame, series)| {
+                    frame.title = format!("{}: {}", key.to_uppercase(), frame.title);
+                    (frame, series)
+                },
+            )
+        });
+        for pair in a_charts.into_iter().zip(b_charts) {
+            for svg in svg::line_charts_on_shared_axes(&[pair.0, pair.1]) {
+                body.push_str(&svg);
+            }
+        }
+    }
+    for (key, side) in [("a", a), ("b", b)] {
+        side_findings(&mut body, key, side);
+    }
+    page("iolens comparison", &body)
+}
+
+/// Per job and metric: both means, the change, its confidence interval and the verdict.
+fn change_table(out: &mut String, a: &Side, b: &Side) {
+    out.push_str("<h2 id=\"changes\">Change from A to B</h2><table><tr><th>job</th><th>metric</th><th>A mean</th><th>B mean</th><th>change</th><th>95% CI</th><th>verdict</th></tr>");
+    for c in metric_changes(a, b) {
+        let ci = c
+            .ci95_pct
+            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>{ci}</td><td>{}</td></tr>",
+            escape(&c.job),
+            c.metric.name(),
+            format_value(c.mean_a, c.metric.unit()),
+            format_value(c.mean_b, c.metric.unit()),
+            c.change_pct,
+            c.verdict
+        );
+    }
+    out.push_str("</table>");
+    if !verdicts_possible(a, b) {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(NO_VERDICT));
+    }
+}
+
+/// A job's charts with time counted from the sample before its first I/O, so
+/// that the same job of two runs lines up.
+fn job_charts_from_its_start(
+    id_prefix: &str,
+    run: &RunReport,
+    job: &str,
+) -> [(Frame, Vec<Series>); 3] {
+    let obs = &run.observations;
+    let intervals = obs
+        .jobs
+        .iter()
+        .find(|s| s.name == job)
+        .map_or(&[][..], |s| &s.intervals[..]);
+    let busy = |iv: &JobInterval| iv.ios[0] + iv.ios[1] > 0;
+    let window = match (
+        intervals.iter().position(busy),
+        intervals.iter().rposition(busy),
+    ) {
+        (Some(first), Some(last)) => first.saturating_sub(1)..last + 1,
+        _ => 0..0,
+    };
+    let t_ns = &obs.t_ns[window.clone()];
+    let t: Vec<f64> = t_ns
+        .iter()
+        .map(|&t| t.saturating_sub(t_ns[0]) as f64 / 1e9)
+        .collect();
+    job_charts(
+        id_prefix,
+        "time since the job started (s)",
+        &t,
+        &intervals[window],
+        interval_seconds(obs),
+    )
+}
+
+/// One side's findings as a short list (each run's, when the side has several).
+fn side_findings(out: &mut String, key: &str, side: &Side) {
+    let _ = write!(
+        out,
+        "<h2 id=\"findings-{key}\">Findings of {}</h2>",
+        key.to_uppercase()
+    );
+    let all: Vec<(usize, &Finding)> = side
+        .runs
+        .iter()
+        .enumerate()
+        .flat_map(|(r, run)| run.findings.iter().map(move |f| (r, f)))
+        .collect();
+    if all.is_empty() {
+        out.push_str("<p class=\"note\">No findings.</p>");
+        return;
+    }
+    out.push_str("<ul>");
+    for (r, f) in all {
+        let run = if side.runs.len() > 1 {
+            format!("run {}: ", r + 1)
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            out,
+            "<li class=\"finding-{key}\">{run}<code>{}</code> {}</li>",
+            escape(&f.code),
+            escape(&f.title)
+        );
+    }
+    out.push_str("</ul>");
+}
+
 fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
@@ -95,7 +244,9 @@ fn header(out: &mut String, r: &RunReport) {
     );
 }
 
-fn findings(out: &mut String, findings: &[Finding]) {
+/// The findings, each linked to the charts of the run when there are any
+/// (`observed`): to the moment it names, else to the system's charts.
+fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observations>) {
     out.push_str("<h2 id=\"findings\">Findings</h2>");
     if findings.is_empty() {
         out.push_str(
@@ -117,11 +268,37 @@ fn findings(out: &mut String, findings: &[Finding]) {
         for e in &f.evidence {
             let _ = write!(out, "<li>{}</li>", escape(e));
         }
-        let _ = write!(
-            out,
-            "</ul><p>What to do: {}</p><p class=\"note\"><a href=\"#observations\">See the system during the run</a></p></div>",
-            escape(&f.advice)
-        );
+        let _ = write!(out, "</ul><p>What to do: {}</p>", escape(&f.advice));
+        if let Some(obs) = observed {
+            let link = match f.at_ns {
+                Some(at_ns) => format!(
+                    "<a href=\"#{}\">See t={:.1} s in the charts</a> (marked <code>{}</code>)",
+                    chart_at(obs, at_ns),
+                    at_ns as f64 / 1e9,
+                    escape(&f.code)
+                ),
+                None => "<a href=\"#observations\">See the system during the run</a>".into(),
+            };
+            let _ = write!(out, "<p class=\"note\">{link}</p>");
+        }
+        out.push_str("</div>");
+    }
+}
+
+/// The chart to show for a moment: the IOPS chart of the job doing I/O then, else the system's.
+fn chart_at(obs: &Observations, at_ns: u64) -> String {
+    // Interval i covers t_ns[i-1]..t_ns[i]; the moment may also be the start of the next.
+    let sample = obs.t_ns.partition_point(|&t| t < at_ns);
+    let busy = |job: &&super::model::JobSeries| {
+        job.intervals
+            .iter()
+            .skip(sample)
+            .take(2)
+            .any(|iv| iv.ios[0] + iv.ios[1] > 0)
+    };
+    match obs.jobs.iter().position(|j| busy(&j)) {
+        Some(job) => format!("chart-job-{job}-iops"),
+        None => "observations".into(),
     }
 }
 
@@ -187,25 +364,37 @@ fn seconds(obs: &Observations) -> Vec<f64> {
     obs.t_ns.iter().map(|&t| t as f64 / 1e9).collect()
 }
 
-/// Where each job began (its cache check just before its first I/O), for every time chart.
-fn job_starts(obs: &Observations) -> Vec<Marker> {
-    let mut markers: Vec<Marker> = obs
+/// Markers for every time chart: where each job began (its cache check just
+/// before its first I/O) and the moments findings point at, linked to them.
+fn time_markers(report: &RunReport) -> Vec<Marker> {
+    let mut markers: Vec<Marker> = report
+        .observations
         .cache_guards
         .iter()
         .map(|g| Marker {
             x: g.t_ns as f64 / 1e9,
             label: g.job.clone(),
+            link: None,
         })
         .collect();
     markers.dedup_by(|a, b| a.label == b.label);
+    markers.extend(report.findings.iter().enumerate().filter_map(|(i, f)| {
+        Some(Marker {
+            x: f.at_ns? as f64 / 1e9,
+            label: f.code.clone(),
+            link: Some(format!("#finding-{i}")),
+        })
+    }));
     markers
 }
+
+const RUN_TIME: &str = "time since the run started (s)";
 
 fn time_frame(id: String, title: &str, y: Axis) -> Frame {
     Frame {
         id,
         title: title.into(),
-        x: Axis::linear("time since the run started (s)"),
+        x: Axis::linear(RUN_TIME),
         y,
     }
 }
@@ -221,10 +410,43 @@ fn job_section(
     if let Some(e) = &job.error {
         let _ = write!(out, "<p><strong>error:</strong> {}</p>", escape(e));
     }
-    let t = seconds(obs);
     let intervals = obs.jobs.get(index).map_or(&[][..], |s| &s.intervals[..]);
-    let interval_s = obs.interval_ns.max(1) as f64 / 1e9;
-    let per_dir = |value: &dyn Fn(usize, &super::model::JobInterval) -> f64| -> Vec<Series> {
+    out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters.</p>");
+    let charts = job_charts(
+        &format!("chart-job-{index}"),
+        RUN_TIME,
+        &seconds(obs),
+        intervals,
+        interval_seconds(obs),
+    );
+    for (frame, series) in charts {
+        out.push_str(&svg::line_chart(&frame, &series, markers));
+    }
+    let dir = main_direction(job);
+    latency_distribution(out, index, dir);
+}
+
+fn interval_seconds(obs: &Observations) -> f64 {
+    obs.interval_ns.max(1) as f64 / 1e9
+}
+
+/// A job's I/O over time: IOPS and bandwidth per direction, latency mean, p99 and
+/// max; `t` is the x of each interval, labelled `x_label`. Frame ids are
+/// `{id_prefix}-iops|bw|lat`.
+fn job_charts(
+    id_prefix: &str,
+    x_label: &str,
+    t: &[f64],
+    intervals: &[JobInterval],
+    interval_s: f64,
+) -> [(Frame, Vec<Series>); 3] {
+    let frame = |kind: &str, title: &str, y: Axis| Frame {
+        id: format!("{id_prefix}-{kind}"),
+        title: title.into(),
+        x: Axis::linear(x_label),
+        y,
+    };
+    let per_dir = |value: &dyn Fn(usize, &JobInterval) -> f64| -> Vec<Series> {
         ["read", "write"]
             .iter()
             .enumerate()
@@ -239,26 +461,7 @@ fn job_section(
             })
             .collect()
     };
-    out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters.</p>");
-    out.push_str(&svg::line_chart(
-        &time_frame(
-            format!("chart-job-{index}-iops"),
-            "IOPS over time",
-            Axis::linear("IOPS"),
-        ),
-        &per_dir(&|d, iv| iv.ios[d] as f64 / interval_s),
-        markers,
-    ));
-    out.push_str(&svg::line_chart(
-        &time_frame(
-            format!("chart-job-{index}-bw"),
-            "Bandwidth over time",
-            Axis::linear("MiB/s"),
-        ),
-        &per_dir(&|d, iv| iv.bytes[d] as f64 / interval_s / (1024.0 * 1024.0)),
-        markers,
-    ));
-    let lat = |label: &str, f: fn(&super::model::JobInterval) -> u64| Series {
+    let lat = |label: &str, f: fn(&JobInterval) -> u64| Series {
         label: label.into(),
         points: t
             .iter()
@@ -266,20 +469,28 @@ fn job_section(
             .map(|(&x, iv)| (x, f(iv) as f64 / 1e3))
             .collect(),
     };
-    out.push_str(&svg::line_chart(
-        &time_frame(
-            format!("chart-job-{index}-lat"),
-            "Latency over time (mean and max per interval; the live counters keep no percentiles)",
-            Axis::log("latency (µs)"),
+    [
+        (
+            frame("iops", "IOPS over time", Axis::linear("IOPS")),
+            per_dir(&|d, iv| iv.ios[d] as f64 / interval_s),
         ),
-        &[
-            lat("mean", |iv| iv.lat_mean_ns),
-            lat("max", |iv| iv.lat_max_ns),
-        ],
-        markers,
-    ));
-    let dir = main_direction(job);
-    latency_distribution(out, index, dir);
+        (
+            frame("bw", "Bandwidth over time", Axis::linear("MiB/s")),
+            per_dir(&|d, iv| iv.bytes[d] as f64 / interval_s / (1024.0 * 1024.0)),
+        ),
+        (
+            frame(
+                "lat",
+                "Latency over time (per interval; p99 from a coarse histogram, within 12.5 %)",
+                Axis::log("latency (µs)"),
+            ),
+            vec![
+                lat("mean", |iv| iv.lat_mean_ns),
+                lat("p99", |iv| iv.lat_p99_ns),
+                lat("max", |iv| iv.lat_max_ns),
+            ],
+        ),
+    ]
 }
 
 /// Completion latency: a histogram over fio's buckets and the percentile curve.
@@ -486,6 +697,7 @@ mod tests {
                     bytes: [409_600, 0],
                     lat_mean_ns: 2_000,
                     lat_max_ns: 9_000,
+                    lat_p99_ns: 8_500,
                     ..JobInterval::default()
                 };
                 2
@@ -502,6 +714,7 @@ mod tests {
             title: "cache & co".into(),
             evidence: vec!["e1".into()],
             advice: "a".into(),
+            at_ns: Some(200_000_000),
         }];
         r
     }
@@ -524,12 +737,67 @@ mod tests {
             assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
         }
         assert!(html.contains("cache &amp; co") && html.contains("seq &lt;read&gt;"));
+        // The finding at t=0.2 s: a link to the job's chart, and a marker on each time chart with data.
+        assert!(html.contains(r##"<a href="#chart-job-0-iops">See t=0.2 s in the charts</a>"##));
+        assert_eq!(
+            html.matches(r##"<a href="#finding-0"><line"##).count(),
+            4,
+            "iops, bw, lat, job I/Os: the time charts with data"
+        );
         assert!(!html.contains("<script") && !html.contains("http"));
         assert_eq!(
             html.matches("<polyline").count(),
-            6,
-            "iops, bw, lat ×2, pct, jobs"
+            7,
+            "iops, bw, lat ×3, pct, jobs"
         );
+    }
+
+    #[test]
+    fn a_compare_page_has_the_changes_and_both_runs_on_shared_axes() {
+        let a = observed_report();
+        let mut b = observed_report();
+        b.jobs[0].dirs[0].iops = 1500.0;
+        b.findings.clear();
+        for iv in &mut b.observations.jobs[0].intervals {
+            iv.ios[0] = 400;
+        }
+        let side = |label: &str, run: RunReport| Side {
+            label: label.into(),
+            runs: vec![run],
+        };
+        let html = render_compare(
+            &side("run <1>", a),
+            &side("this run", b),
+            "comparability: same iolens version",
+        );
+        for id in [
+            "changes",
+            "chart-a-job-0-iops",
+            "chart-b-job-0-iops",
+            "chart-a-job-0-bw",
+            "chart-b-job-0-lat",
+            "findings-a",
+            "findings-b",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "{id} missing");
+        }
+        assert!(html.contains("run &lt;1&gt;") && html.contains("comparability: same"));
+        let iops_row = html
+            .split("<tr>")
+            .find(|row| row.contains("<td>iops</td>"))
+            .unwrap();
+        assert!(iops_row.contains("+50.0 %") && iops_row.contains("no verdict (single run)"));
+        assert!(html.contains("no verdict is possible"));
+        // Same axes: B's 4000 IOPS sets the top tick of A's chart too.
+        let chart = |id: &str| html.split(&format!("id=\"{id}\"")).nth(1).unwrap();
+        assert!(chart("chart-a-job-0-iops")
+            .split("</figure>")
+            .next()
+            .unwrap()
+            .contains(">4k<"));
+        assert_eq!(html.matches("class=\"finding-a\"").count(), 1);
+        assert!(html.contains("Findings of B</h2><p class=\"note\">No findings."));
+        assert!(!html.contains("<script") && !html.contains("http"));
     }
 
     #[test]

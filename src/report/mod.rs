@@ -1,4 +1,5 @@
 //! Reports: the model and its renderings.
+pub mod compare;
 pub mod fio_json;
 pub mod fio_style;
 pub mod html;

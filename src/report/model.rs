@@ -281,6 +281,10 @@ pub struct Finding {
     /// The observations that support the title, one per line.
     pub evidence: Vec<String>,
     pub advice: String,
+    /// When it happened or began, nanoseconds since the run started (the HTML
+    /// report marks it on the time charts); None for a finding about the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -508,6 +512,9 @@ pub struct JobInterval {
     /// Mean and max total latency of the I/Os completed in the interval (0 without I/Os).
     pub lat_mean_ns: u64,
     pub lat_max_ns: u64,
+    /// Their 99th percentile from the live counters' coarse histogram (within 12.5 %; 0 without I/Os).
+    #[serde(default)]
+    pub lat_p99_ns: u64,
     /// Time the workers spent inside I/O calls, summed over workers.
     pub in_io_ns: u64,
     /// CPU time the workers used, summed (from schedstat).

@@ -114,6 +114,7 @@ mod tests {
             title: "reads came from the page cache".into(),
             evidence: vec!["90 % of the target was cached".into()],
             advice: "use direct=1".into(),
+            at_ns: None,
         }];
         let text = render_findings(&findings);
         assert!(text.contains("warning: reads came from the page cache [cache-hit]"));

@@ -145,6 +145,7 @@ fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Findi
         ),
         evidence,
         advice: "a single run of this job reports one of two different numbers; find and control what differs between the groups before quoting either".into(),
+        at_ns: None,
     }
 }
 
@@ -165,6 +166,7 @@ fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
             })
             .collect(),
         advice: "the first run ran under different conditions (cold caches, file layout, device warm-up); add --warmup 1 or discard it".into(),
+        at_ns: None,
     }
 }
 

@@ -57,6 +57,8 @@ pub struct Series {
 pub struct Marker {
     pub x: f64,
     pub label: String,
+    /// Where the marker links to (a finding's anchor); such markers are drawn in the warning colour.
+    pub link: Option<String>,
 }
 
 /// What every chart has: an id (for links and tests), a title and two axes.
@@ -71,20 +73,45 @@ pub struct Frame {
 /// Lines through each series' points, in order.
 pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let all = series.iter().flat_map(|s| s.points.iter().copied());
-    let Some(plot) = Plot::fit(frame, all.clone(), markers.iter().map(|m| m.x)) else {
-        return empty(frame);
-    };
+    match Plot::fit(frame, all, markers.iter().map(|m| m.x)) {
+        Some(plot) => draw_lines(&plot, frame, series, markers),
+        None => empty(frame),
+    }
+}
+
+/// Line charts drawn on the same axes (fitted to all their points), to be read one
+/// above the other; the first frame's scales apply to all.
+pub fn line_charts_on_shared_axes(charts: &[(Frame, Vec<Series>)]) -> Vec<String> {
+    let all = charts
+        .iter()
+        .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().copied()));
+    let plot = charts
+        .first()
+        .and_then(|(frame, _)| Plot::fit(frame, all, std::iter::empty()));
+    charts
+        .iter()
+        .map(|(frame, series)| match &plot {
+            Some(plot) if series.iter().any(|s| !s.points.is_empty()) => {
+                draw_lines(plot, frame, series, &[])
+            }
+            _ => empty(frame),
+        })
+        .collect()
+}
+
+fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let mut body = plot.axes(frame);
+    // Linked markers' labels step down in three rows, so that close moments stay readable.
+    let mut linked = 0;
     for m in markers {
-        let x = plot.px(m.x);
-        let _ = write!(
-            body,
-            r##"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="4 3"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{}</text>"##,
-            HEIGHT - BOTTOM,
-            x + 3.0,
-            TOP + 11.0,
-            escape(&m.label)
-        );
+        let row = match m.link {
+            Some(_) => {
+                linked += 1;
+                linked
+            }
+            None => 0,
+        };
+        marker(&mut body, plot, m, row);
     }
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -102,6 +129,27 @@ pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> Strin
         legend(&mut body, i, &s.label, color);
     }
     wrap(frame, &body)
+}
+
+/// A marker with its label on the top line (`row` 0) or, for rows 1, 2, 3, 4, …,
+/// on the first, second, third, first, … line below it.
+fn marker(body: &mut String, plot: &Plot, m: &Marker, row: usize) {
+    let x = plot.px(m.x);
+    let color = if m.link.is_some() { PALETTE[1] } else { "#888" };
+    let line = if row == 0 { 0 } else { (row - 1) % 3 + 1 };
+    let label_y = TOP + 11.0 + 12.0 * line as f64;
+    let drawn = format!(
+        r#"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3"/><text x="{:.1}" y="{label_y:.1}" font-size="11" fill="{color}">{}</text>"#,
+        HEIGHT - BOTTOM,
+        x + 3.0,
+        escape(&m.label)
+    );
+    match &m.link {
+        Some(href) => {
+            let _ = write!(body, r#"<a href="{}">{drawn}</a>"#, escape(href));
+        }
+        None => body.push_str(&drawn),
+    }
 }
 
 /// One bar per (from, to, height) on the x axis: a histogram (x is usually log).
@@ -379,15 +427,33 @@ mod tests {
             label: "read".into(),
             points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, 15.0)],
         };
-        let marker = Marker {
+        let job_start = Marker {
             x: 1.0,
             label: "job b".into(),
+            link: None,
         };
-        let svg = line_chart(&frame(Axis::linear("IOPS")), &[s], &[marker]);
+        let finding = Marker {
+            x: 1.5,
+            label: "writeback-stall".into(),
+            link: Some("#finding-0".into()),
+        };
+        let svg = line_chart(&frame(Axis::linear("IOPS")), &[s], &[job_start, finding]);
         assert!(svg.starts_with(r#"<figure class="chart" id="c1">"#));
         assert!(svg.contains("IOPS &lt;read&gt;"));
         assert_eq!(svg.matches("<polyline").count(), 1);
-        assert_eq!(svg.matches(r#"class="marker""#).count(), 1);
+        assert_eq!(svg.matches(r#"class="marker""#).count(), 2);
+        assert_eq!(svg.matches(r##"<a href="#finding-0"><line"##).count(), 1);
+        assert!(svg.contains(">writeback-stall</text></a>"), "{svg}");
+        // The job start's label on the top line, the finding's on the line below.
+        assert!(svg.contains(&format!(
+            r##"y="{:.1}" font-size="11" fill="#888">job b<"##,
+            TOP + 11.0
+        )));
+        assert!(svg.contains(&format!(
+            r#"y="{:.1}" font-size="11" fill="{}">writeback-stall<"#,
+            TOP + 23.0,
+            PALETTE[1]
+        )));
         assert!(svg.contains(">time (s)<") && svg.contains(">IOPS<"));
         // x from 0 to 2: the first point on the left edge, the last on the right.
         assert!(svg.contains(&format!("{LEFT:.1},")), "{svg}");
@@ -406,6 +472,36 @@ mod tests {
         }
         let points = svg.split("points=\"").nth(1).unwrap();
         assert_eq!(points.split('"').next().unwrap().split(' ').count(), 2);
+    }
+
+    #[test]
+    fn shared_axes_fit_every_chart() {
+        let chart = |id: &str, points: Vec<(f64, f64)>| {
+            let frame = Frame {
+                id: id.into(),
+                ..frame(Axis::linear("IOPS"))
+            };
+            let series = vec![Series {
+                label: "read".into(),
+                points,
+            }];
+            (frame, series)
+        };
+        let svgs = line_charts_on_shared_axes(&[
+            chart("a", vec![(0.0, 10.0), (1.0, 10.0)]),
+            chart("b", vec![(0.0, 40.0), (2.0, 40.0)]),
+            chart("c", Vec::new()),
+        ]);
+        // A's line ends half-way across and a quarter of the way up, as it would on B's chart.
+        let mid_x = LEFT + (WIDTH - LEFT - RIGHT) / 2.0;
+        let quarter_y = HEIGHT - BOTTOM - (HEIGHT - TOP - BOTTOM) / 4.0;
+        assert!(
+            svgs[0].contains(&format!("{mid_x:.1},{quarter_y:.1}")),
+            "{}",
+            svgs[0]
+        );
+        assert!(svgs[1].contains(r#"id="b""#) && svgs[1].contains(">40<"));
+        assert!(svgs[2].contains("no data"));
     }
 
     #[test]

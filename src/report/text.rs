@@ -661,6 +661,7 @@ mod tests {
                     .into(),
             evidence: vec!["the job read 512.0 MiB while the device read 15.4 MiB".into()],
             advice: "use direct=1".into(),
+            at_ns: None,
         });
         let text = render(&report);
         let tail: Vec<&str> = text.lines().skip_while(|l| *l != "Findings:").collect();

@@ -58,10 +58,18 @@ fn the_suite_prints_one_row_per_test_and_removes_its_file() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"chart-job-7-pct\"") && page.contains("RND4K-Q1T1-write"));
 
-    // The next run compares itself with this one.
+    // The next run compares itself with this one, also as a side-by-side page.
+    let compared = dir.path().join("compared.html");
     let again = quick(
         dir.path(),
-        &["--db", &db, "--read-only", "--compare-with=last"],
+        &[
+            "--db",
+            &db,
+            "--read-only",
+            "--compare-with=last",
+            "--html",
+            compared.to_str().unwrap(),
+        ],
     );
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let text = stdout(&again);
@@ -72,6 +80,11 @@ fn the_suite_prints_one_row_per_test_and_removes_its_file() {
     assert!(
         text.contains("run "),
         "the comparison names the stored run: {text}"
+    );
+    let page = std::fs::read_to_string(&compared).unwrap();
+    assert!(page.contains("id=\"changes\"") && page.contains("SEQ1M-Q8T1-read"));
+    assert!(
+        page.contains("id=\"chart-a-job-0-iops\"") && page.contains("id=\"chart-b-job-0-iops\"")
     );
 }
 

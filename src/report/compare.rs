@@ -1,0 +1,113 @@
+//! Two results side by side: per job and headline metric the change from A to B
+//! with its confidence interval and a verdict. The text and the HTML comparison
+//! both render these rows.
+
+use super::metrics::Metric;
+use super::model::RunReport;
+use super::repeat::values_of;
+use crate::stats::compare::{compare, Direction};
+
+/// One side of a comparison: its label and its repetitions (one or more runs).
+pub struct Side {
+    pub label: String,
+    pub runs: Vec<RunReport>,
+}
+
+/// One job's metric on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricChange {
+    pub job: String,
+    pub metric: Metric,
+    pub mean_a: f64,
+    pub mean_b: f64,
+    pub change_pct: f64,
+    /// 95 % confidence interval of the change; None without repetitions on both sides.
+    pub ci95_pct: Option<(f64, f64)>,
+    pub verdict: &'static str,
+}
+
+/// Every metric of every job both sides ran, in A's job order.
+pub fn metric_changes(a: &Side, b: &Side) -> Vec<MetricChange> {
+    let mut changes = Vec::new();
+    let names = a.runs[0].jobs.iter().map(|j| j.name.as_str());
+    for name in names.filter(|n| b.runs[0].jobs.iter().any(|j| j.name == *n)) {
+        for metric in Metric::ALL {
+            let (Some(va), Some(vb)) = (
+                values_of(&a.runs, name, metric),
+                values_of(&b.runs, name, metric),
+            ) else {
+                continue;
+            };
+            let c = compare(&va, &vb);
+            changes.push(MetricChange {
+                job: name.to_string(),
+                metric,
+                mean_a: mean(&va),
+                mean_b: mean(&vb),
+                change_pct: c.change_pct,
+                ci95_pct: c.ci95_pct,
+                verdict: verdict(metric, c.direction),
+            });
+        }
+    }
+    changes
+}
+
+/// Why a comparison of single runs has no verdicts.
+pub const NO_VERDICT: &str = "no verdict is possible without repetitions on both sides: the noise of a single run is unknown (use --repeat N, or `iolens ab`)";
+
+/// Without repetitions on both sides the noise is unknown, so no verdict is possible.
+pub fn verdicts_possible(a: &Side, b: &Side) -> bool {
+    a.runs.len() >= 2 && b.runs.len() >= 2
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// B against A, in words that say which is better.
+fn verdict(metric: Metric, direction: Direction) -> &'static str {
+    let better = match direction {
+        Direction::Increase => metric.higher_is_better(),
+        Direction::Decrease => !metric.higher_is_better(),
+        Direction::NoChange => return "no significant difference",
+        Direction::Undecidable => return "no verdict (single run)",
+    };
+    match (metric, better) {
+        (Metric::CpuPerIo, true) => "B uses less CPU",
+        (Metric::CpuPerIo, false) => "B uses more CPU",
+        (_, true) => "B faster",
+        (_, false) => "B slower",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::run_report;
+
+    fn side(iops: &[f64]) -> Side {
+        Side {
+            label: "s".into(),
+            runs: iops.iter().map(|&v| run_report(&[("rr", v)])).collect(),
+        }
+    }
+
+    #[test]
+    fn a_clear_gain_has_a_verdict_and_single_runs_have_none() {
+        let (a, b) = (side(&[100.0, 102.0, 98.0]), side(&[150.0, 149.0, 151.0]));
+        assert!(verdicts_possible(&a, &b));
+        let iops = metric_changes(&a, &b)
+            .into_iter()
+            .find(|c| c.metric == Metric::Iops)
+            .unwrap();
+        assert_eq!((iops.job.as_str(), iops.verdict), ("rr", "B faster"));
+        assert!((iops.change_pct - 50.0).abs() < 1e-9 && iops.ci95_pct.is_some());
+
+        let (a, b) = (side(&[100.0]), side(&[150.0]));
+        assert!(!verdicts_possible(&a, &b));
+        assert!(metric_changes(&a, &b)
+            .iter()
+            .all(|c| c.verdict == "no verdict (single run)"));
+    }
+}
