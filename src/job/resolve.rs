@@ -488,7 +488,32 @@ impl<'a> Layers<'a> {
                 .per_direction("percentage_random", units::parse_percent_number)?
                 .map(|side| side.unwrap_or(100)),
             file_service: self.file_service()?,
+            zones: self.strided_zones()?,
         })
+    }
+
+    /// `zonemode=strided` and its zone sizes; without it they change nothing (as fio).
+    fn strided_zones(&self) -> Result<Option<StridedZones>, JobError> {
+        let (mode, _, setting) = self.choice("zonemode")?;
+        self.no_parameter(mode, setting)?;
+        if mode == "none" {
+            return Ok(None);
+        }
+        let size = |name| self.parse_defaulted(name, |text| units::parse_size(text, self.kb_base));
+        let zonesize = size("zonesize")?;
+        if zonesize == 0 {
+            return Err(self.problem(
+                "zonemode=strided needs the bytes per zone: set zonesize= (e.g. zonesize=16m)",
+            ));
+        }
+        Ok(Some(StridedZones {
+            size: zonesize,
+            range: match size("zonerange")? {
+                0 => zonesize,
+                range => range,
+            },
+            skip: size("zoneskip")?,
+        }))
     }
 
     fn file_service(&self) -> Result<FileService, JobError> {
@@ -1107,6 +1132,24 @@ mod tests {
     }
 
     #[test]
+    fn zonemode_strided_takes_the_zone_sizes() {
+        assert_eq!(job(&["--zonesize=16k"]).workload.zones, None);
+        let spec = job(&["--zonemode=strided", "--zonesize=16k", "--zoneskip=32k"]);
+        let zones = StridedZones {
+            size: 16 * 1024,
+            range: 16 * 1024,
+            skip: 32 * 1024,
+        };
+        assert_eq!(spec.workload.zones, Some(zones));
+        let spec = job(&["--zonemode=strided", "--zonesize=16k", "--zonerange=64k"]);
+        assert_eq!(spec.workload.zones.map(|z| z.range), Some(64 * 1024));
+        let missing = error(&["--name=t", "--size=1m", "--zonemode=strided"]);
+        assert!(missing.contains("zonesize="), "{missing}");
+        let zbd = error(&["--name=t", "--size=1m", "--zonemode=zbd", "--zonesize=1m"]);
+        assert!(zbd.contains("zoned block devices"), "{zbd}");
+    }
+
+    #[test]
     fn percentage_random_and_file_service_type() {
         let spec = job(&[]);
         assert_eq!(spec.workload.percentage_random, [100, 100]);
@@ -1178,6 +1221,9 @@ mod tests {
             let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
             if def.name == "time_based" {
                 args.push("--runtime=1");
+            }
+            if def.name == "zonemode" {
+                args.push("--zonesize=16m");
             }
             if def.name == "wait_for" {
                 args.splice(0..0, ["--name=writer", "--filename=/tmp/f"]);

@@ -78,6 +78,7 @@ impl IoGenerator {
             unit: in_use(align),
             min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
             percent_random: w.percentage_random,
+            zones: w.zones,
         };
         let mut rng = stream_rng(seed, RngStream::Offsets);
         // a fixed order, restored for each pass, keeps passes alike
@@ -129,7 +130,7 @@ impl IoGenerator {
         self.regions
             .sort_unstable_by_key(|cursor| (cursor.region().file, cursor.region().start));
         for region in &mut self.regions {
-            region.restart(&mut self.rng);
+            region.restart(&self.rules, &mut self.rng);
         }
         self.active = self.regions.len();
         self.current = 0;
@@ -194,6 +195,7 @@ mod tests {
             distribution: Distribution::Random,
             percentage_random: [100, 100],
             file_service: FileService::RoundRobin { ios: 1 },
+            zones: None,
         }
     }
 
