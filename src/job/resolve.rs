@@ -328,7 +328,7 @@ impl<'a> Layers<'a> {
         let engine = self.engine(warnings)?;
         let files = self.files(engine.kind)?;
         let target = self.target()?;
-        let workload = self.workload()?;
+        let workload = self.workload(warnings)?;
         if self.kb_base == KbBase::Compat1024 {
             warnings.extend(self.iec_prefix_warnings());
         }
@@ -450,7 +450,7 @@ impl<'a> Layers<'a> {
         })
     }
 
-    fn workload(&self) -> Result<WorkloadSpec, JobError> {
+    fn workload(&self, warnings: &mut Vec<String>) -> Result<WorkloadSpec, JobError> {
         let (word, modifier, setting) = self.choice("rw")?;
         let rw = rw_pattern(word);
         // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
@@ -488,8 +488,25 @@ impl<'a> Layers<'a> {
                 .per_direction("percentage_random", units::parse_percent_number)?
                 .map(|side| side.unwrap_or(100)),
             file_service: self.file_service()?,
+            open_files: self.open_files(warnings)?,
             zones: self.strided_zones()?,
         })
+    }
+
+    /// `openfiles`: a cap on the files a worker uses at a time. fio closes and reopens
+    /// files to stay under it; here every file stays open (opened once before the
+    /// run), so a user counting on it to limit descriptors is told.
+    fn open_files(&self, warnings: &mut Vec<String>) -> Result<Option<u32>, JobError> {
+        let Some(setting) = self.given("openfiles") else {
+            return Ok(None);
+        };
+        let limit = self.count_u32("openfiles", 1)?;
+        warnings.push(format!(
+            "{}: openfiles={limit}: each worker uses at most {limit} of its files at a time, \
+             but all of them stay open for the whole run; it does not limit file descriptors",
+            setting.source
+        ));
+        Ok(Some(limit))
     }
 
     /// `zonemode=strided` and its zone sizes; without it they change nothing (as fio).
@@ -1129,6 +1146,16 @@ mod tests {
         assert_eq!(spec.measure.percentile_list, DEFAULT_PERCENTILES.to_vec());
         assert_eq!(spec.measure.avg_time, Duration::from_millis(500));
         assert!(spec.measure.slat && spec.measure.clat && spec.measure.lat);
+    }
+
+    #[test]
+    fn openfiles_caps_the_files_in_use_and_warns_that_all_stay_open() {
+        assert_eq!(job(&[]).workload.open_files, None);
+        let resolved = run(&["--name=t", "--size=1m", "--nrfiles=8", "--openfiles=2"]).unwrap();
+        assert_eq!(resolved.jobs[0].workload.open_files, Some(2));
+        assert_eq!(resolved.warnings.len(), 1);
+        assert!(resolved.warnings[0].contains("does not limit file descriptors"));
+        assert!(error(&["--name=t", "--size=1m", "--openfiles=0"]).contains("at least 1"));
     }
 
     #[test]

@@ -273,6 +273,10 @@ pub struct WorkloadSpec {
     /// random offset; the others continue where the previous I/O ended (100 = all random).
     pub percentage_random: [u32; 2],
     pub file_service: FileService,
+    /// `openfiles`: how many of a worker's files it uses at a time (`None`: all);
+    /// the others wait until one is done. Every file stays open all the same.
+    #[serde(default)]
+    pub open_files: Option<u32>,
     /// `zonemode=strided`: I/O stays in one zone at a time; `None` for `zonemode=none`.
     #[serde(default)]
     pub zones: Option<StridedZones>,

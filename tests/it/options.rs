@@ -586,3 +586,14 @@ fn zonemode_strided_reads_zonesize_bytes_per_zone_as_fio() {
     assert_eq!(offsets.len(), 64);
     assert_eq!(offsets[..24], round.repeat(2)[..]);
 }
+
+#[test]
+fn openfiles_caps_the_files_a_worker_reads_at_a_time() {
+    // four 16k files: round robin over all of them, or one file after another
+    let all = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4"]);
+    assert_eq!(all[..8], [0, 0, 0, 0, 4, 4, 4, 4]);
+    let one_at_a_time = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4", "--openfiles=1"]);
+    assert_eq!(one_at_a_time, [0, 4, 8, 12].repeat(4));
+    let two = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4", "--openfiles=2"]);
+    assert_eq!(two[..4], [0, 0, 4, 4]);
+}
