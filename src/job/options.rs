@@ -193,6 +193,7 @@ pub const CPU_POLICIES: &[&str] = &["shared", "split"];
 pub const FILE_SERVICES: &[&str] = &["roundrobin", "random", "sequential"];
 pub const FALLOCATE_MODES: &[&str] = &["none", "native", "posix", "keep", "truncate", "0", "1"];
 pub const FADVISE_HINTS: &[&str] = &["0", "1", "sequential", "random"];
+pub const ZONE_MODES: &[&str] = &["none", "strided"];
 pub const EXIT_WHATS: &[&str] = &["group", "stonewall", "all"];
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
@@ -266,6 +267,12 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
         FIO_ONLY_ENGINES,
         "this ioengine is not implemented",
         "ioengine=io_uring, libaio or psync",
+    ),
+    (
+        "zonemode",
+        &["zbd"],
+        "zoned block devices are not supported",
+        "zonemode=strided",
     ),
     (
         "file_service_type",
@@ -399,6 +406,11 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
     opt("fadvise_hint", &[], Kind::Choice(FADVISE_HINTS), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
     opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone) and $filenum; without $jobnum the clones share the files"),
+    opt("openfiles", &[], Kind::Count, None, "4", "Files a worker uses at a time, moving on as each is done; unlike fio, all stay open (no descriptor limit)"),
+    opt("zonemode", &[], Kind::Choice(ZONE_MODES), Some("none"), "strided", "none, or strided: I/O stays in one zone for zonesize bytes, then moves on to the next"),
+    opt("zonesize", &[], Kind::Size, Some("0"), "16m", "zonemode=strided: bytes transferred in a zone before the next"),
+    opt("zonerange", &[], Kind::Size, Some("0"), "256m", "zonemode=strided: length of a zone (default: zonesize)"),
+    opt("zoneskip", &[], Kind::Size, Some("0"), "64m", "zonemode=strided: bytes skipped between one zone's end and the next zone"),
     opt("allow_mounted_write", &[], Kind::Bool, Some("0"), "1", "Allow writing to a mounted block device"),
 
     // Harmless here: accepted, with a warning saying why nothing changes.
@@ -421,7 +433,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
-    unsupported("openfiles", &[], Kind::Count, None, "all of a worker's files stay open", "fewer nrfiles"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
     unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
@@ -436,11 +447,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("latency_window", &[], MICROS, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("latency_percentile", &[], Kind::Text, Some("100"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("latency_run", &[], Kind::Bool, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
-    unsupported("zonemode", &[], Kind::Text, Some("none"), "zoned I/O is not implemented", "offset= and size= per job"),
-    unsupported("zonesize", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
-    unsupported("zonerange", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
-    unsupported("zoneskip", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
-    unsupported("zonecapacity", &[], Kind::Size, Some("0"), "zoned I/O is not implemented", "offset= and size= per job"),
+    unsupported("zonecapacity", &[], Kind::Size, Some("0"), "zoned block devices are not supported", "zonemode=strided with zonerange"),
     unsupported("read_beyond_wp", &[], Kind::Bool, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
     unsupported("max_open_zones", &[], Kind::Count, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
     unsupported("job_max_open_zones", &[], Kind::Count, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),

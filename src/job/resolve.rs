@@ -328,7 +328,7 @@ impl<'a> Layers<'a> {
         let engine = self.engine(warnings)?;
         let files = self.files(engine.kind)?;
         let target = self.target()?;
-        let workload = self.workload()?;
+        let workload = self.workload(warnings)?;
         if self.kb_base == KbBase::Compat1024 {
             warnings.extend(self.iec_prefix_warnings());
         }
@@ -450,7 +450,7 @@ impl<'a> Layers<'a> {
         })
     }
 
-    fn workload(&self) -> Result<WorkloadSpec, JobError> {
+    fn workload(&self, warnings: &mut Vec<String>) -> Result<WorkloadSpec, JobError> {
         let (word, modifier, setting) = self.choice("rw")?;
         let rw = rw_pattern(word);
         // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
@@ -488,7 +488,49 @@ impl<'a> Layers<'a> {
                 .per_direction("percentage_random", units::parse_percent_number)?
                 .map(|side| side.unwrap_or(100)),
             file_service: self.file_service()?,
+            open_files: self.open_files(warnings)?,
+            zones: self.strided_zones()?,
         })
+    }
+
+    /// `openfiles`: a cap on the files a worker uses at a time. fio closes and reopens
+    /// files to stay under it; here every file stays open (opened once before the
+    /// run), so a user counting on it to limit descriptors is told.
+    fn open_files(&self, warnings: &mut Vec<String>) -> Result<Option<u32>, JobError> {
+        let Some(setting) = self.given("openfiles") else {
+            return Ok(None);
+        };
+        let limit = self.count_u32("openfiles", 1)?;
+        warnings.push(format!(
+            "{}: openfiles={limit}: each worker uses at most {limit} of its files at a time, \
+             but all of them stay open for the whole run; it does not limit file descriptors",
+            setting.source
+        ));
+        Ok(Some(limit))
+    }
+
+    /// `zonemode=strided` and its zone sizes; without it they change nothing (as fio).
+    fn strided_zones(&self) -> Result<Option<StridedZones>, JobError> {
+        let (mode, _, setting) = self.choice("zonemode")?;
+        self.no_parameter(mode, setting)?;
+        if mode == "none" {
+            return Ok(None);
+        }
+        let size = |name| self.parse_defaulted(name, |text| units::parse_size(text, self.kb_base));
+        let zonesize = size("zonesize")?;
+        if zonesize == 0 {
+            return Err(self.problem(
+                "zonemode=strided needs the bytes per zone: set zonesize= (e.g. zonesize=16m)",
+            ));
+        }
+        Ok(Some(StridedZones {
+            size: zonesize,
+            range: match size("zonerange")? {
+                0 => zonesize,
+                range => range,
+            },
+            skip: size("zoneskip")?,
+        }))
     }
 
     fn file_service(&self) -> Result<FileService, JobError> {
@@ -1107,6 +1149,34 @@ mod tests {
     }
 
     #[test]
+    fn openfiles_caps_the_files_in_use_and_warns_that_all_stay_open() {
+        assert_eq!(job(&[]).workload.open_files, None);
+        let resolved = run(&["--name=t", "--size=1m", "--nrfiles=8", "--openfiles=2"]).unwrap();
+        assert_eq!(resolved.jobs[0].workload.open_files, Some(2));
+        assert_eq!(resolved.warnings.len(), 1);
+        assert!(resolved.warnings[0].contains("does not limit file descriptors"));
+        assert!(error(&["--name=t", "--size=1m", "--openfiles=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn zonemode_strided_takes_the_zone_sizes() {
+        assert_eq!(job(&["--zonesize=16k"]).workload.zones, None);
+        let spec = job(&["--zonemode=strided", "--zonesize=16k", "--zoneskip=32k"]);
+        let zones = StridedZones {
+            size: 16 * 1024,
+            range: 16 * 1024,
+            skip: 32 * 1024,
+        };
+        assert_eq!(spec.workload.zones, Some(zones));
+        let spec = job(&["--zonemode=strided", "--zonesize=16k", "--zonerange=64k"]);
+        assert_eq!(spec.workload.zones.map(|z| z.range), Some(64 * 1024));
+        let missing = error(&["--name=t", "--size=1m", "--zonemode=strided"]);
+        assert!(missing.contains("zonesize="), "{missing}");
+        let zbd = error(&["--name=t", "--size=1m", "--zonemode=zbd", "--zonesize=1m"]);
+        assert!(zbd.contains("zoned block devices"), "{zbd}");
+    }
+
+    #[test]
     fn percentage_random_and_file_service_type() {
         let spec = job(&[]);
         assert_eq!(spec.workload.percentage_random, [100, 100]);
@@ -1178,6 +1248,9 @@ mod tests {
             let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
             if def.name == "time_based" {
                 args.push("--runtime=1");
+            }
+            if def.name == "zonemode" {
+                args.push("--zonesize=16m");
             }
             if def.name == "wait_for" {
                 args.splice(0..0, ["--name=writer", "--filename=/tmp/f"]);

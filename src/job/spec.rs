@@ -273,6 +273,34 @@ pub struct WorkloadSpec {
     /// random offset; the others continue where the previous I/O ended (100 = all random).
     pub percentage_random: [u32; 2],
     pub file_service: FileService,
+    /// `openfiles`: how many of a worker's files it uses at a time (`None`: all);
+    /// the others wait until one is done. Every file stays open all the same.
+    #[serde(default)]
+    pub open_files: Option<u32>,
+    /// `zonemode=strided`: I/O stays in one zone at a time; `None` for `zonemode=none`.
+    #[serde(default)]
+    pub zones: Option<StridedZones>,
+}
+
+/// fio's `zonemode=strided`: the region is cut into zones of `range` bytes, the
+/// next zone starting `skip` bytes after the previous one ends; each zone gets
+/// `size` bytes of I/O before the next, and after the last fitting zone the
+/// first comes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    /// `zonesize`: bytes transferred in a zone per visit (> 0).
+    pub size: u64,
+    /// `zonerange`: the zone's length (`zonesize` when not given).
+    pub range: u64,
+    /// `zoneskip`: the gap between one zone's end and the next zone's start.
+    pub skip: u64,
+}
+
+impl StridedZones {
+    /// Distance from one zone's start to the next's.
+    pub fn stride(&self) -> u64 {
+        self.range + self.skip
+    }
 }
 
 /// fio's `file_service_type`: which of a worker's files the next I/O goes to.

@@ -31,7 +31,8 @@ pub struct NextIo {
 /// Generates the I/Os of one worker over its file regions, one pass at a time.
 ///
 /// Regions are kept in (file, start) order and served as `file_service_type` says
-/// (fio's default: round robin, one I/O each). A region's pass ends after its length
+/// (fio's default: round robin, one I/O each) among the first `openfiles` of the
+/// regions still in the pass. A region's pass ends after its length
 /// in bytes, or for random patterns with the random map once every block was picked;
 /// the whole pass ends when every region's has.
 #[derive(Debug, Clone)]
@@ -43,6 +44,10 @@ pub struct IoGenerator {
     /// are moved behind them.
     regions: Vec<RegionCursor>,
     active: usize,
+    /// `openfiles`: at most this many regions are served at a time.
+    open_limit: usize,
+    /// The regions served now: `..min(active, open_limit)`.
+    serving: usize,
     service: FileService,
     /// The region being served and the I/Os it still gets before the next choice.
     current: usize,
@@ -78,6 +83,7 @@ impl IoGenerator {
             unit: in_use(align),
             min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
             percent_random: w.percentage_random,
+            zones: w.zones,
         };
         let mut rng = stream_rng(seed, RngStream::Offsets);
         // a fixed order, restored for each pass, keeps passes alike
@@ -86,11 +92,14 @@ impl IoGenerator {
             .into_iter()
             .map(|region| RegionCursor::new(region, &rules, &w.distribution, w.randommap, &mut rng))
             .collect();
+        let open_limit = w.open_files.map_or(usize::MAX, |limit| limit as usize);
         Self {
             direction,
             sizes,
             rules,
             active: regions.len(),
+            open_limit,
+            serving: regions.len().min(open_limit),
             regions,
             service: w.file_service,
             current: 0,
@@ -99,13 +108,13 @@ impl IoGenerator {
         }
     }
 
-    /// The region the next I/O goes to (`active` > 0).
+    /// The region the next I/O goes to (`serving` > 0).
     #[inline]
     fn choose_region(&mut self) -> usize {
-        if self.ios_left_on_current == 0 || self.current >= self.active {
+        if self.ios_left_on_current == 0 || self.current >= self.serving {
             let (next, ios) = match self.service {
-                FileService::RoundRobin { ios } => (self.current % self.active, ios),
-                FileService::Random { ios } => (self.rng.random_range(0..self.active), ios),
+                FileService::RoundRobin { ios } => (self.current % self.serving, ios),
+                FileService::Random { ios } => (self.rng.random_range(0..self.serving), ios),
                 FileService::Sequential => (0, u32::MAX),
             };
             self.current = next;
@@ -116,11 +125,13 @@ impl IoGenerator {
     }
 
     /// The region at `index` is done for this pass: move it behind the active ones,
-    /// keeping the others in order, so the next in turn takes its place.
+    /// keeping the others in order, so the next in turn takes its place (and under
+    /// `openfiles` the first waiting region joins the served ones).
     #[cold]
     fn retire(&mut self, index: usize) {
         self.regions[index..self.active].rotate_left(1);
         self.active -= 1;
+        self.serving = self.active.min(self.open_limit);
         self.ios_left_on_current = 0;
     }
 
@@ -129,9 +140,10 @@ impl IoGenerator {
         self.regions
             .sort_unstable_by_key(|cursor| (cursor.region().file, cursor.region().start));
         for region in &mut self.regions {
-            region.restart(&mut self.rng);
+            region.restart(&self.rules, &mut self.rng);
         }
         self.active = self.regions.len();
+        self.serving = self.active.min(self.open_limit);
         self.current = 0;
         self.ios_left_on_current = 0;
     }
@@ -194,6 +206,8 @@ mod tests {
             distribution: Distribution::Random,
             percentage_random: [100, 100],
             file_service: FileService::RoundRobin { ios: 1 },
+            open_files: None,
+            zones: None,
         }
     }
 
@@ -440,6 +454,29 @@ mod tests {
         for file in 0..3 {
             assert_eq!(random.iter().filter(|&&f| f == file).count(), 4);
         }
+    }
+
+    #[test]
+    fn openfiles_serves_a_window_of_files_that_moves_on_as_each_is_done() {
+        let mut w = spec(RwPattern::Read, 4 * KIB);
+        w.open_files = Some(2);
+        let mut generator = IoGenerator::new(&w, three_files(), 5);
+        let files: Vec<u32> = pass(&mut generator).iter().map(|io| io.file).collect();
+        // file 2 waits until file 0 is done, then takes its turn after file 1
+        assert_eq!(files, [0, 1, 0, 1, 0, 1, 0, 1, 2, 2, 2, 2]);
+        generator.restart();
+        assert_eq!(
+            pass(&mut generator)
+                .iter()
+                .map(|io| io.file)
+                .collect::<Vec<_>>(),
+            files
+        );
+        w.open_files = Some(1);
+        w.file_service = FileService::Random { ios: 1 };
+        let mut generator = IoGenerator::new(&w, three_files(), 5);
+        let files: Vec<u32> = pass(&mut generator).iter().map(|io| io.file).collect();
+        assert_eq!(files, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]);
     }
 
     #[test]

@@ -5,10 +5,14 @@
 //! distribution, and the bytes still to transfer. A pass over a region ends after
 //! the region's worth of bytes, or earlier when the random map has handed out
 //! every block.
+//!
+//! With `zonemode=strided` the cursor works in a window of the region, one zone
+//! at a time; without it the window is the whole region, so the per-I/O path is
+//! the same either way.
 
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
-use crate::job::spec::{Ddir, Distribution};
+use crate::job::spec::{Ddir, Distribution, StridedZones};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal, Zipf};
 
@@ -40,6 +44,8 @@ pub struct OffsetRules {
     /// Random patterns: per direction, the per cent of I/Os at a random offset
     /// (`percentage_random`); the others start where the previous I/O ended.
     pub percent_random: [u32; 2],
+    /// `zonemode=strided`.
+    pub zones: Option<StridedZones>,
 }
 
 /// How random patterns pick a block of a region.
@@ -183,6 +189,13 @@ pub struct RegionCursor {
     usable_len: u64,
     blocks: u64,
     bytes_left: u64,
+    /// Where I/O goes now, relative to the region: all of it, or the current zone.
+    /// Sequential positions, runs and random picks are relative to the window.
+    window_start: u64,
+    window_len: u64,
+    window_blocks: u64,
+    /// Bytes the current zone still gets before the next one (strided zones only).
+    zone_bytes_left: u64,
     sequential_pos: [u64; 2],
     run_left: u64,
     run_next: u64,
@@ -199,16 +212,29 @@ impl RegionCursor {
     ) -> Self {
         let usable_len = region.len - region.len % rules.min_block;
         let blocks = usable_len / rules.unit;
-        Self {
+        // skewed distributions are laid over one zone when I/O stays in zones
+        let choice_blocks = match &rules.zones {
+            Some(zones) => usable_len.min(zones.range) / rules.unit,
+            None => blocks,
+        };
+        let mut cursor = Self {
             region,
             usable_len,
             blocks,
             bytes_left: pass_bytes(usable_len, blocks),
+            window_start: 0,
+            window_len: usable_len,
+            window_blocks: blocks,
+            zone_bytes_left: 0,
             sequential_pos: [0; 2],
             run_left: 0,
             run_next: 0,
-            choice: BlockChoice::new(distribution, random_map, blocks, rng),
+            choice: BlockChoice::new(distribution, random_map, choice_blocks, rng),
+        };
+        if rules.zones.is_some() {
+            cursor.enter_zone(0, rules, rng);
         }
+        cursor
     }
 
     pub fn region(&self) -> &FileRegion {
@@ -216,14 +242,50 @@ impl RegionCursor {
     }
 
     /// Start a new pass; the random map gets a fresh order so passes differ.
-    pub fn restart(&mut self, rng: &mut WorkerRng) {
+    pub fn restart(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
         self.bytes_left = pass_bytes(self.usable_len, self.blocks);
+        if rules.zones.is_some() {
+            self.enter_zone(0, rules, rng);
+        } else {
+            self.reset_window_state(rng);
+        }
+    }
+
+    /// Fresh positions and random map for the window.
+    fn reset_window_state(&mut self, rng: &mut WorkerRng) {
         self.sequential_pos = [0; 2];
         self.run_left = 0;
+        self.run_next = 0;
         if let BlockChoice::Permuted { order, next_index } = &mut self.choice {
-            *order = BlockPermutation::new(self.blocks, rng);
+            *order = BlockPermutation::new(self.window_blocks, rng);
             *next_index = 0;
         }
+    }
+
+    /// Make the zone starting `start` bytes into the region the window; a zone
+    /// cut short by the region's end keeps what fits of it.
+    #[cold]
+    fn enter_zone(&mut self, start: u64, rules: &OffsetRules, rng: &mut WorkerRng) {
+        let zones = rules.zones.as_ref().expect("strided zones");
+        let len = zones.range.min(self.usable_len - start);
+        self.window_start = start;
+        self.window_len = len - len % rules.min_block;
+        self.window_blocks = self.window_len / rules.unit;
+        self.zone_bytes_left = zones.size;
+        self.reset_window_state(rng);
+    }
+
+    /// On to the next zone, or back to the first when no block fits in the next.
+    #[cold]
+    fn next_zone(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
+        let stride = rules.zones.as_ref().expect("strided zones").stride();
+        let next = self.window_start + stride;
+        let start = if next + rules.min_block <= self.usable_len {
+            next
+        } else {
+            0
+        };
+        self.enter_zone(start, rules, rng);
     }
 
     /// The absolute offset and length of the next I/O of `ddir` with block size
@@ -240,8 +302,17 @@ impl RegionCursor {
         if self.bytes_left == 0 {
             return None;
         }
+        if rules.zones.is_some() && self.zone_bytes_left == 0 {
+            self.next_zone(rules, rng);
+        }
         let offset = if rules.random {
-            let Some(offset) = self.random_offset(ddir, rules, rng) else {
+            let mut picked = self.random_offset(ddir, rules, rng);
+            if picked.is_none() && rules.zones.is_some() {
+                // the zone's random map ran out before its zonesize bytes
+                self.next_zone(rules, rng);
+                picked = self.random_offset(ddir, rules, rng);
+            }
+            let Some(offset) = picked else {
                 self.bytes_left = 0;
                 return None;
             };
@@ -249,8 +320,10 @@ impl RegionCursor {
         } else {
             self.sequential_offset(ddir)
         };
-        let len = len.min(self.usable_len - offset).min(self.bytes_left);
+        let len = len.min(self.window_len - offset).min(self.bytes_left);
         self.bytes_left -= len;
+        // a zone counts whole I/Os: the one that crosses zonesize is its last
+        self.zone_bytes_left = self.zone_bytes_left.saturating_sub(len);
         if rules.random {
             self.run_next = if rules.repeat_offsets {
                 offset
@@ -260,15 +333,16 @@ impl RegionCursor {
         } else {
             self.sequential_pos[ddir.index()] = offset + len + rules.hole;
         }
-        Some((self.region.start + offset, len))
+        Some((self.region.start + self.window_start + offset, len))
     }
 
-    /// Each direction walks the region on its own and wraps at its end (holes
-    /// can carry it past the end before the pass's bytes are done).
+    /// Each direction walks the window on its own and wraps at its end (holes,
+    /// or a zonesize larger than the zone, carry it past the end before the
+    /// bytes due are done).
     #[inline]
     fn sequential_offset(&mut self, ddir: Ddir) -> u64 {
         let pos = &mut self.sequential_pos[ddir.index()];
-        if *pos >= self.usable_len {
+        if *pos >= self.window_len {
             *pos = 0;
         }
         *pos
@@ -282,18 +356,18 @@ impl RegionCursor {
         rng: &mut WorkerRng,
     ) -> Option<u64> {
         let align = rules.align[ddir.index()];
-        if self.run_left > 0 && self.run_next < self.usable_len {
+        if self.run_left > 0 && self.run_next < self.window_len {
             self.run_left -= 1;
             return Some(self.run_next - self.run_next % align);
         }
         let percent_random = rules.percent_random[ddir.index()];
         if percent_random < 100
-            && self.run_next < self.usable_len
+            && self.run_next < self.window_len
             && rng.random_range(0..100) >= percent_random
         {
             return Some(self.run_next - self.run_next % align);
         }
-        let block = self.choice.pick(self.blocks, rng)?;
+        let block = self.choice.pick(self.window_blocks, rng)?;
         self.run_left = rules.run_len.saturating_sub(1);
         let offset = block * rules.unit;
         Some(offset - offset % align)
@@ -315,6 +389,7 @@ mod tests {
             unit: block,
             min_block: block,
             percent_random: [100; 2],
+            zones: None,
         }
     }
 
@@ -406,6 +481,112 @@ mod tests {
                 .collect();
         offsets.sort_unstable();
         assert_eq!(offsets, (0..10).map(|b| b * 4096).collect::<Vec<_>>());
+    }
+
+    const KIB: u64 = 1024;
+
+    /// The offsets (KiB) of one pass of `bs`-byte I/Os over a `len`-byte region
+    /// with strided zones of `zonesize`/`zonerange`/`zoneskip` KiB.
+    fn strided_pass(random: bool, len: u64, bs: u64, zones: [u64; 3]) -> Vec<u64> {
+        let mut rules = rules(random, bs);
+        let [size, range, skip] = zones.map(|kib| kib * KIB);
+        rules.zones = Some(StridedZones { size, range, skip });
+        let mut cursor = cursor(len, &rules, &Distribution::Random, true);
+        let mut rng = WorkerRng::seed_from_u64(1);
+        std::iter::from_fn(|| cursor.next(Ddir::Read, bs, &rules, &mut rng))
+            .map(|(offset, _)| offset / KIB)
+            .collect()
+    }
+
+    /// `per_zone` 4 KiB reads at the start of each zone in `zone_starts` (KiB), in order.
+    fn visits(zone_starts: impl IntoIterator<Item = u64>, per_zone: u64) -> Vec<u64> {
+        zone_starts
+            .into_iter()
+            .flat_map(|start| (0..per_zone).map(move |i| start + 4 * i))
+            .collect()
+    }
+
+    // Expected offsets below were observed with fio 3.33 (`--write_iolog`) on a
+    // 1 MiB file, bs=4k, rw=read, size=1m and the same zone options.
+
+    #[test]
+    fn strided_zones_step_by_zonerange() {
+        // zonesize=16k zonerange=64k: 16 zones, 4 reads each, 4 rounds
+        let pass = strided_pass(false, 1024 * KIB, 4 * KIB, [16, 64, 0]);
+        assert_eq!(pass.len(), 256);
+        let round = visits((0..16).map(|z| z * 64), 4);
+        assert_eq!(pass, round.repeat(4));
+    }
+
+    #[test]
+    fn zoneskip_adds_to_the_stride_and_the_last_fitting_zone_wraps() {
+        // zonesize=16k zonerange=64k zoneskip=32k: zones every 96k, the last at 960k
+        let pass = strided_pass(false, 1024 * KIB, 4 * KIB, [16, 64, 32]);
+        let round = visits((0..11).map(|z| z * 96), 4);
+        assert_eq!(pass[..round.len()], round[..]);
+        assert_eq!(pass[round.len()..2 * round.len()], round[..]);
+        // zonesize=16k zonerange=16k zoneskip=32k: the zone at 1008k still fits
+        let pass = strided_pass(false, 1024 * KIB, 4 * KIB, [16, 16, 32]);
+        let round = visits((0..22).map(|z| z * 48), 4);
+        assert_eq!(pass[..2 * round.len()], round.repeat(2)[..]);
+    }
+
+    #[test]
+    fn zonerange_defaults_to_zonesize() {
+        // zonesize=16k zoneskip=16k, no zonerange: zones every 32k
+        let pass = strided_pass(false, 1024 * KIB, 4 * KIB, [16, 16, 16]);
+        assert_eq!(pass[..128], visits((0..32).map(|z| z * 32), 4)[..]);
+    }
+
+    #[test]
+    fn zonesize_beyond_zonerange_repeats_the_zone() {
+        // zonesize=64k zonerange=16k: each 16k zone read four times over
+        let pass = strided_pass(false, 1024 * KIB, 4 * KIB, [64, 16, 0]);
+        let expected: Vec<u64> = (0..16)
+            .flat_map(|z| visits([z * 16], 4).repeat(4))
+            .collect();
+        assert_eq!(pass, expected);
+    }
+
+    #[test]
+    fn the_io_that_crosses_zonesize_is_the_zones_last() {
+        // a 128k file, bs=6k zonesize=16k zonerange=32k: three reads a zone; fio
+        // adds a 22nd read (at 96k) for the 2k tail a pass here leaves out
+        let pass = strided_pass(false, 128 * KIB, 6 * KIB, [16, 32, 0]);
+        let round: Vec<u64> = (0..4)
+            .flat_map(|z| [0, 6, 12].map(|o| z * 32 + o))
+            .collect();
+        assert_eq!(pass, round.repeat(2)[..21]);
+    }
+
+    #[test]
+    fn random_zones_pick_within_the_zone() {
+        // zonesize=16k zonerange=64k over 256k, randread: 4 distinct blocks per zone
+        let pass = strided_pass(true, 256 * KIB, 4 * KIB, [16, 64, 0]);
+        assert_eq!(pass.len(), 64);
+        for (visit, offsets) in pass.chunks(4).enumerate() {
+            let zone = (visit as u64 % 4) * 64;
+            assert!(
+                offsets.iter().all(|o| (zone..zone + 64).contains(o)),
+                "{offsets:?}"
+            );
+            let distinct: std::collections::HashSet<_> = offsets.iter().collect();
+            assert_eq!(distinct.len(), 4);
+        }
+    }
+
+    #[test]
+    fn a_zone_cut_by_the_region_end_keeps_what_fits() {
+        // 100k region, zonerange=32k: the zone at 96k holds one block
+        let pass = strided_pass(false, 100 * KIB, 4 * KIB, [16, 32, 0]);
+        assert_eq!(
+            pass[..16],
+            visits([0, 32, 64], 4)
+                .into_iter()
+                .chain([96; 4])
+                .collect::<Vec<_>>()[..]
+        );
+        assert_eq!(pass[16..20], [0, 4, 8, 12]);
     }
 
     #[test]

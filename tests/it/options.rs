@@ -545,3 +545,55 @@ fn unified_rw_reporting_merges_the_directions_as_fio_does() {
     assert!(text.contains("  MIXED: bw="), "{text}");
     assert!(!text.contains("  read: IOPS="), "{text}");
 }
+
+/// The offsets (KiB) of a sequential 4k read job's I/Os, in completion order, from
+/// its per-I/O latency log (`log_offset=1`).
+fn logged_read_offsets_kib(args: &[&str]) -> Vec<u64> {
+    let dir = scratch();
+    let prefix = dir.path().join("lg").display().to_string();
+    let directory = format!("--directory={}", dir.path().display());
+    let log = format!("--write_lat_log={prefix}");
+    let mut all = vec![
+        "run",
+        "--name=z",
+        &directory,
+        "--rw=read",
+        "--bs=4k",
+        "--ioengine=psync",
+        &log,
+        "--log_offset=1",
+    ];
+    all.extend_from_slice(args);
+    let out = iolens(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = std::fs::read_to_string(format!("{prefix}_clat.1.log")).unwrap();
+    log.lines()
+        .map(|line| line.split(", ").nth(4).unwrap().parse::<u64>().unwrap() / 1024)
+        .collect()
+}
+
+#[test]
+fn zonemode_strided_reads_zonesize_bytes_per_zone_as_fio() {
+    // fio 3.33, same options on a 256k file: 0 4 8 12 96 100 104 108 192 196 200 204 0 …
+    let offsets = logged_read_offsets_kib(&[
+        "--size=256k",
+        "--zonemode=strided",
+        "--zonesize=16k",
+        "--zonerange=64k",
+        "--zoneskip=32k",
+    ]);
+    let round = [0, 4, 8, 12, 96, 100, 104, 108, 192, 196, 200, 204];
+    assert_eq!(offsets.len(), 64);
+    assert_eq!(offsets[..24], round.repeat(2)[..]);
+}
+
+#[test]
+fn openfiles_caps_the_files_a_worker_reads_at_a_time() {
+    // four 16k files: round robin over all of them, or one file after another
+    let all = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4"]);
+    assert_eq!(all[..8], [0, 0, 0, 0, 4, 4, 4, 4]);
+    let one_at_a_time = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4", "--openfiles=1"]);
+    assert_eq!(one_at_a_time, [0, 4, 8, 12].repeat(4));
+    let two = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4", "--openfiles=2"]);
+    assert_eq!(two[..4], [0, 0, 4, 4]);
+}
