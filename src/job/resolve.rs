@@ -207,19 +207,19 @@ impl<'a> Layers<'a> {
         self.parse(name, |text| units::parse_time(text, unit))
     }
 
-    /// A `read,write` option: each direction comes from the most specific layer that sets it
-    /// (`--bs=,8k` in a job keeps the global or default read size).
+    /// A `read,write,trim` option: each direction comes from the most specific layer that sets
+    /// it (`--bs=,8k` in a job keeps the global or default read size).
     fn per_direction<T>(
         &self,
         name: &str,
         parse: impl Fn(&str) -> Result<T, UnitError>,
-    ) -> Result<[Option<T>; 2], JobError> {
+    ) -> Result<[Option<T>; DDIRS], JobError> {
         let layers = [self.job.get(name), self.global.get(name)]
             .into_iter()
             .flatten()
             .map(Setting::given)
             .chain(Self::default(name));
-        let mut sides: [Option<T>; 2] = [None, None];
+        let mut sides: [Option<T>; DDIRS] = [None, None, None];
         for setting in layers {
             let texts = units::split_per_direction(setting.text).map_err(|e| setting.invalid(e))?;
             for (side, text) in sides.iter_mut().zip(texts) {
@@ -477,7 +477,7 @@ impl<'a> Layers<'a> {
             rw_modifier,
             repeat_offsets: sequencer == "identical",
             rwmixread: self.rwmixread()?,
-            blockalign: [0, 1].map(|d| align[d].unwrap_or(bs[d].min())),
+            blockalign: Ddir::ALL.map(|d| align[d.index()].unwrap_or(bs[d.index()].min())),
             bs,
             randommap: !self.bool("norandommap")?,
             // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
@@ -522,7 +522,7 @@ impl<'a> Layers<'a> {
     }
 
     /// Per direction, `bssplit` wins over `bsrange`, which wins over `bs` (as fio).
-    fn block_sizes(&self) -> Result<[BlockSizes; 2], JobError> {
+    fn block_sizes(&self) -> Result<[BlockSizes; DDIRS], JobError> {
         let fixed = self.per_direction("bs", |t| self.nonzero_size(t))?;
         let ranges = self.per_direction("bsrange", |text| {
             let (min, max) = units::parse_range(text, self.kb_base)?;
@@ -543,16 +543,14 @@ impl<'a> Layers<'a> {
                 false => Ok(BlockSizes::Split(split)),
             }
         })?;
-        let choose = |split: Option<BlockSizes>, range: Option<BlockSizes>, fixed: Option<u64>| {
+        let mut ranges = ranges.into_iter();
+        let mut fixed = fixed.into_iter();
+        Ok(splits.map(|split| {
+            let (range, fixed) = (ranges.next().flatten(), fixed.next().flatten());
             split
                 .or(range)
                 .unwrap_or_else(|| BlockSizes::Fixed(fixed.expect("bs has a default")))
-        };
-        let ([read_split, write_split], [read_range, write_range]) = (splits, ranges);
-        Ok([
-            choose(read_split, read_range, fixed[0]),
-            choose(write_split, write_range, fixed[1]),
-        ])
+        }))
     }
 
     fn rwmixread(&self) -> Result<u32, JobError> {
@@ -665,18 +663,18 @@ impl<'a> Layers<'a> {
     /// fio refuses a minimum rate above the rate cap of the same direction.
     fn check_rate_min_below_rate(
         &self,
-        rate_min: [u64; 2],
-        rate_iops_min: [u64; 2],
+        rate_min: [u64; DDIRS],
+        rate_iops_min: [u64; DDIRS],
     ) -> Result<(), JobError> {
         let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
         let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
-        for ddir in Ddir::BOTH {
+        for ddir in Ddir::ALL {
             let d = ddir.index();
             let cap = |cap: Option<u64>, min: u64| cap.is_some_and(|cap| cap > 0 && min > cap);
             if cap(rate[d], rate_min[d]) || cap(rate_iops[d], rate_iops_min[d]) {
                 return Err(self.problem(format!(
                     "the minimum {} rate is above its rate cap",
-                    if ddir == Ddir::Read { "read" } else { "write" }
+                    ddir.name()
                 )));
             }
         }
@@ -962,6 +960,9 @@ fn rw_pattern(word: &str) -> RwPattern {
         "randwrite" => RwPattern::RandWrite,
         "rw" | "readwrite" => RwPattern::ReadWrite,
         "randrw" => RwPattern::RandRw,
+        "trim" => RwPattern::Trim,
+        "randtrim" => RwPattern::RandTrim,
+        "trimwrite" => RwPattern::TrimWrite,
         _ => RwPattern::Read,
     }
 }

@@ -8,7 +8,7 @@
 
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
-use crate::job::spec::{Ddir, Distribution};
+use crate::job::spec::{Ddir, Distribution, DDIRS};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal, Zipf};
 
@@ -32,14 +32,14 @@ pub struct OffsetRules {
     /// (`rw_sequencer=identical`) instead of continuing after it.
     pub repeat_offsets: bool,
     /// Offsets of each direction are multiples of this, relative to the region start.
-    pub align: [u64; 2],
+    pub align: [u64; DDIRS],
     /// Granularity of random picks: the smallest alignment of the directions in use.
     pub unit: u64,
     /// Size of the smallest block in use; a region's tail shorter than it is never touched.
     pub min_block: u64,
     /// Random patterns: per direction, the per cent of I/Os at a random offset
     /// (`percentage_random`); the others start where the previous I/O ended.
-    pub percent_random: [u32; 2],
+    pub percent_random: [u32; DDIRS],
 }
 
 /// How random patterns pick a block of a region.
@@ -183,7 +183,7 @@ pub struct RegionCursor {
     usable_len: u64,
     blocks: u64,
     bytes_left: u64,
-    sequential_pos: [u64; 2],
+    sequential_pos: [u64; DDIRS],
     run_left: u64,
     run_next: u64,
     choice: BlockChoice,
@@ -204,7 +204,7 @@ impl RegionCursor {
             usable_len,
             blocks,
             bytes_left: pass_bytes(usable_len, blocks),
-            sequential_pos: [0; 2],
+            sequential_pos: [0; DDIRS],
             run_left: 0,
             run_next: 0,
             choice: BlockChoice::new(distribution, random_map, blocks, rng),
@@ -218,7 +218,7 @@ impl RegionCursor {
     /// Start a new pass; the random map gets a fresh order so passes differ.
     pub fn restart(&mut self, rng: &mut WorkerRng) {
         self.bytes_left = pass_bytes(self.usable_len, self.blocks);
-        self.sequential_pos = [0; 2];
+        self.sequential_pos = [0; DDIRS];
         self.run_left = 0;
         if let BlockChoice::Permuted { order, next_index } = &mut self.choice {
             *order = BlockPermutation::new(self.blocks, rng);
@@ -311,10 +311,10 @@ mod tests {
             hole: 0,
             run_len: 1,
             repeat_offsets: false,
-            align: [block; 2],
+            align: [block; DDIRS],
             unit: block,
             min_block: block,
-            percent_random: [100; 2],
+            percent_random: [100; DDIRS],
         }
     }
 
