@@ -1083,11 +1083,8 @@ mod tests {
         assert_eq!(spec.engine.batch_complete_min, 1);
         assert_eq!(spec.engine.batch_complete_max, 1);
         assert_eq!(spec.workload.rw, RwPattern::Read);
-        assert_eq!(
-            spec.workload.bs,
-            [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)]
-        );
-        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert_eq!(spec.workload.bs, [4096; 3].map(BlockSizes::Fixed));
+        assert_eq!(spec.workload.blockalign, [4096; 3]);
         assert_eq!(spec.workload.rwmixread, 50);
         assert!(spec.workload.randrepeat && spec.workload.randommap);
         assert_eq!(spec.workload.randseed, 0x89);
@@ -1110,13 +1107,13 @@ mod tests {
     #[test]
     fn percentage_random_and_file_service_type() {
         let spec = job(&[]);
-        assert_eq!(spec.workload.percentage_random, [100, 100]);
+        assert_eq!(spec.workload.percentage_random, [100; 3]);
         assert_eq!(
             spec.workload.file_service,
             FileService::RoundRobin { ios: 1 }
         );
         let spec = job(&["--percentage_random=80,20", "--file_service_type=random:4"]);
-        assert_eq!(spec.workload.percentage_random, [80, 20]);
+        assert_eq!(spec.workload.percentage_random, [80, 20, 20]);
         assert_eq!(spec.workload.file_service, FileService::Random { ios: 4 });
         let spec = job(&["--file_service_type=sequential"]);
         assert_eq!(spec.workload.file_service, FileService::Sequential);
@@ -1238,7 +1235,7 @@ mod tests {
             "command line argument 3: ioengine=posixaio: not supported by iolens: this ioengine \
              is not implemented (instead: ioengine=io_uring, libaio or psync)"
         );
-        assert!(error(&["--name=t", "--size=1m", "--rw=randtrim"]).contains("not supported"));
+        assert!(error(&["--name=t", "--size=1m", "--rw=randtrimwrite"]).contains("not supported"));
         assert!(error(&["--name=t", "--size=1m", "--rw=read:-8k"]).contains("backwards"));
     }
 
@@ -1265,12 +1262,31 @@ mod tests {
     fn per_direction_sides_fall_back_layer_by_layer() {
         let resolved = run(&["--bs=16k", "--name=a", "--size=1m", "--bs=,8k"]).unwrap();
         let bs = &resolved.jobs[0].workload.bs;
-        assert_eq!(bs, &[BlockSizes::Fixed(16384), BlockSizes::Fixed(8192)]);
+        assert_eq!(bs, &[16384, 8192, 8192].map(BlockSizes::Fixed));
         assert_eq!(job(&["--bs=,8k"]).workload.bs[0], BlockSizes::Fixed(4096));
-        assert_eq!(
-            job(&["--bs=4k,8k"]).workload.bs,
-            [BlockSizes::Fixed(4096), BlockSizes::Fixed(8192)]
-        );
+        let bs = |given: &str| job(&[given]).workload.bs.map(|b| b.min() / 1024);
+        assert_eq!(bs("--bs=4k,8k"), [4, 8, 8]);
+        assert_eq!(bs("--bs=4k,8k,"), [4, 8, 4]);
+        assert_eq!(bs("--bs=4k,8k,16k"), [4, 8, 16]);
+        assert_eq!(bs("--bs=,,16k"), [4, 4, 16]);
+        // the trim side falls back to the global's like the others
+        let resolved = run(&["--bs=1k,2k,32k", "--name=a", "--size=1m", "--bs=,8k,"]).unwrap();
+        let bs = resolved.jobs[0].workload.bs.each_ref().map(BlockSizes::min);
+        assert_eq!(bs, [1024, 8192, 32768]);
+        assert!(error(&["--name=a", "--size=1m", "--bs=1k,2k,4k,8k"]).contains("three values"));
+    }
+
+    #[test]
+    fn trim_patterns_are_accepted() {
+        for (word, rw) in [
+            ("trim", RwPattern::Trim),
+            ("randtrim", RwPattern::RandTrim),
+            ("trimwrite", RwPattern::TrimWrite),
+        ] {
+            let spec = job(&[&format!("--rw={word}")]);
+            assert_eq!(spec.workload.rw, rw);
+            assert!(spec.workload.rw.trims());
+        }
     }
 
     #[test]
@@ -1370,16 +1386,20 @@ mod tests {
                 BlockSizes::Range {
                     min: 8192,
                     max: 16384
+                },
+                BlockSizes::Range {
+                    min: 8192,
+                    max: 16384
                 }
             ]
         );
-        assert_eq!(spec.workload.blockalign, [512, 512]);
+        assert_eq!(spec.workload.blockalign, [512; 3]);
         let spec = job(&["--bssplit=4k/50:64k/", "--bs=8k"]);
         assert_eq!(
             spec.workload.bs[0],
             BlockSizes::Split(vec![(4096, 50), (65536, 50)])
         );
-        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert_eq!(spec.workload.blockalign, [4096; 3]);
         assert!(
             error(&["--name=a", "--size=1m", "--bsrange=8k-4k"]).contains("larger than maximum")
         );
@@ -1478,8 +1498,8 @@ mod tests {
             "--thinktime_blocks=4",
         ]);
         let p = &spec.pacing;
-        assert_eq!(p.rate, [0, 5 << 20]);
-        assert_eq!(p.rate_iops, [100, 100]);
+        assert_eq!(p.rate, [0, 5 << 20, 5 << 20]);
+        assert_eq!(p.rate_iops, [100; 3]);
         assert_eq!(p.rate_process, RateProcess::Poisson);
         assert_eq!(p.thinktime, Duration::from_micros(10));
         assert_eq!(p.thinktime_blocks, 4);
@@ -1491,7 +1511,7 @@ mod tests {
         assert!(!c.exitall && c.exit_what == ExitWhat::Group && c.wait_for.is_none());
         assert_eq!(
             (c.max_latency_ns, c.rate_cycle),
-            ([0; 2], Duration::from_secs(1))
+            ([0; 3], Duration::from_secs(1))
         );
         assert_eq!(c.iodepth_low, 1);
         let c = job(&[
@@ -1507,8 +1527,11 @@ mod tests {
         ])
         .control;
         assert!(c.exitall && c.exit_what == ExitWhat::All);
-        assert_eq!(c.max_latency_ns, [250_000, 2_000_000]);
-        assert_eq!((c.rate_min, c.rate_iops_min), ([1 << 20, 0], [0, 50]));
+        assert_eq!(c.max_latency_ns, [250_000, 2_000_000, 2_000_000]);
+        assert_eq!(
+            (c.rate_min, c.rate_iops_min),
+            ([1 << 20, 0, 0], [0, 50, 50])
+        );
         assert_eq!(c.rate_cycle, Duration::from_millis(250));
         assert_eq!(c.iodepth_low, 8);
         // 0 or deeper than the queue: keep it full, as fio.

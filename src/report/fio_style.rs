@@ -35,28 +35,29 @@ fn floor_nonzero(pct: f64, floor: f64) -> f64 {
     }
 }
 
-/// Aggregate [read, write] bandwidth of the job's reporting group, bytes/s.
-pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 2] {
+/// Aggregate [read, write, trim] bandwidth of the job's reporting group, bytes/s.
+pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 3] {
     report
         .groups
         .iter()
         .find(|g| g.id == groupid)
-        .map_or([0.0; 2], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
+        .map_or([0.0; 3], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
 }
 
 /// The direction blocks a job's report shows, in fio's order, each with its group's
-/// aggregate bandwidth: read and write unless `unified_rw_reporting=mixed` replaces
-/// them, then the merged `mixed` block when the option is on.
+/// aggregate bandwidth: read, write and trim unless `unified_rw_reporting=mixed`
+/// replaces them, then the merged `mixed` block when the option is on.
 pub fn shown_dirs<'a>(
     report: &RunReport,
     job: &'a JobReport,
 ) -> Vec<(&'static str, &'a DirReport, f64)> {
     let group = report.groups.iter().find(|g| g.id == job.groupid);
-    let [read_bw, write_bw] = group_bw(report, job.groupid);
-    let mut shown = Vec::with_capacity(3);
+    let [read_bw, write_bw, trim_bw] = group_bw(report, job.groupid);
+    let mut shown = Vec::with_capacity(4);
     if !job.mixed.as_ref().is_some_and(|m| m.only) {
         shown.push(("read", &job.dirs[0], read_bw));
         shown.push(("write", &job.dirs[1], write_bw));
+        shown.push(("trim", &job.dirs[2], trim_bw));
     }
     if let Some(mixed) = &job.mixed {
         let mixed_bw = group

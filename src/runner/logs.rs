@@ -406,7 +406,7 @@ mod tests {
 
     #[test]
     fn every_io_is_a_line_without_averaging() {
-        let mut logger = IoLogger::new(&spec(), [true, false]);
+        let mut logger = IoLogger::new(&spec(), [true, false, false]);
         logger.record(&io(0.5, Ddir::Read, 424_111));
         logger.record(&LoggedIo {
             slat_ns: Some(700),
@@ -442,7 +442,7 @@ mod tests {
                 max_value,
                 ..spec()
             };
-            let mut logger = IoLogger::new(&spec, [true, false]);
+            let mut logger = IoLogger::new(&spec, [true, false, false]);
             logger.record(&io(10.0, Ddir::Read, 1_000));
             logger.record(&io(50.0, Ddir::Read, 3_000));
             // Nothing in 100..200 ms: an idle line for the used direction.
@@ -474,7 +474,7 @@ mod tests {
             hist_msec: 100,
             ..LogSpec::default()
         };
-        let mut logger = IoLogger::new(&spec, [true, true]);
+        let mut logger = IoLogger::new(&spec, [true, true, false]);
         logger.record(&io(10.0, Ddir::Read, 1_130));
         logger.record(&io(20.0, Ddir::Read, 1_131));
         logger.record(&io(120.0, Ddir::Write, 66_000));
@@ -506,7 +506,7 @@ mod tests {
     fn writes_one_file_per_worker_or_one_per_job() {
         let dir = crate::testutil::scratch_dir();
         let prefix = dir.path().join("j").display().to_string();
-        let mut logger = IoLogger::new(&spec(), [true, false]);
+        let mut logger = IoLogger::new(&spec(), [true, false, false]);
         logger.record(&io(1.0, Ddir::Read, 1_000));
         let log = logger.finish(2_000_000);
         let spec = LogSpec {

@@ -336,7 +336,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
         // trimwrite moves each block twice, its trim and its write (fio counts both)
-        let moves_per_block = if job.workload.rw == RwPattern::TrimWrite { 2 } else { 1 };
+        let moves_per_block = if job.workload.rw == RwPattern::TrimWrite {
+            2
+        } else {
+            1
+        };
         let pass_limit = job
             .target
             .io_size
@@ -633,12 +637,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         let file = io.file as usize;
         let method = self.trim_methods[file];
         let start_ns = self.clock.now_ns();
-        let result = self.engine.trim(
-            &self.ctx.files[file],
-            method,
-            io.offset,
-            u64::from(io.len),
-        );
+        let result = self
+            .engine
+            .trim(&self.ctx.files[file], method, io.offset, u64::from(io.len));
         let end_ns = self.clock.now_ns();
         self.last_now_ns = end_ns;
         self.ctx.live.add_in_io(end_ns - start_ns);

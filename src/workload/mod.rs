@@ -491,7 +491,10 @@ mod tests {
         w.bs[2] = BlockSizes::Fixed(16 * KIB);
         w.blockalign[2] = 16 * KIB;
         let ios = pass(&mut IoGenerator::new(&w, one_file(64 * KIB), 1));
-        let trims: Vec<(Ddir, u64, u32)> = ios.iter().map(|io| (io.ddir, io.offset / KIB, io.len)).collect();
+        let trims: Vec<(Ddir, u64, u32)> = ios
+            .iter()
+            .map(|io| (io.ddir, io.offset / KIB, io.len))
+            .collect();
         assert_eq!(
             trims,
             [0, 16, 32, 48].map(|kib| (Ddir::Trim, kib, 16 * 1024))
