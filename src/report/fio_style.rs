@@ -131,7 +131,7 @@ mod tests {
         let names = |r: &RunReport| -> Vec<&str> {
             shown_dirs(r, &r.jobs[0]).iter().map(|s| s.0).collect()
         };
-        assert_eq!(names(&report), ["read", "write"]);
+        assert_eq!(names(&report), ["read", "write", "trim"]);
         report.jobs[0].mixed = Some(Mixed {
             only: false,
             report: DirReport::default(),
@@ -146,8 +146,8 @@ mod tests {
             }),
             ..Default::default()
         }];
-        assert_eq!(names(&report), ["read", "write", "mixed"]);
-        assert_eq!(shown_dirs(&report, &report.jobs[0])[2].2, 5.0);
+        assert_eq!(names(&report), ["read", "write", "trim", "mixed"]);
+        assert_eq!(shown_dirs(&report, &report.jobs[0])[3].2, 5.0);
         report.jobs[0].mixed.as_mut().unwrap().only = true;
         assert_eq!(names(&report), ["mixed"]);
     }
