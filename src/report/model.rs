@@ -635,3 +635,24 @@ pub struct FilesystemInfo {
     /// Mount options and the filesystem's own options, as the kernel lists them.
     pub mount_options: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_saved_with_two_directions_load_with_no_trims() {
+        let mut group = serde_json::to_value(GroupReport::default()).unwrap();
+        assert_eq!(group["dirs"].as_array().unwrap().len(), 3);
+        group["dirs"].as_array_mut().unwrap().pop();
+        let mut read = GroupDirSummary::default();
+        read.io_bytes = 4096;
+        group["dirs"][0] = serde_json::to_value(&read).unwrap();
+        let loaded: GroupReport = serde_json::from_value(group.clone()).unwrap();
+        assert_eq!(loaded.dirs[0].io_bytes, 4096);
+        assert_eq!(loaded.dirs[2].io_bytes, 0);
+        group["dirs"].as_array_mut().unwrap().pop();
+        let error = serde_json::from_value::<GroupReport>(group).unwrap_err();
+        assert!(error.to_string().contains("2 or 3 directions"), "{error}");
+    }
+}

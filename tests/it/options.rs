@@ -572,7 +572,11 @@ fn trim_on_a_file_punches_holes_and_keeps_its_length() {
     assert_eq!(job["write"]["total_ios"], 0);
     assert!(job["trim"]["bw_bytes"].as_u64().unwrap() > 0);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20);
-    assert!(allocated_blocks(&path) < full / 4, "{} blocks left", allocated_blocks(&path));
+    assert!(
+        allocated_blocks(&path) < full / 4,
+        "{} blocks left",
+        allocated_blocks(&path)
+    );
 }
 
 #[test]
