@@ -645,8 +645,10 @@ mod tests {
         let mut group = serde_json::to_value(GroupReport::default()).unwrap();
         assert_eq!(group["dirs"].as_array().unwrap().len(), 3);
         group["dirs"].as_array_mut().unwrap().pop();
-        let mut read = GroupDirSummary::default();
-        read.io_bytes = 4096;
+        let read = GroupDirSummary {
+            io_bytes: 4096,
+            ..Default::default()
+        };
         group["dirs"][0] = serde_json::to_value(&read).unwrap();
         let loaded: GroupReport = serde_json::from_value(group.clone()).unwrap();
         assert_eq!(loaded.dirs[0].io_bytes, 4096);
