@@ -39,7 +39,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
                 ("filename".into(), format!("/data/{name}")),
                 ("ioengine".into(), "psync".into()),
             ],
-            dirs: [read, DirReport::default()],
+            dirs: [read, DirReport::default(), DirReport::default()],
             mixed: None,
             sync: Default::default(),
             cpu: Default::default(),

@@ -200,23 +200,24 @@ pub fn parse_bool(text: &str) -> Result<bool, UnitError> {
     }
 }
 
-/// Splits a per-direction value `read,write` with fio's carry-over: one value applies to both
-/// directions, an empty side leaves that direction unset (`,8k` sets only writes).
-pub fn split_per_direction(text: &str) -> Result<[Option<&str>; 2], UnitError> {
+/// Splits a per-direction value `read,write,trim` with fio's carry-over: the last value given
+/// also applies to the directions after it unless a comma ends it (`8k,32k` sets trims to 32k,
+/// `8k,32k,` leaves them unset), and an empty value leaves its direction unset (`,8k` sets only
+/// writes and trims).
+pub fn split_per_direction(text: &str) -> Result<[Option<&str>; 3], UnitError> {
     fn side(part: &str) -> Option<&str> {
         Some(part.trim()).filter(|p| !p.is_empty())
     }
     let parts: Vec<&str> = text.split(',').collect();
-    let sides = match parts.as_slice() {
-        [both] => [side(both), side(both)],
-        [read, write] => [side(read), side(write)],
-        _ => {
-            return Err(UnitError::Invalid(
-                "a third value (trim) is not supported; give read,write".to_string(),
-            ))
-        }
-    };
-    if sides == [None, None] {
+    if parts.len() > 3 {
+        return Err(UnitError::Invalid(
+            "more than three values; give read,write,trim".to_string(),
+        ));
+    }
+    let last = parts[parts.len() - 1];
+    let sides: [Option<&str>; 3] =
+        std::array::from_fn(|d| side(parts.get(d).copied().unwrap_or(last)));
+    if sides == [None; 3] {
         return Err(UnitError::Empty);
     }
     Ok(sides)
@@ -427,12 +428,18 @@ mod tests {
 
     #[test]
     fn per_direction_carry_over() {
-        assert_eq!(split_per_direction("4k"), Ok([Some("4k"), Some("4k")]));
-        assert_eq!(split_per_direction("4k,8k"), Ok([Some("4k"), Some("8k")]));
-        assert_eq!(split_per_direction(",8k"), Ok([None, Some("8k")]));
-        assert_eq!(split_per_direction("4k,"), Ok([Some("4k"), None]));
+        let (k4, k8, k16) = (Some("4k"), Some("8k"), Some("16k"));
+        assert_eq!(split_per_direction("4k"), Ok([k4, k4, k4]));
+        assert_eq!(split_per_direction("4k,8k"), Ok([k4, k8, k8]));
+        assert_eq!(split_per_direction("4k,8k,"), Ok([k4, k8, None]));
+        assert_eq!(split_per_direction("4k,8k,16k"), Ok([k4, k8, k16]));
+        assert_eq!(split_per_direction(",8k"), Ok([None, k8, k8]));
+        assert_eq!(split_per_direction(",8k,"), Ok([None, k8, None]));
+        assert_eq!(split_per_direction(",,16k"), Ok([None, None, k16]));
+        assert_eq!(split_per_direction("4k,"), Ok([k4, None, None]));
         assert_eq!(split_per_direction(","), Err(UnitError::Empty));
-        assert!(split_per_direction("4k,8k,16k").is_err());
+        assert_eq!(split_per_direction(",,"), Err(UnitError::Empty));
+        assert!(split_per_direction("4k,8k,16k,32k").is_err());
     }
 
     #[test]

@@ -128,8 +128,8 @@ pub(crate) mod fixture {
         let n = report.observations.t_ns.len();
         let mut intervals = vec![each.clone(); n];
         intervals[0] = JobInterval::default();
-        let mut dirs: [DirReport; 2] = Default::default();
-        for (d, dir) in dirs.iter_mut().enumerate() {
+        let mut dirs: [DirReport; 3] = Default::default();
+        for (d, dir) in dirs.iter_mut().take(2).enumerate() {
             dir.io_bytes = each.bytes[d] * (n as u64 - 1);
             dir.total_ios = each.ios[d] * (n as u64 - 1);
         }

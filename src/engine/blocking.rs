@@ -1,7 +1,9 @@
 //! The shared body of the blocking engines (sync, psync, pvsync, pvsync2): one syscall
 //! per I/O, completed inside `queue`. Each engine file supplies only its syscalls.
 
-use super::{io_result, sync_file, Completion, Engine, EngineSetup, IoRequest, Queued};
+use super::{
+    io_result, sync_file, trim_is_not_queued, Completion, Engine, EngineSetup, IoRequest, Queued,
+};
 use crate::job::spec::{Ddir, EngineSpec};
 use iolens_sys::Slots;
 use std::fs::File;
@@ -50,6 +52,7 @@ impl<S: Syscalls> Engine for Blocking<S> {
         let result = match req.ddir {
             Ddir::Read => self.syscalls.read(target, file, buf, req.offset),
             Ddir::Write => self.syscalls.write(target, file, buf, req.offset),
+            Ddir::Trim => return Err(trim_is_not_queued()),
         };
         Ok(Queued::Completed(io_result(result)))
     }

@@ -3,7 +3,7 @@
 //! job asks for synchronous writes). I/O past the mapped size is cut short, like a
 //! pread at end of file; a mapping cannot grow the file.
 
-use super::{Completion, Engine, EngineSetup, IoRequest, Queued};
+use super::{trim_is_not_queued, Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::Ddir;
 use iolens_sys::{Mapping, Slots};
 use std::io;
@@ -81,6 +81,7 @@ impl Engine for Mmap {
         let result = match req.ddir {
             Ddir::Read => Ok(self.read(req)),
             Ddir::Write => self.write(req),
+            Ddir::Trim => return Err(trim_is_not_queued()),
         };
         Ok(Queued::Completed(super::io_result(result)))
     }

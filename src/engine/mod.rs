@@ -68,6 +68,58 @@ pub trait Engine: Sized {
     fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
     /// fsync (or fdatasync) one file. The runner calls it only with nothing in flight.
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()>;
+    /// Discard `len` bytes at `offset` of `target`, synchronously. Trims are never
+    /// queued: the runner drains the queue, then calls this with nothing in flight.
+    fn trim(&mut self, target: &File, method: TrimMethod, offset: u64, len: u64) -> io::Result<()> {
+        method.discard(target, offset, len)
+    }
+}
+
+/// How a trim discards a range of one target; chosen once per file, before the first I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrimMethod {
+    /// A file: `fallocate(PUNCH_HOLE | KEEP_SIZE)` frees its blocks and keeps its length.
+    PunchHole,
+    /// A block device: `BLKDISCARD`.
+    BlkDiscard,
+}
+
+impl TrimMethod {
+    pub fn of(target: &File) -> io::Result<Self> {
+        Ok(if iolens_sys::fd::is_block_device(target)? {
+            Self::BlkDiscard
+        } else {
+            Self::PunchHole
+        })
+    }
+
+    pub fn discard(self, target: &File, offset: u64, len: u64) -> io::Result<()> {
+        match self {
+            Self::PunchHole => iolens_sys::fd::punch_hole(target, offset, len),
+            Self::BlkDiscard => iolens_sys::fd::blk_discard(target, offset, len),
+        }
+    }
+
+    /// Why a target refuses trims, for an `errno` that says it never takes them
+    /// (None for an error of this one trim).
+    pub fn refusal(self, errno: i32) -> Option<&'static str> {
+        if errno != libc::EOPNOTSUPP && errno != libc::ENOTTY {
+            return None;
+        }
+        Some(match self {
+            Self::PunchHole => "its filesystem cannot punch holes (fallocate PUNCH_HOLE)",
+            Self::BlkDiscard => "the device does not support discard (BLKDISCARD)",
+        })
+    }
+}
+
+/// `queue` takes reads and writes; a trim reaching it is a runner bug.
+#[cold]
+fn trim_is_not_queued() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "trims are issued through Engine::trim, never queued",
+    )
 }
 
 // One module per engine, named as in fio. `blocking` and `ring` hold the bodies the

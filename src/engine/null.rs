@@ -2,8 +2,9 @@
 //! cost of iolens itself. With more than one slot it acts like an async engine
 //! (queued → committed → reaped), so the runner's async path can be measured too.
 
-use super::{Completion, Engine, EngineSetup, IoRequest, Queued};
+use super::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use iolens_sys::Slots;
+use std::fs::File;
 use std::io;
 
 pub struct Null {
@@ -57,6 +58,10 @@ impl Engine for Null {
     }
 
     fn sync_file(&mut self, _file: u32, _datasync: bool) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn trim(&mut self, _: &File, _: TrimMethod, _offset: u64, _len: u64) -> io::Result<()> {
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! The shared body of the asynchronous engines (libaio, io_uring): `queue` prepares,
 //! `commit` submits, `reap` reports. Each engine file only says how to open its ring.
 
-use super::{sync_file, Completion, Engine, EngineSetup, IoRequest, Queued};
+use super::{sync_file, trim_is_not_queued, Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::Ddir;
 use iolens_sys::IoRing;
 use std::fs::File;
@@ -42,6 +42,7 @@ impl<R: OpenRing> Engine for RingEngine<R> {
             Ddir::Write => self
                 .ring
                 .prep_write(req.slot, req.file, req.offset, req.len),
+            Ddir::Trim => return Err(trim_is_not_queued()),
         }
         Ok(Queued::Queued)
     }

@@ -156,7 +156,10 @@ struct PathNeeds {
     /// Bytes the jobs address (end of the furthest region).
     extent: u64,
     reads: bool,
+    /// Writes or trims: the path is opened for writing and guarded like a write target.
     writes: bool,
+    /// Trims: the file gets its data first, so they have blocks to discard.
+    trims: bool,
     overwrite: bool,
     /// The first job using the path decides how it is preallocated.
     fallocate: Fallocate,
@@ -172,6 +175,7 @@ impl PathNeeds {
             extent: 0,
             reads: false,
             writes: false,
+            trims: false,
             overwrite: false,
             fallocate: first_job.files.fallocate,
             may_create: true,
@@ -180,10 +184,11 @@ impl PathNeeds {
     }
 
     fn add(&mut self, job: &JobSpec, end: u64) {
-        let writes = job.workload.rw.writes();
+        let writes = job.workload.rw.writes() || job.workload.rw.trims();
         self.extent = self.extent.max(end);
         self.reads |= job.workload.rw.reads();
         self.writes |= writes;
+        self.trims |= job.workload.rw.trims();
         self.overwrite |= job.io.overwrite;
         self.may_create &= job.files.allow_file_create;
         self.mounted_write &= !writes || job.files.allow_mounted_write;
@@ -222,7 +227,7 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
             path,
             &LayoutRequest {
                 extent: need.extent,
-                fill: need.reads || need.overwrite,
+                fill: need.reads || need.trims || need.overwrite,
                 fallocate: need.fallocate,
                 may_create: need.may_create,
             },
@@ -457,13 +462,9 @@ fn check_alignment(job: &JobSpec, set: &FileSet, job_index: usize) -> Result<(),
                     target.path.display()
                 ))
             };
+            let used = job.workload.rw.directions();
             for (d, bs) in job.workload.bs.iter().enumerate() {
-                let dir_used = if d == 0 {
-                    job.workload.rw.reads()
-                } else {
-                    job.workload.rw.writes()
-                };
-                if !dir_used {
+                if !used[d] {
                     continue;
                 }
                 for size in block_sizes_of(bs) {

@@ -19,12 +19,12 @@ pub enum Kind {
     SizeOrPercent,
     /// A duration; a bare number is in the given unit.
     Time(TimeUnit),
-    /// `read,write` sizes with carry-over (`4k` = both, `,8k` = writes only).
+    /// `read,write,trim` sizes with carry-over (`4k` = all three, `,8k,` = writes only).
     SizePerDirection,
     CountPerDirection,
-    /// `read,write` size ranges (`1k-4k,8k-16k`).
+    /// `read,write,trim` size ranges (`1k-4k,8k-16k`).
     RangePerDirection,
-    /// `read,write` block size splits (`4k/50:64k/50`).
+    /// `read,write,trim` block size splits (`4k/50:64k/50`).
     SplitPerDirection,
     /// `:`-separated numbers.
     FloatList,
@@ -179,6 +179,9 @@ pub const RW_PATTERNS: &[&str] = &[
     "rw",
     "readwrite",
     "randrw",
+    "trim",
+    "randtrim",
+    "trimwrite",
 ];
 pub const RW_SEQUENCERS: &[&str] = &["sequential", "identical"];
 pub const UNIFIED_RW: &[&str] = &["none", "mixed", "both", "0", "1", "2"];
@@ -282,9 +285,9 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
     ),
     (
         "rw",
-        &["trim", "randtrim", "trimwrite", "randtrimwrite"],
-        "trim workloads are not implemented",
-        "rw=write",
+        &["randtrimwrite"],
+        "random trim-then-write is not implemented",
+        "rw=trimwrite or rw=randtrim",
     ),
 ];
 
@@ -313,15 +316,15 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("rw_sequencer", &[], Kind::Choice(RW_SEQUENCERS), Some("sequential"), "identical", "Random patterns: I/Os between random offsets continue after the last one (sequential) or repeat it (identical)"),
     opt("rwmixread", &[], Kind::Percent, Some("50"), "70", "Percentage of reads in mixed workloads"),
     opt("rwmixwrite", &[], Kind::Percent, Some("50"), "30", "Percentage of writes in mixed workloads"),
-    opt("bs", &["blocksize"], Kind::SizePerDirection, Some("4k"), "4k", "Block size, read,write"),
-    opt("bsrange", &["blocksize_range"], Kind::RangePerDirection, None, "4k-64k", "Block size range, read,write"),
-    opt("bssplit", &[], Kind::SplitPerDirection, None, "4k/50:64k/50", "Block size mix, read,write"),
+    opt("bs", &["blocksize"], Kind::SizePerDirection, Some("4k"), "4k", "Block size, read,write,trim"),
+    opt("bsrange", &["blocksize_range"], Kind::RangePerDirection, None, "4k-64k", "Block size range, read,write,trim"),
+    opt("bssplit", &[], Kind::SplitPerDirection, None, "4k/50:64k/50", "Block size mix, read,write,trim"),
     opt("blockalign", &["ba"], Kind::SizePerDirection, None, "4k", "Offset alignment (default: minimum block size)"),
     opt("norandommap", &[], Kind::Bool, Some("0"), "1", "Random offsets may repeat before all blocks are done"),
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
     opt("random_distribution", &[], Kind::Choice(DISTRIBUTIONS), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
-    opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write; the rest continue sequentially"),
+    opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
     opt("file_service_type", &[], Kind::Choice(FILE_SERVICES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
     opt("thread", &[], Kind::Bool, Some("0"), "1", "Run clones as threads rather than processes"),
@@ -332,8 +335,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("runtime", &["timeout"], SECONDS, None, "60s", "Stop after this long (default unit s)"),
     opt("time_based", &[], Kind::Bool, Some("0"), "1", "Run for the whole runtime, looping the workload"),
     opt("ramp_time", &[], SECONDS, Some("0"), "10s", "Run this long before measuring (default unit s)"),
-    opt("rate", &[], Kind::SizePerDirection, Some("0"), "100m", "Bandwidth cap in bytes/s, read,write"),
-    opt("rate_iops", &[], Kind::CountPerDirection, Some("0"), "1000", "IOPS cap, read,write"),
+    opt("rate", &[], Kind::SizePerDirection, Some("0"), "100m", "Bandwidth cap in bytes/s, read,write,trim"),
+    opt("rate_iops", &[], Kind::CountPerDirection, Some("0"), "1000", "IOPS cap, read,write,trim"),
     opt("rate_process", &[], Kind::Choice(RATE_PROCESSES), Some("linear"), "poisson", "How rated I/Os are spaced"),
     opt("thinktime", &[], MICROS, Some("0"), "100us", "Pause between I/Os (default unit us)"),
     opt("thinktime_blocks", &[], Kind::Count, Some("1"), "8", "I/Os between pauses"),
@@ -341,9 +344,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("exitall", &[], Kind::Bool, Some("0"), "1", "When one job ends, stop the others (for the whole run once any job sets it)"),
     opt("exit_what", &[], Kind::Choice(EXIT_WHATS), Some("group"), "all", "What exitall stops: group or stonewall (the running group), all (and every later group)"),
     opt("wait_for", &[], Kind::Text, None, "writer", "Start only after the named earlier job has finished"),
-    opt("max_latency", &[], Kind::Text, Some("0"), "100ms", "Fail the job on an I/O slower than this, read,write (default unit us)"),
-    opt("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "10m", "Fail the job below this bandwidth over a rate_cycle, read,write"),
-    opt("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "100", "Fail the job below these IOPS over a rate_cycle, read,write"),
+    opt("max_latency", &[], Kind::Text, Some("0"), "100ms", "Fail the job on an I/O slower than this, read,write,trim (default unit us)"),
+    opt("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "10m", "Fail the job below this bandwidth over a rate_cycle, read,write,trim"),
+    opt("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "100", "Fail the job below these IOPS over a rate_cycle, read,write,trim"),
     opt("rate_cycle", &["ratecycle"], Kind::Count, Some("1000"), "500", "Window of the rate_min checks, ms"),
     opt("iodepth_low", &[], Kind::Count, None, "4", "Once the queue is full, let it drain to this depth before refilling (default: iodepth)"),
     opt("direct", &[], Kind::Bool, Some("0"), "1", "Use O_DIRECT (bypass the page cache)"),

@@ -207,19 +207,19 @@ impl<'a> Layers<'a> {
         self.parse(name, |text| units::parse_time(text, unit))
     }
 
-    /// A `read,write` option: each direction comes from the most specific layer that sets it
-    /// (`--bs=,8k` in a job keeps the global or default read size).
+    /// A `read,write,trim` option: each direction comes from the most specific layer that sets
+    /// it (`--bs=,8k` in a job keeps the global or default read size).
     fn per_direction<T>(
         &self,
         name: &str,
         parse: impl Fn(&str) -> Result<T, UnitError>,
-    ) -> Result<[Option<T>; 2], JobError> {
+    ) -> Result<[Option<T>; DDIRS], JobError> {
         let layers = [self.job.get(name), self.global.get(name)]
             .into_iter()
             .flatten()
             .map(Setting::given)
             .chain(Self::default(name));
-        let mut sides: [Option<T>; 2] = [None, None];
+        let mut sides: [Option<T>; DDIRS] = [None, None, None];
         for setting in layers {
             let texts = units::split_per_direction(setting.text).map_err(|e| setting.invalid(e))?;
             for (side, text) in sides.iter_mut().zip(texts) {
@@ -477,7 +477,7 @@ impl<'a> Layers<'a> {
             rw_modifier,
             repeat_offsets: sequencer == "identical",
             rwmixread: self.rwmixread()?,
-            blockalign: [0, 1].map(|d| align[d].unwrap_or(bs[d].min())),
+            blockalign: Ddir::ALL.map(|d| align[d.index()].unwrap_or(bs[d.index()].min())),
             bs,
             randommap: !self.bool("norandommap")?,
             // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
@@ -564,7 +564,7 @@ impl<'a> Layers<'a> {
     }
 
     /// Per direction, `bssplit` wins over `bsrange`, which wins over `bs` (as fio).
-    fn block_sizes(&self) -> Result<[BlockSizes; 2], JobError> {
+    fn block_sizes(&self) -> Result<[BlockSizes; DDIRS], JobError> {
         let fixed = self.per_direction("bs", |t| self.nonzero_size(t))?;
         let ranges = self.per_direction("bsrange", |text| {
             let (min, max) = units::parse_range(text, self.kb_base)?;
@@ -585,16 +585,14 @@ impl<'a> Layers<'a> {
                 false => Ok(BlockSizes::Split(split)),
             }
         })?;
-        let choose = |split: Option<BlockSizes>, range: Option<BlockSizes>, fixed: Option<u64>| {
+        let mut ranges = ranges.into_iter();
+        let mut fixed = fixed.into_iter();
+        Ok(splits.map(|split| {
+            let (range, fixed) = (ranges.next().flatten(), fixed.next().flatten());
             split
                 .or(range)
                 .unwrap_or_else(|| BlockSizes::Fixed(fixed.expect("bs has a default")))
-        };
-        let ([read_split, write_split], [read_range, write_range]) = (splits, ranges);
-        Ok([
-            choose(read_split, read_range, fixed[0]),
-            choose(write_split, write_range, fixed[1]),
-        ])
+        }))
     }
 
     fn rwmixread(&self) -> Result<u32, JobError> {
@@ -707,18 +705,18 @@ impl<'a> Layers<'a> {
     /// fio refuses a minimum rate above the rate cap of the same direction.
     fn check_rate_min_below_rate(
         &self,
-        rate_min: [u64; 2],
-        rate_iops_min: [u64; 2],
+        rate_min: [u64; DDIRS],
+        rate_iops_min: [u64; DDIRS],
     ) -> Result<(), JobError> {
         let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
         let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
-        for ddir in Ddir::BOTH {
+        for ddir in Ddir::ALL {
             let d = ddir.index();
             let cap = |cap: Option<u64>, min: u64| cap.is_some_and(|cap| cap > 0 && min > cap);
             if cap(rate[d], rate_min[d]) || cap(rate_iops[d], rate_iops_min[d]) {
                 return Err(self.problem(format!(
                     "the minimum {} rate is above its rate cap",
-                    if ddir == Ddir::Read { "read" } else { "write" }
+                    ddir.name()
                 )));
             }
         }
@@ -1004,6 +1002,9 @@ fn rw_pattern(word: &str) -> RwPattern {
         "randwrite" => RwPattern::RandWrite,
         "rw" | "readwrite" => RwPattern::ReadWrite,
         "randrw" => RwPattern::RandRw,
+        "trim" => RwPattern::Trim,
+        "randtrim" => RwPattern::RandTrim,
+        "trimwrite" => RwPattern::TrimWrite,
         _ => RwPattern::Read,
     }
 }
@@ -1124,11 +1125,8 @@ mod tests {
         assert_eq!(spec.engine.batch_complete_min, 1);
         assert_eq!(spec.engine.batch_complete_max, 1);
         assert_eq!(spec.workload.rw, RwPattern::Read);
-        assert_eq!(
-            spec.workload.bs,
-            [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)]
-        );
-        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert_eq!(spec.workload.bs, [4096; 3].map(BlockSizes::Fixed));
+        assert_eq!(spec.workload.blockalign, [4096; 3]);
         assert_eq!(spec.workload.rwmixread, 50);
         assert!(spec.workload.randrepeat && spec.workload.randommap);
         assert_eq!(spec.workload.randseed, 0x89);
@@ -1179,13 +1177,13 @@ mod tests {
     #[test]
     fn percentage_random_and_file_service_type() {
         let spec = job(&[]);
-        assert_eq!(spec.workload.percentage_random, [100, 100]);
+        assert_eq!(spec.workload.percentage_random, [100; 3]);
         assert_eq!(
             spec.workload.file_service,
             FileService::RoundRobin { ios: 1 }
         );
         let spec = job(&["--percentage_random=80,20", "--file_service_type=random:4"]);
-        assert_eq!(spec.workload.percentage_random, [80, 20]);
+        assert_eq!(spec.workload.percentage_random, [80, 20, 20]);
         assert_eq!(spec.workload.file_service, FileService::Random { ios: 4 });
         let spec = job(&["--file_service_type=sequential"]);
         assert_eq!(spec.workload.file_service, FileService::Sequential);
@@ -1310,7 +1308,7 @@ mod tests {
             "command line argument 3: ioengine=posixaio: not supported by iolens: this ioengine \
              is not implemented (instead: ioengine=io_uring, libaio or psync)"
         );
-        assert!(error(&["--name=t", "--size=1m", "--rw=randtrim"]).contains("not supported"));
+        assert!(error(&["--name=t", "--size=1m", "--rw=randtrimwrite"]).contains("not supported"));
         assert!(error(&["--name=t", "--size=1m", "--rw=read:-8k"]).contains("backwards"));
     }
 
@@ -1337,12 +1335,31 @@ mod tests {
     fn per_direction_sides_fall_back_layer_by_layer() {
         let resolved = run(&["--bs=16k", "--name=a", "--size=1m", "--bs=,8k"]).unwrap();
         let bs = &resolved.jobs[0].workload.bs;
-        assert_eq!(bs, &[BlockSizes::Fixed(16384), BlockSizes::Fixed(8192)]);
+        assert_eq!(bs, &[16384, 8192, 8192].map(BlockSizes::Fixed));
         assert_eq!(job(&["--bs=,8k"]).workload.bs[0], BlockSizes::Fixed(4096));
-        assert_eq!(
-            job(&["--bs=4k,8k"]).workload.bs,
-            [BlockSizes::Fixed(4096), BlockSizes::Fixed(8192)]
-        );
+        let bs = |given: &str| job(&[given]).workload.bs.map(|b| b.min() / 1024);
+        assert_eq!(bs("--bs=4k,8k"), [4, 8, 8]);
+        assert_eq!(bs("--bs=4k,8k,"), [4, 8, 4]);
+        assert_eq!(bs("--bs=4k,8k,16k"), [4, 8, 16]);
+        assert_eq!(bs("--bs=,,16k"), [4, 4, 16]);
+        // the trim side falls back to the global's like the others
+        let resolved = run(&["--bs=1k,2k,32k", "--name=a", "--size=1m", "--bs=,8k,"]).unwrap();
+        let bs = resolved.jobs[0].workload.bs.each_ref().map(BlockSizes::min);
+        assert_eq!(bs, [1024, 8192, 32768]);
+        assert!(error(&["--name=a", "--size=1m", "--bs=1k,2k,4k,8k"]).contains("three values"));
+    }
+
+    #[test]
+    fn trim_patterns_are_accepted() {
+        for (word, rw) in [
+            ("trim", RwPattern::Trim),
+            ("randtrim", RwPattern::RandTrim),
+            ("trimwrite", RwPattern::TrimWrite),
+        ] {
+            let spec = job(&[&format!("--rw={word}")]);
+            assert_eq!(spec.workload.rw, rw);
+            assert!(spec.workload.rw.trims());
+        }
     }
 
     #[test]
@@ -1442,16 +1459,20 @@ mod tests {
                 BlockSizes::Range {
                     min: 8192,
                     max: 16384
+                },
+                BlockSizes::Range {
+                    min: 8192,
+                    max: 16384
                 }
             ]
         );
-        assert_eq!(spec.workload.blockalign, [512, 512]);
+        assert_eq!(spec.workload.blockalign, [512; 3]);
         let spec = job(&["--bssplit=4k/50:64k/", "--bs=8k"]);
         assert_eq!(
             spec.workload.bs[0],
             BlockSizes::Split(vec![(4096, 50), (65536, 50)])
         );
-        assert_eq!(spec.workload.blockalign, [4096, 4096]);
+        assert_eq!(spec.workload.blockalign, [4096; 3]);
         assert!(
             error(&["--name=a", "--size=1m", "--bsrange=8k-4k"]).contains("larger than maximum")
         );
@@ -1550,8 +1571,8 @@ mod tests {
             "--thinktime_blocks=4",
         ]);
         let p = &spec.pacing;
-        assert_eq!(p.rate, [0, 5 << 20]);
-        assert_eq!(p.rate_iops, [100, 100]);
+        assert_eq!(p.rate, [0, 5 << 20, 5 << 20]);
+        assert_eq!(p.rate_iops, [100; 3]);
         assert_eq!(p.rate_process, RateProcess::Poisson);
         assert_eq!(p.thinktime, Duration::from_micros(10));
         assert_eq!(p.thinktime_blocks, 4);
@@ -1563,7 +1584,7 @@ mod tests {
         assert!(!c.exitall && c.exit_what == ExitWhat::Group && c.wait_for.is_none());
         assert_eq!(
             (c.max_latency_ns, c.rate_cycle),
-            ([0; 2], Duration::from_secs(1))
+            ([0; 3], Duration::from_secs(1))
         );
         assert_eq!(c.iodepth_low, 1);
         let c = job(&[
@@ -1579,8 +1600,11 @@ mod tests {
         ])
         .control;
         assert!(c.exitall && c.exit_what == ExitWhat::All);
-        assert_eq!(c.max_latency_ns, [250_000, 2_000_000]);
-        assert_eq!((c.rate_min, c.rate_iops_min), ([1 << 20, 0], [0, 50]));
+        assert_eq!(c.max_latency_ns, [250_000, 2_000_000, 2_000_000]);
+        assert_eq!(
+            (c.rate_min, c.rate_iops_min),
+            ([1 << 20, 0, 0], [0, 50, 50])
+        );
         assert_eq!(c.rate_cycle, Duration::from_millis(250));
         assert_eq!(c.iodepth_low, 8);
         // 0 or deeper than the queue: keep it full, as fio.

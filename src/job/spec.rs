@@ -7,17 +7,32 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Data direction of one I/O. `Read` and `Write` index the per-direction arrays below.
+/// Data direction of one I/O. It indexes the per-direction arrays below
+/// ([read, write, trim], fio's order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Ddir {
     Read = 0,
     Write = 1,
+    /// Discard a range: `fallocate(PUNCH_HOLE)` on a file, `BLKDISCARD` on a block device.
+    Trim = 2,
 }
 
+/// Number of directions, the length of every per-direction array.
+pub const DDIRS: usize = 3;
+
 impl Ddir {
-    pub const BOTH: [Ddir; 2] = [Ddir::Read, Ddir::Write];
+    pub const ALL: [Ddir; DDIRS] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+    #[inline]
     pub fn index(self) -> usize {
         self as usize
+    }
+    /// The direction as fio names it in messages and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Trim => "trim",
+        }
     }
 }
 
@@ -31,11 +46,18 @@ pub enum RwPattern {
     /// `rw` / `readwrite`: sequential mixed.
     ReadWrite,
     RandRw,
+    Trim,
+    RandTrim,
+    /// Sequential: trim a block, then write the same block.
+    TrimWrite,
 }
 
 impl RwPattern {
     pub fn is_random(self) -> bool {
-        matches!(self, Self::RandRead | Self::RandWrite | Self::RandRw)
+        matches!(
+            self,
+            Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim
+        )
     }
     pub fn reads(self) -> bool {
         matches!(
@@ -46,8 +68,15 @@ impl RwPattern {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw
+            Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw | Self::TrimWrite
         )
+    }
+    pub fn trims(self) -> bool {
+        matches!(self, Self::Trim | Self::RandTrim | Self::TrimWrite)
+    }
+    /// Which directions the pattern issues, indexed by `Ddir::index`.
+    pub fn directions(self) -> [bool; DDIRS] {
+        [self.reads(), self.writes(), self.trims()]
     }
 }
 
@@ -259,10 +288,10 @@ pub struct WorkloadSpec {
     pub repeat_offsets: bool,
     /// Percentage of reads in mixed workloads (0..=100).
     pub rwmixread: u32,
-    /// Block sizes per direction [read, write].
-    pub bs: [BlockSizes; 2],
+    /// Block sizes per direction [read, write, trim].
+    pub bs: [BlockSizes; DDIRS],
     /// Offsets are multiples of this per direction (default: the minimum block size).
-    pub blockalign: [u64; 2],
+    pub blockalign: [u64; DDIRS],
     pub randommap: bool,
     /// True: seed the generators from `randseed` (fio's default, or any explicit `randseed=`).
     /// False: seed from entropy, so each run differs.
@@ -271,7 +300,7 @@ pub struct WorkloadSpec {
     pub distribution: Distribution,
     /// `percentage_random` per direction: in random patterns, the share of I/Os at a
     /// random offset; the others continue where the previous I/O ended (100 = all random).
-    pub percentage_random: [u32; 2],
+    pub percentage_random: [u32; DDIRS],
     pub file_service: FileService,
     /// `openfiles`: how many of a worker's files it uses at a time (`None`: all);
     /// the others wait until one is done. Every file stays open all the same.
@@ -318,9 +347,9 @@ pub enum FileService {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PacingSpec {
     /// Bytes per second per direction, 0 = unlimited.
-    pub rate: [u64; 2],
+    pub rate: [u64; DDIRS],
     /// I/Os per second per direction, 0 = unlimited.
-    pub rate_iops: [u64; 2],
+    pub rate_iops: [u64; DDIRS],
     pub rate_process: RateProcess,
     pub thinktime: Duration,
     /// `thinktime_spin`: the first part of each think time is spent busy (≤ `thinktime`).
@@ -530,11 +559,11 @@ pub struct RunControlSpec {
     /// `wait_for`: the name of an earlier job this one starts after.
     pub wait_for: Option<String>,
     /// `max_latency` per direction, ns (0 = none): a slower I/O fails the job.
-    pub max_latency_ns: [u64; 2],
+    pub max_latency_ns: [u64; DDIRS],
     /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none: a job that
     /// falls below over a `rate_cycle` window fails.
-    pub rate_min: [u64; 2],
-    pub rate_iops_min: [u64; 2],
+    pub rate_min: [u64; DDIRS],
+    pub rate_iops_min: [u64; DDIRS],
     pub rate_cycle: Duration,
     /// `iodepth_low`: once the queue is full, let it drain to this depth before
     /// refilling (equal to iodepth: keep it full).

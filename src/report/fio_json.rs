@@ -164,7 +164,7 @@ impl FioJob {
             dirs: (!job.mixed.as_ref().is_some_and(|m| m.only)).then(|| FioDirs {
                 read: FioDir::new(&job.dirs[0], group_bw[0], detail),
                 write: FioDir::new(&job.dirs[1], group_bw[1], detail),
-                trim: FioDir::new(&DirReport::default(), 0.0, detail),
+                trim: FioDir::new(&job.dirs[2], group_bw[2], detail),
                 sync: FioSync {
                     total_ios: job.sync.total_ios,
                     lat_ns: FioLat::new(job.sync.lat.as_ref(), detail),
@@ -532,7 +532,7 @@ mod tests {
                 ("rw".into(), "randrw".into()),
                 ("iodepth".into(), "8".into()),
             ],
-            dirs: [read, DirReport::default()],
+            dirs: [read, DirReport::default(), DirReport::default()],
             mixed: None,
             sync: SyncReport {
                 total_ios: 3,
@@ -575,6 +575,7 @@ mod tests {
                         bw_bytes_per_sec: 117_392_055.0,
                         ..Default::default()
                     },
+                    GroupDirSummary::default(),
                     GroupDirSummary::default(),
                 ],
             }],

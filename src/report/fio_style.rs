@@ -35,28 +35,29 @@ fn floor_nonzero(pct: f64, floor: f64) -> f64 {
     }
 }
 
-/// Aggregate [read, write] bandwidth of the job's reporting group, bytes/s.
-pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 2] {
+/// Aggregate [read, write, trim] bandwidth of the job's reporting group, bytes/s.
+pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 3] {
     report
         .groups
         .iter()
         .find(|g| g.id == groupid)
-        .map_or([0.0; 2], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
+        .map_or([0.0; 3], |g| g.dirs.each_ref().map(|d| d.bw_bytes_per_sec))
 }
 
 /// The direction blocks a job's report shows, in fio's order, each with its group's
-/// aggregate bandwidth: read and write unless `unified_rw_reporting=mixed` replaces
-/// them, then the merged `mixed` block when the option is on.
+/// aggregate bandwidth: read, write and trim unless `unified_rw_reporting=mixed`
+/// replaces them, then the merged `mixed` block when the option is on.
 pub fn shown_dirs<'a>(
     report: &RunReport,
     job: &'a JobReport,
 ) -> Vec<(&'static str, &'a DirReport, f64)> {
     let group = report.groups.iter().find(|g| g.id == job.groupid);
-    let [read_bw, write_bw] = group_bw(report, job.groupid);
-    let mut shown = Vec::with_capacity(3);
+    let [read_bw, write_bw, trim_bw] = group_bw(report, job.groupid);
+    let mut shown = Vec::with_capacity(4);
     if !job.mixed.as_ref().is_some_and(|m| m.only) {
         shown.push(("read", &job.dirs[0], read_bw));
         shown.push(("write", &job.dirs[1], write_bw));
+        shown.push(("trim", &job.dirs[2], trim_bw));
     }
     if let Some(mixed) = &job.mixed {
         let mixed_bw = group
@@ -130,7 +131,7 @@ mod tests {
         let names = |r: &RunReport| -> Vec<&str> {
             shown_dirs(r, &r.jobs[0]).iter().map(|s| s.0).collect()
         };
-        assert_eq!(names(&report), ["read", "write"]);
+        assert_eq!(names(&report), ["read", "write", "trim"]);
         report.jobs[0].mixed = Some(Mixed {
             only: false,
             report: DirReport::default(),
@@ -145,8 +146,8 @@ mod tests {
             }),
             ..Default::default()
         }];
-        assert_eq!(names(&report), ["read", "write", "mixed"]);
-        assert_eq!(shown_dirs(&report, &report.jobs[0])[2].2, 5.0);
+        assert_eq!(names(&report), ["read", "write", "trim", "mixed"]);
+        assert_eq!(shown_dirs(&report, &report.jobs[0])[3].2, 5.0);
         report.jobs[0].mixed.as_mut().unwrap().only = true;
         assert_eq!(names(&report), ["mixed"]);
     }

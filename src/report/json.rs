@@ -15,7 +15,7 @@ pub fn render_line(report: &RunReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{DirReport, GroupReport, JobReport, LatSummary, SCHEMA_VERSION};
+    use crate::report::model::{GroupReport, JobReport, LatSummary, SCHEMA_VERSION};
 
     #[test]
     fn round_trips_through_json() {
@@ -28,7 +28,7 @@ mod tests {
             error: Some("read at offset 4096: Input/output error (os error 5)".into()),
             errno: 5,
             options: vec![("bs".into(), "128k".into())],
-            dirs: [DirReport::default(), DirReport::default()],
+            dirs: Default::default(),
             mixed: None,
             sync: Default::default(),
             cpu: Default::default(),

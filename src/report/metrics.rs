@@ -93,7 +93,7 @@ mod tests {
             error: None,
             errno: 0,
             options: Vec::new(),
-            dirs: [read, write],
+            dirs: [read, write, DirReport::default()],
             mixed: None,
             sync: Default::default(),
             cpu: Default::default(),

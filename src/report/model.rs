@@ -108,8 +108,9 @@ pub struct JobReport {
     pub tolerated_errors: Option<ToleratedErrors>,
     /// The resolved job options, for the record.
     pub options: Vec<(String, String)>,
-    /// [read, write]
-    pub dirs: [DirReport; 2],
+    /// [read, write, trim]
+    #[serde(deserialize_with = "per_direction")]
+    pub dirs: [DirReport; 3],
     /// fio's `unified_rw_reporting`: both directions as one (absent when it is off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixed: Option<Mixed<DirReport>>,
@@ -128,6 +129,23 @@ pub struct JobReport {
 /// fio's default `significant_figures`, for reports saved before the field existed.
 fn default_significant_figures() -> u32 {
     4
+}
+
+/// A per-direction array [read, write, trim]; reports saved before trims
+/// existed hold [read, write], and their trims read as nothing done.
+fn per_direction<'de, D, T>(deserializer: D) -> Result<[T; 3], D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    use serde::de::Error;
+    let mut dirs = Vec::<T>::deserialize(deserializer)?;
+    let given = dirs.len();
+    if given == 2 {
+        dirs.push(T::default());
+    }
+    dirs.try_into()
+        .map_err(|_| D::Error::invalid_length(given, &"2 or 3 directions"))
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -219,8 +237,9 @@ pub struct LatBuckets {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GroupReport {
     pub id: u32,
-    /// [read, write]
-    pub dirs: [GroupDirSummary; 2],
+    /// [read, write, trim]
+    #[serde(deserialize_with = "per_direction")]
+    pub dirs: [GroupDirSummary; 3],
     /// The group's `mixed` totals when its jobs use `unified_rw_reporting`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mixed: Option<Mixed<GroupDirSummary>>,
@@ -615,4 +634,27 @@ pub struct FilesystemInfo {
     pub source: String,
     /// Mount options and the filesystem's own options, as the kernel lists them.
     pub mount_options: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_saved_with_two_directions_load_with_no_trims() {
+        let mut group = serde_json::to_value(GroupReport::default()).unwrap();
+        assert_eq!(group["dirs"].as_array().unwrap().len(), 3);
+        group["dirs"].as_array_mut().unwrap().pop();
+        let read = GroupDirSummary {
+            io_bytes: 4096,
+            ..Default::default()
+        };
+        group["dirs"][0] = serde_json::to_value(&read).unwrap();
+        let loaded: GroupReport = serde_json::from_value(group.clone()).unwrap();
+        assert_eq!(loaded.dirs[0].io_bytes, 4096);
+        assert_eq!(loaded.dirs[2].io_bytes, 0);
+        group["dirs"].as_array_mut().unwrap().pop();
+        let error = serde_json::from_value::<GroupReport>(group).unwrap_err();
+        assert!(error.to_string().contains("2 or 3 directions"), "{error}");
+    }
 }

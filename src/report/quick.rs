@@ -32,14 +32,15 @@ pub fn render_table(report: &RunReport) -> String {
     out
 }
 
-/// The direction that moved more I/Os (reads when neither did).
+/// The direction that moved the most I/Os (the first of a tie: reads when none did).
 pub fn main_direction(job: &JobReport) -> &DirReport {
-    let [read, write] = &job.dirs;
-    if write.total_ios > read.total_ios {
-        write
-    } else {
-        read
+    let mut main = &job.dirs[0];
+    for dir in &job.dirs[1..] {
+        if dir.total_ios > main.total_ios {
+            main = dir;
+        }
     }
+    main
 }
 
 /// The 99th percentile of completion latency, when percentiles were recorded.

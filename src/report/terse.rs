@@ -30,8 +30,10 @@ fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
         job.groupid.to_string(),
         job.errno.to_string(),
     ];
-    // fio puts the merged block of unified_rw_reporting after write's, or alone.
-    for (_, dir, group_bw) in shown_dirs(report, job) {
+    // fio puts the merged block of unified_rw_reporting after write's, or alone;
+    // version 3 has no trim fields (fio's version 4 added them).
+    let shown = shown_dirs(report, job).into_iter();
+    for (_, dir, group_bw) in shown.filter(|(name, _, _)| *name != "trim") {
         dir_fields(&mut fields, dir, group_bw);
     }
     let cpu = &job.cpu;
@@ -175,7 +177,7 @@ mod tests {
             error: None,
             errno: 0,
             options: Vec::new(),
-            dirs: [read, DirReport::default()],
+            dirs: [read, DirReport::default(), DirReport::default()],
             mixed: None,
             sync: Default::default(),
             cpu: Default::default(),
@@ -211,6 +213,7 @@ mod tests {
                         bw_bytes_per_sec: 47_396.0 * 1024.0 * 2.0,
                         ..Default::default()
                     },
+                    GroupDirSummary::default(),
                     GroupDirSummary::default(),
                 ],
             }],

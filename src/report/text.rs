@@ -13,7 +13,7 @@ use crate::report::model::{
     RunReport, Severity,
 };
 
-const GROUP_DIR_NAMES: [&str; 2] = ["READ", "WRITE"];
+const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
 const BINARY_PREFIXES: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
 const DECIMAL_PREFIXES: [&str; 6] = ["", "k", "M", "G", "T", "P"];
 
@@ -125,14 +125,21 @@ fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Resu
         &job.depth.complete_pct,
     )?;
     // With only the merged report shown, fio counts every I/O as a read.
-    let [read, write] = match &job.mixed {
-        Some(mixed) if mixed.only => [&mixed.report, &DirReport::default()],
-        _ => [&job.dirs[0], &job.dirs[1]],
+    let nothing = DirReport::default();
+    let [read, write, trim] = match &job.mixed {
+        Some(mixed) if mixed.only => [&mixed.report, &nothing, &nothing],
+        _ => job.dirs.each_ref(),
     };
     writeln!(
         out,
-        "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
-        read.total_ios, write.total_ios, job.sync.total_ios, read.short_ios, write.short_ios
+        "     issued rwts: total={},{},{},{} short={},{},{},0 dropped=0,0,0,0",
+        read.total_ios,
+        write.total_ios,
+        trim.total_ios,
+        job.sync.total_ios,
+        read.short_ios,
+        write.short_ios,
+        trim.short_ios
     )?;
     if let Some(errors) = job.tolerated_errors {
         writeln!(
@@ -551,7 +558,7 @@ mod tests {
             error: None,
             errno: 0,
             options: vec![("rw".into(), "randread".into())],
-            dirs: [read, DirReport::default()],
+            dirs: [read, DirReport::default(), DirReport::default()],
             mixed: None,
             sync: SyncReport::default(),
             cpu: CpuReport {
@@ -591,7 +598,11 @@ mod tests {
             groups: vec![GroupReport {
                 id: 0,
                 mixed: None,
-                dirs: [group_read, GroupDirSummary::default()],
+                dirs: [
+                    group_read,
+                    GroupDirSummary::default(),
+                    GroupDirSummary::default(),
+                ],
             }],
             disks: vec![DiskUtil {
                 name: "vda".into(),

@@ -82,7 +82,7 @@ fn job_report(
     let runtime_ns = workers.iter().map(|w| w.runtime_ns).max().unwrap_or(0);
     let cpu_time_ns: u64 = workers.iter().map(|w| w.runtime_ns).sum();
     let percentiles = percentile_choice(job);
-    let dirs = [0, 1].map(|d| {
+    let dirs = [0, 1, 2].map(|d| {
         let rates: Vec<&RateSeries> = workers.iter().map(|w| &w.rates[d]).collect();
         let stats = &merged.dirs[d];
         let runtime = if stats.ios > 0 { runtime_ns } else { 0 };
@@ -90,7 +90,9 @@ fn job_report(
     });
     let mixed = (job.measure.unified_rw != UnifiedRw::Separate).then(|| {
         let mut all = merged.dirs[0].clone();
-        all.merge(&merged.dirs[1]);
+        for dir in &merged.dirs[1..] {
+            all.merge(dir);
+        }
         let rates: Vec<&RateSeries> = workers.iter().flat_map(|w| &w.rates).collect();
         let runtime = if all.ios > 0 { runtime_ns } else { 0 };
         Mixed {
@@ -167,7 +169,7 @@ fn group_reports(jobs: &[JobReport]) -> Vec<GroupReport> {
     ids.into_iter()
         .map(|id| {
             let members: Vec<&JobReport> = jobs.iter().filter(|j| j.groupid == id).collect();
-            let dirs = [0, 1].map(|d| group_summary(members.iter().map(|j| &j.dirs[d])));
+            let dirs = [0, 1, 2].map(|d| group_summary(members.iter().map(|j| &j.dirs[d])));
             let mixed_members: Vec<&Mixed<DirReport>> =
                 members.iter().filter_map(|j| j.mixed.as_ref()).collect();
             let mixed = mixed_members.first().map(|first| Mixed {

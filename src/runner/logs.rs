@@ -9,7 +9,7 @@
 //! one line per direction per window, with bs and offset 0. Histogram lines
 //! are `time_ms, ddir, bs, count per bucket…` over fio's 1856 buckets.
 
-use crate::job::spec::{Ddir, LogSpec};
+use crate::job::spec::{Ddir, LogSpec, DDIRS};
 use crate::stats::histogram::{bucket_index, BUCKETS};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -79,13 +79,13 @@ pub struct IoLogger {
     hist_ns: u64,
     max_value: bool,
     /// The directions the job uses: their bandwidth/IOPS windows are logged even when idle.
-    used: [bool; 2],
+    used: [bool; DDIRS],
     per_io: Vec<LoggedIo>,
     windows: Vec<WindowEntry>,
-    open: [WindowTotals; 2],
+    open: [WindowTotals; DDIRS],
     window_end_ns: u64,
     hist: Vec<HistEntry>,
-    hist_open: Option<[HistWindow; 2]>,
+    hist_open: Option<[HistWindow; DDIRS]>,
     hist_end_ns: u64,
 }
 
@@ -98,7 +98,7 @@ pub struct IoLog {
 }
 
 impl IoLogger {
-    pub fn new(spec: &LogSpec, used: [bool; 2]) -> Self {
+    pub fn new(spec: &LogSpec, used: [bool; DDIRS]) -> Self {
         let avg_ns = spec.avg_msec * NS_PER_MS;
         let hist_ns = spec.hist_msec * NS_PER_MS;
         let wants_entries = spec.bw.is_some() || spec.iops.is_some() || spec.lat.is_some();
@@ -121,7 +121,8 @@ impl IoLogger {
             open: Default::default(),
             window_end_ns: avg_ns,
             hist: Vec::new(),
-            hist_open: (spec.hist.is_some() && hist_ns > 0).then(|| [hist_window(), hist_window()]),
+            hist_open: (spec.hist.is_some() && hist_ns > 0)
+                .then(|| [hist_window(), hist_window(), hist_window()]),
             hist_end_ns: hist_ns,
         }
     }
@@ -405,7 +406,7 @@ mod tests {
 
     #[test]
     fn every_io_is_a_line_without_averaging() {
-        let mut logger = IoLogger::new(&spec(), [true, false]);
+        let mut logger = IoLogger::new(&spec(), [true, false, false]);
         logger.record(&io(0.5, Ddir::Read, 424_111));
         logger.record(&LoggedIo {
             slat_ns: Some(700),
@@ -441,7 +442,7 @@ mod tests {
                 max_value,
                 ..spec()
             };
-            let mut logger = IoLogger::new(&spec, [true, false]);
+            let mut logger = IoLogger::new(&spec, [true, false, false]);
             logger.record(&io(10.0, Ddir::Read, 1_000));
             logger.record(&io(50.0, Ddir::Read, 3_000));
             // Nothing in 100..200 ms: an idle line for the used direction.
@@ -473,7 +474,7 @@ mod tests {
             hist_msec: 100,
             ..LogSpec::default()
         };
-        let mut logger = IoLogger::new(&spec, [true, true]);
+        let mut logger = IoLogger::new(&spec, [true, true, false]);
         logger.record(&io(10.0, Ddir::Read, 1_130));
         logger.record(&io(20.0, Ddir::Read, 1_131));
         logger.record(&io(120.0, Ddir::Write, 66_000));
@@ -505,7 +506,7 @@ mod tests {
     fn writes_one_file_per_worker_or_one_per_job() {
         let dir = crate::testutil::scratch_dir();
         let prefix = dir.path().join("j").display().to_string();
-        let mut logger = IoLogger::new(&spec(), [true, false]);
+        let mut logger = IoLogger::new(&spec(), [true, false, false]);
         logger.record(&io(1.0, Ddir::Read, 1_000));
         let log = logger.finish(2_000_000);
         let spec = LogSpec {

@@ -543,7 +543,7 @@ mod tests {
         rates.push_interval(1 << 20, 256, 500_000_000);
         let result = WorkerResult {
             stats,
-            rates: [rates, RateSeries::default()],
+            rates: [rates, RateSeries::default(), RateSeries::default()],
             cpu: Rusage {
                 user_ns: 10,
                 system_ns: 20,

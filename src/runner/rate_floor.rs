@@ -5,7 +5,7 @@
 //! (queues fill, caches warm); after it each window of `rate_cycle` is
 //! judged on its own, per direction.
 
-use crate::job::spec::{Ddir, RunControlSpec};
+use crate::job::spec::{Ddir, RunControlSpec, DDIRS};
 
 /// Time after the start of measuring before the first window opens.
 const SETTLE_NS: u64 = 2_000_000_000;
@@ -19,13 +19,13 @@ pub struct Done {
 
 #[derive(Debug, Clone)]
 pub struct RateFloor {
-    min_bytes_per_sec: [u64; 2],
-    min_ios_per_sec: [u64; 2],
+    min_bytes_per_sec: [u64; DDIRS],
+    min_ios_per_sec: [u64; DDIRS],
     cycle_ns: u64,
     window_start_ns: u64,
     /// False during the settling period: the first window has not opened.
     judging: bool,
-    at_window_start: [Done; 2],
+    at_window_start: [Done; DDIRS],
 }
 
 impl RateFloor {
@@ -37,7 +37,7 @@ impl RateFloor {
             cycle_ns: (spec.rate_cycle.as_nanos() as u64).max(1),
             window_start_ns: measure_start_ns + SETTLE_NS,
             judging: false,
-            at_window_start: [Done::default(); 2],
+            at_window_start: [Done::default(); DDIRS],
         })
     }
 
@@ -52,10 +52,10 @@ impl RateFloor {
         now_ns >= end
     }
 
-    /// Close the window at `now_ns` given the running totals [read, write]; the
+    /// Close the window at `now_ns` given the running totals [read, write, trim]; the
     /// reason the job fails when a direction fell below its floor.
     #[cold]
-    pub fn check(&mut self, now_ns: u64, done: [Done; 2]) -> Result<(), String> {
+    pub fn check(&mut self, now_ns: u64, done: [Done; DDIRS]) -> Result<(), String> {
         let spent_ns = now_ns.saturating_sub(self.window_start_ns).max(1);
         let was_judging = self.judging;
         let before = std::mem::replace(&mut self.at_window_start, done);
@@ -64,12 +64,12 @@ impl RateFloor {
         if !was_judging {
             return Ok(());
         }
-        for ddir in Ddir::BOTH {
+        for ddir in Ddir::ALL {
             let d = ddir.index();
             let per_sec = |now: u64, then: u64| {
                 (u128::from(now - then) * 1_000_000_000 / u128::from(spent_ns)) as u64
             };
-            let what = if ddir == Ddir::Read { "read" } else { "write" };
+            let what = ddir.name();
             let bytes_per_sec = per_sec(done[d].bytes, before[d].bytes);
             let floor = self.min_bytes_per_sec[d];
             if floor > 0 && bytes_per_sec < floor {
@@ -98,12 +98,12 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    fn spec(rate_min: [u64; 2], rate_iops_min: [u64; 2], cycle_ms: u64) -> RunControlSpec {
+    fn spec(rate_min: [u64; DDIRS], rate_iops_min: [u64; DDIRS], cycle_ms: u64) -> RunControlSpec {
         RunControlSpec {
             exitall: false,
             exit_what: crate::job::spec::ExitWhat::Group,
             wait_for: None,
-            max_latency_ns: [0; 2],
+            max_latency_ns: [0; DDIRS],
             rate_min,
             rate_iops_min,
             rate_cycle: Duration::from_millis(cycle_ms),
@@ -111,18 +111,18 @@ mod tests {
         }
     }
 
-    fn reads(bytes: u64, ios: u64) -> [Done; 2] {
-        [Done { bytes, ios }, Done::default()]
+    fn reads(bytes: u64, ios: u64) -> [Done; DDIRS] {
+        [Done { bytes, ios }, Done::default(), Done::default()]
     }
 
     #[test]
     fn off_without_a_floor() {
-        assert!(RateFloor::new(&spec([0; 2], [0; 2], 1000), 0).is_none());
+        assert!(RateFloor::new(&spec([0; DDIRS], [0; DDIRS], 1000), 0).is_none());
     }
 
     #[test]
     fn the_settling_period_is_never_judged_then_each_window_is() {
-        let mut floor = RateFloor::new(&spec([0; 2], [100, 0], 500), 0).unwrap();
+        let mut floor = RateFloor::new(&spec([0; DDIRS], [100, 0, 0], 500), 0).unwrap();
         assert!(!floor.due(1_999 * MS));
         assert!(floor.due(2_000 * MS));
         // Nothing at all during the settling period: not judged.
@@ -140,8 +140,8 @@ mod tests {
 
     #[test]
     fn bandwidth_floors_are_per_direction() {
-        let mut floor = RateFloor::new(&spec([0, 1 << 20], [0; 2], 1000), 0).unwrap();
-        floor.check(2_000 * MS, [Done::default(); 2]).unwrap();
+        let mut floor = RateFloor::new(&spec([0, 1 << 20, 0], [0; DDIRS], 1000), 0).unwrap();
+        floor.check(2_000 * MS, [Done::default(); DDIRS]).unwrap();
         // Reads are not limited; writes moved 2 MiB in a second.
         let done = [
             Done { bytes: 0, ios: 0 },
@@ -149,6 +149,7 @@ mod tests {
                 bytes: 2 << 20,
                 ios: 512,
             },
+            Done::default(),
         ];
         assert_eq!(floor.check(3_000 * MS, done), Ok(()));
         let done = [
@@ -157,6 +158,7 @@ mod tests {
                 bytes: 5 << 19,
                 ios: 640,
             },
+            Done::default(),
         ];
         let failure = floor.check(4_000 * MS, done).unwrap_err();
         assert!(

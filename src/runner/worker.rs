@@ -10,9 +10,9 @@ use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
 use super::verify::{Verifier, VERIFY_ERRNO};
-use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
+use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::errors::error_kind;
-use crate::job::spec::{Ddir, JobSpec};
+use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
 use crate::observe::live::LiveCounters;
 use crate::report::model::VerifyReport;
 use crate::stats::{RateSeries, WorkerStats};
@@ -68,8 +68,8 @@ pub struct IoFailure {
 #[derive(Clone, Serialize, Deserialize)]
 pub struct WorkerResult {
     pub stats: WorkerStats,
-    /// Per-interval bandwidth and IOPS samples [read, write].
-    pub rates: [RateSeries; 2],
+    /// Per-interval bandwidth and IOPS samples [read, write, trim].
+    pub rates: [RateSeries; DDIRS],
     #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns.
@@ -111,9 +111,9 @@ const IDLE: InFlight = InFlight {
 struct Sampler {
     interval_ns: u64,
     last_ns: u64,
-    last_bytes: [u64; 2],
-    last_ios: [u64; 2],
-    rates: [RateSeries; 2],
+    last_bytes: [u64; DDIRS],
+    last_ios: [u64; DDIRS],
+    rates: [RateSeries; DDIRS],
 }
 
 impl Sampler {
@@ -125,9 +125,9 @@ impl Sampler {
         Self {
             interval_ns: interval_ns.max(1),
             last_ns: start_ns,
-            last_bytes: [0; 2],
-            last_ios: [0; 2],
-            rates: [series(), series()],
+            last_bytes: [0; DDIRS],
+            last_ios: [0; DDIRS],
+            rates: [series(), series(), series()],
         }
     }
 
@@ -137,7 +137,7 @@ impl Sampler {
     }
 
     /// Close the interval ending at `now_ns`, given the running totals.
-    fn take(&mut self, now_ns: u64, stats: &WorkerStats, used: [bool; 2]) {
+    fn take(&mut self, now_ns: u64, stats: &WorkerStats, used: [bool; DDIRS]) {
         let elapsed = now_ns.saturating_sub(self.last_ns);
         if elapsed == 0 {
             return;
@@ -166,7 +166,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     } else {
         1
     };
-    let slot_size = job.workload.bs[0].max().max(job.workload.bs[1].max()) as usize;
+    let slot_size = slot_size(&job.workload);
     let setup = EngineSetup {
         spec: &job.engine,
         files: &ctx.files,
@@ -203,6 +203,52 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let result = worker.finish();
     live.worker_finished();
     result
+}
+
+/// How each of the job's files is trimmed; nothing for a job that does not trim.
+fn trim_methods(job: &JobSpec, files: &[Arc<File>]) -> Result<Vec<TrimMethod>, IoFailure> {
+    if !job.workload.rw.trims() {
+        return Ok(Vec::new());
+    }
+    files
+        .iter()
+        .map(|file| TrimMethod::of(file))
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| IoFailure {
+            message: format!(
+                "rw={}: cannot tell how to trim the target: {}",
+                rw_name(job),
+                crate::errno::describe(&e)
+            ),
+            errno: e.raw_os_error().unwrap_or(0),
+        })
+}
+
+/// The `rw=` value of a trimming job, for messages.
+fn rw_name(job: &JobSpec) -> &'static str {
+    match job.workload.rw {
+        RwPattern::RandTrim => "randtrim",
+        RwPattern::TrimWrite => "trimwrite",
+        _ => "trim",
+    }
+}
+
+/// Bytes of each buffer slot: the largest block that carries data. Trims carry
+/// none, except in `trimwrite`, where the write after a trim has the trim's length.
+fn slot_size(w: &WorkloadSpec) -> usize {
+    let [read, write, trim] = &w.bs;
+    let carries_data = [
+        (w.rw.reads(), read),
+        (w.rw.writes(), write),
+        (w.rw.writes() && w.rw.trims(), trim),
+    ];
+    let largest = carries_data
+        .into_iter()
+        .filter(|(used, _)| *used)
+        .map(|(_, sizes)| sizes.max())
+        .max();
+    // a trim-only job still gets a (never used) slot per queue entry
+    largest.unwrap_or(1) as usize
 }
 
 impl WorkerResult {
@@ -262,7 +308,9 @@ struct Worker<'a, E: Engine> {
     error: Option<IoFailure>,
     /// Every failed I/O, when the job tolerates errors.
     tolerated: ErrorTally,
-    used: [bool; 2],
+    used: [bool; DDIRS],
+    /// How each file is trimmed; empty unless the job trims.
+    trim_methods: Vec<TrimMethod>,
     /// I/O logs; None (and one branch per I/O) when the job writes none.
     logs: Option<IoLogger>,
     /// When the next interim result is due (`--status-interval`); never without one.
@@ -270,7 +318,7 @@ struct Worker<'a, E: Engine> {
     /// `verify=`: stamps written blocks and checks them; None without verification.
     verify: Option<Verifier>,
     /// `max_latency` per direction, ns; u64::MAX without one.
-    max_latency_ns: [u64; 2],
+    max_latency_ns: [u64; DDIRS],
     /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
     rate_floor: Option<RateFloor>,
     /// `iodepth_low`: the depth a full queue drains to before it is refilled.
@@ -287,10 +335,17 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler.fill(engine.buffer(slot));
         }
         let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
+        // trimwrite moves each block twice, its trim and its write (fio counts both)
+        let moves_per_block = if job.workload.rw == RwPattern::TrimWrite {
+            2
+        } else {
+            1
+        };
         let pass_limit = job
             .target
             .io_size
             .map_or(region_total, |s| s.resolve(region_total))
+            .saturating_mul(moves_per_block)
             .max(1);
         let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
@@ -306,7 +361,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .runtime
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
-        let used = [job.workload.rw.reads(), job.workload.rw.writes()];
+        let used = job.workload.rw.directions();
         let verify = job.verify.as_ref().map(|spec| {
             Verifier::new(
                 spec,
@@ -323,6 +378,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
             None => (None, None),
         };
+        let (trim_methods, trim_error) = match trim_methods(job, &ctx.files) {
+            Ok(methods) => (methods, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        let setup_error = verify_error.or(trim_error);
         Worker {
             engine,
             gen,
@@ -348,11 +408,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             issued: 0,
             writes_since_sync: 0,
             dirty_files: vec![false; nfiles],
-            done_issuing: verify_error.is_some(),
-            error: verify_error,
+            done_issuing: setup_error.is_some(),
+            error: setup_error,
             tolerated: ErrorTally::default(),
             verify,
             used,
+            trim_methods,
             logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
             next_status_ns: ctx
                 .status
@@ -511,6 +572,10 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     #[inline]
     fn issue(&mut self, io: NextIo) {
+        if io.ddir == Ddir::Trim {
+            self.trim(io);
+            return;
+        }
         let slot = self.free_slots.pop().expect("issue() needs a free slot");
         if io.ddir == Ddir::Write {
             let buf = &mut self.engine.buffer(slot)[..io.len as usize];
@@ -556,6 +621,65 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
+    /// Trims run alone and synchronously in every engine: what is queued is
+    /// submitted and reaped first, then the range is discarded and accounted
+    /// like an I/O a blocking engine completed.
+    fn trim(&mut self, io: NextIo) {
+        if !self.pending.is_empty() {
+            self.commit();
+        }
+        while self.in_flight_count > 0 {
+            self.reap_at_least(self.in_flight_count);
+        }
+        if self.done_issuing {
+            return;
+        }
+        let file = io.file as usize;
+        let method = self.trim_methods[file];
+        let start_ns = self.clock.now_ns();
+        let result = self
+            .engine
+            .trim(&self.ctx.files[file], method, io.offset, u64::from(io.len));
+        let end_ns = self.clock.now_ns();
+        self.last_now_ns = end_ns;
+        self.ctx.live.add_in_io(end_ns - start_ns);
+        let result = match result {
+            Ok(()) => i64::from(io.len),
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(0);
+                if let Some(why) = method.refusal(errno) {
+                    return self.trim_refused(file, why, errno);
+                }
+                -i64::from(errno)
+            }
+        };
+        self.stats.depth.record_submit(1);
+        self.stats.depth.record_level(1);
+        self.stats.depth.record_complete(1);
+        let trimmed = InFlight {
+            start_ns,
+            submit_ns: start_ns,
+            ddir: Ddir::Trim,
+            len: io.len,
+            file: io.file,
+            offset: io.offset,
+        };
+        self.complete(trimmed, result, end_ns, false);
+        self.think();
+    }
+
+    #[cold]
+    fn trim_refused(&mut self, file: usize, why: &str, errno: i32) {
+        self.fail(IoFailure {
+            message: format!(
+                "rw={}: {} cannot be trimmed: {why}",
+                rw_name(self.ctx.job),
+                self.ctx.paths[file].display()
+            ),
+            errno,
+        });
+    }
+
     fn commit(&mut self) {
         let before = self.clock.now_ns();
         if let Err(e) = self.engine.commit() {
@@ -575,15 +699,19 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn reap(&mut self) {
-        let job = &self.ctx.job.engine;
         // Wait for everything when draining or before a sync; else at least
         // iodepth_batch_complete_min, to keep the queue full.
         let min = if self.done_issuing || self.drain_due() {
             self.in_flight_count
         } else {
-            job.batch_complete_min.clamp(1, self.in_flight_count)
+            let batch_min = self.ctx.job.engine.batch_complete_min;
+            batch_min.clamp(1, self.in_flight_count)
         };
-        let max = job.batch_complete_max.max(min);
+        self.reap_at_least(min);
+    }
+
+    fn reap_at_least(&mut self, min: u32) {
+        let max = self.ctx.job.engine.batch_complete_max.max(min);
         let mut completions = std::mem::take(&mut self.completions);
         let before = self.clock.now_ns();
         if let Err(e) = self.engine.reap(min, max, &mut completions) {
@@ -626,9 +754,12 @@ impl<'a, E: Engine> Worker<'a, E> {
                 v.note_completed(io.file, io.offset, io.len);
             }
         }
-        self.ctx
-            .live
-            .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
+        // the live board counts reads and writes only
+        if io.ddir != Ddir::Trim {
+            self.ctx
+                .live
+                .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
+        }
         if end_ns - io.start_ns > self.max_latency_ns[io.ddir.index()] {
             self.too_slow(&io, end_ns - io.start_ns);
         }
@@ -679,11 +810,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let limit = self.max_latency_ns[io.ddir.index()];
         let message = format!(
             "{} {} at offset {} (length {}) took {lat_ns} ns, over max_latency={limit} ns",
-            if io.ddir == Ddir::Read {
-                "read"
-            } else {
-                "write"
-            },
+            io.ddir.name(),
             self.ctx.paths[io.file as usize].display(),
             io.offset,
             io.len,
@@ -837,12 +964,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 return;
             }
         }
-        let what = match io.ddir {
-            Ddir::Read => "read",
-            Ddir::Write => "write",
-        };
         let message = format!(
-            "{what} {} at offset {} (length {}): {}",
+            "{} {} at offset {} (length {}): {}",
+            io.ddir.name(),
             self.ctx.paths[io.file as usize].display(),
             io.offset,
             io.len,

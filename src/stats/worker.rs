@@ -4,6 +4,7 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
+use crate::job::spec::DDIRS;
 use crate::report::model::{DepthReport, DirReport, LatBuckets, SyncReport};
 use crate::stats::histogram::LatHistogram;
 use crate::stats::series::RateSeries;
@@ -78,8 +79,8 @@ pub struct PercentileChoice<'a> {
 /// Everything one worker measures.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerStats {
-    /// [read, write], indexed by `Ddir::index`.
-    pub dirs: [DirStats; 2],
+    /// [read, write, trim], indexed by `Ddir::index`.
+    pub dirs: [DirStats; DDIRS],
     /// fsync/fdatasync latency.
     pub sync_lat: LatHistogram,
     pub sync_ios: u64,
@@ -103,11 +104,13 @@ impl WorkerStats {
         }
     }
 
-    /// fio's latency distribution covers the total latency of both directions.
+    /// fio's latency distribution covers the total latency of every direction.
     pub fn lat_buckets(&self) -> LatBuckets {
-        let mut both = self.dirs[0].lat.clone();
-        both.merge(&self.dirs[1].lat);
-        both.lat_buckets()
+        let mut all = self.dirs[0].lat.clone();
+        for dir in &self.dirs[1..] {
+            all.merge(&dir.lat);
+        }
+        all.lat_buckets()
     }
 }
 
@@ -238,8 +241,12 @@ mod tests {
     }
 
     fn worker(read_lat: &[u64], write_lat: &[u64]) -> WorkerStats {
+        worker_with_trims(read_lat, write_lat, &[])
+    }
+
+    fn worker_with_trims(read_lat: &[u64], write_lat: &[u64], trim_lat: &[u64]) -> WorkerStats {
         let mut w = WorkerStats::default();
-        for (dir, lats) in w.dirs.iter_mut().zip([read_lat, write_lat]) {
+        for (dir, lats) in w.dirs.iter_mut().zip([read_lat, write_lat, trim_lat]) {
             for &ns in lats {
                 dir.clat.record(ns);
                 dir.lat.record(ns + 100);
@@ -289,9 +296,19 @@ mod tests {
     }
 
     #[test]
-    fn lat_buckets_cover_both_directions() {
+    fn lat_buckets_cover_every_direction() {
         let b = worker(&[1500], &[1_500_000]).lat_buckets();
         assert_eq!(b.us_pct[0], 50.0);
         assert_eq!(b.ms_pct[0], 50.0);
+        let b = worker_with_trims(&[1500], &[], &[1_500_000, 1_600_000, 1_700_000]).lat_buckets();
+        assert_eq!((b.us_pct[0], b.ms_pct[0]), (25.0, 75.0));
+    }
+
+    #[test]
+    fn merge_keeps_trims_apart() {
+        let mut merged = worker_with_trims(&[], &[500], &[9000]);
+        merged += &worker_with_trims(&[], &[], &[7000]);
+        assert_eq!((merged.dirs[1].ios, merged.dirs[2].ios), (1, 2));
+        assert_eq!(merged.dirs[2].bytes, 8192);
     }
 }

@@ -16,12 +16,14 @@ pub enum DirectionPicker {
 }
 
 impl DirectionPicker {
+    /// `trimwrite` picks trims here; the writes that follow them come from the generator.
     pub fn new(rw: RwPattern, rwmixread: u32) -> Self {
-        match (rw.reads(), rw.writes()) {
-            (true, true) => Self::Mixed {
+        match (rw.reads(), rw.writes(), rw.trims()) {
+            (true, true, _) => Self::Mixed {
                 read_percent: rwmixread.min(100),
             },
-            (false, true) => Self::Only(Ddir::Write),
+            (_, _, true) => Self::Only(Ddir::Trim),
+            (false, true, _) => Self::Only(Ddir::Write),
             _ => Self::Only(Ddir::Read),
         }
     }
@@ -33,6 +35,7 @@ impl DirectionPicker {
             Self::Mixed { read_percent } => match ddir {
                 Ddir::Read => read_percent > 0,
                 Ddir::Write => read_percent < 100,
+                Ddir::Trim => false,
             },
         }
     }
@@ -137,6 +140,17 @@ mod tests {
         assert!((0..1000).all(|_| write.pick(&mut rng) == Ddir::Write));
         assert!((0..1000).all(|_| read.pick(&mut rng) == Ddir::Read));
         assert!(!write.uses(Ddir::Read) && write.uses(Ddir::Write));
+    }
+
+    #[test]
+    fn trim_patterns_pick_trims_only() {
+        let mut rng = rng();
+        for rw in [RwPattern::Trim, RwPattern::RandTrim, RwPattern::TrimWrite] {
+            let picker = DirectionPicker::new(rw, 50);
+            assert!((0..100).all(|_| picker.pick(&mut rng) == Ddir::Trim));
+            assert!(picker.uses(Ddir::Trim) && !picker.uses(Ddir::Write));
+        }
+        assert!(!DirectionPicker::new(RwPattern::RandRw, 50).uses(Ddir::Trim));
     }
 
     #[test]

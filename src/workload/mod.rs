@@ -13,7 +13,7 @@ pub mod verify_header;
 
 pub use offsets::FileRegion;
 
-use crate::job::spec::{Ddir, FileService, WorkloadSpec};
+use crate::job::spec::{Ddir, FileService, RwPattern, WorkloadSpec, DDIRS};
 use choice::{DirectionPicker, SizePicker};
 use offsets::{OffsetRules, RegionCursor};
 use rand::Rng;
@@ -38,7 +38,11 @@ pub struct NextIo {
 #[derive(Debug, Clone)]
 pub struct IoGenerator {
     direction: DirectionPicker,
-    sizes: [SizePicker; 2],
+    sizes: [SizePicker; DDIRS],
+    /// `rw=trimwrite`: each trim is followed by a write of the same block.
+    write_after_trim: bool,
+    /// The write due after the last trim of a `trimwrite` job.
+    follow_up: Option<NextIo>,
     rules: OffsetRules,
     /// Regions `..active` still have I/O left in this pass, in order; finished ones
     /// are moved behind them.
@@ -61,13 +65,13 @@ impl IoGenerator {
     /// bssplit, invalid distribution parameters).
     pub fn new(w: &WorkloadSpec, mut regions: Vec<FileRegion>, seed: u64) -> Self {
         let direction = DirectionPicker::new(w.rw, w.rwmixread);
-        let sizes = [SizePicker::new(&w.bs[0]), SizePicker::new(&w.bs[1])];
-        let align = Ddir::BOTH.map(|ddir| match w.blockalign[ddir.index()] {
+        let sizes = w.bs.each_ref().map(SizePicker::new);
+        let align = Ddir::ALL.map(|ddir| match w.blockalign[ddir.index()] {
             0 => w.bs[ddir.index()].min(),
             align => align,
         });
-        let in_use = |values: [u64; 2]| {
-            Ddir::BOTH
+        let in_use = |values: [u64; DDIRS]| {
+            Ddir::ALL
                 .into_iter()
                 .filter(|&ddir| direction.uses(ddir))
                 .map(|ddir| values[ddir.index()])
@@ -81,7 +85,7 @@ impl IoGenerator {
             repeat_offsets: w.repeat_offsets,
             align,
             unit: in_use(align),
-            min_block: in_use(Ddir::BOTH.map(|ddir| w.bs[ddir.index()].min())),
+            min_block: in_use(Ddir::ALL.map(|ddir| w.bs[ddir.index()].min())),
             percent_random: w.percentage_random,
             zones: w.zones,
         };
@@ -96,6 +100,8 @@ impl IoGenerator {
         Self {
             direction,
             sizes,
+            write_after_trim: w.rw == RwPattern::TrimWrite,
+            follow_up: None,
             rules,
             active: regions.len(),
             open_limit,
@@ -146,6 +152,7 @@ impl IoGenerator {
         self.serving = self.active.min(self.open_limit);
         self.current = 0;
         self.ios_left_on_current = 0;
+        self.follow_up = None;
     }
 }
 
@@ -158,6 +165,9 @@ impl Iterator for IoGenerator {
     /// (after [`IoGenerator::restart`] it yields the next pass).
     #[inline]
     fn next(&mut self) -> Option<NextIo> {
+        if let Some(write) = self.follow_up.take() {
+            return Some(write);
+        }
         while self.active > 0 {
             let index = self.choose_region();
             let ddir = self.direction.pick(&mut self.rng);
@@ -169,13 +179,20 @@ impl Iterator for IoGenerator {
                         // round robin moves on to the next region in order
                         self.current = index + 1;
                     }
-                    return Some(NextIo {
+                    let io = NextIo {
                         ddir,
                         file: region.region().file,
                         offset,
                         // never longer than the block size drawn, which fits in u32
                         len: len as u32,
-                    });
+                    };
+                    if self.write_after_trim {
+                        self.follow_up = Some(NextIo {
+                            ddir: Ddir::Write,
+                            ..io
+                        });
+                    }
+                    return Some(io);
                 }
                 None => self.retire(index),
             }
@@ -198,13 +215,17 @@ mod tests {
             rw_modifier: if rw.is_random() { 1 } else { 0 },
             repeat_offsets: false,
             rwmixread: 50,
-            bs: [BlockSizes::Fixed(bs), BlockSizes::Fixed(bs)],
-            blockalign: [0, 0],
+            bs: [
+                BlockSizes::Fixed(bs),
+                BlockSizes::Fixed(bs),
+                BlockSizes::Fixed(bs),
+            ],
+            blockalign: [0; 3],
             randommap: true,
             randrepeat: true,
             randseed: 0,
             distribution: Distribution::Random,
-            percentage_random: [100, 100],
+            percentage_random: [100; 3],
             file_service: FileService::RoundRobin { ios: 1 },
             open_files: None,
             zones: None,
@@ -267,7 +288,7 @@ mod tests {
             ios.iter().map(|io| u64::from(io.len)).sum::<u64>(),
             64 * KIB
         );
-        for ddir in Ddir::BOTH {
+        for ddir in [Ddir::Read, Ddir::Write] {
             let offsets: Vec<u64> = ios
                 .iter()
                 .filter(|io| io.ddir == ddir)
@@ -370,8 +391,9 @@ mod tests {
         w.bs = [
             BlockSizes::Split(vec![(4 * KIB, 75), (16 * KIB, 25)]),
             BlockSizes::Fixed(8 * KIB),
+            BlockSizes::Fixed(4 * KIB),
         ];
-        w.blockalign = [0, 16 * KIB];
+        w.blockalign = [0, 16 * KIB, 0];
         w.randommap = false;
         let mut generator = IoGenerator::new(&w, one_file(4 * 1024 * KIB), 4);
         let ios = pass(&mut generator);
@@ -387,6 +409,7 @@ mod tests {
                     assert_eq!(io.len, 8192);
                     assert_eq!(io.offset % (16 * KIB), 0);
                 }
+                Ddir::Trim => panic!("randrw issued a trim"),
             }
             assert!(io.offset + u64::from(io.len) <= 4 * 1024 * KIB);
         }
@@ -484,7 +507,7 @@ mod tests {
         let follows = |percent: u32| {
             let mut w = spec(RwPattern::RandRead, 4 * KIB);
             w.randommap = false;
-            w.percentage_random = [percent, 100];
+            w.percentage_random = [percent, 100, 100];
             let mut generator = IoGenerator::new(&w, one_file(1 << 30), 8);
             let ios = pass(&mut generator);
             let steps = ios
@@ -497,6 +520,45 @@ mod tests {
         assert!(follows(100) < 0.01);
         assert!((0.7..0.8).contains(&follows(25)), "{}", follows(25));
         assert!(follows(0) > 0.99);
+    }
+
+    #[test]
+    fn trim_patterns_walk_the_region_with_their_own_block_size() {
+        let mut w = spec(RwPattern::Trim, 4 * KIB);
+        w.bs[2] = BlockSizes::Fixed(16 * KIB);
+        w.blockalign[2] = 16 * KIB;
+        let ios = pass(&mut IoGenerator::new(&w, one_file(64 * KIB), 1));
+        let trims: Vec<(Ddir, u64, u32)> = ios
+            .iter()
+            .map(|io| (io.ddir, io.offset / KIB, io.len))
+            .collect();
+        assert_eq!(
+            trims,
+            [0, 16, 32, 48].map(|kib| (Ddir::Trim, kib, 16 * 1024))
+        );
+        let mut random = pass(&mut IoGenerator::new(
+            &WorkloadSpec {
+                rw: RwPattern::RandTrim,
+                ..w
+            },
+            one_file(64 * KIB),
+            1,
+        ));
+        assert!(random.iter().all(|io| io.ddir == Ddir::Trim));
+        random.sort_unstable_by_key(|io| io.offset);
+        assert_eq!(random, ios);
+    }
+
+    #[test]
+    fn trimwrite_writes_each_block_right_after_trimming_it() {
+        let mut generator =
+            IoGenerator::new(&spec(RwPattern::TrimWrite, 4 * KIB), one_file(16 * KIB), 1);
+        let ios: Vec<(Ddir, u64)> = pass(&mut generator)
+            .iter()
+            .map(|io| (io.ddir, io.offset / KIB))
+            .collect();
+        let pairs = [0, 4, 8, 12].map(|kib| [(Ddir::Trim, kib), (Ddir::Write, kib)]);
+        assert_eq!(ios, pairs.concat());
     }
 
     #[test]

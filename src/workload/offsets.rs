@@ -12,7 +12,7 @@
 
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
-use crate::job::spec::{Ddir, Distribution, StridedZones};
+use crate::job::spec::{Ddir, Distribution, StridedZones, DDIRS};
 use rand::Rng;
 use rand_distr::{Distribution as _, Normal, Zipf};
 
@@ -36,14 +36,14 @@ pub struct OffsetRules {
     /// (`rw_sequencer=identical`) instead of continuing after it.
     pub repeat_offsets: bool,
     /// Offsets of each direction are multiples of this, relative to the region start.
-    pub align: [u64; 2],
+    pub align: [u64; DDIRS],
     /// Granularity of random picks: the smallest alignment of the directions in use.
     pub unit: u64,
     /// Size of the smallest block in use; a region's tail shorter than it is never touched.
     pub min_block: u64,
     /// Random patterns: per direction, the per cent of I/Os at a random offset
     /// (`percentage_random`); the others start where the previous I/O ended.
-    pub percent_random: [u32; 2],
+    pub percent_random: [u32; DDIRS],
     /// `zonemode=strided`.
     pub zones: Option<StridedZones>,
 }
@@ -196,7 +196,7 @@ pub struct RegionCursor {
     window_blocks: u64,
     /// Bytes the current zone still gets before the next one (strided zones only).
     zone_bytes_left: u64,
-    sequential_pos: [u64; 2],
+    sequential_pos: [u64; DDIRS],
     run_left: u64,
     run_next: u64,
     choice: BlockChoice,
@@ -226,7 +226,7 @@ impl RegionCursor {
             window_len: usable_len,
             window_blocks: blocks,
             zone_bytes_left: 0,
-            sequential_pos: [0; 2],
+            sequential_pos: [0; DDIRS],
             run_left: 0,
             run_next: 0,
             choice: BlockChoice::new(distribution, random_map, choice_blocks, rng),
@@ -253,7 +253,7 @@ impl RegionCursor {
 
     /// Fresh positions and random map for the window.
     fn reset_window_state(&mut self, rng: &mut WorkerRng) {
-        self.sequential_pos = [0; 2];
+        self.sequential_pos = [0; DDIRS];
         self.run_left = 0;
         self.run_next = 0;
         if let BlockChoice::Permuted { order, next_index } = &mut self.choice {
@@ -385,10 +385,10 @@ mod tests {
             hole: 0,
             run_len: 1,
             repeat_offsets: false,
-            align: [block; 2],
+            align: [block; DDIRS],
             unit: block,
             min_block: block,
-            percent_random: [100; 2],
+            percent_random: [100; DDIRS],
             zones: None,
         }
     }

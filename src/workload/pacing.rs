@@ -5,7 +5,7 @@
 //! [`FakeClock`] without sleeping.
 
 use super::rng::{stream_rng, RngStream, WorkerRng};
-use crate::job::spec::{Ddir, PacingSpec, RateProcess};
+use crate::job::spec::{Ddir, PacingSpec, RateProcess, DDIRS};
 use iolens_sys::FastClock;
 use rand_distr::{Distribution, Exp1};
 use std::cell::Cell;
@@ -171,7 +171,7 @@ impl DirectionSchedule {
 #[derive(Debug, Clone)]
 pub struct Pacer {
     process: RateProcess,
-    schedules: [DirectionSchedule; 2],
+    schedules: [DirectionSchedule; DDIRS],
     thinktime_ns: u64,
     /// The busy part of each think time (≤ `thinktime_ns`).
     thinktime_spin_ns: u64,
@@ -184,7 +184,7 @@ impl Pacer {
     pub fn new(spec: &PacingSpec, seed: u64) -> Self {
         Self {
             process: spec.rate_process,
-            schedules: Ddir::BOTH.map(|ddir| {
+            schedules: Ddir::ALL.map(|ddir| {
                 DirectionSchedule::new(spec.rate[ddir.index()], spec.rate_iops[ddir.index()])
             }),
             thinktime_ns: nanos(spec.thinktime),
@@ -249,10 +249,11 @@ fn nanos(d: Duration) -> u64 {
 mod tests {
     use super::*;
 
+    /// Limits for reads and writes; trims unlimited.
     fn spec(rate: [u64; 2], rate_iops: [u64; 2], process: RateProcess) -> PacingSpec {
         PacingSpec {
-            rate,
-            rate_iops,
+            rate: [rate[0], rate[1], 0],
+            rate_iops: [rate_iops[0], rate_iops[1], 0],
             rate_process: process,
             thinktime: Duration::ZERO,
             thinktime_spin: Duration::ZERO,
@@ -268,9 +269,9 @@ mod tests {
         ios: usize,
         bytes: u64,
         service_ns: u64,
-    ) -> [Vec<u64>; 2] {
+    ) -> [Vec<u64>; DDIRS] {
         let clock = FakeClock::new();
-        let mut starts = [Vec::new(), Vec::new()];
+        let mut starts = [Vec::new(), Vec::new(), Vec::new()];
         for &ddir in ddirs.iter().cycle().take(ios) {
             clock.sleep_until_ns(pacer.issue_at(clock.now_ns(), ddir, bytes));
             starts[ddir.index()].push(clock.now_ns());
@@ -327,6 +328,17 @@ mod tests {
         let starts = run(&mut pacer, &mix, 20_000, 4096, 10_000);
         assert!((achieved_per_sec(&starts[0]) / 3_000.0 - 1.0).abs() < 0.01);
         assert!((achieved_per_sec(&starts[1]) / 1_000.0 - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn trims_have_their_own_rate() {
+        let mut limits = spec([0, 0], [0, 0], RateProcess::Linear);
+        limits.rate_iops[Ddir::Trim.index()] = 500;
+        let mut pacer = Pacer::new(&limits, 1);
+        assert!(!pacer.is_unpaced());
+        let starts = run(&mut pacer, &[Ddir::Trim, Ddir::Write], 2_000, 4096, 1_000);
+        assert!((achieved_per_sec(&starts[2]) / 500.0 - 1.0).abs() < 0.01);
+        assert_eq!(starts[1][1] - starts[1][0], starts[2][1] - starts[2][0]);
     }
 
     #[test]

@@ -88,3 +88,23 @@ fn misaligned_direct_io_on_a_device_names_the_sector_size() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("logical sector"), "{}", stderr(&out));
 }
+
+#[test]
+fn randtrim_discards_on_a_loop_device() {
+    let Some(dev) = LoopDevice::create(16 << 20) else {
+        return;
+    };
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        "--name=t",
+        &format!("--filename={}", dev.path()),
+        "--rw=randtrim",
+        "--bs=64k",
+        "--size=4m",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trim = &json(&out)["jobs"][0]["trim"];
+    assert_eq!(trim["io_bytes"], 4 << 20, "{trim}");
+    assert_eq!(trim["total_ios"], 64);
+}

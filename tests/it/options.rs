@@ -8,13 +8,8 @@ use std::path::{Path, PathBuf};
 const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// Deliberate strict-mode rejections (each names the problem and its fix): `threads=1`
-/// ("did you mean thread"), an unset `${VAR}` and a third (trim) value of a `read,write`
-/// option.
-const STRICT_REJECTIONS: &[&str] = &[
-    "did you mean 'thread'",
-    "environment variable",
-    "a third value (trim) is not supported",
-];
+/// ("did you mean thread") and an unset `${VAR}`.
+const STRICT_REJECTIONS: &[&str] = &["did you mean 'thread'", "environment variable"];
 
 fn example_job_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -596,4 +591,78 @@ fn openfiles_caps_the_files_a_worker_reads_at_a_time() {
     assert_eq!(one_at_a_time, [0, 4, 8, 12].repeat(4));
     let two = logged_read_offsets_kib(&["--size=64k", "--nrfiles=4", "--openfiles=2"]);
     assert_eq!(two[..4], [0, 0, 4, 4]);
+}
+
+/// Blocks a file holds on its device (`st_blocks`, 512-byte units).
+fn allocated_blocks(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks()
+}
+
+#[test]
+fn trim_on_a_file_punches_holes_and_keeps_its_length() {
+    let dir = scratch();
+    let path = dir.path().join("t");
+    let filename = format!("--filename={}", path.display());
+    let write = iolens(&["run", "--name=w", &filename, "--size=1m", "--rw=write"]);
+    assert!(write.status.success(), "{}", stderr(&write));
+    let full = allocated_blocks(&path);
+    assert!(full >= 2048, "the written file holds {full} blocks");
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        "--name=t",
+        &filename,
+        "--size=1m",
+        "--rw=trim",
+        "--bs=4k,4k,64k",
+    ]);
+    let report = json(&out);
+    let job = &report["jobs"][0];
+    assert_eq!(job["trim"]["io_bytes"], 1 << 20, "{}", job["trim"]);
+    assert_eq!(job["trim"]["total_ios"], 16);
+    assert_eq!(job["write"]["total_ios"], 0);
+    assert!(job["trim"]["bw_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20);
+    assert!(
+        allocated_blocks(&path) < full / 4,
+        "{} blocks left",
+        allocated_blocks(&path)
+    );
+}
+
+#[test]
+fn trimwrite_trims_then_writes_every_block() {
+    let dir = scratch();
+    let path = dir.path().join("tw");
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        "--name=tw",
+        &format!("--filename={}", path.display()),
+        "--size=256k",
+        "--rw=trimwrite",
+    ]);
+    let job = &json(&out)["jobs"][0];
+    for dir in ["trim", "write"] {
+        assert_eq!(job[dir]["io_bytes"], 256 << 10, "{dir}: {}", job[dir]);
+        assert_eq!(job[dir]["total_ios"], 64);
+    }
+    // the writes come after the trims: the file ends up fully allocated
+    assert!(allocated_blocks(&path) >= 512);
+}
+
+#[test]
+fn the_normal_output_has_a_trim_block() {
+    let out = iolens(&[
+        "run",
+        "--name=t",
+        "--ioengine=null",
+        "--size=1m",
+        "--rw=randtrim",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("  trim: IOPS="), "{text}");
+    assert!(text.contains("issued rwts: total=0,0,256,0"), "{text}");
+    assert!(text.contains("   TRIM: bw="), "{text}");
 }
