@@ -499,6 +499,14 @@ impl<'a, E: Engine> Worker<'a, E> {
         if self.pacer.is_unpaced() {
             return;
         }
+        // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
+        let think_ns = self.pacer.think_before_issue();
+        if think_ns > 0 {
+            if !self.pending.is_empty() {
+                self.commit();
+            }
+            self.think_for(think_ns);
+        }
         let now = self.clock.now_ns();
         let at = self.pacer.issue_at(now, io.ddir, u64::from(io.len));
         if at > now {
@@ -735,15 +743,19 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn think(&mut self) {
         let ns = self.pacer.think_after_io();
         if ns > 0 {
-            let now = self.clock.now_ns();
-            let until = (now + ns).min(self.end_ns);
-            // thinktime_spin: the first part stands for CPU work on the data.
-            let spin = self.pacer.thinktime_spin_ns();
-            if spin > 0 {
-                self.clock.spin_until_ns((now + spin).min(until));
-            }
-            self.clock.sleep_until_ns(until);
+            self.think_for(ns);
         }
+    }
+
+    fn think_for(&mut self, ns: u64) {
+        let now = self.clock.now_ns();
+        let until = (now + ns).min(self.end_ns);
+        // thinktime_spin: the first part stands for CPU work on the data.
+        let spin = self.pacer.thinktime_spin_ns();
+        if spin > 0 {
+            self.clock.spin_until_ns((now + spin).min(until));
+        }
+        self.clock.sleep_until_ns(until);
     }
 
     fn sync_dirty_files(&mut self) {
