@@ -146,6 +146,9 @@ fn job_report(
         lat_buckets: merged.lat_buckets(),
         runtime_ns,
         significant_figures: job.measure.significant_figures,
+        // A job's workers are judged together with group_reporting, so any one holds the check.
+        steadystate: workers.first().and_then(|w| w.steadystate.clone()),
+        latency_target: None,
     }
 }
 

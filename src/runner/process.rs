@@ -564,6 +564,7 @@ mod tests {
             notes: vec!["a note".to_string()],
             logs: None,
             verify: None,
+            steadystate: None,
         };
 
         let json = serde_json::to_string(&result).unwrap();

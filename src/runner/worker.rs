@@ -14,7 +14,7 @@ use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec};
 use crate::observe::live::LiveCounters;
-use crate::report::model::VerifyReport;
+use crate::report::model::{SteadyStateReport, VerifyReport};
 use crate::stats::{RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -84,6 +84,10 @@ pub struct WorkerResult {
     /// What `verify=` checked; None without verification.
     #[serde(default)]
     pub verify: Option<VerifyReport>,
+    /// The steady-state check of the worker's unit, filled in by the group's
+    /// supervisor (it judges, not the worker); None without `steadystate`.
+    #[serde(default)]
+    pub steadystate: Option<SteadyStateReport>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -218,6 +222,7 @@ impl WorkerResult {
             notes: Vec::new(),
             logs: None,
             verify: None,
+            steadystate: None,
         }
     }
 
@@ -906,6 +911,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .logs
                 .map(|logs| logs.finish(end - self.measure_start_ns)),
             verify,
+            steadystate: None,
         }
     }
 }

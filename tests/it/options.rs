@@ -545,3 +545,40 @@ fn unified_rw_reporting_merges_the_directions_as_fio_does() {
     assert!(text.contains("  MIXED: bw="), "{text}");
     assert!(!text.contains("  read: IOPS="), "{text}");
 }
+
+#[test]
+fn steadystate_ends_a_stable_job_early_and_reports_the_window() {
+    let report = fio_json(&[
+        "--name=steady",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20",
+        "--rate_iops=2000",
+        "--numjobs=2",
+        "--group_reporting",
+        "--steadystate=iops:20%",
+        "--ss_dur=2",
+    ]);
+    let job = &report["jobs"][0];
+    let runtime_ms = job["job_runtime"].as_u64().unwrap();
+    assert!((1_900..10_000).contains(&runtime_ms), "{runtime_ms} ms");
+    let ss = &job["steadystate"];
+    assert_eq!(ss["ss"], "iops:20.000000%");
+    assert_eq!(ss["duration"], 2);
+    assert_eq!(ss["attained"], 1);
+    assert!(ss["criterion"].as_str().unwrap().ends_with('%'), "{ss}");
+    // Two workers at 2000 IOPS each, judged together.
+    let iops = ss["data"]["iops"].as_array().unwrap();
+    assert_eq!(iops.len(), 2);
+    for sample in iops {
+        let sample = sample.as_u64().unwrap();
+        assert!((3_000..5_000).contains(&sample), "{ss}");
+    }
+    // Each sample is a rate over about a second: bytes and I/Os round apart.
+    let bw_in_ios = ss["data"]["bw"][0].as_f64().unwrap() / 4096.0;
+    assert!((bw_in_ios - iops[0].as_f64().unwrap()).abs() < 2.0, "{ss}");
+    // A job without steadystate has no such key, as fio.
+    let plain = fio_json(&["--name=plain", "--ioengine=null", "--size=64k"]);
+    assert!(plain["jobs"][0].get("steadystate").is_none());
+}
