@@ -192,6 +192,7 @@ impl FioJob {
             OrderedMap::labelled(labels, pcts.iter().map(|&p| finite(lat_pct(p))))
         };
         let buckets = &job.lat_buckets;
+        let target = job.latency_target.as_ref();
         // iodepth as resolved for the job; fio reports it as latency_depth.
         let iodepth = job
             .options
@@ -233,11 +234,12 @@ impl FioJob {
             latency_ms: lat(&LAT_MS_LABELS, &buckets.ms_pct),
             total_err: job.tolerated_errors.map(|e| e.total),
             first_error: job.tolerated_errors.map(|e| e.first_errno),
-            latency_depth: iodepth,
-            // iolens has no latency target; these are fio's values without one.
-            latency_target: 0,
-            latency_percentile: 100.0,
-            latency_window: 0,
+            // Without a target these are fio's values: the job's iodepth and no target.
+            latency_depth: target.map_or(iodepth, |t| u64::from(t.depth)),
+            latency_target: target.map_or(0, |t| t.target_ns),
+            latency_percentile: target.map_or(100.0, |t| t.percentile),
+            // fio gives the window in microseconds.
+            latency_window: target.map_or(0, |t| t.window_ns / 1000),
             desc: job.description.clone(),
             steadystate: job.steadystate.as_ref().map(FioSteadyState::new),
             cpu_ns_per_io: finite(job.cpu.cpu_ns_per_io),

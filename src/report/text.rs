@@ -134,6 +134,17 @@ fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Resu
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
         read.total_ios, write.total_ios, job.sync.total_ios, read.short_ios, write.short_ios
     )?;
+    if let Some(target) = &job.latency_target {
+        // As fio: the target in ns, the window in µs.
+        writeln!(
+            out,
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
+            target.target_ns,
+            target.window_ns / 1000,
+            target.percentile,
+            target.depth
+        )?;
+    }
     if let Some(ss) = &job.steadystate {
         write_steadystate(out, ss)?;
     }

@@ -5,6 +5,7 @@ mod collect;
 pub mod control;
 pub mod errors;
 mod group_control;
+mod latency_target;
 pub mod logs;
 pub mod plan;
 pub mod process;

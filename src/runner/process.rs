@@ -565,6 +565,7 @@ mod tests {
             logs: None,
             verify: None,
             steadystate: None,
+            latency_depth: Some(3),
         };
 
         let json = serde_json::to_string(&result).unwrap();

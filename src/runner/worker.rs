@@ -6,6 +6,7 @@
 //! allocation, no lock.
 
 use super::errors::ErrorTally;
+use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
@@ -88,6 +89,9 @@ pub struct WorkerResult {
     /// supervisor (it judges, not the worker); None without `steadystate`.
     #[serde(default)]
     pub steadystate: Option<SteadyStateReport>,
+    /// The depth the `latency_target` search found; None without a target.
+    #[serde(default)]
+    pub latency_depth: Option<u32>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -223,6 +227,7 @@ impl WorkerResult {
             logs: None,
             verify: None,
             steadystate: None,
+            latency_depth: None,
         }
     }
 
@@ -282,6 +287,10 @@ struct Worker<'a, E: Engine> {
     refill_depth: u32,
     /// The queue filled up and is draining down to `refill_depth`.
     draining: bool,
+    /// `latency_target`: the depth search; None (one branch per I/O) without it.
+    latency_target: Option<LatencyTarget>,
+    /// Slots kept free to cap the queue below iodepth (the latency_target search).
+    reserved_slots: usize,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -369,6 +378,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
             refill_depth: job.control.iodepth_low.min(depth),
             draining: false,
+            latency_target: job
+                .control
+                .latency_target
+                .as_ref()
+                .map(|spec| LatencyTarget::new(spec, depth, 0)),
+            reserved_slots: 0,
             ctx,
         }
     }
@@ -380,7 +395,10 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
         loop {
-            while !self.done_issuing && !self.free_slots.is_empty() && !self.draining {
+            while !self.done_issuing
+                && self.free_slots.len() > self.reserved_slots
+                && !self.draining
+            {
                 if self.drain_due() {
                     break;
                 }
@@ -403,7 +421,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             if !self.pending.is_empty() {
                 self.commit();
             }
-            if self.free_slots.is_empty() && self.refill_depth < self.in_flight_count {
+            if self.free_slots.len() <= self.reserved_slots
+                && self.refill_depth < self.in_flight_count
+            {
                 self.draining = true;
             }
             if self.in_flight_count > 0 {
@@ -645,6 +665,12 @@ impl<'a, E: Engine> Worker<'a, E> {
         if end_ns - io.start_ns > self.max_latency_ns[io.ddir.index()] {
             self.too_slow(&io, end_ns - io.start_ns);
         }
+        if let Some(target) = &mut self.latency_target {
+            target.record(end_ns - io.start_ns);
+            if target.due(end_ns) {
+                self.close_latency_window(end_ns);
+            }
+        }
         if !self.measuring || io.start_ns < self.measure_start_ns {
             return;
         }
@@ -722,6 +748,20 @@ impl<'a, E: Engine> Worker<'a, E> {
                 message,
                 errno: libc::EIO,
             });
+        }
+    }
+
+    /// `latency_target`: a window ended; cap the queue at the next depth, or
+    /// end the job once the search has settled.
+    #[cold]
+    fn close_latency_window(&mut self, now_ns: u64) {
+        let Some(target) = &mut self.latency_target else {
+            return;
+        };
+        let depth = self.in_flight.len();
+        match target.close_window(now_ns) {
+            Step::Depth(next) => self.reserved_slots = depth - next as usize,
+            Step::Settled(_) => self.done_issuing = true,
         }
     }
 
@@ -912,6 +952,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .map(|logs| logs.finish(end - self.measure_start_ns)),
             verify,
             steadystate: None,
+            latency_depth: self.latency_target.as_ref().map(LatencyTarget::found_depth),
         }
     }
 }

@@ -582,3 +582,55 @@ fn steadystate_ends_a_stable_job_early_and_reports_the_window() {
     let plain = fio_json(&["--name=plain", "--ioengine=null", "--size=64k"]);
     assert!(plain["jobs"][0].get("steadystate").is_none());
 }
+
+#[test]
+fn latency_target_finds_a_depth_reports_it_and_ends_the_job() {
+    let report = fio_json(&[
+        "--name=target",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20",
+        "--iodepth=8",
+        // Far above what the null engine takes: every depth meets it.
+        "--latency_target=1s",
+        "--latency_window=100ms",
+        "--latency_percentile=99.5",
+    ]);
+    let job = &report["jobs"][0];
+    // Depths 1, 2, 4, 8, then settled: four windows, not the runtime.
+    let runtime_ms = job["job_runtime"].as_u64().unwrap();
+    assert!((300..5_000).contains(&runtime_ms), "{runtime_ms} ms");
+    assert_eq!(job["latency_depth"], 8);
+    assert_eq!(job["latency_target"], 1_000_000_000u64);
+    assert_eq!(job["latency_window"], 100_000);
+    assert_eq!(job["latency_percentile"], 99.5);
+    // An unreachable target settles at depth 1.
+    let report = fio_json(&[
+        "--name=target",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20",
+        "--iodepth=8",
+        "--latency_target=1ns",
+        "--latency_window=100ms",
+    ]);
+    assert_eq!(report["jobs"][0]["latency_depth"], 1);
+}
+
+#[test]
+fn thinktime_blocks_type_issue_is_accepted_and_paces_the_job() {
+    let report = fio_json(&[
+        "--name=think",
+        "--ioengine=null",
+        "--size=64k",
+        "--iodepth=4",
+        "--thinktime=20ms",
+        "--thinktime_blocks=4",
+        "--thinktime_blocks_type=issue",
+    ]);
+    // 16 I/Os in blocks of 4: three pauses between them.
+    let runtime_ms = report["jobs"][0]["job_runtime"].as_u64().unwrap();
+    assert!((55..1_000).contains(&runtime_ms), "{runtime_ms} ms");
+}
