@@ -47,6 +47,8 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
             lat_buckets: Default::default(),
             runtime_ns: 1_000_000_000,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
         }
     };
     RunReport {

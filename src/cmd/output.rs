@@ -158,6 +158,8 @@ mod tests {
             lat_buckets: Default::default(),
             runtime_ns: 1,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
         };
         RunReport {
             schema_version: SCHEMA_VERSION,

@@ -149,6 +149,8 @@ pub(crate) mod fixture {
             lat_buckets: Default::default(),
             runtime_ns,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
             description: None,
             tolerated_errors: None,
         });

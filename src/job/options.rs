@@ -199,6 +199,12 @@ pub const FADVISE_HINTS: &[&str] = &["0", "1", "sequential", "random"];
 pub const ZONE_MODES: &[&str] = &["none", "strided"];
 pub const EXIT_WHATS: &[&str] = &["group", "stonewall", "all"];
 
+/// fio's `thinktime_blocks_type=` values.
+pub const THINKTIME_BLOCKS_TYPES: &[&str] = &["complete", "issue"];
+
+/// fio's `steadystate=` criteria (each takes `:LIMIT` or `:LIMIT%`).
+pub const STEADYSTATE_CRITERIA: &[&str] = &["iops", "iops_slope", "bw", "bw_slope"];
+
 /// Text options that fio also takes as a bare flag, meaning an empty value.
 pub const BARE_TEXT_OPTIONS: &[&str] = &[
     "write_bw_log",
@@ -341,6 +347,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("thinktime", &[], MICROS, Some("0"), "100us", "Pause between I/Os (default unit us)"),
     opt("thinktime_blocks", &[], Kind::Count, Some("1"), "8", "I/Os between pauses"),
     opt("thinktime_spin", &[], MICROS, Some("0"), "50us", "Part of each think time spent busy instead of asleep (default unit us)"),
+    opt("thinktime_blocks_type", &[], Kind::Choice(THINKTIME_BLOCKS_TYPES), Some("complete"), "issue", "What thinktime_blocks counts: completed or issued I/Os"),
     opt("exitall", &[], Kind::Bool, Some("0"), "1", "When one job ends, stop the others (for the whole run once any job sets it)"),
     opt("exit_what", &[], Kind::Choice(EXIT_WHATS), Some("group"), "all", "What exitall stops: group or stonewall (the running group), all (and every later group)"),
     opt("wait_for", &[], Kind::Text, None, "writer", "Start only after the named earlier job has finished"),
@@ -349,6 +356,13 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "100", "Fail the job below these IOPS over a rate_cycle, read,write,trim"),
     opt("rate_cycle", &["ratecycle"], Kind::Count, Some("1000"), "500", "Window of the rate_min checks, ms"),
     opt("iodepth_low", &[], Kind::Count, None, "4", "Once the queue is full, let it drain to this depth before refilling (default: iodepth)"),
+    opt("steadystate", &["ss"], Kind::Choice(STEADYSTATE_CRITERIA), Some("iops_slope:0.01%"), "iops:5%", "Steady-state criterion and limit (absolute or %): deviation from the mean or slope of IOPS or bandwidth"),
+    opt("steadystate_duration", &["ss_dur"], SECONDS, Some("0"), "30s", "End the job once steadystate holds over this window, whole seconds (0 = off)"),
+    opt("steadystate_ramp_time", &["ss_ramp"], SECONDS, Some("0"), "10s", "Time after ramp_time before steady-state samples are taken"),
+    opt("latency_target", &[], MICROS, None, "2ms", "Search for the deepest queue (up to iodepth) whose I/Os stay under this latency (default unit us)"),
+    opt("latency_window", &[], MICROS, None, "1s", "Time each queue depth is tried during the latency_target search (default unit us)"),
+    opt("latency_percentile", &[], Kind::Text, Some("100"), "99.9", "Share of a window's I/Os (per cent) that must meet latency_target"),
+    opt("latency_run", &[], Kind::Bool, Some("0"), "1", "Keep adjusting the depth to latency_target for the whole run instead of ending the job"),
     opt("direct", &[], Kind::Bool, Some("0"), "1", "Use O_DIRECT (bypass the page cache)"),
     opt("buffered", &[], Kind::Bool, Some("1"), "0", "Use the page cache; buffered=0 means direct=1"),
     opt("sync", &[], Kind::Choice(SYNC_MODES), Some("none"), "dsync", "Open with O_SYNC (1, sync) or O_DSYNC (dsync)"),
@@ -439,17 +453,9 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
     unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
-    unsupported("thinktime_blocks_type", &[], Kind::Text, Some("complete"), "thinktime_blocks always counts completed I/Os", "the default"),
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
     unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
     unsupported("numa_mem_policy", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
-    unsupported("steadystate", &["ss"], Kind::Text, None, "stopping at steady state is not implemented", "runtime with ramp_time"),
-    unsupported("steadystate_duration", &["ss_dur"], SECONDS, Some("0"), "stopping at steady state is not implemented", "runtime"),
-    unsupported("steadystate_ramp_time", &["ss_ramp"], SECONDS, Some("0"), "stopping at steady state is not implemented", "ramp_time"),
-    unsupported("latency_target", &[], MICROS, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
-    unsupported("latency_window", &[], MICROS, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
-    unsupported("latency_percentile", &[], Kind::Text, Some("100"), "searching for the depth that meets a latency is not implemented", "iodepth"),
-    unsupported("latency_run", &[], Kind::Bool, Some("0"), "searching for the depth that meets a latency is not implemented", "iodepth"),
     unsupported("zonecapacity", &[], Kind::Size, Some("0"), "zoned block devices are not supported", "zonemode=strided with zonerange"),
     unsupported("read_beyond_wp", &[], Kind::Bool, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),
     unsupported("max_open_zones", &[], Kind::Count, Some("0"), "zoned block devices are not supported", "offset= and size= per job"),

@@ -656,6 +656,7 @@ impl<'a> Layers<'a> {
             thinktime: self.time("thinktime")?.unwrap_or_default(),
             thinktime_spin: self.time("thinktime_spin")?.unwrap_or_default(),
             thinktime_blocks: self.count_u32("thinktime_blocks", 1)?,
+            thinktime_counts_issued: self.choice("thinktime_blocks_type")?.0 == "issue",
         })
     }
 
@@ -699,7 +700,77 @@ impl<'a> Layers<'a> {
             rate_iops_min,
             rate_cycle: Duration::from_millis(rate_cycle_ms),
             iodepth_low,
+            steadystate: self.steadystate()?,
+            latency_target: self.latency_target()?,
         })
+    }
+
+    /// `steadystate` is off unless `ss_dur` is set.
+    fn steadystate(&self) -> Result<Option<SteadyStateSpec>, JobError> {
+        let duration = self.time("steadystate_duration")?.unwrap_or_default();
+        if duration.is_zero() {
+            return Ok(None);
+        }
+        let (word, limit, setting) = self.choice("steadystate")?;
+        let limit = limit.unwrap_or_default().trim();
+        let (number, limit_is_percent) = match limit.strip_suffix('%') {
+            Some(number) => (number, true),
+            None => (limit, false),
+        };
+        let limit = number
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|l| l.is_finite() && *l >= 0.0)
+            .ok_or_else(|| {
+                setting.invalid(format!(
+                    "{word} needs a limit: ':{number}' is not a number of 0 or more"
+                ))
+            })?;
+        // One sample per second: a window shorter than a second holds none.
+        let duration = Duration::from_secs(duration.as_secs().max(1));
+        Ok(Some(SteadyStateSpec {
+            metric: if word.starts_with("bw") {
+                SteadyMetric::Bw
+            } else {
+                SteadyMetric::Iops
+            },
+            slope: word.ends_with("_slope"),
+            limit,
+            limit_is_percent,
+            duration,
+            ramp: self.time("steadystate_ramp_time")?.unwrap_or_default(),
+        }))
+    }
+
+    /// `latency_target` is off unless set to more than 0; it needs `latency_window`.
+    fn latency_target(&self) -> Result<Option<LatencyTargetSpec>, JobError> {
+        let target = self.time("latency_target")?.unwrap_or_default();
+        if target.is_zero() {
+            return Ok(None);
+        }
+        let window = self.time("latency_window")?.unwrap_or_default();
+        if window.is_zero() {
+            return Err(self.problem(
+                "latency_target needs latency_window, the time each queue depth is tried (e.g. latency_window=1s)",
+            ));
+        }
+        let percentile = self
+            .setting("latency_percentile")
+            .expect("latency_percentile has a default");
+        let percentile_value = percentile
+            .text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| percentile.invalid("must be a number above 0 and at most 100"))?;
+        Ok(Some(LatencyTargetSpec {
+            target_ns: u64::try_from(target.as_nanos()).unwrap_or(u64::MAX),
+            window,
+            percentile: percentile_value,
+            keep_adjusting: self.bool("latency_run")?,
+        }))
     }
 
     /// fio refuses a minimum rate above the rate cap of the same direction.
@@ -1253,8 +1324,80 @@ mod tests {
             if def.name == "wait_for" {
                 args.splice(0..0, ["--name=writer", "--filename=/tmp/f"]);
             }
+            if def.name == "latency_target" {
+                args.push("--latency_window=1s");
+            }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
+    }
+
+    #[test]
+    fn steadystate_needs_ss_dur_and_parses_its_criterion() {
+        assert_eq!(job(&["--steadystate=iops:5%"]).control.steadystate, None);
+        let ss = job(&["--ss=bw_slope:2000000", "--ss_dur=30s", "--ss_ramp=5"])
+            .control
+            .steadystate
+            .unwrap();
+        assert_eq!(
+            ss,
+            SteadyStateSpec {
+                metric: SteadyMetric::Bw,
+                slope: true,
+                limit: 2e6,
+                limit_is_percent: false,
+                duration: Duration::from_secs(30),
+                ramp: Duration::from_secs(5),
+            }
+        );
+        let ss = job(&["--ss_dur=500ms"]).control.steadystate.unwrap();
+        assert_eq!((ss.metric, ss.slope), (SteadyMetric::Iops, true));
+        assert_eq!((ss.limit, ss.limit_is_percent), (0.01, true));
+        assert_eq!(ss.duration, Duration::from_secs(1));
+        for bad in ["--ss=iops", "--ss=iops:x%", "--ss=iops:-1", "--ss=lat:5%"] {
+            let e = error(&["--name=t", "--size=1m", "--ss_dur=5", bad]);
+            assert!(e.contains("steadystate"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn latency_target_needs_a_window_and_a_percentile_in_range() {
+        assert_eq!(job(&[]).control.latency_target, None);
+        let target = job(&[
+            "--latency_target=2ms",
+            "--latency_window=500ms",
+            "--latency_percentile=99.9",
+            "--latency_run=1",
+        ])
+        .control
+        .latency_target
+        .unwrap();
+        assert_eq!(
+            target,
+            LatencyTargetSpec {
+                target_ns: 2_000_000,
+                window: Duration::from_millis(500),
+                percentile: 99.9,
+                keep_adjusting: true,
+            }
+        );
+        // A bare number is in microseconds.
+        let target = job(&["--latency_target=250", "--latency_window=1s"]).control;
+        assert_eq!(target.latency_target.unwrap().target_ns, 250_000);
+        let e = error(&["--name=t", "--size=1m", "--latency_target=2ms"]);
+        assert!(e.contains("needs latency_window"), "{e}");
+        for bad in ["0", "101", "x"] {
+            let arg = format!("--latency_percentile={bad}");
+            let args = ["--name=t", "--size=1m", "--latency_target=1ms"];
+            let e = error(&[&args[..], &["--latency_window=1s", &arg]].concat());
+            assert!(e.contains("latency_percentile"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn thinktime_blocks_type_picks_what_is_counted() {
+        assert!(!job(&[]).pacing.thinktime_counts_issued);
+        let issue = job(&["--thinktime_blocks_type=issue"]).pacing;
+        assert!(issue.thinktime_counts_issued);
     }
 
     #[test]

@@ -355,6 +355,10 @@ pub struct PacingSpec {
     /// `thinktime_spin`: the first part of each think time is spent busy (≤ `thinktime`).
     pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks_type=issue`: `thinktime_blocks` counts issued I/Os, so the
+    /// pause comes after that many are sent; false (`complete`) counts completed ones.
+    #[serde(default)]
+    pub thinktime_counts_issued: bool,
 }
 
 /// How data reaches the target.
@@ -568,6 +572,51 @@ pub struct RunControlSpec {
     /// `iodepth_low`: once the queue is full, let it drain to this depth before
     /// refilling (equal to iodepth: keep it full).
     pub iodepth_low: u32,
+    /// `steadystate` with `ss_dur`: the job ends once its rate holds steady.
+    #[serde(default)]
+    pub steadystate: Option<SteadyStateSpec>,
+    /// `latency_target`: search for the deepest queue that meets a latency.
+    #[serde(default)]
+    pub latency_target: Option<LatencyTargetSpec>,
+}
+
+/// What fio's `steadystate=` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SteadyMetric {
+    Iops,
+    /// Bytes per second.
+    Bw,
+}
+
+/// fio's `steadystate=METRIC[_slope]:LIMIT[%]`, `ss_dur` and `ss_ramp`: once per
+/// second the job's rate (both directions together) is sampled; the job ends when
+/// the last `duration` of samples meets the criterion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateSpec {
+    pub metric: SteadyMetric,
+    /// Judge the least-squares slope of the samples; else their largest
+    /// deviation from the mean.
+    pub slope: bool,
+    pub limit: f64,
+    /// The limit is a percentage of the mean rather than in the metric's unit.
+    pub limit_is_percent: bool,
+    /// `ss_dur`: the window judged, whole seconds (one sample each).
+    pub duration: Duration,
+    /// `ss_ramp`: time after `ramp_time` before the first sample.
+    pub ramp: Duration,
+}
+
+/// fio's `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTargetSpec {
+    pub target_ns: u64,
+    /// Each queue depth is tried for one window.
+    pub window: Duration,
+    /// The share of a window's I/Os (per cent) that must finish within the target.
+    pub percentile: f64,
+    /// `latency_run`: keep adjusting the depth for the whole run instead of
+    /// ending the job once the search settles.
+    pub keep_adjusting: bool,
 }
 
 impl RunControlSpec {

@@ -11,7 +11,9 @@ use crate::report::fio_style::{
     ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
-use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
+use crate::report::model::{
+    DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
+};
 
 /// Whether latency histograms (`bins`) are included: fio's `json` or `json+`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +128,50 @@ struct FioJob {
     /// fio writes the job's description here, and only when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     desc: Option<String>,
+    /// Only for jobs with `steadystate`, as fio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steadystate: Option<FioSteadyState>,
     cpu_ns_per_io: f64,
+}
+
+#[derive(serde::Serialize)]
+struct FioSteadyState {
+    ss: String,
+    duration: u64,
+    attained: u8,
+    criterion: String,
+    max_deviation: f64,
+    slope: f64,
+    data: FioSteadyStateData,
+}
+
+#[derive(serde::Serialize)]
+struct FioSteadyStateData {
+    bw_mean: u64,
+    iops_mean: u64,
+    iops: Vec<u64>,
+    bw: Vec<u64>,
+}
+
+impl FioSteadyState {
+    fn new(ss: &SteadyStateReport) -> Self {
+        let percent = if ss.limit_is_percent { "%" } else { "" };
+        let mean = |samples: &[u64]| samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
+        FioSteadyState {
+            ss: format!("{}:{:.6}{percent}", ss.criterion, ss.limit),
+            duration: ss.duration_s,
+            attained: u8::from(ss.attained),
+            criterion: format!("{:.6}{percent}", finite(ss.value)),
+            max_deviation: finite(ss.max_deviation),
+            slope: finite(ss.slope),
+            data: FioSteadyStateData {
+                bw_mean: mean(&ss.bw_samples_bytes_per_sec),
+                iops_mean: mean(&ss.iops_samples),
+                iops: ss.iops_samples.clone(),
+                bw: ss.bw_samples_bytes_per_sec.clone(),
+            },
+        }
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -147,6 +192,7 @@ impl FioJob {
             OrderedMap::labelled(labels, pcts.iter().map(|&p| finite(lat_pct(p))))
         };
         let buckets = &job.lat_buckets;
+        let target = job.latency_target.as_ref();
         // iodepth as resolved for the job; fio reports it as latency_depth.
         let iodepth = job
             .options
@@ -188,12 +234,14 @@ impl FioJob {
             latency_ms: lat(&LAT_MS_LABELS, &buckets.ms_pct),
             total_err: job.tolerated_errors.map(|e| e.total),
             first_error: job.tolerated_errors.map(|e| e.first_errno),
-            latency_depth: iodepth,
-            // iolens has no latency target; these are fio's values without one.
-            latency_target: 0,
-            latency_percentile: 100.0,
-            latency_window: 0,
+            // Without a target these are fio's values: the job's iodepth and no target.
+            latency_depth: target.map_or(iodepth, |t| u64::from(t.depth)),
+            latency_target: target.map_or(0, |t| t.target_ns),
+            latency_percentile: target.map_or(100.0, |t| t.percentile),
+            // fio gives the window in microseconds.
+            latency_window: target.map_or(0, |t| t.window_ns / 1000),
             desc: job.description.clone(),
+            steadystate: job.steadystate.as_ref().map(FioSteadyState::new),
             cpu_ns_per_io: finite(job.cpu.cpu_ns_per_io),
         }
     }
@@ -559,6 +607,8 @@ mod tests {
             },
             runtime_ns: 157_400_000,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
         };
         RunReport {
             schema_version: SCHEMA_VERSION,

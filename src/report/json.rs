@@ -36,6 +36,8 @@ mod tests {
             lat_buckets: Default::default(),
             runtime_ns: 2_000_000_123,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
         };
         job.dirs[0].io_bytes = 1 << 33;
         job.dirs[0].clat = Some(LatSummary {

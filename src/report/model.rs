@@ -124,6 +124,44 @@ pub struct JobReport {
     /// Digits of IOPS and bandwidth in the normal output (fio's `significant_figures`).
     #[serde(default = "default_significant_figures")]
     pub significant_figures: u32,
+    /// `steadystate`: what was judged and whether the job reached it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyStateReport>,
+    /// `latency_target`: the target and the queue depth the search found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetReport>,
+}
+
+/// The steady-state check of a job: its criterion, the last window of
+/// once-a-second samples (both directions together) and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateReport {
+    /// `iops`, `iops_slope`, `bw` or `bw_slope`.
+    pub criterion: String,
+    pub limit: f64,
+    /// The limit (and `value`) are per cent of the window's mean.
+    pub limit_is_percent: bool,
+    pub duration_s: u64,
+    pub attained: bool,
+    /// What was compared with the limit: the largest deviation from the mean or
+    /// the slope's size, per cent of the mean when the limit is.
+    pub value: f64,
+    /// Largest deviation from the mean (deviation criteria; 0 for slopes).
+    pub max_deviation: f64,
+    /// Least-squares slope per second (slope criteria; 0 for deviations).
+    pub slope: f64,
+    pub iops_samples: Vec<u64>,
+    pub bw_samples_bytes_per_sec: Vec<u64>,
+}
+
+/// The outcome of a `latency_target` search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTargetReport {
+    pub target_ns: u64,
+    pub window_ns: u64,
+    pub percentile: f64,
+    /// The deepest queue that met the target (the smallest over merged workers).
+    pub depth: u32,
 }
 
 /// fio's default `significant_figures`, for reports saved before the field existed.

@@ -185,6 +185,8 @@ mod tests {
             lat_buckets: Default::default(),
             runtime_ns: 1_001_000_000,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
         };
         job.cpu.usr_pct = 1.3;
         job.depth.level_pct[0] = 100.0;

@@ -10,7 +10,7 @@ use crate::report::fio_style::{
 };
 use crate::report::model::{
     DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary,
-    RunReport, Severity,
+    RunReport, Severity, SteadyStateReport,
 };
 
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
@@ -141,6 +141,20 @@ fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Resu
         write.short_ios,
         trim.short_ios
     )?;
+    if let Some(target) = &job.latency_target {
+        // As fio: the target in ns, the window in µs.
+        writeln!(
+            out,
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
+            target.target_ns,
+            target.window_ns / 1000,
+            target.percentile,
+            target.depth
+        )?;
+    }
+    if let Some(ss) = &job.steadystate {
+        write_steadystate(out, ss)?;
+    }
     if let Some(errors) = job.tolerated_errors {
         writeln!(
             out,
@@ -317,6 +331,26 @@ fn write_lat_distribution(out: &mut String, buckets: &LatBuckets) -> fmt::Result
         }
     }
     Ok(())
+}
+
+/// fio's steadystate line: the verdict, the window's mean rates and what was judged.
+fn write_steadystate(out: &mut String, ss: &SteadyStateReport) -> fmt::Result {
+    let mean = |samples: &[u64]| samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
+    let bw = mean(&ss.bw_samples_bytes_per_sec);
+    let (metric, judged) = match ss.criterion.split_once('_') {
+        Some((metric, _)) => (metric, "slope"),
+        None => (ss.criterion.as_str(), "mean dev"),
+    };
+    writeln!(
+        out,
+        "  steadystate  : attained={}, bw={}B/s ({}B/s), iops={}, {metric} {judged}={:.3}{}",
+        if ss.attained { "yes" } else { "no" },
+        compact(bw, 1024.0, &BINARY_PREFIXES),
+        compact(bw, 1000.0, &DECIMAL_PREFIXES),
+        compact(mean(&ss.iops_samples).trunc(), 1000.0, &DECIMAL_PREFIXES),
+        ss.value,
+        if ss.limit_is_percent { "%" } else { "" }
+    )
 }
 
 fn write_depths(
@@ -579,6 +613,8 @@ mod tests {
             lat_buckets,
             runtime_ns: 211_000_000,
             significant_figures: 4,
+            steadystate: None,
+            latency_target: None,
         };
         let group_read = GroupDirSummary {
             io_bytes: 8_159_232,

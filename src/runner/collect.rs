@@ -8,8 +8,8 @@ use super::worker::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::{JobSpec, UnifiedRw};
 use crate::report::model::{
-    CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, Mixed, RunReport,
-    ToleratedErrors, SCHEMA_VERSION,
+    CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatencyTargetReport,
+    Mixed, RunReport, ToleratedErrors, SCHEMA_VERSION,
 };
 use crate::stats::{PercentileChoice, RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
@@ -148,6 +148,23 @@ fn job_report(
         lat_buckets: merged.lat_buckets(),
         runtime_ns,
         significant_figures: job.measure.significant_figures,
+        // A job's workers are judged together with group_reporting, so any one holds the check.
+        steadystate: workers.first().and_then(|w| w.steadystate.clone()),
+        latency_target: job
+            .control
+            .latency_target
+            .as_ref()
+            .map(|spec| LatencyTargetReport {
+                target_ns: spec.target_ns,
+                window_ns: u64::try_from(spec.window.as_nanos()).unwrap_or(u64::MAX),
+                percentile: spec.percentile,
+                // Merged workers each searched: the depth all of them met.
+                depth: workers
+                    .iter()
+                    .filter_map(|w| w.latency_depth)
+                    .min()
+                    .unwrap_or(1),
+            }),
     }
 }
 

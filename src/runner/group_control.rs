@@ -18,8 +18,11 @@ const WAIT_POLL: Duration = Duration::from_millis(5);
 
 pub struct GroupControl<'a> {
     run_stop: &'a AtomicBool,
-    /// What the group's workers read as their stop flag.
+    /// The whole group is stopping.
     stop: AtomicBool,
+    /// What each worker reads as its stop flag, by position then worker: set
+    /// with `stop`, or alone when its own job ends early (steady state reached).
+    worker_stops: Vec<Vec<AtomicBool>>,
     /// By position in the group: every worker of the job has finished.
     done: Vec<AtomicBool>,
     /// By position in the group: what ends when that job ends (`exitall`).
@@ -51,6 +54,14 @@ impl<'a> GroupControl<'a> {
         Self {
             run_stop,
             stop: AtomicBool::new(false),
+            worker_stops: group
+                .iter()
+                .map(|&j| {
+                    (0..jobs[j].exec.numjobs)
+                        .map(|_| AtomicBool::new(false))
+                        .collect()
+                })
+                .collect(),
             done: group.iter().map(|_| AtomicBool::new(false)).collect(),
             exits,
             waitees,
@@ -58,9 +69,23 @@ impl<'a> GroupControl<'a> {
         }
     }
 
-    /// The flag the group's workers stop on.
-    pub fn stop_flag(&self) -> &AtomicBool {
-        &self.stop
+    /// The flag worker `worker` of the job at `position` stops on.
+    pub fn stop_flag(&self, position: usize, worker: u32) -> &AtomicBool {
+        &self.worker_stops[position][worker as usize]
+    }
+
+    /// Stop these workers of the job at `position`, and only them.
+    pub fn stop_workers(&self, position: usize, workers: std::ops::Range<u32>) {
+        for w in workers {
+            self.stop_flag(position, w).store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn stop_group(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for flag in self.worker_stops.iter().flatten() {
+            flag.store(true, Ordering::Relaxed);
+        }
     }
 
     /// What a worker of the job at `position` waits on before its first I/O.
@@ -76,14 +101,14 @@ impl<'a> GroupControl<'a> {
     /// ends stop; passes the run's stop on to the group.
     pub fn observe(&self, finished: impl Iterator<Item = bool>) {
         if control::stop_requested(self.run_stop) {
-            self.stop.store(true, Ordering::Relaxed);
+            self.stop_group();
         }
         for (position, finished) in finished.enumerate() {
             if !finished || self.done[position].swap(true, Ordering::Relaxed) {
                 continue;
             }
             if let Some(exit_what) = self.exits[position] {
-                self.stop.store(true, Ordering::Relaxed);
+                self.stop_group();
                 if exit_what == ExitWhat::All {
                     self.ends_run.store(true, Ordering::Relaxed);
                 }
@@ -138,11 +163,28 @@ mod tests {
         let jobs = jobs(&["--name=a", "--name=b"]);
         let control = GroupControl::new(&jobs, &[0, 1], &run_stop);
         control.observe([true, false].into_iter());
-        assert!(!control.stop_flag().load(Ordering::Relaxed));
+        assert!(!control.stop_flag(1, 0).load(Ordering::Relaxed));
         run_stop.store(true, Ordering::Relaxed);
         control.observe([true, false].into_iter());
-        assert!(control.stop_flag().load(Ordering::Relaxed));
+        assert!(control.stop_flag(1, 0).load(Ordering::Relaxed));
         assert!(!control.ends_run());
+    }
+
+    #[test]
+    fn a_job_can_stop_alone() {
+        let run_stop = AtomicBool::new(false);
+        let jobs = jobs(&["--name=a", "--numjobs=2", "--name=b"]);
+        let control = GroupControl::new(&jobs, &[0, 1], &run_stop);
+        control.stop_workers(0, 1..2);
+        let stopped =
+            |position, worker| control.stop_flag(position, worker).load(Ordering::Relaxed);
+        assert_eq!(
+            [stopped(0, 0), stopped(0, 1), stopped(1, 0)],
+            [false, true, false]
+        );
+        run_stop.store(true, Ordering::Relaxed);
+        control.observe([false, false].into_iter());
+        assert_eq!([stopped(0, 0), stopped(0, 1), stopped(1, 0)], [true; 3]);
     }
 
     #[test]
@@ -152,9 +194,9 @@ mod tests {
         let jobs = jobs(&["--name=a", "--name=b", "--exitall", "--exit_what=all"]);
         let control = GroupControl::new(&jobs, &[0, 1], &run_stop);
         control.observe([false, false].into_iter());
-        assert!(!control.stop_flag().load(Ordering::Relaxed));
+        assert!(!control.stop_flag(1, 0).load(Ordering::Relaxed));
         control.observe([true, false].into_iter());
-        assert!(control.stop_flag().load(Ordering::Relaxed));
+        assert!(control.stop_flag(1, 0).load(Ordering::Relaxed));
         // exit_what is the finished job's: a's is group.
         assert!(!control.ends_run());
         control.observe([true, true].into_iter());

@@ -5,12 +5,14 @@ mod collect;
 pub mod control;
 pub mod errors;
 mod group_control;
+mod latency_target;
 pub mod logs;
 pub mod plan;
 pub mod process;
 mod rate_floor;
 mod sched;
 pub mod status;
+mod steadystate;
 mod verify;
 mod watch;
 pub mod worker;
@@ -28,6 +30,7 @@ use status::StatusSlot;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use steadystate::GroupSteadyState;
 use worker::{WorkerCtx, WorkerResult};
 
 /// How the run was asked for, beyond the jobs themselves.
@@ -215,12 +218,15 @@ fn run_group(
                 .collect()
         })
         .collect();
+    let mut steady = GroupSteadyState::new(req.jobs, jobs);
+    let group_start = Instant::now();
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
             .zip(&slots)
             .zip(&starts)
-            .map(|((&j, job_slots), start)| {
+            .enumerate()
+            .map(|(position, ((&j, job_slots), start))| {
                 (0..req.jobs[j].exec.numjobs)
                     .map(|w| {
                         let job = &req.jobs[j];
@@ -232,7 +238,8 @@ fn run_group(
                             .map(|s| (&job_slots[w as usize], s.interval / 2));
                         let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
                         let spawned = if job.exec.thread {
-                            let mut ctx = worker_ctx(req, files, j, w, start, control, live);
+                            let stop = control.stop_flag(position, w);
+                            let mut ctx = worker_ctx(req, files, j, w, start, stop, live);
                             ctx.status = status;
                             thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
                         } else {
@@ -241,7 +248,7 @@ fn run_group(
                             let shared = board.shared_slot(j, w);
                             let task =
                                 process::WorkerTask::new(req.jobs, files, j, w, every, shared);
-                            let stop = control.stop_flag();
+                            let stop = control.stop_flag(position, w);
                             thread.spawn_scoped(scope, move || {
                                 process::run_in_process(&task, start, stop, slot, live)
                             })
@@ -251,13 +258,17 @@ fn run_group(
                     .collect()
             })
             .collect();
-        let running = || {
+        let mut running = || {
             control.observe(handles.iter().map(|hs| hs.iter().all(|h| h.is_finished())));
+            let now_ns = group_start.elapsed().as_nanos() as u64;
+            steady.observe(now_ns, board, |position, workers| {
+                control.stop_workers(position, workers)
+            });
             handles.iter().flatten().any(|h| !h.is_finished())
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
-        while sleep_while(every, running) {
+        while sleep_while(every, &mut running) {
             let Some(status) = &req.status else { continue };
             let mut interim = earlier.to_vec();
             for (&j, job_slots) in jobs.iter().zip(&slots) {
@@ -274,9 +285,15 @@ fn run_group(
         }
         handles
             .into_iter()
-            .map(|hs| {
-                hs.into_iter()
-                    .map(|h| h.join().expect("worker thread panicked"))
+            .enumerate()
+            .map(|(position, hs)| {
+                (0..)
+                    .zip(hs)
+                    .map(|(w, h)| {
+                        let mut result = h.join().expect("worker thread panicked");
+                        result.steadystate = steady.report_for(position, w);
+                        result
+                    })
                     .collect()
             })
             .collect()
@@ -285,7 +302,7 @@ fn run_group(
 
 /// Sleep up to `duration` in short steps while `running` holds; true when the
 /// whole duration passed with it still holding.
-fn sleep_while(duration: Duration, running: impl Fn() -> bool) -> bool {
+fn sleep_while(duration: Duration, mut running: impl FnMut() -> bool) -> bool {
     const STEP: Duration = Duration::from_millis(10);
     let start = Instant::now();
     while running() {
@@ -304,7 +321,7 @@ fn worker_ctx<'s>(
     job_index: usize,
     worker_index: u32,
     start: &'s dyn worker::StartSignal,
-    control: &'s GroupControl,
+    stop: &'s AtomicBool,
     live: LiveCounters<'s>,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
@@ -319,7 +336,7 @@ fn worker_ctx<'s>(
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
         start,
-        stop: control.stop_flag(),
+        stop,
         live,
         status: None,
     }

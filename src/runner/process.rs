@@ -564,6 +564,8 @@ mod tests {
             notes: vec!["a note".to_string()],
             logs: None,
             verify: None,
+            steadystate: None,
+            latency_depth: Some(3),
         };
 
         let json = serde_json::to_string(&result).unwrap();

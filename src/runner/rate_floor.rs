@@ -108,6 +108,8 @@ mod tests {
             rate_iops_min,
             rate_cycle: Duration::from_millis(cycle_ms),
             iodepth_low: 1,
+            steadystate: None,
+            latency_target: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! allocation, no lock.
 
 use super::errors::ErrorTally;
+use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
@@ -14,7 +15,7 @@ use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMeth
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
 use crate::observe::live::LiveCounters;
-use crate::report::model::VerifyReport;
+use crate::report::model::{SteadyStateReport, VerifyReport};
 use crate::stats::{RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -84,6 +85,13 @@ pub struct WorkerResult {
     /// What `verify=` checked; None without verification.
     #[serde(default)]
     pub verify: Option<VerifyReport>,
+    /// The steady-state check of the worker's unit, filled in by the group's
+    /// supervisor (it judges, not the worker); None without `steadystate`.
+    #[serde(default)]
+    pub steadystate: Option<SteadyStateReport>,
+    /// The depth the `latency_target` search found; None without a target.
+    #[serde(default)]
+    pub latency_depth: Option<u32>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -264,6 +272,8 @@ impl WorkerResult {
             notes: Vec::new(),
             logs: None,
             verify: None,
+            steadystate: None,
+            latency_depth: None,
         }
     }
 
@@ -325,6 +335,10 @@ struct Worker<'a, E: Engine> {
     refill_depth: u32,
     /// The queue filled up and is draining down to `refill_depth`.
     draining: bool,
+    /// `latency_target`: the depth search; None (one branch per I/O) without it.
+    latency_target: Option<LatencyTarget>,
+    /// Slots kept free to cap the queue below iodepth (the latency_target search).
+    reserved_slots: usize,
 }
 
 impl<'a, E: Engine> Worker<'a, E> {
@@ -425,6 +439,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
             refill_depth: job.control.iodepth_low.min(depth),
             draining: false,
+            latency_target: job
+                .control
+                .latency_target
+                .as_ref()
+                .map(|spec| LatencyTarget::new(spec, depth, 0)),
+            reserved_slots: 0,
             ctx,
         }
     }
@@ -436,7 +456,10 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
         loop {
-            while !self.done_issuing && !self.free_slots.is_empty() && !self.draining {
+            while !self.done_issuing
+                && self.free_slots.len() > self.reserved_slots
+                && !self.draining
+            {
                 if self.drain_due() {
                     break;
                 }
@@ -459,7 +482,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             if !self.pending.is_empty() {
                 self.commit();
             }
-            if self.free_slots.is_empty() && self.refill_depth < self.in_flight_count {
+            if self.free_slots.len() <= self.reserved_slots
+                && self.refill_depth < self.in_flight_count
+            {
                 self.draining = true;
             }
             if self.in_flight_count > 0 {
@@ -559,6 +584,14 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn pace(&mut self, io: &NextIo) {
         if self.pacer.is_unpaced() {
             return;
+        }
+        // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
+        let think_ns = self.pacer.think_before_issue();
+        if think_ns > 0 {
+            if !self.pending.is_empty() {
+                self.commit();
+            }
+            self.think_for(think_ns);
         }
         let now = self.clock.now_ns();
         let at = self.pacer.issue_at(now, io.ddir, u64::from(io.len));
@@ -763,6 +796,12 @@ impl<'a, E: Engine> Worker<'a, E> {
         if end_ns - io.start_ns > self.max_latency_ns[io.ddir.index()] {
             self.too_slow(&io, end_ns - io.start_ns);
         }
+        if let Some(target) = &mut self.latency_target {
+            target.record(end_ns - io.start_ns);
+            if target.due(end_ns) {
+                self.close_latency_window(end_ns);
+            }
+        }
         if !self.measuring || io.start_ns < self.measure_start_ns {
             return;
         }
@@ -839,6 +878,20 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
+    /// `latency_target`: a window ended; cap the queue at the next depth, or
+    /// end the job once the search has settled.
+    #[cold]
+    fn close_latency_window(&mut self, now_ns: u64) {
+        let Some(target) = &mut self.latency_target else {
+            return;
+        };
+        let depth = self.in_flight.len();
+        match target.close_window(now_ns) {
+            Step::Depth(next) => self.reserved_slots = depth - next as usize,
+            Step::Settled(_) => self.done_issuing = true,
+        }
+    }
+
     /// Publish a copy of the results so far for an interim report.
     #[cold]
     fn publish_status(&mut self, now_ns: u64) {
@@ -862,15 +915,19 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn think(&mut self) {
         let ns = self.pacer.think_after_io();
         if ns > 0 {
-            let now = self.clock.now_ns();
-            let until = (now + ns).min(self.end_ns);
-            // thinktime_spin: the first part stands for CPU work on the data.
-            let spin = self.pacer.thinktime_spin_ns();
-            if spin > 0 {
-                self.clock.spin_until_ns((now + spin).min(until));
-            }
-            self.clock.sleep_until_ns(until);
+            self.think_for(ns);
         }
+    }
+
+    fn think_for(&mut self, ns: u64) {
+        let now = self.clock.now_ns();
+        let until = (now + ns).min(self.end_ns);
+        // thinktime_spin: the first part stands for CPU work on the data.
+        let spin = self.pacer.thinktime_spin_ns();
+        if spin > 0 {
+            self.clock.spin_until_ns((now + spin).min(until));
+        }
+        self.clock.sleep_until_ns(until);
     }
 
     fn sync_dirty_files(&mut self) {
@@ -1018,6 +1075,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .logs
                 .map(|logs| logs.finish(end - self.measure_start_ns)),
             verify,
+            steadystate: None,
+            latency_depth: self.latency_target.as_ref().map(LatencyTarget::found_depth),
         }
     }
 }

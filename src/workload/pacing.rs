@@ -176,6 +176,8 @@ pub struct Pacer {
     /// The busy part of each think time (≤ `thinktime_ns`).
     thinktime_spin_ns: u64,
     thinktime_blocks: u32,
+    /// `thinktime_blocks_type=issue`: count issued I/Os, not completed ones.
+    thinktime_counts_issued: bool,
     ios_since_think: u32,
     rng: WorkerRng,
 }
@@ -190,6 +192,7 @@ impl Pacer {
             thinktime_ns: nanos(spec.thinktime),
             thinktime_spin_ns: nanos(spec.thinktime_spin).min(nanos(spec.thinktime)),
             thinktime_blocks: spec.thinktime_blocks.max(1),
+            thinktime_counts_issued: spec.thinktime_counts_issued,
             ios_since_think: 0,
             rng: stream_rng(seed, RngStream::Pacing),
         }
@@ -220,9 +223,31 @@ impl Pacer {
     }
 
     /// Nanoseconds to wait after the I/O just completed: the think time after
-    /// every `thinktime_blocks` I/Os, otherwise 0.
+    /// every `thinktime_blocks` completions, otherwise 0 (always 0 when
+    /// `thinktime_blocks` counts issued I/Os).
     #[inline]
     pub fn think_after_io(&mut self) -> u64 {
+        if self.thinktime_counts_issued {
+            return 0;
+        }
+        self.count_toward_think()
+    }
+
+    /// Nanoseconds to wait before issuing the next I/O: the think time once
+    /// `thinktime_blocks` I/Os have been issued since the last one, otherwise 0
+    /// (always 0 when `thinktime_blocks` counts completions).
+    #[inline]
+    pub fn think_before_issue(&mut self) -> u64 {
+        if !self.thinktime_counts_issued {
+            return 0;
+        }
+        self.count_toward_think()
+    }
+
+    /// One more I/O counted; the think time when it completes a block of
+    /// `thinktime_blocks`, else 0.
+    #[inline]
+    fn count_toward_think(&mut self) -> u64 {
         if self.thinktime_ns == 0 {
             return 0;
         }
@@ -258,6 +283,7 @@ mod tests {
             thinktime: Duration::ZERO,
             thinktime_spin: Duration::ZERO,
             thinktime_blocks: 1,
+            thinktime_counts_issued: false,
         }
     }
 
@@ -375,6 +401,20 @@ mod tests {
         assert!(!pacer.is_unpaced());
         let thinks: Vec<u64> = (0..9).map(|_| pacer.think_after_io()).collect();
         assert_eq!(thinks, [0, 0, 250_000, 0, 0, 250_000, 0, 0, 250_000]);
+        // Counting completions, the issue side never thinks.
+        assert!((0..9).all(|_| pacer.think_before_issue() == 0));
+    }
+
+    #[test]
+    fn thinktime_blocks_type_issue_thinks_before_issuing_instead() {
+        let mut spec = spec([0, 0], [0, 0], RateProcess::Linear);
+        spec.thinktime = Duration::from_micros(100);
+        spec.thinktime_blocks = 2;
+        spec.thinktime_counts_issued = true;
+        let mut pacer = Pacer::new(&spec, 1);
+        assert!((0..4).all(|_| pacer.think_after_io() == 0));
+        let thinks: Vec<u64> = (0..4).map(|_| pacer.think_before_issue()).collect();
+        assert_eq!(thinks, [0, 100_000, 0, 100_000]);
     }
 
     #[test]

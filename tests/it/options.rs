@@ -666,3 +666,92 @@ fn the_normal_output_has_a_trim_block() {
     assert!(text.contains("issued rwts: total=0,0,256,0"), "{text}");
     assert!(text.contains("   TRIM: bw="), "{text}");
 }
+
+#[test]
+fn steadystate_ends_a_stable_job_early_and_reports_the_window() {
+    let report = fio_json(&[
+        "--name=steady",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20",
+        "--rate_iops=2000",
+        "--numjobs=2",
+        "--group_reporting",
+        "--steadystate=iops:20%",
+        "--ss_dur=2",
+    ]);
+    let job = &report["jobs"][0];
+    let runtime_ms = job["job_runtime"].as_u64().unwrap();
+    assert!((1_900..10_000).contains(&runtime_ms), "{runtime_ms} ms");
+    let ss = &job["steadystate"];
+    assert_eq!(ss["ss"], "iops:20.000000%");
+    assert_eq!(ss["duration"], 2);
+    assert_eq!(ss["attained"], 1);
+    assert!(ss["criterion"].as_str().unwrap().ends_with('%'), "{ss}");
+    // Two workers at 2000 IOPS each, judged together.
+    let iops = ss["data"]["iops"].as_array().unwrap();
+    assert_eq!(iops.len(), 2);
+    for sample in iops {
+        let sample = sample.as_u64().unwrap();
+        assert!((3_000..5_000).contains(&sample), "{ss}");
+    }
+    // Each sample is a rate over about a second: bytes and I/Os round apart.
+    let bw_in_ios = ss["data"]["bw"][0].as_f64().unwrap() / 4096.0;
+    assert!((bw_in_ios - iops[0].as_f64().unwrap()).abs() < 2.0, "{ss}");
+    // A job without steadystate has no such key, as fio.
+    let plain = fio_json(&["--name=plain", "--ioengine=null", "--size=64k"]);
+    assert!(plain["jobs"][0].get("steadystate").is_none());
+}
+
+#[test]
+fn latency_target_finds_a_depth_reports_it_and_ends_the_job() {
+    let report = fio_json(&[
+        "--name=target",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20",
+        "--iodepth=8",
+        // Far above what the null engine takes: every depth meets it.
+        "--latency_target=1s",
+        "--latency_window=100ms",
+        "--latency_percentile=99.5",
+    ]);
+    let job = &report["jobs"][0];
+    // Depths 1, 2, 4, 8, then settled: four windows, not the runtime.
+    let runtime_ms = job["job_runtime"].as_u64().unwrap();
+    assert!((300..5_000).contains(&runtime_ms), "{runtime_ms} ms");
+    assert_eq!(job["latency_depth"], 8);
+    assert_eq!(job["latency_target"], 1_000_000_000u64);
+    assert_eq!(job["latency_window"], 100_000);
+    assert_eq!(job["latency_percentile"], 99.5);
+    // An unreachable target settles at depth 1.
+    let report = fio_json(&[
+        "--name=target",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=20",
+        "--iodepth=8",
+        "--latency_target=1ns",
+        "--latency_window=100ms",
+    ]);
+    assert_eq!(report["jobs"][0]["latency_depth"], 1);
+}
+
+#[test]
+fn thinktime_blocks_type_issue_is_accepted_and_paces_the_job() {
+    let report = fio_json(&[
+        "--name=think",
+        "--ioengine=null",
+        "--size=64k",
+        "--iodepth=4",
+        "--thinktime=20ms",
+        "--thinktime_blocks=4",
+        "--thinktime_blocks_type=issue",
+    ]);
+    // 16 I/Os in blocks of 4: three pauses between them.
+    let runtime_ms = report["jobs"][0]["job_runtime"].as_u64().unwrap();
+    assert!((55..1_000).contains(&runtime_ms), "{runtime_ms} ms");
+}

@@ -511,9 +511,11 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
         .stderr(Stdio::piped())
         .spawn()
         .expect("run iolens");
-    // iolens announces each repetition on stderr as it starts it. Near the end
-    // of repetition k, set up the cache state repetition k+1 starts from (with
-    // invalidate=0 iolens keeps it): pages for the even-numbered ones.
+    // iolens announces each repetition on stderr as it starts it. Halfway
+    // through repetition k (after its own cache check, well before its end, with
+    // margin both ways on a loaded machine), set up the cache state repetition
+    // k+1 starts from (with invalidate=0 iolens keeps it): pages for the
+    // even-numbered ones. The pollution lies outside what the writes touch.
     let mut progress = String::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
@@ -522,7 +524,7 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
             .and_then(|rest| rest.split('/').next())
             .and_then(|k| k.parse::<u64>().ok())
         {
-            std::thread::sleep(Duration::from_millis(REPETITION_S * 1000 * 4 / 5));
+            std::thread::sleep(Duration::from_millis(REPETITION_S * 1000 / 2));
             if k % 2 == 1 {
                 seed.pollute();
             } else {
