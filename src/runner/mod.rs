@@ -13,6 +13,7 @@ mod sched;
 pub mod status;
 mod verify;
 mod watch;
+mod watchdog;
 pub mod worker;
 
 use crate::engine;
@@ -25,6 +26,7 @@ use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
 use group_control::GroupControl;
 use status::StatusSlot;
+use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -48,6 +50,8 @@ pub struct RunRequest<'a> {
     pub status: Option<status::StatusReports<'a>>,
     /// Told when each group starts and ends (the live progress display).
     pub progress: Option<&'a dyn GroupProgress>,
+    /// `--io-timeout`: an I/O in flight longer than this fails its job.
+    pub io_timeout: Option<Duration>,
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
@@ -103,7 +107,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let group_results = run_group(
+        let (group_results, watchdog_stopped) = run_group(
             req,
             &files,
             &board,
@@ -146,7 +150,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.unlink(j)?;
             }
         }
-        if control.ends_run() {
+        if control.ends_run() || watchdog_stopped {
             break;
         }
     }
@@ -190,6 +194,7 @@ fn write_logs(
 /// proxy thread here; all of them start together at one barrier.
 /// `earlier` (by job index) holds the results of the groups before, for
 /// interim reports. `control` stops and holds back the group's workers.
+/// Also returns whether the watchdog stopped the group.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
@@ -198,7 +203,7 @@ fn run_group(
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
-) -> Vec<Vec<WorkerResult>> {
+) -> (Vec<Vec<WorkerResult>>, bool) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -239,8 +244,7 @@ fn run_group(
                             let every = status.map(|(_, every)| every);
                             let slot = status.map(|(slot, _)| slot);
                             let shared = board.shared_slot(j, w);
-                            let task =
-                                process::WorkerTask::new(req.jobs, files, j, w, every, shared);
+                            let task = process::WorkerTask::new(req, files, j, w, every, shared);
                             let stop = control.stop_flag();
                             thread.spawn_scoped(scope, move || {
                                 process::run_in_process(&task, start, stop, slot, live)
@@ -251,9 +255,21 @@ fn run_group(
                     .collect()
             })
             .collect();
+        let watch = RefCell::new(watchdog::GroupWatch::new(
+            req.jobs,
+            jobs,
+            board,
+            files,
+            req.io_timeout,
+        ));
         let running = || {
-            control.observe(handles.iter().map(|hs| hs.iter().all(|h| h.is_finished())));
-            handles.iter().flatten().any(|h| !h.is_finished())
+            let finished: Vec<Vec<bool>> = handles
+                .iter()
+                .map(|hs| hs.iter().map(|h| h.is_finished()).collect())
+                .collect();
+            control.observe(finished.iter().map(|f| f.iter().all(|&done| done)));
+            watch.borrow_mut().look(&finished, control.stop_flag());
+            finished.iter().flatten().any(|&done| !done)
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
@@ -272,14 +288,17 @@ fn run_group(
             let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
             (status.on_report)(&report);
         }
-        handles
+        let mut results: Vec<Vec<WorkerResult>> = handles
             .into_iter()
             .map(|hs| {
                 hs.into_iter()
                     .map(|h| h.join().expect("worker thread panicked"))
                     .collect()
             })
-            .collect()
+            .collect();
+        let watch = watch.into_inner();
+        watch.mark_stuck(&mut results);
+        (results, watch.stopped())
     })
 }
 
@@ -322,6 +341,7 @@ fn worker_ctx<'s>(
         stop: control.stop_flag(),
         live,
         status: None,
+        io_timeout: req.io_timeout,
     }
 }
 
