@@ -291,7 +291,7 @@ impl IoRing for Uring {
         // Timed waits need IORING_FEAT_EXT_ARG (Linux 5.11); older kernels wait as long as it takes.
         self.wait_limit = limit
             .filter(|_| self.ring.params().is_feature_ext_arg())
-            .map(|d| types::Timespec::from(d));
+            .map(types::Timespec::from);
     }
 
     fn in_flight(&self) -> u32 {
@@ -417,6 +417,34 @@ mod tests {
         ring.reap(1, 2, |slot, res| results.push((slot, res)))
             .unwrap();
         assert_eq!(results, [(0, -i64::from(libc::EBADF))]);
+    }
+
+    #[test]
+    fn a_wait_limit_ends_a_reap_that_nothing_completes() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let reader = Arc::new(File::from(std::os::fd::OwnedFd::from(reader)));
+        let mut ring = Uring::new(1, 4096, 4096, &[reader], UringOptions::default()).unwrap();
+        if !ring.ring.params().is_feature_ext_arg() {
+            eprintln!("skipped: this kernel has no timed io_uring waits");
+            return;
+        }
+        ring.set_wait_limit(Some(Duration::from_millis(20)));
+        // A read of an empty pipe completes only once something is written.
+        ring.prep_read(0, 0, 0, 1);
+        ring.submit().unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            ring.reap(1, 1, |_, _| panic!("nothing was written"))
+                .unwrap(),
+            0
+        );
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        std::io::Write::write_all(&mut writer, b"x").unwrap();
+        assert_eq!(
+            ring.reap(1, 1, |slot, n| assert_eq!((slot, n), (0, 1)))
+                .unwrap(),
+            1
+        );
     }
 
     #[test]
