@@ -28,6 +28,8 @@ pub(super) struct WorkerView {
     pub job: usize,
     pub worker: u32,
     pub finished: bool,
+    /// An async engine's worker enforces `--io-timeout` itself, with a better message.
+    pub enforces_io_timeout: bool,
     /// The I/O it waits on, and for how long.
     pub waiting: Option<(WaitingIo, Duration)>,
 }
@@ -95,6 +97,7 @@ impl Watchdog {
         }
         if let Some(limit) = self.io_limit {
             let hung: Vec<WorkerView> = running()
+                .filter(|w| !(self.io_limit_is_timeout && w.enforces_io_timeout))
                 .filter(|w| w.waiting.is_some_and(|(_, age)| age > limit))
                 .copied()
                 .collect();
@@ -203,6 +206,7 @@ impl<'a> GroupWatch<'a> {
                 job: position,
                 worker,
                 finished,
+                enforces_io_timeout: self.jobs[j].engine.kind.is_async(),
                 waiting: self.board.worker(j, worker).waiting_io().map(|io| {
                     (
                         io,
@@ -317,6 +321,7 @@ mod tests {
             job: 0,
             worker: 1,
             finished,
+            enforces_io_timeout: false,
             waiting: waiting_s.map(|s| {
                 let io = WaitingIo {
                     file: 0,
@@ -385,6 +390,11 @@ mod tests {
         let mut dog = Watchdog::new(&jobs.iter().collect::<Vec<_>>(), Some(S(2)));
         assert_eq!(dog.check(S(5), &[worker(false, Some(2))]), Verdict::Fine);
         assert_eq!(dog.check(S(5), &[worker(true, Some(9))]), Verdict::Fine);
+        let async_worker = WorkerView {
+            enforces_io_timeout: true,
+            ..worker(false, Some(3))
+        };
+        assert_eq!(dog.check(S(5), &[async_worker]), Verdict::Fine);
         assert!(matches!(
             dog.check(S(5), &[worker(false, Some(3))]),
             Verdict::Stop(..)

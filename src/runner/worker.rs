@@ -622,6 +622,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.complete(io, c.result, now, true);
         }
         self.completions = completions;
+        if self.in_flight_count == 0 {
+            // Else the watchdog would age an I/O that is done while the worker thinks or sleeps.
+            self.ctx.live.waiting_on_none();
+        }
         if now >= self.next_age_check_ns {
             self.check_in_flight_ages(now);
         }

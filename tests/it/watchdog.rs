@@ -79,7 +79,7 @@ fn a_worker_stuck_on_a_frozen_filesystem_is_named_and_the_run_ends() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--io-timeout"), "{err}");
     assert!(
-        err.contains(&format!("job 'frozen' worker 0 (pid "))
+        err.contains("job 'frozen' worker 0 (pid ")
             && err.contains(&format!("waiting on {} at offset 0", file.display())),
         "{err}"
     );
