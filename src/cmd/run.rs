@@ -50,6 +50,8 @@ pub(super) struct ToolFlags {
     eta: EtaMode,
     /// `--html FILE`: also write the self-contained HTML report there.
     html: Option<PathBuf>,
+    /// `--io-timeout`: an I/O in flight longer than this fails its job.
+    io_timeout: Option<Duration>,
 }
 
 impl Default for ToolFlags {
@@ -71,6 +73,7 @@ impl Default for ToolFlags {
             timeline: false,
             eta: EtaMode::Auto,
             html: None,
+            io_timeout: None,
         }
     }
 }
@@ -167,6 +170,8 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
             flags.allow_device_write = true;
         } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
             flags.observe_interval = parse_observe_interval(v)?;
+        } else if let Some(v) = arg.strip_prefix("--io-timeout=") {
+            flags.io_timeout = Some(parse_io_timeout(v)?);
         } else if arg == "--timeline" {
             flags.timeline = true;
         } else {
@@ -174,6 +179,15 @@ pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String
         }
     }
     Ok((flags, job_args))
+}
+
+/// `--io-timeout`: a positive duration, in seconds without a unit.
+fn parse_io_timeout(value: &str) -> Result<Duration, String> {
+    match units::parse_time(value, TimeUnit::Seconds) {
+        Ok(timeout) if !timeout.is_zero() => Ok(timeout),
+        Ok(_) => Err("--io-timeout=0: give a positive time (e.g. --io-timeout=30s), or leave it out for none".into()),
+        Err(e) => Err(format!("--io-timeout={value}: {e} (e.g. --io-timeout=30s)")),
+    }
 }
 
 /// fio's `--status-interval`: a duration, in seconds without a unit.
@@ -254,6 +268,7 @@ pub(super) struct JobSet {
     observe_interval: Duration,
     timeline: bool,
     eta: EtaMode,
+    io_timeout: Option<Duration>,
 }
 
 impl JobSet {
@@ -282,6 +297,7 @@ impl JobSet {
             observe_interval: flags.observe_interval,
             timeline: flags.timeline,
             eta: flags.eta,
+            io_timeout: flags.io_timeout,
         })
     }
 }
@@ -312,6 +328,7 @@ pub(super) fn run_once(
         stop,
         status,
         progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
+        io_timeout: jobs.io_timeout,
     };
     let outcome = match runner::run(&request) {
         Ok(o) => o,
@@ -523,6 +540,17 @@ mod tests {
         assert_eq!(flags.cmdhelp.as_deref(), Some("bs"));
         assert_eq!(rest, strings(&["a.fio"]));
         assert!(split_tool_flags(&strings(&["--fio-compat=loose"])).is_err());
+    }
+
+    #[test]
+    fn io_timeout_is_off_by_default_and_positive() {
+        assert_eq!(split_tool_flags(&[]).unwrap().0.io_timeout, None);
+        let (flags, _) = split_tool_flags(&strings(&["--io-timeout=2"])).unwrap();
+        assert_eq!(flags.io_timeout, Some(Duration::from_secs(2)));
+        let (flags, _) = split_tool_flags(&strings(&["--io-timeout=500ms"])).unwrap();
+        assert_eq!(flags.io_timeout, Some(Duration::from_millis(500)));
+        assert!(split_tool_flags(&strings(&["--io-timeout=0"])).is_err());
+        assert!(split_tool_flags(&strings(&["--io-timeout=soon"])).is_err());
     }
 
     #[test]

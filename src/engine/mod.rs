@@ -66,6 +66,9 @@ pub trait Engine: Sized {
     fn commit(&mut self) -> io::Result<()>;
     /// Wait for at least `min` completions (0 = don't wait), append at most `max` to `out`.
     fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// Let `reap` return after at most `limit` even with fewer than `min`
+    /// completions. Engines that never wait in `reap` ignore it.
+    fn set_wait_limit(&mut self, _limit: Option<std::time::Duration>) {}
     /// fsync (or fdatasync) one file. The runner calls it only with nothing in flight.
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()>;
     /// Discard `len` bytes at `offset` of `target`, synchronously. Trims are never

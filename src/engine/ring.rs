@@ -64,6 +64,10 @@ impl<R: OpenRing> Engine for RingEngine<R> {
         Ok(())
     }
 
+    fn set_wait_limit(&mut self, limit: Option<std::time::Duration>) {
+        self.ring.set_wait_limit(limit);
+    }
+
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()> {
         sync_file(&self.files[file as usize], datasync)
     }

@@ -10,6 +10,9 @@
 //! Latencies also go into a coarse histogram per slot (4 buckets per power of
 //! two of nanoseconds), so the progress line and the sampler can give an
 //! interval's p99 from the difference of two readings.
+//!
+//! A worker also publishes the I/O it waits on (file, offset, start), so the
+//! runner's watchdog can say where a hung worker is stuck.
 
 use iolens_sys::SharedRegion;
 use serde::{Deserialize, Serialize};
@@ -18,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Words per worker: a multiple of 128 bytes, so a slot of a page-aligned board
 /// fills cache lines of its own (and adjacent-line prefetch does not pull in a neighbour's).
-const SLOT_WORDS: usize = (LAT_BUCKETS_AT + LAT_BUCKETS).next_multiple_of(16);
+const SLOT_WORDS: usize = (WAITING_START_NS + 1).next_multiple_of(16);
 
 /// Word indexes in a slot. The ios and bytes pairs are [read, write].
 const IOS: usize = 0;
@@ -33,6 +36,13 @@ const PID: usize = 7;
 const TID: usize = 8;
 /// First word of the latency histogram: I/Os completed per bucket.
 const LAT_BUCKETS_AT: usize = 9;
+/// `CLOCK_MONOTONIC` at the zero of the worker's own clock, so another process can age its I/O.
+const CLOCK_ORIGIN_NS: usize = LAT_BUCKETS_AT + LAT_BUCKETS;
+/// The I/O the worker waits on: file index, offset, and start on the worker's
+/// clock (0 while it waits on none; written last, so it guards the other two).
+const WAITING_FILE: usize = CLOCK_ORIGIN_NS + 1;
+const WAITING_OFFSET: usize = CLOCK_ORIGIN_NS + 2;
+const WAITING_START_NS: usize = CLOCK_ORIGIN_NS + 3;
 
 /// Buckets below 4 ns hold one value each; above, each power of two is split in 4.
 const SUB_BUCKETS: u64 = 4;
@@ -84,6 +94,16 @@ impl std::ops::AddAssign<&LiveTotals> for LiveTotals {
         self.in_io_ns += other.in_io_ns;
         self.latencies += &other.latencies;
     }
+}
+
+/// The I/O a worker waits on, as the watchdog reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitingIo {
+    /// Index into the worker's files.
+    pub file: u32,
+    pub offset: u64,
+    /// When it started, on `CLOCK_MONOTONIC` (`iolens_sys::clock::monotonic_ns`).
+    pub started_ns: u64,
 }
 
 /// Completed I/Os per latency bucket: coarse (a bucket spans at most a quarter
@@ -180,6 +200,42 @@ impl LiveCounters<'_> {
     /// The worker thread is about to exit: its ids are no longer valid.
     pub fn worker_finished(&self) {
         self.slot[TID].store(0, Relaxed);
+        self.slot[WAITING_START_NS].store(0, Relaxed);
+    }
+
+    /// The worker's clock reads `worker_now_ns` now; lets `waiting_io` put its
+    /// timestamps on the shared monotonic clock.
+    pub fn set_clock_origin(&self, worker_now_ns: u64) {
+        let origin = iolens_sys::clock::monotonic_ns().saturating_sub(worker_now_ns);
+        self.slot[CLOCK_ORIGIN_NS].store(origin, Relaxed);
+    }
+
+    /// The worker waits on the I/O at `offset` of its file `file`, started at
+    /// `start_ns` of its clock. Worker only: three stores to its own cache line.
+    #[inline]
+    pub fn waiting_on(&self, file: u32, offset: u64, start_ns: u64) {
+        self.slot[WAITING_FILE].store(file.into(), Relaxed);
+        self.slot[WAITING_OFFSET].store(offset, Relaxed);
+        // Never 0, which means "waits on nothing".
+        self.slot[WAITING_START_NS].store(start_ns.max(1), Relaxed);
+    }
+
+    /// The worker waits on no I/O. Worker only.
+    #[inline]
+    pub fn waiting_on_none(&self) {
+        self.slot[WAITING_START_NS].store(0, Relaxed);
+    }
+
+    /// The I/O the worker waits on, if any. Read without a lock while the worker
+    /// runs, so the file and offset may belong to the I/O just after; good
+    /// enough to name a hung one, which by definition does not move.
+    pub fn waiting_io(&self) -> Option<WaitingIo> {
+        let start_ns = self.slot[WAITING_START_NS].load(Relaxed);
+        (start_ns != 0).then(|| WaitingIo {
+            file: self.slot[WAITING_FILE].load(Relaxed) as u32,
+            offset: self.slot[WAITING_OFFSET].load(Relaxed),
+            started_ns: self.slot[CLOCK_ORIGIN_NS].load(Relaxed) + start_ns,
+        })
     }
 
     /// One completed I/O of `bytes` in direction `dir` (0 read, 1 write). Worker only.
@@ -444,6 +500,26 @@ mod tests {
         assert_eq!(c.thread(), None);
         c.worker_process_started(u32::MAX);
         assert_eq!(c.thread(), Some((u32::MAX, u32::MAX)));
+    }
+
+    #[test]
+    fn the_waiting_io_is_dated_on_the_monotonic_clock() {
+        let board = LiveBoard::new([1]);
+        let c = board.worker(0, 0);
+        assert_eq!(c.waiting_io(), None);
+        c.set_clock_origin(5_000);
+        let origin = iolens_sys::clock::monotonic_ns() - 5_000;
+        c.waiting_on(3, 8192, 7_000);
+        let io = c.waiting_io().unwrap();
+        assert_eq!((io.file, io.offset), (3, 8192));
+        // The origin was taken a moment before ours.
+        assert!(io.started_ns <= origin + 7_000 && io.started_ns + 1_000_000 > origin + 7_000);
+        c.waiting_on_none();
+        assert_eq!(c.waiting_io(), None);
+        c.waiting_on(0, 0, 0);
+        assert!(c.waiting_io().is_some(), "a start at 0 still counts");
+        c.worker_finished();
+        assert_eq!(c.waiting_io(), None);
     }
 
     #[test]

@@ -81,7 +81,8 @@ impl<'a> GroupControl<'a> {
         }
     }
 
-    fn stop_group(&self) {
+    /// Stop every worker of the group (exitall, the run's stop, the watchdog).
+    pub fn stop_group(&self) {
         self.stop.store(true, Ordering::Relaxed);
         for flag in self.worker_stops.iter().flatten() {
             flag.store(true, Ordering::Relaxed);

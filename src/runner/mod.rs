@@ -15,6 +15,7 @@ pub mod status;
 mod steadystate;
 mod verify;
 mod watch;
+mod watchdog;
 pub mod worker;
 
 use crate::engine;
@@ -27,6 +28,7 @@ use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
 use group_control::GroupControl;
 use status::StatusSlot;
+use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -51,6 +53,8 @@ pub struct RunRequest<'a> {
     pub status: Option<status::StatusReports<'a>>,
     /// Told when each group starts and ends (the live progress display).
     pub progress: Option<&'a dyn GroupProgress>,
+    /// `--io-timeout`: an I/O in flight longer than this fails its job.
+    pub io_timeout: Option<Duration>,
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
@@ -106,7 +110,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let group_results = run_group(
+        let (group_results, watchdog_stopped) = run_group(
             req,
             &files,
             &board,
@@ -149,7 +153,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.unlink(j)?;
             }
         }
-        if control.ends_run() {
+        if control.ends_run() || watchdog_stopped {
             break;
         }
     }
@@ -193,6 +197,7 @@ fn write_logs(
 /// proxy thread here; all of them start together at one barrier.
 /// `earlier` (by job index) holds the results of the groups before, for
 /// interim reports. `control` stops and holds back the group's workers.
+/// Also returns whether the watchdog stopped the group.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
@@ -201,7 +206,7 @@ fn run_group(
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
-) -> Vec<Vec<WorkerResult>> {
+) -> (Vec<Vec<WorkerResult>>, bool) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -246,8 +251,7 @@ fn run_group(
                             let every = status.map(|(_, every)| every);
                             let slot = status.map(|(slot, _)| slot);
                             let shared = board.shared_slot(j, w);
-                            let task =
-                                process::WorkerTask::new(req.jobs, files, j, w, every, shared);
+                            let task = process::WorkerTask::new(req, files, j, w, every, shared);
                             let stop = control.stop_flag(position, w);
                             thread.spawn_scoped(scope, move || {
                                 process::run_in_process(&task, start, stop, slot, live)
@@ -258,13 +262,25 @@ fn run_group(
                     .collect()
             })
             .collect();
+        let watch = RefCell::new(watchdog::GroupWatch::new(
+            req.jobs,
+            jobs,
+            board,
+            files,
+            req.io_timeout,
+        ));
         let mut running = || {
-            control.observe(handles.iter().map(|hs| hs.iter().all(|h| h.is_finished())));
+            let finished: Vec<Vec<bool>> = handles
+                .iter()
+                .map(|hs| hs.iter().map(|h| h.is_finished()).collect())
+                .collect();
+            control.observe(finished.iter().map(|f| f.iter().all(|&done| done)));
             let now_ns = group_start.elapsed().as_nanos() as u64;
             steady.observe(now_ns, board, |position, workers| {
                 control.stop_workers(position, workers)
             });
-            handles.iter().flatten().any(|h| !h.is_finished())
+            watch.borrow_mut().look(&finished, control);
+            finished.iter().flatten().any(|&done| !done)
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
@@ -283,7 +299,7 @@ fn run_group(
             let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
             (status.on_report)(&report);
         }
-        handles
+        let mut results: Vec<Vec<WorkerResult>> = handles
             .into_iter()
             .enumerate()
             .map(|(position, hs)| {
@@ -296,7 +312,10 @@ fn run_group(
                     })
                     .collect()
             })
-            .collect()
+            .collect();
+        let watch = watch.into_inner();
+        watch.mark_stuck(&mut results);
+        (results, watch.stopped())
     })
 }
 
@@ -339,6 +358,7 @@ fn worker_ctx<'s>(
         stop,
         live,
         status: None,
+        io_timeout: req.io_timeout,
     }
 }
 

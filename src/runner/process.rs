@@ -73,6 +73,9 @@ pub struct WorkerTask {
     pub status_every: Option<Duration>,
     /// The worker's live counters in the parent's shared memory, when it has some.
     pub live: Option<SharedSlot>,
+    /// `--io-timeout`.
+    #[serde(default)]
+    pub io_timeout: Option<Duration>,
 }
 
 /// One file of a worker: where it is, how to open it, and the worker's region of it.
@@ -88,14 +91,14 @@ pub struct TaskFile {
 
 impl WorkerTask {
     pub(super) fn new(
-        jobs: &[JobSpec],
+        req: &super::RunRequest,
         files: &FileSet,
         job_index: usize,
         worker_index: u32,
         status_every: Option<Duration>,
         live: Option<SharedSlot>,
     ) -> Self {
-        let job = &jobs[job_index];
+        let job = &req.jobs[job_index];
         let worker_files = &files.workers[job_index][worker_index as usize].files;
         WorkerTask {
             job: job.clone(),
@@ -118,6 +121,7 @@ impl WorkerTask {
             seed: super::seed_of(job, job_index, worker_index),
             status_every,
             live,
+            io_timeout: req.io_timeout,
         }
     }
 
@@ -390,6 +394,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
         stop: &stop,
         live: board.slot(index),
         status: None,
+        io_timeout: task.io_timeout,
     };
     let done = AtomicBool::new(false);
     let mut result = std::thread::scope(|scope| {
@@ -498,6 +503,7 @@ mod tests {
             seed: 42,
             status_every: Some(Duration::from_millis(250)),
             live: None,
+            io_timeout: Some(Duration::from_secs(30)),
         }
     }
 

@@ -44,6 +44,8 @@ pub struct WorkerCtx<'a> {
     /// `--status-interval`: where to publish interim results, and how often
     /// (the runner asks more often than it reports).
     pub status: Option<(&'a StatusSlot, Duration)>,
+    /// `--io-timeout`: an async I/O in flight longer fails the job (ETIMEDOUT).
+    pub io_timeout: Option<Duration>,
 }
 
 /// What a worker waits on, after its engine is set up, before its first I/O:
@@ -339,7 +341,16 @@ struct Worker<'a, E: Engine> {
     latency_target: Option<LatencyTarget>,
     /// Slots kept free to cap the queue below iodepth (the latency_target search).
     reserved_slots: usize,
+    /// Async engines: when the ages of the I/Os in flight are next checked.
+    next_age_check_ns: u64,
+    /// `--io-timeout` gave up on I/Os still in flight: the engine must never
+    /// free their buffers, so it is leaked rather than dropped.
+    abandoned_in_flight: bool,
 }
+
+/// How often an async worker looks for its oldest I/O in flight without
+/// `--io-timeout`: often enough for the watchdog, rare enough to cost nothing.
+const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
     fn new(ctx: WorkerCtx<'a>, mut engine: E, depth: u32) -> Self {
@@ -364,6 +375,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
+        ctx.live.set_clock_origin(clock.now_ns());
+        let age_check_ns = age_check_period(ctx.io_timeout).as_nanos() as u64;
+        engine.set_wait_limit(Some(age_check_period(ctx.io_timeout)));
         let ramp_end_ns = job.exec.ramp_time.as_nanos() as u64;
         let end_ns = job
             .exec
@@ -445,6 +459,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .as_ref()
                 .map(|spec| LatencyTarget::new(spec, depth, 0)),
             reserved_slots: 0,
+            next_age_check_ns: age_check_ns,
+            abandoned_in_flight: false,
             ctx,
         }
     }
@@ -625,6 +641,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             len: io.len,
         };
         let start_ns = self.clock.now_ns();
+        self.ctx.live.waiting_on(io.file, io.offset, start_ns);
         let queued = self.engine.queue(&req);
         let in_flight = InFlight {
             start_ns,
@@ -636,6 +653,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         match queued {
             Ok(Queued::Completed(result)) => {
+                self.ctx.live.waiting_on_none();
                 let end_ns = self.clock.now_ns();
                 self.last_now_ns = end_ns;
                 self.ctx.live.add_in_io(end_ns - start_ns);
@@ -759,18 +777,69 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.stats.depth.record_complete(completions.len() as u32);
         }
         for c in completions.drain(..) {
-            let io = self.in_flight[c.slot as usize];
+            let io = std::mem::replace(&mut self.in_flight[c.slot as usize], IDLE);
             self.in_flight_count -= 1;
             self.free_slots.push(c.slot);
             self.complete(io, c.result, now, true);
         }
         self.completions = completions;
+        if self.in_flight_count == 0 {
+            // Else the watchdog would age an I/O that is done while the worker thinks or sleeps.
+            self.ctx.live.waiting_on_none();
+        }
+        if now >= self.next_age_check_ns {
+            self.check_in_flight_ages(now);
+        }
         if self.draining && self.in_flight_count <= self.refill_depth {
             self.draining = false;
         }
         if !self.pacer.is_unpaced() {
             self.think();
         }
+    }
+
+    /// Publish the oldest I/O in flight for the watchdog and, with
+    /// `--io-timeout`, give up on the job when it is older than that.
+    #[cold]
+    fn check_in_flight_ages(&mut self, now_ns: u64) {
+        self.next_age_check_ns = now_ns + age_check_period(self.ctx.io_timeout).as_nanos() as u64;
+        // Completed slots hold IDLE (length 0).
+        let Some(oldest) = self
+            .in_flight
+            .iter()
+            .filter(|io| io.len > 0)
+            .min_by_key(|io| io.start_ns)
+            .copied()
+        else {
+            self.ctx.live.waiting_on_none();
+            return;
+        };
+        self.ctx
+            .live
+            .waiting_on(oldest.file, oldest.offset, oldest.start_ns);
+        let Some(timeout) = self.ctx.io_timeout else {
+            return;
+        };
+        let age_ns = now_ns.saturating_sub(oldest.start_ns);
+        if age_ns <= timeout.as_nanos() as u64 {
+            return;
+        }
+        self.fail(IoFailure {
+            message: format!(
+                "{} {} at offset {} (length {}) still in flight after {:.1} s, over --io-timeout={:?}",
+                oldest.ddir.name(),
+                self.ctx.paths[oldest.file as usize].display(),
+                oldest.offset,
+                oldest.len,
+                age_ns as f64 / 1e9,
+                timeout,
+            ),
+            errno: libc::ETIMEDOUT,
+        });
+        // Waiting for the rest could take forever: stop counting on them.
+        self.in_flight_count = 0;
+        self.draining = false;
+        self.abandoned_in_flight = true;
     }
 
     /// Account one finished I/O.
@@ -1063,6 +1132,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
         let verify = self.verify_at_end();
+        let notes = self.engine.notes();
+        if self.abandoned_in_flight {
+            // The kernel may still write into its buffers: they must outlive the process's use of them.
+            std::mem::forget(self.engine);
+        }
         WorkerResult {
             stats: self.stats,
             rates: self.sampler.rates,
@@ -1070,7 +1144,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             runtime_ns: end - self.measure_start_ns,
             error: self.error,
             tolerated: self.tolerated,
-            notes: self.engine.notes(),
+            notes,
             logs: self
                 .logs
                 .map(|logs| logs.finish(end - self.measure_start_ns)),
@@ -1079,4 +1153,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             latency_depth: self.latency_target.as_ref().map(LatencyTarget::found_depth),
         }
     }
+}
+
+/// How often an async worker checks the ages of its I/Os in flight (and the
+/// longest it waits in one reap): half the timeout, so none overshoots it by more.
+fn age_check_period(io_timeout: Option<Duration>) -> Duration {
+    io_timeout.map_or(AGE_CHECK_EVERY, |t| {
+        (t / 2).clamp(Duration::from_millis(1), AGE_CHECK_EVERY)
+    })
 }

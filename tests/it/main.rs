@@ -19,3 +19,4 @@ mod scenario_support;
 mod scenarios;
 mod support;
 mod verify;
+mod watchdog;

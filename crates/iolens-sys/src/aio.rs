@@ -11,6 +11,7 @@ use std::mem::ManuallyDrop;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// `aio_context_t`.
 type AioContext = libc::c_ulong;
@@ -86,6 +87,8 @@ pub struct AioRing {
     refused: Vec<(u32, i64)>,
     /// Accepted by the kernel, not yet reaped.
     kernel_in_flight: u32,
+    /// The longest one io_getevents waits; None: until `min` complete.
+    wait_limit: Option<libc::timespec>,
 }
 
 // SAFETY: `submit_ptrs` only holds pointers into `pending` during `submit`; everything else
@@ -161,6 +164,7 @@ impl AioRing {
             events: vec![IoEvent::default(); n].into(),
             refused: Vec::with_capacity(n),
             kernel_in_flight: 0,
+            wait_limit: None,
         })
     }
 
@@ -263,7 +267,12 @@ impl IoRing for AioRing {
         }
         let min_nr = min.saturating_sub(done).min(nr);
         let got = loop {
-            // SAFETY: `events` has room for `slots` >= nr events; a NULL timeout waits for min_nr.
+            let mut limit = self.wait_limit;
+            let timeout = limit
+                .as_mut()
+                .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+            // SAFETY: `events` has room for `slots` >= nr events; `timeout` is NULL (wait for
+            // min_nr) or points to a timespec that lives until the call returns.
             let ret = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
@@ -271,7 +280,7 @@ impl IoRing for AioRing {
                     min_nr as libc::c_long,
                     nr as libc::c_long,
                     self.events.as_mut_ptr(),
-                    std::ptr::null_mut::<libc::timespec>(),
+                    timeout,
                 )
             };
             if ret >= 0 {
@@ -289,6 +298,13 @@ impl IoRing for AioRing {
         }
         self.kernel_in_flight -= got as u32;
         Ok(done + got as u32)
+    }
+
+    fn set_wait_limit(&mut self, limit: Option<Duration>) {
+        self.wait_limit = limit.map(|d| libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos().into(),
+        });
     }
 
     fn in_flight(&self) -> u32 {

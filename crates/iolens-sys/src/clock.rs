@@ -79,6 +79,17 @@ pub fn calibrate() {
     tsc_rate();
 }
 
+/// `CLOCK_MONOTONIC` in nanoseconds: one time base for every process of a run.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// The TSC's rate in ns per tick (Q32 fixed point), learned once per process;
 /// None where the TSC is not the kernel's clocksource.
 fn tsc_rate() -> Option<u64> {
@@ -117,6 +128,13 @@ fn read_tsc() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn monotonic_ns_advances_with_real_time() {
+        let before = monotonic_ns();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(monotonic_ns() - before >= 5_000_000);
+    }
 
     #[test]
     fn is_monotonic_and_agrees_with_the_system_clock() {

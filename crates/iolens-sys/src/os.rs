@@ -90,6 +90,17 @@ pub fn clock_ticks_per_sec() -> u64 {
 }
 
 /// Kernel thread id of the calling thread (the id in /proc/<pid>/task/).
+/// Send SIGKILL to process `pid` (a worker process that is stuck).
+pub fn kill_process(pid: u32) -> io::Result<()> {
+    // SAFETY: kill has no memory arguments; a wrong pid fails with ESRCH or EPERM.
+    let ret = unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { libc::gettid() as u32 }

@@ -4,6 +4,7 @@
 //! A slot that is pending or in flight cannot be borrowed (`slot`/`slot_mut` panic).
 
 use std::io;
+use std::time::Duration;
 
 pub trait IoRing {
     /// Queue a read of `len` bytes at `offset` of `files[file]` into `slot`.
@@ -18,6 +19,9 @@ pub trait IoRing {
     /// `on_complete(slot, bytes or -errno)` for at most `max`; returns how many.
     /// `min` is capped at what is outstanding, so this never waits for nothing.
     fn reap(&mut self, min: u32, max: u32, on_complete: impl FnMut(u32, i64)) -> io::Result<u32>;
+    /// Let `reap` wait at most `limit` for its `min` completions (None: as long as it
+    /// takes), so a caller can look at its I/Os even while one of them hangs.
+    fn set_wait_limit(&mut self, limit: Option<Duration>);
     /// Prepared or submitted I/Os not yet reaped.
     fn in_flight(&self) -> u32;
     /// Prepared I/Os not yet accepted by the kernel.

@@ -9,6 +9,7 @@ use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What to ask of the kernel. Refused options fall back and leave a note.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,6 +42,8 @@ pub struct Uring {
     unsubmitted: u32,
     /// Pushed and not yet reaped.
     outstanding: u32,
+    /// The longest one wait for completions lasts; None: until they come.
+    wait_limit: Option<types::Timespec>,
     notes: Vec<String>,
 }
 
@@ -147,6 +150,7 @@ impl Uring {
             busy: vec![false; slots as usize].into(),
             unsubmitted: 0,
             outstanding: 0,
+            wait_limit: None,
             notes,
         })
     }
@@ -194,6 +198,29 @@ impl Uring {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {
                     return Ok(0)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Wait up to the wait limit for `want` completions; false when it ran out.
+    fn wait(&mut self, want: u32) -> io::Result<bool> {
+        let Some(limit) = &self.wait_limit else {
+            return self.enter(want).map(|_| true);
+        };
+        let args = types::SubmitArgs::new().timespec(limit);
+        loop {
+            match self.ring.submitter().submit_with_args(want as usize, &args) {
+                Ok(n) => {
+                    let n = (n as u32).min(self.unsubmitted);
+                    self.unsubmitted -= n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => return Ok(false),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {
+                    return Ok(true)
                 }
                 Err(e) => return Err(e),
             }
@@ -251,10 +278,20 @@ impl IoRing for Uring {
             done = self.drain(max, &mut on_complete);
         }
         while done < min {
-            self.enter(min - done)?;
+            let in_time = self.wait(min - done)?;
             done += self.drain(max - done, &mut on_complete);
+            if !in_time {
+                break;
+            }
         }
         Ok(done)
+    }
+
+    fn set_wait_limit(&mut self, limit: Option<Duration>) {
+        // Timed waits need IORING_FEAT_EXT_ARG (Linux 5.11); older kernels wait as long as it takes.
+        self.wait_limit = limit
+            .filter(|_| self.ring.params().is_feature_ext_arg())
+            .map(types::Timespec::from);
     }
 
     fn in_flight(&self) -> u32 {
@@ -380,6 +417,34 @@ mod tests {
         ring.reap(1, 2, |slot, res| results.push((slot, res)))
             .unwrap();
         assert_eq!(results, [(0, -i64::from(libc::EBADF))]);
+    }
+
+    #[test]
+    fn a_wait_limit_ends_a_reap_that_nothing_completes() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let reader = Arc::new(File::from(std::os::fd::OwnedFd::from(reader)));
+        let mut ring = Uring::new(1, 4096, 4096, &[reader], UringOptions::default()).unwrap();
+        if !ring.ring.params().is_feature_ext_arg() {
+            eprintln!("skipped: this kernel has no timed io_uring waits");
+            return;
+        }
+        ring.set_wait_limit(Some(Duration::from_millis(20)));
+        // A read of an empty pipe completes only once something is written.
+        ring.prep_read(0, 0, 0, 1);
+        ring.submit().unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            ring.reap(1, 1, |_, _| panic!("nothing was written"))
+                .unwrap(),
+            0
+        );
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        std::io::Write::write_all(&mut writer, b"x").unwrap();
+        assert_eq!(
+            ring.reap(1, 1, |slot, n| assert_eq!((slot, n), (0, 1)))
+                .unwrap(),
+            1
+        );
     }
 
     #[test]
