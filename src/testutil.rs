@@ -28,27 +28,15 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
             ..Default::default()
         };
         JobReport {
-            description: None,
-            tolerated_errors: None,
             name: name.to_string(),
-            groupid: 0,
             workers: 1,
-            error: None,
-            errno: 0,
             options: vec![
                 ("filename".into(), format!("/data/{name}")),
                 ("ioengine".into(), "psync".into()),
             ],
             dirs: [read, DirReport::default(), DirReport::default()],
-            mixed: None,
-            sync: Default::default(),
-            cpu: Default::default(),
-            depth: Default::default(),
-            lat_buckets: Default::default(),
             runtime_ns: 1_000_000_000,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
+            ..Default::default()
         }
     };
     RunReport {
@@ -56,15 +44,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_ms: 1_700_000_000_000,
         command_line: vec!["run".into()],
-        global_options: Vec::new(),
         jobs: jobs.iter().map(job).collect(),
-        groups: Vec::new(),
-        disks: Vec::new(),
-        interrupted: false,
-        observations: Default::default(),
-        environment: Default::default(),
-        findings: Vec::new(),
-        terminated: None,
-        verify: Vec::new(),
+        ..Default::default()
     }
 }

@@ -142,40 +142,16 @@ mod tests {
     fn one_job_report() -> RunReport {
         use crate::report::model::{JobReport, SCHEMA_VERSION};
         let job = JobReport {
-            description: None,
-            tolerated_errors: None,
             name: "j".into(),
-            groupid: 0,
             workers: 1,
-            error: None,
-            errno: 0,
-            options: Vec::new(),
-            dirs: Default::default(),
-            mixed: None,
-            sync: Default::default(),
-            cpu: Default::default(),
-            depth: Default::default(),
-            lat_buckets: Default::default(),
             runtime_ns: 1,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
+            ..Default::default()
         };
         RunReport {
             schema_version: SCHEMA_VERSION,
             tool_version: "0.1.0".into(),
-            started_unix_ms: 0,
-            command_line: Vec::new(),
-            global_options: Vec::new(),
             jobs: vec![job],
-            groups: Vec::new(),
-            disks: Vec::new(),
-            interrupted: false,
-            observations: Default::default(),
-            environment: Default::default(),
-            findings: Vec::new(),
-            terminated: None,
-            verify: Vec::new(),
+            ..Default::default()
         }
     }
 

@@ -136,23 +136,10 @@ pub(crate) mod fixture {
         let runtime_ns = (n as u64 - 1) * STEP_NS;
         report.jobs.push(JobReport {
             name: name.into(),
-            groupid: 0,
             workers: 1,
-            error: None,
-            errno: 0,
-            options: Vec::new(),
             dirs,
-            mixed: None,
-            sync: Default::default(),
-            cpu: Default::default(),
-            depth: Default::default(),
-            lat_buckets: Default::default(),
             runtime_ns,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
-            description: None,
-            tolerated_errors: None,
+            ..Default::default()
         });
         report.observations.jobs.push(JobSeries {
             name: name.into(),

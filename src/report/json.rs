@@ -20,24 +20,14 @@ mod tests {
     #[test]
     fn round_trips_through_json() {
         let mut job = JobReport {
-            description: None,
-            tolerated_errors: None,
             name: "seq-read".into(),
             groupid: 1,
             workers: 4,
             error: Some("read at offset 4096: Input/output error (os error 5)".into()),
             errno: 5,
             options: vec![("bs".into(), "128k".into())],
-            dirs: Default::default(),
-            mixed: None,
-            sync: Default::default(),
-            cpu: Default::default(),
-            depth: Default::default(),
-            lat_buckets: Default::default(),
             runtime_ns: 2_000_000_123,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
+            ..Default::default()
         };
         job.dirs[0].io_bytes = 1 << 33;
         job.dirs[0].clat = Some(LatSummary {
@@ -62,13 +52,8 @@ mod tests {
                 dirs: Default::default(),
                 mixed: None,
             }],
-            disks: Vec::new(),
             interrupted: true,
-            observations: Default::default(),
-            environment: Default::default(),
-            findings: Vec::new(),
-            terminated: None,
-            verify: Vec::new(),
+            ..Default::default()
         };
         let text = render(&report);
         let back: RunReport = serde_json::from_str(&text).unwrap();

@@ -85,24 +85,11 @@ mod tests {
 
     fn job(read: DirReport, write: DirReport) -> JobReport {
         JobReport {
-            description: None,
-            tolerated_errors: None,
             name: "j".into(),
-            groupid: 0,
             workers: 1,
-            error: None,
-            errno: 0,
-            options: Vec::new(),
             dirs: [read, write, DirReport::default()],
-            mixed: None,
-            sync: Default::default(),
-            cpu: Default::default(),
-            depth: Default::default(),
-            lat_buckets: Default::default(),
             runtime_ns: 1,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
+            ..Default::default()
         }
     }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 /// Bumped whenever a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunReport {
     pub schema_version: u32,
     pub tool_version: String,
@@ -130,6 +130,32 @@ pub struct JobReport {
     /// `latency_target`: the target and the queue depth the search found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTargetReport>,
+}
+
+impl Default for JobReport {
+    /// An empty job report with fio's default significant figures (for tests and partial reports).
+    fn default() -> Self {
+        JobReport {
+            name: String::new(),
+            description: None,
+            groupid: 0,
+            workers: 0,
+            error: None,
+            errno: 0,
+            tolerated_errors: None,
+            options: Vec::new(),
+            dirs: Default::default(),
+            mixed: None,
+            sync: Default::default(),
+            cpu: Default::default(),
+            depth: Default::default(),
+            lat_buckets: Default::default(),
+            runtime_ns: 0,
+            significant_figures: default_significant_figures(),
+            steadystate: None,
+            latency_target: None,
+        }
+    }
 }
 
 /// The steady-state check of a job: its criterion, the last window of

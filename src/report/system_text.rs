@@ -272,19 +272,8 @@ mod tests {
     fn render(obs: Observations) -> String {
         let report = RunReport {
             schema_version: 1,
-            tool_version: String::new(),
-            started_unix_ms: 0,
-            command_line: Vec::new(),
-            global_options: Vec::new(),
-            jobs: Vec::new(),
-            groups: Vec::new(),
-            disks: Vec::new(),
-            interrupted: false,
             observations: obs,
-            environment: Default::default(),
-            findings: Vec::new(),
-            terminated: None,
-            verify: Vec::new(),
+            ..Default::default()
         };
         let mut out = String::new();
         write_system(&mut out, &report).unwrap();

@@ -169,24 +169,11 @@ mod tests {
             ..Default::default()
         };
         let mut job = JobReport {
-            description: None,
-            tolerated_errors: None,
             name: "h".into(),
-            groupid: 0,
             workers: 1,
-            error: None,
-            errno: 0,
-            options: Vec::new(),
             dirs: [read, DirReport::default(), DirReport::default()],
-            mixed: None,
-            sync: Default::default(),
-            cpu: Default::default(),
-            depth: Default::default(),
-            lat_buckets: Default::default(),
             runtime_ns: 1_001_000_000,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
+            ..Default::default()
         };
         job.cpu.usr_pct = 1.3;
         job.depth.level_pct[0] = 100.0;

@@ -584,16 +584,10 @@ mod tests {
             28.76, 19.41, 2.93, 0.22, 0.17, 40.21, 1.07, 7.15, 0.004, 0.0,
         ];
         let job = JobReport {
-            description: None,
-            tolerated_errors: None,
             name: "t".into(),
-            groupid: 0,
             workers: 1,
-            error: None,
-            errno: 0,
             options: vec![("rw".into(), "randread".into())],
             dirs: [read, DirReport::default(), DirReport::default()],
-            mixed: None,
             sync: SyncReport::default(),
             cpu: CpuReport {
                 usr_ns: 4_000_000,
@@ -612,9 +606,7 @@ mod tests {
             },
             lat_buckets,
             runtime_ns: 211_000_000,
-            significant_figures: 4,
-            steadystate: None,
-            latency_target: None,
+            ..Default::default()
         };
         let group_read = GroupDirSummary {
             io_bytes: 8_159_232,
