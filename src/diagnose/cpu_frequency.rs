@@ -91,7 +91,11 @@ fn clock_range(obs: &Observations, column: usize, first: usize, last: usize) -> 
     // The first of equal readings, for both: when the clock got there.
     let (max_at, max_khz) = *readings.iter().min_by_key(|&&(_, khz)| Reverse(khz))?;
     Some(ClockRange {
-        cpu: obs.cpu_freq_cpus.get(column).copied().unwrap_or(column as u32),
+        cpu: obs
+            .cpu_freq_cpus
+            .get(column)
+            .copied()
+            .unwrap_or(column as u32),
         min_khz,
         median_khz: sorted[sorted.len() / 2],
         max_khz,
@@ -200,8 +204,14 @@ mod tests {
         let found = cpu_frequency(&report);
         assert_eq!(found.len(), 1, "{found:?}");
         let f = &found[0];
-        assert_eq!((f.code.as_str(), f.severity), ("cpu-frequency", Severity::Warning));
-        assert!(f.title.contains("41%") && f.title.contains("1 of 2"), "{f:?}");
+        assert_eq!(
+            (f.code.as_str(), f.severity),
+            ("cpu-frequency", Severity::Warning)
+        );
+        assert!(
+            f.title.contains("41%") && f.title.contains("1 of 2"),
+            "{f:?}"
+        );
         assert_eq!(
             f.evidence,
             vec!["cpu1: 2000–3400 MHz (median 3400 MHz), lowest at t=2.0 s, highest at t=0.0 s"]
