@@ -74,7 +74,7 @@ fn cpufreq_governors() -> Vec<String> {
     governors
 }
 
-fn is_cpu_dir_name(name: &str) -> bool {
+pub(super) fn is_cpu_dir_name(name: &str) -> bool {
     name.strip_prefix("cpu")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -4,6 +4,7 @@
 //! run, and the `Sampler` thread that records it all into `Observations`.
 
 pub mod cpu;
+pub mod cpufreq;
 pub mod diskstats;
 pub mod environment;
 pub mod guard;

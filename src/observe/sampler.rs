@@ -1,6 +1,7 @@
 //! The sampler: one thread per run that records, every interval, the page
 //! cache of each target, the counters of the devices behind them, memory and
-//! dirty-throttling state, pressure, system and per-worker CPU, each job's
+//! dirty-throttling state, pressure, system and per-worker CPU, each CPU's
+//! clock (when cpufreq is exposed), each job's
 //! I/O from the live counters, and changes of `vm.dirty_*`. While a buffered
 //! writer runs it also samples the writers' kernel wait channels on a fast
 //! tick (~100 Hz) of the same thread.
@@ -9,6 +10,7 @@
 //! built once, and the thread sleeps between ticks (parked, so `stop` wakes it).
 
 use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
+use super::cpufreq::{FreqProbe, SYS_CPU};
 use super::diskstats::{devices_behind, parse_stat};
 use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::pagecache::CacheProbe;
@@ -135,6 +137,7 @@ struct State {
     cache_skips: Vec<CacheSkip>,
     device_stat_paths: Vec<PathBuf>,
     has_pressure: bool,
+    freq_probe: FreqProbe,
     jobs_buffered_writer: Vec<bool>,
     workers: Vec<WorkerTrack>,
     tunables: DirtyTunables,
@@ -189,6 +192,12 @@ impl State {
             obs.notes
                 .push("no /proc/pressure: the kernel has no pressure stall information".into());
         }
+        let freq_probe = FreqProbe::discover(Path::new(SYS_CPU));
+        if freq_probe.is_empty() {
+            obs.notes
+                .push("cpufreq not exposed: frequency changes cannot be seen".into());
+        }
+        obs.cpu_freq_cpus = freq_probe.cpus().to_vec();
         let mut workers = Vec::new();
         for (j, job) in setup.jobs.iter().enumerate() {
             let counters = board.job(j);
@@ -231,6 +240,7 @@ impl State {
             probes,
             device_stat_paths,
             has_pressure,
+            freq_probe,
             jobs_buffered_writer: setup.jobs.iter().map(|j| j.buffered_writer).collect(),
             workers,
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
@@ -342,6 +352,9 @@ impl State {
             Default::default()
         };
         self.obs.system_cpu_series.push(cpu);
+        if !self.freq_probe.is_empty() {
+            self.obs.cpu_freq_khz_series.push(self.freq_probe.sample());
+        }
         self.track_threads();
         self.sample_jobs();
         self.tunables.check(t_ns, &mut self.obs.tunable_changes);
@@ -528,6 +541,20 @@ mod tests {
         assert!(obs.t_ns.windows(2).all(|w| w[0] < w[1]), "{:?}", obs.t_ns);
         assert_eq!(obs.memory_series.len(), n);
         assert_eq!(obs.system_cpu_series.len(), n);
+        let cpufreq_notes = obs
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("cpufreq not exposed"))
+            .count();
+        let cpus = obs.cpu_freq_cpus.len();
+        if cpus == 0 {
+            assert_eq!(cpufreq_notes, 1, "{:?}", obs.notes);
+            assert!(obs.cpu_freq_khz_series.is_empty());
+        } else {
+            assert_eq!(cpufreq_notes, 0, "{:?}", obs.notes);
+            assert_eq!(obs.cpu_freq_khz_series.len(), n);
+            assert!(obs.cpu_freq_khz_series.iter().all(|s| s.len() == cpus));
+        }
         assert_eq!(obs.targets[0].cache_series.len(), n);
         assert_eq!(obs.jobs[0].intervals.len(), n);
         assert!(obs.devices.iter().all(|d| d.counter_series.len() == n));

@@ -450,6 +450,11 @@ pub struct Observations {
     /// Empty when the kernel has no pressure stall information.
     pub pressure_series: Vec<PressureSample>,
     pub system_cpu_series: Vec<SystemCpuSample>,
+    /// CPU number of each column of `cpu_freq_khz_series`.
+    pub cpu_freq_cpus: Vec<u32>,
+    /// Each CPU's clock (cpufreq `scaling_cur_freq`, kHz; 0: unreadable) at
+    /// every sample. Empty when the kernel exposes no cpufreq (most VMs).
+    pub cpu_freq_khz_series: Vec<Vec<u64>>,
     pub jobs: Vec<JobSeries>,
     pub workers: Vec<WorkerObservation>,
     /// `vm.dirty_*` settings that changed while the run went on (someone else changed them).
