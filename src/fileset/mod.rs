@@ -738,6 +738,42 @@ mod tests {
     }
 
     #[test]
+    fn create_on_open_creates_a_missing_file_empty_when_the_job_starts() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("later");
+        let filename = format!("--filename={}", path.display());
+        let writer = job(&[
+            "--name=w",
+            &filename,
+            "--size=1m",
+            "--rw=write",
+            "--create_on_open=1",
+        ]);
+        let mut set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        assert!(!path.exists() && set.targets.is_empty() && set.job_targets(0).is_empty());
+        set.open_on_start(0, &writer).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "no layout");
+        assert_eq!(set.job_targets(0), [0]);
+        assert!(set.targets[0].created && set.targets[0].open_mode.write);
+        assert_eq!(set.workers[0][0].files[0].len, 1 << 20);
+        set.open_on_start(0, &writer).unwrap();
+        assert_eq!(set.targets.len(), 1, "opened once");
+
+        // A file that exists already is prepared as without the option.
+        let set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        assert_eq!(set.job_targets(0), [0]);
+
+        std::fs::remove_file(&path).unwrap();
+        let reader = job(&["--name=r", &filename, "--size=1m", "--create_on_open=1"]);
+        let message = prepare(&[reader], false).unwrap_err().to_string();
+        assert!(
+            message.contains("create_on_open=1") && message.contains("read"),
+            "{message}"
+        );
+        assert!(!path.exists());
+    }
+
+    #[test]
     fn pre_read_brings_the_region_into_the_page_cache() {
         let dir = crate::testutil::scratch_dir();
         let filename = format!("--filename={}", dir.path().join("f").display());
