@@ -13,7 +13,7 @@ mod layout;
 use crate::job::spec::{EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -127,6 +127,19 @@ pub struct FileSet {
     pub warnings: Vec<String>,
     /// Per job: it does no I/O (null engine), so there is nothing to invalidate or unlink.
     diskless: Vec<bool>,
+    /// Every target opened so far, so a job opened later shares them.
+    opened: HashMap<OpenKey, usize>,
+    /// What the run needs of each path, and whether the run created it.
+    paths: HashMap<PathBuf, PathState>,
+    /// Per job: its regions, while a file of it is still to be created when its
+    /// group starts (`create_on_open`); its `workers` entry is empty until then.
+    pending: Vec<Option<Vec<Vec<PlannedRegion>>>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PathState {
+    needs: PathNeeds,
+    created: bool,
 }
 
 /// How a target must be opened; targets with equal keys share one descriptor.
@@ -167,6 +180,8 @@ struct PathNeeds {
     may_create: bool,
     /// Every job writing the path allows writing it while mounted.
     mounted_write: bool,
+    /// Every job using the path has `create_on_open`.
+    create_on_open: bool,
 }
 
 impl PathNeeds {
@@ -180,6 +195,7 @@ impl PathNeeds {
             fallocate: first_job.files.fallocate,
             may_create: true,
             mounted_write: true,
+            create_on_open: true,
         }
     }
 
@@ -192,15 +208,18 @@ impl PathNeeds {
         self.overwrite |= job.io.overwrite;
         self.may_create &= job.files.allow_file_create;
         self.mounted_write &= !writes || job.files.allow_mounted_write;
+        self.create_on_open &= job.files.create_on_open;
     }
 }
 
 /// Prepare every target of `jobs`: create and lay out files, open them, and
 /// assign each worker its regions. `allow_device_write` (`--allow-destructive`)
 /// lifts the guard on block devices that hold data or are in use.
+///
+/// A missing file that only `create_on_open` jobs use is neither created nor
+/// opened here: `open_on_start` does that when the job's group starts.
 pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
     let mut set = FileSet::default();
-    let mut opened: HashMap<OpenKey, usize> = HashMap::new();
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()
         .enumerate()
@@ -219,10 +238,21 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
             }
         }
     }
-    let mut created: HashMap<PathBuf, bool> = HashMap::new();
+    let mut created_on_open = HashSet::new();
     let mut paths: Vec<_> = needs.iter().collect();
     paths.sort_by(|a, b| a.0.cmp(b.0));
     for (path, need) in paths {
+        if need.create_on_open && existing_size(path)?.is_none() {
+            created_on_open.insert(path.clone());
+            set.paths.insert(
+                path.clone(),
+                PathState {
+                    needs: *need,
+                    created: false,
+                },
+            );
+            continue;
+        }
         let outcome = layout::ensure(
             path,
             &LayoutRequest {
@@ -247,21 +277,98 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
                 path.display()
             ));
         }
-        created.insert(path.clone(), outcome.created);
+        set.paths.insert(
+            path.clone(),
+            PathState {
+                needs: *need,
+                created: outcome.created,
+            },
+        );
     }
 
-    for (j, (job, plan)) in jobs.iter().zip(&plans).enumerate() {
+    set.diskless = jobs.iter().map(is_diskless).collect();
+    for (j, (job, plan)) in jobs.iter().zip(plans).enumerate() {
+        let later = plan
+            .iter()
+            .flatten()
+            .find(|(path, _, _)| created_on_open.contains(path) && !is_diskless(job));
+        if let Some((path, _, _)) = later {
+            check_starts_empty(job, path)?;
+            set.workers.push(Vec::new());
+            set.pending.push(Some(plan));
+        } else {
+            let workers = set.open_job(j, job, &plan)?;
+            set.workers.push(workers);
+            set.pending.push(None);
+        }
+    }
+    Ok(set)
+}
+
+/// A job whose file `create_on_open` creates when it starts finds it empty: only
+/// writes make sense (fio's reads of it fail with EIO).
+fn check_starts_empty(job: &JobSpec, path: &Path) -> Result<(), TargetError> {
+    let rw = job.workload.rw;
+    let (wants, what) = if rw.reads() {
+        (true, "read")
+    } else if rw.trims() {
+        (true, "trim")
+    } else {
+        (job.engine.kind == EngineKind::Mmap, "map (ioengine=mmap)")
+    };
+    if !wants {
+        return Ok(());
+    }
+    Err(TargetError::Config(format!(
+        "job '{}': {} does not exist and create_on_open=1 creates it empty when the job starts, so there is nothing to {what} (drop create_on_open to let iolens lay it out, or create the file first)",
+        job.name,
+        path.display()
+    )))
+}
+
+impl FileSet {
+    /// Create the files `create_on_open` left for this job's start (empty, no
+    /// layout) and open its targets; nothing to do for other jobs or a second call.
+    pub fn open_on_start(&mut self, job_index: usize, job: &JobSpec) -> Result<(), TargetError> {
+        let Some(plan) = self.pending[job_index].take() else {
+            return Ok(());
+        };
+        for (path, _, _) in plan.iter().flatten() {
+            let Some(state) = self.paths.get_mut(path) else {
+                continue;
+            };
+            if state.needs.create_on_open && !path.exists() {
+                let empty = LayoutRequest {
+                    extent: 0,
+                    fill: false,
+                    fallocate: state.needs.fallocate,
+                    may_create: state.needs.may_create,
+                };
+                state.created = layout::ensure(path, &empty)?.created;
+            }
+        }
+        self.workers[job_index] = self.open_job(job_index, job, &plan)?;
+        Ok(())
+    }
+
+    /// Open (or share) the targets of one job's workers and check their alignment.
+    fn open_job(
+        &mut self,
+        j: usize,
+        job: &JobSpec,
+        plan: &[Vec<PlannedRegion>],
+    ) -> Result<Vec<WorkerFiles>, TargetError> {
+        let diskless = is_diskless(job);
         let mut job_workers = Vec::new();
         for (w, worker) in plan.iter().enumerate() {
             let mut files = Vec::new();
             for (path, start, len) in worker {
                 // The null engine does no I/O: its workers share one harmless descriptor.
-                let path = if is_diskless(job) {
+                let path = if diskless {
                     Path::new(DISKLESS_TARGET)
                 } else {
                     path.as_path()
                 };
-                let diskless = is_diskless(job);
                 let key = OpenKey {
                     path: path.to_path_buf(),
                     direct: job.io.direct && !diskless,
@@ -272,15 +379,16 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
                     },
                     private_to: (job.engine.kind == EngineKind::Sync).then_some((j, w as u32)),
                 };
-                let target = match opened.get(&key) {
+                let target = match self.opened.get(&key) {
                     Some(&t) => t,
                     None => {
-                        let needs_write = needs.get(path).is_some_and(|n| n.writes);
-                        let was_created = created.get(path).copied().unwrap_or(false);
-                        let t = open_target(&key, needs_write, was_created)?;
-                        set.targets.push(t);
-                        opened.insert(key, set.targets.len() - 1);
-                        set.targets.len() - 1
+                        let state = self.paths.get(path);
+                        let needs_write = state.is_some_and(|s| s.needs.writes);
+                        let was_created = state.is_some_and(|s| s.created);
+                        self.targets
+                            .push(open_target(&key, needs_write, was_created)?);
+                        self.opened.insert(key, self.targets.len() - 1);
+                        self.targets.len() - 1
                     }
                 };
                 files.push(WorkerFile {
@@ -291,13 +399,9 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
             }
             job_workers.push(WorkerFiles { files });
         }
-        set.workers.push(job_workers);
+        check_alignment(job, &self.targets, &job_workers)?;
+        Ok(job_workers)
     }
-    for (j, job) in jobs.iter().enumerate() {
-        check_alignment(job, &set, j)?;
-    }
-    set.diskless = jobs.iter().map(is_diskless).collect();
-    Ok(set)
 }
 
 /// The (path, start, len) regions of each worker of a job, before opening.
@@ -442,13 +546,17 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
 
 /// With direct=1, block sizes and offsets must be multiples of the target's
 /// direct-I/O alignment; say so before the first I/O instead of failing with EINVAL.
-fn check_alignment(job: &JobSpec, set: &FileSet, job_index: usize) -> Result<(), TargetError> {
+fn check_alignment(
+    job: &JobSpec,
+    targets: &[Target],
+    workers: &[WorkerFiles],
+) -> Result<(), TargetError> {
     if !job.io.direct || job.engine.kind == EngineKind::Null {
         return Ok(());
     }
-    for worker in &set.workers[job_index] {
+    for worker in workers {
         for wf in &worker.files {
-            let target = &set.targets[wf.target];
+            let target = &targets[wf.target];
             let align = target.dio_offset_align;
             let what = if target.is_block_device {
                 "logical sector"
@@ -627,6 +735,42 @@ mod tests {
             [dir.path().join("shared.0"), dir.path().join("shared.1")]
         );
         assert_eq!(names(0), names(1));
+    }
+
+    #[test]
+    fn create_on_open_creates_a_missing_file_empty_when_the_job_starts() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("later");
+        let filename = format!("--filename={}", path.display());
+        let writer = job(&[
+            "--name=w",
+            &filename,
+            "--size=1m",
+            "--rw=write",
+            "--create_on_open=1",
+        ]);
+        let mut set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        assert!(!path.exists() && set.targets.is_empty() && set.job_targets(0).is_empty());
+        set.open_on_start(0, &writer).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "no layout");
+        assert_eq!(set.job_targets(0), [0]);
+        assert!(set.targets[0].created && set.targets[0].open_mode.write);
+        assert_eq!(set.workers[0][0].files[0].len, 1 << 20);
+        set.open_on_start(0, &writer).unwrap();
+        assert_eq!(set.targets.len(), 1, "opened once");
+
+        // A file that exists already is prepared as without the option.
+        let set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        assert_eq!(set.job_targets(0), [0]);
+
+        std::fs::remove_file(&path).unwrap();
+        let reader = job(&["--name=r", &filename, "--size=1m", "--create_on_open=1"]);
+        let message = prepare(&[reader], false).unwrap_err().to_string();
+        assert!(
+            message.contains("create_on_open=1") && message.contains("read"),
+            "{message}"
+        );
+        assert!(!path.exists());
     }
 
     #[test]

@@ -419,6 +419,7 @@ pub static OPTIONS: &[OptionDef] = &[
     // Files: creation, preparation, guards.
     opt("allow_file_create", &[], Kind::Bool, Some("1"), "0", "0: a file that does not exist is an error instead of being created"),
     opt("create_only", &[], Kind::Bool, Some("0"), "1", "Only create and lay out the files; do no I/O"),
+    opt("create_on_open", &[], Kind::Bool, Some("0"), "1", "Create a missing file empty when the job's group starts, not at the run's start (write jobs only)"),
     opt("fallocate", &[], Kind::Choice(FALLOCATE_MODES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
     opt("fadvise_hint", &[], Kind::Choice(FADVISE_HINTS), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
@@ -448,7 +449,6 @@ pub static OPTIONS: &[OptionDef] = &[
 
     // Rejected unless set to their default: a clear error and the nearest supported option.
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
-    unsupported("create_on_open", &[], Kind::Bool, Some("0"), "files are always created before the run", "the default"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
     unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),

@@ -930,6 +930,7 @@ impl<'a> Layers<'a> {
         Ok(FilesSpec {
             allow_file_create: self.bool("allow_file_create")?,
             create_only: self.bool("create_only")?,
+            create_on_open: self.bool("create_on_open")?,
             fallocate,
             pre_read: self.bool("pre_read")?,
             fadvise: match hint {
@@ -1273,18 +1274,20 @@ mod tests {
     fn file_options() {
         let defaults = job(&[]).files;
         assert!(defaults.allow_file_create && !defaults.create_only && !defaults.pre_read);
+        assert!(!defaults.create_on_open);
         assert_eq!(defaults.fallocate, Fallocate::Native);
         assert_eq!(defaults.fadvise, FadviseHint::ByPattern);
         assert!(!defaults.allow_mounted_write);
         let spec = job(&[
             "--allow_file_create=0",
             "--create_only=1",
+            "--create_on_open=1",
             "--pre_read=1",
             "--fadvise_hint=sequential",
             "--allow_mounted_write=1",
         ]);
         assert!(!spec.files.allow_file_create && spec.files.create_only && spec.files.pre_read);
-        assert!(spec.files.allow_mounted_write);
+        assert!(spec.files.allow_mounted_write && spec.files.create_on_open);
         assert_eq!(spec.files.fadvise, FadviseHint::Sequential);
         assert!(!spec.io.invalidate, "pre_read turns invalidate off");
         for (word, mode) in [

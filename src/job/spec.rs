@@ -266,6 +266,8 @@ pub struct FilesSpec {
     pub allow_file_create: bool,
     /// `create_only`: lay out the files and do no I/O.
     pub create_only: bool,
+    /// `create_on_open`: a missing file is created empty when the job's group starts, not laid out.
+    pub create_on_open: bool,
     pub fallocate: Fallocate,
     /// `pre_read`: read the job's regions into the page cache before it starts.
     pub pre_read: bool,

@@ -77,7 +77,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let files = fileset::prepare(req.jobs, req.allow_device_write)?;
+    let mut files = fileset::prepare(req.jobs, req.allow_device_write)?;
     iolens_sys::clock::calibrate();
     let mut warnings = files.warnings.clone();
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));
@@ -92,6 +92,9 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     for group in plan::groups(req.jobs) {
         if control::stop_requested(req.stop) {
             break;
+        }
+        for &j in &group.jobs {
+            files.open_on_start(j, &req.jobs[j])?;
         }
         // create_only jobs are done once their files are laid out: no worker runs.
         let (create_only, io_jobs): (Vec<usize>, Vec<usize>) = group

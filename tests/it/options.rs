@@ -236,6 +236,56 @@ fn allow_file_create_0_refuses_a_missing_file_and_create_only_does_no_io() {
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 64 * 1024);
 }
 
+/// fio creates a create_on_open file when its job opens it: a file of the second
+/// group is born after the first group's last write, not when the run starts.
+#[test]
+fn create_on_open_creates_the_file_when_its_group_starts() {
+    let dir = scratch();
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    let job_file = dir.path().join("two-groups.fio");
+    std::fs::write(
+        &job_file,
+        format!(
+            "[first]\nfilename={}\nsize=64k\nrw=write\nthinktime=10ms\n\
+             [second]\nstonewall\nfilename={}\nsize=64k\nrw=write\ncreate_on_open=1\n",
+            first.display(),
+            second.display()
+        ),
+    )
+    .unwrap();
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        &job_file.display().to_string(),
+    ]);
+    assert_eq!(json(&out)["jobs"][1]["write"]["io_bytes"], 64 * 1024);
+    let born = match std::fs::metadata(&second).unwrap().created() {
+        Ok(born) => born,
+        Err(e) => {
+            eprintln!("skipped: the filesystem keeps no birth time: {e}");
+            return;
+        }
+    };
+    let first_written = std::fs::metadata(&first).unwrap().modified().unwrap();
+    assert!(born >= first_written, "{born:?} before {first_written:?}");
+
+    std::fs::remove_file(&second).unwrap();
+    let filename = format!("--filename={}", second.display());
+    let out = iolens(&[
+        "run",
+        "--name=r",
+        &filename,
+        "--size=64k",
+        "--create_on_open=1",
+    ]);
+    assert!(
+        stderr(&out).contains("create_on_open=1"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!second.exists());
+}
+
 #[test]
 fn fallocate_pre_read_and_fadvise_hint_run_a_job() {
     use std::os::unix::fs::MetadataExt;
