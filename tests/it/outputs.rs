@@ -100,10 +100,11 @@ fn fios_jsonplus_to_csv_script_reads_iolens_json_plus() {
 #[test]
 fn terse_has_fios_version_3_fields() {
     let dir = scratch();
+    let second = format!("--filename={}", dir.path().join("g").display());
     for flag in ["--minimal", "--output-format=terse"] {
         let out = run(&small_job(
             dir.path(),
-            &[flag, "--name=job2", "--size=1m", "--rw=read"],
+            &[flag, "--name=job2", &second, "--size=1m", "--rw=read"],
         ));
         assert!(out.status.success(), "{}", stderr(&out));
         let text = stdout(&out);
