@@ -4,10 +4,9 @@
 //! kernel reported its completion, and `Drop` waits for every I/O still in flight.
 
 use crate::buf::Slots;
-use crate::ring::IoRing;
+use crate::ring::{IoRing, LentSlots};
 use std::fs::File;
 use std::io;
-use std::mem::ManuallyDrop;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -75,9 +74,7 @@ const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 pub struct AioRing {
     ctx: AioContext,
     files: Vec<Arc<File>>,
-    bufs: ManuallyDrop<Slots>,
-    /// Slot is pending, in flight or completed but not yet reaped.
-    busy: Box<[bool]>,
+    bufs: LentSlots,
     /// Prepared, not yet accepted by the kernel. Capacity = slots, so pushing never allocates.
     pending: Vec<Iocb>,
     /// Scratch for the `iocb **` argument of io_submit (capacity = slots).
@@ -124,7 +121,7 @@ impl AioRing {
                 head = (head + 1) % nr;
                 taken += 1;
                 let slot = event.data as u32;
-                self.busy[slot as usize] = false;
+                self.bufs.give_back(slot);
                 on_complete(slot, event.res);
             }
             (*head_ptr).store(head, Ordering::Release);
@@ -157,8 +154,7 @@ impl AioRing {
         Ok(Self {
             ctx,
             files: files.to_vec(),
-            bufs: ManuallyDrop::new(bufs),
-            busy: vec![false; n].into(),
+            bufs: LentSlots::new(bufs),
             pending: Vec::with_capacity(n),
             submit_ptrs: Vec::with_capacity(n),
             events: vec![IoEvent::default(); n].into(),
@@ -170,18 +166,13 @@ impl AioRing {
 
     #[inline]
     fn prep(&mut self, opcode: u16, slot: u32, file: u32, offset: u64, len: u32) {
-        assert!(!self.busy[slot as usize], "slot {slot} is already in use");
-        assert!(
-            len as usize <= self.bufs.slot_size(),
-            "I/O of {len} bytes exceeds the slot size"
-        );
-        self.busy[slot as usize] = true;
+        let buf = self.bufs.lend(slot, len);
         let fd = self.files[file as usize].as_raw_fd();
         self.pending.push(Iocb {
             aio_data: u64::from(slot),
             aio_lio_opcode: opcode,
             aio_fildes: fd as u32,
-            aio_buf: self.bufs.slot_ptr(slot) as u64,
+            aio_buf: buf as u64,
             aio_nbytes: u64::from(len),
             aio_offset: offset as i64,
             ..Iocb::default()
@@ -252,7 +243,7 @@ impl IoRing for AioRing {
             let Some((slot, result)) = self.refused.pop() else {
                 break;
             };
-            self.busy[slot as usize] = false;
+            self.bufs.give_back(slot);
             on_complete(slot, result);
             done += 1;
         }
@@ -293,7 +284,7 @@ impl IoRing for AioRing {
         };
         for event in &self.events[..got] {
             let slot = event.data as u32;
-            self.busy[slot as usize] = false;
+            self.bufs.give_back(slot);
             on_complete(slot, event.res);
         }
         self.kernel_in_flight -= got as u32;
@@ -317,13 +308,11 @@ impl IoRing for AioRing {
 
     #[inline]
     fn slot(&self, slot: u32) -> &[u8] {
-        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot(slot)
     }
 
     #[inline]
     fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
-        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot_mut(slot)
     }
 }
@@ -344,11 +333,7 @@ impl Drop for AioRing {
         // SAFETY: the context was created by io_setup and is destroyed once; io_destroy itself
         // also waits for outstanding I/O on current kernels.
         unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
-        if drained {
-            // SAFETY: no I/O uses the buffers any more and they are never touched again.
-            unsafe { ManuallyDrop::drop(&mut self.bufs) };
-        }
-        // Otherwise the buffers are leaked on purpose: the kernel might still write to them.
+        self.bufs.release(drained);
     }
 }
 

@@ -3,7 +3,9 @@
 //! A slot's life: `prep_*` (pending) → `submit` (in flight) → `reap` (free again).
 //! A slot that is pending or in flight cannot be borrowed (`slot`/`slot_mut` panic).
 
+use crate::buf::Slots;
 use std::io;
+use std::mem::ManuallyDrop;
 use std::time::Duration;
 
 pub trait IoRing {
@@ -31,5 +33,65 @@ pub trait IoRing {
     /// Options the kernel refused and what is used instead.
     fn notes(&self) -> &[String] {
         &[]
+    }
+}
+
+/// A ring's buffer slots and which of them the kernel may be using. Shared by
+/// both rings so the lending rules live in one place: a lent slot cannot be
+/// borrowed, and the memory is only freed by a ring that drained every I/O.
+pub(crate) struct LentSlots {
+    bufs: ManuallyDrop<Slots>,
+    /// Slot is pending, in flight or completed but not yet reaped.
+    busy: Box<[bool]>,
+}
+
+impl LentSlots {
+    pub(crate) fn new(bufs: Slots) -> Self {
+        let busy = vec![false; bufs.count() as usize].into();
+        LentSlots {
+            bufs: ManuallyDrop::new(bufs),
+            busy,
+        }
+    }
+
+    /// Mark `slot` as handed to the kernel for an I/O of `len` bytes; its address.
+    #[inline]
+    pub(crate) fn lend(&mut self, slot: u32, len: u32) -> *mut u8 {
+        assert!(!self.busy[slot as usize], "slot {slot} is already in use");
+        assert!(
+            len as usize <= self.bufs.slot_size(),
+            "I/O of {len} bytes exceeds the slot size"
+        );
+        self.busy[slot as usize] = true;
+        self.bufs.slot_ptr(slot)
+    }
+
+    /// The kernel reported the slot's I/O complete.
+    #[inline]
+    pub(crate) fn give_back(&mut self, slot: u32) {
+        self.busy[slot as usize] = false;
+    }
+
+    #[inline]
+    pub(crate) fn slot(&self, slot: u32) -> &[u8] {
+        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
+        self.bufs.slot(slot)
+    }
+
+    #[inline]
+    pub(crate) fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
+        self.bufs.slot_mut(slot)
+    }
+
+    /// Free the memory once every I/O is drained; otherwise leak it on purpose,
+    /// since the kernel might still write to it. Called once, from the ring's Drop.
+    pub(crate) fn release(&mut self, drained: bool) {
+        if drained {
+            // SAFETY: the ring drained every I/O, so the kernel no longer uses the
+            // buffers, and `release` is called once, from Drop, after which they are
+            // never touched again.
+            unsafe { ManuallyDrop::drop(&mut self.bufs) };
+        }
     }
 }

@@ -2,11 +2,10 @@
 //! owns the buffer slots, and `Drop` waits for every I/O in flight before freeing them.
 
 use crate::buf::Slots;
-use crate::ring::IoRing;
+use crate::ring::{IoRing, LentSlots};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
-use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,8 +35,7 @@ pub struct Uring {
     fixed_buffers: bool,
     /// The ring was set up with IOPOLL (completions must be polled for).
     iopoll: bool,
-    bufs: ManuallyDrop<Slots>,
-    busy: Box<[bool]>,
+    bufs: LentSlots,
     /// Pushed onto the submission queue, not yet passed to io_uring_enter.
     unsubmitted: u32,
     /// Pushed and not yet reaped.
@@ -146,8 +144,7 @@ impl Uring {
             sqe_flags,
             fixed_buffers,
             iopoll,
-            bufs: ManuallyDrop::new(bufs),
-            busy: vec![false; slots as usize].into(),
+            bufs: LentSlots::new(bufs),
             unsubmitted: 0,
             outstanding: 0,
             wait_limit: None,
@@ -157,13 +154,8 @@ impl Uring {
 
     #[inline]
     fn prep(&mut self, write: bool, slot: u32, file: u32, offset: u64, len: u32) {
-        assert!(!self.busy[slot as usize], "slot {slot} is already in use");
-        assert!(
-            len as usize <= self.bufs.slot_size(),
-            "I/O of {len} bytes exceeds the slot size"
-        );
+        let buf = self.bufs.lend(slot, len);
         let fd = types::Fd(self.sqe_fds[file as usize]);
-        let buf = self.bufs.slot_ptr(slot);
         // Registered buffers are indexed by slot (fewer than 2^16 slots: the SQ holds at most 32768).
         let entry = match (write, self.fixed_buffers) {
             (false, false) => opcode::Read::new(fd, buf, len).offset(offset).build(),
@@ -176,12 +168,11 @@ impl Uring {
                 .build(),
         };
         let entry = entry.flags(self.sqe_flags).user_data(u64::from(slot));
-        // SAFETY: the SQE points at a slot we own; the slot is marked busy and is neither handed
+        // SAFETY: the SQE points at a slot we own; the slot is lent (LentSlots) and is neither handed
         // out nor freed until its completion is reaped (or Drop has drained the ring).
         let pushed = unsafe { self.ring.submission().push(&entry) };
         // The queue has at least `slots` entries and each busy slot holds at most one.
         pushed.expect("submission queue larger than the slot count");
-        self.busy[slot as usize] = true;
         self.unsubmitted += 1;
         self.outstanding += 1;
     }
@@ -233,7 +224,7 @@ impl Uring {
         let mut n = 0;
         for cqe in self.ring.completion().take(max as usize) {
             let slot = cqe.user_data() as u32;
-            self.busy[slot as usize] = false;
+            self.bufs.give_back(slot);
             on_complete(slot, i64::from(cqe.result()));
             n += 1;
         }
@@ -304,13 +295,11 @@ impl IoRing for Uring {
 
     #[inline]
     fn slot(&self, slot: u32) -> &[u8] {
-        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot(slot)
     }
 
     #[inline]
     fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
-        assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot_mut(slot)
     }
 }
@@ -325,11 +314,7 @@ impl Drop for Uring {
                 break;
             }
         }
-        if drained {
-            // SAFETY: no I/O uses the buffers any more and they are never touched again.
-            unsafe { ManuallyDrop::drop(&mut self.bufs) };
-        }
-        // Otherwise the buffers are leaked on purpose: the kernel might still write to them.
+        self.bufs.release(drained);
     }
 }
 
