@@ -1,9 +1,7 @@
 //! The shared body of the blocking engines (sync, psync, pvsync, pvsync2): one syscall
 //! per I/O, completed inside `queue`. Each engine file supplies only its syscalls.
 
-use super::{
-    io_result, sync_file, trim_is_not_queued, Completion, Engine, EngineSetup, IoRequest, Queued,
-};
+use super::{io_result, sync_file, trim_is_not_queued, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::{Ddir, EngineSpec};
 use iolens_sys::Slots;
 use std::fs::File;
@@ -55,16 +53,6 @@ impl<S: Syscalls> Engine for Blocking<S> {
             Ddir::Trim => return Err(trim_is_not_queued()),
         };
         Ok(Queued::Completed(io_result(result)))
-    }
-
-    #[inline]
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    #[inline]
-    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> io::Result<()> {
-        Ok(())
     }
 
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()> {

@@ -3,7 +3,7 @@
 //! job asks for synchronous writes). I/O past the mapped size is cut short, like a
 //! pread at end of file; a mapping cannot grow the file.
 
-use super::{trim_is_not_queued, Completion, Engine, EngineSetup, IoRequest, Queued};
+use super::{trim_is_not_queued, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::Ddir;
 use iolens_sys::{Mapping, Slots};
 use std::io;
@@ -84,16 +84,6 @@ impl Engine for Mmap {
             Ddir::Trim => return Err(trim_is_not_queued()),
         };
         Ok(Queued::Completed(super::io_result(result)))
-    }
-
-    #[inline]
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    #[inline]
-    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> io::Result<()> {
-        Ok(())
     }
 
     /// Whole-mapping msync; for a mapping, data and metadata sync are the same call.

@@ -62,10 +62,18 @@ pub trait Engine: Sized {
     /// The buffer of `slot`, to fill before a write or inspect after a read. Never a slot in flight.
     fn buffer(&mut self, slot: u32) -> &mut [u8];
     fn queue(&mut self, req: &IoRequest) -> io::Result<Queued>;
-    /// Submit everything queued since the last commit.
-    fn commit(&mut self) -> io::Result<()>;
+    /// Submit everything queued since the last commit. Synchronous engines
+    /// complete every I/O inside `queue`, so by default there is nothing to submit.
+    #[inline]
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Wait for at least `min` completions (0 = don't wait), append at most `max` to `out`.
-    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()>;
+    /// Synchronous engines never have any outstanding, so by default there is nothing to reap.
+    #[inline]
+    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> io::Result<()> {
+        Ok(())
+    }
     /// Let `reap` return after at most `limit` even with fewer than `min`
     /// completions. Engines that never wait in `reap` ignore it.
     fn set_wait_limit(&mut self, _limit: Option<std::time::Duration>) {}
