@@ -8,8 +8,8 @@
 use serde::ser::{Serialize, Serializer};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
-    DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
+    ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
+    DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
     DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
@@ -288,7 +288,7 @@ impl FioDir {
             bw_bytes: dir.bw_bytes_per_sec as u64,
             bw: (dir.bw_bytes_per_sec / KIB) as u64,
             iops: finite(dir.iops),
-            runtime: dir.runtime_ns / 1_000_000,
+            runtime: runtime_ms(dir.runtime_ns),
             total_ios: dir.total_ios,
             short_ios: dir.short_ios,
             drop_ios: 0,

@@ -3,7 +3,7 @@
 //! Latencies are in microseconds, sizes in KiB, bandwidth in KiB/s; every
 //! disk's utilisation is appended to every job line, as fio does.
 
-use crate::report::fio_style::{depth_pct, lat_pct, share_of_group, shown_dirs};
+use crate::report::fio_style::{depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs};
 use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 
 /// The terse format version written here.
@@ -65,7 +65,7 @@ fn dir_fields(fields: &mut Vec<String>, dir: &DirReport, group_bw: f64) {
         (dir.io_bytes / 1024).to_string(),
         ((dir.bw_bytes_per_sec / KIB) as u64).to_string(),
         (dir.iops as u64).to_string(),
-        (dir.runtime_ns / 1_000_000).to_string(),
+        runtime_ms(dir.runtime_ns).to_string(),
     ]);
     lat_fields(fields, dir.slat.as_ref());
     lat_fields(fields, dir.clat.as_ref());

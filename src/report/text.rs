@@ -5,7 +5,7 @@
 use std::fmt::{self, Write};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
+    ctime_utc, depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
@@ -192,7 +192,7 @@ fn write_dir(
         scaled(dir.bw_bytes_per_sec, 1024.0, &BINARY_PREFIXES, figures),
         scaled(dir.bw_bytes_per_sec, 1000.0, &DECIMAL_PREFIXES, figures),
         compact(dir.io_bytes as f64, 1024.0, &BINARY_PREFIXES),
-        dir.runtime_ns / 1_000_000
+        runtime_ms(dir.runtime_ns)
     )?;
     let measured = [("slat", &dir.slat), ("clat", &dir.clat), ("lat", &dir.lat)];
     for (name, summary) in measured {
@@ -397,8 +397,8 @@ fn write_group_dir(out: &mut String, name: &str, dir: &GroupDirSummary) -> fmt::
         decimal(dir.max_bw_bytes_per_sec),
         binary(dir.io_bytes as f64),
         decimal(dir.io_bytes as f64),
-        dir.min_runtime_ns / 1_000_000,
-        dir.max_runtime_ns / 1_000_000
+        runtime_ms(dir.min_runtime_ns),
+        runtime_ms(dir.max_runtime_ns)
     )
 }
 

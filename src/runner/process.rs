@@ -559,6 +559,7 @@ mod tests {
                 major_faults: 6,
             },
             runtime_ns: 500_000_000,
+            verify_ns: 100_000_000,
             error: Some(IoFailure {
                 message: "read f at offset 0: EIO".to_string(),
                 errno: 5,
@@ -587,6 +588,7 @@ mod tests {
         assert_eq!(back.rates, result.rates);
         assert_eq!(back.cpu, result.cpu);
         assert_eq!(back.runtime_ns, result.runtime_ns);
+        assert_eq!(back.verify_ns, result.verify_ns);
         assert_eq!(
             back.error.map(|e| (e.message, e.errno)),
             Some(("read f at offset 0: EIO".to_string(), 5))

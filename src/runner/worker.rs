@@ -10,7 +10,7 @@ use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
-use super::verify::{Verifier, VERIFY_ERRNO};
+use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
@@ -75,8 +75,12 @@ pub struct WorkerResult {
     pub rates: [RateSeries; DDIRS],
     #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
-    /// Measured time (ramp excluded), ns.
+    /// Measured time (ramp excluded), ns, the verify passes after the writes included.
     pub runtime_ns: u64,
+    /// Of `runtime_ns`, the time of the verify passes after the writes (fio
+    /// counts it as reading time); 0 without them.
+    #[serde(default)]
+    pub verify_ns: u64,
     pub error: Option<IoFailure>,
     /// Failed I/Os when the job tolerates some (`continue_on_error`).
     #[serde(default)]
@@ -269,6 +273,7 @@ impl WorkerResult {
             rates: Default::default(),
             cpu: Rusage::default(),
             runtime_ns: 0,
+            verify_ns: 0,
             error: None,
             tolerated: ErrorTally::default(),
             notes: Vec::new(),
@@ -329,6 +334,12 @@ struct Worker<'a, E: Engine> {
     next_status_ns: u64,
     /// `verify=`: stamps written blocks and checks them; None without verification.
     verify: Option<Verifier>,
+    /// Time spent in verify passes after the writes, ns.
+    verify_ns: u64,
+    /// This pass's writes were read back (`loops`: fio verifies after each pass).
+    pass_verified: bool,
+    /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
+    out_of_time: bool,
     /// `max_latency` per direction, ns; u64::MAX without one.
     max_latency_ns: [u64; DDIRS],
     /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
@@ -440,6 +451,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             error: setup_error,
             tolerated: ErrorTally::default(),
             verify,
+            verify_ns: 0,
+            pass_verified: false,
+            out_of_time: false,
             used,
             trim_methods,
             logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
@@ -509,6 +523,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.sync_dirty_files();
             } else if self.verify.as_ref().is_some_and(Verifier::backlog_due) {
                 self.verify_backlog();
+            } else if self.pass_verify_due() {
+                self.pass_verified = true;
+                self.verify_pass();
             } else if self.done_issuing {
                 break;
             }
@@ -518,10 +535,24 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
-    /// A sync or a `verify_backlog` pass is due: the queue must drain first.
+    /// A sync or a verify pass is due: the queue must drain first.
     #[inline]
     fn drain_due(&self) -> bool {
-        self.sync_due() || self.verify.as_ref().is_some_and(Verifier::backlog_due)
+        self.sync_due()
+            || self.verify.as_ref().is_some_and(Verifier::backlog_due)
+            || self.pass_verify_due()
+    }
+
+    /// A pass of `loops` ended and another follows: fio reads this pass's writes
+    /// back first (the last pass's are read back when the job ends).
+    #[inline]
+    fn pass_verify_due(&self) -> bool {
+        let job = self.ctx.job;
+        self.pass_bytes >= self.pass_limit
+            && !self.pass_verified
+            && !job.exec.time_based
+            && self.passes_done + 1 < job.target.loops.max(1)
+            && self.verify.as_ref().is_some_and(Verifier::verifies_at_end)
     }
 
     /// fsync=N / fdatasync=N: a sync is due.
@@ -536,6 +567,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn check_limits(&mut self, now: u64) {
         if now >= self.end_ns || self.ctx.stop.load(Ordering::Relaxed) {
             self.done_issuing = true;
+            self.out_of_time |= now >= self.end_ns;
         }
         if !self.measuring && now >= self.ramp_end_ns {
             self.start_measuring(now);
@@ -587,6 +619,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn start_new_pass(&mut self) -> bool {
         let job = self.ctx.job;
         self.passes_done += 1;
+        self.pass_verified = false;
         if job.exec.time_based || self.passes_done < job.target.loops.max(1) {
             self.pass_bytes = 0;
             self.gen.restart();
@@ -1033,44 +1066,89 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     /// `verify_only`: walk the job's writes without issuing them, so the verify pass
-    /// knows what an earlier run of the same job left in each block.
+    /// knows what an earlier run of the same job left in each block. Like fio's
+    /// dry run, the writes count as done (bytes and I/Os, no latency, no time).
     fn replay_writes_for_verify(&mut self) {
         while let Some(io) = self.next_io() {
             if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.verify) {
                 v.record_write(io.file, io.offset, io.len);
+                let written = &mut self.stats.dirs[Ddir::Write.index()];
+                written.ios += 1;
+                written.bytes += u64::from(io.len);
             }
         }
     }
 
     #[cold]
     fn verify_backlog(&mut self) {
-        let Some(v) = &mut self.verify else {
-            return;
-        };
-        match v.verify_backlog() {
-            Ok(true) => {}
+        match self.with_read_back(|v, reads| v.verify_backlog(reads)) {
+            None | Some(Ok(true)) => {}
             // verify_fatal: the bad block is reported when the worker finishes.
-            Ok(false) => self.done_issuing = true,
-            Err(e) => self.fail(IoFailure {
-                message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
-                errno: e.raw_os_error().unwrap_or(0),
-            }),
+            Some(Ok(false)) => self.done_issuing = true,
+            Some(Err(e)) => self.verify_read_failed(&e),
         }
     }
 
-    /// The verify pass after the job's I/O; its time is not part of the measurement.
-    fn verify_at_end(&mut self) -> Option<VerifyReport> {
-        let mut v = self.verify.take()?;
-        let stopped = self.ctx.stop.load(Ordering::Relaxed);
-        if v.verifies_at_end() && self.error.is_none() && !stopped {
-            if let Err(e) = v.verify_all(self.ctx.stop) {
-                self.fail(IoFailure {
-                    message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
-                    errno: e.raw_os_error().unwrap_or(0),
-                });
-            }
+    /// Read back the writes logged since the last pass; fio counts the pass's
+    /// time and reads as the job's reading.
+    #[cold]
+    fn verify_pass(&mut self) {
+        let start_ns = self.clock.now_ns();
+        let stop = self.ctx.stop;
+        let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
+        self.verify_ns += self.clock.now_ns() - start_ns;
+        if let Some(Err(e)) = result {
+            self.verify_read_failed(&e);
         }
-        let (report, error) = v.finish();
+    }
+
+    /// Run `f` on the verifier with each read-back counted among the job's reads.
+    fn with_read_back<R>(
+        &mut self,
+        f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
+    ) -> Option<R> {
+        let verifier = self.verify.as_mut()?;
+        let measure = &self.ctx.job.measure;
+        let live = &self.ctx.live;
+        let read = Ddir::Read.index();
+        let stats = &mut self.stats.dirs[read];
+        let measuring = self.measuring;
+        let mut record = |bytes: u64, ns: u64| {
+            live.record_io(read, bytes, ns);
+            if !measuring {
+                return;
+            }
+            stats.ios += 1;
+            stats.bytes += bytes;
+            if measure.clat {
+                stats.clat.record(ns);
+            }
+            if measure.lat {
+                stats.lat.record(ns);
+            }
+        };
+        let mut reads = ReadBack {
+            clock: &self.clock,
+            record: &mut record,
+        };
+        Some(f(verifier, &mut reads))
+    }
+
+    fn verify_read_failed(&mut self, e: &std::io::Error) {
+        self.fail(IoFailure {
+            message: format!("verify: read-back failed: {}", crate::errno::describe(e)),
+            errno: e.raw_os_error().unwrap_or(0),
+        });
+    }
+
+    /// The verify pass after the job's writes (none when its time ran out, as
+    /// in fio), then what verification found.
+    fn verify_at_end(&mut self) -> Option<VerifyReport> {
+        let stopped = self.ctx.stop.load(Ordering::Relaxed) || self.out_of_time;
+        if self.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
+            self.verify_pass();
+        }
+        let (report, error) = self.verify.take()?.finish();
         if let Some(message) = error {
             self.fail(IoFailure {
                 message,
@@ -1122,16 +1200,16 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn finish(mut self) -> WorkerResult {
-        let end = self.clock.now_ns();
         if !self.measuring {
             // The run ended inside ramp_time: nothing was measured.
-            self.measure_start_ns = end;
+            self.measure_start_ns = self.clock.now_ns();
         }
+        let verify = self.verify_at_end();
+        let end = self.clock.now_ns();
         self.sampler.take(end, &self.stats, self.used);
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
-        let verify = self.verify_at_end();
         let notes = self.engine.notes();
         if self.abandoned_in_flight {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
@@ -1142,6 +1220,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             rates: self.sampler.rates,
             cpu,
             runtime_ns: end - self.measure_start_ns,
+            verify_ns: self.verify_ns,
             error: self.error,
             tolerated: self.tolerated,
             notes,

@@ -61,7 +61,8 @@ pub enum Fault {
     CorruptHeader,
     /// A good header for another offset: the right data in the wrong place.
     Misdirected { written_for: u64 },
-    /// A good header from another job or worker.
+    /// A good header written with another seed: another job's place in the
+    /// run, another worker or another randseed.
     ForeignWriter,
     /// The block as written by an earlier (or later) write of this offset.
     Stale { found: u32, expected: u32 },
@@ -205,7 +206,9 @@ impl BlockCodec {
             return bad(Fault::CorruptHeader, Some(found));
         }
         if let Some(expected) = expected_generation {
-            if found.job != self.writer.job || found.seed != self.writer.seed {
+            // As fio, the writer is told by its seed (the job's place in the run,
+            // its worker and randseed), not by the job's name.
+            if found.seed != self.writer.seed {
                 return bad(Fault::ForeignWriter, Some(found));
             }
             if found.generation != expected {
@@ -521,11 +524,26 @@ mod tests {
         let mut block = written(&c, 0, 1);
         block[0] = b'x';
         assert_eq!(check(&c, &block, 0, 1).unwrap_err().fault, Fault::NoHeader);
-        let other = BlockCodec::new(&spec(VerifyKind::Xxhash), Writer::new("other", 42));
+        let other = BlockCodec::new(&spec(VerifyKind::Xxhash), Writer::new("job", 43));
         let block = written(&other, 0, 1);
         assert_eq!(
             check(&c, &block, 0, 1).unwrap_err().fault,
             Fault::ForeignWriter
+        );
+    }
+
+    #[test]
+    fn another_job_name_with_the_same_seed_is_the_same_writer() {
+        let c = codec(VerifyKind::Crc32c);
+        let renamed = BlockCodec::new(
+            &spec(VerifyKind::Crc32c),
+            Writer::new("renamed", c.writer.seed),
+        );
+        let block = written(&renamed, 4096, 2);
+        assert_eq!(
+            check(&c, &block, 4096, 2),
+            Ok(()),
+            "a block written with the same seed under another job name must pass, as in fio"
         );
     }
 
