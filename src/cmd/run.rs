@@ -211,14 +211,6 @@ pub fn run_command(args: &[String]) -> i32 {
     execute(&flags, &job_args, args)
 }
 
-/// The options of a job as the user gave them, for the report.
-fn given_options(raw: &job::RawJob) -> Vec<(String, String)> {
-    raw.options()
-        .iter()
-        .map(|o| (o.def.name.to_string(), o.value.clone()))
-        .collect()
-}
-
 pub(super) fn usage_error(message: &str) -> i32 {
     eprintln!("iolens: {message}");
     EXIT_USAGE
@@ -283,13 +275,13 @@ impl JobSet {
             job_options: loaded
                 .layered
                 .iter()
-                .map(|l| given_options(&l.job))
+                .map(|l| l.job.listed_options())
                 .collect(),
             // fio's report has one global section; with several [global]s, the first job's.
             global_options: loaded
                 .layered
                 .first()
-                .map(|l| given_options(&l.global))
+                .map(|l| l.global.listed_options())
                 .unwrap_or_default(),
             specs: loaded.specs,
             command_line: command_line.to_vec(),

@@ -72,7 +72,7 @@ fn parse(
                 option: def.name,
                 example: def.example,
             })?;
-            jobs.push(RawJob::new(name, source));
+            jobs.push(RawJob::named(name, source));
             continue;
         }
         jobs.last_mut()

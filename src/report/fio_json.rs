@@ -156,6 +156,17 @@ struct FioSteadyStateData {
 impl FioSteadyState {
     fn new(ss: &SteadyStateReport) -> Self {
         let percent = if ss.limit_is_percent { "%" } else { "" };
+        // fio writes its whole window, one sample a second, with zeros where no
+        // sample was taken yet, and takes the means over the whole window.
+        let window = |samples: &[u64]| {
+            let mut all = samples.to_vec();
+            all.resize(all.len().max(ss.duration_s as usize), 0);
+            all
+        };
+        let (iops, bw) = (
+            window(&ss.iops_samples),
+            window(&ss.bw_samples_bytes_per_sec),
+        );
         let mean = |samples: &[u64]| samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
         FioSteadyState {
             ss: format!("{}:{:.6}{percent}", ss.criterion, ss.limit),
@@ -165,10 +176,10 @@ impl FioSteadyState {
             max_deviation: finite(ss.max_deviation),
             slope: finite(ss.slope),
             data: FioSteadyStateData {
-                bw_mean: mean(&ss.bw_samples_bytes_per_sec),
-                iops_mean: mean(&ss.iops_samples),
-                iops: ss.iops_samples.clone(),
-                bw: ss.bw_samples_bytes_per_sec.clone(),
+                bw_mean: mean(&bw),
+                iops_mean: mean(&iops),
+                iops,
+                bw,
             },
         }
     }
@@ -649,6 +660,38 @@ mod tests {
     }
 
     #[test]
+    fn a_steady_state_window_not_yet_full_is_padded_with_zeros_as_in_fio() {
+        let ss = SteadyStateReport {
+            criterion: "bw_slope".into(),
+            limit: 1.0,
+            limit_is_percent: true,
+            duration_s: 4,
+            attained: false,
+            value: 0.0,
+            max_deviation: 0.0,
+            slope: 0.0,
+            iops_samples: vec![200, 100],
+            bw_samples_bytes_per_sec: vec![8192, 4096],
+        };
+        let json = serde_json::to_value(FioSteadyState::new(&ss)).unwrap();
+        let data = &json["data"];
+        assert_eq!(
+            data["iops"],
+            serde_json::json!([200, 100, 0, 0]),
+            "fio writes one sample per second of ss_dur, zeros where none was taken: {data}"
+        );
+        assert_eq!(data["bw"], serde_json::json!([8192, 4096, 0, 0]), "{data}");
+        assert_eq!(
+            data["iops_mean"], 75,
+            "the mean is over the whole window: {data}"
+        );
+        assert_eq!(
+            data["bw_mean"], 3072,
+            "the mean is over the whole window: {data}"
+        );
+    }
+
+    #[test]
     fn key_sets_match_fio() {
         let text = render(&report(69_716.2), Detail::Json);
         let doc: Value = serde_json::from_str(&text).expect("valid JSON");
@@ -704,7 +747,8 @@ mod tests {
         );
         assert_eq!(
             (read["runtime"].as_u64(), read["bw_min"].as_u64()),
-            (Some(157), Some(102_984))
+            (Some(158), Some(102_984)),
+            "fio rounds a direction's runtime up to whole ms: 157.4 ms is 158"
         );
         assert!((read["bw_agg"].as_f64().unwrap() - 97.673).abs() < 1e-3);
         assert_eq!(read["clat_ns"]["percentile"]["99.990000"], 66_048);
