@@ -47,6 +47,12 @@ pub struct RunReport {
 pub struct VerifyReport {
     pub job: String,
     pub verified_blocks: u64,
+    /// Reads that read the job's writes back (one per write, as fio's verify);
+    /// the job's read figures include them, as fio's do.
+    #[serde(default)]
+    pub read_back_ios: u64,
+    #[serde(default)]
+    pub read_back_bytes: u64,
     /// Every bad block found; `bad_blocks` lists the first of them.
     pub bad_blocks_total: u64,
     pub bad_blocks: Vec<BadBlock>,

@@ -90,6 +90,14 @@ impl Verifier {
                 .map(|r| vec![0; blocks_of(r) as usize])
                 .collect(),
         };
+        // fio compares the writer's seed only in jobs that read and write
+        // without verify_backlog (and not in verify_only).
+        let rw = job.workload.rw;
+        let codec = BlockCodec::new(spec, Writer::new(&job.name, seed));
+        let codec = match rw.reads() && rw.writes() && spec.backlog == 0 && !spec.only {
+            true => codec,
+            false => codec.accepting_any_writer(),
+        };
         let largest = job
             .workload
             .bs
@@ -103,7 +111,7 @@ impl Verifier {
             .map_err(|e| format!("verify: cannot allocate the read-back buffer: {e}"))?;
         Ok(Self {
             spec: spec.clone(),
-            codec: BlockCodec::new(spec, Writer::new(&job.name, seed)),
+            codec,
             block,
             regions: regions.to_vec(),
             generations,
@@ -260,6 +268,8 @@ impl Verifier {
         let start_ns = reads.clock.now_ns();
         let keep_going = self.verify_range(file, offset, u64::from(len))?;
         (reads.record)(u64::from(len), reads.clock.now_ns() - start_ns);
+        self.report.read_back_ios += 1;
+        self.report.read_back_bytes += u64::from(len);
         Ok(keep_going)
     }
 
