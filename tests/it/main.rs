@@ -6,6 +6,7 @@ mod cli;
 mod diagnose;
 mod engines;
 mod errors;
+mod fio_match;
 mod history;
 mod jobfiles;
 mod observe;
