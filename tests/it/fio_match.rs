@@ -9,6 +9,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
+/// [read, write] × [io_bytes, total_ios] of one entry.
+type Counts = [[u64; 2]; 2];
+
 /// Runs fio with `args` in `dir`; None (and a printed reason) without fio.
 fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
     let out = match Command::new("fio").args(args).current_dir(dir).output() {
@@ -47,7 +50,7 @@ fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
 
 /// Per entry: name, groupid and [read, write] × [io_bytes, total_ios]; fio's
 /// entries that stand for no job (groupid -1, see README) are left out.
-fn entries(doc: &Value) -> Vec<(String, u64, [[u64; 2]; 2])> {
+fn entries(doc: &Value) -> Vec<(String, u64, Counts)> {
     let jobs = doc["jobs"].as_array().expect("a jobs array");
     jobs.iter()
         .filter(|j| j["groupid"] != u32::MAX)
@@ -64,8 +67,8 @@ fn entries(doc: &Value) -> Vec<(String, u64, [[u64; 2]; 2])> {
 }
 
 /// `args` under iolens must give `expected` entries, and fio must agree.
-fn counts_match(case: &str, args: &[&str], expected: &[(&str, u64, [[u64; 2]; 2])]) {
-    let expected: Vec<(String, u64, [[u64; 2]; 2])> = expected
+fn counts_match(case: &str, args: &[&str], expected: &[(&str, u64, Counts)]) {
+    let expected: Vec<(String, u64, Counts)> = expected
         .iter()
         .map(|&(name, group, dirs)| (name.to_string(), group, dirs))
         .collect();
@@ -105,7 +108,7 @@ fn verify_job(extra: &[&'static str]) -> Vec<&'static str> {
 #[test]
 fn the_verify_read_back_counts_as_reads_as_in_fio() {
     const ALL: u64 = 64 << 10;
-    let cases: [(&str, Vec<&str>, [[u64; 2]; 2]); 6] = [
+    let cases: [(&str, Vec<&str>, Counts); 6] = [
         ("write", verify_job(&["--rw=write"]), [[ALL, 16], [ALL, 16]]),
         (
             "randwrite",
