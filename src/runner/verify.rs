@@ -226,7 +226,8 @@ impl Verifier {
         Ok(keep_going)
     }
 
-    /// Read back every logged write, one read each, in file and offset order;
+    /// Read back every logged write, one read each, in file and offset order
+    /// (after writing back and dropping the cached pages of the regions);
     /// the log is empty afterwards (the next pass logs its own writes).
     /// Reading only, check every block of the regions instead (those reads
     /// check the job's data, they are not I/O of the job).
@@ -237,6 +238,12 @@ impl Verifier {
     ) -> std::io::Result<()> {
         if self.generations.is_empty() {
             return self.verify_regions(stop);
+        }
+        // As fio: write back and drop the cache first, so the reads reach the device.
+        for region in &self.regions {
+            let file = &self.files[region.file as usize];
+            file.sync_data()?;
+            iolens_sys::fd::fadvise_dontneed(file.as_ref(), region.start, region.len)?;
         }
         for r in 0..self.regions.len() {
             let FileRegion { file, start, .. } = self.regions[r];
