@@ -227,7 +227,7 @@ impl Verifier {
     }
 
     /// Read back every logged write, one read each, in file and offset order
-    /// (after writing back and dropping the cached pages of the regions);
+    /// (after dropping the regions' clean cached pages);
     /// the log is empty afterwards (the next pass logs its own writes).
     /// Reading only, check every block of the regions instead (those reads
     /// check the job's data, they are not I/O of the job).
@@ -237,12 +237,12 @@ impl Verifier {
         reads: &mut ReadBack<'_, impl Clock>,
     ) -> std::io::Result<()> {
         if self.generations.is_empty() {
-            return self.verify_regions(stop);
+            return self.verify_regions(stop, reads.clock);
         }
-        // As fio: write back and drop the cache first, so the reads reach the device.
+        // As fio: drop the regions' cached pages first (fio writes nothing back
+        // before, so pages still dirty stay and are read from memory).
         for region in &self.regions {
             let file = &self.files[region.file as usize];
-            file.sync_data()?;
             iolens_sys::fd::fadvise_dontneed(file.as_ref(), region.start, region.len)?;
         }
         for r in 0..self.regions.len() {
@@ -272,16 +272,17 @@ impl Verifier {
         len: u32,
         reads: &mut ReadBack<'_, impl Clock>,
     ) -> std::io::Result<bool> {
-        let start_ns = reads.clock.now_ns();
-        let keep_going = self.verify_range(file, offset, u64::from(len))?;
-        (reads.record)(u64::from(len), reads.clock.now_ns() - start_ns);
+        let mut read_ns = 0;
+        let keep_going =
+            self.verify_range(file, offset, u64::from(len), (reads.clock, &mut read_ns))?;
+        (reads.record)(u64::from(len), read_ns);
         self.report.read_back_ios += 1;
         self.report.read_back_bytes += u64::from(len);
         Ok(keep_going)
     }
 
     /// A job that only reads: check every block of its regions, written by anyone.
-    fn verify_regions(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+    fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
         for r in 0..self.regions.len() {
             let FileRegion { file, start, len } = self.regions[r];
             let blocks = (len / self.block) as usize;
@@ -294,7 +295,8 @@ impl Verifier {
                 let max_run = self.read_buf.len() / self.block as usize;
                 let end = (i + max_run).min(blocks);
                 let offset = start + i as u64 * self.block;
-                if !self.verify_range(file, offset, (end - i) as u64 * self.block)? {
+                let len = (end - i) as u64 * self.block;
+                if !self.verify_range(file, offset, len, (clock, &mut 0))? {
                     return Ok(());
                 }
                 i = end;
@@ -304,13 +306,22 @@ impl Verifier {
     }
 
     /// Read `len` bytes at `offset` and check each block; false to stop (verify_fatal).
-    fn verify_range(&mut self, file: u32, offset: u64, len: u64) -> std::io::Result<bool> {
+    /// `read_ns` adds up the time spent reading (the checks are not timed, as in fio).
+    fn verify_range(
+        &mut self,
+        file: u32,
+        offset: u64,
+        len: u64,
+        (clock, read_ns): (&impl Clock, &mut u64),
+    ) -> std::io::Result<bool> {
         let len = len as usize;
         let mut done = 0;
         while done < len {
             let n = (len - done).min(self.read_buf.len());
             let at = offset + done as u64;
+            let start_ns = clock.now_ns();
             let got = read_fully(&self.files[file as usize], &mut self.read_buf[..n], at)?;
+            *read_ns += clock.now_ns() - start_ns;
             // A short read (the file shrank) is checked as zeros: reported, not skipped.
             self.read_buf[got..n].fill(0);
             for i in 0..n / self.block as usize {
