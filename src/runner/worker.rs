@@ -1102,19 +1102,18 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
-    /// Run `f` on the verifier with each read-back counted among the job's reads.
+    /// Run `f` on the verifier with each read-back counted among the job's reads
+    /// (not on the live board: the system view and its findings see the job's
+    /// own I/O, and the native report counts the read-back apart).
     fn with_read_back<R>(
         &mut self,
         f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
     ) -> Option<R> {
         let verifier = self.verify.as_mut()?;
         let measure = &self.ctx.job.measure;
-        let live = &self.ctx.live;
-        let read = Ddir::Read.index();
-        let stats = &mut self.stats.dirs[read];
+        let stats = &mut self.stats.dirs[Ddir::Read.index()];
         let measuring = self.measuring;
         let mut record = |bytes: u64, ns: u64| {
-            live.record_io(read, bytes, ns);
             if !measuring {
                 return;
             }
