@@ -12,7 +12,7 @@ use crate::report::fio_style::{
     DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
 };
 
 /// Whether latency histograms (`bins`) are included: fio's `json` or `json+`.
@@ -156,18 +156,7 @@ struct FioSteadyStateData {
 impl FioSteadyState {
     fn new(ss: &SteadyStateReport) -> Self {
         let percent = if ss.limit_is_percent { "%" } else { "" };
-        // fio writes its whole window, one sample a second, with zeros where no
-        // sample was taken yet, and takes the means over the whole window.
-        let window = |samples: &[u64]| {
-            let mut all = samples.to_vec();
-            all.resize(all.len().max(ss.duration_s as usize), 0);
-            all
-        };
-        let (iops, bw) = (
-            window(&ss.iops_samples),
-            window(&ss.bw_samples_bytes_per_sec),
-        );
-        let mean = |samples: &[u64]| samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
+        let (iops, bw) = ss.full_window();
         FioSteadyState {
             ss: format!("{}:{:.6}{percent}", ss.criterion, ss.limit),
             duration: ss.duration_s,
@@ -176,8 +165,8 @@ impl FioSteadyState {
             max_deviation: finite(ss.max_deviation),
             slope: finite(ss.slope),
             data: FioSteadyStateData {
-                bw_mean: mean(&bw),
-                iops_mean: mean(&iops),
+                bw_mean: window_mean(&bw),
+                iops_mean: window_mean(&iops),
                 iops,
                 bw,
             },

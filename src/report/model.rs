@@ -186,6 +186,27 @@ pub struct SteadyStateReport {
     pub bw_samples_bytes_per_sec: Vec<u64>,
 }
 
+impl SteadyStateReport {
+    /// The window as fio reports it: one sample a second over `duration_s`, zeros
+    /// where none was taken yet; (iops, bw).
+    pub fn full_window(&self) -> (Vec<u64>, Vec<u64>) {
+        let window = |samples: &[u64]| {
+            let mut all = samples.to_vec();
+            all.resize(all.len().max(self.duration_s as usize), 0);
+            all
+        };
+        (
+            window(&self.iops_samples),
+            window(&self.bw_samples_bytes_per_sec),
+        )
+    }
+}
+
+/// fio's mean of a steady-state window: over the whole window, in whole units.
+pub fn window_mean(window: &[u64]) -> u64 {
+    window.iter().sum::<u64>() / (window.len() as u64).max(1)
+}
+
 /// The outcome of a `latency_target` search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyTargetReport {

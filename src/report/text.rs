@@ -9,8 +9,8 @@ use crate::report::fio_style::{
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary,
-    RunReport, Severity, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets,
+    LatSummary, RunReport, Severity, SteadyStateReport,
 };
 
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
@@ -335,8 +335,9 @@ fn write_lat_distribution(out: &mut String, buckets: &LatBuckets) -> fmt::Result
 
 /// fio's steadystate line: the verdict, the window's mean rates and what was judged.
 fn write_steadystate(out: &mut String, ss: &SteadyStateReport) -> fmt::Result {
-    let mean = |samples: &[u64]| samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-    let bw = mean(&ss.bw_samples_bytes_per_sec);
+    // fio's means are over the whole window, zeros where no sample was taken yet.
+    let (iops, bw) = ss.full_window();
+    let (iops, bw) = (window_mean(&iops) as f64, window_mean(&bw) as f64);
     let (metric, judged) = match ss.criterion.split_once('_') {
         Some((metric, _)) => (metric, "slope"),
         None => (ss.criterion.as_str(), "mean dev"),
@@ -347,7 +348,7 @@ fn write_steadystate(out: &mut String, ss: &SteadyStateReport) -> fmt::Result {
         if ss.attained { "yes" } else { "no" },
         compact(bw, 1024.0, &BINARY_PREFIXES),
         compact(bw, 1000.0, &DECIMAL_PREFIXES),
-        compact(mean(&ss.iops_samples).trunc(), 1000.0, &DECIMAL_PREFIXES),
+        compact(iops, 1000.0, &DECIMAL_PREFIXES),
         ss.value,
         if ss.limit_is_percent { "%" } else { "" }
     )
@@ -473,6 +474,28 @@ mod tests {
             line(6).starts_with("  read: IOPS=29146, BW=37762KiB/s (38669kB/s)"),
             "{}",
             line(6)
+        );
+    }
+
+    #[test]
+    fn the_steadystate_line_averages_over_the_whole_window_as_fio() {
+        let ss = SteadyStateReport {
+            criterion: "iops".into(),
+            limit: 10.0,
+            limit_is_percent: true,
+            duration_s: 4,
+            attained: false,
+            value: 0.0,
+            max_deviation: 0.0,
+            slope: 0.0,
+            iops_samples: vec![2000, 2000],
+            bw_samples_bytes_per_sec: vec![8 << 20, 8 << 20],
+        };
+        let mut out = String::new();
+        write_steadystate(&mut out, &ss).unwrap();
+        assert!(
+            out.contains("bw=4096KiB/s") && out.contains("iops=1000,"),
+            "two samples in a 4 s window: fio's means are half of them (bw=4096KiB/s, iops=1000), got {out}"
         );
     }
 
