@@ -130,7 +130,13 @@ impl Verifier {
 
     /// The write job runs with nothing written: `verify_only`.
     pub fn only(&self) -> bool {
-        self.spec.only && !self.generations.is_empty()
+        self.spec.only && self.reads_back_writes()
+    }
+
+    /// The job writes: its pass reads its writes back (else it checks what an
+    /// earlier job wrote, outside the job's I/O).
+    pub fn reads_back_writes(&self) -> bool {
+        !self.generations.is_empty()
     }
 
     /// Whether a verify pass runs when the job's I/O is done.

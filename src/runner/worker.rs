@@ -552,7 +552,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             && !self.pass_verified
             && !job.exec.time_based
             && self.passes_done + 1 < job.target.loops.max(1)
-            && self.verify.as_ref().is_some_and(Verifier::verifies_at_end)
+            && self
+                .verify
+                .as_ref()
+                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes())
     }
 
     /// fsync=N / fdatasync=N: a sync is due.
@@ -1090,13 +1093,20 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     /// Read back the writes logged since the last pass; fio counts the pass's
-    /// time and reads as the job's reading.
+    /// time and reads as the job's reading. A job that only reads checks its
+    /// regions instead, outside its measured I/O.
     #[cold]
     fn verify_pass(&mut self) {
         let start_ns = self.clock.now_ns();
         let stop = self.ctx.stop;
         let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
-        self.verify_ns += self.clock.now_ns() - start_ns;
+        if self
+            .verify
+            .as_ref()
+            .is_some_and(Verifier::reads_back_writes)
+        {
+            self.verify_ns += self.clock.now_ns() - start_ns;
+        }
         if let Some(Err(e)) = result {
             self.verify_read_failed(&e);
         }
@@ -1203,8 +1213,19 @@ impl<'a, E: Engine> Worker<'a, E> {
             // The run ended inside ramp_time: nothing was measured.
             self.measure_start_ns = self.clock.now_ns();
         }
+        // A pass that reads the job's writes back is part of its time, as in fio;
+        // a read job's check of earlier writes is not.
+        let io_end = self.clock.now_ns();
+        let read_back = self
+            .verify
+            .as_ref()
+            .is_some_and(Verifier::reads_back_writes);
         let verify = self.verify_at_end();
-        let end = self.clock.now_ns();
+        let end = if read_back {
+            self.clock.now_ns()
+        } else {
+            io_end
+        };
         self.sampler.take(end, &self.stats, self.used);
         let cpu = thread_rusage()
             .unwrap_or_default()
