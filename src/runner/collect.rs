@@ -265,3 +265,89 @@ fn group_summary<'a>(dirs: impl Iterator<Item = &'a DirReport>) -> GroupDirSumma
         max_runtime_ns,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{parse_fio_args, resolve};
+
+    /// Resolved jobs from fio-style arguments (1 MiB of /tmp/f each).
+    fn jobs(args: &[&str]) -> Vec<JobSpec> {
+        let given = ["--filename=/tmp/f", "--size=1m"].iter().chain(args);
+        let args: Vec<String> = given.map(|s| s.to_string()).collect();
+        let (global, jobs) = parse_fio_args(&args).unwrap();
+        resolve(&global, &jobs).unwrap().jobs
+    }
+
+    /// A worker that did `ios` I/Os per direction in `runtime_ns`, `verify_ns` of it reading back.
+    fn worker(ios: [u64; 3], runtime_ns: u64, verify_ns: u64) -> WorkerResult {
+        let mut w = WorkerResult::empty();
+        for (dir, n) in w.stats.dirs.iter_mut().zip(ios) {
+            dir.ios = n;
+        }
+        w.runtime_ns = runtime_ns;
+        w.verify_ns = verify_ns;
+        w
+    }
+
+    #[test]
+    fn entries_are_formed_as_fio_forms_them() {
+        let specs = jobs(&[
+            "--ioengine=null",
+            "--name=a",
+            "--name=b",
+            "--group_reporting",
+            "--numjobs=2",
+            "--name=c",
+            "--name=d",
+            "--group_reporting",
+            "--stonewall",
+            "--name=e",
+            "--group_reporting",
+            "--stats=0",
+        ]);
+        let group_ids = plan::group_ids(&specs);
+        let results: Vec<Vec<WorkerResult>> = specs
+            .iter()
+            .map(|s| (0..s.exec.numjobs).map(|_| WorkerResult::empty()).collect())
+            .collect();
+        let formed: Vec<Vec<usize>> = entries(&specs, &group_ids, &results)
+            .iter()
+            .map(|members| members.iter().map(|&(j, _)| j).collect())
+            .collect();
+        assert_eq!(
+            formed,
+            [vec![0, 1, 1], vec![2], vec![3]],
+            "b's workers join a's entry (same group, b reports by group); c does not; \
+             d starts the stonewalled group; e has stats=0"
+        );
+    }
+
+    #[test]
+    fn each_direction_takes_the_time_fio_gives_it() {
+        let write = &jobs(&["--name=w", "--rw=write", "--verify=crc32c"])[0];
+        assert_eq!(
+            direction_runtimes(write, &worker([16, 16, 0], 30, 10)),
+            [10, 20, 0],
+            "a write job's reads are its read-back, timed by the read-back pass"
+        );
+        let mixed = &jobs(&["--name=m", "--rw=readwrite", "--verify=crc32c"])[0];
+        assert_eq!(
+            direction_runtimes(mixed, &worker([16, 6, 0], 30, 10)),
+            [30, 20, 0],
+            "a job that reads has its own reading time plus the read-back"
+        );
+        let only = &jobs(&["--name=o", "--rw=write", "--verify=crc32c", "--verify_only"])[0];
+        assert_eq!(
+            direction_runtimes(only, &worker([16, 16, 0], 10, 10)),
+            [10, 0, 0],
+            "verify_only's replayed writes take no time"
+        );
+        let reads = &jobs(&["--name=r", "--rw=read"])[0];
+        assert_eq!(
+            direction_runtimes(reads, &worker([0, 0, 0], 30, 0)),
+            [0, 0, 0],
+            "no I/O, no time"
+        );
+    }
+}
