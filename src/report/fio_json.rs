@@ -650,18 +650,7 @@ mod tests {
 
     #[test]
     fn a_steady_state_window_not_yet_full_is_padded_with_zeros_as_in_fio() {
-        let ss = SteadyStateReport {
-            criterion: "bw_slope".into(),
-            limit: 1.0,
-            limit_is_percent: true,
-            duration_s: 4,
-            attained: false,
-            value: 0.0,
-            max_deviation: 0.0,
-            slope: 0.0,
-            iops_samples: vec![200, 100],
-            bw_samples_bytes_per_sec: vec![8192, 4096],
-        };
+        let ss = crate::testutil::steady_state(4, &[200, 100], &[8192, 4096]);
         let json = serde_json::to_value(FioSteadyState::new(&ss)).unwrap();
         let data = &json["data"];
         assert_eq!(

@@ -479,18 +479,7 @@ mod tests {
 
     #[test]
     fn the_steadystate_line_averages_over_the_whole_window_as_fio() {
-        let ss = SteadyStateReport {
-            criterion: "iops".into(),
-            limit: 10.0,
-            limit_is_percent: true,
-            duration_s: 4,
-            attained: false,
-            value: 0.0,
-            max_deviation: 0.0,
-            slope: 0.0,
-            iops_samples: vec![2000, 2000],
-            bw_samples_bytes_per_sec: vec![8 << 20, 8 << 20],
-        };
+        let ss = crate::testutil::steady_state(4, &[2000, 2000], &[8 << 20, 8 << 20]);
         let mut out = String::new();
         write_steadystate(&mut out, &ss).unwrap();
         assert!(
