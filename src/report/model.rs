@@ -465,6 +465,24 @@ pub struct Observations {
     pub notes: Vec<String>,
 }
 
+impl Observations {
+    /// Seconds interval `i` really lasted (from the previous sample, or the
+    /// run's start, to sample `i`), for a rate over it; None when it lasted
+    /// less than half the nominal interval (the one taken at stop may end
+    /// just after a tick): the few completions such a sliver holds arrive in
+    /// a burst and divided by its length would be an impossible rate. A late
+    /// tick makes a longer interval; rates never divide by the nominal one.
+    pub fn rate_secs(&self, i: usize) -> Option<f64> {
+        let end = self.t_ns.get(i).copied()?;
+        let start = i
+            .checked_sub(1)
+            .and_then(|p| self.t_ns.get(p).copied())
+            .unwrap_or(0);
+        let length = end.saturating_sub(start);
+        (length > 0 && length >= self.interval_ns / 2).then(|| length as f64 / 1e9)
+    }
+}
+
 /// The page cache of one target before a job's first I/O, and what iolens did about it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CacheGuard {
