@@ -481,6 +481,26 @@ impl Observations {
         let length = end.saturating_sub(start);
         (length > 0 && length >= self.interval_ns / 2).then(|| length as f64 / 1e9)
     }
+
+    /// The cache samples of `target`, (time, pages), that were read once the
+    /// first job on it had started (its cache guard was over). Earlier ones
+    /// show the layout and the state the guard then changed, not a job's run.
+    /// All of them when no job on it was guarded.
+    pub fn cache_during_jobs(&self, target: &TargetObservation) -> Vec<(u64, CachePages)> {
+        let start = self
+            .cache_guards
+            .iter()
+            .filter(|g| g.path == target.path)
+            .map(|g| g.t_ns)
+            .min()
+            .unwrap_or(0);
+        self.t_ns
+            .iter()
+            .zip(&target.cache_series)
+            .filter(|&(&t, _)| t >= start)
+            .filter_map(|(&t, pages)| Some((t, (*pages)?)))
+            .collect()
+    }
 }
 
 /// The page cache of one target before a job's first I/O, and what iolens did about it.
@@ -488,7 +508,7 @@ impl Observations {
 pub struct CacheGuard {
     pub job: String,
     pub path: String,
-    /// Nanoseconds since the run started.
+    /// When the check (and purge) was over, the job's start: nanoseconds since the run started.
     pub t_ns: u64,
     /// Cached pages found before the job started; None when the cache cannot be read.
     pub pages_before: Option<u64>,

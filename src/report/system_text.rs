@@ -22,12 +22,12 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         write_guard(out, guard)?;
     }
     for target in &obs.targets {
-        // Samples where the cache was not read are None; summarise the rest.
-        let read: Vec<_> = target.cache_series.iter().flatten().collect();
+        // From the first job's start on: what the guard found before is on its own line.
+        let read = obs.cache_during_jobs(target);
         if let (Some(first), Some(last)) = (read.first(), read.last()) {
-            let (first, last) = (first.cached, last.cached);
-            let max = read.iter().map(|p| p.cached).max().unwrap_or(0);
-            let dirty_max = read.iter().map(|p| p.dirty).max().unwrap_or(0);
+            let (first, last) = (first.1.cached, last.1.cached);
+            let max = read.iter().map(|(_, p)| p.cached).max().unwrap_or(0);
+            let dirty_max = read.iter().map(|(_, p)| p.dirty).max().unwrap_or(0);
             writeln!(
                 out,
                 "  page cache {}: {first} -> max {max} -> {last} pages cached, max {dirty_max} dirty",
@@ -294,6 +294,33 @@ mod tests {
         ] {
             assert!(text.contains(expected), "missing {expected:?} in\n{text}");
         }
+    }
+
+    #[test]
+    fn cache_samples_from_before_the_job_do_not_count() {
+        let mut obs = observed();
+        // The layout left 254208 pages; the guard dropped them at 150 ms, then the job ran.
+        obs.cache_guards[0].pages_before = Some(254_208);
+        obs.cache_guards[0].pages_after = Some(0);
+        obs.cache_guards[0].purged = true;
+        obs.cache_guards[0].t_ns = 150_000_000;
+        obs.targets[0].cache_series = [254_208, 254_208, 0, 16]
+            .map(|cached| {
+                Some(CachePages {
+                    cached,
+                    ..Default::default()
+                })
+            })
+            .to_vec();
+        let text = render(obs);
+        assert!(
+            text.contains("page cache /dev/loop1: 0 -> max 16 -> 16 pages cached"),
+            "expected the samples from the job's start (200 ms) on, saw\n{text}"
+        );
+        assert!(
+            text.contains("had 254208 pages cached; dropped, 0 left"),
+            "expected the guard's own line to keep what was there before, saw\n{text}"
+        );
     }
 
     #[test]

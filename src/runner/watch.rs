@@ -128,10 +128,13 @@ pub(super) fn guard_job_targets(
             file: &target.file,
             size: target.size,
         };
-        let t_ns = run_start.elapsed().as_nanos() as u64;
-        let record = guard::check_target(&job.name, guarded, job.io.invalidate, t_ns, || {
-            target.drop_cache()
-        });
+        let record = guard::check_target(
+            &job.name,
+            guarded,
+            job.io.invalidate,
+            || target.drop_cache(),
+            || run_start.elapsed().as_nanos() as u64,
+        );
         out.warnings.extend(guard::warning(&record, job.io.direct));
         out.records.push(record);
     }

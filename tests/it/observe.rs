@@ -139,3 +139,48 @@ fn worker_processes_are_sampled_like_threads() {
     let notes = obs["notes"].to_string();
     assert!(!notes.contains("processes"), "{notes}");
 }
+
+/// The sampler starts before the cache guard drops what an earlier writer left
+/// cached: that first sample is no part of the direct job's run.
+#[test]
+fn a_direct_job_s_cache_line_starts_after_the_guard_dropped_the_cache() {
+    let dir = scratch();
+    let f = dir.path().join("warm");
+    // Written through the page cache just before (and synced, so they can be
+    // dropped): 128 MiB cached take the guard long enough to drop that the
+    // sampler's first sample sees them.
+    let mut file = std::fs::File::create(&f).unwrap();
+    std::io::Write::write_all(&mut file, &vec![7u8; 128 << 20]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--name=d",
+        &format!("--filename={}", f.display()),
+        "--size=128m",
+        "--bs=1m",
+        "--rw=read",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=4",
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "expected success, saw:\n{text}");
+    if text.contains("page cache not watched") {
+        eprintln!("skipped: the page cache cannot be counted here");
+        return;
+    }
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("page cache "))
+        .unwrap_or_else(|| panic!("expected a page cache line in\n{text}"));
+    assert!(
+        line.contains(": 0 -> max 0 -> 0 pages cached"),
+        "expected no cached pages from the job's start on (the guard's line keeps the earlier count), saw {line:?} in\n{text}"
+    );
+    assert!(
+        text.contains("before job 'd'") && text.contains("dropped, 0 left"),
+        "expected the guard's line with the pages it dropped in\n{text}"
+    );
+}
