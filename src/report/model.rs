@@ -443,6 +443,8 @@ pub struct Observations {
     pub t_ns: Vec<u64>,
     /// Page cache of every target, before the first I/O of each job.
     pub cache_guards: Vec<CacheGuard>,
+    /// Files iolens laid out before the jobs.
+    pub layouts: Vec<LayoutRecord>,
     pub targets: Vec<TargetObservation>,
     /// The block devices serving the targets (through filesystems, partitions and loop devices).
     pub devices: Vec<DeviceObservation>,
@@ -517,6 +519,20 @@ pub struct CacheGuard {
     /// Cached pages left after the purge (equal to `pages_before` when not purged).
     pub pages_after: Option<u64>,
     /// Why the purge failed, if it did.
+    pub error: Option<String>,
+}
+
+/// A file iolens laid out (wrote with data) before the jobs, and the page
+/// cache that left: the written pages are dropped again, as fio does, so a
+/// first read goes to the device; pages cached before iolens touched the
+/// file stay (whatever invalidate= says).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LayoutRecord {
+    pub path: String,
+    /// The bytes written, `from..to`.
+    pub from: u64,
+    pub to: u64,
+    /// Why the written pages could not be dropped from the page cache (None: they were).
     pub error: Option<String>,
 }
 

@@ -8,7 +8,7 @@ use crate::observe::environment;
 use crate::observe::guard::{self, GuardedTarget};
 use crate::observe::live::LiveBoard;
 use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
-use crate::report::model::{CacheGuard, Environment, Observations};
+use crate::report::model::{CacheGuard, Environment, LayoutRecord, Observations};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -103,6 +103,20 @@ pub(super) fn stop_sampler(
         ));
     }
     observations
+}
+
+/// What laying out the files wrote, for the report.
+pub(super) fn layout_records(files: &FileSet) -> Vec<LayoutRecord> {
+    files
+        .layouts
+        .iter()
+        .map(|(path, written)| LayoutRecord {
+            path: path.display().to_string(),
+            from: written.from,
+            to: written.to,
+            error: written.drop_error.clone(),
+        })
+        .collect()
 }
 
 pub(super) struct JobGuards {

@@ -184,3 +184,66 @@ fn a_direct_job_s_cache_line_starts_after_the_guard_dropped_the_cache() {
         "expected the guard's line with the pages it dropped in\n{text}"
     );
 }
+
+/// Laying out a file writes it through the page cache; iolens drops what it
+/// wrote again (as fio does), so a first buffered read goes to the device,
+/// also with invalidate=0, which keeps only what was cached before.
+#[test]
+fn the_layout_leaves_no_pages_of_its_own_in_the_page_cache() {
+    let dir = scratch();
+    let fresh = dir.path().join("fresh");
+    let job = |f: &std::path::Path, format: &str| {
+        iolens(&[
+            "run",
+            "--no-history",
+            "--name=r",
+            &format!("--filename={}", f.display()),
+            "--size=8m",
+            "--bs=64k",
+            "--rw=read",
+            "--invalidate=0",
+            &format!("--output-format={format}"),
+        ])
+    };
+    let report = json(&job(&fresh, "iolens-json"));
+    let obs = &report["observations"];
+    let layout = &obs["layouts"][0];
+    assert_eq!(
+        (&layout["from"], &layout["to"], &layout["error"]),
+        (&0.into(), &(8u64 << 20).into(), &serde_json::Value::Null),
+        "expected the 8 MiB laid out and dropped, saw {layout}"
+    );
+    let guard = &obs["cache_guards"][0];
+    if guard["pages_before"].is_null() {
+        eprintln!("skipped: the page cache cannot be counted here");
+        return;
+    }
+    assert_eq!(
+        guard["pages_before"], 0,
+        "expected no page of the fresh file cached at the job's start, saw {guard}"
+    );
+    let read = report["jobs"][0]["dirs"][0]["io_bytes"].as_u64().unwrap();
+    assert_eq!(read, 8 << 20, "expected the whole file read");
+
+    // Half of the file exists and is cached; the layout adds the other half.
+    let half = dir.path().join("half");
+    let mut file = std::fs::File::create(&half).unwrap();
+    std::io::Write::write_all(&mut file, &vec![3u8; 4 << 20]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let out = job(&half, "normal");
+    let text = stdout(&out);
+    assert!(out.status.success(), "expected success, saw:\n{text}");
+    let pages = (4u64 << 20) / obs["page_size_bytes"].as_u64().unwrap();
+    assert!(
+        text.contains(&format!(
+            "laid out {}: wrote 4.0 MiB, then dropped it from the page cache",
+            half.display()
+        )),
+        "expected the layout's line in\n{text}"
+    );
+    assert!(
+        text.contains(&format!("had {pages} pages cached; kept (invalidate=0)")),
+        "expected the {pages} pages cached before iolens touched the file to stay, in\n{text}"
+    );
+}
