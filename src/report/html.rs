@@ -411,8 +411,12 @@ fn job_section(
     if let Some(e) = &job.error {
         let _ = write!(out, "<p><strong>error:</strong> {}</p>", escape(e));
     }
-    let intervals = obs.jobs.get(index).map_or(&[][..], |s| &s.intervals[..]);
+    let series = obs.jobs.get(index);
+    let intervals = series.map_or(&[][..], |s| &s.intervals[..]);
     out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters.</p>");
+    if let Some(wait) = series.and_then(|s| s.cpu_wait) {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(&wait.describe()));
+    }
     let lengths: Vec<Option<f64>> = (0..intervals.len()).map(|i| obs.rate_secs(i)).collect();
     let charts = job_charts(
         &format!("chart-job-{index}"),
@@ -748,7 +752,17 @@ mod tests {
 
     #[test]
     fn a_run_page_has_every_chart_and_finding_and_no_scripts() {
-        let html = render_run(&observed_report());
+        let mut report = observed_report();
+        report.observations.jobs[0].cpu_wait = Some(crate::report::model::CpuWait {
+            run_delay_ns: 52_000_000,
+            worker_ns: 200_000_000,
+            pct: 26.0,
+        });
+        let html = render_run(&report);
+        assert!(
+            html.contains("CPU wait 26.0% (0.05 s waiting for a CPU in 0.20 s of worker time)"),
+            "expected the job's CPU wait as the other reports print it"
+        );
         for id in [
             "chart-job-0-iops",
             "chart-job-0-bw",

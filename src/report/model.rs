@@ -644,6 +644,67 @@ pub struct JobSeries {
     pub targets: Vec<String>,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
+    /// The job's CPU wait (see `CpuWait`); None when its I/O could not be followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<CpuWait>,
+}
+
+impl JobSeries {
+    /// Samples `(before, last)` bounding the time the job did I/O: interval
+    /// `i` covers `t_ns[i-1]..t_ns[i]`, so counters diffed between these two
+    /// samples cover exactly the job's active intervals. None when it
+    /// completed nothing.
+    pub fn active_span(&self) -> Option<(usize, usize)> {
+        let busy = |i: &JobInterval| i.ios[0] + i.ios[1] > 0;
+        let first = self.intervals.iter().position(busy)?;
+        let last = self.intervals.iter().rposition(busy)?;
+        Some((first.saturating_sub(1), last))
+    }
+}
+
+/// CPU wait: the share of its workers' time while the job ran that they were
+/// runnable but waiting for a CPU (run-queue delay from schedstat), over
+/// workers × the job's wall time. The one definition the `cpu-starvation`
+/// finding, the system block and the HTML report print.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuWait {
+    /// Run-queue delay of the job's workers while it ran, summed.
+    pub run_delay_ns: u64,
+    /// Workers × the job's wall time, from the sample before its first I/O to the one after its last.
+    pub worker_ns: u64,
+    /// `run_delay_ns` in percent of `worker_ns`.
+    pub pct: f64,
+}
+
+impl CpuWait {
+    /// The CPU wait of `series` on the sample times `t_ns`.
+    pub fn of(series: &JobSeries, t_ns: &[u64]) -> Option<CpuWait> {
+        let (from, to) = series.active_span()?;
+        let wall_ns = t_ns.get(to)?.saturating_sub(*t_ns.get(from)?);
+        let worker_ns = wall_ns.saturating_mul(u64::from(series.workers.max(1)));
+        if worker_ns == 0 {
+            return None;
+        }
+        let run_delay_ns = series.intervals[from + 1..=to]
+            .iter()
+            .map(|i| i.run_delay_ns)
+            .sum();
+        Some(CpuWait {
+            run_delay_ns,
+            worker_ns,
+            pct: run_delay_ns as f64 * 100.0 / worker_ns as f64,
+        })
+    }
+
+    /// "CPU wait 26.0% (0.52 s waiting for a CPU in 2.00 s of worker time)": how every report says it.
+    pub fn describe(&self) -> String {
+        format!(
+            "CPU wait {:.1}% ({:.2} s waiting for a CPU in {:.2} s of worker time)",
+            self.pct,
+            self.run_delay_ns as f64 / 1e9,
+            self.worker_ns as f64 / 1e9
+        )
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -139,12 +139,14 @@ fn write_workers(out: &mut String, obs: &Observations) -> fmt::Result {
         }
         write!(
             out,
-            "  job '{}': workers on CPU {:.2} s, waiting for a CPU {:.2} s ({:.1}% run delay)",
+            "  job '{}': workers on CPU {:.2} s, waiting for a CPU {:.2} s",
             job.name,
             cpu as f64 / 1e9,
             delay as f64 / 1e9,
-            share_pct(delay, cpu + delay)
         )?;
+        if let Some(wait) = &job.cpu_wait {
+            write!(out, "; while it ran: {}", wait.describe())?;
+        }
         for (wchan, ns) in longest_waits(&workers).iter().take(3) {
             write!(out, "; in {wchan} {:.2} s", *ns as f64 / 1e9)?;
         }
@@ -209,16 +211,19 @@ fn human_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::report::model::{
-        CachePages, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
+        CachePages, CpuWait, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
         TargetObservation, TunableChange, WaitTime,
     };
 
     fn observed() -> Observations {
+        // A busy interval: 256 writes, 25 ms of run-queue delay.
         let interval = |bytes: u64| JobInterval {
+            ios: [0, if bytes > 0 { 256 } else { 0 }],
             bytes: [0, bytes],
+            run_delay_ns: if bytes > 0 { 25_000_000 } else { 0 },
             ..Default::default()
         };
-        Observations {
+        let mut obs = Observations {
             interval_ns: 100_000_000,
             t_ns: vec![0, 100_000_000, 200_000_000, 300_000_000],
             sampler_cpu_ns: 1_500_000,
@@ -275,6 +280,7 @@ mod tests {
                     interval(1 << 20),
                     interval(0),
                 ],
+                cpu_wait: None,
             }],
             workers: vec![WorkerObservation {
                 job: "w".into(),
@@ -293,7 +299,9 @@ mod tests {
                 to: "805306368".into(),
             }],
             ..Default::default()
-        }
+        };
+        obs.jobs[0].cpu_wait = CpuWait::of(&obs.jobs[0], &obs.t_ns);
+        obs
     }
 
     fn render(obs: Observations) -> String {
@@ -317,7 +325,7 @@ mod tests {
             "page cache /dev/loop1: 192 -> max 300 -> 250 pages cached",
             "device loop1 (holds /dev/loop1): read 0 B, wrote 2.0 MiB; the jobs read 0 B, wrote 2.0 MiB",
             "Dirty+Writeback max 1.0 GiB (background threshold 0 B, threshold 2.0 GiB)",
-            "job 'w': workers on CPU 0.90 s, waiting for a CPU 0.10 s (10.0% run delay); in balance_dirty_pages 0.05 s",
+            "job 'w': workers on CPU 0.90 s, waiting for a CPU 0.10 s; while it ran: CPU wait 25.0% (0.05 s waiting for a CPU in 0.20 s of worker time); in balance_dirty_pages 0.05 s",
             "vm.dirty_bytes changed from 0 to 805306368 at 0.1 s",
         ] {
             assert!(text.contains(expected), "missing {expected:?} in\n{text}");

@@ -247,3 +247,58 @@ fn the_layout_leaves_no_pages_of_its_own_in_the_page_cache() {
         "expected the {pages} pages cached before iolens touched the file to stay, in\n{text}"
     );
 }
+
+/// One CPU wait per job, the same in the native JSON, the system block and
+/// (when the machine was busy enough) the cpu-starvation finding.
+#[test]
+fn cpu_wait_is_one_number_in_every_report() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let db_flag = format!("--db={}", db.display());
+    let out = iolens(&[
+        "run",
+        &db_flag,
+        "--name=c",
+        &format!("--filename={}", dir.path().join("c").display()),
+        "--size=8m",
+        "--bs=64k",
+        "--rw=read",
+        "--rate=16m",
+        "--observe-interval=50ms",
+    ]);
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let report = json(&iolens(&[
+        "show",
+        &db_flag,
+        "1",
+        "--output-format=iolens-json",
+    ]));
+    let wait = &report["observations"]["jobs"][0]["cpu_wait"];
+    let pct = wait["pct"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("expected a CPU wait in the native JSON, saw {wait}"));
+    let (delay, worker) = (
+        wait["run_delay_ns"].as_f64().unwrap(),
+        wait["worker_ns"].as_f64().unwrap(),
+    );
+    assert!(
+        worker > 0.0 && (pct - delay * 100.0 / worker).abs() < 1e-9,
+        "expected pct = run_delay_ns / worker_ns, saw {wait}"
+    );
+    let text = stdout(&iolens(&["show", &db_flag, "1"]));
+    let said = format!("CPU wait {pct:.1}%");
+    let line = text
+        .lines()
+        .find(|l| l.contains("job 'c': workers on CPU"))
+        .unwrap_or_else(|| panic!("expected the job's CPU line in\n{text}"));
+    assert!(
+        line.contains(&said),
+        "expected {said:?} in the system block, saw {line:?}"
+    );
+    if let Some(finding) = text.lines().find(|l| l.contains("cpu-starvation")) {
+        assert!(
+            finding.contains(&format!("{pct:.1}%")),
+            "expected the finding to give the same {pct:.1}%, saw {finding:?}"
+        );
+    }
+}
