@@ -48,3 +48,13 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         ..Default::default()
     }
 }
+
+/// The first job of fio-style command-line options, resolved.
+pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let (global, jobs) = crate::job::parse_fio_args(&args).expect("options parse");
+    crate::job::resolve(&global, &jobs)
+        .expect("options resolve")
+        .jobs
+        .remove(0)
+}

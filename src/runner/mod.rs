@@ -1,6 +1,7 @@
 //! Plans a run (groups, workers, targets opened once), runs each group's
 //! workers behind a start barrier, and collects their results into a `RunReport`.
 
+mod budget;
 mod collect;
 pub mod control;
 pub mod errors;
