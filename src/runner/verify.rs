@@ -179,7 +179,9 @@ impl Verifier {
     /// Verify every block the job wrote (or, reading only, every block of its regions).
     pub fn verify_all(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
         for r in 0..self.regions.len() {
-            let FileRegion { file, start, len } = self.regions[r];
+            let FileRegion {
+                file, start, len, ..
+            } = self.regions[r];
             let blocks = (len / self.block) as usize;
             let mut i = 0;
             while i < blocks {
