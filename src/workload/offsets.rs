@@ -226,12 +226,11 @@ impl RegionCursor {
         rng: &mut WorkerRng,
     ) -> Self {
         // a sequential walk goes on to the file's end; the pass's bytes end it
-        let walk_len = if Self::walks_to_file_end(rules) {
+        let usable_len = if Self::walks_to_file_end(rules) {
             region.room
         } else {
-            region.len
+            region.len - region.len % rules.min_block
         };
-        let usable_len = walk_len - walk_len % rules.min_block;
         let blocks = usable_len / rules.unit;
         // skewed distributions are laid over one zone when I/O stays in zones
         let choice_blocks = match &rules.zones {

@@ -31,7 +31,9 @@ pub const KNOWN: &[(Known, &str)] = &[
     (
         Known::MixedSplit,
         "rw/randrw directions come from each tool's own random stream: the \
-         read/write split may differ within binomial noise; the totals match",
+         read/write split may differ within binomial noise, and the totals by \
+         one block per pass and job (which direction reaches the region's end \
+         first decides when the pass ends)",
     ),
     (
         Known::VerifyReadback,
@@ -272,6 +274,10 @@ fn tolerance(sections: &[&Section], fio: &Entry) -> Tolerance {
             let ios = (5.0 * (n * p * (1.0 - p)).sqrt()) as u64 + 2;
             t.split_ios += ios;
             t.split_bytes += ios * max_bs;
+            // the direction whose walk reaches the end first ends the pass
+            let passes = s.get("loops").map_or(1, |n| n.parse().unwrap()) + 1;
+            t.total_ios += passes * jobs;
+            t.total_bytes += passes * jobs * max_bs;
         }
     }
     t.split_ios += t.total_ios;
