@@ -442,6 +442,13 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                 let offset = t.offset.resolve(base_size)
                     + u64::from(w) * t.offset_increment.resolve(base_size);
                 let len = match (t.size, t.filesize, existing) {
+                    // fio: a percentage of the file past the offset, whole blocks
+                    (Some(SizeOrPercent::Percent(p)), _, _) => {
+                        let len = SizeOrPercent::Percent(p)
+                            .resolve(base_size)
+                            .min(base_size.saturating_sub(offset));
+                        len - len % smallest_block(job)
+                    }
                     (Some(s), _, _) => s.resolve(base_size) / t.filenames.len() as u64,
                     (None, Some(fs), _) => fs,
                     (None, None, Some(sz)) if sz > offset => sz - offset,
@@ -696,6 +703,19 @@ impl FileSet {
             .map(|wf| self.targets[wf.target].dio_mem_align as usize)
             .fold(page, usize::max)
     }
+}
+
+/// The smallest block size of the directions the job uses (fio's `td_min_bs`).
+fn smallest_block(job: &JobSpec) -> u64 {
+    let w = &job.workload;
+    w.rw.directions()
+        .iter()
+        .zip(&w.bs)
+        .filter(|(used, _)| **used)
+        .map(|(_, bs)| bs.min())
+        .min()
+        .unwrap_or(1)
+        .max(1)
 }
 
 #[cfg(test)]

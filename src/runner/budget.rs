@@ -40,6 +40,13 @@ impl Budget {
         } else {
             1
         };
+        // fio: size= caps the bytes of all files (nrfiles × filesize may be more)
+        let region_total = match job.target.size {
+            Some(crate::job::spec::SizeOrPercent::Bytes(size)) if job.target.filesize.is_some() => {
+                size.min(region_total)
+            }
+            _ => region_total,
+        };
         let io_size = job.target.io_size.map(|s| s.resolve(region_total));
         let target = io_size.unwrap_or(region_total);
         let overwrites = w.rw.is_random() && !w.randommap && w.rw.directions()[1];

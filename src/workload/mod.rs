@@ -262,7 +262,7 @@ mod tests {
     fn sequential_holes_skip_bytes_and_wrap() {
         let mut w = spec(RwPattern::Write, 4 * KIB);
         w.rw_modifier = 4 * KIB;
-        let mut generator = IoGenerator::new(&w, one_file(32 * KIB), 1);
+        let generator = IoGenerator::new(&w, one_file(32 * KIB), 1);
         let offsets: Vec<u64> = generator.take(8).map(|io| io.offset / KIB).collect();
         // wrapping after the end like fio; the worker's budget ends the pass
         assert_eq!(offsets, [0, 8, 16, 24, 0, 8, 16, 24]);

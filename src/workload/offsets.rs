@@ -364,7 +364,14 @@ impl RegionCursor {
             };
             offset
         };
-        let len = len.min(self.window_len - offset).min(self.bytes_left);
+        let room = self.window_len - offset;
+        let len = if len > room && Self::walks_to_file_end(rules) {
+            // fio picks a size that fits: whole smallest blocks
+            room - room % rules.min_block
+        } else {
+            len.min(room)
+        }
+        .min(self.bytes_left);
         self.bytes_left -= len;
         // a zone counts whole I/Os: the one that crosses zonesize is its last
         self.zone_bytes_left = self.zone_bytes_left.saturating_sub(len);

@@ -97,6 +97,11 @@ impl Section {
         self.has("bsrange") || self.has("bssplit")
     }
 
+    /// Offsets are drawn at random.
+    pub fn random(&self) -> bool {
+        self.get("rw").unwrap().starts_with("rand")
+    }
+
     /// Reads and writes are mixed by a random draw.
     pub fn mixed(&self) -> bool {
         matches!(
@@ -244,7 +249,8 @@ impl Case {
                 s.set("filesize", size_text(size / 2));
             }
         }
-        if rng.chance(15) {
+        // open: holes beside an offset (see docs/fio-differences.md)
+        if !s.get("rw").unwrap().contains(':') && rng.chance(15) {
             s.set("offset", size_text(bs * rng.pick(&[1, 3, 8])));
         }
         if rng.chance(30) {
@@ -262,7 +268,14 @@ impl Case {
             22..=35 => s.set("loops", rng.pick(&[2, 3])),
             _ => {}
         }
+        // open: verify beside loops, io_size, offset or a `:N` modifier (see
+        // docs/fio-differences.md)
+        let plain = !s.get("rw").unwrap().contains(':')
+            && !["loops", "io_size", "offset", "number_ios"]
+                .iter()
+                .any(|k| s.has(k));
         if on_files
+            && plain
             && matches!(pattern, "write" | "randwrite")
             && !s.has("nrfiles")
             && rng.chance(25)
