@@ -13,7 +13,7 @@ pub struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x5eed_0f_d1ff)
+        Rng(seed ^ 0x005e_ed0f_d1ff)
     }
 
     fn next(&mut self) -> u64 {
@@ -124,9 +124,9 @@ pub fn parse_size(text: &str) -> u64 {
 }
 
 fn size_text(bytes: u64) -> String {
-    if bytes % (KIB * KIB) == 0 {
+    if bytes.is_multiple_of(KIB * KIB) {
         format!("{}m", bytes / (KIB * KIB))
-    } else if bytes % KIB == 0 {
+    } else if bytes.is_multiple_of(KIB) {
         format!("{}k", bytes / KIB)
     } else {
         bytes.to_string()
