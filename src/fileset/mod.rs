@@ -10,7 +10,9 @@ mod contain;
 mod guard;
 mod layout;
 
-use crate::job::spec::{EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
+use crate::job::spec::{
+    BlockSizes, EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode,
+};
 use iolens_sys::fd;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -707,12 +709,9 @@ impl FileSet {
 
 /// The smallest block size of the directions the job uses (fio's `td_min_bs`).
 fn smallest_block(job: &JobSpec) -> u64 {
-    let w = &job.workload;
-    w.rw.directions()
-        .iter()
-        .zip(&w.bs)
-        .filter(|(used, _)| **used)
-        .map(|(_, bs)| bs.min())
+    job.workload
+        .used_block_sizes()
+        .map(BlockSizes::min)
         .min()
         .unwrap_or(1)
         .max(1)
