@@ -69,3 +69,13 @@ pub fn steady_state(
         bw_samples_bytes_per_sec: bw_bytes_per_sec.to_vec(),
     }
 }
+
+/// The first job of fio-style command-line options, resolved.
+pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let (global, jobs) = crate::job::parse_fio_args(&args).expect("options parse");
+    crate::job::resolve(&global, &jobs)
+        .expect("options resolve")
+        .jobs
+        .remove(0)
+}

@@ -387,7 +387,11 @@ pub fn serve_worker() -> Result<(), ChildError> {
         files,
         file_sizes: task.files.iter().map(|f| f.size).collect(),
         paths: task.files.iter().map(|f| f.path.clone()).collect(),
-        regions: super::file_regions(task.files.iter().map(|f| (f.region_start, f.region_len))),
+        regions: super::file_regions(
+            task.files
+                .iter()
+                .map(|f| (f.region_start, f.region_len, f.size)),
+        ),
         buffer_align: task.buffer_align,
         seed: task.seed,
         start: &start,

@@ -290,7 +290,9 @@ impl Verifier {
     /// A job that only reads: check every block of its regions, written by anyone.
     fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
         for r in 0..self.regions.len() {
-            let FileRegion { file, start, len } = self.regions[r];
+            let FileRegion {
+                file, start, len, ..
+            } = self.regions[r];
             let blocks = (len / self.block) as usize;
             let mut i = 0;
             while i < blocks {

@@ -5,6 +5,7 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+use super::budget::Budget;
 use super::errors::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
@@ -264,10 +265,8 @@ struct Worker<'a, E: Engine> {
     end_ns: u64,
     ramp_end_ns: u64,
     cpu_at_measure_start: Rusage,
-    pass_bytes: u64,
-    pass_limit: u64,
-    passes_done: u32,
-    issued: u64,
+    /// Size, io_size, loops and number_ios: what may still be issued.
+    budget: Budget,
     writes_since_sync: u32,
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
@@ -319,18 +318,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler.fill(engine.buffer(slot));
         }
         let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
-        // trimwrite moves each block twice, its trim and its write (fio counts both)
-        let moves_per_block = if job.workload.rw == RwPattern::TrimWrite {
-            2
-        } else {
-            1
-        };
-        let pass_limit = job
-            .target
-            .io_size
-            .map_or(region_total, |s| s.resolve(region_total))
-            .saturating_mul(moves_per_block)
-            .max(1);
+        let budget = Budget::new(job, region_total);
         let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
@@ -389,10 +377,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             end_ns,
             ramp_end_ns,
             cpu_at_measure_start: thread_rusage().unwrap_or_default(),
-            pass_bytes: 0,
-            pass_limit,
-            passes_done: 0,
-            issued: 0,
+            budget,
             writes_since_sync: 0,
             dirty_files: vec![false; nfiles],
             done_issuing: setup_error.is_some(),
@@ -448,7 +433,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 }
                 let Some(io) = self.next_io() else {
-                    self.done_issuing = true;
+                    // a verify between passes pauses issuing; anything else ends it
+                    self.done_issuing = !self.pass_verify_due();
                     break;
                 };
                 self.pace(&io);
@@ -492,18 +478,19 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     /// A pass of `loops` ended and another follows: fio reads this pass's writes
-    /// back first (the last pass's are read back when the job ends).
+    /// back first (the last pass's are read back when the job ends). A
+    /// `verify_only` replay walks every pass and reads back once, at the end.
     #[inline]
     fn pass_verify_due(&self) -> bool {
         let job = self.ctx.job;
-        self.pass_bytes >= self.pass_limit
+        self.budget.pass_over()
             && !self.pass_verified
             && !job.exec.time_based
-            && self.passes_done + 1 < job.target.loops.max(1)
+            && self.budget.passes_done() + 1 < self.budget.loops()
             && self
                 .verify
                 .as_ref()
-                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes())
+                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
     }
 
     /// fsync=N / fdatasync=N: a sync is due.
@@ -540,39 +527,31 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// The next I/O within size, loop and count limits.
     #[inline]
     fn next_io(&mut self) -> Option<NextIo> {
-        let job = self.ctx.job;
-        if job.target.number_ios.is_some_and(|n| self.issued >= n) {
-            return None;
-        }
-        let mut restarted_empty = false;
+        // a fresh pass that yields nothing (no block fits) ends the job
+        let mut restarted = false;
         loop {
-            if self.pass_bytes >= self.pass_limit && !self.start_new_pass() {
+            if self.budget.spent() {
                 return None;
             }
-            if let Some(io) = self.gen.next() {
-                self.pass_bytes += u64::from(io.len);
-                self.issued += 1;
+            let io = if self.budget.pass_over() {
+                None
+            } else {
+                self.gen.next()
+            };
+            if let Some(io) = io {
+                self.budget.issued(u64::from(io.len));
                 return Some(io);
             }
-            // The region ran out before io_size was reached: go round again.
-            if restarted_empty {
+            if !self.budget.pass_over() {
+                self.budget.regions_exhausted();
+            }
+            // fio reads a pass's writes back before the next pass starts
+            if restarted || self.pass_verify_due() || !self.budget.next_pass() {
                 return None;
             }
-            restarted_empty = true;
+            self.pass_verified = false;
             self.gen.restart();
-        }
-    }
-
-    fn start_new_pass(&mut self) -> bool {
-        let job = self.ctx.job;
-        self.passes_done += 1;
-        self.pass_verified = false;
-        if job.exec.time_based || self.passes_done < job.target.loops.max(1) {
-            self.pass_bytes = 0;
-            self.gen.restart();
-            true
-        } else {
-            false
+            restarted = true;
         }
     }
 

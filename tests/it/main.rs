@@ -4,6 +4,7 @@ mod bad_input;
 mod blockdev;
 mod cli;
 mod diagnose;
+mod differential;
 mod engines;
 mod errors;
 mod fio_match;
