@@ -206,10 +206,11 @@ impl Case {
         let pattern = rng.pick(&PATTERNS);
         let random = pattern.starts_with("rand");
         let bs = rng.pick(&BLOCKS);
-        let rw = match (rng.chance(12), random) {
-            (false, _) => pattern.to_string(),
-            (true, true) => format!("{pattern}:{}", rng.pick(&[2, 4])),
-            (true, false) => format!("{pattern}:{}", size_text(bs * rng.pick(&[1, 2]))),
+        // open: `:N` on random and mixed patterns (see docs/fio-differences.md)
+        let rw = if matches!(pattern, "read" | "write") && rng.chance(12) {
+            format!("{pattern}:{}", size_text(bs * rng.pick(&[1, 2])))
+        } else {
+            pattern.to_string()
         };
         s.set("rw", rw);
         if s.mixed() && rng.chance(40) {
@@ -255,7 +256,9 @@ impl Case {
         }
         if rng.chance(30) {
             s.set("numjobs", rng.pick(&[2, 3]));
-            if rng.chance(40) {
+            // open: offset_increment beside holes or several files
+            let plain = !s.get("rw").unwrap().contains(':') && !s.has("nrfiles");
+            if plain && rng.chance(40) {
                 s.set("offset_increment", size_text(bs * rng.pick(&[4, 16])));
             }
         }
