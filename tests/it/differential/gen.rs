@@ -216,9 +216,11 @@ impl Case {
         if s.mixed() && rng.chance(40) {
             s.set("rwmixread", rng.pick(&[10, 30, 70, 90]));
         }
+        // open: holes with bsrange/bssplit (see docs/fio-differences.md)
+        let holes = s.get("rw").unwrap().contains(':');
         match rng.below(100) {
-            0..=74 => s.set("bs", size_text(bs)),
-            75..=87 => s.set(
+            n if n < 75 || holes => s.set("bs", size_text(bs)),
+            n if n < 88 => s.set(
                 "bsrange",
                 format!("{}-{}", size_text(bs), size_text(bs * 4)),
             ),
@@ -289,6 +291,14 @@ impl Case {
             s.set("group_reporting", 1);
         }
         s
+    }
+
+    /// With group_reporting, two sections share one group (and one entry).
+    pub fn merges_sections(&self) -> bool {
+        self.sections
+            .iter()
+            .skip(1)
+            .any(|s| s.separator == Separator::None && s.has("group_reporting"))
     }
 
     /// The case's sections as job-file text; files are relative to the
