@@ -235,7 +235,8 @@ impl Case {
         // the region: about 8 to 200 blocks of the smallest size
         let blocks = rng.pick(&[8, 13, 32, 50, 64, 100, 200]);
         let mut size = bs * blocks + rng.pick(&[0, 0, 0, 512, bs / 2, 3 * KIB]);
-        let percent = on_files && rng.chance(8);
+        // open: holes with size=N% (see docs/fio-differences.md)
+        let percent = on_files && !holes && rng.chance(8);
         if percent {
             let name = format!("pre{}s{index}", self.seed);
             let file_len = size * 2;
@@ -264,8 +265,9 @@ impl Case {
                 s.set("offset_increment", size_text(bs * rng.pick(&[4, 16])));
             }
         }
+        // open: holes with io_size
         match rng.below(100) {
-            0..=11 => s.set(
+            0..=11 if !holes => s.set(
                 "io_size",
                 size_text(size * rng.pick(&[1, 2, 3]) / 2 + bs / 2),
             ),
