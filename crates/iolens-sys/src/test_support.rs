@@ -113,7 +113,7 @@ fn offset(slot: u32) -> u64 {
 pub fn ring_roundtrip(ring: &mut impl IoRing, plain: &File) {
     for slot in 0..DEPTH {
         ring.slot_mut(slot).copy_from_slice(&pattern(slot));
-        ring.prep_write(slot, 0, offset(slot), BS as u32);
+        ring.prep_write(slot, 0, offset(slot), BS as u32).unwrap();
     }
     assert_eq!(ring.pending(), DEPTH);
     assert_eq!(ring.submit().unwrap(), DEPTH);
@@ -134,7 +134,7 @@ pub fn ring_roundtrip(ring: &mut impl IoRing, plain: &File) {
         plain.read_exact_at(&mut on_disk, offset(slot)).unwrap();
         assert_eq!(on_disk, pattern(slot));
         ring.slot_mut(slot).fill(0);
-        ring.prep_read(slot, 0, offset(slot), BS as u32);
+        ring.prep_read(slot, 0, offset(slot), BS as u32).unwrap();
     }
     ring.submit().unwrap();
     let mut reaped = 0;
