@@ -3,7 +3,7 @@
 
 use crate::support::{iolens, json, scratch, stderr, stdout};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// A short null-engine job: no device, fast, and still a full run.
 fn job(db: &Path, extra: &[&str]) -> Vec<String> {
@@ -98,7 +98,7 @@ fn history_lists_stored_runs_and_show_prints_one() {
     // Two processes at once, both writing to the same database.
     let children: Vec<_> = (0..2)
         .map(|_| {
-            Command::new(env!("CARGO_BIN_EXE_iolens"))
+            crate::support::command()
                 .args(job(&db, &[]))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -142,4 +142,35 @@ fn history_lists_stored_runs_and_show_prints_one() {
     );
     let out = iolens(&["history", &db_flag, "--trend", "speed"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn without_a_database_option_the_history_lands_in_the_scratch_home() {
+    // The test support points HOME and XDG_DATA_HOME of every program it starts into
+    // the build's temporary directory: even a run with no --db and no IOLENS_DB
+    // cannot reach the user's real history.
+    let dir = scratch();
+    let out = crate::support::command()
+        .env_remove("IOLENS_DB")
+        .args([
+            "run",
+            "--name=h",
+            &format!("--filename={}", dir.path().join("f").display()),
+            "--size=64k",
+            "--rw=read",
+            "--output-format=terse",
+        ])
+        .output()
+        .expect("run iolens");
+    assert!(
+        out.status.success(),
+        "expected the run to pass: {}",
+        stderr(&out)
+    );
+    let db = crate::support::scratch_home().join(".local/share/iolens/history.db");
+    assert!(
+        db.is_file(),
+        "expected the default history at {}, it is not there",
+        db.display()
+    );
 }

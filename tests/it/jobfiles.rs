@@ -88,7 +88,7 @@ fn an_unset_variable_is_an_error_naming_it_and_the_line() {
         err.contains(&format!("{file}:3")) && err.contains("'IOLENS_IT_UNSET'"),
         "{err}"
     );
-    let set = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let set = crate::support::command()
         .args(["run", "--parse-only", &file])
         .env("IOLENS_IT_UNSET", "2m")
         .output()
@@ -140,7 +140,7 @@ fn the_fio_shim_runs_job_files_and_answers_version() {
         stdout(&version)
     );
     let file = write(dir.path(), "f.fio", TWO_JOBS);
-    let run = Command::new(&fio)
+    let run = crate::support::isolated(&fio)
         .args([file.as_str(), "--output-format=json"])
         .output()
         .unwrap();

@@ -91,7 +91,7 @@ fn the_report_can_go_to_a_file() {
 #[test]
 fn ctrl_c_stops_the_run_and_reports_what_was_measured() {
     let dir = scratch();
-    let child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let child = crate::support::command()
         .args([
             "run",
             "--output-format=json",

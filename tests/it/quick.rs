@@ -3,7 +3,6 @@
 
 use crate::support::{iolens, json, scratch, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Short tests keep CI fast; the sizes and times are the only changes from the defaults.
 const SHORT: [&str; 3] = ["--duration=1", "--ramp=100ms", "--size=16m"];
@@ -115,7 +114,7 @@ fn chromium() -> Option<PathBuf> {
 
 /// Chromium headless with a fresh profile, quiet about everything but the page.
 fn headless(chromium: &Path, profile: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(chromium)
+    crate::support::isolated(chromium)
         .args([
             "--headless",
             "--no-sandbox",

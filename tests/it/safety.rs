@@ -106,7 +106,7 @@ fn alive(pid: u32) -> bool {
 /// exit code, the partial report and that no worker outlives it.
 fn stopped_by(signal: &str, expected_code: i32) {
     let dir = scratch();
-    let child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let child = crate::support::command()
         .args([
             "run",
             "--no-history",
