@@ -68,6 +68,15 @@ fn emit(a: &Side, b: &Side, separator: &str, html_path: Option<&Path>) -> Result
 /// A result file (iolens-json of a run or of `--repeat`), or a history id (the
 /// whole batch it belongs to).
 fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+    let side = read_side(arg, history)?;
+    // The comparison and its HTML page start from each side's first run.
+    if side.runs.is_empty() {
+        return Err(format!("{arg}: holds no run to compare"));
+    }
+    Ok(side)
+}
+
+fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
     if Path::new(arg).exists() {
         let text = std::fs::read_to_string(arg).map_err(|e| format!("{arg}: {e}"))?;
         let runs = match serde_json::from_str::<RepeatReport>(&text) {
@@ -270,6 +279,29 @@ mod tests {
         Side {
             label: label.into(),
             runs: iops.iter().map(|&v| run_report(&[("rr", v)])).collect(),
+        }
+    }
+
+    #[test]
+    fn a_result_file_without_runs_is_refused_not_compared() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("empty.json");
+        let empty = RepeatReport {
+            schema_version: crate::report::model::SCHEMA_VERSION,
+            tool_version: "0".into(),
+            warmup: 0,
+            repetitions: Vec::new(),
+            summary: Vec::new(),
+            findings: Vec::new(),
+        };
+        std::fs::write(&path, serde_json::to_string(&empty).unwrap()).unwrap();
+        let arg = path.display().to_string();
+        match load_side(&arg, &HistoryFlags::default()) {
+            Err(e) => assert!(
+                e.ends_with("holds no run to compare"),
+                "expected a one-line refusal, got: {e}"
+            ),
+            Ok(side) => panic!("expected a refusal, got a side of {} runs", side.runs.len()),
         }
     }
 

@@ -260,6 +260,8 @@ fn run_group(
                                 process::run_in_process(&task, start, stop, slot, live)
                             })
                         };
+                        // Only resource exhaustion fails a spawn, and the workers already
+                        // spawned wait at the start barrier for this one: there is no way on.
                         spawned.expect("spawn worker thread")
                     })
                     .collect()
