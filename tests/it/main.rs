@@ -15,6 +15,7 @@ mod pacing;
 mod processes;
 mod quick;
 mod safety;
+mod samples;
 mod scenario_support;
 mod scenarios;
 mod support;
