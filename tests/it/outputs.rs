@@ -270,7 +270,7 @@ fn per_io_logs_of_worker_processes_are_complete_after_a_timed_null_job() {
     // streams its lines to disk; the run ends in time with its report and its logs.
     let dir = scratch();
     let prefix = dir.path().join("n").display().to_string();
-    let doc = json(&iolens(&[
+    let out = iolens(&[
         "run",
         "--output-format=json",
         "--name=n",
@@ -284,7 +284,13 @@ fn per_io_logs_of_worker_processes_are_complete_after_a_timed_null_job() {
         &format!("--write_lat_log={prefix}"),
         &format!("--write_bw_log={prefix}"),
         &format!("--write_iops_log={prefix}"),
-    ]));
+    ]);
+    let doc = json(&out);
+    assert!(
+        !stderr(&out).contains("watchdog"),
+        "expected no worker named stuck, got: {}",
+        stderr(&out)
+    );
     let jobs = doc["jobs"].as_array().expect("a jobs array");
     assert_eq!(
         jobs.len(),
