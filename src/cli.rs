@@ -79,9 +79,11 @@ pub enum Command {
     ///
     /// Example: iolens ab "--name=x --filename=/tmp/t --size=64m --bs=4k" "--name=x --filename=/tmp/t --size=64m --bs=64k" --pairs 5
     Ab {
-        /// Job A as fio-style options in one string.
+        /// Job A as fio-style options in one string ("--name=x --bs=4k …").
+        #[arg(allow_hyphen_values = true)]
         a: String,
         /// Job B as fio-style options in one string.
+        #[arg(allow_hyphen_values = true)]
         b: String,
         /// A/B pairs to run (2 × pairs runs).
         #[arg(long, default_value_t = 3)]
@@ -144,7 +146,7 @@ pub enum Command {
     },
     /// Create DIR/fio, a symlink to iolens: invoked as `fio`, iolens acts as `iolens run` with fio's command line.
     InstallFioShim {
-        /// Directory for the link (put it first in PATH).
+        /// Directory for the link, created when missing (put it first in PATH).
         dir: PathBuf,
         /// Replace an existing DIR/fio.
         #[arg(long)]

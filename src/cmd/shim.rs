@@ -25,7 +25,8 @@ pub fn run_as_fio(args: &[String]) -> i32 {
     run::run_command(args)
 }
 
-/// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable.
+/// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable
+/// (and DIR when missing).
 pub fn install(dir: &Path, force: bool) -> i32 {
     match try_install(dir, force) {
         Ok(link) => {
@@ -44,12 +45,12 @@ pub fn install(dir: &Path, force: bool) -> i32 {
 }
 
 fn try_install(dir: &Path, force: bool) -> Result<std::path::PathBuf, String> {
-    if !dir.is_dir() {
-        return Err(format!(
-            "{} is not a directory (create it first)",
+    std::fs::create_dir_all(dir).map_err(|e| {
+        format!(
+            "cannot create the directory {}: {e} (choose a directory you can write)",
             dir.display()
-        ));
-    }
+        )
+    })?;
     let executable =
         std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let link = dir.join("fio");
