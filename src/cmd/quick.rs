@@ -8,7 +8,7 @@ use super::progress::EtaMode;
 use super::run::{self, run_once, run_status, split_tool_flags, stop_flag, JobSet};
 use super::{compare, EXIT_OK, EXIT_RUN_FAILED};
 use crate::cli::QuickArgs;
-use crate::report::{html, quick};
+use crate::report::{findings_text, html, quick};
 use crate::store::Filter;
 use crate::units::{self, TimeUnit};
 use std::os::unix::fs::FileTypeExt;
@@ -91,7 +91,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         format!(
             "{}{}",
             quick::render_table(&report),
-            quick::render_findings(&report.findings)
+            findings_text::render(&report.findings)
         )
     };
     run::emit(&rendered, None)?;
