@@ -7,6 +7,7 @@ use super::output;
 use super::{EXIT_OK, EXIT_RUN_FAILED};
 pub use crate::report::compare::Side;
 use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::report::config::job_configuration;
 use crate::report::html;
 use crate::report::model::{RepeatReport, RunReport};
 use crate::report::repeat::format_value;
@@ -159,13 +160,11 @@ fn comparability(a: &RunReport, b: &RunReport) -> String {
             vb.get("environment"),
         ));
     }
+    // A temporary target's random name is not a difference; its directory is.
     let options = |r: &RunReport| -> BTreeMap<String, BTreeMap<String, String>> {
         r.jobs
             .iter()
-            .map(|j| {
-                let all = r.global_options.iter().chain(&j.options).cloned().collect();
-                (j.name.clone(), all)
-            })
+            .map(|j| (j.name.clone(), job_configuration(r, j)))
             .collect()
     };
     let (oa, ob) = (options(a), options(b));
@@ -319,6 +318,17 @@ mod tests {
         assert!(
             text.contains("job 'rr' option ioengine: psync vs io_uring"),
             "{text}"
+        );
+
+        let mut quick_a = a.clone();
+        quick_a.jobs[0].options.retain(|(k, _)| k != "filename");
+        quick_a.global_options = vec![("filename".into(), "/d/.iolens-quick-3m0CGM".into())];
+        let mut quick_b = quick_a.clone();
+        quick_b.global_options[0].1 = "/d/.iolens-quick-Zx81Qa".into();
+        let same = comparability(&quick_a, &quick_b);
+        assert!(
+            !same.contains("iolens-quick"),
+            "expected two temporary files in one directory not to be a difference, got:\n{same}"
         );
 
         let env = |kernel: &str| serde_json::json!({"kernel": kernel, "dirty_ratio": 20});

@@ -8,6 +8,7 @@ use super::progress::EtaMode;
 use super::run::{self, run_once, run_status, split_tool_flags, stop_flag, JobSet};
 use super::{compare, EXIT_OK, EXIT_RUN_FAILED};
 use crate::cli::QuickArgs;
+use crate::report::config::TEMPORARY_TARGET_PREFIX;
 use crate::report::{findings_text, html, quick};
 use crate::store::Filter;
 use crate::units::{self, TimeUnit};
@@ -159,7 +160,7 @@ impl Target {
             }
             Some(m) if m.is_dir() => {
                 let file = tempfile::Builder::new()
-                    .prefix(".iolens-quick-")
+                    .prefix(TEMPORARY_TARGET_PREFIX)
                     .tempfile_in(&given)
                     .map_err(|e| {
                         run::usage_error(&format!(

@@ -16,8 +16,13 @@ const TREND_SHIFT_IN_SD: f64 = 3.0;
 /// median: a perfectly stable history would otherwise flag any wobble.
 const TREND_NOISE_FLOOR: f64 = 0.01;
 
-/// Fewest earlier points a trend point is judged against.
-pub const TREND_MIN_BASELINE: usize = 3;
+/// Earlier points a trend point is judged against: the most recent ones of the
+/// same configuration, up to this many.
+pub const TREND_WINDOW: usize = 10;
+
+/// Fewest earlier points a trend point is judged against. The noise is their
+/// median absolute deviation, and with fewer than five a single odd run sets it.
+pub const TREND_MIN_BASELINE: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -357,6 +362,10 @@ mod tests {
         assert_eq!(shift_from_baseline(&base, 100.5), Shift::Within);
         assert_eq!(shift_from_baseline(&base, 80.0), Shift::Below);
         assert_eq!(shift_from_baseline(&base, 120.0), Shift::Above);
-        assert_eq!(shift_from_baseline(&base[..2], 10.0), Shift::NoBaseline);
+        assert_eq!(
+            shift_from_baseline(&base[..TREND_MIN_BASELINE - 1], 10.0),
+            Shift::NoBaseline,
+            "expected no verdict with fewer than {TREND_MIN_BASELINE} earlier points"
+        );
     }
 }
