@@ -199,3 +199,48 @@ fn the_documented_ab_line_runs() {
         "expected one run per arm and the bs difference named, got:\n{text}"
     );
 }
+
+#[test]
+fn a_trend_keeps_configurations_of_one_job_apart() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let with_bs = |bs: &str| {
+        let out = iolens(&[
+            "run",
+            &format!("--db={}", db.display()),
+            "--name=x",
+            "--ioengine=null",
+            "--size=16m",
+            "--rw=read",
+            &format!("--bs={bs}"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    for _ in 0..3 {
+        with_bs("4k");
+    }
+    with_bs("64k");
+    let out = iolens(&[
+        "history",
+        &format!("--db={}", db.display()),
+        "--trend",
+        "iops",
+        "--job",
+        "x",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let series: Vec<&str> = text.lines().filter(|l| l.starts_with("iops")).collect();
+    assert_eq!(
+        series,
+        [
+            "iops of job 'x' (IO/s), bs=4k:",
+            "iops of job 'x' (IO/s), bs=64k:"
+        ],
+        "expected one series per bs, got:\n{text}"
+    );
+    assert!(
+        !text.contains("REGRESSION") && !text.contains("improvement"),
+        "expected no verdict between bs=4k and bs=64k runs, got:\n{text}"
+    );
+}
