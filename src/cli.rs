@@ -231,9 +231,14 @@ pub struct QuickArgs {
     /// Also write a self-contained HTML report to FILE (with --compare-with: both runs side by side).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Compare with a stored run: its history id, or `last` (the latest quick run).
+    /// Compare with a stored run: its history id, or `last` (the latest quick run), and
+    /// all repetitions of its --repeat; verdicts need repetitions on both sides.
     #[arg(long, value_name = "ID|last")]
     pub compare_with: Option<String>,
+    /// Run the suite N times: per test the median, spread and 95 % CI over the runs
+    /// (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: Option<u32>,
     /// Print the suite's job file and exit.
     #[arg(long)]
     pub show_job: bool,

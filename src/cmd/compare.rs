@@ -7,7 +7,7 @@ use super::output;
 use super::{EXIT_OK, EXIT_RUN_FAILED};
 pub use crate::report::compare::Side;
 use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
-use crate::report::config::job_configuration;
+use crate::report::config::{comparable_path, job_configuration};
 use crate::report::html;
 use crate::report::model::{RepeatReport, RunReport};
 use crate::report::repeat::format_value;
@@ -251,8 +251,9 @@ fn scalar_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
                 scalar_leaves(&format!("{path}[{i}]"), item, out);
             }
         }
+        // A temporary target (in the environment's mounts, say) by its directory only.
         Value::String(s) => {
-            out.insert(path.to_string(), s.clone());
+            out.insert(path.to_string(), comparable_path(s));
         }
         other => {
             out.insert(path.to_string(), other.to_string());
@@ -329,6 +330,16 @@ mod tests {
         assert!(
             !same.contains("iolens-quick"),
             "expected two temporary files in one directory not to be a difference, got:\n{same}"
+        );
+        let mount = |target: &str| serde_json::json!({"filesystems": [{"target": target}]});
+        assert_eq!(
+            leaf_differences(
+                "environment",
+                Some(&mount("/d/.iolens-quick-3m0CGM")),
+                Some(&mount("/d/.iolens-quick-Zx81Qa"))
+            ),
+            Vec::<String>::new(),
+            "expected a temporary target in the environment not to be a difference"
         );
 
         let env = |kernel: &str| serde_json::json!({"kernel": kernel, "dirty_ratio": 20});

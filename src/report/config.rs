@@ -30,10 +30,19 @@ pub fn job_configuration(report: &RunReport, job: &JobReport) -> BTreeMap<String
 }
 
 fn comparable_value(option: &str, value: &str) -> String {
-    if option != "filename" || !is_temporary_target(value) {
-        return value.to_string();
+    match option {
+        "filename" => comparable_path(value),
+        _ => value.to_string(),
     }
-    match Path::new(value).parent() {
+}
+
+/// `path` as runs are compared by: a temporary target becomes its directory
+/// and "(temporary file)", any other path stays as it is.
+pub fn comparable_path(path: &str) -> String {
+    if !is_temporary_target(path) {
+        return path.to_string();
+    }
+    match Path::new(path).parent() {
         Some(dir) if !dir.as_os_str().is_empty() => {
             format!("{}/(temporary file)", dir.display())
         }
