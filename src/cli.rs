@@ -328,14 +328,11 @@ pub struct RunFlags {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::testutil::strings;
 
     #[test]
     fn own_flags_anywhere_go_first_and_job_options_keep_their_order() {
-        let ordered = order_run_words(&words(&[
+        let ordered = order_run_words(&strings(&[
             "a.fio",
             "--name=x",
             "--repeat",
@@ -348,7 +345,7 @@ mod tests {
         ]));
         assert_eq!(
             ordered,
-            words(&[
+            strings(&[
                 "--repeat",
                 "3",
                 "--output-format=json",

@@ -48,3 +48,8 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         ..Default::default()
     }
 }
+
+/// Owned strings from string literals (command lines in tests).
+pub fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
+}

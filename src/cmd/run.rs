@@ -462,10 +462,7 @@ fn run_and_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::testutil::strings;
 
     #[test]
     fn repeat_and_history_flags_take_both_spellings() {

@@ -88,31 +88,36 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 /// Fill the v2 columns of reports stored under v1. Each is its own batch; host
 /// and kernel are known only if the report recorded them.
 fn index_v1_reports(tx: &Transaction) -> Result<(), StoreError> {
-    let rows: Vec<(i64, String)> = tx
-        .prepare("SELECT id, report_json FROM runs")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    for (id, json) in rows {
+    for (id, report) in stored_reports(tx)? {
         // A report from a model this version cannot read keeps empty columns
         // rather than blocking the upgrade.
-        if let Ok(report) = serde_json::from_str::<RunReport>(&json) {
-            index_run(tx, id, id, &report, &HostFacts::default())?;
-        } else {
-            tx.execute("UPDATE runs SET batch = ?1 WHERE id = ?1", [id])?;
+        match report {
+            Some(report) => index_run(tx, id, id, &report, &HostFacts::default())?,
+            None => {
+                tx.execute("UPDATE runs SET batch = ?1 WHERE id = ?1", [id])?;
+            }
         }
     }
     Ok(())
 }
 
-/// Index the jobs of reports stored under v2 again, for the v3 columns. A report
-/// this version cannot read keeps its rows (without a configuration, it joins no trend).
-fn index_jobs_again(tx: &Transaction) -> Result<(), StoreError> {
+/// Every stored run's id and report; None where this version cannot read it.
+fn stored_reports(tx: &Transaction) -> Result<Vec<(i64, Option<RunReport>)>, StoreError> {
     let rows: Vec<(i64, String)> = tx
         .prepare("SELECT id, report_json FROM runs")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    for (id, json) in rows {
-        if let Ok(report) = serde_json::from_str::<RunReport>(&json) {
+    Ok(rows
+        .into_iter()
+        .map(|(id, json)| (id, serde_json::from_str(&json).ok()))
+        .collect())
+}
+
+/// Index the jobs of reports stored under v2 again, for the v3 columns. A report
+/// this version cannot read keeps its rows (without a configuration, it joins no trend).
+fn index_jobs_again(tx: &Transaction) -> Result<(), StoreError> {
+    for (id, report) in stored_reports(tx)? {
+        if let Some(report) = report {
             tx.execute("DELETE FROM run_jobs WHERE run_id = ?1", [id])?;
             index_jobs(tx, id, &report)?;
         }

@@ -89,19 +89,25 @@ CREATE INDEX runs_started ON runs(started_unix_ms);
 PRAGMA user_version = 1;
 ";
 
+/// A v1 database holding one report (run 1, 321 IOPS of job 'rr').
+fn v1_database_with_one_report(path: &Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(V1_FIXTURE).unwrap();
+    let json = serde_json::to_string(&report_at(5_000, 321.0)).unwrap();
+    conn.execute(
+        "INSERT INTO runs (started_unix_ms, report_json) VALUES (5000, ?1)",
+        [json],
+    )
+    .unwrap();
+    conn
+}
+
 #[test]
 fn a_v1_database_is_migrated_and_its_reports_indexed() {
     let dir = scratch_dir();
     let path = dir.path().join("v1.db");
     {
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(V1_FIXTURE).unwrap();
-        let json = serde_json::to_string(&report_at(5_000, 321.0)).unwrap();
-        conn.execute(
-            "INSERT INTO runs (started_unix_ms, report_json) VALUES (5000, ?1)",
-            [json],
-        )
-        .unwrap();
+        let conn = v1_database_with_one_report(&path);
         conn.execute(
             "INSERT INTO runs (started_unix_ms, report_json) VALUES (6000, '{\"from\":\"elsewhere\"}')",
             [],
@@ -230,16 +236,11 @@ fn a_v2_database_gets_each_stored_jobs_configuration() {
     let dir = scratch_dir();
     let path = dir.path().join("v2.db");
     {
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(V1_FIXTURE).unwrap();
+        // The v2 migration as v2 ran it, minus the indexing the v3 step replaces.
+        let conn = v1_database_with_one_report(&path);
         conn.execute_batch(schema::V2).unwrap();
+        conn.execute("UPDATE runs SET batch = id", []).unwrap();
         conn.pragma_update(None, "user_version", 2).unwrap();
-        let json = serde_json::to_string(&report_at(5_000, 321.0)).unwrap();
-        conn.execute(
-            "INSERT INTO runs (id, started_unix_ms, report_json, batch) VALUES (1, 5000, ?1, 1)",
-            [json],
-        )
-        .unwrap();
         conn.execute(
             "INSERT INTO run_jobs (run_id, job, target, engine, iops) VALUES (1, 'rr', '/data/rr', 'psync', 321.0)",
             [],
