@@ -14,7 +14,21 @@ pub fn parse() -> Cli {
         let rest = words.split_off(2);
         words.extend(order_run_words(&rest));
     }
-    Cli::parse_from(words)
+    Cli::try_parse_from(words).unwrap_or_else(|e| {
+        if e.use_stderr() {
+            // A usage error: one line, like every other error (exit 2).
+            eprintln!("iolens: {} (see --help)", error_line(&e));
+            std::process::exit(2);
+        }
+        e.exit() // --help, --version
+    })
+}
+
+/// A clap error as one line, without clap's usage block.
+pub fn error_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
 }
 
 /// `run`'s words with iolens' own flags (as clap defines them in `RunFlags`, with
@@ -274,7 +288,7 @@ pub struct RunFlags {
     pub minimal: bool,
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub output: Option<String>,
     /// An interim report every TIME (seconds without a unit); JSON reports one document per line.
     #[arg(long, value_name = "TIME")]
     pub status_interval: Option<String>,

@@ -109,9 +109,7 @@ pub fn render(a: &Side, b: &Side) -> String {
         "job", "metric", "A mean", "B mean", "change", "95% CI"
     );
     for c in metric_changes(a, b) {
-        let ci = c
-            .ci95_pct
-            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+        let ci = c.ci_text();
         let _ = writeln!(
             out,
             "{:<16} {:<11} {:>14} {:>14} {:>+8.1}%  {:<20} {}",

@@ -5,7 +5,7 @@ use super::output::{self, Destination, Format};
 use super::progress::{self, EtaMode};
 use super::show_jobs;
 use super::{compare, quick, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
-use crate::cli::{order_run_words, RunArgs, RunFlags};
+use crate::cli::{error_line, order_run_words, RunArgs, RunFlags};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
@@ -111,15 +111,8 @@ struct RunLine {
 /// Parse `iolens run`'s words (quick, show-jobs and the fio shim build or get them
 /// as a list): iolens' own flags out, job options and files in the order given.
 pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
-    let line = RunLine::try_parse_from(order_run_words(args)).map_err(|e| clap_error_line(&e))?;
+    let line = RunLine::try_parse_from(order_run_words(args)).map_err(|e| error_line(&e))?;
     Ok((tool_flags(&line.run.flags)?, line.run.args))
-}
-
-/// A clap error as one line, without clap's usage block.
-fn clap_error_line(e: &clap::Error) -> String {
-    let text = e.to_string();
-    let first = text.lines().next().unwrap_or_default();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
 }
 
 /// Check and convert the flags clap parsed.
@@ -159,10 +152,10 @@ fn tool_flags(given: &RunFlags) -> Result<ToolFlags, String> {
         flags.formats = output::parse_formats(v)?;
     }
     if let Some(v) = &given.output {
-        if v.as_os_str().is_empty() {
+        if v.is_empty() {
             return Err("--output= needs a file name (e.g. --output=result.json)".into());
         }
-        flags.output = Some(v.clone());
+        flags.output = Some(PathBuf::from(v));
     }
     if let Some(v) = &given.eta {
         flags.eta = EtaMode::parse(v)?;
