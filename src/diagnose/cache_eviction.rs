@@ -19,20 +19,18 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
     }
     let mut findings = Vec::new();
     for target in &obs.targets {
-        let read: Vec<_> = target.cache_series.iter().flatten().collect();
-        let (Some(first), Some(last)) = (read.first(), read.last()) else {
+        let read = obs.cache_during_jobs(target);
+        let (Some((_, first)), Some((_, last))) = (read.first(), read.last()) else {
             continue;
         };
         let evicted = last.evicted.saturating_sub(first.evicted);
         if evicted < MIN_EVICTED_PAGES {
             continue;
         }
-        let first_eviction_ns = target
-            .cache_series
+        let first_eviction_ns = read
             .iter()
-            .zip(&obs.t_ns)
-            .find(|(pages, _)| pages.is_some_and(|p| p.evicted > first.evicted))
-            .map(|(_, &t)| t);
+            .find(|(_, p)| p.evicted > first.evicted)
+            .map(|&(t, _)| t);
         let mut evidence = vec![
             format!(
                 "{evicted} pages of {} were evicted during the run",
@@ -62,6 +60,7 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
+    use crate::report::model::CacheGuard;
 
     fn evicting(report: &mut RunReport) {
         add_target(report, |_| 1000);
@@ -84,6 +83,23 @@ mod tests {
         assert!(found[0].evidence.iter().any(|e| e.contains("DAMON")));
         // Sample 1 is the first whose evicted count grew.
         assert_eq!(found[0].at_ns, Some(STEP_NS));
+    }
+
+    #[test]
+    fn evictions_before_the_first_job_started_do_not_count() {
+        let mut report = run(20);
+        evicting(&mut report);
+        // The job on the target started at sample 19: only one sample of it.
+        report.observations.cache_guards.push(CacheGuard {
+            path: TARGET.into(),
+            t_ns: 19 * STEP_NS,
+            ..Default::default()
+        });
+        let found = cache_evicted_without_pressure(&report);
+        assert!(
+            found.is_empty(),
+            "expected the 180 pages evicted before the job to be ignored, saw {found:?}"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `served-from-cache` (seed 003: buffered reads answered by the page cache)
 //! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
 
-use super::{active_span, bytes_text};
+use super::bytes_text;
 use crate::report::model::{DeviceCounters, Finding, JobSeries, RunReport, Severity};
 
 /// Below this a job moved too little for a share to mean anything.
@@ -45,7 +45,7 @@ fn job_bytes(report: &RunReport, from: usize, to: usize, dir: usize) -> u64 {
 }
 
 fn span(series: &JobSeries) -> Option<(usize, usize)> {
-    active_span(series).filter(|(from, to)| to > from)
+    series.active_span().filter(|(from, to)| to > from)
 }
 
 pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {

@@ -17,7 +17,7 @@ mod tunables;
 mod unstable;
 mod writeback;
 
-use crate::report::model::{JobSeries, Observations, RunReport};
+use crate::report::model::{Observations, RunReport};
 
 /// Every rule's findings for one run, in a fixed order.
 pub fn diagnose(report: &RunReport) -> Vec<Finding> {
@@ -38,16 +38,6 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
 }
 
 pub use crate::report::model::Finding;
-
-/// Samples `(before, last)` bounding the time a job did I/O: interval `i`
-/// covers `t_ns[i-1]..t_ns[i]`, so counters diffed between these two samples
-/// cover exactly the job's active intervals. None when it completed nothing.
-pub(crate) fn active_span(series: &JobSeries) -> Option<(usize, usize)> {
-    let busy = |i: &crate::report::model::JobInterval| i.ios[0] + i.ios[1] > 0;
-    let first = series.intervals.iter().position(busy)?;
-    let last = series.intervals.iter().rposition(busy)?;
-    Some((first.saturating_sub(1), last))
-}
 
 /// Seconds since the run started at sample `i`.
 pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {
@@ -148,6 +138,7 @@ pub(crate) mod fixture {
             invalidate: true,
             targets: vec![TARGET.into()],
             intervals,
+            cpu_wait: None,
         });
         report.observations.workers.push(WorkerObservation {
             job: name.into(),
@@ -231,12 +222,12 @@ mod tests {
         add_job(&mut report, "j", false, io(1, 0));
         let series = &mut report.observations.jobs[0];
         series.intervals[5] = Default::default();
-        assert_eq!(active_span(series), Some((0, 4)));
+        assert_eq!(series.active_span(), Some((0, 4)));
         series
             .intervals
             .iter_mut()
             .for_each(|i| *i = Default::default());
-        assert_eq!(active_span(series), None);
+        assert_eq!(series.active_span(), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! dropped pages before the job: the state a run without the purge would have
 //! measured.
 
-use super::{active_span, bytes_text, seconds_at};
+use super::{bytes_text, seconds_at};
 use crate::report::model::{CacheGuard, Finding, JobSeries, RunReport, Severity};
 
 const CODE: &str = "pagecache-under-direct-io";
@@ -61,7 +61,7 @@ fn cached_during(
     let obs = &report.observations;
     let target = obs.targets.iter().find(|t| t.path == path)?;
     let at_start = guard.and_then(|g| g.pages_after).unwrap_or(0);
-    let (from, to) = active_span(series)?;
+    let (from, to) = series.active_span()?;
     // Sample `from` precedes the first I/O and may predate the guard's purge
     // (the sampler starts first); the guard's own count covers the start.
     let from = from + 1;

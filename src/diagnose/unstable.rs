@@ -3,7 +3,7 @@
 //! started), so one average describes neither part. Found by binary
 //! segmentation: the split of the series that best separates two means.
 
-use super::{active_span, seconds_at};
+use super::seconds_at;
 use crate::report::model::{Finding, Observations, RunReport, Severity};
 
 /// Intervals needed before a change point is worth looking for.
@@ -19,7 +19,7 @@ pub fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for series in &obs.jobs {
-        let Some((from, to)) = active_span(series) else {
+        let Some((from, to)) = series.active_span() else {
             continue;
         };
         // The first and last active intervals are partial: the job started or ended inside them.

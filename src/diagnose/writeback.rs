@@ -4,7 +4,7 @@
 //! far above its usual level while Dirty+Writeback was past the background
 //! threshold.
 
-use super::{active_span, bytes_text, duration_text, seconds_at};
+use super::{bytes_text, duration_text, seconds_at};
 use crate::report::model::{Finding, JobInterval, JobSeries, Observations, RunReport, Severity};
 
 /// Kernel functions a writer sleeps in when dirty throttling or stable pages hold it.
@@ -39,7 +39,7 @@ pub fn writeback_stall(report: &RunReport) -> Vec<Finding> {
 }
 
 fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
-    let (from, to) = active_span(series)?;
+    let (from, to) = series.active_span()?;
     let window = from + 1..=to;
     let writes: u64 = series.intervals[window.clone()]
         .iter()

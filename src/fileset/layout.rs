@@ -21,6 +21,20 @@ pub struct LayoutOutcome {
     /// Why `fallocate=` could not reserve the blocks; the file then grows as it is
     /// written (fio goes on too).
     pub preallocation_failed: Option<String>,
+    /// What `ensure` wrote with data; None when it wrote nothing.
+    pub written: Option<Written>,
+}
+
+/// Bytes `from..to` of a file written by the layout, then dropped from the
+/// page cache again (as fio does after laying out a file), so the first
+/// buffered read of them is not served from memory. Pages cached before
+/// iolens touched the file stay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub from: u64,
+    pub to: u64,
+    /// Why dropping the written pages from the page cache failed, if it did.
+    pub drop_error: Option<String>,
 }
 
 const LAYOUT_CHUNK: usize = 1 << 20;
@@ -63,6 +77,7 @@ pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, Tar
                 is_block_device: true,
                 sparse: false,
                 preallocation_failed: None,
+                written: None,
             });
         }
         if !m.file_type().is_file() {
@@ -81,6 +96,7 @@ pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, Tar
     }
     let current = meta.as_ref().map_or(0, |m| m.len());
     let mut preallocation_failed = None;
+    let mut written = None;
     let mut file = OpenOptions::new()
         .write(true)
         .create(true)
@@ -93,6 +109,13 @@ pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, Tar
             .map(|e| format!("{}: preallocating failed (fallocate=): {e}", path.display()));
         if fill {
             write_random(&mut file, current, extent).map_err(|e| io_err("lay out", e))?;
+            // Synced above, so the pages are clean and can be dropped.
+            let dropped = fd::fadvise_dontneed(&file, current, extent - current);
+            written = Some(Written {
+                from: current,
+                to: extent,
+                drop_error: dropped.err().map(|e| e.to_string()),
+            });
         }
     }
     let sparse = if fill || meta.is_some() {
@@ -106,6 +129,7 @@ pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, Tar
         is_block_device: false,
         sparse,
         preallocation_failed,
+        written,
     })
 }
 
@@ -165,6 +189,76 @@ mod tests {
         let data = std::fs::read(&p).unwrap();
         assert_eq!(data.len(), 3 << 20);
         assert!(data.iter().filter(|&&b| b == 0).count() < data.len() / 100);
+    }
+
+    /// Cached pages of `path` (cachestat, else mincore); None where neither works.
+    fn cached_pages(path: &Path) -> Option<u64> {
+        use crate::observe::pagecache::CacheProbe;
+        let file = std::sync::Arc::new(File::open(path).unwrap());
+        let size = file.metadata().unwrap().len();
+        let (mut probe, note) = CacheProbe::new(file, size);
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
+        probe.sample().map(|p| p.cached)
+    }
+
+    #[test]
+    fn a_new_file_leaves_the_page_cache_after_its_layout() {
+        let dir = crate::testutil::scratch_dir();
+        let p = dir.path().join("f");
+        let out = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        assert_eq!(
+            out.written,
+            Some(Written {
+                from: 0,
+                to: 8 << 20,
+                drop_error: None
+            }),
+            "expected the whole file written and dropped"
+        );
+        let Some(cached) = cached_pages(&p) else {
+            eprintln!("skipped: the page cache cannot be counted here");
+            return;
+        };
+        assert_eq!(
+            cached, 0,
+            "expected none of the 2048 pages the layout wrote to stay cached, saw {cached}"
+        );
+    }
+
+    #[test]
+    fn extending_a_file_keeps_the_pages_cached_before() {
+        let dir = crate::testutil::scratch_dir();
+        let p = dir.path().join("f");
+        let page = iolens_sys::page_size() as u64;
+        {
+            let mut f = File::create(&p).unwrap();
+            f.write_all(&vec![1u8; 4 << 20]).unwrap();
+            f.sync_all().unwrap();
+        }
+        let Some(before) = cached_pages(&p) else {
+            eprintln!("skipped: the page cache cannot be counted here");
+            return;
+        };
+        let out = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        assert_eq!(
+            out.written.as_ref().map(|w| (w.from, w.to)),
+            Some((4 << 20, 8 << 20)),
+            "expected only the missing 4 MiB written, saw {:?}",
+            out.written
+        );
+        let after = cached_pages(&p).unwrap();
+        assert_eq!(
+            after, before,
+            "expected the {before} pages cached before the layout to stay and the {} written to go, saw {after}",
+            (4 << 20) / page
+        );
+        let unchanged = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        assert_eq!(
+            unchanged.written, None,
+            "expected nothing written the second time"
+        );
     }
 
     #[test]

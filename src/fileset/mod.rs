@@ -125,6 +125,8 @@ pub struct FileSet {
     pub workers: Vec<Vec<WorkerFiles>>,
     /// Things worth telling the user (sparse files read, etc.).
     pub warnings: Vec<String>,
+    /// The files laid out with data, and what was written of each.
+    pub layouts: Vec<(PathBuf, layout::Written)>,
     /// Per job: it does no I/O (null engine), so there is nothing to invalidate or unlink.
     diskless: Vec<bool>,
     /// Every target opened so far, so a job opened later shares them.
@@ -271,6 +273,8 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
             check_device_is_free_to_overwrite(path, allow)?;
         }
         set.warnings.extend(outcome.preallocation_failed);
+        set.layouts
+            .extend(outcome.written.map(|written| (path.clone(), written)));
         if need.reads && outcome.sparse {
             set.warnings.push(format!(
                 "{}: the file has holes; reading them returns zeros without touching the device, so read results would be fake (delete it to let iolens lay it out, or write it fully first)",

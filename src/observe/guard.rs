@@ -19,13 +19,15 @@ pub struct GuardedTarget<'a> {
 }
 
 /// Check (and with `purge`, drop) the cache of `target`; `drop_cache` is the
-/// fileset's purge (fadvise DONTNEED, or BLKFLSBUF on a block device).
+/// fileset's purge (fadvise DONTNEED, or BLKFLSBUF on a block device). The
+/// record is dated by `now_ns` once the check is over: the job starts then,
+/// and a sample of the cache taken earlier does not count for it.
 pub fn check_target(
     job: &str,
     target: GuardedTarget,
     purge: bool,
-    t_ns: u64,
     drop_cache: impl FnOnce() -> std::io::Result<()>,
+    now_ns: impl FnOnce() -> u64,
 ) -> CacheGuard {
     let (mut probe, _) = CacheProbe::new(target.file.clone(), target.size);
     let pages_before = probe.sample().map(|p| p.cached);
@@ -43,7 +45,7 @@ pub fn check_target(
     CacheGuard {
         job: job.to_string(),
         path: target.path.display().to_string(),
-        t_ns,
+        t_ns: now_ns(),
         pages_before,
         purged: purge && error.is_none(),
         pages_after,
@@ -100,9 +102,13 @@ mod tests {
             file: &file,
             size,
         };
-        let guard = check_target("j", target, true, 5, || {
-            iolens_sys::fadvise_dontneed(&*file, 0, 0)
-        });
+        let guard = check_target(
+            "j",
+            target,
+            true,
+            || iolens_sys::fadvise_dontneed(&*file, 0, 0),
+            || 5,
+        );
         assert_eq!(guard.pages_before, Some(8));
         assert_eq!(guard.pages_after, Some(0));
         assert!(guard.purged);
@@ -119,7 +125,7 @@ mod tests {
             file: &file,
             size,
         };
-        let guard = check_target("j", target, false, 0, || unreachable!());
+        let guard = check_target("j", target, false, || unreachable!(), || 0);
         assert_eq!(guard.pages_before, Some(3));
         assert_eq!(guard.pages_after, Some(3));
         assert!(!guard.purged);
@@ -137,9 +143,13 @@ mod tests {
             file: &file,
             size,
         };
-        let guard = check_target("j", target, true, 0, || {
-            Err(std::io::Error::from_raw_os_error(libc::EACCES))
-        });
+        let guard = check_target(
+            "j",
+            target,
+            true,
+            || Err(std::io::Error::from_raw_os_error(libc::EACCES)),
+            || 0,
+        );
         assert!(!guard.purged);
         assert_eq!(guard.pages_after, Some(1));
         assert!(warning(&guard, false).unwrap().contains("could not drop"));

@@ -18,7 +18,7 @@ use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
 use super::{meminfo, pressure, read_into, vmstat, wchan};
 use crate::report::model::{
-    DeviceObservation, JobInterval, JobSeries, MemorySample, Observations, PressureSample,
+    CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample, Observations, PressureSample,
     TargetObservation, WorkerObservation,
 };
 use std::fs::File;
@@ -207,6 +207,7 @@ impl State {
                 invalidate: job.invalidate,
                 targets: job.targets.clone(),
                 intervals: Vec::new(),
+                cpu_wait: None,
             });
             for w in 0..counters.len() {
                 workers.push(WorkerTrack {
@@ -463,6 +464,9 @@ impl State {
 
     fn finish(mut self) -> Observations {
         self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
+        for series in &mut self.obs.jobs {
+            series.cpu_wait = CpuWait::of(series, &self.obs.t_ns);
+        }
         self.obs.sampler_cpu_ns = iolens_sys::thread_rusage()
             .map(|r| r.user_ns + r.system_ns)
             .unwrap_or(0);

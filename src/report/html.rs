@@ -175,12 +175,13 @@ fn job_charts_from_its_start(
         .iter()
         .map(|&t| t.saturating_sub(t_ns[0]) as f64 / 1e9)
         .collect();
+    let lengths: Vec<Option<f64>> = window.clone().map(|i| obs.rate_secs(i)).collect();
     job_charts(
         id_prefix,
         "time since the job started (s)",
         &t,
         &intervals[window],
-        interval_seconds(obs),
+        &lengths,
     )
 }
 
@@ -408,14 +409,19 @@ fn job_section(
     if let Some(e) = &job.error {
         let _ = write!(out, "<p><strong>error:</strong> {}</p>", escape(e));
     }
-    let intervals = obs.jobs.get(index).map_or(&[][..], |s| &s.intervals[..]);
+    let series = obs.jobs.get(index);
+    let intervals = series.map_or(&[][..], |s| &s.intervals[..]);
     out.push_str("<p class=\"note\">Per sampling interval, from the workers' live counters.</p>");
+    if let Some(wait) = series.and_then(|s| s.cpu_wait) {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(&wait.describe()));
+    }
+    let lengths: Vec<Option<f64>> = (0..intervals.len()).map(|i| obs.rate_secs(i)).collect();
     let charts = job_charts(
         &format!("chart-job-{index}"),
         RUN_TIME,
         &seconds(obs),
         intervals,
-        interval_seconds(obs),
+        &lengths,
     );
     for (frame, series) in charts {
         out.push_str(&svg::line_chart(&frame, &series, markers));
@@ -424,19 +430,16 @@ fn job_section(
     latency_distribution(out, index, dir);
 }
 
-fn interval_seconds(obs: &Observations) -> f64 {
-    obs.interval_ns.max(1) as f64 / 1e9
-}
-
 /// A job's I/O over time: IOPS and bandwidth per direction, latency mean, p99 and
-/// max; `t` is the x of each interval, labelled `x_label`. Frame ids are
-/// `{id_prefix}-iops|bw|lat`.
+/// max; `t` is the x of each interval, labelled `x_label`, and `lengths` the
+/// seconds each interval really lasted (None: too short for a rate, no point).
+/// Frame ids are `{id_prefix}-iops|bw|lat`.
 fn job_charts(
     id_prefix: &str,
     x_label: &str,
     t: &[f64],
     intervals: &[JobInterval],
-    interval_s: f64,
+    lengths: &[Option<f64>],
 ) -> [(Frame, Vec<Series>); 3] {
     let frame = |kind: &str, title: &str, y: Axis| Frame {
         id: format!("{id_prefix}-{kind}"),
@@ -454,7 +457,8 @@ fn job_charts(
                 points: t
                     .iter()
                     .zip(intervals)
-                    .map(|(&x, iv)| (x, value(d, iv)))
+                    .zip(lengths)
+                    .filter_map(|((&x, iv), secs)| Some((x, value(d, iv) / (*secs)?)))
                     .collect(),
             })
             .collect()
@@ -470,11 +474,11 @@ fn job_charts(
     [
         (
             frame("iops", "IOPS over time", Axis::linear("IOPS")),
-            per_dir(&|d, iv| iv.ios[d] as f64 / interval_s),
+            per_dir(&|d, iv| iv.ios[d] as f64),
         ),
         (
             frame("bw", "Bandwidth over time", Axis::linear("MiB/s")),
-            per_dir(&|d, iv| iv.bytes[d] as f64 / interval_s / (1024.0 * 1024.0)),
+            per_dir(&|d, iv| iv.bytes[d] as f64 / (1024.0 * 1024.0)),
         ),
         (
             frame(
@@ -718,8 +722,45 @@ mod tests {
     }
 
     #[test]
+    fn chart_rates_divide_by_each_interval_s_real_length() {
+        let mut r = observed_report();
+        let obs = &mut r.observations;
+        // A tick 200 ms late, then the stop sample 50 µs after it.
+        obs.t_ns = vec![100_000_000, 400_000_000, 400_050_000];
+        let io = |ios: u64| JobInterval {
+            ios: [ios, 0],
+            bytes: [ios << 20, 0],
+            ..JobInterval::default()
+        };
+        let intervals = vec![io(100), io(300), io(8)];
+        let lengths: Vec<Option<f64>> = (0..3).map(|i| obs.rate_secs(i)).collect();
+        let [(_, iops), (_, bw), _] = job_charts("c", "t", &seconds(obs), &intervals, &lengths);
+        let points = |series: &[Series]| series[0].points.clone();
+        assert_eq!(
+            points(&iops),
+            vec![(0.1, 1000.0), (0.4, 1000.0)],
+            "expected 1000 IOPS over 100 ms and over the late 300 ms, and no point for the 50 µs sliver"
+        );
+        assert_eq!(
+            points(&bw),
+            vec![(0.1, 1000.0), (0.4, 1000.0)],
+            "expected 1000 MiB/s in both full intervals"
+        );
+    }
+
+    #[test]
     fn a_run_page_has_every_chart_and_finding_and_no_scripts() {
-        let html = render_run(&observed_report());
+        let mut report = observed_report();
+        report.observations.jobs[0].cpu_wait = Some(crate::report::model::CpuWait {
+            run_delay_ns: 52_000_000,
+            worker_ns: 200_000_000,
+            pct: 26.0,
+        });
+        let html = render_run(&report);
+        assert!(
+            html.contains("CPU wait 26.0% (0.05 s waiting for a CPU in 0.20 s of worker time)"),
+            "expected the job's CPU wait as the other reports print it"
+        );
         for id in [
             "chart-job-0-iops",
             "chart-job-0-bw",

@@ -443,6 +443,8 @@ pub struct Observations {
     pub t_ns: Vec<u64>,
     /// Page cache of every target, before the first I/O of each job.
     pub cache_guards: Vec<CacheGuard>,
+    /// Files iolens laid out before the jobs.
+    pub layouts: Vec<LayoutRecord>,
     pub targets: Vec<TargetObservation>,
     /// The block devices serving the targets (through filesystems, partitions and loop devices).
     pub devices: Vec<DeviceObservation>,
@@ -465,12 +467,50 @@ pub struct Observations {
     pub notes: Vec<String>,
 }
 
+impl Observations {
+    /// Seconds interval `i` really lasted (from the previous sample, or the
+    /// run's start, to sample `i`), for a rate over it; None when it lasted
+    /// less than half the nominal interval (the one taken at stop may end
+    /// just after a tick): the few completions such a sliver holds arrive in
+    /// a burst and divided by its length would be an impossible rate. A late
+    /// tick makes a longer interval; rates never divide by the nominal one.
+    pub fn rate_secs(&self, i: usize) -> Option<f64> {
+        let end = self.t_ns.get(i).copied()?;
+        let start = i
+            .checked_sub(1)
+            .and_then(|p| self.t_ns.get(p).copied())
+            .unwrap_or(0);
+        let length = end.saturating_sub(start);
+        (length > 0 && length >= self.interval_ns / 2).then(|| length as f64 / 1e9)
+    }
+
+    /// The cache samples of `target`, (time, pages), that were read once the
+    /// first job on it had started (its cache guard was over). Earlier ones
+    /// show the layout and the state the guard then changed, not a job's run.
+    /// All of them when no job on it was guarded.
+    pub fn cache_during_jobs(&self, target: &TargetObservation) -> Vec<(u64, CachePages)> {
+        let start = self
+            .cache_guards
+            .iter()
+            .filter(|g| g.path == target.path)
+            .map(|g| g.t_ns)
+            .min()
+            .unwrap_or(0);
+        self.t_ns
+            .iter()
+            .zip(&target.cache_series)
+            .filter(|&(&t, _)| t >= start)
+            .filter_map(|(&t, pages)| Some((t, (*pages)?)))
+            .collect()
+    }
+}
+
 /// The page cache of one target before a job's first I/O, and what iolens did about it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CacheGuard {
     pub job: String,
     pub path: String,
-    /// Nanoseconds since the run started.
+    /// When the check (and purge) was over, the job's start: nanoseconds since the run started.
     pub t_ns: u64,
     /// Cached pages found before the job started; None when the cache cannot be read.
     pub pages_before: Option<u64>,
@@ -479,6 +519,20 @@ pub struct CacheGuard {
     /// Cached pages left after the purge (equal to `pages_before` when not purged).
     pub pages_after: Option<u64>,
     /// Why the purge failed, if it did.
+    pub error: Option<String>,
+}
+
+/// A file iolens laid out (wrote with data) before the jobs, and the page
+/// cache that left: the written pages are dropped again, as fio does, so a
+/// first read goes to the device; pages cached before iolens touched the
+/// file stay (whatever invalidate= says).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LayoutRecord {
+    pub path: String,
+    /// The bytes written, `from..to`.
+    pub from: u64,
+    pub to: u64,
+    /// Why the written pages could not be dropped from the page cache (None: they were).
     pub error: Option<String>,
 }
 
@@ -590,6 +644,67 @@ pub struct JobSeries {
     pub targets: Vec<String>,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
+    /// The job's CPU wait (see `CpuWait`); None when its I/O could not be followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<CpuWait>,
+}
+
+impl JobSeries {
+    /// Samples `(before, last)` bounding the time the job did I/O: interval
+    /// `i` covers `t_ns[i-1]..t_ns[i]`, so counters diffed between these two
+    /// samples cover exactly the job's active intervals. None when it
+    /// completed nothing.
+    pub fn active_span(&self) -> Option<(usize, usize)> {
+        let busy = |i: &JobInterval| i.ios[0] + i.ios[1] > 0;
+        let first = self.intervals.iter().position(busy)?;
+        let last = self.intervals.iter().rposition(busy)?;
+        Some((first.saturating_sub(1), last))
+    }
+}
+
+/// CPU wait: the share of its workers' time while the job ran that they were
+/// runnable but waiting for a CPU (run-queue delay from schedstat), over
+/// workers × the job's wall time. The one definition the `cpu-starvation`
+/// finding, the system block and the HTML report print.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuWait {
+    /// Run-queue delay of the job's workers while it ran, summed.
+    pub run_delay_ns: u64,
+    /// Workers × the job's wall time, from the sample before its first I/O to the one after its last.
+    pub worker_ns: u64,
+    /// `run_delay_ns` in percent of `worker_ns`.
+    pub pct: f64,
+}
+
+impl CpuWait {
+    /// The CPU wait of `series` on the sample times `t_ns`.
+    pub fn of(series: &JobSeries, t_ns: &[u64]) -> Option<CpuWait> {
+        let (from, to) = series.active_span()?;
+        let wall_ns = t_ns.get(to)?.saturating_sub(*t_ns.get(from)?);
+        let worker_ns = wall_ns.saturating_mul(u64::from(series.workers.max(1)));
+        if worker_ns == 0 {
+            return None;
+        }
+        let run_delay_ns = series.intervals[from + 1..=to]
+            .iter()
+            .map(|i| i.run_delay_ns)
+            .sum();
+        Some(CpuWait {
+            run_delay_ns,
+            worker_ns,
+            pct: run_delay_ns as f64 * 100.0 / worker_ns as f64,
+        })
+    }
+
+    /// "CPU wait 26.0% (0.52 s waiting for a CPU in 2.00 s of worker time)": how every report says it.
+    pub fn describe(&self) -> String {
+        format!(
+            "CPU wait {:.1}% ({:.2} s waiting for a CPU in {:.2} s of worker time)",
+            self.pct,
+            self.run_delay_ns as f64 / 1e9,
+            self.worker_ns as f64 / 1e9
+        )
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

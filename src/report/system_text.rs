@@ -1,13 +1,15 @@
 //! The "System during the run" block of the normal text report: a compact
 //! summary of `RunReport.observations` (the full series are in iolens-json).
 
-use crate::report::model::{CacheGuard, JobSeries, Observations, RunReport, WorkerObservation};
+use crate::report::model::{
+    CacheGuard, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
+};
 use std::fmt::{self, Write};
 
 /// Write the block; nothing when the run was not observed.
 pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
     let obs = &report.observations;
-    if obs.t_ns.is_empty() && obs.cache_guards.is_empty() {
+    if obs.t_ns.is_empty() && obs.cache_guards.is_empty() && obs.layouts.is_empty() {
         return Ok(());
     }
     let span_ns = obs.t_ns.last().copied().unwrap_or(0);
@@ -18,16 +20,19 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         obs.interval_ns / 1_000_000,
         share_pct(obs.sampler_cpu_ns, span_ns)
     )?;
+    for layout in &obs.layouts {
+        write_layout(out, layout)?;
+    }
     for guard in &obs.cache_guards {
         write_guard(out, guard)?;
     }
     for target in &obs.targets {
-        // Samples where the cache was not read are None; summarise the rest.
-        let read: Vec<_> = target.cache_series.iter().flatten().collect();
+        // From the first job's start on: what the guard found before is on its own line.
+        let read = obs.cache_during_jobs(target);
         if let (Some(first), Some(last)) = (read.first(), read.last()) {
-            let (first, last) = (first.cached, last.cached);
-            let max = read.iter().map(|p| p.cached).max().unwrap_or(0);
-            let dirty_max = read.iter().map(|p| p.dirty).max().unwrap_or(0);
+            let (first, last) = (first.1.cached, last.1.cached);
+            let max = read.iter().map(|(_, p)| p.cached).max().unwrap_or(0);
+            let dirty_max = read.iter().map(|(_, p)| p.dirty).max().unwrap_or(0);
             writeln!(
                 out,
                 "  page cache {}: {first} -> max {max} -> {last} pages cached, max {dirty_max} dirty",
@@ -71,6 +76,22 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         writeln!(out, "  note: {note}")?;
     }
     Ok(())
+}
+
+fn write_layout(out: &mut String, layout: &LayoutRecord) -> fmt::Result {
+    let written = human_bytes(layout.to - layout.from);
+    match &layout.error {
+        None => writeln!(
+            out,
+            "  laid out {}: wrote {written}, then dropped it from the page cache (a first read goes to the device)",
+            layout.path
+        ),
+        Some(e) => writeln!(
+            out,
+            "  laid out {}: wrote {written}, could not drop it from the page cache: {e}",
+            layout.path
+        ),
+    }
 }
 
 fn write_guard(out: &mut String, guard: &CacheGuard) -> fmt::Result {
@@ -118,12 +139,14 @@ fn write_workers(out: &mut String, obs: &Observations) -> fmt::Result {
         }
         write!(
             out,
-            "  job '{}': workers on CPU {:.2} s, waiting for a CPU {:.2} s ({:.1}% run delay)",
+            "  job '{}': workers on CPU {:.2} s, waiting for a CPU {:.2} s",
             job.name,
             cpu as f64 / 1e9,
             delay as f64 / 1e9,
-            share_pct(delay, cpu + delay)
         )?;
+        if let Some(wait) = &job.cpu_wait {
+            write!(out, "; while it ran: {}", wait.describe())?;
+        }
         for (wchan, ns) in longest_waits(&workers).iter().take(3) {
             write!(out, "; in {wchan} {:.2} s", *ns as f64 / 1e9)?;
         }
@@ -188,19 +211,28 @@ fn human_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::report::model::{
-        CachePages, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
+        CachePages, CpuWait, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
         TargetObservation, TunableChange, WaitTime,
     };
 
     fn observed() -> Observations {
+        // A busy interval: 256 writes, 25 ms of run-queue delay.
         let interval = |bytes: u64| JobInterval {
+            ios: [0, if bytes > 0 { 256 } else { 0 }],
             bytes: [0, bytes],
+            run_delay_ns: if bytes > 0 { 25_000_000 } else { 0 },
             ..Default::default()
         };
-        Observations {
+        let mut obs = Observations {
             interval_ns: 100_000_000,
             t_ns: vec![0, 100_000_000, 200_000_000, 300_000_000],
             sampler_cpu_ns: 1_500_000,
+            layouts: vec![LayoutRecord {
+                path: "/tmp/f".into(),
+                from: 1 << 20,
+                to: 3 << 20,
+                error: None,
+            }],
             cache_guards: vec![CacheGuard {
                 job: "w".into(),
                 path: "/dev/loop1".into(),
@@ -248,6 +280,7 @@ mod tests {
                     interval(1 << 20),
                     interval(0),
                 ],
+                cpu_wait: None,
             }],
             workers: vec![WorkerObservation {
                 job: "w".into(),
@@ -266,7 +299,9 @@ mod tests {
                 to: "805306368".into(),
             }],
             ..Default::default()
-        }
+        };
+        obs.jobs[0].cpu_wait = CpuWait::of(&obs.jobs[0], &obs.t_ns);
+        obs
     }
 
     fn render(obs: Observations) -> String {
@@ -285,15 +320,43 @@ mod tests {
         let text = render(observed());
         for expected in [
             "4 samples every 100 ms; the sampler used 0.50% of a CPU",
+            "laid out /tmp/f: wrote 2.0 MiB, then dropped it from the page cache (a first read goes to the device)",
             "before job 'w': /dev/loop1 had 192 pages cached; kept (invalidate=0)",
             "page cache /dev/loop1: 192 -> max 300 -> 250 pages cached",
             "device loop1 (holds /dev/loop1): read 0 B, wrote 2.0 MiB; the jobs read 0 B, wrote 2.0 MiB",
             "Dirty+Writeback max 1.0 GiB (background threshold 0 B, threshold 2.0 GiB)",
-            "job 'w': workers on CPU 0.90 s, waiting for a CPU 0.10 s (10.0% run delay); in balance_dirty_pages 0.05 s",
+            "job 'w': workers on CPU 0.90 s, waiting for a CPU 0.10 s; while it ran: CPU wait 25.0% (0.05 s waiting for a CPU in 0.20 s of worker time); in balance_dirty_pages 0.05 s",
             "vm.dirty_bytes changed from 0 to 805306368 at 0.1 s",
         ] {
             assert!(text.contains(expected), "missing {expected:?} in\n{text}");
         }
+    }
+
+    #[test]
+    fn cache_samples_from_before_the_job_do_not_count() {
+        let mut obs = observed();
+        // The layout left 254208 pages; the guard dropped them at 150 ms, then the job ran.
+        obs.cache_guards[0].pages_before = Some(254_208);
+        obs.cache_guards[0].pages_after = Some(0);
+        obs.cache_guards[0].purged = true;
+        obs.cache_guards[0].t_ns = 150_000_000;
+        obs.targets[0].cache_series = [254_208, 254_208, 0, 16]
+            .map(|cached| {
+                Some(CachePages {
+                    cached,
+                    ..Default::default()
+                })
+            })
+            .to_vec();
+        let text = render(obs);
+        assert!(
+            text.contains("page cache /dev/loop1: 0 -> max 16 -> 16 pages cached"),
+            "expected the samples from the job's start (200 ms) on, saw\n{text}"
+        );
+        assert!(
+            text.contains("had 254208 pages cached; dropped, 0 left"),
+            "expected the guard's own line to keep what was there before, saw\n{text}"
+        );
     }
 
     #[test]

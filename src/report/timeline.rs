@@ -3,7 +3,7 @@
 //! tester): throughput, IOPS, the share of time the workers spent inside I/O
 //! calls, latency, dirty-page state and the targets' cached pages.
 
-use crate::report::model::Observations;
+use crate::report::model::{JobInterval, Observations};
 
 /// The column heads, printed once before the first line.
 pub const HEADER: &str = "timeline:     t     MiB/s      IOPS  in-I/O  lat avg  lat max       Dirty   Writeback  cached pages";
@@ -11,13 +11,19 @@ pub const HEADER: &str = "timeline:     t     MiB/s      IOPS  in-I/O  lat avg  
 /// The line for samples `from..` of `obs` (the second just ended).
 pub fn line(obs: &Observations, from: usize) -> String {
     let to = obs.t_ns.len();
-    let start_ns = from.checked_sub(1).map_or(0, |i| obs.t_ns[i]);
     let end_ns = obs.t_ns.last().copied().unwrap_or(0);
-    let secs = (end_ns.saturating_sub(start_ns) as f64 / 1e9).max(1e-9);
+    // Rates cover the intervals long enough for one (see `rate_secs`).
+    let timed: Vec<(usize, f64)> = (from..to)
+        .filter_map(|i| Some((i, obs.rate_secs(i)?)))
+        .collect();
+    let secs: f64 = timed.iter().map(|&(_, s)| s).sum::<f64>().max(1e-9);
     let (mut bytes, mut ios, mut in_io_ns, mut lat_sum, mut lat_max, mut workers) =
         (0u64, 0u64, 0u64, 0f64, 0u64, 0u64);
     for series in &obs.jobs {
-        let intervals = series.intervals.get(from..to).unwrap_or(&[]);
+        let intervals: Vec<&JobInterval> = timed
+            .iter()
+            .filter_map(|&(i, _)| series.intervals.get(i))
+            .collect();
         let job_ios: u64 = intervals.iter().map(|i| i.ios[0] + i.ios[1]).sum();
         if job_ios > 0 {
             workers += u64::from(series.workers);
@@ -60,9 +66,7 @@ pub fn line(obs: &Observations, from: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{
-        CachePages, JobInterval, JobSeries, MemorySample, TargetObservation,
-    };
+    use crate::report::model::{CachePages, JobSeries, MemorySample, TargetObservation};
 
     #[test]
     fn a_second_of_samples_becomes_one_line() {
@@ -75,6 +79,7 @@ mod tests {
             ..Default::default()
         };
         let obs = Observations {
+            interval_ns: 100_000_000,
             t_ns: (0..=20).map(|i| i * 100_000_000).collect(),
             jobs: vec![JobSeries {
                 name: "r".into(),
@@ -117,6 +122,46 @@ mod tests {
                 "77"
             ],
             "{line}"
+        );
+    }
+
+    #[test]
+    fn a_last_sliver_of_a_second_gives_no_impossible_rate() {
+        let obs = Observations {
+            interval_ns: 100_000_000,
+            // The stop sample, 20 µs after the tick at 1.0 s.
+            t_ns: vec![900_000_000, 1_000_000_000, 1_000_020_000],
+            jobs: vec![JobSeries {
+                name: "r".into(),
+                workers: 1,
+                intervals: vec![
+                    JobInterval::default(),
+                    JobInterval {
+                        ios: [100, 0],
+                        bytes: [100 << 20, 0],
+                        ..Default::default()
+                    },
+                    JobInterval {
+                        ios: [8, 0],
+                        bytes: [8 << 20, 0],
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let line = line(&obs, 2);
+        let mib_s = line.split_whitespace().nth(2).unwrap();
+        assert_eq!(
+            mib_s, "0.0",
+            "expected no rate over a 20 µs sliver (8 MiB in it would read 400000 MiB/s), saw {line}"
+        );
+        let whole = super::line(&obs, 1);
+        assert_eq!(
+            whole.split_whitespace().nth(2),
+            Some("1000.0"),
+            "expected 100 MiB over the full 100 ms interval only, saw {whole}"
         );
     }
 }

@@ -165,6 +165,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let mut report = collect::report(req, &results, disks, started_unix_ms);
     report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
     report.observations.cache_guards = cache_guards;
+    report.observations.layouts = watch::layout_records(&files);
     report.environment = environment;
     report.findings = crate::diagnose::diagnose(&report);
     Ok(RunOutcome { report, warnings })

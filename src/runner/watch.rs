@@ -8,7 +8,7 @@ use crate::observe::environment;
 use crate::observe::guard::{self, GuardedTarget};
 use crate::observe::live::LiveBoard;
 use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
-use crate::report::model::{CacheGuard, Environment, Observations};
+use crate::report::model::{CacheGuard, Environment, LayoutRecord, Observations};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -105,6 +105,20 @@ pub(super) fn stop_sampler(
     observations
 }
 
+/// What laying out the files wrote, for the report.
+pub(super) fn layout_records(files: &FileSet) -> Vec<LayoutRecord> {
+    files
+        .layouts
+        .iter()
+        .map(|(path, written)| LayoutRecord {
+            path: path.display().to_string(),
+            from: written.from,
+            to: written.to,
+            error: written.drop_error.clone(),
+        })
+        .collect()
+}
+
 pub(super) struct JobGuards {
     pub records: Vec<CacheGuard>,
     pub warnings: Vec<String>,
@@ -128,10 +142,13 @@ pub(super) fn guard_job_targets(
             file: &target.file,
             size: target.size,
         };
-        let t_ns = run_start.elapsed().as_nanos() as u64;
-        let record = guard::check_target(&job.name, guarded, job.io.invalidate, t_ns, || {
-            target.drop_cache()
-        });
+        let record = guard::check_target(
+            &job.name,
+            guarded,
+            job.io.invalidate,
+            || target.drop_cache(),
+            || run_start.elapsed().as_nanos() as u64,
+        );
         out.warnings.extend(guard::warning(&record, job.io.direct));
         out.records.push(record);
     }

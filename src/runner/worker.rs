@@ -16,7 +16,7 @@ use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
 use crate::observe::live::LiveCounters;
 use crate::report::model::{SteadyStateReport, VerifyReport};
-use crate::stats::{RateSeries, WorkerStats};
+use crate::stats::{IntervalSampler, RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{FileRegion, IoGenerator, NextIo};
@@ -115,58 +115,6 @@ const IDLE: InFlight = InFlight {
     file: 0,
     offset: 0,
 };
-
-/// Per-interval bandwidth/IOPS sampling, done by the worker itself at
-/// completion time so no other thread reads its state.
-struct Sampler {
-    interval_ns: u64,
-    last_ns: u64,
-    last_bytes: [u64; DDIRS],
-    last_ios: [u64; DDIRS],
-    rates: [RateSeries; DDIRS],
-}
-
-impl Sampler {
-    fn new(interval_ns: u64, start_ns: u64, expected: usize) -> Self {
-        let series = || RateSeries {
-            bw_bytes_per_sec: Vec::with_capacity(expected),
-            iops: Vec::with_capacity(expected),
-        };
-        Self {
-            interval_ns: interval_ns.max(1),
-            last_ns: start_ns,
-            last_bytes: [0; DDIRS],
-            last_ios: [0; DDIRS],
-            rates: [series(), series(), series()],
-        }
-    }
-
-    #[inline]
-    fn due(&self, now_ns: u64) -> bool {
-        now_ns >= self.last_ns + self.interval_ns
-    }
-
-    /// Close the interval ending at `now_ns`, given the running totals.
-    fn take(&mut self, now_ns: u64, stats: &WorkerStats, used: [bool; DDIRS]) {
-        let elapsed = now_ns.saturating_sub(self.last_ns);
-        if elapsed == 0 {
-            return;
-        }
-        for (d, used) in used.into_iter().enumerate() {
-            let (bytes, ios) = (stats.dirs[d].bytes, stats.dirs[d].ios);
-            if used {
-                self.rates[d].push_interval(
-                    bytes - self.last_bytes[d],
-                    ios - self.last_ios[d],
-                    elapsed,
-                );
-            }
-            self.last_bytes[d] = bytes;
-            self.last_ios[d] = ios;
-        }
-        self.last_ns = now_ns;
-    }
-}
 
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
@@ -295,7 +243,7 @@ struct Worker<'a, E: Engine> {
     filler: BufferFiller,
     clock: MonotonicClock,
     stats: WorkerStats,
-    sampler: Sampler,
+    sampler: IntervalSampler,
     free_slots: Vec<u32>,
     in_flight: Vec<InFlight>,
     in_flight_count: u32,
@@ -418,7 +366,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler,
             clock,
             stats: WorkerStats::default(),
-            sampler: Sampler::new(avg_ns, ramp_end_ns, expected_samples),
+            sampler: IntervalSampler::new(avg_ns, ramp_end_ns, expected_samples),
             free_slots: (0..depth).rev().collect(),
             in_flight: vec![IDLE; depth as usize],
             in_flight_count: 0,
@@ -547,11 +495,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.measuring = true;
         self.stats = WorkerStats::default();
         self.measure_start_ns = now;
-        self.sampler = Sampler::new(
-            self.sampler.interval_ns,
-            now,
-            self.sampler.rates[0].iops.capacity(),
-        );
+        self.sampler.restart(now);
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
         if self.logs.is_some() {
             self.logs = Some(IoLogger::new(&self.ctx.job.logs, self.used));
@@ -971,7 +915,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.next_status_ns = (now_ns / every + 1) * every;
         slot.publish(WorkerResult {
             stats: self.stats.clone(),
-            rates: self.sampler.rates.clone(),
+            rates: self.sampler.rates().clone(),
             cpu: thread_rusage()
                 .unwrap_or_default()
                 .since(&self.cpu_at_measure_start),
@@ -1127,7 +1071,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             // The run ended inside ramp_time: nothing was measured.
             self.measure_start_ns = end;
         }
-        self.sampler.take(end, &self.stats, self.used);
+        let rates = self.sampler.finish(end, &self.stats, self.used);
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
@@ -1139,7 +1083,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         WorkerResult {
             stats: self.stats,
-            rates: self.sampler.rates,
+            rates,
             cpu,
             runtime_ns: end - self.measure_start_ns,
             error: self.error,

@@ -6,5 +6,5 @@ pub mod series;
 pub mod worker;
 
 pub use histogram::LatHistogram;
-pub use series::RateSeries;
+pub use series::{IntervalSampler, RateSeries};
 pub use worker::{DepthCounters, DirStats, PercentileChoice, WorkerStats};

@@ -16,6 +16,7 @@ mod pipes;
 mod processes;
 mod quick;
 mod safety;
+mod samples;
 mod scenario_support;
 mod scenarios;
 mod support;

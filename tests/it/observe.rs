@@ -139,3 +139,166 @@ fn worker_processes_are_sampled_like_threads() {
     let notes = obs["notes"].to_string();
     assert!(!notes.contains("processes"), "{notes}");
 }
+
+/// The sampler starts before the cache guard drops what an earlier writer left
+/// cached: that first sample is no part of the direct job's run.
+#[test]
+fn a_direct_job_s_cache_line_starts_after_the_guard_dropped_the_cache() {
+    let dir = scratch();
+    let f = dir.path().join("warm");
+    // Written through the page cache just before (and synced, so they can be
+    // dropped): 128 MiB cached take the guard long enough to drop that the
+    // sampler's first sample sees them.
+    let mut file = std::fs::File::create(&f).unwrap();
+    std::io::Write::write_all(&mut file, &vec![7u8; 128 << 20]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--name=d",
+        &format!("--filename={}", f.display()),
+        "--size=128m",
+        "--bs=1m",
+        "--rw=read",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=4",
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "expected success, saw:\n{text}");
+    if text.contains("page cache not watched") {
+        eprintln!("skipped: the page cache cannot be counted here");
+        return;
+    }
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("page cache "))
+        .unwrap_or_else(|| panic!("expected a page cache line in\n{text}"));
+    assert!(
+        line.contains(": 0 -> max 0 -> 0 pages cached"),
+        "expected no cached pages from the job's start on (the guard's line keeps the earlier count), saw {line:?} in\n{text}"
+    );
+    assert!(
+        text.contains("before job 'd'") && text.contains("dropped, 0 left"),
+        "expected the guard's line with the pages it dropped in\n{text}"
+    );
+}
+
+/// Laying out a file writes it through the page cache; iolens drops what it
+/// wrote again (as fio does), so a first buffered read goes to the device,
+/// also with invalidate=0, which keeps only what was cached before.
+#[test]
+fn the_layout_leaves_no_pages_of_its_own_in_the_page_cache() {
+    let dir = scratch();
+    let fresh = dir.path().join("fresh");
+    let job = |f: &std::path::Path, format: &str| {
+        iolens(&[
+            "run",
+            "--no-history",
+            "--name=r",
+            &format!("--filename={}", f.display()),
+            "--size=8m",
+            "--bs=64k",
+            "--rw=read",
+            "--invalidate=0",
+            &format!("--output-format={format}"),
+        ])
+    };
+    let report = json(&job(&fresh, "iolens-json"));
+    let obs = &report["observations"];
+    let layout = &obs["layouts"][0];
+    assert_eq!(
+        (&layout["from"], &layout["to"], &layout["error"]),
+        (&0.into(), &(8u64 << 20).into(), &serde_json::Value::Null),
+        "expected the 8 MiB laid out and dropped, saw {layout}"
+    );
+    let guard = &obs["cache_guards"][0];
+    if guard["pages_before"].is_null() {
+        eprintln!("skipped: the page cache cannot be counted here");
+        return;
+    }
+    assert_eq!(
+        guard["pages_before"], 0,
+        "expected no page of the fresh file cached at the job's start, saw {guard}"
+    );
+    let read = report["jobs"][0]["dirs"][0]["io_bytes"].as_u64().unwrap();
+    assert_eq!(read, 8 << 20, "expected the whole file read");
+
+    // Half of the file exists and is cached; the layout adds the other half.
+    let half = dir.path().join("half");
+    let mut file = std::fs::File::create(&half).unwrap();
+    std::io::Write::write_all(&mut file, &vec![3u8; 4 << 20]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
+    let out = job(&half, "normal");
+    let text = stdout(&out);
+    assert!(out.status.success(), "expected success, saw:\n{text}");
+    let pages = (4u64 << 20) / obs["page_size_bytes"].as_u64().unwrap();
+    assert!(
+        text.contains(&format!(
+            "laid out {}: wrote 4.0 MiB, then dropped it from the page cache",
+            half.display()
+        )),
+        "expected the layout's line in\n{text}"
+    );
+    assert!(
+        text.contains(&format!("had {pages} pages cached; kept (invalidate=0)")),
+        "expected the {pages} pages cached before iolens touched the file to stay, in\n{text}"
+    );
+}
+
+/// One CPU wait per job, the same in the native JSON, the system block and
+/// (when the machine was busy enough) the cpu-starvation finding.
+#[test]
+fn cpu_wait_is_one_number_in_every_report() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let db_flag = format!("--db={}", db.display());
+    let out = iolens(&[
+        "run",
+        &db_flag,
+        "--name=c",
+        &format!("--filename={}", dir.path().join("c").display()),
+        "--size=8m",
+        "--bs=64k",
+        "--rw=read",
+        "--rate=16m",
+        "--observe-interval=50ms",
+    ]);
+    assert!(out.status.success(), "{}", crate::support::stderr(&out));
+    let report = json(&iolens(&[
+        "show",
+        &db_flag,
+        "1",
+        "--output-format=iolens-json",
+    ]));
+    let wait = &report["observations"]["jobs"][0]["cpu_wait"];
+    let pct = wait["pct"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("expected a CPU wait in the native JSON, saw {wait}"));
+    let (delay, worker) = (
+        wait["run_delay_ns"].as_f64().unwrap(),
+        wait["worker_ns"].as_f64().unwrap(),
+    );
+    assert!(
+        worker > 0.0 && (pct - delay * 100.0 / worker).abs() < 1e-9,
+        "expected pct = run_delay_ns / worker_ns, saw {wait}"
+    );
+    let text = stdout(&iolens(&["show", &db_flag, "1"]));
+    let said = format!("CPU wait {pct:.1}%");
+    let line = text
+        .lines()
+        .find(|l| l.contains("job 'c': workers on CPU"))
+        .unwrap_or_else(|| panic!("expected the job's CPU line in\n{text}"));
+    assert!(
+        line.contains(&said),
+        "expected {said:?} in the system block, saw {line:?}"
+    );
+    if let Some(finding) = text.lines().find(|l| l.contains("cpu-starvation")) {
+        assert!(
+            finding.contains(&format!("{pct:.1}%")),
+            "expected the finding to give the same {pct:.1}%, saw {finding:?}"
+        );
+    }
+}
