@@ -48,3 +48,38 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
         ..Default::default()
     }
 }
+
+/// A steady-state check that judged `iops` samples within 10 % over a window of
+/// `duration_s` seconds and was not attained.
+pub fn steady_state(
+    duration_s: u64,
+    iops: &[u64],
+    bw_bytes_per_sec: &[u64],
+) -> crate::report::model::SteadyStateReport {
+    crate::report::model::SteadyStateReport {
+        criterion: "iops".into(),
+        limit: 10.0,
+        limit_is_percent: true,
+        duration_s,
+        attained: false,
+        value: 0.0,
+        max_deviation: 0.0,
+        slope: 0.0,
+        iops_samples: iops.to_vec(),
+        bw_samples_bytes_per_sec: bw_bytes_per_sec.to_vec(),
+    }
+}
+
+/// The first job of fio-style command-line options, resolved.
+pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
+    let (global, jobs) = crate::job::parse_fio_args(&strings(args)).expect("options parse");
+    crate::job::resolve(&global, &jobs)
+        .expect("options resolve")
+        .jobs
+        .remove(0)
+}
+
+/// Owned strings from string literals (command lines in tests).
+pub fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
+}

@@ -10,7 +10,9 @@ mod contain;
 mod guard;
 mod layout;
 
-use crate::job::spec::{EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
+use crate::job::spec::{
+    BlockSizes, EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode,
+};
 use iolens_sys::fd;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -446,6 +448,13 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                 let offset = t.offset.resolve(base_size)
                     + u64::from(w) * t.offset_increment.resolve(base_size);
                 let len = match (t.size, t.filesize, existing) {
+                    // fio: a percentage of the file past the offset, whole blocks
+                    (Some(SizeOrPercent::Percent(p)), _, _) => {
+                        let len = SizeOrPercent::Percent(p)
+                            .resolve(base_size)
+                            .min(base_size.saturating_sub(offset));
+                        len - len % smallest_block(job)
+                    }
                     (Some(s), _, _) => s.resolve(base_size) / t.filenames.len() as u64,
                     (None, Some(fs), _) => fs,
                     (None, None, Some(sz)) if sz > offset => sz - offset,
@@ -700,6 +709,16 @@ impl FileSet {
             .map(|wf| self.targets[wf.target].dio_mem_align as usize)
             .fold(page, usize::max)
     }
+}
+
+/// The smallest block size of the directions the job uses (fio's `td_min_bs`).
+fn smallest_block(job: &JobSpec) -> u64 {
+    job.workload
+        .used_block_sizes()
+        .map(BlockSizes::min)
+        .min()
+        .unwrap_or(1)
+        .max(1)
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ fn parse(
                 option: def.name,
                 example: def.example,
             })?;
-            jobs.push(RawJob::new(name, source));
+            jobs.push(RawJob::named(name, source));
             continue;
         }
         jobs.last_mut()
@@ -85,10 +85,7 @@ fn parse(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::testutil::strings as args;
 
     #[test]
     fn options_before_the_first_name_are_global() {

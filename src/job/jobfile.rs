@@ -241,7 +241,7 @@ impl FileParser<'_> {
             Section::Job(job) => job,
         };
         match (def.name, value) {
-            ("name", Some(name)) => target.name = name,
+            ("name", Some(name)) => target.set_name(name),
             (_, value) => target.set(def, value.as_deref(), at)?,
         }
         Ok(())

@@ -36,6 +36,8 @@ pub struct RawOption {
     pub def: &'static OptionDef,
     pub value: String,
     pub source: Source,
+    /// Given without a value (a bare flag such as `thread`).
+    pub bare: bool,
 }
 
 /// A job (or the global section) before resolution.
@@ -45,6 +47,9 @@ pub struct RawJob {
     /// Where the job starts (its `--name=` argument or section header).
     pub origin: Source,
     options: Vec<RawOption>,
+    /// Where among `options` the name was given as an option (`--name=`, or
+    /// `name=` in a section); None when only a section header names the job.
+    name_at: Option<usize>,
 }
 
 impl RawJob {
@@ -53,7 +58,40 @@ impl RawJob {
             name: name.into(),
             origin,
             options: Vec::new(),
+            name_at: None,
         }
+    }
+
+    /// A job started by `--name=name` on the command line.
+    pub fn named(name: impl Into<String>, origin: Source) -> Self {
+        Self {
+            name_at: Some(0),
+            ..Self::new(name, origin)
+        }
+    }
+
+    /// `name=` inside the job's section: the job takes that name.
+    pub fn set_name(&mut self, name: String) {
+        self.name = name;
+        self.name_at = Some(self.options.len());
+    }
+
+    /// The options as fio lists them in its JSON "job options": in the order
+    /// given, the name where it was given as an option, bare flags left out.
+    pub fn listed_options(&self) -> Vec<(String, String)> {
+        let given = |options: &[RawOption]| -> Vec<(String, String)> {
+            let valued = options.iter().filter(|o| !o.bare);
+            valued
+                .map(|o| (o.def.name.to_string(), o.value.clone()))
+                .collect()
+        };
+        let Some(at) = self.name_at.map(|at| at.min(self.options.len())) else {
+            return given(&self.options);
+        };
+        let mut listed = given(&self.options[..at]);
+        listed.push(("name".to_string(), self.name.clone()));
+        listed.extend(given(&self.options[at..]));
+        listed
     }
 
     /// Records `def=value` (`value` None for a bare flag). A later value for the same option
@@ -64,6 +102,7 @@ impl RawJob {
         value: Option<&str>,
         source: Source,
     ) -> Result<(), JobError> {
+        let bare = value.is_none();
         let value = match (value, def.kind) {
             (Some(value), _) => value.to_string(),
             (None, Kind::Bool) => "1".to_string(),
@@ -76,7 +115,12 @@ impl RawJob {
                 })
             }
         };
-        let option = RawOption { def, value, source };
+        let option = RawOption {
+            def,
+            value,
+            source,
+            bare,
+        };
         match self.options.iter_mut().find(|o| o.def.name == def.name) {
             Some(existing) => *existing = option,
             None => self.options.push(option),
@@ -128,6 +172,44 @@ pub fn lookup(key: &str, source: &Source) -> Result<&'static OptionDef, JobError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_are_listed_as_fio_lists_them() {
+        let at = Source::Argument(1);
+        let set = |job: &mut RawJob, key: &str, value: Option<&str>| {
+            let def = options::find(key).unwrap();
+            job.set(def, value, at.clone()).unwrap();
+        };
+        let mut job = RawJob::named("x", at.clone());
+        set(&mut job, "ioengine", Some("null"));
+        set(&mut job, "thread", None);
+        set(&mut job, "stonewall", Some("1"));
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            job.listed_options(),
+            pairs(&[("name", "x"), ("ioengine", "null"), ("stonewall", "1")]),
+            "a --name job lists its name first and no bare flag"
+        );
+        let mut section = RawJob::new("header", at.clone());
+        set(&mut section, "size", Some("1m"));
+        section.set_name("given".to_string());
+        set(&mut section, "rw", Some("read"));
+        assert_eq!(
+            section.listed_options(),
+            pairs(&[("size", "1m"), ("name", "given"), ("rw", "read")]),
+            "name= in a section is listed where it was given"
+        );
+        let plain = RawJob::new("header", at);
+        assert_eq!(
+            plain.listed_options(),
+            pairs(&[]),
+            "a section header is no option"
+        );
+    }
 
     #[test]
     fn sources_name_their_origin() {

@@ -313,6 +313,18 @@ pub struct WorkloadSpec {
     pub zones: Option<StridedZones>,
 }
 
+impl WorkloadSpec {
+    /// The block sizes of the directions the pattern uses.
+    pub fn used_block_sizes(&self) -> impl Iterator<Item = &BlockSizes> {
+        self.rw
+            .directions()
+            .into_iter()
+            .zip(&self.bs)
+            .filter(|(used, _)| *used)
+            .map(|(_, bs)| bs)
+    }
+}
+
 /// fio's `zonemode=strided`: the region is cut into zones of `range` bytes, the
 /// next zone starting `skip` bytes after the previous one ends; each zone gets
 /// `size` bytes of I/O before the next, and after the last fitting zone the

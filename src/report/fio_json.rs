@@ -8,11 +8,11 @@
 use serde::ser::{Serialize, Serializer};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, group_bw, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
-    DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
+    ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
+    DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
 };
 
 /// Whether latency histograms (`bins`) are included: fio's `json` or `json+`.
@@ -156,7 +156,7 @@ struct FioSteadyStateData {
 impl FioSteadyState {
     fn new(ss: &SteadyStateReport) -> Self {
         let percent = if ss.limit_is_percent { "%" } else { "" };
-        let mean = |samples: &[u64]| samples.iter().sum::<u64>() / (samples.len() as u64).max(1);
+        let (iops, bw) = ss.full_window();
         FioSteadyState {
             ss: format!("{}:{:.6}{percent}", ss.criterion, ss.limit),
             duration: ss.duration_s,
@@ -165,10 +165,10 @@ impl FioSteadyState {
             max_deviation: finite(ss.max_deviation),
             slope: finite(ss.slope),
             data: FioSteadyStateData {
-                bw_mean: mean(&ss.bw_samples_bytes_per_sec),
-                iops_mean: mean(&ss.iops_samples),
-                iops: ss.iops_samples.clone(),
-                bw: ss.bw_samples_bytes_per_sec.clone(),
+                bw_mean: window_mean(&bw),
+                iops_mean: window_mean(&iops),
+                iops,
+                bw,
             },
         }
     }
@@ -288,7 +288,7 @@ impl FioDir {
             bw_bytes: dir.bw_bytes_per_sec as u64,
             bw: (dir.bw_bytes_per_sec / KIB) as u64,
             iops: finite(dir.iops),
-            runtime: dir.runtime_ns / 1_000_000,
+            runtime: runtime_ms(dir.runtime_ns),
             total_ios: dir.total_ios,
             short_ios: dir.short_ios,
             drop_ios: 0,
@@ -649,6 +649,27 @@ mod tests {
     }
 
     #[test]
+    fn a_steady_state_window_not_yet_full_is_padded_with_zeros_as_in_fio() {
+        let ss = crate::testutil::steady_state(4, &[200, 100], &[8192, 4096]);
+        let json = serde_json::to_value(FioSteadyState::new(&ss)).unwrap();
+        let data = &json["data"];
+        assert_eq!(
+            data["iops"],
+            serde_json::json!([200, 100, 0, 0]),
+            "fio writes one sample per second of ss_dur, zeros where none was taken: {data}"
+        );
+        assert_eq!(data["bw"], serde_json::json!([8192, 4096, 0, 0]), "{data}");
+        assert_eq!(
+            data["iops_mean"], 75,
+            "the mean is over the whole window: {data}"
+        );
+        assert_eq!(
+            data["bw_mean"], 3072,
+            "the mean is over the whole window: {data}"
+        );
+    }
+
+    #[test]
     fn key_sets_match_fio() {
         let text = render(&report(69_716.2), Detail::Json);
         let doc: Value = serde_json::from_str(&text).expect("valid JSON");
@@ -704,7 +725,8 @@ mod tests {
         );
         assert_eq!(
             (read["runtime"].as_u64(), read["bw_min"].as_u64()),
-            (Some(157), Some(102_984))
+            (Some(158), Some(102_984)),
+            "fio rounds a direction's runtime up to whole ms: 157.4 ms is 158"
         );
         assert!((read["bw_agg"].as_f64().unwrap() - 97.673).abs() < 1e-3);
         assert_eq!(read["clat_ns"]["percentile"]["99.990000"], 66_048);

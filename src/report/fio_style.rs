@@ -35,6 +35,12 @@ fn floor_nonzero(pct: f64, floor: f64) -> f64 {
     }
 }
 
+/// A direction's runtime as fio shows it: whole milliseconds, rounded up (fio
+/// keeps it so; a direction that took any time took at least 1 ms).
+pub fn runtime_ms(ns: u64) -> u64 {
+    ns.div_ceil(1_000_000)
+}
+
 /// Aggregate [read, write, trim] bandwidth of the job's reporting group, bytes/s.
 pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 3] {
     report
@@ -123,6 +129,16 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runtimes_round_up_to_whole_milliseconds() {
+        let shown = [0, 1, 999_999, 1_000_000, 1_000_001].map(runtime_ms);
+        assert_eq!(
+            shown,
+            [0, 1, 1, 1, 2],
+            "fio rounds a runtime up to whole ms"
+        );
+    }
 
     #[test]
     fn unified_rw_reporting_chooses_the_blocks_shown() {

@@ -47,6 +47,12 @@ pub struct RunReport {
 pub struct VerifyReport {
     pub job: String,
     pub verified_blocks: u64,
+    /// Reads that read the job's writes back (one per write, as fio's verify);
+    /// the job's read figures include them, as fio's do.
+    #[serde(default)]
+    pub read_back_ios: u64,
+    #[serde(default)]
+    pub read_back_bytes: u64,
     /// Every bad block found; `bad_blocks` lists the first of them.
     pub bad_blocks_total: u64,
     pub bad_blocks: Vec<BadBlock>,
@@ -178,6 +184,27 @@ pub struct SteadyStateReport {
     pub slope: f64,
     pub iops_samples: Vec<u64>,
     pub bw_samples_bytes_per_sec: Vec<u64>,
+}
+
+impl SteadyStateReport {
+    /// The window as fio reports it: one sample a second over `duration_s`, zeros
+    /// where none was taken yet; (iops, bw).
+    pub fn full_window(&self) -> (Vec<u64>, Vec<u64>) {
+        let window = |samples: &[u64]| {
+            let mut all = samples.to_vec();
+            all.resize(all.len().max(self.duration_s as usize), 0);
+            all
+        };
+        (
+            window(&self.iops_samples),
+            window(&self.bw_samples_bytes_per_sec),
+        )
+    }
+}
+
+/// fio's mean of a steady-state window: over the whole window, in whole units.
+pub fn window_mean(window: &[u64]) -> u64 {
+    window.iter().sum::<u64>() / (window.len() as u64).max(1)
 }
 
 /// The outcome of a `latency_target` search.

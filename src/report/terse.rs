@@ -3,12 +3,12 @@
 //! Latencies are in microseconds, sizes in KiB, bandwidth in KiB/s; every
 //! disk's utilisation is appended to every job line, as fio does.
 
-use crate::report::fio_style::{depth_pct, lat_pct, share_of_group, shown_dirs};
+use crate::report::fio_style::{depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs};
 use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 
 /// The terse format version written here.
 pub const VERSION: u32 = 3;
-/// Completion latency percentile fields per direction, used or not.
+/// Latency percentile fields per direction, used or not.
 const PERCENTILE_FIELDS: usize = 20;
 
 /// One line per job.
@@ -65,11 +65,16 @@ fn dir_fields(fields: &mut Vec<String>, dir: &DirReport, group_bw: f64) {
         (dir.io_bytes / 1024).to_string(),
         ((dir.bw_bytes_per_sec / KIB) as u64).to_string(),
         (dir.iops as u64).to_string(),
-        (dir.runtime_ns / 1_000_000).to_string(),
+        runtime_ms(dir.runtime_ns).to_string(),
     ]);
     lat_fields(fields, dir.slat.as_ref());
     lat_fields(fields, dir.clat.as_ref());
-    let percentiles = dir.clat.as_ref().map_or(&[][..], |c| &c.percentiles[..]);
+    // fio fills them from total latency with lat_percentiles, else from clat.
+    let with_percentiles = [dir.lat.as_ref(), dir.clat.as_ref()].into_iter().flatten();
+    let percentiles = with_percentiles
+        .map(|l| &l.percentiles[..])
+        .find(|p| !p.is_empty())
+        .unwrap_or(&[]);
     for i in 0..PERCENTILE_FIELDS {
         fields.push(match percentiles.get(i) {
             Some(&(pct, ns)) => format!("{pct:.6}%={}", ns / 1000),
@@ -277,5 +282,37 @@ mod tests {
         assert_eq!(f[DISK_NAME + 1], "10884");
         assert_eq!(f[DISK_NAME + 8], "69.71%");
         assert_eq!(lines(&report(1))[1][2], "second");
+    }
+
+    #[test]
+    fn lat_percentiles_fill_the_percentile_fields_as_in_fio() {
+        let lat = LatSummary {
+            percentiles: vec![(50.0, 5_000)],
+            ..Default::default()
+        };
+        let mut report = report(0);
+        report.jobs[0].dirs[0].lat = Some(lat);
+        let with_clat = &lines(&report)[0];
+        assert_eq!(
+            with_clat[READ_CLAT_PCT01], "50.000000%=5",
+            "lat_percentiles=1: fio writes lat's percentiles, not clat's"
+        );
+        report.jobs[0].dirs[0]
+            .clat
+            .as_mut()
+            .unwrap()
+            .percentiles
+            .clear();
+        let without_clat = &lines(&report)[0];
+        assert_eq!(
+            without_clat[READ_CLAT_PCT01], "50.000000%=5",
+            "clat_percentiles=0 lat_percentiles=1: fio still writes lat's percentiles"
+        );
+        report.jobs[0].dirs[0].lat = None;
+        assert_eq!(
+            lines(&report)[0][READ_CLAT_PCT01],
+            "0%=0",
+            "no percentiles asked for: fio leaves the fields empty"
+        );
     }
 }

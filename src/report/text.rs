@@ -5,12 +5,12 @@
 use std::fmt::{self, Write};
 
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, lat_pct, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
+    ctime_utc, depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets, LatSummary,
-    RunReport, Severity, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets,
+    LatSummary, RunReport, SteadyStateReport,
 };
 
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
@@ -38,7 +38,9 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
         }
     }
     crate::report::system_text::write_system(out, report)?;
-    write_findings(out, &report.findings)
+    // What the diagnose rules concluded, last, so it is what the reader sees.
+    out.push_str(&super::findings_text::render(&report.findings));
+    Ok(())
 }
 
 /// (usr + sys) CPU per MiB moved, milliseconds: buffered vs direct I/O is a CPU story (seed 001).
@@ -48,26 +50,6 @@ fn cpu_ms_per_mib(job: &JobReport) -> f64 {
         return 0.0;
     }
     (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / 1e6 / mib
-}
-
-/// What the diagnose rules concluded, last, so it is what the reader sees.
-fn write_findings(out: &mut String, findings: &[Finding]) -> fmt::Result {
-    if findings.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\nFindings:")?;
-    for f in findings {
-        let severity = match f.severity {
-            Severity::Info => "info",
-            Severity::Warning => "WARNING",
-        };
-        writeln!(out, "  [{severity}] {} ({})", f.title, f.code)?;
-        for line in &f.evidence {
-            writeln!(out, "      - {line}")?;
-        }
-        writeln!(out, "      what to do: {}", f.advice)?;
-    }
-    Ok(())
 }
 
 fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Result {
@@ -192,7 +174,7 @@ fn write_dir(
         scaled(dir.bw_bytes_per_sec, 1024.0, &BINARY_PREFIXES, figures),
         scaled(dir.bw_bytes_per_sec, 1000.0, &DECIMAL_PREFIXES, figures),
         compact(dir.io_bytes as f64, 1024.0, &BINARY_PREFIXES),
-        dir.runtime_ns / 1_000_000
+        runtime_ms(dir.runtime_ns)
     )?;
     let measured = [("slat", &dir.slat), ("clat", &dir.clat), ("lat", &dir.lat)];
     for (name, summary) in measured {
@@ -335,8 +317,9 @@ fn write_lat_distribution(out: &mut String, buckets: &LatBuckets) -> fmt::Result
 
 /// fio's steadystate line: the verdict, the window's mean rates and what was judged.
 fn write_steadystate(out: &mut String, ss: &SteadyStateReport) -> fmt::Result {
-    let mean = |samples: &[u64]| samples.iter().sum::<u64>() as f64 / samples.len().max(1) as f64;
-    let bw = mean(&ss.bw_samples_bytes_per_sec);
+    // fio's means are over the whole window, zeros where no sample was taken yet.
+    let (iops, bw) = ss.full_window();
+    let (iops, bw) = (window_mean(&iops) as f64, window_mean(&bw) as f64);
     let (metric, judged) = match ss.criterion.split_once('_') {
         Some((metric, _)) => (metric, "slope"),
         None => (ss.criterion.as_str(), "mean dev"),
@@ -347,7 +330,7 @@ fn write_steadystate(out: &mut String, ss: &SteadyStateReport) -> fmt::Result {
         if ss.attained { "yes" } else { "no" },
         compact(bw, 1024.0, &BINARY_PREFIXES),
         compact(bw, 1000.0, &DECIMAL_PREFIXES),
-        compact(mean(&ss.iops_samples).trunc(), 1000.0, &DECIMAL_PREFIXES),
+        compact(iops, 1000.0, &DECIMAL_PREFIXES),
         ss.value,
         if ss.limit_is_percent { "%" } else { "" }
     )
@@ -397,8 +380,8 @@ fn write_group_dir(out: &mut String, name: &str, dir: &GroupDirSummary) -> fmt::
         decimal(dir.max_bw_bytes_per_sec),
         binary(dir.io_bytes as f64),
         decimal(dir.io_bytes as f64),
-        dir.min_runtime_ns / 1_000_000,
-        dir.max_runtime_ns / 1_000_000
+        runtime_ms(dir.min_runtime_ns),
+        runtime_ms(dir.max_runtime_ns)
     )
 }
 
@@ -450,7 +433,9 @@ fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{CpuReport, DepthReport, SampleSummary, SyncReport};
+    use crate::report::model::{
+        CpuReport, DepthReport, Finding, SampleSummary, Severity, SyncReport,
+    };
 
     #[test]
     fn significant_figures_widen_iops_and_bandwidth() {
@@ -473,6 +458,17 @@ mod tests {
             line(6).starts_with("  read: IOPS=29146, BW=37762KiB/s (38669kB/s)"),
             "{}",
             line(6)
+        );
+    }
+
+    #[test]
+    fn the_steadystate_line_averages_over_the_whole_window_as_fio() {
+        let ss = crate::testutil::steady_state(4, &[2000, 2000], &[8 << 20, 8 << 20]);
+        let mut out = String::new();
+        write_steadystate(&mut out, &ss).unwrap();
+        assert!(
+            out.contains("bw=4096KiB/s") && out.contains("iops=1000,"),
+            "two samples in a 4 s window: fio's means are half of them (bw=4096KiB/s, iops=1000), got {out}"
         );
     }
 

@@ -1,6 +1,7 @@
 //! Plans a run (groups, workers, targets opened once), runs each group's
 //! workers behind a start barrier, and collects their results into a `RunReport`.
 
+mod budget;
 mod collect;
 pub mod control;
 pub mod errors;
@@ -375,7 +376,11 @@ fn worker_ctx<'s>(
         files: targets.iter().map(|t| t.file.clone()).collect(),
         file_sizes: targets.iter().map(|t| t.size).collect(),
         paths: targets.iter().map(|t| t.path.clone()).collect(),
-        regions: file_regions(wf.iter().map(|f| (f.start, f.len))),
+        regions: file_regions(
+            wf.iter()
+                .zip(&targets)
+                .map(|(f, t)| (f.start, f.len, t.size)),
+        ),
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
         start,
@@ -386,15 +391,11 @@ fn worker_ctx<'s>(
     }
 }
 
-/// A worker's regions from its files' (start, len), in file order.
-fn file_regions(ranges: impl Iterator<Item = (u64, u64)>) -> Vec<FileRegion> {
+/// A worker's regions from its files' (start, len, file size), in file order.
+fn file_regions(ranges: impl Iterator<Item = (u64, u64, u64)>) -> Vec<FileRegion> {
     ranges
         .enumerate()
-        .map(|(i, (start, len))| FileRegion {
-            file: i as u32,
-            start,
-            len,
-        })
+        .map(|(i, (start, len, size))| FileRegion::new(i as u32, start, len).in_file(size))
         .collect()
 }
 

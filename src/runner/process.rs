@@ -405,7 +405,11 @@ pub fn serve_worker() -> Result<(), ChildError> {
         files,
         file_sizes: task.files.iter().map(|f| f.size).collect(),
         paths: task.files.iter().map(|f| f.path.clone()).collect(),
-        regions: super::file_regions(task.files.iter().map(|f| (f.region_start, f.region_len))),
+        regions: super::file_regions(
+            task.files
+                .iter()
+                .map(|f| (f.region_start, f.region_len, f.size)),
+        ),
         buffer_align: task.buffer_align,
         seed: task.seed,
         start: &start,
@@ -577,6 +581,7 @@ mod tests {
                 major_faults: 6,
             },
             runtime_ns: 500_000_000,
+            verify_ns: 100_000_000,
             error: Some(IoFailure {
                 message: "read f at offset 0: EIO".to_string(),
                 errno: 5,
@@ -605,6 +610,7 @@ mod tests {
         assert_eq!(back.rates, result.rates);
         assert_eq!(back.cpu, result.cpu);
         assert_eq!(back.runtime_ns, result.runtime_ns);
+        assert_eq!(back.verify_ns, result.verify_ns);
         assert_eq!(
             back.error.map(|e| (e.message, e.errno)),
             Some(("read f at offset 0: EIO".to_string(), 5))

@@ -1,13 +1,17 @@
 //! A worker's data verification: stamp each written block, remember which
-//! generation of each block it wrote, then read the blocks back and check them.
+//! generation of each block it wrote and where each write began, then read the
+//! writes back and check them.
 //!
-//! The generation map is allocated before the start barrier; per write the hot
-//! loop only fills the buffer and bumps a counter. Read-back uses plain `pread`
-//! into one aligned buffer, outside the measured time (except `verify_backlog`,
-//! which verifies inside the run as fio does).
+//! The generation and write maps are allocated before the start barrier; per
+//! write the hot loop only fills the buffer and updates the maps. Read-back
+//! uses plain `pread` into one aligned buffer, one read per logged write, as
+//! fio reads back its write log: each read is handed to the worker, which
+//! counts it among the job's reads as fio does (`verify_backlog` reads inside
+//! the run, the rest in the pass after the writes).
 
 use crate::job::spec::{JobSpec, VerifySpec};
 use crate::report::model::{BadBlock, VerifyHeader, VerifyReport};
+use crate::workload::pacing::Clock;
 use crate::workload::verify_header::{BlockCodec, HeaderFields, Mismatch, Writer};
 use crate::workload::FileRegion;
 use iolens_sys::buf::AlignedBuf;
@@ -34,6 +38,13 @@ struct Written {
     len: u32,
 }
 
+/// Where the read-back of a logged write goes: the worker's clock times it,
+/// `record(bytes, nanoseconds)` counts it.
+pub struct ReadBack<'a, C: Clock> {
+    pub clock: &'a C,
+    pub record: &'a mut dyn FnMut(u64, u64),
+}
+
 pub struct Verifier {
     spec: VerifySpec,
     codec: BlockCodec,
@@ -42,6 +53,8 @@ pub struct Verifier {
     /// Per region: the generation last written to each block; 0 = never written.
     /// Empty when checking data an earlier job wrote (a job that only reads).
     generations: Vec<Vec<u32>>,
+    /// The writes waiting to be read back; empty with `generations`.
+    writes: WriteLog,
     backlog: Vec<Written>,
     files: Vec<Arc<File>>,
     paths: Vec<PathBuf>,
@@ -77,15 +90,32 @@ impl Verifier {
                 .map(|r| vec![0; blocks_of(r) as usize])
                 .collect(),
         };
+        // fio compares the writer's seed only in jobs that read and write
+        // without verify_backlog (and not in verify_only).
+        let rw = job.workload.rw;
+        let codec = BlockCodec::new(spec, Writer::new(&job.name, seed));
+        let codec = match rw.reads() && rw.writes() && spec.backlog == 0 && !spec.only {
+            true => codec,
+            false => codec.accepting_any_writer(),
+        };
+        let largest = job
+            .workload
+            .bs
+            .iter()
+            .map(|b| b.max())
+            .max()
+            .unwrap_or(block);
+        let writes = WriteLog::new(block, largest, &generations);
         let read_len = (READ_CHUNK as u64 / block).max(1) * block;
         let read_buf = AlignedBuf::new(read_len as usize, align.max(1))
             .map_err(|e| format!("verify: cannot allocate the read-back buffer: {e}"))?;
         Ok(Self {
             spec: spec.clone(),
-            codec: BlockCodec::new(spec, Writer::new(&job.name, seed)),
+            codec,
             block,
             regions: regions.to_vec(),
             generations,
+            writes,
             backlog: Vec::with_capacity(spec.backlog as usize),
             files: files.to_vec(),
             paths: paths.to_vec(),
@@ -100,7 +130,13 @@ impl Verifier {
 
     /// The write job runs with nothing written: `verify_only`.
     pub fn only(&self) -> bool {
-        self.spec.only && !self.generations.is_empty()
+        self.spec.only && self.reads_back_writes()
+    }
+
+    /// The job writes: its pass reads its writes back (else it checks what an
+    /// earlier job wrote, outside the job's I/O).
+    pub fn reads_back_writes(&self) -> bool {
+        !self.generations.is_empty()
     }
 
     /// Whether a verify pass runs when the job's I/O is done.
@@ -127,12 +163,22 @@ impl Verifier {
             let generation = self.bump_generation(file, at);
             self.codec.write_block(chunk, at, generation);
         }
+        self.log_write(file, offset, buf.len() as u32);
     }
 
     /// `verify_only`: note a write the job would have made.
     pub fn record_write(&mut self, file: u32, offset: u64, len: u32) {
         for i in 0..u64::from(len) / self.block {
             self.bump_generation(file, offset + i * self.block);
+        }
+        self.log_write(file, offset, len);
+    }
+
+    /// Log a write for reading back.
+    #[inline]
+    fn log_write(&mut self, file: u32, offset: u64, len: u32) {
+        if let Some((r, i)) = self.locate(file, offset) {
+            self.writes.log(r, i, len);
         }
     }
 
@@ -162,12 +208,22 @@ impl Verifier {
         self.spec.backlog > 0 && self.backlog.len() as u64 >= self.spec.backlog
     }
 
-    /// Verify the writes waiting in the backlog; false when a bad block means stop.
-    pub fn verify_backlog(&mut self) -> std::io::Result<bool> {
+    /// Verify the writes waiting in the backlog that are still logged (a later
+    /// overlapping write replaced the others); false when a bad block means stop.
+    pub fn verify_backlog(
+        &mut self,
+        reads: &mut ReadBack<'_, impl Clock>,
+    ) -> std::io::Result<bool> {
         let mut waiting = std::mem::take(&mut self.backlog);
         let mut keep_going = true;
         for w in waiting.drain(..) {
-            keep_going = self.verify_range(w.file, w.offset, u64::from(w.len))?;
+            let Some((r, i)) = self.locate(w.file, w.offset) else {
+                continue;
+            };
+            if !self.writes.take_if(r, i, w.len) {
+                continue;
+            }
+            keep_going = self.read_back(w.file, w.offset, w.len, reads)?;
             if !keep_going {
                 break;
             }
@@ -176,31 +232,79 @@ impl Verifier {
         Ok(keep_going)
     }
 
-    /// Verify every block the job wrote (or, reading only, every block of its regions).
-    pub fn verify_all(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+    /// Read back every logged write, one read each, in file and offset order
+    /// (after dropping the regions' clean cached pages);
+    /// the log is empty afterwards (the next pass logs its own writes).
+    /// Reading only, check every block of the regions instead (those reads
+    /// check the job's data, they are not I/O of the job).
+    pub fn verify_all(
+        &mut self,
+        stop: &AtomicBool,
+        reads: &mut ReadBack<'_, impl Clock>,
+    ) -> std::io::Result<()> {
+        if self.generations.is_empty() {
+            return self.verify_regions(stop, reads.clock);
+        }
+        // As fio: drop the regions' cached pages first (fio writes nothing back
+        // before, so pages still dirty stay and are read from memory).
+        for region in &self.regions {
+            let file = &self.files[region.file as usize];
+            iolens_sys::fd::fadvise_dontneed(file.as_ref(), region.start, region.len)?;
+        }
         for r in 0..self.regions.len() {
-            let FileRegion { file, start, len } = self.regions[r];
+            let FileRegion { file, start, .. } = self.regions[r];
+            for i in 0..self.generations[r].len() {
+                let len = self.writes.take(r, i);
+                if len == 0 {
+                    continue;
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let offset = start + i as u64 * self.block;
+                if !self.read_back(file, offset, len, reads)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Read back one logged write and hand the read to `reads`; false to stop.
+    fn read_back(
+        &mut self,
+        file: u32,
+        offset: u64,
+        len: u32,
+        reads: &mut ReadBack<'_, impl Clock>,
+    ) -> std::io::Result<bool> {
+        let mut read_ns = 0;
+        let keep_going =
+            self.verify_range(file, offset, u64::from(len), (reads.clock, &mut read_ns))?;
+        (reads.record)(u64::from(len), read_ns);
+        self.report.read_back_ios += 1;
+        self.report.read_back_bytes += u64::from(len);
+        Ok(keep_going)
+    }
+
+    /// A job that only reads: check every block of its regions, written by anyone.
+    fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
+        for r in 0..self.regions.len() {
+            let FileRegion {
+                file, start, len, ..
+            } = self.regions[r];
             let blocks = (len / self.block) as usize;
             let mut i = 0;
             while i < blocks {
                 if stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                if !self.generations.is_empty() && self.generations[r][i] == 0 {
-                    i += 1;
-                    continue;
-                }
-                // A run of written blocks, read back in one transfer.
+                // Up to a buffer's worth of blocks in one transfer.
                 let max_run = self.read_buf.len() / self.block as usize;
-                let mut end = i + 1;
-                while end < blocks
-                    && end - i < max_run
-                    && (self.generations.is_empty() || self.generations[r][end] != 0)
-                {
-                    end += 1;
-                }
+                let end = (i + max_run).min(blocks);
                 let offset = start + i as u64 * self.block;
-                if !self.verify_range(file, offset, (end - i) as u64 * self.block)? {
+                let len = (end - i) as u64 * self.block;
+                if !self.verify_range(file, offset, len, (clock, &mut 0))? {
                     return Ok(());
                 }
                 i = end;
@@ -210,13 +314,22 @@ impl Verifier {
     }
 
     /// Read `len` bytes at `offset` and check each block; false to stop (verify_fatal).
-    fn verify_range(&mut self, file: u32, offset: u64, len: u64) -> std::io::Result<bool> {
+    /// `read_ns` adds up the time spent reading (the checks are not timed, as in fio).
+    fn verify_range(
+        &mut self,
+        file: u32,
+        offset: u64,
+        len: u64,
+        (clock, read_ns): (&impl Clock, &mut u64),
+    ) -> std::io::Result<bool> {
         let len = len as usize;
         let mut done = 0;
         while done < len {
             let n = (len - done).min(self.read_buf.len());
             let at = offset + done as u64;
+            let start_ns = clock.now_ns();
             let got = read_fully(&self.files[file as usize], &mut self.read_buf[..n], at)?;
+            *read_ns += clock.now_ns() - start_ns;
             // A short read (the file shrank) is checked as zeros: reported, not skipped.
             self.read_buf[got..n].fill(0);
             for i in 0..n / self.block as usize {
@@ -299,6 +412,63 @@ impl Verifier {
     }
 }
 
+/// fio's write log, kept as a map: per region and block, the length in bytes of
+/// the logged write that begins there (0: none). Like fio's log, a write that
+/// overlaps earlier logged ones drops them, so logged writes never overlap.
+struct WriteLog {
+    block: u64,
+    /// The most blocks one write covers (the job's largest block size).
+    max_span: usize,
+    starts: Vec<Vec<u32>>,
+}
+
+impl WriteLog {
+    /// An empty log with a map shaped like `generations`.
+    fn new(block: u64, largest_write: u64, generations: &[Vec<u32>]) -> Self {
+        WriteLog {
+            block,
+            max_span: largest_write.div_ceil(block).max(1) as usize,
+            starts: generations.iter().map(|g| vec![0; g.len()]).collect(),
+        }
+    }
+
+    fn span(&self, len: u32) -> usize {
+        u64::from(len).div_ceil(self.block) as usize
+    }
+
+    /// Log a write of `len` bytes at block `i` of region `r`.
+    #[inline]
+    fn log(&mut self, r: usize, i: usize, len: u32) {
+        let blocks = self.starts[r].len();
+        if i >= blocks {
+            return;
+        }
+        let end = (i + self.span(len)).min(blocks);
+        self.starts[r][i + 1..end].fill(0);
+        let reach = i.saturating_sub(self.max_span - 1);
+        let starts = &self.starts[r];
+        if let Some(s) = (reach..i).rev().find(|&s| s + self.span(starts[s]) > i) {
+            self.starts[r][s] = 0;
+        }
+        self.starts[r][i] = len;
+    }
+
+    /// The length of the write logged at block `i` of region `r` (0: none), now unlogged.
+    fn take(&mut self, r: usize, i: usize) -> u32 {
+        std::mem::take(&mut self.starts[r][i])
+    }
+
+    /// Unlog the write of `len` bytes at block `i` of region `r`; false when it
+    /// is no longer logged (read back already, or replaced by a later write).
+    fn take_if(&mut self, r: usize, i: usize, len: u32) -> bool {
+        let logged = self.starts.get(r).and_then(|s| s.get(i)) == Some(&len);
+        if logged {
+            self.starts[r][i] = 0;
+        }
+        logged
+    }
+}
+
 fn header(f: &HeaderFields) -> VerifyHeader {
     VerifyHeader {
         offset: f.offset,
@@ -337,5 +507,57 @@ fn dump(path: &std::path::Path, offset: u64, found: &[u8], expected: Option<&[u8
     write("received", found);
     if let Some(expected) = expected {
         write("expected", expected);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The logged writes as (block, length in blocks).
+    fn logged(log: &WriteLog) -> Vec<(usize, u32)> {
+        let starts = log.starts[0].iter().enumerate();
+        starts
+            .filter(|(_, &len)| len > 0)
+            .map(|(i, &len)| (i, len / 4096))
+            .collect()
+    }
+
+    #[test]
+    fn overlapping_writes_replace_the_earlier_ones_whole() {
+        let mut log = WriteLog::new(4096, 4 * 4096, &[vec![0; 16]]);
+        log.log(0, 0, 4 * 4096);
+        log.log(0, 4, 2 * 4096);
+        log.log(0, 8, 4096);
+        assert_eq!(
+            logged(&log),
+            [(0, 4), (4, 2), (8, 1)],
+            "three separate writes"
+        );
+        // Overlaps the tail of the first and all of the second: both are dropped,
+        // as fio's write log drops every earlier write a new one overlaps.
+        log.log(0, 3, 3 * 4096);
+        assert_eq!(
+            logged(&log),
+            [(3, 3), (8, 1)],
+            "the overlapped writes must go"
+        );
+        log.log(0, 8, 4096);
+        assert_eq!(
+            logged(&log),
+            [(3, 3), (8, 1)],
+            "a rewrite of a block is logged once"
+        );
+        assert_eq!(log.take(0, 3), 3 * 4096);
+        assert!(
+            !log.take_if(0, 3, 3 * 4096),
+            "a write read back is not logged any more"
+        );
+        assert!(
+            !log.take_if(0, 8, 2 * 4096),
+            "another length is another write"
+        );
+        assert!(log.take_if(0, 8, 4096));
+        assert_eq!(logged(&log), [], "everything was read back");
     }
 }

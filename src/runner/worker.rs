@@ -5,12 +5,13 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+use super::budget::Budget;
 use super::errors::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
-use super::verify::{Verifier, VERIFY_ERRNO};
+use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
@@ -75,8 +76,12 @@ pub struct WorkerResult {
     pub rates: [RateSeries; DDIRS],
     #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
-    /// Measured time (ramp excluded), ns.
+    /// Measured time (ramp excluded), ns, the verify passes after the writes included.
     pub runtime_ns: u64,
+    /// Of `runtime_ns`, the time of the verify passes after the writes (fio
+    /// counts it as reading time); 0 without them.
+    #[serde(default)]
+    pub verify_ns: u64,
     pub error: Option<IoFailure>,
     /// Failed I/Os when the job tolerates some (`continue_on_error`).
     #[serde(default)]
@@ -217,6 +222,7 @@ impl WorkerResult {
             rates: Default::default(),
             cpu: Rusage::default(),
             runtime_ns: 0,
+            verify_ns: 0,
             error: None,
             tolerated: ErrorTally::default(),
             notes: Vec::new(),
@@ -259,10 +265,8 @@ struct Worker<'a, E: Engine> {
     end_ns: u64,
     ramp_end_ns: u64,
     cpu_at_measure_start: Rusage,
-    pass_bytes: u64,
-    pass_limit: u64,
-    passes_done: u32,
-    issued: u64,
+    /// Size, io_size, loops and number_ios: what may still be issued.
+    budget: Budget,
     writes_since_sync: u32,
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
@@ -277,6 +281,12 @@ struct Worker<'a, E: Engine> {
     next_status_ns: u64,
     /// `verify=`: stamps written blocks and checks them; None without verification.
     verify: Option<Verifier>,
+    /// Time spent in verify passes after the writes, ns.
+    verify_ns: u64,
+    /// This pass's writes were read back (`loops`: fio verifies after each pass).
+    pass_verified: bool,
+    /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
+    out_of_time: bool,
     /// `max_latency` per direction, ns; u64::MAX without one.
     max_latency_ns: [u64; DDIRS],
     /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
@@ -308,18 +318,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler.fill(engine.buffer(slot));
         }
         let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
-        // trimwrite moves each block twice, its trim and its write (fio counts both)
-        let moves_per_block = if job.workload.rw == RwPattern::TrimWrite {
-            2
-        } else {
-            1
-        };
-        let pass_limit = job
-            .target
-            .io_size
-            .map_or(region_total, |s| s.resolve(region_total))
-            .saturating_mul(moves_per_block)
-            .max(1);
+        let budget = Budget::new(job, region_total);
         let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
@@ -378,16 +377,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             end_ns,
             ramp_end_ns,
             cpu_at_measure_start: thread_rusage().unwrap_or_default(),
-            pass_bytes: 0,
-            pass_limit,
-            passes_done: 0,
-            issued: 0,
+            budget,
             writes_since_sync: 0,
             dirty_files: vec![false; nfiles],
             done_issuing: setup_error.is_some(),
             error: setup_error,
             tolerated: ErrorTally::default(),
             verify,
+            verify_ns: 0,
+            pass_verified: false,
+            out_of_time: false,
             used,
             trim_methods,
             logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
@@ -434,7 +433,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 }
                 let Some(io) = self.next_io() else {
-                    self.done_issuing = true;
+                    // a verify between passes pauses issuing; anything else ends it
+                    self.done_issuing = !self.pass_verify_due();
                     break;
                 };
                 self.pace(&io);
@@ -457,6 +457,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.sync_dirty_files();
             } else if self.verify.as_ref().is_some_and(Verifier::backlog_due) {
                 self.verify_backlog();
+            } else if self.pass_verify_due() {
+                self.pass_verified = true;
+                self.verify_pass();
             } else if self.done_issuing {
                 break;
             }
@@ -466,10 +469,28 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
-    /// A sync or a `verify_backlog` pass is due: the queue must drain first.
+    /// A sync or a verify pass is due: the queue must drain first.
     #[inline]
     fn drain_due(&self) -> bool {
-        self.sync_due() || self.verify.as_ref().is_some_and(Verifier::backlog_due)
+        self.sync_due()
+            || self.verify.as_ref().is_some_and(Verifier::backlog_due)
+            || self.pass_verify_due()
+    }
+
+    /// A pass of `loops` ended and another follows: fio reads this pass's writes
+    /// back first (the last pass's are read back when the job ends). A
+    /// `verify_only` replay walks every pass and reads back once, at the end.
+    #[inline]
+    fn pass_verify_due(&self) -> bool {
+        let job = self.ctx.job;
+        self.budget.pass_over()
+            && !self.pass_verified
+            && !job.exec.time_based
+            && self.budget.passes_done() + 1 < self.budget.loops()
+            && self
+                .verify
+                .as_ref()
+                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
     }
 
     /// fsync=N / fdatasync=N: a sync is due.
@@ -484,6 +505,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn check_limits(&mut self, now: u64) {
         if now >= self.end_ns || self.ctx.stop.load(Ordering::Relaxed) {
             self.done_issuing = true;
+            self.out_of_time |= now >= self.end_ns;
         }
         if !self.measuring && now >= self.ramp_end_ns {
             self.start_measuring(now);
@@ -505,38 +527,31 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// The next I/O within size, loop and count limits.
     #[inline]
     fn next_io(&mut self) -> Option<NextIo> {
-        let job = self.ctx.job;
-        if job.target.number_ios.is_some_and(|n| self.issued >= n) {
-            return None;
-        }
-        let mut restarted_empty = false;
+        // a fresh pass that yields nothing (no block fits) ends the job
+        let mut restarted = false;
         loop {
-            if self.pass_bytes >= self.pass_limit && !self.start_new_pass() {
+            if self.budget.spent() {
                 return None;
             }
-            if let Some(io) = self.gen.next() {
-                self.pass_bytes += u64::from(io.len);
-                self.issued += 1;
+            let io = if self.budget.pass_over() {
+                None
+            } else {
+                self.gen.next()
+            };
+            if let Some(io) = io {
+                self.budget.issued(u64::from(io.len));
                 return Some(io);
             }
-            // The region ran out before io_size was reached: go round again.
-            if restarted_empty {
+            if !self.budget.pass_over() {
+                self.budget.regions_exhausted();
+            }
+            // fio reads a pass's writes back before the next pass starts
+            if restarted || self.pass_verify_due() || !self.budget.next_pass() {
                 return None;
             }
-            restarted_empty = true;
+            self.pass_verified = false;
             self.gen.restart();
-        }
-    }
-
-    fn start_new_pass(&mut self) -> bool {
-        let job = self.ctx.job;
-        self.passes_done += 1;
-        if job.exec.time_based || self.passes_done < job.target.loops.max(1) {
-            self.pass_bytes = 0;
-            self.gen.restart();
-            true
-        } else {
-            false
+            restarted = true;
         }
     }
 
@@ -978,44 +993,95 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     /// `verify_only`: walk the job's writes without issuing them, so the verify pass
-    /// knows what an earlier run of the same job left in each block.
+    /// knows what an earlier run of the same job left in each block. Like fio's
+    /// dry run, the writes count as done (bytes and I/Os, no latency, no time).
     fn replay_writes_for_verify(&mut self) {
         while let Some(io) = self.next_io() {
             if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.verify) {
                 v.record_write(io.file, io.offset, io.len);
+                let written = &mut self.stats.dirs[Ddir::Write.index()];
+                written.ios += 1;
+                written.bytes += u64::from(io.len);
             }
         }
     }
 
     #[cold]
     fn verify_backlog(&mut self) {
-        let Some(v) = &mut self.verify else {
-            return;
-        };
-        match v.verify_backlog() {
-            Ok(true) => {}
+        match self.with_read_back(|v, reads| v.verify_backlog(reads)) {
+            None | Some(Ok(true)) => {}
             // verify_fatal: the bad block is reported when the worker finishes.
-            Ok(false) => self.done_issuing = true,
-            Err(e) => self.fail(IoFailure {
-                message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
-                errno: e.raw_os_error().unwrap_or(0),
-            }),
+            Some(Ok(false)) => self.done_issuing = true,
+            Some(Err(e)) => self.verify_read_failed(&e),
         }
     }
 
-    /// The verify pass after the job's I/O; its time is not part of the measurement.
-    fn verify_at_end(&mut self) -> Option<VerifyReport> {
-        let mut v = self.verify.take()?;
-        let stopped = self.ctx.stop.load(Ordering::Relaxed);
-        if v.verifies_at_end() && self.error.is_none() && !stopped {
-            if let Err(e) = v.verify_all(self.ctx.stop) {
-                self.fail(IoFailure {
-                    message: format!("verify: read-back failed: {}", crate::errno::describe(&e)),
-                    errno: e.raw_os_error().unwrap_or(0),
-                });
-            }
+    /// Read back the writes logged since the last pass; fio counts the pass's
+    /// time and reads as the job's reading. A job that only reads checks its
+    /// regions instead, outside its measured I/O.
+    #[cold]
+    fn verify_pass(&mut self) {
+        let start_ns = self.clock.now_ns();
+        let stop = self.ctx.stop;
+        let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
+        if self
+            .verify
+            .as_ref()
+            .is_some_and(Verifier::reads_back_writes)
+        {
+            self.verify_ns += self.clock.now_ns() - start_ns;
         }
-        let (report, error) = v.finish();
+        if let Some(Err(e)) = result {
+            self.verify_read_failed(&e);
+        }
+    }
+
+    /// Run `f` on the verifier with each read-back counted among the job's reads
+    /// (not on the live board: the system view and its findings see the job's
+    /// own I/O, and the native report counts the read-back apart).
+    fn with_read_back<R>(
+        &mut self,
+        f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
+    ) -> Option<R> {
+        let verifier = self.verify.as_mut()?;
+        let measure = &self.ctx.job.measure;
+        let stats = &mut self.stats.dirs[Ddir::Read.index()];
+        let measuring = self.measuring;
+        let mut record = |bytes: u64, ns: u64| {
+            if !measuring {
+                return;
+            }
+            stats.ios += 1;
+            stats.bytes += bytes;
+            if measure.clat {
+                stats.clat.record(ns);
+            }
+            if measure.lat {
+                stats.lat.record(ns);
+            }
+        };
+        let mut reads = ReadBack {
+            clock: &self.clock,
+            record: &mut record,
+        };
+        Some(f(verifier, &mut reads))
+    }
+
+    fn verify_read_failed(&mut self, e: &std::io::Error) {
+        self.fail(IoFailure {
+            message: format!("verify: read-back failed: {}", crate::errno::describe(e)),
+            errno: e.raw_os_error().unwrap_or(0),
+        });
+    }
+
+    /// The verify pass after the job's writes (none when its time ran out, as
+    /// in fio), then what verification found.
+    fn verify_at_end(&mut self) -> Option<VerifyReport> {
+        let stopped = self.ctx.stop.load(Ordering::Relaxed) || self.out_of_time;
+        if self.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
+            self.verify_pass();
+        }
+        let (report, error) = self.verify.take()?.finish();
         if let Some(message) = error {
             self.fail(IoFailure {
                 message,
@@ -1067,16 +1133,27 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn finish(mut self) -> WorkerResult {
-        let end = self.clock.now_ns();
         if !self.measuring {
             // The run ended inside ramp_time: nothing was measured.
-            self.measure_start_ns = end;
+            self.measure_start_ns = self.clock.now_ns();
         }
+        // A pass that reads the job's writes back is part of its time, as in fio;
+        // a read job's check of earlier writes is not.
+        let io_end = self.clock.now_ns();
+        let read_back = self
+            .verify
+            .as_ref()
+            .is_some_and(Verifier::reads_back_writes);
+        let verify = self.verify_at_end();
+        let end = if read_back {
+            self.clock.now_ns()
+        } else {
+            io_end
+        };
         let rates = self.sampler.finish(end, &self.stats, self.used);
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
-        let verify = self.verify_at_end();
         let notes = self.engine.notes();
         if self.abandoned_in_flight {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
@@ -1087,6 +1164,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             rates,
             cpu,
             runtime_ns: end - self.measure_start_ns,
+            verify_ns: self.verify_ns,
             error: self.error,
             tolerated: self.tolerated,
             notes,

@@ -22,6 +22,30 @@ pub struct FileRegion {
     pub file: u32,
     pub start: u64,
     pub len: u64,
+    /// Bytes of the file from `start` to its end (at least `len`): how far a
+    /// sequential walk may go, as fio's sequential I/O stops at the file's
+    /// end rather than the region's.
+    pub room: u64,
+}
+
+impl FileRegion {
+    /// A region that ends where its file ends.
+    pub fn new(file: u32, start: u64, len: u64) -> Self {
+        FileRegion {
+            file,
+            start,
+            len,
+            room: len,
+        }
+    }
+
+    /// The region of a file of `file_size` bytes.
+    pub fn in_file(self, file_size: u64) -> Self {
+        FileRegion {
+            room: file_size.saturating_sub(self.start).max(self.len),
+            ..self
+        }
+    }
 }
 
 /// Offset rules shared by all regions of a worker.
@@ -172,15 +196,6 @@ fn zone_table(zones: &[(f64, f64)], blocks: u64) -> Box<[(f64, u64, u64)]> {
     table.into_boxed_slice()
 }
 
-/// Bytes one pass transfers; nothing when not even one block fits.
-fn pass_bytes(usable_len: u64, blocks: u64) -> u64 {
-    if blocks == 0 {
-        0
-    } else {
-        usable_len
-    }
-}
-
 /// One region's progress through a pass.
 #[derive(Debug, Clone)]
 pub struct RegionCursor {
@@ -210,7 +225,12 @@ impl RegionCursor {
         random_map: bool,
         rng: &mut WorkerRng,
     ) -> Self {
-        let usable_len = region.len - region.len % rules.min_block;
+        // a sequential walk goes on to the file's end; the pass's bytes end it
+        let usable_len = if Self::walks_to_file_end(rules) {
+            region.room
+        } else {
+            region.len - region.len % rules.min_block
+        };
         let blocks = usable_len / rules.unit;
         // skewed distributions are laid over one zone when I/O stays in zones
         let choice_blocks = match &rules.zones {
@@ -221,7 +241,7 @@ impl RegionCursor {
             region,
             usable_len,
             blocks,
-            bytes_left: pass_bytes(usable_len, blocks),
+            bytes_left: 0,
             window_start: 0,
             window_len: usable_len,
             window_blocks: blocks,
@@ -231,10 +251,28 @@ impl RegionCursor {
             run_next: 0,
             choice: BlockChoice::new(distribution, random_map, choice_blocks, rng),
         };
+        cursor.bytes_left = cursor.pass_bytes(rules);
         if rules.zones.is_some() {
             cursor.enter_zone(0, rules, rng);
         }
         cursor
+    }
+
+    /// Sequential patterns outside zones: like fio, no byte count per region;
+    /// a region is done when the next block does not fit before the file's end.
+    fn walks_to_file_end(rules: &OffsetRules) -> bool {
+        !rules.random && rules.zones.is_none()
+    }
+
+    /// Bytes one pass over this region transfers at most.
+    fn pass_bytes(&self, rules: &OffsetRules) -> u64 {
+        if Self::walks_to_file_end(rules) {
+            u64::MAX
+        } else if self.blocks == 0 {
+            0
+        } else {
+            self.usable_len
+        }
     }
 
     pub fn region(&self) -> &FileRegion {
@@ -243,7 +281,7 @@ impl RegionCursor {
 
     /// Start a new pass; the random map gets a fresh order so passes differ.
     pub fn restart(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
-        self.bytes_left = pass_bytes(self.usable_len, self.blocks);
+        self.bytes_left = self.pass_bytes(rules);
         if rules.zones.is_some() {
             self.enter_zone(0, rules, rng);
         } else {
@@ -317,10 +355,23 @@ impl RegionCursor {
                 return None;
             };
             offset
+        } else if rules.zones.is_some() {
+            self.zone_sequential_offset(ddir)
         } else {
-            self.sequential_offset(ddir)
+            let Some(offset) = self.sequential_offset(ddir, rules) else {
+                self.bytes_left = 0;
+                return None;
+            };
+            offset
         };
-        let len = len.min(self.window_len - offset).min(self.bytes_left);
+        let room = self.window_len - offset;
+        let len = if len > room && Self::walks_to_file_end(rules) {
+            // fio picks a size that fits: whole smallest blocks
+            room - room % rules.min_block
+        } else {
+            len.min(room)
+        }
+        .min(self.bytes_left);
         self.bytes_left -= len;
         // a zone counts whole I/Os: the one that crosses zonesize is its last
         self.zone_bytes_left = self.zone_bytes_left.saturating_sub(len);
@@ -336,11 +387,32 @@ impl RegionCursor {
         Some((self.region.start + self.window_start + offset, len))
     }
 
-    /// Each direction walks the window on its own and wraps at its end (holes,
-    /// or a zonesize larger than the zone, carry it past the end before the
-    /// bytes due are done).
+    /// Each direction walks the region on its own, as fio: done once its last
+    /// I/O reached the file's end or the next block would cross it; a hole
+    /// that carries the position past the file's end wraps to the region's
+    /// start (fio compares the position, relative to the region, with the
+    /// file's end offset).
     #[inline]
-    fn sequential_offset(&mut self, ddir: Ddir) -> u64 {
+    fn sequential_offset(&mut self, ddir: Ddir, rules: &OffsetRules) -> Option<u64> {
+        let next = self.sequential_pos[ddir.index()];
+        let mut pos = next;
+        if next > 0 {
+            let last_end = next - rules.hole;
+            if last_end >= self.window_len {
+                return None;
+            }
+            if rules.hole > 0 && next >= self.region.start + self.window_len {
+                pos = 0;
+            }
+        }
+        (pos + rules.min_block <= self.window_len).then_some(pos)
+    }
+
+    /// In a zone each direction walks the window on its own and wraps at its
+    /// end (holes, or a zonesize larger than the zone, carry it past the end
+    /// before the bytes due are done).
+    #[inline]
+    fn zone_sequential_offset(&mut self, ddir: Ddir) -> u64 {
         let pos = &mut self.sequential_pos[ddir.index()];
         if *pos >= self.window_len {
             *pos = 0;
@@ -399,11 +471,7 @@ mod tests {
         distribution: &Distribution,
         map: bool,
     ) -> RegionCursor {
-        let region = FileRegion {
-            file: 0,
-            start: 0,
-            len,
-        };
+        let region = FileRegion::new(0, 0, len);
         RegionCursor::new(
             region,
             rules,

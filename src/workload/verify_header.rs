@@ -61,7 +61,7 @@ pub enum Fault {
     CorruptHeader,
     /// A good header for another offset: the right data in the wrong place.
     Misdirected { written_for: u64 },
-    /// A good header from another job or worker.
+    /// A good header from another job or worker (checked where fio checks it).
     ForeignWriter,
     /// The block as written by an earlier (or later) write of this offset.
     Stale { found: u32, expected: u32 },
@@ -139,6 +139,8 @@ pub struct BlockCodec {
     pattern: Option<Vec<u8>>,
     header_at: usize,
     writer: Writer,
+    /// A good block from another writer is a fault (`ForeignWriter`).
+    checks_writer: bool,
 }
 
 impl BlockCodec {
@@ -148,6 +150,18 @@ impl BlockCodec {
             pattern: spec.pattern.clone(),
             header_at: spec.header_offset as usize,
             writer,
+            checks_writer: true,
+        }
+    }
+
+    /// Accept good blocks of any writer at the expected generation, as fio does
+    /// unless a job both reads and writes (it then compares the header's seed):
+    /// a `verify_only` job checks what another job (any name, any place in
+    /// the run) laid out.
+    pub fn accepting_any_writer(self) -> Self {
+        Self {
+            checks_writer: false,
+            ..self
         }
     }
 
@@ -205,7 +219,8 @@ impl BlockCodec {
             return bad(Fault::CorruptHeader, Some(found));
         }
         if let Some(expected) = expected_generation {
-            if found.job != self.writer.job || found.seed != self.writer.seed {
+            let foreign = found.job != self.writer.job || found.seed != self.writer.seed;
+            if self.checks_writer && foreign {
                 return bad(Fault::ForeignWriter, Some(found));
             }
             if found.generation != expected {
@@ -526,6 +541,33 @@ mod tests {
         assert_eq!(
             check(&c, &block, 0, 1).unwrap_err().fault,
             Fault::ForeignWriter
+        );
+    }
+
+    #[test]
+    fn without_the_writer_check_another_jobs_blocks_pass_but_faults_do_not() {
+        let c = codec(VerifyKind::Crc32c).accepting_any_writer();
+        let layout = BlockCodec::new(&spec(VerifyKind::Crc32c), Writer::new("layout", 7));
+        let block = written(&layout, 4096, 1);
+        assert_eq!(
+            check(&c, &block, 4096, 1),
+            Ok(()),
+            "a good block another job wrote must pass, as in fio"
+        );
+        assert!(
+            matches!(
+                check(&c, &block, 4096, 2).unwrap_err().fault,
+                Fault::Stale { .. }
+            ),
+            "an older generation is still stale"
+        );
+        let elsewhere = written(&layout, 0, 1);
+        assert!(
+            matches!(
+                check(&c, &elsewhere, 4096, 1).unwrap_err().fault,
+                Fault::Misdirected { .. }
+            ),
+            "a block for another offset is still misdirected"
         );
     }
 

@@ -144,6 +144,39 @@ fn faults_on_a_loop_device_are_detected_and_classified() {
 }
 
 #[test]
+fn the_read_back_counts_as_reads_and_is_kept_apart_in_the_native_report() {
+    let dir = scratch();
+    let target = dir.path().join("data");
+    let args = job(target.to_str().unwrap(), 1, &["--size=8m"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = iolens(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verify = &report["verify"][0];
+    let reads = &report["jobs"][0]["dirs"][0];
+    assert_eq!(
+        (&verify["read_back_ios"], &verify["read_back_bytes"]),
+        (&2048.into(), &(8u64 << 20).into()),
+        "one read back per 4 KiB write of 8 MiB: {verify}"
+    );
+    assert_eq!(
+        (&reads["total_ios"], &reads["io_bytes"]),
+        (&2048.into(), &(8u64 << 20).into()),
+        "the job's reads hold the read-back, as fio's: {reads}"
+    );
+    let codes: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        !codes.contains(&"served-from-cache"),
+        "reading back what the job just wrote is no page-cache measurement: findings {codes:?}"
+    );
+}
+
+#[test]
 fn a_write_job_verifies_itself_and_dumps_nothing_when_clean() {
     let dir = scratch();
     let target = dir.path().join("data");

@@ -1,0 +1,225 @@
+//! How much a size-bound worker issues, and when it goes over its regions again:
+//! fio's arithmetic of `size`, `io_size`, `loops` and `number_ios`.
+//!
+//! - A pass issues at most `size` bytes (with `rw=randwrite` and `norandommap`,
+//!   up to `io_size`), and ends early once the regions have no block left that
+//!   fits: a block that does not fit in the region is never issued.
+//! - Over all passes at most `(io_size or size) × loops` bytes and
+//!   `number_ios × loops` I/Os are issued.
+//! - After the `loops` passes another pass starts only while the bytes done are
+//!   short of `io_size or size` by at least the largest block, and either
+//!   `io_size` was given or the last pass ended on its byte limit rather than
+//!   with its regions exhausted.
+
+use crate::job::spec::JobSpec;
+
+#[derive(Debug, Clone)]
+pub struct Budget {
+    pass_limit: u64,
+    total_limit: u64,
+    /// `io_size`, else `size`: the amount another pass tries to reach.
+    target: u64,
+    io_size_given: bool,
+    max_block: u64,
+    ios_limit: Option<u64>,
+    loops: u32,
+    time_based: bool,
+    pass_bytes: u64,
+    /// The pass's regions had no block left that fits.
+    pass_exhausted: bool,
+    bytes: u64,
+    ios: u64,
+    passes_done: u32,
+}
+
+impl Budget {
+    /// `region_total`: the bytes of the worker's regions (its `size`).
+    pub fn new(job: &JobSpec, region_total: u64) -> Self {
+        let w = &job.workload;
+        // trimwrite moves each block twice, its trim and its write (fio counts both)
+        let moves_per_block = if w.rw == crate::job::spec::RwPattern::TrimWrite {
+            2
+        } else {
+            1
+        };
+        // fio: size= caps the bytes of all files (nrfiles × filesize may be more)
+        let region_total = match job.target.size {
+            Some(crate::job::spec::SizeOrPercent::Bytes(size)) if job.target.filesize.is_some() => {
+                size.min(region_total)
+            }
+            _ => region_total,
+        };
+        let io_size = job.target.io_size.map(|s| s.resolve(region_total));
+        let target = io_size.unwrap_or(region_total);
+        let overwrites = w.rw.is_random() && !w.randommap && w.rw.directions()[1];
+        let pass_limit = match io_size {
+            Some(io_size) if overwrites => io_size.max(region_total),
+            _ => region_total,
+        };
+        let loops = job.target.loops.max(1);
+        let max_block =
+            w.rw.directions()
+                .iter()
+                .zip(&w.bs)
+                .filter(|(used, _)| **used)
+                .map(|(_, bs)| bs.max())
+                .max()
+                .unwrap_or(1);
+        Budget {
+            pass_limit: pass_limit.saturating_mul(moves_per_block).max(1),
+            total_limit: target
+                .saturating_mul(u64::from(loops))
+                .saturating_mul(moves_per_block)
+                .max(1),
+            target: target.saturating_mul(moves_per_block),
+            io_size_given: io_size.is_some(),
+            max_block,
+            ios_limit: job.target.number_ios.map(|n| {
+                n.saturating_mul(u64::from(loops))
+                    .saturating_mul(moves_per_block)
+            }),
+            loops,
+            time_based: job.exec.time_based,
+            pass_bytes: 0,
+            pass_exhausted: false,
+            bytes: 0,
+            ios: 0,
+            passes_done: 0,
+        }
+    }
+
+    /// No more I/O at all: the byte or I/O count over all passes is reached.
+    pub fn spent(&self) -> bool {
+        !self.time_based
+            && (self.bytes >= self.total_limit || self.ios_limit.is_some_and(|n| self.ios >= n))
+    }
+
+    /// This pass is over: it issued its bytes, or its regions ran out.
+    pub fn pass_over(&self) -> bool {
+        self.pass_bytes >= self.pass_limit || self.pass_exhausted
+    }
+
+    /// The regions have no block left that fits in this pass.
+    pub fn regions_exhausted(&mut self) {
+        self.pass_exhausted = true;
+    }
+
+    /// Passes ended so far.
+    pub fn passes_done(&self) -> u32 {
+        self.passes_done
+    }
+
+    /// Passes the job asks for (`loops`).
+    pub fn loops(&self) -> u32 {
+        self.loops
+    }
+
+    pub fn issued(&mut self, len: u64) {
+        self.pass_bytes += len;
+        self.bytes += len;
+        self.ios += 1;
+    }
+
+    /// The pass is over; true when another one starts.
+    pub fn next_pass(&mut self) -> bool {
+        let exhausted = self.pass_exhausted;
+        self.passes_done += 1;
+        let again = self.time_based
+            || self.passes_done < self.loops
+            || (!self.spent()
+                && self.target.saturating_sub(self.bytes) >= self.max_block
+                && (self.io_size_given || !exhausted));
+        if again {
+            self.pass_bytes = 0;
+            self.pass_exhausted = false;
+        }
+        again
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::spec::SizeOrPercent;
+
+    const MIB: u64 = 1 << 20;
+
+    fn job(args: &[&str]) -> JobSpec {
+        crate::testutil::job_spec(args)
+    }
+
+    /// Bytes issued: passes of `per_pass` bytes (what fits of the region)
+    /// in `block` I/Os, as the worker drives the budget.
+    fn run(budget: &mut Budget, per_pass: u64, block: u64) -> u64 {
+        loop {
+            let mut in_pass = 0;
+            loop {
+                if budget.spent() {
+                    return budget.bytes;
+                }
+                if budget.pass_over() {
+                    break;
+                }
+                if in_pass + block > per_pass {
+                    budget.regions_exhausted();
+                    break;
+                }
+                in_pass += block;
+                budget.issued(block);
+            }
+            if !budget.next_pass() {
+                return budget.bytes;
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_that_does_not_fit_is_not_issued() {
+        // fio: size=64m bs=10m writes 6 blocks, not a 7th wrapped to offset 0
+        let spec = job(&["--name=s", "--size=64m", "--bs=10m", "--rw=write"]);
+        let mut budget = Budget::new(&spec, 64 * MIB);
+        assert_eq!(
+            run(&mut budget, 60 * MIB, 10 * MIB),
+            60 * MIB,
+            "expected 6 blocks"
+        );
+    }
+
+    #[test]
+    fn io_size_goes_round_again_and_stops_at_its_bytes() {
+        let mut spec = job(&["--name=s", "--size=64m", "--bs=10m", "--rw=write"]);
+        spec.target.io_size = Some(SizeOrPercent::Bytes(100 * MIB));
+        let mut budget = Budget::new(&spec, 64 * MIB);
+        assert_eq!(
+            run(&mut budget, 60 * MIB, 10 * MIB),
+            100 * MIB,
+            "6 + 4 blocks"
+        );
+        spec.target.loops = 2;
+        let mut budget = Budget::new(&spec, 64 * MIB);
+        assert_eq!(
+            run(&mut budget, 60 * MIB, 10 * MIB),
+            120 * MIB,
+            "two full passes"
+        );
+    }
+
+    #[test]
+    fn loops_and_number_ios_multiply() {
+        let mut spec = job(&["--name=s", "--size=27k", "--bs=2k", "--rw=write"]);
+        spec.target.loops = 2;
+        let mut budget = Budget::new(&spec, 27 << 10);
+        assert_eq!(
+            run(&mut budget, 26 << 10, 2 << 10),
+            52 << 10,
+            "13 blocks a loop"
+        );
+        spec.target.number_ios = Some(5);
+        let mut budget = Budget::new(&spec, 27 << 10);
+        assert_eq!(
+            run(&mut budget, 26 << 10, 2 << 10),
+            20 << 10,
+            "5 I/Os a loop"
+        );
+    }
+}
