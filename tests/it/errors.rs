@@ -43,7 +43,7 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        crate::support::unmount(self.dir.path());
     }
 }
 

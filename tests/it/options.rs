@@ -158,9 +158,7 @@ impl FullFilesystem {
 
 impl Drop for FullFilesystem {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.dir.path())
-            .status();
+        crate::support::unmount(self.dir.path());
     }
 }
 

@@ -68,6 +68,30 @@ pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir_in(base).unwrap()
 }
 
+/// Unmount `dir`, waiting a while for a process that still holds it (a stuck
+/// worker leaving after a frozen filesystem thaws), then detaching it lazily, so
+/// no test leaves a mount behind.
+pub fn unmount(dir: &Path) {
+    for _ in 0..50 {
+        let unmounted = Command::new("umount")
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if unmounted || !is_mount_point(dir) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = Command::new("umount").arg("-l").arg(dir).status();
+}
+
+fn is_mount_point(dir: &Path) -> bool {
+    let dir = dir.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mounts")
+        .is_ok_and(|mounts| mounts.lines().any(|l| l.split(' ').nth(1) == Some(&*dir)))
+}
+
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
