@@ -38,10 +38,12 @@ impl<R: OpenRing> Engine for RingEngine<R> {
     #[inline]
     fn queue(&mut self, req: &IoRequest) -> io::Result<Queued> {
         match req.ddir {
-            Ddir::Read => self.ring.prep_read(req.slot, req.file, req.offset, req.len),
+            Ddir::Read => self
+                .ring
+                .prep_read(req.slot, req.file, req.offset, req.len)?,
             Ddir::Write => self
                 .ring
-                .prep_write(req.slot, req.file, req.offset, req.len),
+                .prep_write(req.slot, req.file, req.offset, req.len)?,
             Ddir::Trim => return Err(trim_is_not_queued()),
         }
         Ok(Queued::Queued)

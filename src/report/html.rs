@@ -131,9 +131,7 @@ pub fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
 fn change_table(out: &mut String, a: &Side, b: &Side) {
     out.push_str("<h2 id=\"changes\">Change from A to B</h2><table><tr><th>job</th><th>metric</th><th>A mean</th><th>B mean</th><th>change</th><th>95% CI</th><th>verdict</th></tr>");
     for c in metric_changes(a, b) {
-        let ci = c
-            .ci95_pct
-            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+        let ci = c.ci_text();
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>{ci}</td><td>{}</td></tr>",
@@ -172,7 +170,9 @@ fn job_charts_from_its_start(
         (Some(first), Some(last)) => first.saturating_sub(1)..last + 1,
         _ => 0..0,
     };
-    let t_ns = &obs.t_ns[window.clone()];
+    // A report read from a file may hold fewer sample times than intervals: no chart then.
+    let t_ns = obs.t_ns.get(window.clone()).unwrap_or_default();
+    let window = if t_ns.is_empty() { 0..0 } else { window };
     let t: Vec<f64> = t_ns
         .iter()
         .map(|&t| t.saturating_sub(t_ns[0]) as f64 / 1e9)
@@ -790,6 +790,21 @@ mod tests {
             html.matches("<polyline").count(),
             7,
             "iops, bw, lat ×3, pct, jobs"
+        );
+    }
+
+    #[test]
+    fn a_compare_page_of_a_report_with_fewer_sample_times_than_intervals_renders() {
+        let mut a = observed_report();
+        a.observations.t_ns.truncate(1);
+        let side = |run: RunReport| Side {
+            label: "a".into(),
+            runs: vec![run],
+        };
+        let html = render_compare(&side(a), &side(observed_report()), "");
+        assert!(
+            html.contains("id=\"chart-b-job-0-iops\""),
+            "expected B's charts still drawn"
         );
     }
 

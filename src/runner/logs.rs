@@ -1,7 +1,9 @@
 //! fio's I/O logs (`write_bw_log`, `write_iops_log`, `write_lat_log`,
-//! `write_hist_log`): recorded by each worker while it runs, written to files
-//! after its group finishes, in fio's file names and line format so fio's
-//! plotting scripts read them.
+//! `write_hist_log`), in fio's file names and line format so fio's plotting
+//! scripts read them. Each worker streams its lines to its own part files
+//! while it runs, a chunk of entries at a time (memory stays bounded however
+//! many I/Os it logs); after the group the parts get their final names, or
+//! are joined into one file per job without `per_job_logs`.
 //!
 //! Line format: `time_ms, value, ddir, bs[, offset], priority`. With
 //! `log_avg_msec=0` every I/O is a line (bandwidth in bytes per ms of its
@@ -13,11 +15,13 @@ use crate::job::spec::{Ddir, LogSpec, DDIRS};
 use crate::stats::histogram::{bucket_index, BUCKETS};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
+use std::fs::File;
 use std::io::{self, Write as _};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Per-I/O entries reserved up front (fio's default `log_entries`); more grow amortised.
-const INITIAL_ENTRIES: usize = 1024;
+/// Entries a worker holds before it writes them out: what bounds its memory.
+const CHUNK_ENTRIES: usize = 16 * 1024;
 const NS_PER_MS: u64 = 1_000_000;
 
 /// One completed I/O, with times relative to the start of measurement.
@@ -80,28 +84,115 @@ pub struct IoLogger {
     max_value: bool,
     /// The directions the job uses: their bandwidth/IOPS windows are logged even when idle.
     used: [bool; DDIRS],
-    per_io: Vec<LoggedIo>,
-    windows: Vec<WindowEntry>,
+    /// Entries not yet written to the part files (at most about `CHUNK_ENTRIES`).
+    pending: Entries,
     open: [WindowTotals; DDIRS],
     window_end_ns: u64,
-    hist: Vec<HistEntry>,
     hist_open: Option<[HistWindow; DDIRS]>,
     hist_end_ns: u64,
+    sink: Sink,
 }
 
-/// What a worker logged, ready to be written (it travels from worker processes as JSON).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IoLog {
+/// Log entries in the order they are written.
+#[derive(Debug, Default)]
+struct Entries {
     per_io: Vec<LoggedIo>,
     windows: Vec<WindowEntry>,
     hist: Vec<HistEntry>,
+}
+
+impl Entries {
+    fn len(&self) -> usize {
+        self.per_io.len() + self.windows.len() + self.hist.len()
+    }
+
+    fn clear(&mut self) {
+        self.per_io.clear();
+        self.windows.clear();
+        self.hist.clear();
+    }
+}
+
+/// The part files one worker writes, one per kind of log.
+struct Sink {
+    parts: Vec<(Kind, PathBuf, File)>,
+    with_offset: bool,
+    /// Reused for the text of each chunk.
+    text: String,
+    /// The first failure; the worker then logs nothing more (its I/O goes on).
+    error: Option<String>,
+}
+
+impl Sink {
+    fn open(spec: &LogSpec) -> Sink {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let mut sink = Sink {
+            parts: Vec::new(),
+            with_offset: spec.offset,
+            text: String::new(),
+            error: None,
+        };
+        for (prefix, kind) in wanted(spec) {
+            // Unique among every worker of the run, threads and processes alike.
+            let part = PathBuf::from(format!(
+                "{prefix}_{}.{}-{}.part",
+                kind.suffix(),
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            match File::create(&part) {
+                Ok(file) => sink.parts.push((kind, part, file)),
+                Err(e) => {
+                    sink.error = Some(name_path(&part, e).to_string());
+                    sink.remove_parts();
+                    break;
+                }
+            }
+        }
+        sink
+    }
+
+    /// Append the lines of `entries` to every part file.
+    fn write(&mut self, entries: &Entries) {
+        for (kind, path, file) in &mut self.parts {
+            self.text.clear();
+            render(entries, *kind, self.with_offset, &mut self.text);
+            if let Err(e) = file.write_all(self.text.as_bytes()) {
+                self.error = Some(name_path(path, e).to_string());
+                break;
+            }
+        }
+        if self.error.is_some() {
+            self.remove_parts();
+        }
+    }
+
+    fn remove_parts(&mut self) {
+        for (_, path, _) in self.parts.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for Sink {
+    /// A logger dropped before `finish` (restarted after the ramp) leaves no part files.
+    fn drop(&mut self) {
+        self.remove_parts();
+    }
+}
+
+/// What a worker logged: its part files, ready to be named (it travels from worker
+/// processes as JSON), or why it could not log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoLog {
+    parts: Vec<(Kind, PathBuf)>,
+    error: Option<String>,
 }
 
 impl IoLogger {
     pub fn new(spec: &LogSpec, used: [bool; DDIRS]) -> Self {
         let avg_ns = spec.avg_msec * NS_PER_MS;
         let hist_ns = spec.hist_msec * NS_PER_MS;
-        let wants_entries = spec.bw.is_some() || spec.iops.is_some() || spec.lat.is_some();
         let hist_window = || HistWindow {
             counts: Box::new([0; BUCKETS]),
             ios: 0,
@@ -112,26 +203,22 @@ impl IoLogger {
             hist_ns,
             max_value: spec.max_value,
             used,
-            per_io: Vec::with_capacity(if wants_entries && avg_ns == 0 {
-                INITIAL_ENTRIES
-            } else {
-                0
-            }),
-            windows: Vec::new(),
+            pending: Entries::default(),
             open: Default::default(),
             window_end_ns: avg_ns,
-            hist: Vec::new(),
             hist_open: (spec.hist.is_some() && hist_ns > 0)
                 .then(|| [hist_window(), hist_window(), hist_window()]),
             hist_end_ns: hist_ns,
+            sink: Sink::open(spec),
         }
     }
 
-    /// Account one I/O. Per I/O: a push that grows amortised, or a few additions.
+    /// Account one I/O. Per I/O: a push or a few additions, and once a chunk is
+    /// full, writing it out.
     #[inline]
     pub fn record(&mut self, io: &LoggedIo) {
         if self.avg_ns == 0 {
-            self.per_io.push(*io);
+            self.pending.per_io.push(*io);
         } else {
             while io.end_ns >= self.window_end_ns {
                 self.close_window(self.window_end_ns, self.avg_ns);
@@ -163,6 +250,16 @@ impl IoLogger {
                 window.last_bs = io.len;
             }
         }
+        if self.pending.len() >= CHUNK_ENTRIES {
+            self.write_pending();
+        }
+    }
+
+    fn write_pending(&mut self) {
+        if self.sink.error.is_none() {
+            self.sink.write(&self.pending);
+        }
+        self.pending.clear();
     }
 
     /// Close the window ending at `end_ns` that lasted `length_ns`.
@@ -182,7 +279,7 @@ impl IoLogger {
                     }
                 })
             });
-            self.windows.push(WindowEntry {
+            self.pending.windows.push(WindowEntry {
                 time_ms: end_ns / NS_PER_MS,
                 ddir: d as u8,
                 ios: totals.ios,
@@ -209,7 +306,7 @@ impl IoLogger {
                 .filter(|(_, n)| **n > 0)
                 .map(|(index, n)| (index as u32, std::mem::take(n)))
                 .collect();
-            self.hist.push(HistEntry {
+            self.pending.hist.push(HistEntry {
                 time_ms: end_ns / NS_PER_MS,
                 ddir: d as u8,
                 bs: window.last_bs,
@@ -220,7 +317,7 @@ impl IoLogger {
     }
 
     /// Close the last, partial windows at `end_ns` (the end of measurement).
-    pub fn finish(mut self, end_ns: u64) -> IoLog {
+    fn close(&mut self, end_ns: u64) {
         if self.avg_ns > 0 {
             let window_start = self.window_end_ns - self.avg_ns;
             if self.open.iter().any(|t| t.ios > 0) && end_ns > window_start {
@@ -228,16 +325,24 @@ impl IoLogger {
             }
         }
         self.close_hist_window(end_ns);
+    }
+
+    /// Close the last windows at `end_ns` and write what is left.
+    pub fn finish(mut self, end_ns: u64) -> IoLog {
+        self.close(end_ns);
+        self.write_pending();
         IoLog {
-            per_io: self.per_io,
-            windows: self.windows,
-            hist: self.hist,
+            parts: std::mem::take(&mut self.sink.parts)
+                .into_iter()
+                .map(|(kind, path, _)| (kind, path))
+                .collect(),
+            error: self.sink.error.take(),
         }
     }
 }
 
 /// The kinds of log file, with fio's name for each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Kind {
     Bw,
     Iops,
@@ -268,9 +373,22 @@ fn file_name(prefix: &str, kind: Kind, worker_number: Option<usize>) -> PathBuf 
     }
 }
 
-/// The lines of one kind of log.
-fn render(log: &IoLog, kind: Kind, with_offset: bool) -> String {
-    let mut out = String::new();
+/// The logs `spec` asks for: each kind with its file name prefix.
+fn wanted(spec: &LogSpec) -> impl Iterator<Item = (&str, Kind)> {
+    [
+        (&spec.bw, Kind::Bw),
+        (&spec.iops, Kind::Iops),
+        (&spec.lat, Kind::Slat),
+        (&spec.lat, Kind::Clat),
+        (&spec.lat, Kind::Lat),
+        (&spec.hist, Kind::ClatHist),
+    ]
+    .into_iter()
+    .filter_map(|(prefix, kind)| prefix.as_deref().map(|p| (p, kind)))
+}
+
+/// Append the lines of one kind of log to `out`.
+fn render(log: &Entries, kind: Kind, with_offset: bool, out: &mut String) {
     if kind == Kind::ClatHist {
         for entry in &log.hist {
             let _ = write!(out, "{}, {}, {}", entry.time_ms, entry.ddir, entry.bs);
@@ -281,7 +399,7 @@ fn render(log: &IoLog, kind: Kind, with_offset: bool) -> String {
             }
             out.push('\n');
         }
-        return out;
+        return;
     }
     let lat_slot = |kind| match kind {
         Kind::Slat => 0,
@@ -324,41 +442,57 @@ fn render(log: &IoLog, kind: Kind, with_offset: bool) -> String {
             out.push_str(", 0\n");
         }
     }
-    out
 }
 
-/// Write the logs `spec` asks for, from one job's workers. `first_worker_number`
-/// is the 1-based number of the job's first worker in the whole run (fio numbers
-/// log files by worker). Returns the files written.
+/// Give the part files of one job's workers their final names: fio's per-worker
+/// names, or one file per job (workers in order) without `per_job_logs`.
+/// `first_worker_number` is the 1-based number of the job's first worker in the
+/// whole run (fio numbers log files by worker). Returns the files written.
 pub fn write_job_logs(
     spec: &LogSpec,
     logs: &[&IoLog],
     first_worker_number: usize,
 ) -> io::Result<Vec<PathBuf>> {
-    let wanted = [
-        (&spec.bw, Kind::Bw),
-        (&spec.iops, Kind::Iops),
-        (&spec.lat, Kind::Slat),
-        (&spec.lat, Kind::Clat),
-        (&spec.lat, Kind::Lat),
-        (&spec.hist, Kind::ClatHist),
-    ];
+    let result = name_parts(spec, logs, first_worker_number);
+    // Whatever happened, no part file stays behind.
+    for log in logs {
+        for (_, part) in &log.parts {
+            let _ = std::fs::remove_file(part);
+        }
+    }
+    result
+}
+
+fn name_parts(
+    spec: &LogSpec,
+    logs: &[&IoLog],
+    first_worker_number: usize,
+) -> io::Result<Vec<PathBuf>> {
+    if let Some(error) = logs.iter().find_map(|log| log.error.as_deref()) {
+        return Err(io::Error::other(error.to_string()));
+    }
     let mut written = Vec::new();
-    for (prefix, kind) in wanted {
-        let Some(prefix) = prefix else { continue };
+    for (prefix, kind) in wanted(spec) {
+        let parts = logs.iter().map(|log| {
+            log.parts
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map(|(_, part)| part.as_path())
+                .ok_or_else(|| io::Error::other(format!("no {} log was recorded", kind.suffix())))
+        });
         if spec.per_job {
-            for (i, log) in logs.iter().enumerate() {
+            for (i, part) in parts.enumerate() {
                 let path = file_name(prefix, kind, Some(first_worker_number + i));
-                std::fs::write(&path, render(log, kind, spec.offset))
-                    .map_err(|e| name_path(&path, e))?;
+                std::fs::rename(part?, &path).map_err(|e| name_path(&path, e))?;
                 written.push(path);
             }
         } else {
             let path = file_name(prefix, kind, None);
-            let mut file = std::fs::File::create(&path).map_err(|e| name_path(&path, e))?;
-            for log in logs {
-                file.write_all(render(log, kind, spec.offset).as_bytes())
-                    .map_err(|e| name_path(&path, e))?;
+            let mut file = File::create(&path).map_err(|e| name_path(&path, e))?;
+            for part in parts {
+                let part = part?;
+                let mut from = File::open(part).map_err(|e| name_path(part, e))?;
+                io::copy(&mut from, &mut file).map_err(|e| name_path(&path, e))?;
             }
             written.push(path);
         }
@@ -366,7 +500,7 @@ pub fn write_job_logs(
     Ok(written)
 }
 
-fn name_path(path: &std::path::Path, e: io::Error) -> io::Error {
+fn name_path(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
@@ -387,15 +521,25 @@ mod tests {
         }
     }
 
-    fn spec() -> LogSpec {
+    /// bw, iops and lat logs with prefixes in `dir`.
+    fn spec(dir: &tempfile::TempDir) -> LogSpec {
+        let prefix = |name: &str| Some(dir.path().join(name).display().to_string());
         LogSpec {
-            bw: Some("b".into()),
-            iops: Some("i".into()),
-            lat: Some("l".into()),
+            bw: prefix("b"),
+            iops: prefix("i"),
+            lat: prefix("l"),
             hist: None,
             per_job: true,
             ..Default::default()
         }
+    }
+
+    /// The lines of one kind the logger holds, after closing its windows at `end_ns`.
+    fn text(logger: &mut IoLogger, end_ns: u64, kind: Kind, with_offset: bool) -> String {
+        logger.close(end_ns);
+        let mut out = String::new();
+        render(&logger.pending, kind, with_offset, &mut out);
+        out
     }
 
     fn fields(text: &str) -> Vec<Vec<u64>> {
@@ -406,49 +550,51 @@ mod tests {
 
     #[test]
     fn every_io_is_a_line_without_averaging() {
-        let mut logger = IoLogger::new(&spec(), [true, false, false]);
+        let dir = crate::testutil::scratch_dir();
+        let mut logger = IoLogger::new(&spec(&dir), [true, false, false]);
         logger.record(&io(0.5, Ddir::Read, 424_111));
         logger.record(&LoggedIo {
             slat_ns: Some(700),
             ..io(1.2, Ddir::Write, 2_000)
         });
-        let log = logger.finish(2_000_000);
+        let mut render = |kind, with_offset| text(&mut logger, 2_000_000, kind, with_offset);
         // fio's per-I/O bandwidth: bytes per ms of completion latency.
         assert_eq!(
-            fields(&render(&log, Kind::Bw, false)),
+            fields(&render(Kind::Bw, false)),
             vec![vec![0, 9657, 0, 4096, 0], vec![1, 2_048_000, 1, 4096, 0]]
         );
         assert_eq!(
-            fields(&render(&log, Kind::Iops, false))[0],
+            fields(&render(Kind::Iops, false))[0],
             vec![0, 1, 0, 4096, 0]
         );
         assert_eq!(
-            fields(&render(&log, Kind::Clat, true))[0],
+            fields(&render(Kind::Clat, true))[0],
             vec![0, 424_111, 0, 4096, 8192, 0]
         );
-        assert_eq!(fields(&render(&log, Kind::Lat, false))[1][1], 2_100);
+        assert_eq!(fields(&render(Kind::Lat, false))[1][1], 2_100);
         // Only I/Os with a submission latency are in the slat log.
         assert_eq!(
-            fields(&render(&log, Kind::Slat, false)),
+            fields(&render(Kind::Slat, false)),
             vec![vec![1, 700, 1, 4096, 0]]
         );
     }
 
     #[test]
     fn windows_average_or_take_the_maximum() {
+        let dir = crate::testutil::scratch_dir();
         for (max_value, expected_clat) in [(false, 2_000), (true, 3_000)] {
             let spec = LogSpec {
                 avg_msec: 100,
                 max_value,
-                ..spec()
+                ..spec(&dir)
             };
             let mut logger = IoLogger::new(&spec, [true, false, false]);
             logger.record(&io(10.0, Ddir::Read, 1_000));
             logger.record(&io(50.0, Ddir::Read, 3_000));
             // Nothing in 100..200 ms: an idle line for the used direction.
             logger.record(&io(250.0, Ddir::Read, 5_000));
-            let log = logger.finish(300_000_000);
-            let bw = fields(&render(&log, Kind::Bw, true));
+            let mut render = |kind, with_offset| text(&mut logger, 300_000_000, kind, with_offset);
+            let bw = fields(&render(Kind::Bw, true));
             assert_eq!(
                 bw,
                 vec![
@@ -458,10 +604,10 @@ mod tests {
                 ]
             );
             assert_eq!(
-                fields(&render(&log, Kind::Iops, false))[0],
+                fields(&render(Kind::Iops, false))[0],
                 vec![100, 20, 0, 0, 0]
             );
-            let clat = fields(&render(&log, Kind::Clat, false));
+            let clat = fields(&render(Kind::Clat, false));
             assert_eq!(clat.len(), 2, "idle windows have no latency");
             assert_eq!(clat[0], vec![100, expected_clat, 0, 0, 0]);
         }
@@ -469,8 +615,9 @@ mod tests {
 
     #[test]
     fn histogram_lines_count_each_window_over_all_buckets() {
+        let dir = crate::testutil::scratch_dir();
         let spec = LogSpec {
-            hist: Some("h".into()),
+            hist: Some(dir.path().join("h").display().to_string()),
             hist_msec: 100,
             ..LogSpec::default()
         };
@@ -478,8 +625,7 @@ mod tests {
         logger.record(&io(10.0, Ddir::Read, 1_130));
         logger.record(&io(20.0, Ddir::Read, 1_131));
         logger.record(&io(120.0, Ddir::Write, 66_000));
-        let log = logger.finish(150_000_000);
-        let lines = fields(&render(&log, Kind::ClatHist, false));
+        let lines = fields(&text(&mut logger, 150_000_000, Kind::ClatHist, false));
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].len(), 3 + BUCKETS);
         assert_eq!(&lines[0][..3], [100, 0, 4096]);
@@ -506,16 +652,21 @@ mod tests {
     fn writes_one_file_per_worker_or_one_per_job() {
         let dir = crate::testutil::scratch_dir();
         let prefix = dir.path().join("j").display().to_string();
-        let mut logger = IoLogger::new(&spec(), [true, false, false]);
-        logger.record(&io(1.0, Ddir::Read, 1_000));
-        let log = logger.finish(2_000_000);
         let spec = LogSpec {
             bw: Some(prefix.clone()),
             lat: Some(prefix.clone()),
             per_job: true,
             ..LogSpec::default()
         };
-        let written = write_job_logs(&spec, &[&log, &log], 4).unwrap();
+        let logs = |spec: &LogSpec| {
+            [1, 2].map(|_| {
+                let mut logger = IoLogger::new(spec, [true, false, false]);
+                logger.record(&io(1.0, Ddir::Read, 1_000));
+                logger.finish(2_000_000)
+            })
+        };
+        let [a, b] = logs(&spec);
+        let written = write_job_logs(&spec, &[&a, &b], 4).unwrap();
         let names: Vec<String> = written
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -537,9 +688,94 @@ mod tests {
             per_job: false,
             ..spec
         };
-        let written = write_job_logs(&shared, &[&log, &log], 1).unwrap();
+        let [a, b] = logs(&shared);
+        let written = write_job_logs(&shared, &[&a, &b], 1).unwrap();
         assert_eq!(written[0], PathBuf::from(format!("{prefix}_bw.log")));
         let text = std::fs::read_to_string(&written[0]).unwrap();
         assert_eq!(text.lines().count(), 2, "both workers in one file");
+        assert_eq!(
+            part_files(&dir),
+            Vec::<String>::new(),
+            "expected no part file left"
+        );
+    }
+
+    fn part_files(dir: &tempfile::TempDir) -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".part"))
+            .collect()
+    }
+
+    #[test]
+    fn entries_stream_to_disk_a_chunk_at_a_time() {
+        let dir = crate::testutil::scratch_dir();
+        let spec = spec(&dir);
+        let ios = 5 * CHUNK_ENTRIES as u64 + 7;
+        let mut logger = IoLogger::new(&spec, [true, false, false]);
+        for n in 0..ios {
+            logger.record(&io(n as f64 / 1000.0, Ddir::Read, 1_000));
+            assert!(
+                logger.pending.len() < CHUNK_ENTRIES,
+                "expected fewer than {CHUNK_ENTRIES} entries held after {n} I/Os, saw {}",
+                logger.pending.len()
+            );
+        }
+        assert_eq!(
+            part_files(&dir).len(),
+            5,
+            "expected bw, iops, slat, clat and lat parts while logging"
+        );
+        let log = logger.finish(ios * 1_000);
+        let written = write_job_logs(&spec, &[&log], 1).unwrap();
+        let clat = std::fs::read_to_string(dir.path().join("l_clat.1.log")).unwrap();
+        assert_eq!(
+            clat.lines().count() as u64,
+            ios,
+            "expected one clat line per I/O"
+        );
+        let bw = std::fs::read_to_string(dir.path().join("b_bw.1.log")).unwrap();
+        assert_eq!(
+            bw.lines().last(),
+            Some(format!("{}, 4096000, 0, 4096, 0", (ios - 1) / 1000).as_str()),
+            "expected the last I/O last"
+        );
+        assert_eq!(written.len(), 5, "expected five files, got {written:?}");
+        assert_eq!(
+            part_files(&dir),
+            Vec::<String>::new(),
+            "expected no part file left"
+        );
+    }
+
+    #[test]
+    fn a_logger_dropped_before_finishing_leaves_no_part_file() {
+        let dir = crate::testutil::scratch_dir();
+        let mut logger = IoLogger::new(&spec(&dir), [true, false, false]);
+        logger.record(&io(1.0, Ddir::Read, 1_000));
+        drop(logger);
+        assert_eq!(
+            part_files(&dir),
+            Vec::<String>::new(),
+            "expected the ramp's parts gone"
+        );
+    }
+
+    #[test]
+    fn a_log_that_cannot_be_created_is_an_error_naming_the_file() {
+        let dir = crate::testutil::scratch_dir();
+        let spec = LogSpec {
+            lat: Some(dir.path().join("missing/l").display().to_string()),
+            per_job: true,
+            ..LogSpec::default()
+        };
+        let mut logger = IoLogger::new(&spec, [true, false, false]);
+        logger.record(&io(1.0, Ddir::Read, 1_000));
+        let error = write_job_logs(&spec, &[&logger.finish(2_000_000)], 1).unwrap_err();
+        assert!(
+            error.to_string().contains("missing/l_slat"),
+            "expected the error to name the file, got: {error}"
+        );
     }
 }

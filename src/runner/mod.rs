@@ -34,7 +34,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use steadystate::GroupSteadyState;
-use worker::{WorkerCtx, WorkerResult};
+use worker::{IoFailure, WorkerCtx, WorkerResult};
 
 /// How the run was asked for, beyond the jobs themselves.
 pub struct RunRequest<'a> {
@@ -262,6 +262,8 @@ fn run_group(
                                 process::run_in_process(&task, start, stop, slot, live)
                             })
                         };
+                        // Only resource exhaustion fails a spawn, and the workers already
+                        // spawned wait at the start barrier for this one: there is no way on.
                         spawned.expect("spawn worker thread")
                     })
                     .collect()
@@ -311,7 +313,16 @@ fn run_group(
                 (0..)
                     .zip(hs)
                     .map(|(w, h)| {
-                        let mut result = h.join().expect("worker thread panicked");
+                        let name = &req.jobs[jobs[position]].name;
+                        let mut result = h.join().unwrap_or_else(|panic| {
+                            WorkerResult::failed(IoFailure {
+                                message: format!(
+                                    "job '{name}' worker {w}: panicked: {}",
+                                    panic_message(panic.as_ref())
+                                ),
+                                errno: 0,
+                            })
+                        });
                         result.steadystate = steady.report_for(position, w);
                         result
                     })
@@ -322,6 +333,15 @@ fn run_group(
         watch.mark_stuck(&mut results);
         (results, watch.stopped())
     })
+}
+
+/// The text a panic was raised with (`panic!` hands over a `&str` or a `String`).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 /// Sleep up to `duration` in short steps while `running` holds; true when the
@@ -405,5 +425,21 @@ fn run_worker(kind: EngineKind, ctx: WorkerCtx, worker_index: u32) -> WorkerResu
         EngineKind::IoUring => worker::run::<engine::io_uring::IoUring>(ctx),
         EngineKind::Mmap => worker::run::<engine::mmap::Mmap>(ctx),
         EngineKind::Null => worker::run::<engine::null::Null>(ctx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    #[test]
+    fn a_panic_message_is_read_from_either_payload_type() {
+        let caught = std::panic::catch_unwind(|| panic!("slot {} is already in use", 3));
+        let payload = caught.expect_err("expected the closure to panic");
+        assert_eq!(panic_message(payload.as_ref()), "slot 3 is already in use");
+        let payload: Box<dyn std::any::Any + Send> = Box::new("plain");
+        assert_eq!(panic_message(payload.as_ref()), "plain");
+        let payload: Box<dyn std::any::Any + Send> = Box::new(7_u8);
+        assert_eq!(panic_message(payload.as_ref()), "(no message)");
     }
 }

@@ -305,13 +305,31 @@ impl WorkerProcess {
         self.stderr.rewind().ok()?;
         let mut bytes = Vec::new();
         self.stderr.read_to_end(&mut bytes).ok()?;
-        // Lossy is enough: the line is only shown to the user.
-        String::from_utf8_lossy(&bytes)
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_string())
+        // Lossy is enough: the text is only shown to the user.
+        stderr_summary(&String::from_utf8_lossy(&bytes))
     }
+}
+
+/// What a dead child's stderr says: its panic (location and message, not the
+/// backtrace or the hint after it) when it panicked, else its last line.
+fn stderr_summary(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(start) = lines.iter().position(|l| l.contains(" panicked at ")) else {
+        return lines.last().map(|l| l.to_string());
+    };
+    // `start` is a position in `lines`, so both slices are in bounds.
+    let message = lines[start + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("note: ") && !l.starts_with("stack backtrace:"));
+    let panic: Vec<&str> = std::iter::once(&lines[start])
+        .chain(message)
+        .copied()
+        .collect();
+    Some(panic.join(" "))
 }
 
 // ----------------------------------------------------------------- child side
@@ -655,6 +673,32 @@ mod tests {
             "{message}"
         );
         assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn a_child_that_panicked_is_reported_by_its_panic_message_not_the_backtrace_hint() {
+        let stderr = "thread 'main' panicked at crates/x/src/uring.rs:175:16:\n\
+                      submission queue full: PushError\n\
+                      stack backtrace:\n   0: std::panicking::begin_panic\n\
+                      note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n";
+        let expected = "thread 'main' panicked at crates/x/src/uring.rs:175:16: submission queue full: PushError";
+        assert_eq!(stderr_summary(stderr).as_deref(), Some(expected));
+        let without_backtrace =
+            "thread 'w' panicked at src/a.rs:1:2:\nboom\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            stderr_summary(without_backtrace).as_deref(),
+            Some("thread 'w' panicked at src/a.rs:1:2: boom")
+        );
+        assert_eq!(
+            stderr_summary("warning: x\nlast words\n\n").as_deref(),
+            Some("last words"),
+            "expected the last non-empty line of a child that did not panic"
+        );
+        assert_eq!(
+            stderr_summary("\n"),
+            None,
+            "expected nothing from an empty stderr"
+        );
     }
 
     #[test]

@@ -584,6 +584,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.trim(io);
             return;
         }
+        // Callers issue only while more slots are free than reserved (see `run`).
         let slot = self.free_slots.pop().expect("issue() needs a free slot");
         if io.ddir == Ddir::Write {
             let buf = &mut self.engine.buffer(slot)[..io.len as usize];

@@ -4,7 +4,7 @@
 use crate::support::scratch;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Generous for a loaded 2-core machine; a correct case takes milliseconds.
@@ -39,7 +39,7 @@ fn cases(dir: &Path, tmp: &Path) -> Vec<Case> {
 
 /// Run one case in `cwd` with a deadline; (exit code, stderr). A hang fails the test.
 fn run(case: &Case, cwd: &Path) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let mut child = crate::support::command()
         .current_dir(cwd)
         .arg("run")
         .arg("--no-history")

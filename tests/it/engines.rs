@@ -153,3 +153,39 @@ fn numjobs_with_group_reporting_merges_workers() {
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0]["read"]["io_bytes"], 3u64 << 20);
 }
+
+#[test]
+fn io_uring_sqpoll_keeps_four_workers_at_depth_128_running() {
+    // The SQPOLL kernel threads take entries at their own pace; a worker that refills a
+    // slot before its thread moved the queue's head finds the queue full and must wait.
+    let dir = scratch();
+    let f = dir.path().join("target");
+    let out = iolens(&[
+        "run",
+        "--output-format=json",
+        "--name=sq",
+        &format!("--filename={}", f.display()),
+        "--size=8m",
+        "--ioengine=io_uring",
+        "--sqthread_poll=1",
+        "--numjobs=4",
+        "--iodepth=128",
+        "--rw=randread",
+        "--bs=4k",
+        "--runtime=1",
+        "--time_based",
+    ]);
+    let report = json(&out);
+    let jobs = report["jobs"].as_array().expect("a jobs array");
+    assert_eq!(
+        jobs.len(),
+        4,
+        "expected one entry per worker, got {}",
+        jobs.len()
+    );
+    for job in jobs {
+        assert_eq!(job["error"], 0, "expected no error, got {}", job["error"]);
+        let ios = job["read"]["total_ios"].as_u64().unwrap_or(0);
+        assert!(ios > 0, "expected each worker to complete reads, got {ios}");
+    }
+}

@@ -43,7 +43,7 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
+        crate::support::unmount(self.dir.path());
     }
 }
 
@@ -203,18 +203,38 @@ fn a_device_that_goes_away_mid_run_is_an_eio_with_partial_results() {
         return;
     };
     let (path, backing) = (dev.path().to_string(), dev.backing().to_path_buf());
-    // Cut the device's backing store from under the running job.
+    // Cut the device's backing store from under the running job, once it reads (not
+    // after a fixed delay: on a busy machine the job may not have started by then).
+    // With direct I/O to its backing file the loop device fails a read past the
+    // file's end (EIO); buffered, it may hand back zeros, or hang a capacity change.
+    let dio = Command::new("losetup")
+        .args(["--direct-io=on", &path])
+        .status()
+        .expect("run losetup");
+    assert!(
+        dio.success(),
+        "expected losetup --direct-io=on {path} to pass, got {dio}"
+    );
+    let stat = format!("/sys/block/{}/stat", path.trim_start_matches("/dev/"));
+    let reads = move || {
+        std::fs::read_to_string(&stat)
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // A reused loop device keeps its counts: start from what it has now.
+    let before = reads();
     let cutter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(700));
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        // More reads than the checks before the job make (signatures, sizes).
+        while reads() < before + 1000 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         std::fs::OpenOptions::new()
             .write(true)
             .open(&backing)
             .unwrap()
             .set_len(0)
-            .unwrap();
-        Command::new("losetup")
-            .args(["-c", &path])
-            .status()
             .unwrap();
     });
     check(

@@ -33,7 +33,7 @@ fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
 fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
     let mut all = vec!["run", "--no-history"];
     all.extend_from_slice(args);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let out = crate::support::command()
         .args(&all)
         .current_dir(dir)
         .output()

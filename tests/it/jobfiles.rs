@@ -88,7 +88,7 @@ fn an_unset_variable_is_an_error_naming_it_and_the_line() {
         err.contains(&format!("{file}:3")) && err.contains("'IOLENS_IT_UNSET'"),
         "{err}"
     );
-    let set = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let set = crate::support::command()
         .args(["run", "--parse-only", &file])
         .env("IOLENS_IT_UNSET", "2m")
         .output()
@@ -130,9 +130,17 @@ fn cmdhelp_lists_options_and_describes_one() {
 #[test]
 fn the_fio_shim_runs_job_files_and_answers_version() {
     let dir = scratch();
-    let install = iolens(&["install-fio-shim", &dir.path().display().to_string()]);
-    assert_eq!(install.status.code(), Some(0), "{}", stderr(&install));
-    let fio = dir.path().join("fio");
+    // The directory does not exist yet: install-fio-shim creates it.
+    let bin = dir.path().join("new/bin");
+    let install = iolens(&["install-fio-shim", &bin.display().to_string()]);
+    assert_eq!(
+        install.status.code(),
+        Some(0),
+        "expected install-fio-shim to create {} and succeed: {}",
+        bin.display(),
+        stderr(&install)
+    );
+    let fio = bin.join("fio");
     let version = Command::new(&fio).arg("--version").output().unwrap();
     assert!(
         stdout(&version).starts_with("fio-3.33-iolens-"),
@@ -140,12 +148,12 @@ fn the_fio_shim_runs_job_files_and_answers_version() {
         stdout(&version)
     );
     let file = write(dir.path(), "f.fio", TWO_JOBS);
-    let run = Command::new(&fio)
+    let run = crate::support::isolated(&fio)
         .args([file.as_str(), "--output-format=json"])
         .output()
         .unwrap();
     assert_eq!(json(&run)["jobs"].as_array().unwrap().len(), 2);
-    let again = iolens(&["install-fio-shim", &dir.path().display().to_string()]);
+    let again = iolens(&["install-fio-shim", &bin.display().to_string()]);
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
 }

@@ -64,8 +64,8 @@ fn ramp_time_is_not_measured() {
     let report = json(&out);
     let runtime_ms = report["jobs"][0]["read"]["runtime"].as_u64().unwrap();
     assert!(
-        (900..1500).contains(&runtime_ms),
-        "measured {runtime_ms} ms of a 1 s run after 1 s ramp"
+        (900..1900).contains(&runtime_ms),
+        "expected about 1000 ms measured of a 1 s run after a 1 s ramp (2000 would count the ramp), got {runtime_ms} ms"
     );
 }
 
@@ -91,7 +91,7 @@ fn the_report_can_go_to_a_file() {
 #[test]
 fn ctrl_c_stops_the_run_and_reports_what_was_measured() {
     let dir = scratch();
-    let child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let child = crate::support::command()
         .args([
             "run",
             "--output-format=json",

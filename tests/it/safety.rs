@@ -38,7 +38,7 @@ fn a_mounted_device_is_refused_naming_the_mount_point() {
     let mounted = mnt.path().display().to_string();
     // Even with allow_mounted_write=1 the filesystem's signature keeps it safe.
     let lifted = iolens(&[&args[..], &["--allow_mounted_write=1"]].concat());
-    Command::new("umount").arg(mnt.path()).status().unwrap();
+    crate::support::unmount(mnt.path());
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(&format!("is mounted on {mounted}")),
@@ -106,7 +106,7 @@ fn alive(pid: u32) -> bool {
 /// exit code, the partial report and that no worker outlives it.
 fn stopped_by(signal: &str, expected_code: i32) {
     let dir = scratch();
-    let child = Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let child = crate::support::command()
         .args([
             "run",
             "--no-history",

@@ -153,16 +153,7 @@ impl Ext4 {
 
 impl Drop for Ext4 {
     fn drop(&mut self) {
-        let dir = self.mount_point.path().to_str().unwrap();
-        if !Command::new("umount")
-            .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success())
-        {
-            // Still busy (a failed test left a process behind): detach lazily
-            // so the loop device can go.
-            let _ = Command::new("umount").args(["-l", dir]).status();
-        }
+        crate::support::unmount(self.mount_point.path());
     }
 }
 

@@ -10,8 +10,7 @@ use crate::scenario_support::{
 use crate::support::{iolens, json, scratch, LoopDevice};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -503,11 +502,7 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
     args.push("--output-format=iolens-json".into());
     args.push(format!("--output={}", output.display()));
     args.extend(seed.args(REPETITION_S as u32, &["--invalidate=0"]));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iolens"))
-        .env(
-            "IOLENS_DB",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
-        )
+    let mut child = crate::support::command()
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

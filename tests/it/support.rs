@@ -5,16 +5,40 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// The home directory of every program a test starts: under the build's temporary
+/// directory, so nothing a test runs can write under the user's home.
+pub fn scratch_home() -> PathBuf {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-home");
+    std::fs::create_dir_all(&home).expect("create the scratch home");
+    home
+}
+
+/// `program` with HOME and the XDG directories in the scratch home.
+pub fn isolated(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let home = scratch_home();
+    let mut command = Command::new(program);
+    command
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_STATE_HOME", home.join(".local/state"));
+    command
+}
+
+/// The iolens binary, isolated, with its history in a scratch database.
+pub fn command() -> Command {
+    let mut command = isolated(env!("CARGO_BIN_EXE_iolens"));
+    command.env(
+        "IOLENS_DB",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
+    );
+    command
+}
+
 /// Runs iolens with its history in a scratch database, never the user's.
 pub fn iolens(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iolens"))
-        .env(
-            "IOLENS_DB",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
-        )
-        .args(args)
-        .output()
-        .expect("run iolens")
+    command().args(args).output().expect("run iolens")
 }
 
 pub fn stderr(out: &Output) -> String {
@@ -42,6 +66,30 @@ pub fn scratch() -> tempfile::TempDir {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it");
     std::fs::create_dir_all(&base).unwrap();
     tempfile::tempdir_in(base).unwrap()
+}
+
+/// Unmount `dir`, waiting a while for a process that still holds it (a stuck
+/// worker leaving after a frozen filesystem thaws), then detaching it lazily, so
+/// no test leaves a mount behind.
+pub fn unmount(dir: &Path) {
+    for _ in 0..50 {
+        let unmounted = Command::new("umount")
+            .arg(dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if unmounted || !is_mount_point(dir) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = Command::new("umount").arg("-l").arg(dir).status();
+}
+
+fn is_mount_point(dir: &Path) -> bool {
+    let dir = dir.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mounts")
+        .is_ok_and(|mounts| mounts.lines().any(|l| l.split(' ').nth(1) == Some(&*dir)))
 }
 
 pub fn is_root() -> bool {

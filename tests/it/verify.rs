@@ -221,7 +221,7 @@ fn verify_fatal_stops_at_the_first_bad_block_and_verify_dump_keeps_both_copies()
         &["--verify_only=1", "--verify_fatal=1", "--verify_dump=1"],
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iolens"))
+    let out = crate::support::command()
         .current_dir(dir.path())
         .args(&args)
         .output()

@@ -52,7 +52,7 @@ impl FrozenFs {
 impl Drop for FrozenFs {
     fn drop(&mut self) {
         let _ = Command::new("fsfreeze").arg("-u").arg(self.path()).status();
-        let _ = Command::new("umount").arg(self.path()).status();
+        crate::support::unmount(self.path());
     }
 }
 

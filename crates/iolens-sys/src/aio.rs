@@ -182,13 +182,15 @@ impl AioRing {
 
 impl IoRing for AioRing {
     #[inline]
-    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()> {
         self.prep(IOCB_CMD_PREAD, slot, file, offset, len);
+        Ok(())
     }
 
     #[inline]
-    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()> {
         self.prep(IOCB_CMD_PWRITE, slot, file, offset, len);
+        Ok(())
     }
 
     fn submit(&mut self) -> io::Result<u32> {
@@ -366,7 +368,7 @@ mod tests {
         let (dir, plain) = scratch_file(0);
         plain.write_all_at(&[1; 2 * BS], 0).unwrap();
         let mut ring = AioRing::new(1, BS, 4096, &[Arc::new(open_direct(&dir))]).unwrap();
-        ring.prep_read(0, 0, 100, BS as u32);
+        ring.prep_read(0, 0, 100, BS as u32).unwrap();
         ring.submit().unwrap();
         let mut results = Vec::new();
         ring.reap(1, 1, |slot, res| results.push((slot, res)))
@@ -379,8 +381,8 @@ mod tests {
         let (dir, _file) = scratch_file(4096);
         let read_only = Arc::new(File::open(dir.path().join("data")).unwrap());
         let mut ring = AioRing::new(2, BS, 4096, &[read_only]).unwrap();
-        ring.prep_write(0, 0, 0, BS as u32);
-        ring.prep_read(1, 0, 0, BS as u32);
+        ring.prep_write(0, 0, 0, BS as u32).unwrap();
+        ring.prep_read(1, 0, 0, BS as u32).unwrap();
         assert_eq!(ring.submit().unwrap(), 1);
         let mut results = Vec::new();
         while ring.in_flight() > 0 {
@@ -407,7 +409,8 @@ mod tests {
         let (_dir, file) = scratch_file(DEPTH as u64 * BS as u64);
         let mut ring = AioRing::new(DEPTH, BS, 4096, &[Arc::new(file)]).unwrap();
         for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
+                .unwrap();
         }
         ring.submit().unwrap();
         drop(ring);
@@ -418,7 +421,7 @@ mod tests {
     fn busy_slot_cannot_be_borrowed() {
         let (_dir, file) = scratch_file(4096);
         let mut ring = AioRing::new(1, BS, 4096, &[Arc::new(file)]).unwrap();
-        ring.prep_read(0, 0, 0, BS as u32);
+        ring.prep_read(0, 0, 0, BS as u32).unwrap();
         ring.slot_mut(0);
     }
 }

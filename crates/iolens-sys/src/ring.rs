@@ -9,10 +9,11 @@ use std::mem::ManuallyDrop;
 use std::time::Duration;
 
 pub trait IoRing {
-    /// Queue a read of `len` bytes at `offset` of `files[file]` into `slot`.
-    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32);
+    /// Queue a read of `len` bytes at `offset` of `files[file]` into `slot`. May hand
+    /// what is queued to the kernel first, to make room (an error is from that).
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()>;
     /// Queue a write of the first `len` bytes of `slot` to `files[file]` at `offset`.
-    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32);
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()>;
     /// Hand every prepared I/O to the kernel; returns how many it took. When the kernel
     /// is short of resources (EAGAIN) the rest stay pending: reap, then submit again.
     /// Per-I/O errors (bad fd, misaligned direct I/O) come back as completions.

@@ -35,6 +35,9 @@ pub struct Uring {
     fixed_buffers: bool,
     /// The ring was set up with IOPOLL (completions must be polled for).
     iopoll: bool,
+    /// The ring was set up with SQPOLL: a kernel thread takes entries off the
+    /// submission queue at its own pace.
+    sqpoll: bool,
     bufs: LentSlots,
     /// Pushed onto the submission queue, not yet passed to io_uring_enter.
     unsubmitted: u32,
@@ -80,6 +83,19 @@ impl Uring {
         files: &[Arc<File>],
         options: UringOptions,
     ) -> io::Result<Self> {
+        Self::with_sq_entries(slots, slots, slot_size, align, files, options)
+    }
+
+    /// Like [`Uring::new`], with a submission queue of `sq_entries` (rounded up to a
+    /// power of two by the kernel); fewer than `slots` lets the tests fill it.
+    fn with_sq_entries(
+        sq_entries: u32,
+        slots: u32,
+        slot_size: usize,
+        align: usize,
+        files: &[Arc<File>],
+        options: UringOptions,
+    ) -> io::Result<Self> {
         let mut bufs = Slots::new(slots, slot_size, align)?;
         let mut notes = Vec::new();
         let (mut sqpoll, mut iopoll) = (options.sqpoll, options.iopoll);
@@ -87,7 +103,7 @@ impl Uring {
         // older kernels refuse it and then we silently do without.
         let mut defer_taskrun = !sqpoll;
         let ring = loop {
-            match build_ring(slots, sqpoll, iopoll, defer_taskrun) {
+            match build_ring(sq_entries, sqpoll, iopoll, defer_taskrun) {
                 Ok(ring) => break ring,
                 Err(_) if defer_taskrun => defer_taskrun = false,
                 Err(e) if sqpoll => {
@@ -144,6 +160,7 @@ impl Uring {
             sqe_flags,
             fixed_buffers,
             iopoll,
+            sqpoll,
             bufs: LentSlots::new(bufs),
             unsubmitted: 0,
             outstanding: 0,
@@ -153,7 +170,10 @@ impl Uring {
     }
 
     #[inline]
-    fn prep(&mut self, write: bool, slot: u32, file: u32, offset: u64, len: u32) {
+    fn prep(&mut self, write: bool, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()> {
+        if self.ring.submission().is_full() {
+            self.make_room()?;
+        }
         let buf = self.bufs.lend(slot, len);
         let fd = types::Fd(self.sqe_fds[file as usize]);
         // Registered buffers are indexed by slot (fewer than 2^16 slots: the SQ holds at most 32768).
@@ -171,21 +191,60 @@ impl Uring {
         // SAFETY: the SQE points at a slot we own; the slot is lent (LentSlots) and is neither handed
         // out nor freed until its completion is reaped (or Drop has drained the ring).
         let pushed = unsafe { self.ring.submission().push(&entry) };
-        // The queue has at least `slots` entries and each busy slot holds at most one.
-        pushed.expect("submission queue larger than the slot count");
+        if pushed.is_err() {
+            // make_room left room and nothing else pushes: unreachable, but a slot must not stay lent.
+            self.bufs.give_back(slot);
+            return Err(io::Error::other("io_uring submission queue is full"));
+        }
         self.unsubmitted += 1;
         self.outstanding += 1;
+        Ok(())
+    }
+
+    /// The submission queue is full: hand its entries to the kernel and wait until
+    /// it has taken some. With SQPOLL this is an ordinary state: the kernel thread
+    /// takes entries at its own pace and moves the queue's head only after a whole
+    /// batch, whose I/Os may already have completed (and their slots been reused).
+    fn make_room(&mut self) -> io::Result<()> {
+        loop {
+            self.enter(0)?;
+            if !self.ring.submission().is_full() {
+                return Ok(());
+            }
+            if !self.sqpoll {
+                // Without SQPOLL, entering takes every entry unless the kernel is short of
+                // resources: reaping completions (the caller's next step) frees them.
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "io_uring submission queue is full and the kernel takes no more entries",
+                ));
+            }
+            match self.ring.submitter().squeue_wait() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// io_uring_enter reported `n` entries taken; how many of ours that makes.
+    /// With SQPOLL the call only wakes the kernel thread, which takes every entry
+    /// on the queue by itself (the count returned is what it had not yet taken).
+    fn taken(&mut self, n: usize) -> u32 {
+        let n = if self.sqpoll {
+            self.unsubmitted
+        } else {
+            (n as u32).min(self.unsubmitted)
+        };
+        self.unsubmitted -= n;
+        n
     }
 
     /// io_uring_enter: submit what is queued and wait for `want` completions.
     fn enter(&mut self, want: u32) -> io::Result<u32> {
         loop {
             match self.ring.submit_and_wait(want as usize) {
-                Ok(n) => {
-                    let n = (n as u32).min(self.unsubmitted);
-                    self.unsubmitted -= n;
-                    return Ok(n);
-                }
+                Ok(n) => return Ok(self.taken(n)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {
                     return Ok(0)
@@ -204,8 +263,7 @@ impl Uring {
         loop {
             match self.ring.submitter().submit_with_args(want as usize, &args) {
                 Ok(n) => {
-                    let n = (n as u32).min(self.unsubmitted);
-                    self.unsubmitted -= n;
+                    self.taken(n);
                     return Ok(true);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -239,13 +297,13 @@ impl IoRing for Uring {
     }
 
     #[inline]
-    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
-        self.prep(false, slot, file, offset, len);
+    fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()> {
+        self.prep(false, slot, file, offset, len)
     }
 
     #[inline]
-    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) {
-        self.prep(true, slot, file, offset, len);
+    fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()> {
+        self.prep(true, slot, file, offset, len)
     }
 
     fn submit(&mut self) -> io::Result<u32> {
@@ -371,6 +429,104 @@ mod tests {
         );
     }
 
+    /// Reaps until `count` I/Os completed, each with a whole block.
+    fn reap_all(ring: &mut Uring, count: u32) -> Vec<u32> {
+        let mut slots = Vec::new();
+        while slots.len() < count as usize {
+            ring.reap(1, count, |slot, res| {
+                assert_eq!(
+                    res, BS as i64,
+                    "slot {slot}: expected a whole block, got {res}"
+                );
+                slots.push(slot);
+            })
+            .unwrap_or_else(|e| panic!("reap failed after {} completions: {e}", slots.len()));
+        }
+        slots
+    }
+
+    #[test]
+    fn a_full_submission_queue_is_submitted_and_waited_for() {
+        const SLOTS: u32 = 16;
+        for sqpoll in [false, true] {
+            let (_dir, _plain, file) = direct_file();
+            let options = UringOptions {
+                sqpoll,
+                ..Default::default()
+            };
+            // A 4-entry queue under 16 slots fills again and again before the first submit,
+            // as the queue of an SQPOLL ring does while its kernel thread lags behind.
+            let mut ring = Uring::with_sq_entries(4, SLOTS, BS, 4096, &[file], options).unwrap();
+            for slot in 0..SLOTS {
+                ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
+                    .unwrap_or_else(|e| {
+                        panic!("sqpoll={sqpoll}: queueing slot {slot} failed: {e}")
+                    });
+            }
+            ring.submit().unwrap();
+            assert_eq!(
+                ring.pending(),
+                0,
+                "sqpoll={sqpoll}: expected nothing left unsubmitted"
+            );
+            let mut slots = reap_all(&mut ring, SLOTS);
+            slots.sort_unstable();
+            assert_eq!(
+                slots,
+                (0..SLOTS).collect::<Vec<_>>(),
+                "sqpoll={sqpoll}: expected every slot to complete once"
+            );
+            assert_eq!(
+                ring.in_flight(),
+                0,
+                "sqpoll={sqpoll}: expected nothing in flight"
+            );
+        }
+    }
+
+    #[test]
+    fn sqpoll_ring_reuses_slots_as_fast_as_they_complete() {
+        // Cached reads complete at once, often before the kernel thread moves the
+        // queue's head past them: a refilled slot then finds the queue full.
+        const SLOTS: u32 = 64;
+        const IOS: u32 = 20_000;
+        let (_dir, file) = scratch_file(u64::from(SLOTS) * BS as u64);
+        let options = UringOptions {
+            sqpoll: true,
+            ..Default::default()
+        };
+        let mut ring = Uring::new(SLOTS, BS, 4096, &[Arc::new(file)], options).unwrap();
+        let prep = |ring: &mut Uring, slot: u32| {
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
+                .unwrap_or_else(|e| panic!("queueing slot {slot} failed: {e}"));
+        };
+        for slot in 0..SLOTS {
+            prep(&mut ring, slot);
+        }
+        let (mut issued, mut done) = (SLOTS, 0);
+        let mut freed = Vec::with_capacity(SLOTS as usize);
+        while done < IOS {
+            ring.submit().unwrap();
+            ring.reap(1, SLOTS, |slot, res| {
+                assert_eq!(
+                    res, BS as i64,
+                    "slot {slot}: expected a whole block, got {res}"
+                );
+                freed.push(slot);
+            })
+            .unwrap();
+            done += freed.len() as u32;
+            for slot in freed.drain(..) {
+                if issued < IOS {
+                    prep(&mut ring, slot);
+                    issued += 1;
+                }
+            }
+        }
+        assert_eq!(done, IOS, "expected {IOS} completions, got {done}");
+        assert_eq!(ring.in_flight(), 0, "expected nothing in flight");
+    }
+
     #[test]
     fn iopoll_ring_reports_every_completion() {
         // On a device without poll queues the I/Os may fail (EOPNOTSUPP); they must still complete.
@@ -381,7 +537,8 @@ mod tests {
         };
         let mut ring = Uring::new(DEPTH, BS, 4096, &[file], options).unwrap();
         for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
+                .unwrap();
         }
         ring.submit().unwrap();
         let mut reaped = 0;
@@ -396,7 +553,7 @@ mod tests {
         let (dir, _file) = scratch_file(4096);
         let read_only = Arc::new(File::open(dir.path().join("data")).unwrap());
         let mut ring = Uring::new(2, BS, 4096, &[read_only], UringOptions::default()).unwrap();
-        ring.prep_write(0, 0, 0, BS as u32);
+        ring.prep_write(0, 0, 0, BS as u32).unwrap();
         ring.submit().unwrap();
         let mut results = Vec::new();
         ring.reap(1, 2, |slot, res| results.push((slot, res)))
@@ -415,7 +572,7 @@ mod tests {
         }
         ring.set_wait_limit(Some(Duration::from_millis(20)));
         // A read of an empty pipe completes only once something is written.
-        ring.prep_read(0, 0, 0, 1);
+        ring.prep_read(0, 0, 0, 1).unwrap();
         ring.submit().unwrap();
         let started = std::time::Instant::now();
         assert_eq!(
@@ -437,7 +594,8 @@ mod tests {
         let (_dir, _plain, file) = direct_file();
         let mut ring = Uring::new(DEPTH, BS, 4096, &[file], UringOptions::default()).unwrap();
         for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32);
+            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
+                .unwrap();
         }
         ring.submit().unwrap();
         drop(ring);
@@ -448,7 +606,7 @@ mod tests {
     fn busy_slot_cannot_be_borrowed() {
         let (_dir, file) = scratch_file(4096);
         let mut ring = Uring::new(1, BS, 4096, &[Arc::new(file)], UringOptions::default()).unwrap();
-        ring.prep_read(0, 0, 0, BS as u32);
+        ring.prep_read(0, 0, 0, BS as u32).unwrap();
         ring.slot_mut(0);
     }
 }

@@ -75,9 +75,9 @@ pub enum Tool {
 impl Tool {
     fn command(self, job: &Path, dir: &Path) -> Command {
         let mut cmd = match self {
-            Tool::Fio => Command::new("fio"),
+            Tool::Fio => crate::support::isolated("fio"),
             Tool::Iolens => {
-                let mut cmd = Command::new(env!("CARGO_BIN_EXE_iolens"));
+                let mut cmd = crate::support::command();
                 cmd.args(["run", "--no-history"]);
                 cmd
             }
