@@ -3,7 +3,10 @@
 //!
 //! - A pass issues at most `size` bytes (with `rw=randwrite` and `norandommap`,
 //!   up to `io_size`), and ends early once the regions have no block left that
-//!   fits: a block that does not fit in the region is never issued.
+//!   fits: a block that does not fit in the region is never issued. With holes
+//!   (`rw=write:4k`) the walk wraps at the file's end instead of ending, so, as in
+//!   fio, a pass goes on until all the bytes of all loops are issued (unless a
+//!   block ends exactly at the file's end, which ends the walk).
 //! - Over all passes at most `(io_size or size) × loops` bytes and
 //!   `number_ios × loops` I/Os are issued.
 //! - After the `loops` passes another pass starts only while the bytes done are
@@ -52,11 +55,13 @@ impl Budget {
         let io_size = job.target.io_size.map(|s| s.resolve(region_total));
         let target = io_size.unwrap_or(region_total);
         let overwrites = w.rw.is_random() && !w.randommap && w.rw.directions()[1];
+        let loops = job.target.loops.max(1);
+        let holes = !w.rw.is_random() && w.rw_modifier > 0;
         let pass_limit = match io_size {
+            _ if holes => target.saturating_mul(u64::from(loops)),
             Some(io_size) if overwrites => io_size.max(region_total),
             _ => region_total,
         };
-        let loops = job.target.loops.max(1);
         let max_block =
             w.rw.directions()
                 .iter()
@@ -201,6 +206,28 @@ mod tests {
             run(&mut budget, 60 * MIB, 10 * MIB),
             120 * MIB,
             "two full passes"
+        );
+    }
+
+    #[test]
+    fn a_hole_walk_goes_on_until_io_size_is_reached() {
+        // fio: write:4k bs=4k size=32k io_size=34k wraps and issues 9 blocks
+        let mut spec = job(&["--name=s", "--size=32k", "--bs=4k", "--rw=write:4k"]);
+        spec.target.io_size = Some(SizeOrPercent::Bytes(34 << 10));
+        let mut budget = Budget::new(&spec, 32 << 10);
+        let bytes = run(&mut budget, u64::MAX, 4 << 10);
+        assert_eq!(
+            bytes,
+            36 << 10,
+            "expected 9 blocks of 4k, saw {bytes} bytes"
+        );
+        spec.target.loops = 2;
+        let mut budget = Budget::new(&spec, 32 << 10);
+        let bytes = run(&mut budget, u64::MAX, 4 << 10);
+        assert_eq!(
+            bytes,
+            68 << 10,
+            "expected 17 blocks of 4k, saw {bytes} bytes"
         );
     }
 

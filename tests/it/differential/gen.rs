@@ -265,9 +265,8 @@ impl Case {
                 s.set("offset_increment", size_text(bs * rng.pick(&[4, 16])));
             }
         }
-        // open: holes with io_size
         match rng.below(100) {
-            0..=11 if !holes => s.set(
+            0..=11 => s.set(
                 "io_size",
                 size_text(size * rng.pick(&[1, 2, 3]) / 2 + bs / 2),
             ),
