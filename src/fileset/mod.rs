@@ -439,14 +439,28 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                     }
                     None => PathBuf::from(name),
                 };
-                regions.push((path, 0, filesize));
+                let offset = start_offset(job, w, existing_size(&path)?.unwrap_or(0));
+                // fio: with filesize= the region is what lies past the offset
+                // (a start past the file's end is refused); without it the file
+                // grows to hold size/nrfiles past the offset
+                let len = match t.filesize {
+                    Some(fs) if offset > fs => {
+                        return Err(TargetError::Config(format!(
+                            "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, lies past filesize={fs} (fio refuses it too); lower offset= or offset_increment=, or raise filesize=",
+                            job.name,
+                            job_index + 1
+                        )))
+                    }
+                    Some(fs) => fs - offset,
+                    None => filesize,
+                };
+                regions.push((path, offset, len));
             }
         } else {
             for path in &t.filenames {
                 let existing = existing_size(path)?;
                 let base_size = existing.unwrap_or(0);
-                let offset = t.offset.resolve(base_size)
-                    + u64::from(w) * t.offset_increment.resolve(base_size);
+                let offset = start_offset(job, w, base_size);
                 let len = match (t.size, t.filesize, existing) {
                     // fio: a percentage of the file past the offset, whole blocks
                     (Some(SizeOrPercent::Percent(p)), _, _) => {
@@ -476,16 +490,30 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                 regions.push((path.clone(), offset, len));
             }
         }
-        if regions.iter().all(|r| r.2 == 0) {
+        // fio: the regions (at most size=) must hold the smallest block
+        let held: u64 = regions.iter().map(|r| r.2).sum();
+        let held = match t.size {
+            Some(SizeOrPercent::Bytes(size)) => held.min(size),
+            _ => held,
+        };
+        if held < smallest_block(job) {
             return Err(TargetError::Config(format!(
-                "job '{}' (job {}): the region to do I/O on is empty (check size=, offset= and filesize=)",
+                "job '{}' (job {}, clone {w}): the region to do I/O on holds {held} bytes, less than the smallest block {} (check size=, offset=, offset_increment= and filesize=)",
                 job.name,
-                job_index + 1
+                job_index + 1,
+                smallest_block(job)
             )));
         }
         workers.push(regions);
     }
     Ok(workers)
+}
+
+/// Where worker (clone) `w` starts in a file of `base_size` bytes:
+/// `offset + w × offset_increment`.
+fn start_offset(job: &JobSpec, w: u32, base_size: u64) -> u64 {
+    let t = &job.target;
+    t.offset.resolve(base_size) + u64::from(w) * t.offset_increment.resolve(base_size)
 }
 
 /// fio's `filename_format` expansion; other `$words` are kept as written.
@@ -758,6 +786,44 @@ mod tests {
             [dir.path().join("shared.0"), dir.path().join("shared.1")]
         );
         assert_eq!(names(0), names(1));
+    }
+
+    #[test]
+    fn generated_files_start_at_the_offset_and_a_start_past_filesize_is_refused() {
+        let dir = crate::testutil::scratch_dir();
+        let directory = format!("--directory={}", dir.path().display());
+        let args = |increment: &str| {
+            job(&[
+                "--name=o",
+                &directory,
+                "--size=64k",
+                "--nrfiles=2",
+                "--filesize=32k",
+                "--offset=16k",
+                "--numjobs=2",
+                increment,
+            ])
+        };
+        let plan = plan_job(0, &args("--offset_increment=8k")).unwrap();
+        let regions: Vec<(u64, u64)> = plan[1].iter().map(|r| (r.1, r.2)).collect();
+        assert_eq!(
+            regions,
+            [(24 << 10, 8 << 10); 2],
+            "clone 1: expected each file from 24k to its 32k end, saw {regions:?}"
+        );
+        let err = plan_job(0, &args("--offset_increment=20k")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("offset_increment=") && text.contains("filesize=32768"),
+            "expected a refusal naming offset_increment= and filesize=, saw: {text}"
+        );
+        // fio: clone 1 keeps 2 x 1k past 31k, less than one 4k block
+        let err = plan_job(0, &args("--offset_increment=15k")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("clone 1") && text.contains("holds 2048 bytes"),
+            "expected a refusal of clone 1 holding 2048 bytes, saw: {text}"
+        );
     }
 
     #[test]

@@ -77,19 +77,28 @@ impl Section {
         self.get("numjobs").map_or(1, |n| n.parse().unwrap())
     }
 
-    /// The largest block size of the section (fio's `td_max_bs`).
-    pub fn max_bs(&self) -> u64 {
+    /// The block sizes the section names (bs, the ends of bsrange, or bssplit's).
+    fn block_sizes(&self) -> Vec<u64> {
         if let Some(range) = self.get("bsrange") {
-            return parse_size(range.split('-').nth(1).unwrap());
+            return range.split('-').map(parse_size).collect();
         }
         if let Some(split) = self.get("bssplit") {
             return split
                 .split(':')
                 .map(|part| parse_size(part.split('/').next().unwrap()))
-                .max()
-                .unwrap();
+                .collect();
         }
-        parse_size(self.get("bs").unwrap())
+        vec![parse_size(self.get("bs").unwrap())]
+    }
+
+    /// The largest block size of the section (fio's `td_max_bs`).
+    pub fn max_bs(&self) -> u64 {
+        self.block_sizes().into_iter().max().unwrap()
+    }
+
+    /// The smallest block size of the section (fio's `td_min_bs`).
+    pub fn min_bs(&self) -> u64 {
+        self.block_sizes().into_iter().min().unwrap()
     }
 
     /// Block sizes are drawn at random (bsrange, bssplit).
@@ -100,6 +109,18 @@ impl Section {
     /// Offsets are drawn at random.
     pub fn random(&self) -> bool {
         self.get("rw").unwrap().starts_with("rand")
+    }
+
+    /// fio refuses the job: a clone starts past the end of its `filesize=`
+    /// files, or what lies past its start holds less than the smallest block.
+    pub fn refused_start(&self) -> bool {
+        let size = |key| self.get(key).map_or(0, parse_size);
+        let Some(filesize) = self.get("filesize").map(parse_size) else {
+            return false;
+        };
+        let start = size("offset") + (self.numjobs() - 1) * size("offset_increment");
+        let files = self.get("nrfiles").map_or(1, |n| n.parse().unwrap());
+        start > filesize || files * (filesize - start) < self.min_bs()
     }
 
     /// Reads and writes are mixed by a random draw.
@@ -259,9 +280,8 @@ impl Case {
         }
         if rng.chance(30) {
             s.set("numjobs", rng.pick(&[2, 3]));
-            // open: offset_increment beside holes or several files
-            let plain = !s.get("rw").unwrap().contains(':') && !s.has("nrfiles");
-            if plain && rng.chance(40) {
+            // open: offset_increment beside holes
+            if !s.get("rw").unwrap().contains(':') && rng.chance(40) {
                 s.set("offset_increment", size_text(bs * rng.pick(&[4, 16])));
             }
         }

@@ -17,6 +17,9 @@ pub enum Known {
     RandomMapSizes,
     /// rw/randrw: each tool draws the direction of each I/O from its own stream.
     MixedSplit,
+    /// A clone starts past its files' end: fio refuses that job and runs the
+    /// others, iolens refuses the job file.
+    RefusedOffset,
 }
 
 /// The documented list (docs/fio-differences.md): each class and its reason.
@@ -40,6 +43,14 @@ pub const KNOWN: &[(Known, &str)] = &[
          read/write split may differ within binomial noise, and the totals by \
          one block per pass and job (which direction reaches the region's end \
          first decides when the pass ends)",
+    ),
+    (
+        Known::RefusedOffset,
+        "offset= + clone x offset_increment= past filesize=, or less than the \
+         smallest block past it: fio refuses that job (\"you need to specify \
+         valid offset=\", \"blocksize is larger than data set range\"), runs \
+         the others and exits non-zero; iolens refuses the whole job file before \
+         any I/O (exit 2), so only the two refusals are compared",
     ),
 ];
 
@@ -186,6 +197,9 @@ pub fn classes(case: &Case) -> Vec<Known> {
     if any(Section::mixed) {
         found.push(Known::MixedSplit);
     }
+    if any(Section::refused_start) {
+        found.push(Known::RefusedOffset);
+    }
     found
 }
 
@@ -238,11 +252,11 @@ fn tolerance(sections: &[&Section], fio: &Entry) -> Tolerance {
     for s in sections {
         let jobs = s.numjobs();
         let max_bs = s.max_bs();
+        let passes = s.get("loops").map_or(1, |n| n.parse().unwrap()) + 1;
         if s.random_sizes() && s.random() {
             t.total_bytes = u64::MAX / 4;
             t.total_ios = u64::MAX / 4;
         } else if s.random_sizes() {
-            let passes = s.get("loops").map_or(1, |n| n.parse().unwrap()) + 1;
             t.total_bytes += max_bs * passes * jobs;
             // sizes are drawn differently: the count follows the bytes / mean size
             t.total_ios += fio.total(1) / 4 + 2 * jobs;
@@ -254,7 +268,6 @@ fn tolerance(sections: &[&Section], fio: &Entry) -> Tolerance {
             t.split_ios += ios;
             t.split_bytes += ios * max_bs;
             // the direction whose walk reaches the end first ends the pass
-            let passes = s.get("loops").map_or(1, |n| n.parse().unwrap()) + 1;
             t.total_ios += passes * jobs;
             t.total_bytes += passes * jobs * max_bs;
         }
@@ -292,6 +305,29 @@ pub fn judge(case: &Case, fio: &Outcome, iolens: &Outcome) -> Verdict {
     let none = Vec::new();
     let f = relative(fio.entries.get(&case.seed).unwrap_or(&none));
     let i = relative(iolens.entries.get(&case.seed).unwrap_or(&none));
+    if classes(case).contains(&Known::RefusedOffset) {
+        let refused = fio.status != Some(0)
+            && [
+                "you need to specify valid offset=",
+                "larger than data set range",
+            ]
+            .iter()
+            .any(|why| fio.stderr.contains(why))
+            && iolens.status == Some(2)
+            && ["lies past filesize=", "less than the smallest block"]
+                .iter()
+                .any(|why| iolens.stderr.contains(why));
+        return if refused {
+            Verdict::Same
+        } else {
+            Verdict::Differs(report(
+                case,
+                fio,
+                iolens,
+                "refusal of a start past filesize=",
+            ))
+        };
+    }
     if fio.status != iolens.status {
         return Verdict::Differs(report(case, fio, iolens, "exit status"));
     }
