@@ -70,14 +70,18 @@ impl IoGenerator {
             0 => w.bs[ddir.index()].min(),
             align => align,
         });
-        let in_use = |values: [u64; DDIRS]| {
+        let used = |values: [u64; DDIRS]| {
             Ddir::ALL
                 .into_iter()
                 .filter(|&ddir| direction.uses(ddir))
-                .map(|ddir| values[ddir.index()])
+                .map(move |ddir| values[ddir.index()])
+        };
+        let in_use = |values| {
+            used(values)
                 .min()
                 .expect("a pattern uses at least one direction")
         };
+        let largest_block = used(Ddir::ALL.map(|ddir| w.bs[ddir.index()].max())).max();
         let rules = OffsetRules {
             random: w.rw.is_random(),
             hole: if w.rw.is_random() { 0 } else { w.rw_modifier },
@@ -86,6 +90,7 @@ impl IoGenerator {
             align,
             unit: in_use(align),
             min_block: in_use(Ddir::ALL.map(|ddir| w.bs[ddir.index()].min())),
+            spans_units: largest_block > Some(in_use(align)),
             percent_random: w.percentage_random,
             zones: w.zones,
         };

@@ -65,6 +65,10 @@ pub struct OffsetRules {
     pub unit: u64,
     /// Size of the smallest block in use; a region's tail shorter than it is never touched.
     pub min_block: u64,
+    /// An I/O may cover more than one `unit`: the random map then marks every
+    /// unit an I/O covers and cuts the I/O short at the first one already done,
+    /// as fio's does, so a pass still covers each unit once.
+    pub spans_units: bool,
     /// Random patterns: per direction, the per cent of I/Os at a random offset
     /// (`percentage_random`); the others start where the previous I/O ended.
     pub percent_random: [u32; DDIRS],
@@ -79,6 +83,8 @@ enum BlockChoice {
     Permuted {
         order: BlockPermutation,
         next_index: u64,
+        /// Units done this pass, when an I/O may cover several (`spans_units`).
+        done: Option<UnitMap>,
     },
     /// `norandommap`: independent uniform picks.
     Uniform,
@@ -111,6 +117,7 @@ impl BlockChoice {
     fn new(
         distribution: &Distribution,
         random_map: bool,
+        spans_units: bool,
         blocks: u64,
         rng: &mut WorkerRng,
     ) -> Self {
@@ -120,6 +127,7 @@ impl BlockChoice {
             Distribution::Random if random_map => Self::Permuted {
                 order: BlockPermutation::new(blocks, rng),
                 next_index: 0,
+                done: spans_units.then(|| UnitMap::new(blocks)),
             },
             Distribution::Random => Self::Uniform,
             Distribution::Zipf(theta) => Self::Ranked {
@@ -147,13 +155,20 @@ impl BlockChoice {
     #[inline]
     fn pick(&mut self, blocks: u64, rng: &mut WorkerRng) -> Option<u64> {
         let block = match self {
-            Self::Permuted { order, next_index } => {
+            Self::Permuted {
+                order,
+                next_index,
+                done,
+            } => loop {
                 if *next_index == order.blocks() {
                     return None;
                 }
                 *next_index += 1;
-                order.get(*next_index - 1)
-            }
+                let block = order.get(*next_index - 1);
+                if !done.as_ref().is_some_and(|done| done.is_set(block)) {
+                    break block;
+                }
+            },
             Self::Uniform => rng.random_range(0..blocks),
             Self::Ranked { ranks, scatter } => {
                 let rank = match ranks {
@@ -173,6 +188,58 @@ impl BlockChoice {
             }
         };
         Some(block.min(blocks - 1))
+    }
+
+    /// Mark the `units` units from `block` done, stopping at the first one
+    /// already done; how many were marked (all of them without a map).
+    #[inline]
+    fn mark(&mut self, block: u64, units: u64) -> u64 {
+        match self {
+            Self::Permuted {
+                done: Some(done), ..
+            } => done.mark_free_run(block, units),
+            _ => units,
+        }
+    }
+}
+
+/// One bit per unit of a window: done this pass or not.
+#[derive(Debug, Clone)]
+struct UnitMap {
+    words: Vec<u64>,
+    units: u64,
+}
+
+impl UnitMap {
+    fn new(units: u64) -> Self {
+        UnitMap {
+            words: vec![0; units.div_ceil(64) as usize],
+            units,
+        }
+    }
+
+    /// All units free again, for a window of `units` (reuses the storage).
+    fn reset(&mut self, units: u64) {
+        self.words.clear();
+        self.words.resize(units.div_ceil(64) as usize, 0);
+        self.units = units;
+    }
+
+    #[inline]
+    fn is_set(&self, unit: u64) -> bool {
+        self.words[(unit / 64) as usize] & (1 << (unit % 64)) != 0
+    }
+
+    /// Set up to `count` units from `first` while they are free; how many were set.
+    #[inline]
+    fn mark_free_run(&mut self, first: u64, count: u64) -> u64 {
+        let mut marked = 0;
+        while marked < count && first + marked < self.units && !self.is_set(first + marked) {
+            let unit = first + marked;
+            self.words[(unit / 64) as usize] |= 1 << (unit % 64);
+            marked += 1;
+        }
+        marked
     }
 }
 
@@ -249,7 +316,13 @@ impl RegionCursor {
             sequential_pos: [0; DDIRS],
             run_left: 0,
             run_next: 0,
-            choice: BlockChoice::new(distribution, random_map, choice_blocks, rng),
+            choice: BlockChoice::new(
+                distribution,
+                random_map,
+                rules.spans_units,
+                choice_blocks,
+                rng,
+            ),
         };
         cursor.bytes_left = cursor.pass_bytes(rules);
         if rules.zones.is_some() {
@@ -294,9 +367,17 @@ impl RegionCursor {
         self.sequential_pos = [0; DDIRS];
         self.run_left = 0;
         self.run_next = 0;
-        if let BlockChoice::Permuted { order, next_index } = &mut self.choice {
+        if let BlockChoice::Permuted {
+            order,
+            next_index,
+            done,
+        } = &mut self.choice
+        {
             *order = BlockPermutation::new(self.window_blocks, rng);
             *next_index = 0;
+            if let Some(done) = done {
+                done.reset(self.window_blocks);
+            }
         }
     }
 
@@ -343,26 +424,26 @@ impl RegionCursor {
         if rules.zones.is_some() && self.zone_bytes_left == 0 {
             self.next_zone(rules, rng);
         }
-        let offset = if rules.random {
+        let (offset, from_map) = if rules.random {
             let mut picked = self.random_offset(ddir, rules, rng);
             if picked.is_none() && rules.zones.is_some() {
                 // the zone's random map ran out before its zonesize bytes
                 self.next_zone(rules, rng);
                 picked = self.random_offset(ddir, rules, rng);
             }
-            let Some(offset) = picked else {
+            let Some(picked) = picked else {
                 self.bytes_left = 0;
                 return None;
             };
-            offset
+            picked
         } else if rules.zones.is_some() {
-            self.zone_sequential_offset(ddir)
+            (self.zone_sequential_offset(ddir), false)
         } else {
             let Some(offset) = self.sequential_offset(ddir, rules) else {
                 self.bytes_left = 0;
                 return None;
             };
-            offset
+            (offset, false)
         };
         let room = self.window_len - offset;
         let len = if len > room && Self::walks_to_file_end(rules) {
@@ -372,6 +453,14 @@ impl RegionCursor {
             len.min(room)
         }
         .min(self.bytes_left);
+        let len = if from_map && rules.spans_units {
+            let units = self
+                .choice
+                .mark(offset / rules.unit, len.div_ceil(rules.unit));
+            len.min(units * rules.unit)
+        } else {
+            len
+        };
         self.bytes_left -= len;
         // a zone counts whole I/Os: the one that crosses zonesize is its last
         self.zone_bytes_left = self.zone_bytes_left.saturating_sub(len);
@@ -426,23 +515,23 @@ impl RegionCursor {
         ddir: Ddir,
         rules: &OffsetRules,
         rng: &mut WorkerRng,
-    ) -> Option<u64> {
+    ) -> Option<(u64, bool)> {
         let align = rules.align[ddir.index()];
         if self.run_left > 0 && self.run_next < self.window_len {
             self.run_left -= 1;
-            return Some(self.run_next - self.run_next % align);
+            return Some((self.run_next - self.run_next % align, false));
         }
         let percent_random = rules.percent_random[ddir.index()];
         if percent_random < 100
             && self.run_next < self.window_len
             && rng.random_range(0..100) >= percent_random
         {
-            return Some(self.run_next - self.run_next % align);
+            return Some((self.run_next - self.run_next % align, false));
         }
         let block = self.choice.pick(self.window_blocks, rng)?;
         self.run_left = rules.run_len.saturating_sub(1);
         let offset = block * rules.unit;
-        Some(offset - offset % align)
+        Some((offset - offset % align, true))
     }
 }
 
@@ -460,9 +549,31 @@ mod tests {
             align: [block; DDIRS],
             unit: block,
             min_block: block,
+            spans_units: false,
             percent_random: [100; DDIRS],
             zones: None,
         }
+    }
+
+    #[test]
+    fn the_random_map_cuts_an_io_at_a_done_unit_so_a_pass_covers_each_unit_once() {
+        // fio: with bsrange an I/O is shortened at the first block already done
+        let rules = OffsetRules {
+            spans_units: true,
+            ..rules(true, 512)
+        };
+        let mut cursor = cursor(64 * 512, &rules, &Distribution::Random, true);
+        let mut rng = WorkerRng::seed_from_u64(5);
+        let mut hits = [0u32; 64];
+        while let Some((offset, len)) = cursor.next(Ddir::Write, 4 * 512, &rules, &mut rng) {
+            for unit in offset / 512..(offset + len) / 512 {
+                hits[unit as usize] += 1;
+            }
+        }
+        assert!(
+            hits.iter().all(|&n| n == 1),
+            "expected each of the 64 units written once in the pass, saw {hits:?}"
+        );
     }
 
     fn cursor(

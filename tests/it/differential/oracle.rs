@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 pub enum Known {
     /// bsrange/bssplit: each tool draws the sizes from its own random stream.
     RandomSizes,
-    /// Random offsets with bsrange/bssplit: fio shortens an I/O to the free
-    /// blocks of its random map; iolens does not model that yet.
+    /// Random offsets with bsrange/bssplit: both random maps shorten an I/O to
+    /// the free blocks; each tool draws the sizes from its own stream.
     RandomMapSizes,
     /// rw/randrw: each tool draws the direction of each I/O from its own stream.
     MixedSplit,
@@ -32,10 +32,12 @@ pub const KNOWN: &[(Known, &str)] = &[
     ),
     (
         Known::RandomMapSizes,
-        "random offsets with bsrange/bssplit: fio cuts an I/O short where its \
-         random map has a used block and picks sizes biased to the largest; \
-         iolens picks whole blocks uniformly, so counts and bytes are not \
-         compared (entries, groups and exit status are)",
+        "random offsets with bsrange/bssplit: both random maps cut an I/O \
+         short at a used block, the sizes come from each tool's own stream: the \
+         bytes differ by less than one largest block per pass and job (with \
+         number_ios, plus number_ios x (largest - smallest) per loop and job), \
+         the I/O counts by at most bytes / smallest - bytes / largest block, and \
+         each tool's bytes per I/O lie between the smallest and largest block",
     ),
     (
         Known::MixedSplit,
@@ -240,6 +242,9 @@ struct Tolerance {
     /// Read plus write: I/Os and bytes.
     total_ios: u64,
     total_bytes: u64,
+    /// Random offsets with random sizes: the smallest and largest block, which
+    /// bound each tool's bytes per I/O (its count is judged against its bytes).
+    block_range: Option<(u64, u64)>,
 }
 
 fn tolerance(sections: &[&Section], fio: &Entry) -> Tolerance {
@@ -248,14 +253,28 @@ fn tolerance(sections: &[&Section], fio: &Entry) -> Tolerance {
         split_bytes: 0,
         total_ios: 0,
         total_bytes: 0,
+        block_range: None,
     };
     for s in sections {
         let jobs = s.numjobs();
         let max_bs = s.max_bs();
         let passes = s.get("loops").map_or(1, |n| n.parse().unwrap()) + 1;
         if s.random_sizes() && s.random() {
-            t.total_bytes = u64::MAX / 4;
-            t.total_ios = u64::MAX / 4;
+            // both random maps cover each block once a pass: the bytes agree;
+            // fio's count lies anywhere from bytes / largest to bytes / smallest
+            let min_bs = s.min_bs();
+            let bytes = fio.total(0);
+            t.total_bytes += max_bs * passes * jobs;
+            t.total_ios += bytes / min_bs - bytes / max_bs + passes * jobs;
+            // number_ios: the count is fixed, the bytes follow the drawn sizes
+            if let Some(ios) = s.get("number_ios") {
+                let ios: u64 = ios.parse().unwrap();
+                t.total_bytes += ios * (passes - 1) * jobs * (max_bs - min_bs);
+            }
+            // the entry's other sections count too
+            let low = sections.iter().map(|s| s.min_bs()).min().unwrap();
+            let high = sections.iter().map(|s| s.max_bs()).max().unwrap();
+            t.block_range = Some((low, high));
         } else if s.random_sizes() {
             t.total_bytes += max_bs * passes * jobs;
             // sizes are drawn differently: the count follows the bytes / mean size
@@ -281,9 +300,20 @@ fn within(a: u64, b: u64, tolerance: u64) -> bool {
     a.abs_diff(b) <= tolerance
 }
 
+/// Each I/O moved between the smallest and the largest block.
+fn sizes_fit(entry: &Entry, (low, high): (u64, u64)) -> bool {
+    [entry.read, entry.write]
+        .iter()
+        .all(|[bytes, ios]| ios * low <= *bytes && *bytes <= ios * high)
+}
+
 fn entries_agree(sections: &[&Section], fio: &Entry, iolens: &Entry) -> bool {
     let t = tolerance(sections, fio);
-    fio.group == iolens.group
+    let sizes = t
+        .block_range
+        .is_none_or(|range| sizes_fit(fio, range) && sizes_fit(iolens, range));
+    sizes
+        && fio.group == iolens.group
         && (0..2).all(|i| {
             let total = if i == 0 { t.total_bytes } else { t.total_ios };
             let split = if i == 0 { t.split_bytes } else { t.split_ios };
