@@ -47,9 +47,20 @@ fn fio_iolog(path: &Path) -> Ios {
 }
 
 /// iolens must issue `expected` and move `bytes` ([read, write]) for `args`;
-/// fio, where installed, must do the same.
-fn offsets_match(case: &str, args: &[&str], expected: &Ios, bytes: [u64; 2]) {
+/// fio, where installed, must do the same. `files` (name, bytes) are written
+/// into the scratch directory first.
+fn offsets_match(
+    case: &str,
+    files: &[(&str, usize)],
+    args: &[&str],
+    expected: &Ios,
+    bytes: [u64; 2],
+) {
     let dir = scratch();
+    for &(name, len) in files {
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join(name), data).expect("write a target file");
+    }
     let mut with_log = args.to_vec();
     with_log.extend([
         "--output-format=json",
@@ -93,6 +104,7 @@ fn the_null_engine_walks_the_region_from_its_offset() {
     let expected: Ios = (0..16).map(|i| (512 + 64 * i, 64)).collect();
     offsets_match(
         "null, offset=512k",
+        &[],
         &[
             "--name=n",
             "--ioengine=null",
@@ -103,5 +115,33 @@ fn the_null_engine_walks_the_region_from_its_offset() {
         ],
         &expected,
         [0, 1 << 20],
+    );
+}
+
+#[test]
+fn strided_zones_beyond_zonerange_stay_in_the_zone_as_in_fio() {
+    // bs=6k zonesize=64k zonerange=16k: each zone is read until 64k are done
+    // (11 reads, 66k); the read at 12k crosses the zone's end, the positions
+    // start over past the zone and at each 16k done. 170 reads make 1020k.
+    let zone = [0, 6, 12, 0, 6, 12, 0, 6, 0, 6, 12];
+    let expected: Ios = (0..16)
+        .flat_map(|z| zone.map(|o| (z * 16 + o, 6)))
+        .take(170)
+        .collect();
+    offsets_match(
+        "zonemode=strided, zonesize > zonerange",
+        &[("f", 1 << 20)],
+        &[
+            "--name=z",
+            "--filename=f",
+            "--size=1020k",
+            "--bs=6k",
+            "--rw=read",
+            "--zonemode=strided",
+            "--zonesize=64k",
+            "--zonerange=16k",
+        ],
+        &expected,
+        [170 * 6 * 1024, 0],
     );
 }
