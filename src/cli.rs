@@ -1,8 +1,85 @@
 //! The command line: clap for subcommands and help; job options stay in fio's
 //! `--key=value` form and go to `job` unparsed.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+
+/// Parse the process's command line. `run`'s own flags may stand anywhere among
+/// the job options, so they are moved in front of them first (see `order_run_words`).
+pub fn parse() -> Cli {
+    let mut words: Vec<String> = std::env::args_os()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    if words.get(1).is_some_and(|w| w == "run") {
+        let rest = words.split_off(2);
+        words.extend(order_run_words(&rest));
+    }
+    Cli::try_parse_from(words).unwrap_or_else(|e| {
+        if e.use_stderr() {
+            // A usage error: one line, like every other error (exit 2).
+            eprintln!("iolens: {} (see --help)", error_line(&e));
+            std::process::exit(2);
+        }
+        e.exit() // --help, --version
+    })
+}
+
+/// A clap error as one line, without clap's usage block.
+pub fn error_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+/// `run`'s words with iolens' own flags (as clap defines them in `RunFlags`, with
+/// a value given as `--flag=V` or `--flag V`) first, then `--` and the job options
+/// and files in their order: clap reads every word after the first job option as
+/// a job option otherwise, and fio's options do not go through clap.
+pub fn order_run_words(words: &[String]) -> Vec<String> {
+    let command = RunArgs::augment_args(clap::Command::new("run"));
+    let own = |name: &str| {
+        command.get_arguments().find(|a| {
+            a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name))
+        })
+    };
+    let (mut flags, mut jobs) = (Vec::new(), Vec::new());
+    let mut rest = words.iter();
+    while let Some(word) = rest.next() {
+        if word == "--" {
+            jobs.extend(rest.by_ref().cloned());
+            break;
+        }
+        let Some(flag) = word.strip_prefix("--") else {
+            if word == "-h" {
+                flags.push(word.clone());
+            } else {
+                jobs.push(word.clone());
+            }
+            continue;
+        };
+        let (name, value) = match flag.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (flag, false),
+        };
+        if name == "help" {
+            flags.push(word.clone());
+            continue;
+        }
+        let Some(arg) = own(name) else {
+            jobs.push(word.clone());
+            continue;
+        };
+        flags.push(word.clone());
+        if !value && arg.get_action().takes_values() && !arg.is_require_equals_set() {
+            flags.extend(rest.next().cloned());
+        }
+    }
+    if !jobs.is_empty() {
+        flags.push("--".into());
+        flags.extend(jobs);
+    }
+    flags
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -23,31 +100,10 @@ pub enum Command {
     ///
     /// Job files and options mix as with fio: `iolens run a.fio b.fio --runtime=10`. Each file after the
     /// first starts a new stonewalled group; options before any --name sit below each file's [global].
-    ///
-    /// iolens' own flags: --output-format=normal|json|json+|terse|iolens-json (comma list allowed),
-    /// --minimal (= terse), --output=FILE, --status-interval=TIME (an interim report every TIME;
-    /// JSON reports one document per line), --eta=auto|always|never (live progress on stderr:
-    /// auto when stdout and stderr are terminals, always also in logs, never),
-    /// --allow-destructive (alias --allow-device-write: write to a block device that holds data or is in use),
-    /// --section=NAME (repeatable: run only these sections), --parse-only (print the jobs, run nothing),
-    /// --fio-compat=strict|lenient (lenient: accept what fio silently accepts, with a warning each),
-    /// --cmdhelp[=OPTION] (list the options, or describe one),
-    /// --observe-interval=TIME (how often the system is sampled during the run; default 100ms),
-    /// --timeline (a line per second on stderr while running: MiB/s, IOPS, time in I/O calls, latency,
-    /// Dirty/Writeback, cached pages of the targets),
-    /// --repeat N and --warmup K (statistics over N full runs after K unmeasured ones),
-    /// --compare-with ID (compare with a stored run), --db PATH, --no-history.
+    /// iolens' own flags (below) may stand anywhere among the job options.
     ///
     /// Example: iolens run --name=rr --filename=/tmp/t --size=1g --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --runtime=10 --time_based
-    Run {
-        /// fio-style job options (--key=value or --flag).
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "OPTIONS"
-        )]
-        args: Vec<String>,
-    },
+    Run(RunArgs),
     /// The quick suite (the default without a subcommand): sequential 1 MiB at queue depth 8 and 1,
     /// random 4 KiB at 32 and 1, each read and write, direct I/O, one table.
     ///
@@ -79,9 +135,11 @@ pub enum Command {
     ///
     /// Example: iolens ab "--name=x --filename=/tmp/t --size=64m --bs=4k" "--name=x --filename=/tmp/t --size=64m --bs=64k" --pairs 5
     Ab {
-        /// Job A as fio-style options in one string.
+        /// Job A as fio-style options in one string ("--name=x --bs=4k …").
+        #[arg(allow_hyphen_values = true)]
         a: String,
         /// Job B as fio-style options in one string.
+        #[arg(allow_hyphen_values = true)]
         b: String,
         /// A/B pairs to run (2 × pairs runs).
         #[arg(long, default_value_t = 3)]
@@ -144,7 +202,7 @@ pub enum Command {
     },
     /// Create DIR/fio, a symlink to iolens: invoked as `fio`, iolens acts as `iolens run` with fio's command line.
     InstallFioShim {
-        /// Directory for the link (put it first in PATH).
+        /// Directory for the link, created when missing (put it first in PATH).
         dir: PathBuf,
         /// Replace an existing DIR/fio.
         #[arg(long)]
@@ -187,9 +245,14 @@ pub struct QuickArgs {
     /// Also write a self-contained HTML report to FILE (with --compare-with: both runs side by side).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Compare with a stored run: its history id, or `last` (the latest quick run).
+    /// Compare with a stored run: its history id, or `last` (the latest quick run), and
+    /// all repetitions of its --repeat; verdicts need repetitions on both sides.
     #[arg(long, value_name = "ID|last")]
     pub compare_with: Option<String>,
+    /// Run the suite N times: per test the median, spread and 95 % CI over the runs
+    /// (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: Option<u32>,
     /// Print the suite's job file and exit.
     #[arg(long)]
     pub show_job: bool,
@@ -201,4 +264,157 @@ pub struct QuickArgs {
     /// Do not store the run in the history.
     #[arg(long)]
     pub no_history: bool,
+}
+
+/// `iolens run`: iolens' own flags, parsed by clap wherever they stand, and the
+/// rest (fio-style `--key=value` job options and job files) as given.
+#[derive(Debug, Default, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub flags: RunFlags,
+    /// fio-style job options (--key=value or --flag) and job files.
+    #[arg(allow_hyphen_values = true, value_name = "OPTIONS_AND_FILES")]
+    pub args: Vec<String>,
+}
+
+/// iolens' own flags of `iolens run` (README: "iolens' own flags" lists the same).
+#[derive(Debug, Default, clap::Args)]
+pub struct RunFlags {
+    /// normal, json, json+, terse or iolens-json; a comma list prints several.
+    #[arg(long, value_name = "FORMATS")]
+    pub output_format: Option<String>,
+    /// The same as --output-format=terse.
+    #[arg(long)]
+    pub minimal: bool,
+    /// Write the report to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<String>,
+    /// An interim report every TIME (seconds without a unit); JSON reports one document per line.
+    #[arg(long, value_name = "TIME")]
+    pub status_interval: Option<String>,
+    /// Live progress on stderr: auto (when stdout and stderr are terminals), always (also in logs), never.
+    #[arg(long, value_name = "WHEN")]
+    pub eta: Option<String>,
+    /// Also write the self-contained HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write to a block device that holds data or is in use.
+    #[arg(long, visible_alias = "allow-device-write")]
+    pub allow_destructive: bool,
+    /// How often the system is sampled during the run (default 100ms, at least 10ms).
+    #[arg(long, value_name = "TIME")]
+    pub observe_interval: Option<String>,
+    /// An I/O in flight longer than TIME fails its job with ETIMEDOUT (default: off).
+    #[arg(long, value_name = "TIME")]
+    pub io_timeout: Option<String>,
+    /// A line per second on stderr while running: MiB/s, IOPS, time in I/O calls, latency,
+    /// Dirty/Writeback, cached pages of the targets.
+    #[arg(long)]
+    pub timeline: bool,
+    /// Run only this job-file section (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub section: Vec<String>,
+    /// Print the jobs and run nothing.
+    #[arg(long)]
+    pub parse_only: bool,
+    /// strict (default) or lenient: accept what fio silently accepts, with a warning each.
+    #[arg(long, value_name = "MODE")]
+    pub fio_compat: Option<String>,
+    /// List the job options, or describe one (--cmdhelp=OPTION).
+    #[arg(long, value_name = "OPTION", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub cmdhelp: Option<String>,
+    /// Statistics over N full runs.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<String>,
+    /// Unmeasured runs before the measured ones.
+    #[arg(long, value_name = "K")]
+    pub warmup: Option<String>,
+    /// Compare the result with stored run ID (and its repetitions).
+    #[arg(long, value_name = "ID")]
+    pub compare_with: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not store the run in the history.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::strings;
+
+    #[test]
+    fn own_flags_anywhere_go_first_and_job_options_keep_their_order() {
+        let ordered = order_run_words(&strings(&[
+            "a.fio",
+            "--name=x",
+            "--repeat",
+            "3",
+            "--bs=4k",
+            "--output-format=json",
+            "--cmdhelp",
+            "--allow-device-write",
+            "--time_based",
+        ]));
+        assert_eq!(
+            ordered,
+            strings(&[
+                "--repeat",
+                "3",
+                "--output-format=json",
+                "--cmdhelp",
+                "--allow-device-write",
+                "--",
+                "a.fio",
+                "--name=x",
+                "--bs=4k",
+                "--time_based",
+            ]),
+            "expected own flags (with a spaced value, an optional value, an alias) first"
+        );
+    }
+
+    /// The long flags named in the first cell of each row of the README's table.
+    fn readme_run_flags() -> Vec<String> {
+        let readme = include_str!("../README.md");
+        let table = readme
+            .split("iolens' own flags (anywhere among the options;")
+            .nth(1)
+            .expect("README has the table of run's own flags");
+        let mut flags = Vec::new();
+        for row in table
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+        {
+            let first_cell = row.trim_start_matches('|').split(" | ").next().unwrap();
+            for quoted in first_cell.split('`').skip(1).step_by(2) {
+                let name: String = quoted
+                    .trim_start_matches("--")
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                flags.push(format!("--{name}"));
+            }
+        }
+        flags
+    }
+
+    #[test]
+    fn the_readme_table_lists_exactly_runs_own_flags() {
+        let command = RunArgs::augment_args(clap::Command::new("run"));
+        let mut defined: Vec<String> = command
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        let mut documented = readme_run_flags();
+        defined.sort();
+        documented.sort();
+        assert_eq!(
+            documented, defined,
+            "expected the README's table of run's own flags (left) to match clap's RunFlags (right)"
+        );
+    }
 }

@@ -2,6 +2,10 @@
 //! See docs/ARCHITECTURE.md for how the pieces fit.
 #![forbid(unsafe_code)]
 
+// First: its printing macros replace std's in every module below.
+#[macro_use]
+mod console;
+
 pub mod cli;
 pub mod cmd;
 pub mod diagnose;

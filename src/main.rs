@@ -1,5 +1,3 @@
-use clap::Parser;
-
 fn main() {
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_default();
@@ -7,6 +5,6 @@ fn main() {
         let fio_args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
         std::process::exit(iolens::cmd::shim::run_as_fio(&fio_args));
     }
-    let cli = iolens::cli::Cli::parse();
+    let cli = iolens::cli::parse();
     std::process::exit(iolens::cmd::dispatch(cli));
 }

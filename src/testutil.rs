@@ -72,10 +72,14 @@ pub fn steady_state(
 
 /// The first job of fio-style command-line options, resolved.
 pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (global, jobs) = crate::job::parse_fio_args(&args).expect("options parse");
+    let (global, jobs) = crate::job::parse_fio_args(&strings(args)).expect("options parse");
     crate::job::resolve(&global, &jobs)
         .expect("options resolve")
         .jobs
         .remove(0)
+}
+
+/// Owned strings from string literals (command lines in tests).
+pub fn strings(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
 }

@@ -7,6 +7,7 @@ use super::output;
 use super::{EXIT_OK, EXIT_RUN_FAILED};
 pub use crate::report::compare::Side;
 use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::report::config::{comparable_path, job_configuration};
 use crate::report::html;
 use crate::report::model::{RepeatReport, RunReport};
 use crate::report::repeat::format_value;
@@ -108,9 +109,7 @@ pub fn render(a: &Side, b: &Side) -> String {
         "job", "metric", "A mean", "B mean", "change", "95% CI"
     );
     for c in metric_changes(a, b) {
-        let ci = c
-            .ci95_pct
-            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+        let ci = c.ci_text();
         let _ = writeln!(
             out,
             "{:<16} {:<11} {:>14} {:>14} {:>+8.1}%  {:<20} {}",
@@ -159,13 +158,11 @@ fn comparability(a: &RunReport, b: &RunReport) -> String {
             vb.get("environment"),
         ));
     }
+    // A temporary target's random name is not a difference; its directory is.
     let options = |r: &RunReport| -> BTreeMap<String, BTreeMap<String, String>> {
         r.jobs
             .iter()
-            .map(|j| {
-                let all = r.global_options.iter().chain(&j.options).cloned().collect();
-                (j.name.clone(), all)
-            })
+            .map(|j| (j.name.clone(), job_configuration(r, j)))
             .collect()
     };
     let (oa, ob) = (options(a), options(b));
@@ -252,8 +249,9 @@ fn scalar_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
                 scalar_leaves(&format!("{path}[{i}]"), item, out);
             }
         }
+        // A temporary target (in the environment's mounts, say) by its directory only.
         Value::String(s) => {
-            out.insert(path.to_string(), s.clone());
+            out.insert(path.to_string(), comparable_path(s));
         }
         other => {
             out.insert(path.to_string(), other.to_string());
@@ -319,6 +317,27 @@ mod tests {
         assert!(
             text.contains("job 'rr' option ioengine: psync vs io_uring"),
             "{text}"
+        );
+
+        let mut quick_a = a.clone();
+        quick_a.jobs[0].options.retain(|(k, _)| k != "filename");
+        quick_a.global_options = vec![("filename".into(), "/d/.iolens-quick-3m0CGM".into())];
+        let mut quick_b = quick_a.clone();
+        quick_b.global_options[0].1 = "/d/.iolens-quick-Zx81Qa".into();
+        let same = comparability(&quick_a, &quick_b);
+        assert!(
+            !same.contains("iolens-quick"),
+            "expected two temporary files in one directory not to be a difference, got:\n{same}"
+        );
+        let mount = |target: &str| serde_json::json!({"filesystems": [{"target": target}]});
+        assert_eq!(
+            leaf_differences(
+                "environment",
+                Some(&mount("/d/.iolens-quick-3m0CGM")),
+                Some(&mount("/d/.iolens-quick-Zx81Qa"))
+            ),
+            Vec::<String>::new(),
+            "expected a temporary target in the environment not to be a difference"
         );
 
         let env = |kernel: &str| serde_json::json!({"kernel": kernel, "dirty_ratio": 20});

@@ -5,6 +5,7 @@
 use super::{EXIT_OK, EXIT_USAGE};
 use crate::diagnose::bytes_text;
 use crate::fileset::{has_holes, mounted_at, read_signature};
+use crate::observe::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use crate::observe::environment;
 use crate::observe::pagecache::CacheProbe;
 use crate::report::model::Environment;
@@ -62,7 +63,11 @@ pub fn doctor_command(target: &Path) -> i32 {
         }
     };
     let env = environment::capture([(target, facts.kind == "block device")]);
-    print!("{}", render(target, &facts, &checks(&facts, &env)));
+    let clock = ClockControl::decide(
+        &FreqProbe::discover(Path::new(SYS_CPU)),
+        &env.cpufreq_governors,
+    );
+    print!("{}", render(target, &facts, &checks(&facts, &env, &clock)));
     EXIT_OK
 }
 
@@ -93,7 +98,7 @@ fn inspect(path: &Path) -> std::io::Result<TargetFacts> {
     Ok(facts)
 }
 
-fn checks(facts: &TargetFacts, env: &Environment) -> Vec<Check> {
+fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<Check> {
     let mut out = Vec::new();
     match facts.cached_pages {
         Some(0) => out.push(ok("page cache: no pages of the target are cached".into())),
@@ -156,22 +161,12 @@ fn checks(facts: &TargetFacts, env: &Environment) -> Vec<Check> {
             ));
         }
     }
-    let governors: Vec<&str> = env
-        .cpufreq_governors
-        .iter()
-        .map(String::as_str)
-        .filter(|g| *g != "performance")
-        .collect();
-    if governors.is_empty() {
-        out.push(ok("CPU frequency: fixed or performance governor".into()));
-    } else {
-        out.push(problem(
-            format!(
-                "CPU frequency governor {}: the clock follows the load, so CPU-heavy I/O varies",
-                governors.join(", ")
-            ),
+    match clock {
+        ClockControl::FollowsLoad(_) => out.push(problem(
+            clock.describe(),
             "cpupower frequency-set -g performance",
-        ));
+        )),
+        ClockControl::NotExposed | ClockControl::Performance => out.push(ok(clock.describe())),
     }
     if env.udev_running && facts.kind == "block device" {
         out.push(problem(
@@ -269,7 +264,7 @@ mod tests {
             page_size: 4096,
             ..Default::default()
         };
-        let checks = checks(&facts, &Environment::default());
+        let checks = checks(&facts, &Environment::default(), &ClockControl::Performance);
         assert!(problems(&checks).is_empty(), "{checks:?}");
         assert!(render(Path::new("/t"), &facts, &checks)
             .ends_with("Nothing found that would distort a benchmark of this target.\n"));
@@ -288,10 +283,10 @@ mod tests {
         };
         let env = Environment {
             damon_running: true,
-            cpufreq_governors: vec!["powersave".into()],
             ..Default::default()
         };
-        let checks = checks(&facts, &env);
+        let clock = ClockControl::FollowsLoad(vec!["powersave".into()]);
+        let checks = checks(&facts, &env, &clock);
         let found = problems(&checks);
         assert_eq!(found.len(), 4, "{found:?}");
         assert!(found[0].contains("256 pages (1.0 MiB)"));
@@ -314,6 +309,7 @@ mod tests {
                 udev_running: true,
                 ..Default::default()
             },
+            &ClockControl::NotExposed,
         ))
         .len();
         assert_eq!(found, 3);

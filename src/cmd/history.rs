@@ -6,15 +6,12 @@ use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::report::metrics::Metric;
 use crate::report::model::RunReport;
 use crate::report::{html, repeat as report_repeat};
-use crate::stats::compare::{shift_from_baseline, Shift};
+use crate::stats::compare::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::repeat::median;
 use crate::store::{self, Filter, Store};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Earlier points a trend point is judged against (the most recent ones).
-const TREND_WINDOW: usize = 10;
 
 /// Where runs are remembered: `--db PATH` / `IOLENS_DB` / the data directory; `--no-history` skips it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,38 +153,84 @@ fn render_list(runs: &[store::RunSummary]) -> String {
             r.id,
             r.batch,
             utc_time(r.started_unix_ms),
-            r.host.as_deref().unwrap_or("-"),
-            r.kernel.as_deref().unwrap_or("-"),
-            r.tool_version,
-            r.jobs,
+            fit(r.host.as_deref().unwrap_or("-"), 16),
+            fit(r.kernel.as_deref().unwrap_or("-"), 20),
+            fit(&r.tool_version, 8),
+            fit(&r.jobs, 24),
             r.targets
         );
     }
     out
 }
 
-/// Each job's metric over time; a point more than three robust standard
-/// deviations worse than the median of the runs before it is a regression.
+/// `text` cut to `width` characters, the last one an ellipsis when cut, so
+/// the columns after it stay where the header puts them.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(width - 1).collect();
+    format!("{kept}…")
+}
+
+/// Each job's metric over time, one series per configuration (job options and
+/// target: runs of another configuration are not like for like). A point more
+/// than three robust standard deviations worse than the median of the runs of
+/// its series before it (up to `TREND_WINDOW`) is a regression.
 fn render_trend(metric: Metric, points: &[store::MetricPoint]) -> String {
     let mut jobs: Vec<&str> = points.iter().map(|p| p.job.as_str()).collect();
     jobs.sort_unstable();
     jobs.dedup();
     let mut out = String::new();
     for job in jobs {
-        let values: Vec<&store::MetricPoint> = points.iter().filter(|p| p.job == job).collect();
-        let _ = writeln!(out, "{} of job '{job}' ({}):", metric.name(), metric.unit());
-        for (i, p) in values.iter().enumerate() {
-            let baseline: Vec<f64> = values[i.saturating_sub(TREND_WINDOW)..i]
+        let of_job: Vec<&store::MetricPoint> = points.iter().filter(|p| p.job == job).collect();
+        // In the order each configuration first ran.
+        let mut configs: Vec<&str> = Vec::new();
+        for config in of_job
+            .iter()
+            .filter_map(|p| p.config_fingerprint.as_deref())
+        {
+            if !configs.contains(&config) {
+                configs.push(config);
+            }
+        }
+        for config in &configs {
+            let series: Vec<&store::MetricPoint> = of_job
                 .iter()
-                .map(|p| p.value)
+                .copied()
+                .filter(|p| p.config_fingerprint.as_deref() == Some(*config))
                 .collect();
-            let note = trend_note(metric, &baseline, p.value);
             let _ = writeln!(
                 out,
-                "  {:>5}  {:<19}  {:>14.1}  {note}",
-                p.run_id,
-                utc_time(p.started_unix_ms),
-                p.value
+                "{} of job '{job}' ({}){}:",
+                metric.name(),
+                metric.unit(),
+                distinguishing_options(&of_job, series[0])
+            );
+            for (i, p) in series.iter().enumerate() {
+                let baseline: Vec<f64> = series[i.saturating_sub(TREND_WINDOW)..i]
+                    .iter()
+                    .map(|p| p.value)
+                    .collect();
+                let note = trend_note(metric, &baseline, p.value);
+                let _ = writeln!(
+                    out,
+                    "  {:>5}  {:<19}  {:>14.1}  {note}",
+                    p.run_id,
+                    utc_time(p.started_unix_ms),
+                    p.value
+                );
+            }
+        }
+        let unreadable = of_job.len()
+            - of_job
+                .iter()
+                .filter(|p| p.config_fingerprint.is_some())
+                .count();
+        if unreadable > 0 {
+            let _ = writeln!(
+                out,
+                "  ({unreadable} stored run(s) of job '{job}' left out: their configuration is unknown)"
             );
         }
     }
@@ -195,6 +238,36 @@ fn render_trend(metric: Metric, points: &[store::MetricPoint]) -> String {
         out.push_str("no stored runs have this metric\n");
     }
     out
+}
+
+/// ", bs=64k rw=read": the options in which `point`'s configuration differs from
+/// other configurations of its job; empty when the job has one configuration.
+fn distinguishing_options(of_job: &[&store::MetricPoint], point: &store::MetricPoint) -> String {
+    let differs = |key: &String| {
+        of_job
+            .iter()
+            .any(|other| other.config.get(key) != point.config.get(key))
+    };
+    let mut keys: Vec<&String> = of_job
+        .iter()
+        .flat_map(|p| p.config.keys())
+        .filter(|k| differs(k))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    if keys.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            format!(
+                "{k}={}",
+                point.config.get(*k).map_or("(not set)", String::as_str)
+            )
+        })
+        .collect();
+    format!(", {}", shown.join(" "))
 }
 
 fn trend_note(metric: Metric, baseline: &[f64], value: f64) -> String {
@@ -211,7 +284,7 @@ fn trend_note(metric: Metric, baseline: &[f64], value: f64) -> String {
         100.0 * (value - center) / center
     };
     format!(
-        "{} ({change:+.1} % vs the median of the {} runs before)",
+        "{} ({change:+.1} % vs the median of the {} runs of this configuration before)",
         if worse { "REGRESSION" } else { "improvement" },
         baseline.len()
     )
@@ -305,30 +378,108 @@ mod tests {
     }
 
     #[test]
+    fn long_job_lists_are_cut_and_the_columns_stay_aligned() {
+        let run = store::RunSummary {
+            id: 7,
+            batch: 7,
+            started_unix_ms: 0,
+            host: Some("h".into()),
+            kernel: Some("6.18.0".into()),
+            tool_version: "0.1.0".into(),
+            jobs: "SEQ1M-Q8T1-read,SEQ1M-Q8T1-write,SEQ1M-Q1T1-read,RND4K-Q32T1-read".into(),
+            targets: "/d/.iolens-quick-aaaa (temporary, removed)".into(),
+        };
+        let text = render_list(&[run]);
+        let lines: Vec<&str> = text.lines().collect();
+        let column = |line: &str, what: &str| line.find(what).map(|i| line[..i].chars().count());
+        assert_eq!(
+            column(lines[0], "targets"),
+            column(lines[1], "/d/"),
+            "expected the targets column where the header puts it:\n{text}"
+        );
+        assert!(
+            lines[1].contains("SEQ1M-Q8T1-read,SEQ1M-Q…")
+                && lines[1].contains("(temporary, removed)"),
+            "expected the job list cut with an ellipsis and the temporary target marked:\n{text}"
+        );
+    }
+
+    #[test]
     fn a_slower_latency_beyond_the_noise_is_a_regression() {
-        let base = [100.0, 101.0, 99.0, 100.0];
+        let base = [100.0, 101.0, 99.0, 100.0, 100.0];
         assert!(trend_note(Metric::ClatMean, &base, 150.0).starts_with("REGRESSION (+50.0 %"));
         assert!(trend_note(Metric::Iops, &base, 150.0).starts_with("improvement"));
         assert_eq!(trend_note(Metric::Iops, &base, 100.5), "");
     }
 
-    #[test]
-    fn the_trend_groups_points_by_job() {
-        let point = |run_id, job: &str, value| store::MetricPoint {
+    fn point(run_id: i64, job: &str, bs: &str, value: f64) -> store::MetricPoint {
+        let config: std::collections::BTreeMap<String, String> =
+            [("bs".to_string(), bs.to_string())].into();
+        store::MetricPoint {
             run_id,
             started_unix_ms: 0,
             job: job.into(),
             value,
-        };
-        let points: Vec<_> = (1..=4)
-            .map(|i| point(i, "a", 100.0))
-            .chain([point(5, "a", 50.0), point(6, "b", 7.0)])
+            config_fingerprint: Some(crate::report::config::fingerprint(&config)),
+            config,
+        }
+    }
+
+    #[test]
+    fn the_trend_groups_points_by_job() {
+        let points: Vec<_> = (1..=5)
+            .map(|i| point(i, "a", "4k", 100.0))
+            .chain([point(6, "a", "4k", 50.0), point(7, "b", "4k", 7.0)])
             .collect();
         let text = render_trend(Metric::Iops, &points);
         assert!(
-            text.contains("iops of job 'a'") && text.contains("iops of job 'b'"),
-            "{text}"
+            text.contains("iops of job 'a' (IO/s):") && text.contains("iops of job 'b' (IO/s):"),
+            "expected one series per job, got:\n{text}"
         );
-        assert_eq!(text.matches("REGRESSION").count(), 1, "{text}");
+        assert_eq!(
+            text.matches("REGRESSION").count(),
+            1,
+            "expected run 6 to be a regression, got:\n{text}"
+        );
+    }
+
+    #[test]
+    fn runs_of_another_configuration_are_another_series() {
+        // bs=4k at about 10k IOPS, then bs=64k at far fewer: not a regression of
+        // one series but two series, each named by its bs.
+        let points: Vec<_> = (1..=6)
+            .map(|i| point(i, "x", "4k", 10_000.0 + i as f64))
+            .chain((7..=8).map(|i| point(i, "x", "64k", 760.0)))
+            .chain([point(9, "x", "4k", 10_003.0)])
+            .collect();
+        let text = render_trend(Metric::Iops, &points);
+        assert!(
+            !text.contains("REGRESSION") && !text.contains("improvement"),
+            "expected no verdict across configurations, got:\n{text}"
+        );
+        let series: Vec<&str> = text.lines().filter(|l| l.starts_with("iops")).collect();
+        assert_eq!(
+            series,
+            [
+                "iops of job 'x' (IO/s), bs=4k:",
+                "iops of job 'x' (IO/s), bs=64k:"
+            ],
+            "expected a series per configuration, named by what differs, got:\n{text}"
+        );
+    }
+
+    #[test]
+    fn a_point_needs_five_earlier_runs_of_its_configuration() {
+        let four = [100.0, 101.0, 99.0, 100.0];
+        assert_eq!(
+            trend_note(Metric::Iops, &four, 10.0),
+            "",
+            "expected no verdict against four earlier runs"
+        );
+        let five = [100.0, 101.0, 99.0, 100.0, 100.0];
+        assert!(
+            trend_note(Metric::Iops, &five, 10.0).starts_with("REGRESSION"),
+            "expected a verdict against five earlier runs"
+        );
     }
 }

@@ -23,7 +23,10 @@ pub const EXIT_USAGE: i32 = 2;
 
 pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
-        Some(Command::Run { args }) => run::run_command(&args),
+        Some(Command::Run(args)) => {
+            let typed: Vec<String> = std::env::args().skip(2).collect();
+            run::run_command(&args, &typed)
+        }
         Some(Command::Compare { a, b, html, db }) => {
             compare::compare_command(&a, &b, html.as_deref(), &history_at(db))
         }

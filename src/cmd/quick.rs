@@ -6,9 +6,10 @@ use super::history::HistoryFlags;
 use super::output::{self, Format};
 use super::progress::EtaMode;
 use super::run::{self, run_once, run_status, split_tool_flags, stop_flag, JobSet};
-use super::{compare, EXIT_OK, EXIT_RUN_FAILED};
+use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED};
 use crate::cli::QuickArgs;
-use crate::report::{html, quick};
+use crate::report::config::TEMPORARY_TARGET_PREFIX;
+use crate::report::{findings_text, html, quick};
 use crate::store::Filter;
 use crate::units::{self, TimeUnit};
 use std::os::unix::fs::FileTypeExt;
@@ -54,13 +55,19 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
     };
     let target = Target::choose(args)?;
     let engine = usable_engine();
+    let repetitions = args.repeat.unwrap_or(1);
     eprintln!(
-        "iolens quick: {} ({}), engine {engine}, each test {}s after a {}s ramp{}",
+        "iolens quick: {} ({}), engine {engine}, each test {}s after a {}s ramp{}{}",
         target.path.display(),
         target.description,
         duration.as_secs_f64(),
         ramp.as_secs_f64(),
         if args.read_only { ", reads only" } else { "" },
+        if repetitions > 1 {
+            format!(", {repetitions} repetitions")
+        } else {
+            String::new()
+        },
     );
     let mut job_args = vec![
         format!("--filename={}", target.path.display()),
@@ -83,6 +90,23 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
     let command_line: Vec<String> = std::env::args().skip(1).collect();
     let jobs = JobSet::load(&flags, &job_args, &command_line)?;
     let stop = stop_flag()?;
+    if repetitions > 1 {
+        let formats = [if args.json {
+            Format::IolensJson
+        } else {
+            Format::Normal
+        }];
+        let options = repeat::Options {
+            repetitions,
+            warmup: 0,
+            formats: &formats,
+            output: None,
+            history: &history,
+            compare_with: baseline,
+            html: args.html.as_deref(),
+        };
+        return repeat::run_repeated(&jobs, &options, &stop);
+    }
     let outcome = run_once(&jobs, &stop, None)?;
     let report = outcome.report;
     let rendered = if args.json {
@@ -91,7 +115,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         format!(
             "{}{}",
             quick::render_table(&report),
-            quick::render_findings(&report.findings)
+            findings_text::render(&report.findings)
         )
     };
     run::emit(&rendered, None)?;
@@ -159,7 +183,7 @@ impl Target {
             }
             Some(m) if m.is_dir() => {
                 let file = tempfile::Builder::new()
-                    .prefix(".iolens-quick-")
+                    .prefix(TEMPORARY_TARGET_PREFIX)
                     .tempfile_in(&given)
                     .map_err(|e| {
                         run::usage_error(&format!(

@@ -5,6 +5,7 @@ use super::output::{self, Destination, Format};
 use super::progress::{self, EtaMode};
 use super::show_jobs;
 use super::{compare, quick, repeat, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use crate::cli::{error_line, order_run_words, RunArgs, RunFlags};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
@@ -14,6 +15,7 @@ use crate::report::timeline;
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
 use crate::units::{self, TimeUnit};
+use clap::Parser;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -78,26 +80,6 @@ impl Default for ToolFlags {
     }
 }
 
-/// The value of `--flag=V` or `--flag V` when `arg` is that flag.
-fn flag_value<'a>(
-    flag: &str,
-    arg: &'a str,
-    rest: &mut impl Iterator<Item = &'a String>,
-) -> Option<Result<&'a str, String>> {
-    let tail = arg.strip_prefix(flag)?;
-    if let Some(v) = tail.strip_prefix('=') {
-        return Some(Ok(v));
-    }
-    if !tail.is_empty() {
-        return None;
-    }
-    Some(
-        rest.next()
-            .map(String::as_str)
-            .ok_or_else(|| format!("{flag} needs a value")),
-    )
-}
-
 fn parse_number<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
     v.parse()
         .map_err(|_| format!("{flag}={v}: expected a whole number"))
@@ -118,67 +100,78 @@ fn parse_observe_interval(value: &str) -> Result<Duration, String> {
     }
 }
 
-/// Separate iolens' own flags from the job options and files.
+/// `iolens run`'s flags and words, parsed by the one clap definition in `cli.rs`.
+#[derive(Debug, clap::Parser)]
+#[command(no_binary_name = true)]
+struct RunLine {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// Parse `iolens run`'s words (quick, show-jobs and the fio shim build or get them
+/// as a list): iolens' own flags out, job options and files in the order given.
 pub(super) fn split_tool_flags(args: &[String]) -> Result<(ToolFlags, Vec<String>), String> {
+    let line = RunLine::try_parse_from(order_run_words(args)).map_err(|e| error_line(&e))?;
+    Ok((tool_flags(&line.run.flags)?, line.run.args))
+}
+
+/// Check and convert the flags clap parsed.
+fn tool_flags(given: &RunFlags) -> Result<ToolFlags, String> {
     let mut flags = ToolFlags::default();
-    let mut job_args = Vec::new();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        if let Some(v) = flag_value("--repeat", arg, &mut args) {
-            flags.repeat = parse_number("--repeat", v?)?;
-            if flags.repeat == 0 {
-                return Err("--repeat=0: give at least one repetition".into());
-            }
-        } else if let Some(v) = flag_value("--warmup", arg, &mut args) {
-            flags.warmup = parse_number("--warmup", v?)?;
-        } else if let Some(v) = flag_value("--compare-with", arg, &mut args) {
-            flags.compare_with = Some(parse_number("--compare-with", v?)?);
-        } else if let Some(v) = flag_value("--html", arg, &mut args) {
-            flags.html = Some(PathBuf::from(v?));
-        } else if let Some(v) = flag_value("--db", arg, &mut args) {
-            flags.history.db = Some(PathBuf::from(v?));
-        } else if arg == "--no-history" {
-            flags.history.enabled = false;
-        } else if let Some(name) = arg.strip_prefix("--section=") {
-            flags.sections.push(name.to_string());
-        } else if let Some(mode) = arg.strip_prefix("--fio-compat=") {
-            flags.lenient = match mode {
-                "lenient" => true,
-                "strict" => false,
-                _ => return Err(format!("--fio-compat={mode}: use strict or lenient")),
-            };
-        } else if arg == "--parse-only" {
-            flags.parse_only = true;
-        } else if arg == "--cmdhelp" {
-            flags.cmdhelp = Some(String::new());
-        } else if let Some(option) = arg.strip_prefix("--cmdhelp=") {
-            flags.cmdhelp = Some(option.to_string());
-        } else if let Some(v) = arg.strip_prefix("--output-format=") {
-            flags.formats = output::parse_formats(v)?;
-        } else if let Some(v) = arg.strip_prefix("--output=") {
-            if v.is_empty() {
-                return Err("--output= needs a file name (e.g. --output=result.json)".into());
-            }
-            flags.output = Some(PathBuf::from(v));
-        } else if arg == "--minimal" {
-            flags.formats = vec![Format::Terse];
-        } else if let Some(v) = arg.strip_prefix("--eta=") {
-            flags.eta = EtaMode::parse(v)?;
-        } else if let Some(v) = arg.strip_prefix("--status-interval=") {
-            flags.status_interval = Some(parse_status_interval(v)?);
-        } else if arg == "--allow-destructive" || arg == "--allow-device-write" {
-            flags.allow_device_write = true;
-        } else if let Some(v) = arg.strip_prefix("--observe-interval=") {
-            flags.observe_interval = parse_observe_interval(v)?;
-        } else if let Some(v) = arg.strip_prefix("--io-timeout=") {
-            flags.io_timeout = Some(parse_io_timeout(v)?);
-        } else if arg == "--timeline" {
-            flags.timeline = true;
-        } else {
-            job_args.push(arg.clone());
+    if let Some(v) = &given.repeat {
+        flags.repeat = parse_number("--repeat", v)?;
+        if flags.repeat == 0 {
+            return Err("--repeat=0: give at least one repetition".into());
         }
     }
-    Ok((flags, job_args))
+    if let Some(v) = &given.warmup {
+        flags.warmup = parse_number("--warmup", v)?;
+    }
+    if let Some(v) = &given.compare_with {
+        flags.compare_with = Some(parse_number("--compare-with", v)?);
+    }
+    flags.html.clone_from(&given.html);
+    flags.history = HistoryFlags {
+        db: given.db.db.clone(),
+        enabled: !given.no_history,
+    };
+    flags.sections.clone_from(&given.section);
+    if let Some(mode) = &given.fio_compat {
+        flags.lenient = match mode.as_str() {
+            "lenient" => true,
+            "strict" => false,
+            _ => return Err(format!("--fio-compat={mode}: use strict or lenient")),
+        };
+    }
+    flags.parse_only = given.parse_only;
+    flags.cmdhelp.clone_from(&given.cmdhelp);
+    if given.minimal {
+        flags.formats = vec![Format::Terse];
+    }
+    if let Some(v) = &given.output_format {
+        flags.formats = output::parse_formats(v)?;
+    }
+    if let Some(v) = &given.output {
+        if v.is_empty() {
+            return Err("--output= needs a file name (e.g. --output=result.json)".into());
+        }
+        flags.output = Some(PathBuf::from(v));
+    }
+    if let Some(v) = &given.eta {
+        flags.eta = EtaMode::parse(v)?;
+    }
+    if let Some(v) = &given.status_interval {
+        flags.status_interval = Some(parse_status_interval(v)?);
+    }
+    flags.allow_device_write = given.allow_destructive;
+    if let Some(v) = &given.observe_interval {
+        flags.observe_interval = parse_observe_interval(v)?;
+    }
+    if let Some(v) = &given.io_timeout {
+        flags.io_timeout = Some(parse_io_timeout(v)?);
+    }
+    flags.timeline = given.timeline;
+    Ok(flags)
 }
 
 /// `--io-timeout`: a positive duration, in seconds without a unit.
@@ -203,12 +196,21 @@ fn parse_status_interval(value: &str) -> Result<Duration, String> {
     }
 }
 
-pub fn run_command(args: &[String]) -> i32 {
-    let (flags, job_args) = match split_tool_flags(args) {
-        Ok(v) => v,
-        Err(e) => return usage_error(&e),
-    };
-    execute(&flags, &job_args, args)
+/// `iolens run`; `command_line` is what the user typed after `run`, for the report.
+pub fn run_command(args: &RunArgs, command_line: &[String]) -> i32 {
+    match tool_flags(&args.flags) {
+        Ok(flags) => execute(&flags, &args.args, command_line),
+        Err(e) => usage_error(&e),
+    }
+}
+
+/// `fio ARGS…` through the shim: the same parse as `iolens run ARGS…` (clap prints
+/// its own help and errors).
+pub fn run_words(words: &[String]) -> i32 {
+    match RunLine::try_parse_from(order_run_words(words)) {
+        Ok(line) => run_command(&line.run, words),
+        Err(e) => e.exit(),
+    }
 }
 
 pub(super) fn usage_error(message: &str) -> i32 {
@@ -445,10 +447,7 @@ fn run_and_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::testutil::strings;
 
     #[test]
     fn repeat_and_history_flags_take_both_spellings() {

@@ -22,10 +22,11 @@ pub fn run_as_fio(args: &[String]) -> i32 {
         println!("{}", fio_version());
         return EXIT_OK;
     }
-    run::run_command(args)
+    run::run_words(args)
 }
 
-/// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable.
+/// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable
+/// (and DIR when missing).
 pub fn install(dir: &Path, force: bool) -> i32 {
     match try_install(dir, force) {
         Ok(link) => {
@@ -44,12 +45,12 @@ pub fn install(dir: &Path, force: bool) -> i32 {
 }
 
 fn try_install(dir: &Path, force: bool) -> Result<std::path::PathBuf, String> {
-    if !dir.is_dir() {
-        return Err(format!(
-            "{} is not a directory (create it first)",
+    std::fs::create_dir_all(dir).map_err(|e| {
+        format!(
+            "cannot create the directory {}: {e} (choose a directory you can write)",
             dir.display()
-        ));
-    }
+        )
+    })?;
     let executable =
         std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let link = dir.join("fio");
@@ -101,7 +102,15 @@ mod tests {
             "{error}"
         );
         assert!(try_install(dir.path(), true).is_ok());
-        let missing = try_install(&dir.path().join("nope"), false).unwrap_err();
-        assert!(missing.contains("not a directory"), "{missing}");
+        let created = try_install(&dir.path().join("new/bin"), false);
+        assert!(
+            created.is_ok_and(|link| link.symlink_metadata().is_ok()),
+            "expected a missing directory to be created with the link in it"
+        );
+        let under_a_file = try_install(&link.join("bin"), false).unwrap_err();
+        assert!(
+            under_a_file.contains("cannot create the directory"),
+            "expected a directory that cannot be created to be named, got {under_a_file}"
+        );
     }
 }

@@ -85,10 +85,7 @@ fn parse(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::testutil::strings as args;
 
     #[test]
     fn options_before_the_first_name_are_global() {

@@ -62,6 +62,52 @@ impl FreqProbe {
     }
 }
 
+/// What cpufreq tells about the CPU clock. `doctor` prints it and a run notes it,
+/// both from this one decision, so the two cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockControl {
+    /// No CPU exposes its clock (most VMs): whether it moves cannot be seen.
+    NotExposed,
+    /// Every CPU runs the `performance` governor.
+    Performance,
+    /// These governors let the clock follow the load.
+    FollowsLoad(Vec<String>),
+}
+
+impl ClockControl {
+    /// `probe` says whether the clock can be read at all; `governors` are the
+    /// distinct cpufreq governors in use (`Environment::cpufreq_governors`).
+    pub fn decide(probe: &FreqProbe, governors: &[String]) -> ClockControl {
+        if probe.is_empty() {
+            return ClockControl::NotExposed;
+        }
+        let others: Vec<String> = governors
+            .iter()
+            .filter(|g| *g != "performance")
+            .cloned()
+            .collect();
+        if others.is_empty() {
+            ClockControl::Performance
+        } else {
+            ClockControl::FollowsLoad(others)
+        }
+    }
+
+    /// One line, the same in `doctor` and in a run's notes.
+    pub fn describe(&self) -> String {
+        match self {
+            ClockControl::NotExposed => {
+                "cpufreq not exposed: frequency changes cannot be seen".into()
+            }
+            ClockControl::Performance => "CPU frequency: performance governor".into(),
+            ClockControl::FollowsLoad(governors) => format!(
+                "CPU frequency governor {}: the clock follows the load, so CPU-heavy I/O varies",
+                governors.join(", ")
+            ),
+        }
+    }
+}
+
 fn read_khz(file: &File) -> u64 {
     // A kHz value is at most 10 digits and a newline.
     let mut buf = [0u8; 32];
@@ -106,6 +152,33 @@ mod tests {
         // Each sample reads the value anew.
         std::fs::write(root.join("cpu10/cpufreq/scaling_cur_freq"), "1200000\n").unwrap();
         assert_eq!(probe.sample(), vec![3_400_000, 1_200_000]);
+    }
+
+    #[test]
+    fn the_clock_verdict_needs_an_exposed_clock_first() {
+        let dir = scratch_dir();
+        let governors = ["powersave".to_string(), "performance".to_string()];
+        let hidden = FreqProbe::discover(dir.path());
+        assert_eq!(
+            ClockControl::decide(&hidden, &governors),
+            ClockControl::NotExposed,
+            "no scaling_cur_freq: expected 'not exposed' whatever the governors say"
+        );
+        let freq = dir.path().join("cpu0/cpufreq");
+        std::fs::create_dir_all(&freq).unwrap();
+        std::fs::write(freq.join("scaling_cur_freq"), "2000000\n").unwrap();
+        let seen = FreqProbe::discover(dir.path());
+        assert_eq!(
+            ClockControl::decide(&seen, &governors[1..]),
+            ClockControl::Performance
+        );
+        let load = ClockControl::decide(&seen, &governors);
+        assert_eq!(load, ClockControl::FollowsLoad(vec!["powersave".into()]));
+        assert!(
+            load.describe().contains("governor powersave"),
+            "expected the governor named, got {}",
+            load.describe()
+        );
     }
 
     #[test]

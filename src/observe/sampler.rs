@@ -10,7 +10,7 @@
 //! built once, and the thread sleeps between ticks (parked, so `stop` wakes it).
 
 use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
-use super::cpufreq::{FreqProbe, SYS_CPU};
+use super::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use super::diskstats::{devices_behind, parse_stat};
 use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::pagecache::CacheProbe;
@@ -194,8 +194,7 @@ impl State {
         }
         let freq_probe = FreqProbe::discover(Path::new(SYS_CPU));
         if freq_probe.is_empty() {
-            obs.notes
-                .push("cpufreq not exposed: frequency changes cannot be seen".into());
+            obs.notes.push(ClockControl::NotExposed.describe());
         }
         obs.cpu_freq_cpus = freq_probe.cpus().to_vec();
         let mut workers = Vec::new();

@@ -26,6 +26,24 @@ pub struct MetricChange {
     pub verdict: &'static str,
 }
 
+impl MetricChange {
+    /// The interval as printed, "[-12.3 %, +4.5 %]", or "-" without one. A bound
+    /// above −100 % that one decimal would round to −100.0 gets more decimals,
+    /// so no printed interval seems to reach a loss of everything.
+    pub fn ci_text(&self) -> String {
+        self.ci95_pct.map_or("-".into(), |(lo, hi)| {
+            format!("[{} %, {} %]", bound_text(lo), bound_text(hi))
+        })
+    }
+}
+
+fn bound_text(pct: f64) -> String {
+    (1..=6)
+        .map(|decimals| format!("{pct:+.decimals$}"))
+        .find(|text| pct <= -100.0 || text.parse::<f64>().is_ok_and(|v| v > -100.0))
+        .unwrap_or_else(|| format!("{pct:+e}"))
+}
+
 /// Every metric of every job both sides ran, in A's job order.
 pub fn metric_changes(a: &Side, b: &Side) -> Vec<MetricChange> {
     let mut changes = Vec::new();
@@ -91,6 +109,33 @@ mod tests {
             label: "s".into(),
             runs: iops.iter().map(|&v| run_report(&[("rr", v)])).collect(),
         }
+    }
+
+    #[test]
+    fn an_interval_near_minus_100_percent_does_not_print_as_minus_100() {
+        let change = |lo: f64, hi: f64| MetricChange {
+            job: "j".into(),
+            metric: Metric::Iops,
+            mean_a: 1.0,
+            mean_b: 1.0,
+            change_pct: 0.0,
+            ci95_pct: Some((lo, hi)),
+            verdict: "",
+        };
+        assert_eq!(change(-12.34, 4.56).ci_text(), "[-12.3 %, +4.6 %]");
+        assert_eq!(
+            change(-99.97, 15.0).ci_text(),
+            "[-99.97 %, +15.0 %]",
+            "expected a bound above -100 % never to print as -100.0"
+        );
+        assert_eq!(
+            MetricChange {
+                ci95_pct: None,
+                ..change(0.0, 0.0)
+            }
+            .ci_text(),
+            "-"
+        );
     }
 
     #[test]

@@ -131,9 +131,7 @@ pub fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
 fn change_table(out: &mut String, a: &Side, b: &Side) {
     out.push_str("<h2 id=\"changes\">Change from A to B</h2><table><tr><th>job</th><th>metric</th><th>A mean</th><th>B mean</th><th>change</th><th>95% CI</th><th>verdict</th></tr>");
     for c in metric_changes(a, b) {
-        let ci = c
-            .ci95_pct
-            .map_or("-".into(), |(lo, hi)| format!("[{lo:+.1} %, {hi:+.1} %]"));
+        let ci = c.ci_text();
         let _ = write!(
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>{ci}</td><td>{}</td></tr>",

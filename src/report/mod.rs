@@ -1,5 +1,7 @@
 //! Reports: the model and its renderings.
 pub mod compare;
+pub mod config;
+pub mod findings_text;
 pub mod fio_json;
 pub mod fio_style;
 pub mod html;

@@ -1,7 +1,7 @@
 //! The compact table of `iolens quick`: one row per job (each preset job moves data in
 //! one direction), then the findings.
 
-use super::model::{DirReport, Finding, JobReport, RunReport, Severity};
+use super::model::{DirReport, JobReport, RunReport};
 use super::repeat::format_value;
 use std::fmt::Write;
 
@@ -53,28 +53,6 @@ pub fn p99_ns(dir: &DirReport) -> Option<u64> {
         .map(|&(_, v)| v)
 }
 
-/// Findings as an indented list: severity and title, the evidence, the advice.
-pub fn render_findings(findings: &[Finding]) -> String {
-    if findings.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nFindings:\n");
-    for f in findings {
-        let severity = match f.severity {
-            Severity::Warning => "warning",
-            Severity::Info => "note",
-        };
-        let _ = writeln!(out, "  {severity}: {} [{}]", f.title, f.code);
-        for line in &f.evidence {
-            let _ = writeln!(out, "    - {line}");
-        }
-        if !f.advice.is_empty() {
-            let _ = writeln!(out, "    what to do: {}", f.advice);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,22 +83,5 @@ mod tests {
         for cell in ["10.2", "2500", "400.00 µs", "1.20 ms", "2.50 µs"] {
             assert!(row.contains(cell), "{cell} missing in {row}");
         }
-    }
-
-    #[test]
-    fn findings_list_evidence_and_advice() {
-        let findings = [Finding {
-            code: "cache-hit".into(),
-            severity: Severity::Warning,
-            title: "reads came from the page cache".into(),
-            evidence: vec!["90 % of the target was cached".into()],
-            advice: "use direct=1".into(),
-            at_ns: None,
-        }];
-        let text = render_findings(&findings);
-        assert!(text.contains("warning: reads came from the page cache [cache-hit]"));
-        assert!(text.contains("    - 90 % of the target was cached"));
-        assert!(text.contains("what to do: use direct=1"));
-        assert_eq!(render_findings(&[]), "");
     }
 }

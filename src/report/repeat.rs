@@ -395,22 +395,8 @@ pub fn render_table(r: &RepeatReport) -> String {
             }
         );
     }
-    for f in &r.findings {
-        render_finding(&mut out, f);
-    }
+    out.push_str(&super::findings_text::render(&r.findings));
     out
-}
-
-pub fn render_finding(out: &mut String, f: &Finding) {
-    let severity = match f.severity {
-        Severity::Info => "info",
-        Severity::Warning => "warning",
-    };
-    let _ = writeln!(out, "\n[{severity}] {}: {}", f.code, f.title);
-    for e in &f.evidence {
-        let _ = writeln!(out, "    - {e}");
-    }
-    let _ = writeln!(out, "    advice: {}", f.advice);
 }
 
 #[cfg(test)]

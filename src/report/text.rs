@@ -9,8 +9,8 @@ use crate::report::fio_style::{
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 use crate::report::model::{
-    window_mean, DirReport, DiskUtil, Finding, GroupDirSummary, GroupReport, JobReport, LatBuckets,
-    LatSummary, RunReport, Severity, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets,
+    LatSummary, RunReport, SteadyStateReport,
 };
 
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
@@ -38,7 +38,9 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
         }
     }
     crate::report::system_text::write_system(out, report)?;
-    write_findings(out, &report.findings)
+    // What the diagnose rules concluded, last, so it is what the reader sees.
+    out.push_str(&super::findings_text::render(&report.findings));
+    Ok(())
 }
 
 /// (usr + sys) CPU per MiB moved, milliseconds: buffered vs direct I/O is a CPU story (seed 001).
@@ -48,26 +50,6 @@ fn cpu_ms_per_mib(job: &JobReport) -> f64 {
         return 0.0;
     }
     (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / 1e6 / mib
-}
-
-/// What the diagnose rules concluded, last, so it is what the reader sees.
-fn write_findings(out: &mut String, findings: &[Finding]) -> fmt::Result {
-    if findings.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "\nFindings:")?;
-    for f in findings {
-        let severity = match f.severity {
-            Severity::Info => "info",
-            Severity::Warning => "WARNING",
-        };
-        writeln!(out, "  [{severity}] {} ({})", f.title, f.code)?;
-        for line in &f.evidence {
-            writeln!(out, "      - {line}")?;
-        }
-        writeln!(out, "      what to do: {}", f.advice)?;
-    }
-    Ok(())
 }
 
 fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Result {
@@ -451,7 +433,9 @@ fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{CpuReport, DepthReport, SampleSummary, SyncReport};
+    use crate::report::model::{
+        CpuReport, DepthReport, Finding, SampleSummary, Severity, SyncReport,
+    };
 
     #[test]
     fn significant_figures_widen_iops_and_bandwidth() {

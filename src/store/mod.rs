@@ -11,6 +11,7 @@ mod schema;
 use crate::report::metrics::Metric;
 use crate::report::model::RunReport;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -68,6 +69,8 @@ pub struct RunSummary {
     pub tool_version: String,
     /// Job names, comma-separated.
     pub jobs: String,
+    /// Distinct targets, comma-separated; a temporary one (`quick`'s test file,
+    /// removed after the run) is marked "(temporary, removed)".
     pub targets: String,
 }
 
@@ -88,6 +91,11 @@ pub struct MetricPoint {
     pub started_unix_ms: u64,
     pub job: String,
     pub value: f64,
+    /// Fingerprint of the job's configuration (options and target); None for a
+    /// report this version could not read.
+    pub config_fingerprint: Option<String>,
+    /// The configuration itself: option name → value.
+    pub config: BTreeMap<String, String>,
 }
 
 pub struct Store {
@@ -154,7 +162,9 @@ impl Store {
     pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.batch, r.started_unix_ms, r.host, r.kernel, r.tool_version,
-                    group_concat(j.job, ','), group_concat(DISTINCT j.target)
+                    group_concat(j.job, ','),
+                    group_concat(DISTINCT CASE WHEN j.temporary THEN j.target || ' (temporary, removed)'
+                                               ELSE j.target END)
              FROM runs r LEFT JOIN run_jobs j ON j.run_id = r.id
              WHERE r.started_unix_ms >= ?1
                AND (?2 IS NULL OR r.id IN (SELECT run_id FROM run_jobs WHERE instr(target, ?2) > 0))
@@ -190,7 +200,7 @@ impl Store {
         filter: &Filter,
     ) -> Result<Vec<MetricPoint>, StoreError> {
         let sql = format!(
-            "SELECT r.id, r.started_unix_ms, j.job, j.{column}
+            "SELECT r.id, r.started_unix_ms, j.job, j.{column}, j.config_fingerprint, j.config
              FROM runs r JOIN run_jobs j ON j.run_id = r.id
              WHERE j.{column} IS NOT NULL AND r.started_unix_ms >= ?1
                AND (?2 IS NULL OR instr(j.target, ?2) > 0)
@@ -206,15 +216,25 @@ impl Store {
                 filter.job
             ],
             |r| {
-                Ok(MetricPoint {
+                let point = MetricPoint {
                     run_id: r.get(0)?,
                     started_unix_ms: r.get::<_, i64>(1)? as u64,
                     job: r.get(2)?,
                     value: r.get(3)?,
-                })
+                    config_fingerprint: r.get(4)?,
+                    config: BTreeMap::new(),
+                };
+                Ok((point, r.get::<_, Option<String>>(5)?.unwrap_or_default()))
             },
         )?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        rows.map(|row| {
+            let (mut point, config) = row?;
+            if !config.is_empty() {
+                point.config = serde_json::from_str(&config)?;
+            }
+            Ok(point)
+        })
+        .collect()
     }
 }
 

@@ -6,14 +6,18 @@
 //! v2: batches, host/kernel/version/environment fingerprint columns, and a
 //!     `run_jobs` row per job with its target, engine and headline metrics;
 //!     existing v1 reports are indexed during the migration.
+//! v3: per job its configuration (`config`: the options as JSON, a temporary
+//!     target's name replaced by its directory), its fingerprint, and whether the
+//!     target was a temporary file; stored jobs are indexed again to fill them.
 
 use super::{HostFacts, StoreError};
+use crate::report::config::{fingerprint, fnv1a, is_temporary_target, job_configuration};
 use crate::report::metrics::Metric;
 use crate::report::model::RunReport;
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema this iolens writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 const V1: &str = "
 CREATE TABLE runs (
@@ -24,7 +28,7 @@ CREATE TABLE runs (
 CREATE INDEX runs_started ON runs(started_unix_ms);
 ";
 
-const V2: &str = "
+pub(super) const V2: &str = "
 ALTER TABLE runs ADD COLUMN batch INTEGER;
 ALTER TABLE runs ADD COLUMN host TEXT;
 ALTER TABLE runs ADD COLUMN kernel TEXT;
@@ -46,6 +50,12 @@ CREATE INDEX run_jobs_job ON run_jobs(job);
 CREATE INDEX runs_batch ON runs(batch);
 ";
 
+const V3: &str = "
+ALTER TABLE run_jobs ADD COLUMN config TEXT;
+ALTER TABLE run_jobs ADD COLUMN config_fingerprint TEXT;
+ALTER TABLE run_jobs ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Bring the database to `VERSION`, one step at a time.
 pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     // IMMEDIATE takes the write lock before reading the version, so two processes
@@ -60,7 +70,15 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     if found < 2 {
         tx.execute_batch(V2)?;
+    }
+    if found < 3 {
+        tx.execute_batch(V3)?;
+    }
+    // Indexing writes the newest columns, so it runs once they all exist.
+    if found < 2 {
         index_v1_reports(&tx)?;
+    } else if found < 3 {
+        index_jobs_again(&tx)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -70,17 +88,38 @@ pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
 /// Fill the v2 columns of reports stored under v1. Each is its own batch; host
 /// and kernel are known only if the report recorded them.
 fn index_v1_reports(tx: &Transaction) -> Result<(), StoreError> {
+    for (id, report) in stored_reports(tx)? {
+        // A report from a model this version cannot read keeps empty columns
+        // rather than blocking the upgrade.
+        match report {
+            Some(report) => index_run(tx, id, id, &report, &HostFacts::default())?,
+            None => {
+                tx.execute("UPDATE runs SET batch = ?1 WHERE id = ?1", [id])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every stored run's id and report; None where this version cannot read it.
+fn stored_reports(tx: &Transaction) -> Result<Vec<(i64, Option<RunReport>)>, StoreError> {
     let rows: Vec<(i64, String)> = tx
         .prepare("SELECT id, report_json FROM runs")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    for (id, json) in rows {
-        // A report from a model this version cannot read keeps empty columns
-        // rather than blocking the upgrade.
-        if let Ok(report) = serde_json::from_str::<RunReport>(&json) {
-            index_run(tx, id, id, &report, &HostFacts::default())?;
-        } else {
-            tx.execute("UPDATE runs SET batch = ?1 WHERE id = ?1", [id])?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, json)| (id, serde_json::from_str(&json).ok()))
+        .collect())
+}
+
+/// Index the jobs of reports stored under v2 again, for the v3 columns. A report
+/// this version cannot read keeps its rows (without a configuration, it joins no trend).
+fn index_jobs_again(tx: &Transaction) -> Result<(), StoreError> {
+    for (id, report) in stored_reports(tx)? {
+        if let Some(report) = report {
+            tx.execute("DELETE FROM run_jobs WHERE run_id = ?1", [id])?;
+            index_jobs(tx, id, &report)?;
         }
     }
     Ok(())
@@ -122,7 +161,7 @@ fn index_run(
     };
     let host = recorded("hostname").or_else(|| facts.host.clone());
     let kernel = recorded("kernel").or_else(|| facts.kernel.clone());
-    let fingerprint = match environment {
+    let environment_text = match environment {
         Some(env) => env.to_string(),
         None => format!("{host:?}/{kernel:?}"),
     };
@@ -135,31 +174,42 @@ fn index_run(
             host,
             kernel,
             report.tool_version,
-            format!("{:016x}", fnv1a(fingerprint.as_bytes()))
+            format!("{:016x}", fnv1a(environment_text.as_bytes()))
         ],
     )?;
-    let option = |job_options: &[(String, String)], name: &str| {
-        job_options
-            .iter()
-            .chain(&report.global_options)
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    index_jobs(tx, id, report)
+}
+
+/// One `run_jobs` row per job of `report`.
+fn index_jobs(tx: &Transaction, id: i64, report: &RunReport) -> Result<(), StoreError> {
     for job in &report.jobs {
+        let configuration = job_configuration(report, job);
+        let option = |name: &str| {
+            job.options
+                .iter()
+                .chain(&report.global_options)
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let target = option("filename").unwrap_or_default();
         tx.execute(
             "INSERT INTO run_jobs (run_id, job, target, engine, iops, bw_bytes_per_sec,
-                                   clat_mean_ns, clat_p99_ns, cpu_ns_per_io)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                   clat_mean_ns, clat_p99_ns, cpu_ns_per_io,
+                                   config, config_fingerprint, temporary)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 id,
                 job.name,
-                option(&job.options, "filename").unwrap_or_default(),
-                option(&job.options, "ioengine").unwrap_or_default(),
+                target,
+                option("ioengine").unwrap_or_default(),
                 Metric::Iops.of(job),
                 Metric::Bandwidth.of(job),
                 Metric::ClatMean.of(job),
                 Metric::ClatP99.of(job),
                 Metric::CpuPerIo.of(job),
+                serde_json::to_string(&configuration)?,
+                fingerprint(&configuration),
+                is_temporary_target(&target),
             ],
         )?;
     }
@@ -175,12 +225,4 @@ pub(super) fn metric_column(metric: Metric) -> &'static str {
         Metric::ClatP99 => "clat_p99_ns",
         Metric::CpuPerIo => "cpu_ns_per_io",
     }
-}
-
-/// FNV-1a: a stable 64-bit hash (std's hasher may change between Rust releases,
-/// and fingerprints must match across iolens builds).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }

@@ -89,19 +89,25 @@ CREATE INDEX runs_started ON runs(started_unix_ms);
 PRAGMA user_version = 1;
 ";
 
+/// A v1 database holding one report (run 1, 321 IOPS of job 'rr').
+fn v1_database_with_one_report(path: &Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(V1_FIXTURE).unwrap();
+    let json = serde_json::to_string(&report_at(5_000, 321.0)).unwrap();
+    conn.execute(
+        "INSERT INTO runs (started_unix_ms, report_json) VALUES (5000, ?1)",
+        [json],
+    )
+    .unwrap();
+    conn
+}
+
 #[test]
 fn a_v1_database_is_migrated_and_its_reports_indexed() {
     let dir = scratch_dir();
     let path = dir.path().join("v1.db");
     {
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(V1_FIXTURE).unwrap();
-        let json = serde_json::to_string(&report_at(5_000, 321.0)).unwrap();
-        conn.execute(
-            "INSERT INTO runs (started_unix_ms, report_json) VALUES (5000, ?1)",
-            [json],
-        )
-        .unwrap();
+        let conn = v1_database_with_one_report(&path);
         conn.execute(
             "INSERT INTO runs (started_unix_ms, report_json) VALUES (6000, '{\"from\":\"elsewhere\"}')",
             [],
@@ -223,4 +229,73 @@ fn a_writer_killed_mid_write_leaves_a_readable_database() {
     for run in &runs {
         assert_eq!(store.report(run.id).unwrap().jobs.len(), 200);
     }
+}
+
+#[test]
+fn a_v2_database_gets_each_stored_jobs_configuration() {
+    let dir = scratch_dir();
+    let path = dir.path().join("v2.db");
+    {
+        // The v2 migration as v2 ran it, minus the indexing the v3 step replaces.
+        let conn = v1_database_with_one_report(&path);
+        conn.execute_batch(schema::V2).unwrap();
+        conn.execute("UPDATE runs SET batch = id", []).unwrap();
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        conn.execute(
+            "INSERT INTO run_jobs (run_id, job, target, engine, iops) VALUES (1, 'rr', '/data/rr', 'psync', 321.0)",
+            [],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::VERSION);
+    let points = store
+        .metric_points(Metric::Iops, &Filter::default())
+        .unwrap();
+    assert_eq!(
+        points.len(),
+        1,
+        "expected the job indexed once, got {points:?}"
+    );
+    assert!(
+        points[0].config_fingerprint.is_some() && points[0].config["filename"] == "/data/rr",
+        "expected the migration to fill the configuration, got {:?}",
+        points[0]
+    );
+}
+
+#[test]
+fn configurations_and_temporary_targets_are_stored_per_job() {
+    let dir = scratch_dir();
+    let mut store = Store::open(&dir.path().join("h.db")).unwrap();
+    let with = |bs: &str, target: &str| {
+        let mut r = run_report(&[("x", 100.0)]);
+        r.jobs[0].options = vec![("filename".into(), target.into()), ("bs".into(), bs.into())];
+        r
+    };
+    store
+        .insert(&with("4k", "/d/.iolens-quick-aaaa"), None)
+        .unwrap();
+    store
+        .insert(&with("4k", "/d/.iolens-quick-bbbb"), None)
+        .unwrap();
+    store
+        .insert(&with("64k", "/d/.iolens-quick-cccc"), None)
+        .unwrap();
+    let points = store
+        .metric_points(Metric::Iops, &Filter::default())
+        .unwrap();
+    let fingerprints: Vec<_> = points
+        .iter()
+        .map(|p| p.config_fingerprint.clone())
+        .collect();
+    assert!(
+        fingerprints[0] == fingerprints[1] && fingerprints[0] != fingerprints[2],
+        "expected two temporary files of one directory alike and bs=64k apart, got {fingerprints:?}"
+    );
+    let listed = store.list(&Filter::default()).unwrap();
+    assert_eq!(
+        listed[0].targets, "/d/.iolens-quick-aaaa (temporary, removed)",
+        "expected the temporary target marked"
+    );
 }

@@ -99,3 +99,68 @@ fn reading_an_existing_sparse_file_warns() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("holes"), "{}", stderr(&out));
 }
+
+#[test]
+fn run_help_lists_every_own_flag_the_readme_lists() {
+    let help = stdout(&iolens(&["run", "--help"]));
+    let in_help: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.strip_prefix("      --"))
+        .map(|l| l.split([' ', '[']).next().unwrap())
+        .filter(|name| *name != "help")
+        .collect();
+    let readme = include_str!("../../README.md");
+    let table: String = readme
+        .split("iolens' own flags (anywhere among the options;")
+        .nth(1)
+        .expect("README has the table of run's own flags")
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for name in &in_help {
+        let boundary = |c: char| !(c.is_ascii_alphanumeric() || c == '-');
+        let documented = table
+            .match_indices(&format!("`--{name}"))
+            .any(|(i, m)| table[i + m.len()..].starts_with(boundary));
+        assert!(
+            documented,
+            "expected `--{name}` (in run --help) in the README's table:\n{table}"
+        );
+    }
+    for flag in ["--html", "--io-timeout", "--repeat", "--db", "--section"] {
+        assert!(
+            in_help.contains(&&flag[2..]),
+            "expected {flag} in run --help, found {in_help:?}"
+        );
+    }
+    let rows = table.lines().count() - 2;
+    assert!(
+        in_help.len() >= rows,
+        "expected run --help to list at least one flag per README row ({rows}), found {in_help:?}"
+    );
+}
+
+#[test]
+fn own_flags_work_after_job_options() {
+    let dir = scratch();
+    let out = iolens(&[
+        "run",
+        "--name=late",
+        "--ioengine=null",
+        "--size=1m",
+        "--output-format",
+        "json",
+        "--no-history",
+        &format!("--html={}", dir.path().join("r.html").display()),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("expected fio JSON on stdout ({e}), got:\n{}", stdout(&out)));
+    assert_eq!(report["jobs"][0]["jobname"], "late", "{report}");
+    assert!(
+        dir.path().join("r.html").exists(),
+        "expected --html after the job options to write the page"
+    );
+}

@@ -101,3 +101,38 @@ fn timeline_prints_a_line_per_second_to_stderr_and_keeps_json_valid() {
     assert!(lines[1].contains('%'), "{err}");
     assert!(json(&out)["jobs"].is_array());
 }
+
+#[test]
+fn doctor_and_a_run_agree_on_the_cpu_clock() {
+    let dir = scratch();
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--output-format=iolens-json",
+        "--name=clock",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    let report = json(&out);
+    let run_says_hidden = report["observations"]["notes"]
+        .as_array()
+        .expect("the report has observation notes")
+        .iter()
+        .any(|n| {
+            n.as_str()
+                .is_some_and(|n| n.starts_with("cpufreq not exposed"))
+        });
+    let doctor = stdout(&iolens(&["doctor", dir.path().to_str().unwrap()]));
+    let doctor_says_hidden = doctor.contains("cpufreq not exposed");
+    assert_eq!(
+        doctor_says_hidden, run_says_hidden,
+        "expected doctor to say 'cpufreq not exposed' exactly when a run notes it \
+         (the run: {run_says_hidden}); doctor said:\n{doctor}"
+    );
+    if doctor_says_hidden {
+        assert!(
+            !doctor.contains("governor"),
+            "expected no claim about a governor without an exposed clock, doctor said:\n{doctor}"
+        );
+    }
+}

@@ -143,3 +143,104 @@ fn history_lists_stored_runs_and_show_prints_one() {
     let out = iolens(&["history", &db_flag, "--trend", "speed"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Split a documented command line into words the way a shell would (double quotes only).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !words.last().unwrap().is_empty() {
+                    words.push(String::new());
+                }
+            }
+            _ => words.last_mut().unwrap().push(c),
+        }
+    }
+    words.retain(|w| !w.is_empty());
+    words
+}
+
+#[test]
+fn the_documented_ab_line_runs() {
+    let readme = include_str!("../../README.md");
+    let documented = readme
+        .lines()
+        .find(|l| l.starts_with("iolens ab \""))
+        .expect("README documents an `iolens ab` line");
+    let help = stdout(&iolens(&["ab", "--help"]));
+    assert!(
+        help.contains(documented),
+        "expected `ab --help` to show the README's example\n{documented}\ngot:\n{help}"
+    );
+    // The same line on a scratch file, with a tiny size and one pair.
+    let dir = scratch();
+    let target = dir.path().join("t");
+    let shortened = documented
+        .replace("/tmp/t", target.to_str().unwrap())
+        .replace("--size=64m", "--size=1m")
+        .replace("--pairs 5", "--pairs 1");
+    let mut args = shell_words(&shortened);
+    assert_eq!(args.remove(0), "iolens");
+    args.push(format!("--db={}", dir.path().join("h.db").display()));
+    let out = iolens(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected `{shortened}` to run, got {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("job 'x' option bs: 4k vs 64k") && text.contains("(1 run)"),
+        "expected one run per arm and the bs difference named, got:\n{text}"
+    );
+}
+
+#[test]
+fn a_trend_keeps_configurations_of_one_job_apart() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let with_bs = |bs: &str| {
+        let out = iolens(&[
+            "run",
+            &format!("--db={}", db.display()),
+            "--name=x",
+            "--ioengine=null",
+            "--size=16m",
+            "--rw=read",
+            &format!("--bs={bs}"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    for _ in 0..3 {
+        with_bs("4k");
+    }
+    with_bs("64k");
+    let out = iolens(&[
+        "history",
+        &format!("--db={}", db.display()),
+        "--trend",
+        "iops",
+        "--job",
+        "x",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let series: Vec<&str> = text.lines().filter(|l| l.starts_with("iops")).collect();
+    assert_eq!(
+        series,
+        [
+            "iops of job 'x' (IO/s), bs=4k:",
+            "iops of job 'x' (IO/s), bs=64k:"
+        ],
+        "expected one series per bs, got:\n{text}"
+    );
+    assert!(
+        !text.contains("REGRESSION") && !text.contains("improvement"),
+        "expected no verdict between bs=4k and bs=64k runs, got:\n{text}"
+    );
+}

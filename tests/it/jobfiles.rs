@@ -130,9 +130,17 @@ fn cmdhelp_lists_options_and_describes_one() {
 #[test]
 fn the_fio_shim_runs_job_files_and_answers_version() {
     let dir = scratch();
-    let install = iolens(&["install-fio-shim", &dir.path().display().to_string()]);
-    assert_eq!(install.status.code(), Some(0), "{}", stderr(&install));
-    let fio = dir.path().join("fio");
+    // The directory does not exist yet: install-fio-shim creates it.
+    let bin = dir.path().join("new/bin");
+    let install = iolens(&["install-fio-shim", &bin.display().to_string()]);
+    assert_eq!(
+        install.status.code(),
+        Some(0),
+        "expected install-fio-shim to create {} and succeed: {}",
+        bin.display(),
+        stderr(&install)
+    );
+    let fio = bin.join("fio");
     let version = Command::new(&fio).arg("--version").output().unwrap();
     assert!(
         stdout(&version).starts_with("fio-3.33-iolens-"),
@@ -145,7 +153,7 @@ fn the_fio_shim_runs_job_files_and_answers_version() {
         .output()
         .unwrap();
     assert_eq!(json(&run)["jobs"].as_array().unwrap().len(), 2);
-    let again = iolens(&["install-fio-shim", &dir.path().display().to_string()]);
+    let again = iolens(&["install-fio-shim", &bin.display().to_string()]);
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
 }

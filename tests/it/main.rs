@@ -15,6 +15,7 @@ mod observe;
 mod options;
 mod outputs;
 mod pacing;
+mod pipes;
 mod processes;
 mod quick;
 mod safety;

@@ -99,6 +99,7 @@ fn show_job_prints_the_preset_and_bad_flags_are_usage_errors() {
         "--eta=sometimes",
         "--duration=soon",
         "--compare-with=yesterday",
+        "--repeat=0",
     ] {
         let out = iolens(&["quick", "--no-history", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
@@ -205,4 +206,59 @@ fn png_width_and_colours(path: &Path) -> (u32, usize) {
     colours.sort_unstable();
     colours.dedup();
     (info.width, colours.len())
+}
+
+#[test]
+fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
+    let dir = scratch();
+    let db = dir.path().join("h.db").display().to_string();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let repeated = |extra: &[&str]| {
+        let mut args = vec![
+            "quick",
+            target.to_str().unwrap(),
+            "--db",
+            &db,
+            "--read-only",
+            "--duration=200ms",
+            "--ramp=0",
+            "--size=8m",
+            "--repeat",
+            "2",
+        ];
+        args.extend(extra);
+        let out = iolens(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "expected `iolens {}` to succeed: {}",
+            args.join(" "),
+            stderr(&out)
+        );
+        stdout(&out)
+    };
+    let first = repeated(&[]);
+    assert!(
+        first.contains("2 measured repetitions") && first.contains("job 'RND4K-Q1T1-read'"),
+        "expected the repetition statistics per test, got:\n{first}"
+    );
+    let second = repeated(&["--compare-with=last"]);
+    assert!(
+        second.contains("A: run ") && second.contains("(2 runs)"),
+        "expected the stored batch of two runs as A, got:\n{second}"
+    );
+    let verdicts = ["B faster", "B slower", "no significant difference", "CPU"];
+    let iops = second
+        .lines()
+        .find(|l| l.starts_with("SEQ1M-Q8T1-read") && l.contains("iops"))
+        .unwrap_or_else(|| panic!("expected an iops line, got:\n{second}"));
+    assert!(
+        verdicts.iter().any(|v| iops.contains(v)),
+        "expected a verdict with repetitions on both sides, got: {iops}"
+    );
+    assert!(
+        !second.contains(".iolens-quick-"),
+        "expected the temporary file's name not to be listed as a difference, got:\n{second}"
+    );
 }
