@@ -323,7 +323,7 @@ impl RegionCursor {
             let start = if next < self.region.room { next } else { 0 };
             self.enter_zone(start, zones, rules);
         }
-        if self.zone_bytes % zones.range == 0 {
+        if self.zone_bytes.is_multiple_of(zones.range) {
             self.reset_window_state(rng);
         }
     }
