@@ -413,6 +413,11 @@ impl FileSet {
 /// The (path, start, len) regions of each worker of a job, before opening.
 fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, TargetError> {
     let t = &job.target;
+    // fio: offset= (plus offset_increment per worker) applies to every file,
+    // named or generated; a percentage is of the file's size
+    let start_of = |w: u32, file_size: u64| {
+        t.offset.resolve(file_size) + u64::from(w) * t.offset_increment.resolve(file_size)
+    };
     let mut workers = Vec::new();
     for w in 0..job.exec.numjobs {
         let mut regions = Vec::new();
@@ -439,14 +444,13 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                     }
                     None => PathBuf::from(name),
                 };
-                regions.push((path, 0, filesize));
+                regions.push((path, start_of(w, filesize), filesize));
             }
         } else {
             for path in &t.filenames {
                 let existing = existing_size(path)?;
                 let base_size = existing.unwrap_or(0);
-                let offset = t.offset.resolve(base_size)
-                    + u64::from(w) * t.offset_increment.resolve(base_size);
+                let offset = start_of(w, base_size);
                 let len = match (t.size, t.filesize, existing) {
                     // fio: a percentage of the file past the offset, whole blocks
                     (Some(SizeOrPercent::Percent(p)), _, _) => {
@@ -758,6 +762,42 @@ mod tests {
             [dir.path().join("shared.0"), dir.path().join("shared.1")]
         );
         assert_eq!(names(0), names(1));
+    }
+
+    #[test]
+    fn generated_files_start_at_the_offset_of_their_worker() {
+        // fio (write_iolog): size=1m nrfiles=2 offset=256k offset_increment=128k
+        // numjobs=2 writes each file of job N from 256k + N×128k
+        let dir = crate::testutil::scratch_dir();
+        let directory = format!("--directory={}", dir.path().display());
+        let spec = job(&[
+            "--name=g",
+            &directory,
+            "--size=1m",
+            "--nrfiles=2",
+            "--numjobs=2",
+            "--offset=256k",
+            "--offset_increment=128k",
+        ]);
+        let plan = plan_job(0, &spec).unwrap();
+        let starts: Vec<Vec<(u64, u64)>> = plan
+            .iter()
+            .map(|worker| worker.iter().map(|r| (r.1 / 1024, r.2 / 1024)).collect())
+            .collect();
+        assert_eq!(
+            starts,
+            [[(256, 512), (256, 512)], [(384, 512), (384, 512)]],
+            "expected (start KiB, len KiB) per worker and file, saw {starts:?}"
+        );
+        // the null engine's generated target starts at the offset as well
+        let null = job(&["--name=n", "--ioengine=null", "--size=1m", "--offset=512k"]);
+        let plan = plan_job(0, &null).unwrap();
+        assert_eq!(
+            (plan[0][0].1, plan[0][0].2),
+            (512 * 1024, 1 << 20),
+            "expected the null job's region at 512k, 1m long; saw {:?}",
+            plan[0][0]
+        );
     }
 
     #[test]
