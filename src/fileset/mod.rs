@@ -95,11 +95,15 @@ pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
 
 impl Target {
     /// Drop the target's cached pages (fio's invalidate=1): fadvise(DONTNEED)
-    /// for files, BLKFLSBUF for block devices (needs CAP_SYS_ADMIN).
+    /// for files, BLKFLSBUF for block devices (needs CAP_SYS_ADMIN). A file's
+    /// dirty pages are written back first: fadvise keeps them, and an earlier
+    /// writer's writeback would otherwise run during the measurement (BLKFLSBUF
+    /// writes a device's back itself).
     pub fn drop_cache(&self) -> std::io::Result<()> {
         if self.is_block_device {
             fd::blk_flush_buffers(&self.file)
         } else {
+            self.file.sync_data()?;
             fd::fadvise_dontneed(&self.file, 0, 0)
         }
     }
@@ -730,9 +734,40 @@ mod tests {
     use super::*;
 
     fn job(args: &[&str]) -> JobSpec {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let (global, jobs) = crate::job::parse_fio_args(&args).unwrap();
-        crate::job::resolve(&global, &jobs).unwrap().jobs.remove(0)
+        crate::testutil::job_spec(args)
+    }
+
+    #[test]
+    fn dropping_the_cache_also_drops_pages_still_dirty() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("dirty");
+        // written through the cache and not synced: every page is dirty
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        let file = Arc::new(File::open(&path).unwrap());
+        let target = Target {
+            path: path.clone(),
+            file: file.clone(),
+            size: 4 << 20,
+            is_block_device: false,
+            dio_offset_align: 512,
+            dio_mem_align: 512,
+            created: false,
+            open_mode: OpenMode {
+                write: false,
+                direct: false,
+                sync: crate::job::spec::SyncMode::None,
+            },
+        };
+        target.drop_cache().unwrap();
+        let (mut probe, _) = crate::observe::pagecache::CacheProbe::new(file, 4 << 20);
+        let Some(left) = probe.sample().map(|p| p.cached) else {
+            eprintln!("skipped: neither cachestat nor mincore can count cached pages here");
+            return;
+        };
+        assert_eq!(
+            left, 0,
+            "expected no page of a dirty 4 MiB file left cached after the drop, saw {left}"
+        );
     }
 
     #[test]
