@@ -145,6 +145,19 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
+/// A report as JSON with the environment's running counters reduced to the
+/// condition they show: free page reporting's KiB handed back grows through the
+/// machine's life, so only whether it is on can differ between two runs.
+fn comparable_json(report: &RunReport) -> Value {
+    let mut value = serde_json::to_value(report).expect("RunReport serializes to JSON");
+    if let Some(kib) = value.pointer_mut("/environment/page_reporting_kib") {
+        if kib.is_number() {
+            *kib = Value::Bool(true);
+        }
+    }
+    value
+}
+
 /// What differs between the two sides' conditions: the recorded environment,
 /// the iolens version, each job's options and the command line.
 fn comparability(a: &RunReport, b: &RunReport) -> String {
@@ -155,10 +168,7 @@ fn comparability(a: &RunReport, b: &RunReport) -> String {
             a.tool_version, b.tool_version
         ));
     }
-    let (va, vb) = (
-        serde_json::to_value(a).expect("RunReport serializes to JSON"),
-        serde_json::to_value(b).expect("RunReport serializes to JSON"),
-    );
+    let (va, vb) = (comparable_json(a), comparable_json(b));
     let env_recorded = va.get("environment").is_some() || vb.get("environment").is_some();
     if env_recorded {
         differences.extend(leaf_differences(
@@ -370,6 +380,22 @@ mod tests {
             ),
             Vec::<String>::new(),
             "expected a temporary target in the environment not to be a difference"
+        );
+
+        let mut reporting_a = a.clone();
+        reporting_a.environment.page_reporting_kib = Some(1024);
+        let mut reporting_b = reporting_a.clone();
+        reporting_b.environment.page_reporting_kib = Some(8192);
+        let counters = comparability(&reporting_a, &reporting_b);
+        assert!(
+            !counters.contains("page_reporting"),
+            "expected page reporting's growing counter not to be a difference, got:\n{counters}"
+        );
+        reporting_b.environment.page_reporting_kib = None;
+        let switched = comparability(&reporting_a, &reporting_b);
+        assert!(
+            switched.contains("environment.page_reporting_kib"),
+            "expected page reporting turned off to be a difference, got:\n{switched}"
         );
 
         let env = |kernel: &str| serde_json::json!({"kernel": kernel, "dirty_ratio": 20});

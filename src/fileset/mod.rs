@@ -95,11 +95,15 @@ pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
 
 impl Target {
     /// Drop the target's cached pages (fio's invalidate=1): fadvise(DONTNEED)
-    /// for files, BLKFLSBUF for block devices (needs CAP_SYS_ADMIN).
+    /// for files, BLKFLSBUF for block devices (needs CAP_SYS_ADMIN). A file's
+    /// dirty pages are written back first: fadvise keeps them, and an earlier
+    /// writer's writeback would otherwise run during the measurement (BLKFLSBUF
+    /// writes a device's back itself).
     pub fn drop_cache(&self) -> std::io::Result<()> {
         if self.is_block_device {
             fd::blk_flush_buffers(&self.file)
         } else {
+            self.file.sync_data()?;
             fd::fadvise_dontneed(&self.file, 0, 0)
         }
     }
@@ -413,6 +417,11 @@ impl FileSet {
 /// The (path, start, len) regions of each worker of a job, before opening.
 fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, TargetError> {
     let t = &job.target;
+    // fio: offset= (plus offset_increment per worker) applies to every file,
+    // named or generated; a percentage is of the file's size
+    let start_of = |w: u32, file_size: u64| {
+        t.offset.resolve(file_size) + u64::from(w) * t.offset_increment.resolve(file_size)
+    };
     let mut workers = Vec::new();
     for w in 0..job.exec.numjobs {
         let mut regions = Vec::new();
@@ -439,7 +448,7 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                     }
                     None => PathBuf::from(name),
                 };
-                let offset = start_offset(job, w, existing_size(&path)?.unwrap_or(0));
+                let offset = start_of(w, filesize);
                 // fio: with filesize= the region is what lies past the offset
                 // (a start past the file's end is refused); without it the file
                 // grows to hold size/nrfiles past the offset
@@ -460,7 +469,7 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
             for path in &t.filenames {
                 let existing = existing_size(path)?;
                 let base_size = existing.unwrap_or(0);
-                let offset = start_offset(job, w, base_size);
+                let offset = start_of(w, base_size);
                 let len = match (t.size, t.filesize, existing) {
                     // fio: a percentage of the file past the offset, whole blocks
                     (Some(SizeOrPercent::Percent(p)), _, _) => {
@@ -507,13 +516,6 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
         workers.push(regions);
     }
     Ok(workers)
-}
-
-/// Where worker (clone) `w` starts in a file of `base_size` bytes:
-/// `offset + w × offset_increment`.
-fn start_offset(job: &JobSpec, w: u32, base_size: u64) -> u64 {
-    let t = &job.target;
-    t.offset.resolve(base_size) + u64::from(w) * t.offset_increment.resolve(base_size)
 }
 
 /// fio's `filename_format` expansion; other `$words` are kept as written.
@@ -754,9 +756,40 @@ mod tests {
     use super::*;
 
     fn job(args: &[&str]) -> JobSpec {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let (global, jobs) = crate::job::parse_fio_args(&args).unwrap();
-        crate::job::resolve(&global, &jobs).unwrap().jobs.remove(0)
+        crate::testutil::job_spec(args)
+    }
+
+    #[test]
+    fn dropping_the_cache_also_drops_pages_still_dirty() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("dirty");
+        // written through the cache and not synced: every page is dirty
+        std::fs::write(&path, vec![7u8; 4 << 20]).unwrap();
+        let file = Arc::new(File::open(&path).unwrap());
+        let target = Target {
+            path: path.clone(),
+            file: file.clone(),
+            size: 4 << 20,
+            is_block_device: false,
+            dio_offset_align: 512,
+            dio_mem_align: 512,
+            created: false,
+            open_mode: OpenMode {
+                write: false,
+                direct: false,
+                sync: crate::job::spec::SyncMode::None,
+            },
+        };
+        target.drop_cache().unwrap();
+        let (mut probe, _) = crate::observe::pagecache::CacheProbe::new(file, 4 << 20);
+        let Some(left) = probe.sample().map(|p| p.cached) else {
+            eprintln!("skipped: neither cachestat nor mincore can count cached pages here");
+            return;
+        };
+        assert_eq!(
+            left, 0,
+            "expected no page of a dirty 4 MiB file left cached after the drop, saw {left}"
+        );
     }
 
     #[test]
@@ -823,6 +856,42 @@ mod tests {
         assert!(
             text.contains("clone 1") && text.contains("holds 2048 bytes"),
             "expected a refusal of clone 1 holding 2048 bytes, saw: {text}"
+        );
+    }
+
+    #[test]
+    fn generated_files_start_at_the_offset_of_their_worker() {
+        // fio (write_iolog): size=1m nrfiles=2 offset=256k offset_increment=128k
+        // numjobs=2 writes each file of job N from 256k + N×128k
+        let dir = crate::testutil::scratch_dir();
+        let directory = format!("--directory={}", dir.path().display());
+        let spec = job(&[
+            "--name=g",
+            &directory,
+            "--size=1m",
+            "--nrfiles=2",
+            "--numjobs=2",
+            "--offset=256k",
+            "--offset_increment=128k",
+        ]);
+        let plan = plan_job(0, &spec).unwrap();
+        let starts: Vec<Vec<(u64, u64)>> = plan
+            .iter()
+            .map(|worker| worker.iter().map(|r| (r.1 / 1024, r.2 / 1024)).collect())
+            .collect();
+        assert_eq!(
+            starts,
+            [[(256, 512), (256, 512)], [(384, 512), (384, 512)]],
+            "expected (start KiB, len KiB) per worker and file, saw {starts:?}"
+        );
+        // the null engine's generated target starts at the offset as well
+        let null = job(&["--name=n", "--ioengine=null", "--size=1m", "--offset=512k"]);
+        let plan = plan_job(0, &null).unwrap();
+        assert_eq!(
+            (plan[0][0].1, plan[0][0].2),
+            (512 * 1024, 1 << 20),
+            "expected the null job's region at 512k, 1m long; saw {:?}",
+            plan[0][0]
         );
     }
 

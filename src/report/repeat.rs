@@ -187,7 +187,7 @@ fn conditions(report: &Value) -> Value {
     let obs = &report["observations"];
     let targets: Vec<Value> = obs["targets"]
         .as_array()
-        .map(|ts| ts.iter().map(target_summary).collect())
+        .map(|ts| ts.iter().map(|t| target_summary(t, obs)).collect())
         .unwrap_or_default();
     serde_json::json!({
         "interrupted": report["interrupted"],
@@ -201,11 +201,32 @@ fn conditions(report: &Value) -> Value {
     })
 }
 
-/// A target's cache series reduced to first, peak and last cached pages.
-fn target_summary(target: &Value) -> Value {
+/// A target's cache series reduced to first, peak and last cached pages, from
+/// the samples taken once its first job started (as `Observations::cache_during_jobs`:
+/// earlier ones show the layout and the guard's purge, not a run's condition).
+fn target_summary(target: &Value, obs: &Value) -> Value {
+    let start = obs["cache_guards"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["path"] == target["path"])
+        .filter_map(|g| g["t_ns"].as_u64())
+        .min()
+        .unwrap_or(0);
+    let times = obs["t_ns"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let cached: Vec<u64> = target["cache_series"]
         .as_array()
-        .map(|series| series.iter().filter_map(|p| p["cached"].as_u64()).collect())
+        .map(|series| {
+            series
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| times.get(*i).and_then(Value::as_u64).unwrap_or(0) >= start)
+                .filter_map(|(_, p)| p["cached"].as_u64())
+                .collect()
+        })
         .unwrap_or_default();
     serde_json::json!({
         "name": target["path"],
@@ -514,6 +535,27 @@ mod tests {
                 "observations.targets[/dev/vdb].cached_pages_first",
                 "observations.targets[/dev/vdb].cached_pages_max",
             ]
+        );
+    }
+
+    #[test]
+    fn cache_samples_from_before_the_first_job_are_no_condition() {
+        let obs = serde_json::json!({
+            "t_ns": [0, 100, 200],
+            "cache_guards": [{"path": "/f", "t_ns": 150}],
+        });
+        let target = serde_json::json!({
+            "path": "/f",
+            "cache_series": [{"cached": 65536}, {"cached": 65536}, {"cached": 3}],
+        });
+        let summary = target_summary(&target, &obs);
+        assert_eq!(
+            (
+                summary["cached_pages_first"].as_u64(),
+                summary["cached_pages_max"].as_u64()
+            ),
+            (Some(3), Some(3)),
+            "expected the samples before the guard's end at 150 ns left out, got {summary}"
         );
     }
 

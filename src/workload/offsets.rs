@@ -276,8 +276,8 @@ pub struct RegionCursor {
     window_start: u64,
     window_len: u64,
     window_blocks: u64,
-    /// Bytes the current zone still gets before the next one (strided zones only).
-    zone_bytes_left: u64,
+    /// Bytes issued in the current zone (strided zones only).
+    zone_bytes: u64,
     sequential_pos: [u64; DDIRS],
     run_left: u64,
     run_next: u64,
@@ -301,7 +301,7 @@ impl RegionCursor {
         let blocks = usable_len / rules.unit;
         // skewed distributions are laid over one zone when I/O stays in zones
         let choice_blocks = match &rules.zones {
-            Some(zones) => usable_len.min(zones.range) / rules.unit,
+            Some(zones) => zones.range / rules.unit,
             None => blocks,
         };
         let mut cursor = Self {
@@ -312,7 +312,7 @@ impl RegionCursor {
             window_start: 0,
             window_len: usable_len,
             window_blocks: blocks,
-            zone_bytes_left: 0,
+            zone_bytes: 0,
             sequential_pos: [0; DDIRS],
             run_left: 0,
             run_next: 0,
@@ -325,8 +325,8 @@ impl RegionCursor {
             ),
         };
         cursor.bytes_left = cursor.pass_bytes(rules);
-        if rules.zones.is_some() {
-            cursor.enter_zone(0, rules, rng);
+        if let Some(zones) = &rules.zones {
+            cursor.enter_zone(0, zones, rules);
         }
         cursor
     }
@@ -355,10 +355,9 @@ impl RegionCursor {
     /// Start a new pass; the random map gets a fresh order so passes differ.
     pub fn restart(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
         self.bytes_left = self.pass_bytes(rules);
-        if rules.zones.is_some() {
-            self.enter_zone(0, rules, rng);
-        } else {
-            self.reset_window_state(rng);
+        match &rules.zones {
+            Some(zones) => self.enter_zone(0, zones, rules),
+            None => self.reset_window_state(rng),
         }
     }
 
@@ -381,30 +380,33 @@ impl RegionCursor {
         }
     }
 
-    /// Make the zone starting `start` bytes into the region the window; a zone
-    /// cut short by the region's end keeps what fits of it.
+    /// Make the zone starting `start` bytes into the region the window. As in
+    /// fio the window is the whole zonerange, even where the file ends inside
+    /// it: an I/O that would cross the file's end ends the region's pass.
+    /// Positions and the random map are renewed before the zone's first I/O.
     #[cold]
-    fn enter_zone(&mut self, start: u64, rules: &OffsetRules, rng: &mut WorkerRng) {
-        let zones = rules.zones.as_ref().expect("strided zones");
-        let len = zones.range.min(self.usable_len - start);
+    fn enter_zone(&mut self, start: u64, zones: &StridedZones, rules: &OffsetRules) {
         self.window_start = start;
-        self.window_len = len - len % rules.min_block;
-        self.window_blocks = self.window_len / rules.unit;
-        self.zone_bytes_left = zones.size;
-        self.reset_window_state(rng);
+        self.window_len = zones.range;
+        self.window_blocks = zones.range / rules.unit;
+        self.zone_bytes = 0;
     }
 
-    /// On to the next zone, or back to the first when no block fits in the next.
-    #[cold]
-    fn next_zone(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
-        let stride = rules.zones.as_ref().expect("strided zones").stride();
-        let next = self.window_start + stride;
-        let start = if next + rules.min_block <= self.usable_len {
-            next
-        } else {
-            0
-        };
-        self.enter_zone(start, rules, rng);
+    /// Before each I/O in a zone, as fio: after zonesize bytes on to the next
+    /// zone (back to the first once the next starts at or past the file's end,
+    /// not the region's); at every multiple of zonerange bytes in a zone (its
+    /// start included) fresh positions and a fresh random map, so a zonesize
+    /// larger than zonerange goes over the same zone again.
+    #[inline]
+    fn zone_step(&mut self, zones: &StridedZones, rules: &OffsetRules, rng: &mut WorkerRng) {
+        if self.zone_bytes >= zones.size {
+            let next = self.window_start + zones.stride();
+            let start = if next < self.region.room { next } else { 0 };
+            self.enter_zone(start, zones, rules);
+        }
+        if self.zone_bytes.is_multiple_of(zones.range) {
+            self.reset_window_state(rng);
+        }
     }
 
     /// The absolute offset and length of the next I/O of `ddir` with block size
@@ -421,14 +423,15 @@ impl RegionCursor {
         if self.bytes_left == 0 {
             return None;
         }
-        if rules.zones.is_some() && self.zone_bytes_left == 0 {
-            self.next_zone(rules, rng);
+        if let Some(zones) = &rules.zones {
+            self.zone_step(zones, rules, rng);
         }
         let (offset, from_map) = if rules.random {
             let mut picked = self.random_offset(ddir, rules, rng);
             if picked.is_none() && rules.zones.is_some() {
-                // the zone's random map ran out before its zonesize bytes
-                self.next_zone(rules, rng);
+                // the zone's random map ran out before a multiple of zonerange
+                // (mixed block sizes): a fresh map, the same zone
+                self.reset_window_state(rng);
                 picked = self.random_offset(ddir, rules, rng);
             }
             let Some(picked) = picked else {
@@ -446,7 +449,14 @@ impl RegionCursor {
             (offset, false)
         };
         let room = self.window_len - offset;
-        let len = if len > room && Self::walks_to_file_end(rules) {
+        let len = if rules.zones.is_some() {
+            // fio: an I/O may cross its zone's end, not the file's
+            if self.window_start + offset + len > self.region.room {
+                self.bytes_left = 0;
+                return None;
+            }
+            len
+        } else if len > room && Self::walks_to_file_end(rules) {
             // fio picks a size that fits: whole smallest blocks
             room - room % rules.min_block
         } else {
@@ -463,7 +473,7 @@ impl RegionCursor {
         };
         self.bytes_left -= len;
         // a zone counts whole I/Os: the one that crosses zonesize is its last
-        self.zone_bytes_left = self.zone_bytes_left.saturating_sub(len);
+        self.zone_bytes += len;
         if rules.random {
             self.run_next = if rules.repeat_offsets {
                 offset
@@ -667,11 +677,23 @@ mod tests {
     /// The offsets (KiB) of one pass of `bs`-byte I/Os over a `len`-byte region
     /// with strided zones of `zonesize`/`zonerange`/`zoneskip` KiB.
     fn strided_pass(random: bool, len: u64, bs: u64, zones: [u64; 3]) -> Vec<u64> {
+        strided_pass_in_file(random, len, len, bs, zones)
+    }
+
+    /// [`strided_pass`] over the first `len` bytes of a `file_len`-byte file.
+    fn strided_pass_in_file(
+        random: bool,
+        len: u64,
+        file_len: u64,
+        bs: u64,
+        zones: [u64; 3],
+    ) -> Vec<u64> {
         let mut rules = rules(random, bs);
         let [size, range, skip] = zones.map(|kib| kib * KIB);
         rules.zones = Some(StridedZones { size, range, skip });
-        let mut cursor = cursor(len, &rules, &Distribution::Random, true);
+        let region = FileRegion::new(0, 0, len).in_file(file_len);
         let mut rng = WorkerRng::seed_from_u64(1);
+        let mut cursor = RegionCursor::new(region, &rules, &Distribution::Random, true, &mut rng);
         std::iter::from_fn(|| cursor.next(Ddir::Read, bs, &rules, &mut rng))
             .map(|(offset, _)| offset / KIB)
             .collect()
@@ -755,17 +777,58 @@ mod tests {
     }
 
     #[test]
-    fn a_zone_cut_by_the_region_end_keeps_what_fits() {
-        // 100k region, zonerange=32k: the zone at 96k holds one block
+    fn an_io_past_the_files_end_ends_the_pass() {
+        // a 100k file, zonerange=32k: the zone at 96k holds one block, and the
+        // next read (at 100k) would cross the file's end: fio stops after 13
         let pass = strided_pass(false, 100 * KIB, 4 * KIB, [16, 32, 0]);
+        let expected: Vec<u64> = visits([0, 32, 64], 4).into_iter().chain([96]).collect();
+        assert_eq!(pass, expected, "expected fio's 13 reads, saw {pass:?}");
+    }
+
+    #[test]
+    fn zones_stride_on_to_the_files_end_not_the_regions() {
+        // size=100k of a 1 MiB file: fio's zones go on past 100k until the
+        // pass has its 100k (25 reads, the last at 192k)
+        let pass = strided_pass_in_file(false, 100 * KIB, 1024 * KIB, 4 * KIB, [16, 32, 0]);
+        let expected: Vec<u64> = visits((0..7).map(|z| z * 32), 4)[..25].to_vec();
+        assert_eq!(pass, expected, "expected fio's 25 reads, saw {pass:?}");
+    }
+
+    #[test]
+    fn random_zones_beyond_zonerange_stay_in_the_zone_with_a_fresh_map() {
+        // randread zonesize=64k zonerange=16k over 1 MiB: fio reads each 16k
+        // zone 16 times (its 4 blocks in a new order every 16k), then moves
+        // on; 16 zones make the 1 MiB
+        let pass = strided_pass(true, 1024 * KIB, 4 * KIB, [64, 16, 0]);
+        assert_eq!(pass.len(), 256, "expected 256 reads, saw {}", pass.len());
+        for (visit, offsets) in pass.chunks(16).enumerate() {
+            let zone = visit as u64 * 16;
+            for round in offsets.chunks(4) {
+                let mut blocks = round.to_vec();
+                blocks.sort_unstable();
+                assert_eq!(
+                    blocks,
+                    [zone, zone + 4, zone + 8, zone + 12],
+                    "expected visit {visit} to read each block of the zone at {zone}k once per 16k, saw {offsets:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sequential_zones_beyond_zonerange_cross_the_zone_end() {
+        // read bs=6k zonesize=64k zonerange=16k: the read at 12k crosses the
+        // zone's end; the positions start over at 18k and again at 48k (a
+        // multiple of zonerange); the zone ends after 66k
+        let pass = strided_pass_in_file(false, 1020 * KIB, 1024 * KIB, 6 * KIB, [64, 16, 0]);
+        let zone = [0, 6, 12, 0, 6, 12, 0, 6, 0, 6, 12];
+        let expected: Vec<u64> = (0..3).flat_map(|z| zone.map(|o| z * 16 + o)).collect();
         assert_eq!(
-            pass[..16],
-            visits([0, 32, 64], 4)
-                .into_iter()
-                .chain([96; 4])
-                .collect::<Vec<_>>()[..]
+            pass[..33],
+            expected[..],
+            "expected fio's offsets (KiB), saw {:?}",
+            &pass[..33]
         );
-        assert_eq!(pass[16..20], [0, 4, 8, 12]);
     }
 
     #[test]

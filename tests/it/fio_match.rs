@@ -13,7 +13,7 @@ use std::process::Command;
 type Counts = [[u64; 2]; 2];
 
 /// Runs fio with `args` in `dir`; None (and a printed reason) without fio.
-fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
+pub fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
     let out = match Command::new("fio").args(args).current_dir(dir).output() {
         Ok(out) => out,
         Err(e) => {
@@ -30,7 +30,7 @@ fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
 }
 
 /// Runs iolens `run` with `args` in `dir`; its JSON and exit code.
-fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
+pub fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
     let mut all = vec!["run", "--no-history"];
     all.extend_from_slice(args);
     let out = crate::support::command()

@@ -8,6 +8,7 @@ mod differential;
 mod engines;
 mod errors;
 mod fio_match;
+mod fio_offsets;
 mod history;
 mod jobfiles;
 mod observe;
