@@ -214,21 +214,16 @@ mod tests {
         // fio: write:4k bs=4k size=32k io_size=34k wraps and issues 9 blocks
         let mut spec = job(&["--name=s", "--size=32k", "--bs=4k", "--rw=write:4k"]);
         spec.target.io_size = Some(SizeOrPercent::Bytes(34 << 10));
-        let mut budget = Budget::new(&spec, 32 << 10);
-        let bytes = run(&mut budget, u64::MAX, 4 << 10);
-        assert_eq!(
-            bytes,
-            36 << 10,
-            "expected 9 blocks of 4k, saw {bytes} bytes"
-        );
-        spec.target.loops = 2;
-        let mut budget = Budget::new(&spec, 32 << 10);
-        let bytes = run(&mut budget, u64::MAX, 4 << 10);
-        assert_eq!(
-            bytes,
-            68 << 10,
-            "expected 17 blocks of 4k, saw {bytes} bytes"
-        );
+        for (loops, blocks) in [(1, 9), (2, 17)] {
+            spec.target.loops = loops;
+            let mut budget = Budget::new(&spec, 32 << 10);
+            let bytes = run(&mut budget, u64::MAX, 4 << 10);
+            assert_eq!(
+                bytes,
+                blocks << 12,
+                "loops={loops}: expected {blocks} blocks of 4k, saw {bytes} bytes"
+            );
+        }
     }
 
     #[test]
