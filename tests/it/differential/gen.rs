@@ -111,14 +111,19 @@ impl Section {
         self.get("rw").unwrap().starts_with("rand")
     }
 
+    /// Where the last clone starts: offset + (numjobs - 1) × offset_increment.
+    fn last_start(&self) -> u64 {
+        let size = |key| self.get(key).map_or(0, parse_size);
+        size("offset") + (self.numjobs() - 1) * size("offset_increment")
+    }
+
     /// fio refuses the job: a clone starts past the end of its `filesize=`
     /// files, or what lies past its start holds less than the smallest block.
     pub fn refused_start(&self) -> bool {
-        let size = |key| self.get(key).map_or(0, parse_size);
         let Some(filesize) = self.get("filesize").map(parse_size) else {
             return false;
         };
-        let start = size("offset") + (self.numjobs() - 1) * size("offset_increment");
+        let start = self.last_start();
         let files = self.get("nrfiles").map_or(1, |n| n.parse().unwrap());
         start > filesize || files * (filesize - start) < self.min_bs()
     }
@@ -312,6 +317,23 @@ impl Case {
             s.set("group_reporting", 1);
         }
         s
+    }
+
+    /// fio refuses a section's job: `refused_start`, or with `size=N%` of an
+    /// existing file less than the smallest block past the last clone's start.
+    pub fn refuses(&self, s: &Section) -> bool {
+        let percent = s.get("size").and_then(|size| size.strip_suffix('%'));
+        let file = s
+            .get("filename")
+            .and_then(|name| self.files.iter().find(|(file, _)| file == name));
+        let past_percent = match (percent, file) {
+            (Some(percent), Some(&(_, len))) => {
+                let percent: u64 = percent.parse().unwrap();
+                (len * percent / 100).min(len.saturating_sub(s.last_start())) < s.min_bs()
+            }
+            _ => false,
+        };
+        s.refused_start() || past_percent
     }
 
     /// With group_reporting, two sections share one group (and one entry).

@@ -48,8 +48,8 @@ pub const KNOWN: &[(Known, &str)] = &[
     ),
     (
         Known::RefusedOffset,
-        "offset= + clone x offset_increment= past filesize=, or less than the \
-         smallest block past it: fio refuses that job (\"you need to specify \
+        "offset= + clone x offset_increment= past filesize= (or past a size=N% \
+         file), or less than the smallest block past it: fio refuses that job (\"you need to specify \
          valid offset=\", \"blocksize is larger than data set range\"), runs \
          the others and exits non-zero; iolens refuses the whole job file before \
          any I/O (exit 2), so only the two refusals are compared",
@@ -199,7 +199,7 @@ pub fn classes(case: &Case) -> Vec<Known> {
     if any(Section::mixed) {
         found.push(Known::MixedSplit);
     }
-    if any(Section::refused_start) {
+    if case.sections.iter().any(|s| case.refuses(s)) {
         found.push(Known::RefusedOffset);
     }
     found
