@@ -1,4 +1,4 @@
-//! `print!`, `println!`, `eprint!` and `eprintln!` for the whole crate.
+//! `print!`, `println!` and `eprintln!` for the whole crate (nothing uses `eprint!`).
 //!
 //! Rust starts every program with SIGPIPE ignored, so writing to a closed pipe
 //! (`iolens … | head`) fails with EPIPE, and std's printing macros turn that
@@ -23,14 +23,6 @@ macro_rules! println {
     };
     ($($arg:tt)*) => {
         $crate::console::out(format_args!("{}\n", format_args!($($arg)*)))
-    };
-}
-
-// Unused today; defined so that a future `eprint!` cannot panic either.
-#[allow(unused_macros)]
-macro_rules! eprint {
-    ($($arg:tt)*) => {
-        $crate::console::err(format_args!($($arg)*))
     };
 }
 
