@@ -62,14 +62,7 @@ impl Budget {
             Some(io_size) if overwrites => io_size.max(region_total),
             _ => region_total,
         };
-        let max_block =
-            w.rw.directions()
-                .iter()
-                .zip(&w.bs)
-                .filter(|(used, _)| **used)
-                .map(|(_, bs)| bs.max())
-                .max()
-                .unwrap_or(1);
+        let max_block = w.used_block_sizes().map(|bs| bs.max()).max().unwrap_or(1);
         Budget {
             pass_limit: pass_limit.saturating_mul(moves_per_block).max(1),
             total_limit: target

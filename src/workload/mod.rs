@@ -81,7 +81,7 @@ impl IoGenerator {
                 .min()
                 .expect("a pattern uses at least one direction")
         };
-        let largest_block = used(Ddir::ALL.map(|ddir| w.bs[ddir.index()].max())).max();
+        let largest_block = w.used_block_sizes().map(|bs| bs.max()).max();
         let rules = OffsetRules {
             random: w.rw.is_random(),
             hole: if w.rw.is_random() { 0 } else { w.rw_modifier },
