@@ -7,14 +7,17 @@
 use crate::support::{iolens, scratch, stderr, stdout};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 /// [read, write] × [io_bytes, total_ios] of one entry.
 type Counts = [[u64; 2]; 2];
 
 /// Runs fio with `args` in `dir`; None (and a printed reason) without fio.
 pub fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
-    let out = match Command::new("fio").args(args).current_dir(dir).output() {
+    let out = match crate::support::isolated("fio")
+        .args(args)
+        .current_dir(dir)
+        .output()
+    {
         Ok(out) => out,
         Err(e) => {
             eprintln!("skipping the fio comparison: fio cannot run ({e})");
@@ -332,7 +335,7 @@ fn terse_percentiles_come_from_lat_with_lat_percentiles_as_in_fio() {
         first.starts_with("1.000000%="),
         "clat_percentiles=0 lat_percentiles=1: fio fills the read percentile fields from lat (1.000000%=...), iolens wrote {first:?}"
     );
-    let fio_out = Command::new("fio")
+    let fio_out = crate::support::isolated("fio")
         .args(args)
         .current_dir(dir.path())
         .output();
