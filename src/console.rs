@@ -42,6 +42,12 @@ pub fn out(args: fmt::Arguments) {
     }
 }
 
+/// Write `text` to stdout; a closed pipe (`iolens … | head`) is not an error,
+/// another failure is the caller's to report.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    write_quietly(&mut std::io::stdout().lock(), format_args!("{text}"))
+}
+
 /// Write to stderr; there is nowhere left to report a failure, so none is.
 pub fn err(args: fmt::Arguments) {
     let _ = std::io::stderr().lock().write_fmt(args);

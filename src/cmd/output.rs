@@ -109,17 +109,7 @@ impl Destination {
     }
 }
 
-/// Write to stdout; a closed pipe (`iolens … | head`) is not an error.
-pub fn write_stdout(text: &str) -> std::io::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
-}
+pub use crate::console::write_stdout;
 
 #[cfg(test)]
 mod tests {
