@@ -11,6 +11,7 @@ pub mod logs;
 pub mod plan;
 pub mod process;
 mod rate_floor;
+pub mod result;
 mod sched;
 pub mod status;
 mod steadystate;
@@ -28,13 +29,14 @@ use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use crate::workload::FileRegion;
 use group_control::GroupControl;
+use result::{IoFailure, WorkerResult};
 use status::StatusSlot;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use steadystate::GroupSteadyState;
-use worker::{IoFailure, WorkerCtx, WorkerResult};
+use worker::WorkerCtx;
 
 /// How the run was asked for, beyond the jobs themselves.
 pub struct RunRequest<'a> {

@@ -20,8 +20,9 @@
 //! exit status and last line of stderr.
 
 use super::control;
+use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
-use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
+use super::worker::{StartSignal, WorkerCtx};
 use crate::fileset::{self, FileSet, OpenMode};
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};

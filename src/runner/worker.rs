@@ -8,21 +8,21 @@
 use super::budget::Budget;
 use super::errors::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
-use super::logs::{IoLog, IoLogger, LoggedIo};
+use super::logs::{IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
+use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
 use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
 use crate::observe::live::LiveCounters;
-use crate::report::model::{SteadyStateReport, VerifyReport};
-use crate::stats::{IntervalSampler, RateSeries, WorkerStats};
+use crate::report::model::VerifyReport;
+use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{FileRegion, IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
-use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,46 +59,6 @@ impl StartSignal for Barrier {
     fn wait(&self) {
         Barrier::wait(self);
     }
-}
-
-/// The first I/O error of a worker, with where it happened.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IoFailure {
-    pub message: String,
-    pub errno: i32,
-}
-
-/// What a worker measured.
-#[derive(Clone, Serialize, Deserialize)]
-pub struct WorkerResult {
-    pub stats: WorkerStats,
-    /// Per-interval bandwidth and IOPS samples [read, write, trim].
-    pub rates: [RateSeries; DDIRS],
-    #[serde(with = "super::process::RusageDef")]
-    pub cpu: Rusage,
-    /// Measured time (ramp excluded), ns, the verify passes after the writes included.
-    pub runtime_ns: u64,
-    /// Of `runtime_ns`, the time of the verify passes after the writes (fio
-    /// counts it as reading time); 0 without them.
-    #[serde(default)]
-    pub verify_ns: u64,
-    pub error: Option<IoFailure>,
-    /// Failed I/Os when the job tolerates some (`continue_on_error`).
-    #[serde(default)]
-    pub tolerated: ErrorTally,
-    pub notes: Vec<String>,
-    /// What the job's `write_*_log` options asked to record; None without logs.
-    pub logs: Option<IoLog>,
-    /// What `verify=` checked; None without verification.
-    #[serde(default)]
-    pub verify: Option<VerifyReport>,
-    /// The steady-state check of the worker's unit, filled in by the group's
-    /// supervisor (it judges, not the worker); None without `steadystate`.
-    #[serde(default)]
-    pub steadystate: Option<SteadyStateReport>,
-    /// The depth the `latency_target` search found; None without a target.
-    #[serde(default)]
-    pub latency_depth: Option<u32>,
 }
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
@@ -212,33 +172,6 @@ fn slot_size(w: &WorkloadSpec) -> usize {
         .max();
     // a trim-only job still gets a (never used) slot per queue entry
     largest.unwrap_or(1) as usize
-}
-
-impl WorkerResult {
-    /// Nothing measured yet.
-    pub fn empty() -> Self {
-        WorkerResult {
-            stats: WorkerStats::default(),
-            rates: Default::default(),
-            cpu: Rusage::default(),
-            runtime_ns: 0,
-            verify_ns: 0,
-            error: None,
-            tolerated: ErrorTally::default(),
-            notes: Vec::new(),
-            logs: None,
-            verify: None,
-            steadystate: None,
-            latency_depth: None,
-        }
-    }
-
-    pub(super) fn failed(error: IoFailure) -> Self {
-        WorkerResult {
-            error: Some(error),
-            ..Self::empty()
-        }
-    }
 }
 
 struct Worker<'a, E: Engine> {
