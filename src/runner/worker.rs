@@ -6,60 +6,24 @@
 //! allocation, no lock.
 
 use super::budget::Budget;
+use super::ctx::{handles, OpenFile, WorkerCtx};
 use super::errors::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
-use super::status::StatusSlot;
 use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
-use crate::observe::live::LiveCounters;
 use crate::report::model::VerifyReport;
 use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
-use crate::workload::{FileRegion, IoGenerator, NextIo};
+use crate::workload::{IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
-use std::fs::File;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Everything one worker needs; built by the runner before the start barrier.
-pub struct WorkerCtx<'a> {
-    pub job: &'a JobSpec,
-    pub files: Vec<Arc<File>>,
-    pub file_sizes: Vec<u64>,
-    pub paths: Vec<PathBuf>,
-    pub regions: Vec<FileRegion>,
-    pub buffer_align: usize,
-    pub seed: u64,
-    pub start: &'a dyn StartSignal,
-    pub stop: &'a AtomicBool,
-    /// Running totals the sampler reads while the worker runs.
-    pub live: LiveCounters<'a>,
-    /// `--status-interval`: where to publish interim results, and how often
-    /// (the runner asks more often than it reports).
-    pub status: Option<(&'a StatusSlot, Duration)>,
-    /// `--io-timeout`: an async I/O in flight longer fails the job (ETIMEDOUT).
-    pub io_timeout: Option<Duration>,
-}
-
-/// What a worker waits on, after its engine is set up, before its first I/O:
-/// the group's barrier for a thread, the parent's `go` for a worker process.
-pub trait StartSignal: Sync {
-    fn wait(&self);
-}
-
-impl StartSignal for Barrier {
-    fn wait(&self) {
-        Barrier::wait(self);
-    }
-}
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
 #[derive(Debug, Clone, Copy)]
@@ -90,16 +54,18 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         1
     };
     let slot_size = slot_size(&job.workload);
+    let handles = handles(&ctx.files);
+    let file_sizes: Vec<u64> = ctx.files.iter().map(|f| f.size).collect();
     let setup = EngineSetup {
         spec: &job.engine,
-        files: &ctx.files,
-        file_sizes: &ctx.file_sizes,
+        files: &handles,
+        file_sizes: &file_sizes,
         slots: depth,
         slot_size,
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
     };
-    let engine = crate::fileset::advise_access(job, &ctx.files).and_then(|()| E::open(&setup));
+    let engine = crate::fileset::advise_access(job, &handles).and_then(|()| E::open(&setup));
     ctx.live.worker_started();
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
@@ -129,13 +95,13 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
 }
 
 /// How each of the job's files is trimmed; nothing for a job that does not trim.
-fn trim_methods(job: &JobSpec, files: &[Arc<File>]) -> Result<Vec<TrimMethod>, IoFailure> {
+fn trim_methods(job: &JobSpec, files: &[OpenFile]) -> Result<Vec<TrimMethod>, IoFailure> {
     if !job.workload.rw.trims() {
         return Ok(Vec::new());
     }
     files
         .iter()
-        .map(|file| TrimMethod::of(file))
+        .map(|f| TrimMethod::of(&f.file))
         .collect::<std::io::Result<_>>()
         .map_err(|e| IoFailure {
             message: format!(
@@ -250,9 +216,10 @@ impl<'a, E: Engine> Worker<'a, E> {
         for slot in 0..depth {
             filler.fill(engine.buffer(slot));
         }
-        let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
+        let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
         let budget = Budget::new(job, region_total);
-        let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
+        let regions = ctx.files.iter().map(|f| f.region).collect();
+        let gen = IoGenerator::new(&job.workload, regions, ctx.seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -270,17 +237,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
-        let verify = job.verify.as_ref().map(|spec| {
-            Verifier::new(
-                spec,
-                job,
-                ctx.seed,
-                &ctx.files,
-                &ctx.paths,
-                &ctx.regions,
-                ctx.buffer_align,
-            )
-        });
+        let verify = job
+            .verify
+            .as_ref()
+            .map(|spec| Verifier::new(spec, job, ctx.seed, &ctx.files, ctx.buffer_align));
         let (verify, verify_error) = match verify {
             Some(Ok(v)) => (Some(v), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
@@ -581,9 +541,12 @@ impl<'a, E: Engine> Worker<'a, E> {
         let file = io.file as usize;
         let method = self.trim_methods[file];
         let start_ns = self.clock.now_ns();
-        let result = self
-            .engine
-            .trim(&self.ctx.files[file], method, io.offset, u64::from(io.len));
+        let result = self.engine.trim(
+            &self.ctx.files[file].file,
+            method,
+            io.offset,
+            u64::from(io.len),
+        );
         let end_ns = self.clock.now_ns();
         self.last_now_ns = end_ns;
         self.ctx.live.add_in_io(end_ns - start_ns);
@@ -618,7 +581,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             message: format!(
                 "rw={}: {} cannot be trimmed: {why}",
                 rw_name(self.ctx.job),
-                self.ctx.paths[file].display()
+                self.ctx.files[file].path.display()
             ),
             errno,
         });
@@ -721,7 +684,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             message: format!(
                 "{} {} at offset {} (length {}) still in flight after {:.1} s, over --io-timeout={:?}",
                 oldest.ddir.name(),
-                self.ctx.paths[oldest.file as usize].display(),
+                self.ctx.files[oldest.file as usize].path.display(),
                 oldest.offset,
                 oldest.len,
                 age_ns as f64 / 1e9,
@@ -812,7 +775,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let message = format!(
             "{} {} at offset {} (length {}) took {lat_ns} ns, over max_latency={limit} ns",
             io.ddir.name(),
-            self.ctx.paths[io.file as usize].display(),
+            self.ctx.files[io.file as usize].path.display(),
             io.offset,
             io.len,
         );
@@ -913,7 +876,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                     self.fail(IoFailure {
                         message: format!(
                             "{what} {}: {}",
-                            self.ctx.paths[file].display(),
+                            self.ctx.files[file].path.display(),
                             crate::errno::describe(&e)
                         ),
                         errno: e.raw_os_error().unwrap_or(0),
@@ -1037,7 +1000,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let message = format!(
             "{} {} at offset {} (length {}): {}",
             io.ddir.name(),
-            self.ctx.paths[io.file as usize].display(),
+            self.ctx.files[io.file as usize].path.display(),
             io.offset,
             io.len,
             crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
