@@ -11,6 +11,7 @@ mod latency_target;
 pub mod logs;
 pub mod plan;
 pub mod process;
+mod queue;
 mod rate_floor;
 pub mod result;
 mod sched;

@@ -10,6 +10,7 @@ use super::ctx::{handles, OpenFile, WorkerCtx};
 use super::errors::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLogger, LoggedIo};
+use super::queue::{InFlight, Queue};
 use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
@@ -25,34 +26,10 @@ use iolens_sys::os::{thread_rusage, Rusage};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// Start, submit and direction of an I/O that is in flight in an async engine.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
-    start_ns: u64,
-    submit_ns: u64,
-    ddir: Ddir,
-    len: u32,
-    file: u32,
-    offset: u64,
-}
-
-const IDLE: InFlight = InFlight {
-    start_ns: 0,
-    submit_ns: 0,
-    ddir: Ddir::Read,
-    len: 0,
-    file: 0,
-    offset: 0,
-};
-
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
-    let depth = if job.engine.kind.is_async() {
-        job.engine.iodepth.max(1)
-    } else {
-        1
-    };
+    let queue = Queue::for_job(job);
     let slot_size = slot_size(&job.workload);
     let handles = handles(&ctx.files);
     let file_sizes: Vec<u64> = ctx.files.iter().map(|f| f.size).collect();
@@ -60,7 +37,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         spec: &job.engine,
         files: &handles,
         file_sizes: &file_sizes,
-        slots: depth,
+        slots: queue.depth(),
         slot_size,
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
@@ -87,7 +64,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, depth);
+    let mut worker = Worker::new(ctx, engine, queue);
     worker.run();
     let result = worker.finish();
     live.worker_finished();
@@ -149,11 +126,7 @@ struct Worker<'a, E: Engine> {
     clock: MonotonicClock,
     stats: WorkerStats,
     sampler: IntervalSampler,
-    free_slots: Vec<u32>,
-    in_flight: Vec<InFlight>,
-    in_flight_count: u32,
-    /// Slots queued since the last commit.
-    pending: Vec<u32>,
+    queue: Queue,
     completions: Vec<Completion>,
     /// Stop issuing (time/size limit reached, stop requested, or an error).
     done_issuing: bool,
@@ -190,14 +163,8 @@ struct Worker<'a, E: Engine> {
     max_latency_ns: [u64; DDIRS],
     /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
     rate_floor: Option<RateFloor>,
-    /// `iodepth_low`: the depth a full queue drains to before it is refilled.
-    refill_depth: u32,
-    /// The queue filled up and is draining down to `refill_depth`.
-    draining: bool,
     /// `latency_target`: the depth search; None (one branch per I/O) without it.
     latency_target: Option<LatencyTarget>,
-    /// Slots kept free to cap the queue below iodepth (the latency_target search).
-    reserved_slots: usize,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
@@ -210,8 +177,9 @@ struct Worker<'a, E: Engine> {
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
-    fn new(ctx: WorkerCtx<'a>, mut engine: E, depth: u32) -> Self {
+    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue) -> Self {
         let job = ctx.job;
+        let depth = queue.depth();
         let mut filler = BufferFiller::new(&job.buffers, ctx.seed);
         for slot in 0..depth {
             filler.fill(engine.buffer(slot));
@@ -259,10 +227,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             clock,
             stats: WorkerStats::default(),
             sampler: IntervalSampler::new(avg_ns, ramp_end_ns, expected_samples),
-            free_slots: (0..depth).rev().collect(),
-            in_flight: vec![IDLE; depth as usize],
-            in_flight_count: 0,
-            pending: Vec::with_capacity(depth as usize),
+            queue,
             completions: Vec::with_capacity(depth as usize),
             measuring: ramp_end_ns == 0,
             last_now_ns: 0,
@@ -291,14 +256,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .max_latency_ns
                 .map(|ns| if ns == 0 { u64::MAX } else { ns }),
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
-            refill_depth: job.control.iodepth_low.min(depth),
-            draining: false,
             latency_target: job
                 .control
                 .latency_target
                 .as_ref()
                 .map(|spec| LatencyTarget::new(spec, depth, 0)),
-            reserved_slots: 0,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             ctx,
@@ -312,10 +274,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
         loop {
-            while !self.done_issuing
-                && self.free_slots.len() > self.reserved_slots
-                && !self.draining
-            {
+            while !self.done_issuing && self.queue.has_room() {
                 if self.drain_due() {
                     break;
                 }
@@ -332,19 +291,15 @@ impl<'a, E: Engine> Worker<'a, E> {
                 };
                 self.pace(&io);
                 self.issue(io);
-                if self.pending.len() >= batch_submit {
+                if self.queue.pending() >= batch_submit {
                     self.commit();
                 }
             }
-            if !self.pending.is_empty() {
+            if self.queue.pending() > 0 {
                 self.commit();
             }
-            if self.free_slots.len() <= self.reserved_slots
-                && self.refill_depth < self.in_flight_count
-            {
-                self.draining = true;
-            }
-            if self.in_flight_count > 0 {
+            self.queue.drain_if_full();
+            if self.queue.in_flight() > 0 {
                 self.reap();
             } else if self.sync_due() {
                 self.sync_dirty_files();
@@ -456,7 +411,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
         let think_ns = self.pacer.think_before_issue();
         if think_ns > 0 {
-            if !self.pending.is_empty() {
+            if self.queue.pending() > 0 {
                 self.commit();
             }
             self.think_for(think_ns);
@@ -464,7 +419,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let now = self.clock.now_ns();
         let at = self.pacer.issue_at(now, io.ddir, u64::from(io.len));
         if at > now {
-            if !self.pending.is_empty() {
+            if self.queue.pending() > 0 {
                 self.commit();
             }
             self.clock.sleep_until_ns(at.min(self.end_ns));
@@ -477,8 +432,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.trim(io);
             return;
         }
-        // Callers issue only while more slots are free than reserved (see `run`).
-        let slot = self.free_slots.pop().expect("issue() needs a free slot");
+        // Callers issue only while the queue has room (see `run`).
+        let slot = self.queue.take();
         if io.ddir == Ddir::Write {
             let buf = &mut self.engine.buffer(slot)[..io.len as usize];
             match &mut self.verify {
@@ -513,13 +468,12 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.stats.depth.record_submit(1);
                 self.stats.depth.record_level(1);
                 self.stats.depth.record_complete(1);
-                self.free_slots.push(slot);
+                self.queue.release(slot);
                 self.complete(in_flight, result, end_ns, false);
                 self.think();
             }
             Ok(Queued::Queued) => {
-                self.in_flight[slot as usize] = in_flight;
-                self.pending.push(slot);
+                self.queue.queued(slot, in_flight);
             }
             Err(e) => self.engine_failed("queue", e),
         }
@@ -529,11 +483,11 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// submitted and reaped first, then the range is discarded and accounted
     /// like an I/O a blocking engine completed.
     fn trim(&mut self, io: NextIo) {
-        if !self.pending.is_empty() {
+        if self.queue.pending() > 0 {
             self.commit();
         }
-        while self.in_flight_count > 0 {
-            self.reap_at_least(self.in_flight_count);
+        while self.queue.in_flight() > 0 {
+            self.reap_at_least(self.queue.in_flight());
         }
         if self.done_issuing {
             return;
@@ -595,24 +549,17 @@ impl<'a, E: Engine> Worker<'a, E> {
         let now = self.clock.now_ns();
         self.last_now_ns = now;
         self.ctx.live.add_in_io(now - before);
-        let n = self.pending.len() as u32;
-        self.stats.depth.record_submit(n);
-        for &slot in &self.pending {
-            self.in_flight[slot as usize].submit_ns = now;
-            self.in_flight_count += 1;
-            self.stats.depth.record_level(self.in_flight_count);
-        }
-        self.pending.clear();
+        self.queue.submitted(now, &mut self.stats.depth);
     }
 
     fn reap(&mut self) {
         // Wait for everything when draining or before a sync; else at least
         // iodepth_batch_complete_min, to keep the queue full.
         let min = if self.done_issuing || self.drain_due() {
-            self.in_flight_count
+            self.queue.in_flight()
         } else {
             let batch_min = self.ctx.job.engine.batch_complete_min;
-            batch_min.clamp(1, self.in_flight_count)
+            batch_min.clamp(1, self.queue.in_flight())
         };
         self.reap_at_least(min);
     }
@@ -624,7 +571,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         if let Err(e) = self.engine.reap(min, max, &mut completions) {
             self.engine_failed("reap", e);
             // The engine can no longer report completions; nothing more will arrive.
-            self.in_flight_count = 0;
+            self.queue.forget_in_flight();
         }
         let now = self.clock.now_ns();
         self.last_now_ns = now;
@@ -633,22 +580,18 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.stats.depth.record_complete(completions.len() as u32);
         }
         for c in completions.drain(..) {
-            let io = std::mem::replace(&mut self.in_flight[c.slot as usize], IDLE);
-            self.in_flight_count -= 1;
-            self.free_slots.push(c.slot);
+            let io = self.queue.completed(c.slot);
             self.complete(io, c.result, now, true);
         }
         self.completions = completions;
-        if self.in_flight_count == 0 {
+        if self.queue.in_flight() == 0 {
             // Else the watchdog would age an I/O that is done while the worker thinks or sleeps.
             self.ctx.live.waiting_on_none();
         }
         if now >= self.next_age_check_ns {
             self.check_in_flight_ages(now);
         }
-        if self.draining && self.in_flight_count <= self.refill_depth {
-            self.draining = false;
-        }
+        self.queue.refill_if_drained();
         if !self.pacer.is_unpaced() {
             self.think();
         }
@@ -659,14 +602,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     #[cold]
     fn check_in_flight_ages(&mut self, now_ns: u64) {
         self.next_age_check_ns = now_ns + age_check_period(self.ctx.io_timeout).as_nanos() as u64;
-        // Completed slots hold IDLE (length 0).
-        let Some(oldest) = self
-            .in_flight
-            .iter()
-            .filter(|io| io.len > 0)
-            .min_by_key(|io| io.start_ns)
-            .copied()
-        else {
+        let Some(oldest) = self.queue.oldest() else {
             self.ctx.live.waiting_on_none();
             return;
         };
@@ -693,8 +629,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             errno: libc::ETIMEDOUT,
         });
         // Waiting for the rest could take forever: stop counting on them.
-        self.in_flight_count = 0;
-        self.draining = false;
+        self.queue.forget_in_flight();
         self.abandoned_in_flight = true;
     }
 
@@ -810,9 +745,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         let Some(target) = &mut self.latency_target else {
             return;
         };
-        let depth = self.in_flight.len();
         match target.close_window(now_ns) {
-            Step::Depth(next) => self.reserved_slots = depth - next as usize,
+            Step::Depth(next) => self.queue.cap(next),
             Step::Settled(_) => self.done_issuing = true,
         }
     }
