@@ -2,6 +2,7 @@
 //! workers behind a start barrier, and collects their results into a `RunReport`.
 
 mod budget;
+mod checks;
 mod collect;
 pub mod control;
 pub mod ctx;

@@ -6,16 +6,12 @@
 //! allocation, no lock.
 
 use super::budget::Budget;
+use super::checks::{Checks, Flow, Measured};
 use super::ctx::{handles, OpenFile, WorkerCtx};
-use super::errors::ErrorTally;
-use super::latency_target::{LatencyTarget, Step};
-use super::logs::{IoLogger, LoggedIo};
 use super::queue::{InFlight, Queue};
-use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
-use crate::job::errors::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
 use crate::report::model::VerifyReport;
 use crate::stats::{IntervalSampler, WorkerStats};
@@ -142,29 +138,17 @@ struct Worker<'a, E: Engine> {
     writes_since_sync: u32,
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
-    /// Every failed I/O, when the job tolerates errors.
-    tolerated: ErrorTally,
     used: [bool; DDIRS],
     /// How each file is trimmed; empty unless the job trims.
     trim_methods: Vec<TrimMethod>,
-    /// I/O logs; None (and one branch per I/O) when the job writes none.
-    logs: Option<IoLogger>,
-    /// When the next interim result is due (`--status-interval`); never without one.
-    next_status_ns: u64,
-    /// `verify=`: stamps written blocks and checks them; None without verification.
-    verify: Option<Verifier>,
+    /// The optional per-I/O checks (verify, logs, status, limits, tolerated errors).
+    checks: Checks<'a>,
     /// Time spent in verify passes after the writes, ns.
     verify_ns: u64,
     /// This pass's writes were read back (`loops`: fio verifies after each pass).
     pass_verified: bool,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
-    /// `max_latency` per direction, ns; u64::MAX without one.
-    max_latency_ns: [u64; DDIRS],
-    /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
-    rate_floor: Option<RateFloor>,
-    /// `latency_target`: the depth search; None (one branch per I/O) without it.
-    latency_target: Option<LatencyTarget>,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
@@ -240,27 +224,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             done_issuing: setup_error.is_some(),
             error: setup_error,
-            tolerated: ErrorTally::default(),
-            verify,
+            checks: Checks::new(job, verify, ctx.status, depth, ramp_end_ns),
             verify_ns: 0,
             pass_verified: false,
             out_of_time: false,
             used,
             trim_methods,
-            logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
-            next_status_ns: ctx
-                .status
-                .map_or(u64::MAX, |(_, every)| every.as_nanos() as u64),
-            max_latency_ns: job
-                .control
-                .max_latency_ns
-                .map(|ns| if ns == 0 { u64::MAX } else { ns }),
-            rate_floor: RateFloor::new(&job.control, ramp_end_ns),
-            latency_target: job
-                .control
-                .latency_target
-                .as_ref()
-                .map(|spec| LatencyTarget::new(spec, depth, 0)),
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             ctx,
@@ -268,7 +237,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn run(&mut self) {
-        if self.verify.as_ref().is_some_and(Verifier::only) {
+        if self.checks.verify.as_ref().is_some_and(Verifier::only) {
             self.replay_writes_for_verify();
             return;
         }
@@ -303,7 +272,12 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.reap();
             } else if self.sync_due() {
                 self.sync_dirty_files();
-            } else if self.verify.as_ref().is_some_and(Verifier::backlog_due) {
+            } else if self
+                .checks
+                .verify
+                .as_ref()
+                .is_some_and(Verifier::backlog_due)
+            {
                 self.verify_backlog();
             } else if self.pass_verify_due() {
                 self.pass_verified = true;
@@ -321,7 +295,11 @@ impl<'a, E: Engine> Worker<'a, E> {
     #[inline]
     fn drain_due(&self) -> bool {
         self.sync_due()
-            || self.verify.as_ref().is_some_and(Verifier::backlog_due)
+            || self
+                .checks
+                .verify
+                .as_ref()
+                .is_some_and(Verifier::backlog_due)
             || self.pass_verify_due()
     }
 
@@ -336,6 +314,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             && !job.exec.time_based
             && self.budget.passes_done() + 1 < self.budget.loops()
             && self
+                .checks
                 .verify
                 .as_ref()
                 .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
@@ -367,9 +346,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.measure_start_ns = now;
         self.sampler.restart(now);
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
-        if self.logs.is_some() {
-            self.logs = Some(IoLogger::new(&self.ctx.job.logs, self.used));
-        }
+        self.checks.at_measure_start();
     }
 
     /// The next I/O within size, loop and count limits.
@@ -436,7 +413,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let slot = self.queue.take();
         if io.ddir == Ddir::Write {
             let buf = &mut self.engine.buffer(slot)[..io.len as usize];
-            match &mut self.verify {
+            match &mut self.checks.verify {
                 Some(v) => v.prepare_write(buf, io.file, io.offset),
                 None => self.filler.refresh(buf),
             }
@@ -633,7 +610,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.abandoned_in_flight = true;
     }
 
-    /// Account one finished I/O.
+    /// Account one finished I/O, then follow what the job's checks make of it.
     #[inline]
     fn complete(&mut self, io: InFlight, result: i64, end_ns: u64, queued: bool) {
         if result < 0 {
@@ -643,9 +620,6 @@ impl<'a, E: Engine> Worker<'a, E> {
         if io.ddir == Ddir::Write {
             self.writes_since_sync += 1;
             self.dirty_files[io.file as usize] = true;
-            if let Some(v) = &mut self.verify {
-                v.note_completed(io.file, io.offset, io.len);
-            }
         }
         // the live board counts reads and writes only
         if io.ddir != Ddir::Trim {
@@ -653,23 +627,39 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .live
                 .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
         }
-        if end_ns - io.start_ns > self.max_latency_ns[io.ddir.index()] {
-            self.too_slow(&io, end_ns - io.start_ns);
+        let measured = self.measuring && io.start_ns >= self.measure_start_ns;
+        if measured {
+            self.account(&io, result as u64, end_ns, queued);
         }
-        if let Some(target) = &mut self.latency_target {
-            target.record(end_ns - io.start_ns);
-            if target.due(end_ns) {
-                self.close_latency_window(end_ns);
-            }
+        let flow = self.checks.on_complete(
+            &io,
+            end_ns,
+            queued,
+            &self.ctx.files,
+            measured.then(|| Measured {
+                since_ns: self.measure_start_ns,
+                stats: &self.stats,
+                rates: self.sampler.rates(),
+                cpu_at_start: &self.cpu_at_measure_start,
+                error: &self.error,
+            }),
+        );
+        match flow {
+            Flow::Go => {}
+            Flow::Cap(depth) => self.queue.cap(depth),
+            Flow::Stop => self.done_issuing = true,
+            Flow::Fail(failure) => self.fail(failure),
         }
-        if !self.measuring || io.start_ns < self.measure_start_ns {
-            return;
-        }
+    }
+
+    /// Count a measured I/O that moved `bytes` in the job's results.
+    #[inline]
+    fn account(&mut self, io: &InFlight, bytes: u64, end_ns: u64, queued: bool) {
         let m = &self.ctx.job.measure;
         let d = &mut self.stats.dirs[io.ddir.index()];
         d.ios += 1;
-        d.bytes += result as u64;
-        if (result as u64) < u64::from(io.len) {
+        d.bytes += bytes;
+        if bytes < u64::from(io.len) {
             d.short_ios += 1;
         }
         if m.clat {
@@ -681,94 +671,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         if m.lat {
             d.lat.record(end_ns - io.start_ns);
         }
-        if let Some(logs) = &mut self.logs {
-            logs.record(&LoggedIo {
-                end_ns: end_ns - self.measure_start_ns,
-                ddir: io.ddir,
-                len: io.len,
-                offset: io.offset,
-                slat_ns: queued.then(|| io.submit_ns - io.start_ns),
-                clat_ns: end_ns - io.submit_ns,
-                lat_ns: end_ns - io.start_ns,
-            });
-        }
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }
-        if end_ns >= self.next_status_ns {
-            self.publish_status(end_ns);
-        }
-        if self.rate_floor.as_ref().is_some_and(|f| f.due(end_ns)) {
-            self.check_rate_floor(end_ns);
-        }
-    }
-
-    /// `max_latency`: the I/O counts, then the job fails as in fio (ETIMEDOUT).
-    #[cold]
-    fn too_slow(&mut self, io: &InFlight, lat_ns: u64) {
-        let limit = self.max_latency_ns[io.ddir.index()];
-        let message = format!(
-            "{} {} at offset {} (length {}) took {lat_ns} ns, over max_latency={limit} ns",
-            io.ddir.name(),
-            self.ctx.files[io.file as usize].path.display(),
-            io.offset,
-            io.len,
-        );
-        self.fail(IoFailure {
-            message,
-            errno: libc::ETIMEDOUT,
-        });
-    }
-
-    /// `rate_min` / `rate_iops_min`: too little moved over a window fails the job (EIO, as fio).
-    #[cold]
-    fn check_rate_floor(&mut self, now_ns: u64) {
-        let Some(floor) = &mut self.rate_floor else {
-            return;
-        };
-        let done = self.stats.dirs.each_ref().map(|d| Done {
-            bytes: d.bytes,
-            ios: d.ios,
-        });
-        if let Err(message) = floor.check(now_ns, done) {
-            self.fail(IoFailure {
-                message,
-                errno: libc::EIO,
-            });
-        }
-    }
-
-    /// `latency_target`: a window ended; cap the queue at the next depth, or
-    /// end the job once the search has settled.
-    #[cold]
-    fn close_latency_window(&mut self, now_ns: u64) {
-        let Some(target) = &mut self.latency_target else {
-            return;
-        };
-        match target.close_window(now_ns) {
-            Step::Depth(next) => self.queue.cap(next),
-            Step::Settled(_) => self.done_issuing = true,
-        }
-    }
-
-    /// Publish a copy of the results so far for an interim report.
-    #[cold]
-    fn publish_status(&mut self, now_ns: u64) {
-        let Some((slot, every)) = self.ctx.status else {
-            return;
-        };
-        let every = (every.as_nanos() as u64).max(1);
-        self.next_status_ns = (now_ns / every + 1) * every;
-        slot.publish(WorkerResult {
-            stats: self.stats.clone(),
-            rates: self.sampler.rates().clone(),
-            cpu: thread_rusage()
-                .unwrap_or_default()
-                .since(&self.cpu_at_measure_start),
-            runtime_ns: now_ns.saturating_sub(self.measure_start_ns),
-            error: self.error.clone(),
-            ..WorkerResult::empty()
-        });
     }
 
     fn think(&mut self) {
@@ -827,7 +732,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// dry run, the writes count as done (bytes and I/Os, no latency, no time).
     fn replay_writes_for_verify(&mut self) {
         while let Some(io) = self.next_io() {
-            if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.verify) {
+            if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.checks.verify) {
                 v.record_write(io.file, io.offset, io.len);
                 let written = &mut self.stats.dirs[Ddir::Write.index()];
                 written.ios += 1;
@@ -855,6 +760,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let stop = self.ctx.stop;
         let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
         if self
+            .checks
             .verify
             .as_ref()
             .is_some_and(Verifier::reads_back_writes)
@@ -873,7 +779,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         &mut self,
         f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
     ) -> Option<R> {
-        let verifier = self.verify.as_mut()?;
+        let verifier = self.checks.verify.as_mut()?;
         let measure = &self.ctx.job.measure;
         let stats = &mut self.stats.dirs[Ddir::Read.index()];
         let measuring = self.measuring;
@@ -908,10 +814,10 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// in fio), then what verification found.
     fn verify_at_end(&mut self) -> Option<VerifyReport> {
         let stopped = self.ctx.stop.load(Ordering::Relaxed) || self.out_of_time;
-        if self.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
+        if self.checks.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
             self.verify_pass();
         }
-        let (report, error) = self.verify.take()?.finish();
+        let (report, error) = self.checks.verify.take()?.finish();
         if let Some(message) = error {
             self.fail(IoFailure {
                 message,
@@ -922,24 +828,11 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn io_failed(&mut self, io: &InFlight, errno: i32) {
-        let errors = &self.ctx.job.errors;
-        if !errors.stops_on_every_error() {
-            self.tolerated.add(errno);
-            if errors.tolerates(error_kind(io.ddir == Ddir::Write, errno), errno) {
-                // fio counts the failed I/O as issued, with no bytes moved.
-                self.stats.dirs[io.ddir.index()].ios += 1;
-                return;
-            }
+        match self.checks.on_failed_io(io, errno, &self.ctx.files) {
+            // fio counts the failed I/O as issued, with no bytes moved.
+            Ok(()) => self.stats.dirs[io.ddir.index()].ios += 1,
+            Err(failure) => self.fail(failure),
         }
-        let message = format!(
-            "{} {} at offset {} (length {}): {}",
-            io.ddir.name(),
-            self.ctx.files[io.file as usize].path.display(),
-            io.offset,
-            io.len,
-            crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
-        );
-        self.fail(IoFailure { message, errno });
     }
 
     fn engine_failed(&mut self, what: &str, e: std::io::Error) {
@@ -971,6 +864,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         // a read job's check of earlier writes is not.
         let io_end = self.clock.now_ns();
         let read_back = self
+            .checks
             .verify
             .as_ref()
             .is_some_and(Verifier::reads_back_writes);
@@ -989,22 +883,20 @@ impl<'a, E: Engine> Worker<'a, E> {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
             std::mem::forget(self.engine);
         }
-        WorkerResult {
+        let runtime_ns = end - self.measure_start_ns;
+        let mut result = WorkerResult {
             stats: self.stats,
             rates,
             cpu,
-            runtime_ns: end - self.measure_start_ns,
+            runtime_ns,
             verify_ns: self.verify_ns,
             error: self.error,
-            tolerated: self.tolerated,
             notes,
-            logs: self
-                .logs
-                .map(|logs| logs.finish(end - self.measure_start_ns)),
             verify,
-            steadystate: None,
-            latency_depth: self.latency_target.as_ref().map(LatencyTarget::found_depth),
-        }
+            ..WorkerResult::empty()
+        };
+        self.checks.finish(runtime_ns, &mut result);
+        result
     }
 }
 
