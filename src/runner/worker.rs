@@ -5,15 +5,17 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+mod drained;
+mod trim;
+
 use super::budget::Budget;
 use super::checks::{Checks, Flow, Measured};
-use super::ctx::{handles, OpenFile, WorkerCtx};
+use super::ctx::{handles, WorkerCtx};
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
-use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
+use super::verify::Verifier;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
-use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
-use crate::report::model::VerifyReport;
+use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
 use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -21,6 +23,7 @@ use crate::workload::{IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
@@ -65,34 +68,6 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let result = worker.finish();
     live.worker_finished();
     result
-}
-
-/// How each of the job's files is trimmed; nothing for a job that does not trim.
-fn trim_methods(job: &JobSpec, files: &[OpenFile]) -> Result<Vec<TrimMethod>, IoFailure> {
-    if !job.workload.rw.trims() {
-        return Ok(Vec::new());
-    }
-    files
-        .iter()
-        .map(|f| TrimMethod::of(&f.file))
-        .collect::<std::io::Result<_>>()
-        .map_err(|e| IoFailure {
-            message: format!(
-                "rw={}: cannot tell how to trim the target: {}",
-                rw_name(job),
-                crate::errno::describe(&e)
-            ),
-            errno: e.raw_os_error().unwrap_or(0),
-        })
-}
-
-/// The `rw=` value of a trimming job, for messages.
-fn rw_name(job: &JobSpec) -> &'static str {
-    match job.workload.rw {
-        RwPattern::RandTrim => "randtrim",
-        RwPattern::TrimWrite => "trimwrite",
-        _ => "trim",
-    }
 }
 
 /// Bytes of each buffer slot: the largest block that carries data. Trims carry
@@ -291,43 +266,6 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
     }
 
-    /// A sync or a verify pass is due: the queue must drain first.
-    #[inline]
-    fn drain_due(&self) -> bool {
-        self.sync_due()
-            || self
-                .checks
-                .verify
-                .as_ref()
-                .is_some_and(Verifier::backlog_due)
-            || self.pass_verify_due()
-    }
-
-    /// A pass of `loops` ended and another follows: fio reads this pass's writes
-    /// back first (the last pass's are read back when the job ends). A
-    /// `verify_only` replay walks every pass and reads back once, at the end.
-    #[inline]
-    fn pass_verify_due(&self) -> bool {
-        let job = self.ctx.job;
-        self.budget.pass_over()
-            && !self.pass_verified
-            && !job.exec.time_based
-            && self.budget.passes_done() + 1 < self.budget.loops()
-            && self
-                .checks
-                .verify
-                .as_ref()
-                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
-    }
-
-    /// fsync=N / fdatasync=N: a sync is due.
-    #[inline]
-    fn sync_due(&self) -> bool {
-        let io = &self.ctx.job.io;
-        let every = if io.fsync > 0 { io.fsync } else { io.fdatasync };
-        every > 0 && self.writes_since_sync >= every
-    }
-
     #[inline]
     fn check_limits(&mut self, now: u64) {
         if now >= self.end_ns || self.ctx.stop.load(Ordering::Relaxed) {
@@ -454,68 +392,6 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
             Err(e) => self.engine_failed("queue", e),
         }
-    }
-
-    /// Trims run alone and synchronously in every engine: what is queued is
-    /// submitted and reaped first, then the range is discarded and accounted
-    /// like an I/O a blocking engine completed.
-    fn trim(&mut self, io: NextIo) {
-        if self.queue.pending() > 0 {
-            self.commit();
-        }
-        while self.queue.in_flight() > 0 {
-            self.reap_at_least(self.queue.in_flight());
-        }
-        if self.done_issuing {
-            return;
-        }
-        let file = io.file as usize;
-        let method = self.trim_methods[file];
-        let start_ns = self.clock.now_ns();
-        let result = self.engine.trim(
-            &self.ctx.files[file].file,
-            method,
-            io.offset,
-            u64::from(io.len),
-        );
-        let end_ns = self.clock.now_ns();
-        self.last_now_ns = end_ns;
-        self.ctx.live.add_in_io(end_ns - start_ns);
-        let result = match result {
-            Ok(()) => i64::from(io.len),
-            Err(e) => {
-                let errno = e.raw_os_error().unwrap_or(0);
-                if let Some(why) = method.refusal(errno) {
-                    return self.trim_refused(file, why, errno);
-                }
-                -i64::from(errno)
-            }
-        };
-        self.stats.depth.record_submit(1);
-        self.stats.depth.record_level(1);
-        self.stats.depth.record_complete(1);
-        let trimmed = InFlight {
-            start_ns,
-            submit_ns: start_ns,
-            ddir: Ddir::Trim,
-            len: io.len,
-            file: io.file,
-            offset: io.offset,
-        };
-        self.complete(trimmed, result, end_ns, false);
-        self.think();
-    }
-
-    #[cold]
-    fn trim_refused(&mut self, file: usize, why: &str, errno: i32) {
-        self.fail(IoFailure {
-            message: format!(
-                "rw={}: {} cannot be trimmed: {why}",
-                rw_name(self.ctx.job),
-                self.ctx.files[file].path.display()
-            ),
-            errno,
-        });
     }
 
     fn commit(&mut self) {
@@ -692,139 +568,6 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.clock.spin_until_ns((now + spin).min(until));
         }
         self.clock.sleep_until_ns(until);
-    }
-
-    fn sync_dirty_files(&mut self) {
-        let datasync = self.ctx.job.io.fsync == 0 && self.ctx.job.io.fdatasync > 0;
-        for file in 0..self.dirty_files.len() {
-            if !self.dirty_files[file] {
-                continue;
-            }
-            let start = self.clock.now_ns();
-            let result = self.engine.sync_file(file as u32, datasync);
-            let end = self.clock.now_ns();
-            match result {
-                Ok(()) => {
-                    self.stats.sync_ios += 1;
-                    if self.measuring {
-                        self.stats.sync_lat.record(end - start);
-                    }
-                }
-                Err(e) => {
-                    let what = if datasync { "fdatasync" } else { "fsync" };
-                    self.fail(IoFailure {
-                        message: format!(
-                            "{what} {}: {}",
-                            self.ctx.files[file].path.display(),
-                            crate::errno::describe(&e)
-                        ),
-                        errno: e.raw_os_error().unwrap_or(0),
-                    });
-                }
-            }
-            self.dirty_files[file] = false;
-        }
-        self.writes_since_sync = 0;
-    }
-
-    /// `verify_only`: walk the job's writes without issuing them, so the verify pass
-    /// knows what an earlier run of the same job left in each block. Like fio's
-    /// dry run, the writes count as done (bytes and I/Os, no latency, no time).
-    fn replay_writes_for_verify(&mut self) {
-        while let Some(io) = self.next_io() {
-            if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.checks.verify) {
-                v.record_write(io.file, io.offset, io.len);
-                let written = &mut self.stats.dirs[Ddir::Write.index()];
-                written.ios += 1;
-                written.bytes += u64::from(io.len);
-            }
-        }
-    }
-
-    #[cold]
-    fn verify_backlog(&mut self) {
-        match self.with_read_back(|v, reads| v.verify_backlog(reads)) {
-            None | Some(Ok(true)) => {}
-            // verify_fatal: the bad block is reported when the worker finishes.
-            Some(Ok(false)) => self.done_issuing = true,
-            Some(Err(e)) => self.verify_read_failed(&e),
-        }
-    }
-
-    /// Read back the writes logged since the last pass; fio counts the pass's
-    /// time and reads as the job's reading. A job that only reads checks its
-    /// regions instead, outside its measured I/O.
-    #[cold]
-    fn verify_pass(&mut self) {
-        let start_ns = self.clock.now_ns();
-        let stop = self.ctx.stop;
-        let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
-        if self
-            .checks
-            .verify
-            .as_ref()
-            .is_some_and(Verifier::reads_back_writes)
-        {
-            self.verify_ns += self.clock.now_ns() - start_ns;
-        }
-        if let Some(Err(e)) = result {
-            self.verify_read_failed(&e);
-        }
-    }
-
-    /// Run `f` on the verifier with each read-back counted among the job's reads
-    /// (not on the live board: the system view and its findings see the job's
-    /// own I/O, and the native report counts the read-back apart).
-    fn with_read_back<R>(
-        &mut self,
-        f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
-    ) -> Option<R> {
-        let verifier = self.checks.verify.as_mut()?;
-        let measure = &self.ctx.job.measure;
-        let stats = &mut self.stats.dirs[Ddir::Read.index()];
-        let measuring = self.measuring;
-        let mut record = |bytes: u64, ns: u64| {
-            if !measuring {
-                return;
-            }
-            stats.ios += 1;
-            stats.bytes += bytes;
-            if measure.clat {
-                stats.clat.record(ns);
-            }
-            if measure.lat {
-                stats.lat.record(ns);
-            }
-        };
-        let mut reads = ReadBack {
-            clock: &self.clock,
-            record: &mut record,
-        };
-        Some(f(verifier, &mut reads))
-    }
-
-    fn verify_read_failed(&mut self, e: &std::io::Error) {
-        self.fail(IoFailure {
-            message: format!("verify: read-back failed: {}", crate::errno::describe(e)),
-            errno: e.raw_os_error().unwrap_or(0),
-        });
-    }
-
-    /// The verify pass after the job's writes (none when its time ran out, as
-    /// in fio), then what verification found.
-    fn verify_at_end(&mut self) -> Option<VerifyReport> {
-        let stopped = self.ctx.stop.load(Ordering::Relaxed) || self.out_of_time;
-        if self.checks.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
-            self.verify_pass();
-        }
-        let (report, error) = self.checks.verify.take()?.finish();
-        if let Some(message) = error {
-            self.fail(IoFailure {
-                message,
-                errno: VERIFY_ERRNO,
-            });
-        }
-        Some(report)
     }
 
     fn io_failed(&mut self, io: &InFlight, errno: i32) {
