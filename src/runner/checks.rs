@@ -273,3 +273,355 @@ fn close_latency_window(target: &mut LatencyTarget, now_ns: u64) -> Flow {
         Step::Settled(_) => Flow::Stop,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::job_spec;
+    use crate::workload::FileRegion;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+
+    fn job(options: &[&str]) -> JobSpec {
+        let args: Vec<&str> = ["--name=t", "--filename=/data/f", "--size=1m"]
+            .into_iter()
+            .chain(options.iter().copied())
+            .collect();
+        job_spec(&args)
+    }
+
+    /// One file, named /data/f in messages (the handle is /dev/null: nothing is read or written).
+    fn files() -> Vec<OpenFile> {
+        vec![OpenFile {
+            file: Arc::new(std::fs::File::open("/dev/null").expect("open /dev/null")),
+            size: 1 << 20,
+            path: PathBuf::from("/data/f"),
+            region: FileRegion::new(0, 0, 1 << 20),
+        }]
+    }
+
+    /// A 4 KiB I/O of `ddir` at offset 8192 started at `start_ns`, submitted at once.
+    fn io(ddir: Ddir, start_ns: u64) -> InFlight {
+        InFlight {
+            start_ns,
+            submit_ns: start_ns,
+            ddir,
+            len: 4096,
+            file: 0,
+            offset: 8192,
+        }
+    }
+
+    /// The worker's measurements: none yet, measuring since 0, no error so far.
+    struct Seen {
+        stats: WorkerStats,
+        rates: [RateSeries; DDIRS],
+        cpu: Rusage,
+        error: Option<IoFailure>,
+    }
+
+    impl Seen {
+        fn new() -> Self {
+            Seen {
+                stats: WorkerStats::default(),
+                rates: Default::default(),
+                cpu: Rusage::default(),
+                error: None,
+            }
+        }
+
+        fn measured(&self) -> Option<Measured<'_>> {
+            Some(Measured {
+                since_ns: 0,
+                stats: &self.stats,
+                rates: &self.rates,
+                cpu_at_start: &self.cpu,
+                error: &self.error,
+            })
+        }
+    }
+
+    fn failure(flow: Flow) -> IoFailure {
+        match flow {
+            Flow::Fail(f) => f,
+            other => panic!("expected the job to fail, saw {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_job_without_checks_lets_every_io_go() {
+        let job = job(&[]);
+        let mut checks = Checks::new(&job, None, None, 1, 0);
+        let seen = Seen::new();
+        let flow = checks.on_complete(
+            &io(Ddir::Read, 0),
+            10 * MS,
+            false,
+            &files(),
+            seen.measured(),
+        );
+        assert!(matches!(flow, Flow::Go), "expected Go, saw {flow:?}");
+    }
+
+    #[test]
+    fn max_latency_fails_the_first_slower_io_with_etimedout() {
+        let job = job(&["--max_latency=1ms"]);
+        let mut checks = Checks::new(&job, None, None, 1, 0);
+        let seen = Seen::new();
+        let fast = checks.on_complete(&io(Ddir::Read, 0), MS, false, &files(), None);
+        assert!(
+            matches!(fast, Flow::Go),
+            "expected an I/O of exactly 1 ms to pass, saw {fast:?}"
+        );
+        let slow = failure(checks.on_complete(
+            &io(Ddir::Read, 0),
+            MS + 1,
+            false,
+            &files(),
+            seen.measured(),
+        ));
+        assert_eq!(
+            slow.errno,
+            libc::ETIMEDOUT,
+            "expected ETIMEDOUT, saw {slow:?}"
+        );
+        assert_eq!(
+            slow.message, "read /data/f at offset 8192 (length 4096) took 1000001 ns, over max_latency=1000000 ns",
+            "expected the message to name the file, offset, latency and limit"
+        );
+    }
+
+    #[test]
+    fn latency_target_caps_the_queue_when_a_window_ends() {
+        let job = job(&[
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--latency_target=100us",
+            "--latency_window=1ms",
+        ]);
+        let mut checks = Checks::new(&job, None, None, 8, 0);
+        for i in 1..20 {
+            let flow = checks.on_complete(
+                &io(Ddir::Read, i * 10 * US),
+                i * 10 * US + 30 * US,
+                true,
+                &files(),
+                None,
+            );
+            assert!(
+                matches!(flow, Flow::Go),
+                "expected Go inside the first window, saw {flow:?}"
+            );
+        }
+        let flow = checks.on_complete(&io(Ddir::Read, MS - 30 * US), MS, true, &files(), None);
+        assert!(
+            matches!(flow, Flow::Cap(2)),
+            "expected a window met at depth 1 to try depth 2, saw {flow:?}"
+        );
+        let mut result = WorkerResult::empty();
+        checks.finish(MS, &mut result);
+        assert_eq!(
+            result.latency_depth,
+            Some(1),
+            "expected depth 1 found so far, saw {:?}",
+            result.latency_depth
+        );
+    }
+
+    #[test]
+    fn a_failure_stays_when_a_later_check_fires_on_the_same_io() {
+        let first = || {
+            Flow::Fail(IoFailure {
+                message: "first".into(),
+                errno: 1,
+            })
+        };
+        let later = Flow::Fail(IoFailure {
+            message: "later".into(),
+            errno: 2,
+        });
+        assert_eq!(
+            failure(first().then(later)).message,
+            "first",
+            "expected the first failure to stay"
+        );
+        assert!(
+            matches!(first().then(Flow::Stop), Flow::Fail(_)),
+            "expected a failure to outrank a stop"
+        );
+        assert!(
+            matches!(Flow::Stop.then(first()), Flow::Fail(_)),
+            "expected a later failure to outrank a stop"
+        );
+        assert!(
+            matches!(Flow::Go.then(Flow::Cap(3)), Flow::Cap(3)),
+            "expected a cap after Go"
+        );
+    }
+
+    #[test]
+    fn tolerated_errors_are_counted_and_others_fail_the_job() {
+        let job = job(&["--continue_on_error=read"]);
+        let mut checks = Checks::new(&job, None, None, 1, 0);
+        let read = checks.on_failed_io(&io(Ddir::Read, 0), libc::EIO, &files());
+        assert!(
+            read.is_ok(),
+            "expected a read EIO to be tolerated, saw {read:?}"
+        );
+        let write = checks
+            .on_failed_io(&io(Ddir::Write, 0), libc::EIO, &files())
+            .expect_err("expected a write EIO to fail the job under continue_on_error=read");
+        assert_eq!(
+            write.errno,
+            libc::EIO,
+            "expected the failure to carry EIO, saw {write:?}"
+        );
+        assert!(
+            write
+                .message
+                .starts_with("write /data/f at offset 8192 (length 4096): EIO"),
+            "expected the message to name the direction, file and errno, saw {:?}",
+            write.message
+        );
+        let mut result = WorkerResult::empty();
+        checks.finish(0, &mut result);
+        assert_eq!(
+            (result.tolerated.count, result.tolerated.first_errno),
+            (2, libc::EIO),
+            "expected both failures tallied, the first EIO kept, saw {:?}",
+            result.tolerated
+        );
+    }
+
+    #[test]
+    fn without_continue_on_error_nothing_is_tallied() {
+        let job = job(&[]);
+        let mut checks = Checks::new(&job, None, None, 1, 0);
+        let err = checks.on_failed_io(&io(Ddir::Read, 0), libc::EIO, &files());
+        assert!(
+            err.is_err(),
+            "expected a read EIO to fail the job, saw {err:?}"
+        );
+        let mut result = WorkerResult::empty();
+        checks.finish(0, &mut result);
+        assert_eq!(
+            result.tolerated.count, 0,
+            "expected no tally, saw {:?}",
+            result.tolerated
+        );
+    }
+
+    #[test]
+    fn status_is_published_once_per_interval_from_measured_ios() {
+        let job = job(&[]);
+        let slot = StatusSlot::default();
+        let every = Duration::from_millis(100);
+        let mut checks = Checks::new(&job, None, Some((&slot, every)), 1, 0);
+        let seen = Seen::new();
+        let mut complete_at = |end_ns: u64, measured: Option<Measured<'_>>| {
+            let flow = checks.on_complete(
+                &io(Ddir::Read, end_ns - US),
+                end_ns,
+                false,
+                &files(),
+                measured,
+            );
+            assert!(matches!(flow, Flow::Go), "expected Go, saw {flow:?}");
+        };
+        complete_at(50 * MS, seen.measured());
+        assert!(
+            slot.latest().is_none(),
+            "expected no snapshot before 100 ms"
+        );
+        complete_at(120 * MS, None);
+        assert!(
+            slot.latest().is_none(),
+            "expected no snapshot from an unmeasured I/O"
+        );
+        complete_at(130 * MS, seen.measured());
+        let runtime = slot.latest().map(|r| r.runtime_ns);
+        assert_eq!(
+            runtime,
+            Some(130 * MS),
+            "expected a snapshot at 130 ms, saw {runtime:?}"
+        );
+        complete_at(190 * MS, seen.measured());
+        let runtime = slot.latest().map(|r| r.runtime_ns);
+        assert_eq!(
+            runtime,
+            Some(130 * MS),
+            "expected the next snapshot not before 200 ms, saw {runtime:?}"
+        );
+        complete_at(200 * MS, seen.measured());
+        let runtime = slot.latest().map(|r| r.runtime_ns);
+        assert_eq!(
+            runtime,
+            Some(200 * MS),
+            "expected a snapshot at 200 ms, saw {runtime:?}"
+        );
+    }
+
+    #[test]
+    fn a_status_snapshot_carries_the_failure_of_the_same_io() {
+        let job = job(&["--max_latency=1ms"]);
+        let slot = StatusSlot::default();
+        let mut checks = Checks::new(&job, None, Some((&slot, Duration::from_millis(100))), 1, 0);
+        let seen = Seen::new();
+        let flow = checks.on_complete(
+            &io(Ddir::Read, 0),
+            100 * MS,
+            false,
+            &files(),
+            seen.measured(),
+        );
+        assert!(
+            matches!(flow, Flow::Fail(_)),
+            "expected the slow I/O to fail the job, saw {flow:?}"
+        );
+        let errno = slot.latest().and_then(|r| r.error).map(|e| e.errno);
+        assert_eq!(
+            errno,
+            Some(libc::ETIMEDOUT),
+            "expected the snapshot to carry ETIMEDOUT, saw {errno:?}"
+        );
+    }
+
+    #[test]
+    fn rate_iops_min_fails_a_window_below_the_floor() {
+        let job = job(&["--rate_iops_min=100", "--rate_cycle=500"]);
+        let mut checks = Checks::new(&job, None, None, 1, 0);
+        let seen = Seen::new();
+        let settling = checks.on_complete(
+            &io(Ddir::Read, 0),
+            2_000 * MS,
+            false,
+            &files(),
+            seen.measured(),
+        );
+        assert!(
+            matches!(settling, Flow::Go),
+            "expected the settling period not to be judged, saw {settling:?}"
+        );
+        let unmeasured = checks.on_complete(&io(Ddir::Read, 0), 2_500 * MS, false, &files(), None);
+        assert!(
+            matches!(unmeasured, Flow::Go),
+            "expected no judgement from an unmeasured I/O, saw {unmeasured:?}"
+        );
+        let slow = failure(checks.on_complete(
+            &io(Ddir::Read, 0),
+            2_500 * MS,
+            false,
+            &files(),
+            seen.measured(),
+        ));
+        assert_eq!(slow.errno, libc::EIO, "expected EIO as fio, saw {slow:?}");
+        assert!(
+            slow.message.contains("rate_iops_min=100 not met"),
+            "expected the message to name rate_iops_min, saw {:?}",
+            slow.message
+        );
+    }
+}

@@ -176,7 +176,6 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::{parse_fio_args, resolve};
 
     fn io(start_ns: u64) -> InFlight {
         InFlight {
@@ -194,13 +193,11 @@ mod tests {
     }
 
     fn job(options: &[&str]) -> JobSpec {
-        let args: Vec<String> = ["--name=t", "--filename=/tmp/f"]
-            .iter()
-            .chain(options)
-            .map(|s| s.to_string())
+        let args: Vec<&str> = ["--name=t", "--filename=/tmp/f"]
+            .into_iter()
+            .chain(options.iter().copied())
             .collect();
-        let (global, jobs) = parse_fio_args(&args).unwrap();
-        resolve(&global, &jobs).unwrap().jobs.remove(0)
+        crate::testutil::job_spec(&args)
     }
 
     #[test]
