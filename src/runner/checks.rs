@@ -190,11 +190,8 @@ impl<'a> Checks<'a> {
         }
         Err(IoFailure {
             message: format!(
-                "{} {} at offset {} (length {}): {}",
-                io.ddir.name(),
-                files[io.file as usize].path.display(),
-                io.offset,
-                io.len,
+                "{}: {}",
+                describe_io(io, files),
                 crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
             ),
             errno,
@@ -221,11 +218,8 @@ impl<'a> Checks<'a> {
         let limit = self.max_latency_ns[io.ddir.index()];
         IoFailure {
             message: format!(
-                "{} {} at offset {} (length {}) took {lat_ns} ns, over max_latency={limit} ns",
-                io.ddir.name(),
-                files[io.file as usize].path.display(),
-                io.offset,
-                io.len,
+                "{} took {lat_ns} ns, over max_latency={limit} ns",
+                describe_io(io, files)
             ),
             errno: libc::ETIMEDOUT,
         }
@@ -262,6 +256,17 @@ impl<'a> Checks<'a> {
             errno: libc::EIO,
         })
     }
+}
+
+/// An I/O in messages: "read /data/f at offset 8192 (length 4096)".
+pub fn describe_io(io: &InFlight, files: &[OpenFile]) -> String {
+    format!(
+        "{} {} at offset {} (length {})",
+        io.ddir.name(),
+        files[io.file as usize].path.display(),
+        io.offset,
+        io.len
+    )
 }
 
 /// `latency_target`: a window ended; cap the queue at the next depth, or end
@@ -344,6 +349,12 @@ mod tests {
         }
     }
 
+    /// The checks' word on a read started at 0 that ended at `end_ns`, measured or not.
+    fn read_until(checks: &mut Checks<'_>, end_ns: u64, seen: Option<&Seen>) -> Flow {
+        let measured = seen.and_then(Seen::measured);
+        checks.on_complete(&io(Ddir::Read, 0), end_ns, false, &files(), measured)
+    }
+
     fn failure(flow: Flow) -> IoFailure {
         match flow {
             Flow::Fail(f) => f,
@@ -356,13 +367,7 @@ mod tests {
         let job = job(&[]);
         let mut checks = Checks::new(&job, None, None, 1, 0);
         let seen = Seen::new();
-        let flow = checks.on_complete(
-            &io(Ddir::Read, 0),
-            10 * MS,
-            false,
-            &files(),
-            seen.measured(),
-        );
+        let flow = read_until(&mut checks, 10 * MS, Some(&seen));
         assert!(matches!(flow, Flow::Go), "expected Go, saw {flow:?}");
     }
 
@@ -371,18 +376,12 @@ mod tests {
         let job = job(&["--max_latency=1ms"]);
         let mut checks = Checks::new(&job, None, None, 1, 0);
         let seen = Seen::new();
-        let fast = checks.on_complete(&io(Ddir::Read, 0), MS, false, &files(), None);
+        let fast = read_until(&mut checks, MS, None);
         assert!(
             matches!(fast, Flow::Go),
             "expected an I/O of exactly 1 ms to pass, saw {fast:?}"
         );
-        let slow = failure(checks.on_complete(
-            &io(Ddir::Read, 0),
-            MS + 1,
-            false,
-            &files(),
-            seen.measured(),
-        ));
+        let slow = failure(read_until(&mut checks, MS + 1, Some(&seen)));
         assert_eq!(
             slow.errno,
             libc::ETIMEDOUT,
@@ -521,47 +520,26 @@ mod tests {
         let every = Duration::from_millis(100);
         let mut checks = Checks::new(&job, None, Some((&slot, every)), 1, 0);
         let seen = Seen::new();
-        let mut complete_at = |end_ns: u64, measured: Option<Measured<'_>>| {
-            let flow = checks.on_complete(
-                &io(Ddir::Read, end_ns - US),
-                end_ns,
-                false,
-                &files(),
-                measured,
-            );
+        // (completion time, measured, the runtime of the latest snapshot after it)
+        let steps = [
+            (50, true, None),
+            (120, false, None),
+            (130, true, Some(130)),
+            (190, true, Some(130)),
+            (200, true, Some(200)),
+        ];
+        for (end_ms, measured, expected_ms) in steps {
+            let flow = read_until(&mut checks, end_ms * MS, measured.then_some(&seen));
             assert!(matches!(flow, Flow::Go), "expected Go, saw {flow:?}");
-        };
-        complete_at(50 * MS, seen.measured());
-        assert!(
-            slot.latest().is_none(),
-            "expected no snapshot before 100 ms"
-        );
-        complete_at(120 * MS, None);
-        assert!(
-            slot.latest().is_none(),
-            "expected no snapshot from an unmeasured I/O"
-        );
-        complete_at(130 * MS, seen.measured());
-        let runtime = slot.latest().map(|r| r.runtime_ns);
-        assert_eq!(
-            runtime,
-            Some(130 * MS),
-            "expected a snapshot at 130 ms, saw {runtime:?}"
-        );
-        complete_at(190 * MS, seen.measured());
-        let runtime = slot.latest().map(|r| r.runtime_ns);
-        assert_eq!(
-            runtime,
-            Some(130 * MS),
-            "expected the next snapshot not before 200 ms, saw {runtime:?}"
-        );
-        complete_at(200 * MS, seen.measured());
-        let runtime = slot.latest().map(|r| r.runtime_ns);
-        assert_eq!(
-            runtime,
-            Some(200 * MS),
-            "expected a snapshot at 200 ms, saw {runtime:?}"
-        );
+            let runtime = slot.latest().map(|r| r.runtime_ns);
+            assert_eq!(
+                runtime,
+                expected_ms.map(|ms| ms * MS),
+                "after a {} I/O at {end_ms} ms with snapshots due every 100 ms, \
+                 expected the latest snapshot at {expected_ms:?} ms, saw {runtime:?} ns",
+                if measured { "measured" } else { "ramp" }
+            );
+        }
     }
 
     #[test]
@@ -570,13 +548,7 @@ mod tests {
         let slot = StatusSlot::default();
         let mut checks = Checks::new(&job, None, Some((&slot, Duration::from_millis(100))), 1, 0);
         let seen = Seen::new();
-        let flow = checks.on_complete(
-            &io(Ddir::Read, 0),
-            100 * MS,
-            false,
-            &files(),
-            seen.measured(),
-        );
+        let flow = read_until(&mut checks, 100 * MS, Some(&seen));
         assert!(
             matches!(flow, Flow::Fail(_)),
             "expected the slow I/O to fail the job, saw {flow:?}"
@@ -594,29 +566,17 @@ mod tests {
         let job = job(&["--rate_iops_min=100", "--rate_cycle=500"]);
         let mut checks = Checks::new(&job, None, None, 1, 0);
         let seen = Seen::new();
-        let settling = checks.on_complete(
-            &io(Ddir::Read, 0),
-            2_000 * MS,
-            false,
-            &files(),
-            seen.measured(),
-        );
+        let settling = read_until(&mut checks, 2_000 * MS, Some(&seen));
         assert!(
             matches!(settling, Flow::Go),
             "expected the settling period not to be judged, saw {settling:?}"
         );
-        let unmeasured = checks.on_complete(&io(Ddir::Read, 0), 2_500 * MS, false, &files(), None);
+        let unmeasured = read_until(&mut checks, 2_500 * MS, None);
         assert!(
             matches!(unmeasured, Flow::Go),
             "expected no judgement from an unmeasured I/O, saw {unmeasured:?}"
         );
-        let slow = failure(checks.on_complete(
-            &io(Ddir::Read, 0),
-            2_500 * MS,
-            false,
-            &files(),
-            seen.measured(),
-        ));
+        let slow = failure(read_until(&mut checks, 2_500 * MS, Some(&seen)));
         assert_eq!(slow.errno, libc::EIO, "expected EIO as fio, saw {slow:?}");
         assert!(
             slow.message.contains("rate_iops_min=100 not met"),

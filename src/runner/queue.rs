@@ -192,6 +192,14 @@ mod tests {
         slot
     }
 
+    /// Queue `n` I/Os, submit them at once, then let the queue decide whether it is full.
+    fn submit(q: &mut Queue, n: u64) -> Vec<u32> {
+        let slots = (0..n).map(|i| queue_one(q, i)).collect();
+        q.submitted(n, &mut DepthCounters::default());
+        q.drain_if_full();
+        slots
+    }
+
     fn job(options: &[&str]) -> JobSpec {
         let args: Vec<&str> = ["--name=t", "--filename=/tmp/f"]
             .into_iter()
@@ -296,10 +304,7 @@ mod tests {
     #[test]
     fn a_full_queue_drains_to_iodepth_low_before_refilling() {
         let mut q = Queue::new(4, 1);
-        let mut depth = DepthCounters::default();
-        let slots: Vec<u32> = (0..4).map(|i| queue_one(&mut q, i)).collect();
-        q.submitted(5, &mut depth);
-        q.drain_if_full();
+        let slots = submit(&mut q, 4);
         assert!(!q.has_room(), "expected a full queue to drain");
         for (n, &slot) in slots[..3].iter().enumerate() {
             q.completed(slot);
@@ -316,11 +321,7 @@ mod tests {
     #[test]
     fn without_iodepth_low_below_the_depth_the_queue_never_drains() {
         let mut q = Queue::new(2, 2);
-        let mut depth = DepthCounters::default();
-        let first = queue_one(&mut q, 0);
-        queue_one(&mut q, 1);
-        q.submitted(2, &mut depth);
-        q.drain_if_full();
+        let first = submit(&mut q, 2)[0];
         q.completed(first);
         assert!(
             q.has_room(),
@@ -331,11 +332,7 @@ mod tests {
     #[test]
     fn a_partly_full_queue_does_not_drain() {
         let mut q = Queue::new(4, 1);
-        let mut depth = DepthCounters::default();
-        queue_one(&mut q, 0);
-        queue_one(&mut q, 1);
-        q.submitted(2, &mut depth);
-        q.drain_if_full();
+        submit(&mut q, 2);
         assert!(q.has_room(), "expected room with 2 of 4 slots in flight");
     }
 
@@ -364,12 +361,8 @@ mod tests {
     #[test]
     fn a_capped_queue_counts_as_full_for_draining() {
         let mut q = Queue::new(4, 1);
-        let mut depth = DepthCounters::default();
         q.cap(2);
-        queue_one(&mut q, 0);
-        let second = queue_one(&mut q, 1);
-        q.submitted(2, &mut depth);
-        q.drain_if_full();
+        let second = submit(&mut q, 2)[1];
         q.cap(4);
         assert!(
             !q.has_room(),
@@ -383,11 +376,11 @@ mod tests {
     #[test]
     fn forgetting_what_is_in_flight_ends_draining() {
         let mut q = Queue::new(2, 0);
-        let mut depth = DepthCounters::default();
-        queue_one(&mut q, 0);
-        queue_one(&mut q, 1);
-        q.submitted(2, &mut depth);
-        q.drain_if_full();
+        submit(&mut q, 2);
+        assert!(
+            q.draining,
+            "expected a full queue above iodepth_low=0 to drain"
+        );
         q.forget_in_flight();
         assert_eq!(q.in_flight(), 0, "expected nothing counted in flight");
         assert!(!q.draining, "expected draining to end");

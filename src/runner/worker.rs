@@ -9,7 +9,7 @@ mod drained;
 mod trim;
 
 use super::budget::Budget;
-use super::checks::{Checks, Flow, Measured};
+use super::checks::{describe_io, Checks, Flow, Measured};
 use super::ctx::{handles, WorkerCtx};
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
@@ -471,11 +471,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         self.fail(IoFailure {
             message: format!(
-                "{} {} at offset {} (length {}) still in flight after {:.1} s, over --io-timeout={:?}",
-                oldest.ddir.name(),
-                self.ctx.files[oldest.file as usize].path.display(),
-                oldest.offset,
-                oldest.len,
+                "{} still in flight after {:.1} s, over --io-timeout={:?}",
+                describe_io(&oldest, &self.ctx.files),
                 age_ns as f64 / 1e9,
                 timeout,
             ),
