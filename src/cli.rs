@@ -13,14 +13,13 @@ use values::{
 };
 pub use values::{EtaMode, FioCompat, Format, Formats, MIN_OBSERVE_INTERVAL};
 
-/// Parse the process's command line. The own flags of `run` and `show-jobs` may
-/// stand anywhere among the job options, so they are moved in front of them first
-/// (see `order_run_words`).
+/// Parse the process's command line. `run`'s own flags may stand anywhere among
+/// the job options, so they are moved in front of them first (see `order_run_words`).
 pub fn parse() -> Cli {
     let mut words: Vec<String> = std::env::args_os()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    if words.get(1).is_some_and(|w| w == "run" || w == "show-jobs") {
+    if words.get(1).is_some_and(|w| w == "run") {
         let rest = words.split_off(2);
         words.extend(order_run_words(&rest));
     }
@@ -34,7 +33,7 @@ pub fn parse() -> Cli {
     })
 }
 
-/// `iolens run WORDS…` (what the fio shim is given): clap's `RunArgs`.
+/// `iolens run WORDS…` for words given as a list (the fio shim's, show-jobs'): clap's `RunArgs`.
 pub fn parse_run_line(words: &[String]) -> Result<RunArgs, clap::Error> {
     let line = ["iolens".to_string(), "run".to_string()]
         .into_iter()
@@ -213,7 +212,15 @@ pub enum Command {
     /// Print every option of every job with its value and where it came from (default, [global], [section], command line).
     ///
     /// Takes the same job files and options as `run` (also --section and --fio-compat) and runs nothing.
-    ShowJobs(RunArgs),
+    ShowJobs {
+        /// Job files and fio-style job options.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "FILES_AND_OPTIONS"
+        )]
+        args: Vec<String>,
+    },
     /// Inspect a file, directory or block device before a benchmark: what would distort it, and the fix for each.
     ///
     /// Checks cached pages, mounts and filesystem signatures, holes in files, the device's scheduler,

@@ -6,7 +6,7 @@ use super::comparison;
 use super::output::{self, Destination};
 use super::progress;
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
-use crate::cli::{DbArgs, EtaMode, FioCompat, Format, RunFlags};
+use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::fileset::TargetError;
 use crate::job::{self, expr, jobfile, lenient, LayeredJob};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
@@ -115,6 +115,23 @@ impl HistoryFlags {
                 eprintln!("iolens: saved in the history as run {id} (see `iolens show {id}`)")
             }
             Err(e) => eprintln!("iolens: warning: not saved in the history: {e}"),
+        }
+    }
+}
+
+/// `iolens run`'s words given as a list (to `fio`, to show-jobs) parsed by clap and
+/// handed to `then`; clap's `--help` is printed instead (exit 0).
+pub fn with_run_args(
+    words: &[String],
+    then: impl FnOnce(RunArgs) -> Result<i32, CmdError>,
+) -> Result<i32, CmdError> {
+    match cli::parse_run_line(words) {
+        Ok(run) => then(run),
+        Err(e) if e.use_stderr() => Err(CmdError::usage(cli::error_line(&e))),
+        Err(help) => {
+            help.print()
+                .map_err(|e| CmdError::run_failed(format!("stdout: {e}")))?;
+            Ok(EXIT_OK)
         }
     }
 }

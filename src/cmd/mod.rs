@@ -16,7 +16,7 @@ mod run;
 mod shim;
 mod show_jobs;
 
-use crate::cli::{self, Cli, Command, DbArgs, QuickArgs, RunArgs};
+use crate::cli::{Cli, Command, DbArgs, QuickArgs, RunArgs};
 use crate::store::Filter;
 use common::{CmdError, HistoryFlags};
 use history::HistoryQuery;
@@ -84,7 +84,7 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
             db,
         }) => history::show_command(&history_at(&db), id, &output_format),
         Some(Command::Worker) => worker_process(),
-        Some(Command::ShowJobs(args)) => show_jobs::show_jobs_command(&args),
+        Some(Command::ShowJobs { args }) => show_jobs::show_jobs_command(&args),
         Some(Command::InstallFioShim { dir, force }) => shim::install(&dir, force),
         Some(Command::Doctor { target }) => doctor::doctor_command(&target),
         Some(Command::Quick(args)) => quick::quick_command(&args),
@@ -112,16 +112,7 @@ fn fio(args: &[String]) -> Result<i32, CmdError> {
         println!("{}", shim::fio_version());
         return Ok(EXIT_OK);
     }
-    match cli::parse_run_line(args) {
-        Ok(run) => run_line(&run, args),
-        Err(e) if e.use_stderr() => Err(CmdError::usage(cli::error_line(&e))),
-        // --help, printed as `iolens run --help`.
-        Err(help) => {
-            help.print()
-                .map_err(|e| CmdError::run_failed(format!("stdout: {e}")))?;
-            Ok(EXIT_OK)
-        }
-    }
+    common::with_run_args(args, |run| run_line(&run, args))
 }
 
 fn history_at(db: &DbArgs) -> HistoryFlags {

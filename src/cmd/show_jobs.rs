@@ -1,22 +1,25 @@
 //! `iolens show-jobs`, `--parse-only` and `--cmdhelp`: the resolved jobs, option by option
 //! with where each value came from, and the option table itself.
 
-use super::common::{load_jobs, print, CmdError};
+use super::common::{load_jobs, print, with_run_args, CmdError};
 use crate::cli::RunArgs;
 use crate::job::options::{self, Kind, OptionDef, Status, OPTIONS};
 use crate::job::{LayeredJob, RawJob, Source};
 use std::fmt::Write;
 
 /// `iolens show-jobs FILE… [--key=value…]`: every option of every job.
-pub fn show_jobs_command(args: &RunArgs) -> Result<i32, CmdError> {
-    let loaded = load_jobs(&args.flags, &args.args)?;
-    print(&render(&loaded.layered, true))
+pub fn show_jobs_command(words: &[String]) -> Result<i32, CmdError> {
+    with_run_args(words, |run| print_jobs(&run, true))
 }
 
 /// `iolens run --parse-only`: each job with the options given for it.
-pub fn parse_only(args: &RunArgs) -> Result<i32, CmdError> {
-    let loaded = load_jobs(&args.flags, &args.args)?;
-    print(&render(&loaded.layered, false))
+pub fn parse_only(run: &RunArgs) -> Result<i32, CmdError> {
+    print_jobs(run, false)
+}
+
+fn print_jobs(run: &RunArgs, every_option: bool) -> Result<i32, CmdError> {
+    let loaded = load_jobs(&run.flags, &run.args)?;
+    print(&render(&loaded.layered, every_option))
 }
 
 /// One block per job: a header with where the job starts, then `option value origin` lines;
