@@ -165,7 +165,7 @@ fn the_fio_shim_refuses_a_bad_flag_in_one_line() {
     let install = iolens(&["install-fio-shim", &bin.display().to_string()]);
     assert_eq!(install.status.code(), Some(0), "{}", stderr(&install));
     let fio = |args: &[&str]| {
-        crate::support::isolated(&bin.join("fio"))
+        crate::support::isolated(bin.join("fio"))
             .args(args)
             .output()
             .unwrap()
