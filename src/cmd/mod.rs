@@ -149,7 +149,7 @@ mod tests {
         ("progress", include_str!("progress.rs")),
     ];
 
-    /// True when `source` names `path` as a whole path segment (`super::run::x`
+    /// True when `source` names `module` as a whole path segment (`super::run::x`
     /// or `use super::{run, …}` count, `super::runner` does not).
     fn names(source: &str, module: &str) -> bool {
         let segment = |rest: &str| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_');
@@ -201,22 +201,23 @@ mod tests {
 
     #[test]
     fn the_check_sees_every_way_to_name_a_sibling() {
-        for source in [
-            "use super::run::run_once;",
-            "use super::{compare, EXIT_OK};",
-            "use super::{output::Format, run::JobSet};",
-            "super::run::emit(x)",
-            "crate::cmd::run::emit(x)",
+        for (source, module) in [
+            ("use super::run::run_once;", "run"),
+            ("use super::{compare, EXIT_OK};", "compare"),
+            ("use super::{output::Format, run::JobSet};", "run"),
+            ("super::quick::write_html(x)", "quick"),
+            ("crate::cmd::run::emit(x)", "run"),
         ] {
             assert!(
-                names(source, "run") || names(source, "compare"),
-                "expected `{source}` to be seen"
+                names(source, module),
+                "expected `{source}` to count as using {module}"
             );
         }
         for source in [
             "use super::common::run_once;",
             "use crate::runner::run;",
             "use super::*;",
+            "use super::{runner, EXIT_OK};",
         ] {
             assert!(
                 !names(source, "run"),
