@@ -4,7 +4,7 @@
 //! above this crate cannot free memory the kernel still reads or writes. Everything
 //! else is a plain function over a borrowed file descriptor: positioned I/O
 //! ([`preadv`], [`pwritev`]), block-device facts ([`blk_size_bytes`],
-//! [`blk_logical_sector`]), page-cache state ([`cachestat`]), CPU usage
+//! [`blk_logical_sector`]), page-cache state ([`cachestat()`]), CPU usage
 //! ([`thread_rusage`]) and a cheap clock ([`FastClock`]).
 //!
 //! A write and a read back through a page-aligned buffer, then what the page cache

@@ -96,7 +96,6 @@ pub fn clock_ticks_per_sec() -> u64 {
     u64::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
 }
 
-/// Kernel thread id of the calling thread (the id in /proc/<pid>/task/).
 /// Send SIGKILL to process `pid` (a worker process that is stuck).
 pub fn kill_process(pid: u32) -> io::Result<()> {
     // SAFETY: kill has no memory arguments; a wrong pid fails with ESRCH or EPERM.
@@ -108,7 +107,7 @@ pub fn kill_process(pid: u32) -> io::Result<()> {
     }
 }
 
-/// The calling thread's id, as /proc and the scheduler name it.
+/// Kernel thread id of the calling thread (the id in `/proc/<pid>/task/`).
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { libc::gettid() as u32 }
