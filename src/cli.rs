@@ -7,11 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use values::{
-    parse_eta, parse_fio_compat, parse_formats, parse_io_timeout, parse_observe_interval,
-    parse_repetitions, parse_report_file, parse_status_interval, time, whole_number,
-    FlagValueError,
+    parse_duration, parse_eta, parse_fio_compat, parse_formats, parse_history_id, parse_io_timeout,
+    parse_observe_interval, parse_ramp, parse_repetitions, parse_report_file,
+    parse_status_interval, parse_warmup, FlagValueError,
 };
-pub use values::{EtaMode, FioCompat, Format, Formats, MIN_OBSERVE_INTERVAL};
+pub use values::{EtaMode, FioCompat, Format, Formats};
 
 /// Parse the process's command line. `run`'s own flags may stand anywhere among
 /// the job options, so they are moved in front of them first (see `order_run_words`).
@@ -254,10 +254,10 @@ pub struct QuickArgs {
     /// Directory, file or block device to test (default: the current directory).
     pub target: Option<PathBuf>,
     /// Measured time of each test (seconds without a unit; default 5).
-    #[arg(long, value_name = "TIME", value_parser = |v: &str| time("--duration", v, "e.g. --duration=5 or 500ms"))]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     pub duration: Option<Duration>,
     /// Unmeasured time before each test (default 1).
-    #[arg(long, value_name = "TIME", value_parser = |v: &str| time("--ramp", v, "e.g. --ramp=5 or 500ms"))]
+    #[arg(long, value_name = "TIME", value_parser = parse_ramp)]
     pub ramp: Option<Duration>,
     /// Size of the test file iolens creates (default 1g).
     #[arg(long)]
@@ -356,10 +356,10 @@ pub struct RunFlags {
     #[arg(long, value_name = "N", value_parser = parse_repetitions)]
     pub repeat: Option<u32>,
     /// Unmeasured runs before the measured ones.
-    #[arg(long, value_name = "K", value_parser = |v: &str| whole_number::<u32>("--warmup", v))]
+    #[arg(long, value_name = "K", value_parser = parse_warmup)]
     pub warmup: Option<u32>,
     /// Compare the result with stored run ID (and its repetitions).
-    #[arg(long, value_name = "ID", value_parser = |v: &str| whole_number::<i64>("--compare-with", v))]
+    #[arg(long, value_name = "ID", value_parser = parse_history_id)]
     pub compare_with: Option<i64>,
     #[command(flatten)]
     pub db: DbArgs,

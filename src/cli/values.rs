@@ -98,7 +98,7 @@ pub fn parse_fio_compat(value: &str) -> Parsed<FioCompat> {
 }
 
 /// A whole number given to `flag`.
-pub fn whole_number<T: std::str::FromStr>(flag: &str, value: &str) -> Parsed<T> {
+fn whole_number<T: std::str::FromStr>(flag: &str, value: &str) -> Parsed<T> {
     value
         .parse()
         .or_else(|_| refuse(format!("{flag}={value}: expected a whole number")))
@@ -112,6 +112,16 @@ pub fn parse_repetitions(value: &str) -> Parsed<u32> {
     }
 }
 
+/// `--warmup`: unmeasured runs.
+pub fn parse_warmup(value: &str) -> Parsed<u32> {
+    whole_number("--warmup", value)
+}
+
+/// `--compare-with` of run: a history id.
+pub fn parse_history_id(value: &str) -> Parsed<i64> {
+    whole_number("--compare-with", value)
+}
+
 /// `--output`: a file name, not an empty word.
 pub fn parse_report_file(value: &str) -> Parsed<PathBuf> {
     if value.is_empty() {
@@ -121,9 +131,19 @@ pub fn parse_report_file(value: &str) -> Parsed<PathBuf> {
 }
 
 /// A time given to `flag`, in seconds without a unit; `example` shows a good one.
-pub fn time(flag: &str, value: &str, example: &str) -> Parsed<Duration> {
+fn time(flag: &str, value: &str, example: &str) -> Parsed<Duration> {
     units::parse_time(value, TimeUnit::Seconds)
         .or_else(|e| refuse(format!("{flag}={value}: {e} ({example})")))
+}
+
+/// quick's `--duration`.
+pub fn parse_duration(value: &str) -> Parsed<Duration> {
+    time("--duration", value, "e.g. --duration=5 or 500ms")
+}
+
+/// quick's `--ramp`.
+pub fn parse_ramp(value: &str) -> Parsed<Duration> {
+    time("--ramp", value, "e.g. --ramp=5 or 500ms")
 }
 
 /// fio's `--status-interval`: a positive duration.
@@ -154,7 +174,7 @@ pub fn parse_io_timeout(value: &str) -> Parsed<Duration> {
 }
 
 /// The sampler's interval must leave it cheap (< 1% of a core at 100 ms) and meaningful.
-pub const MIN_OBSERVE_INTERVAL: Duration = Duration::from_millis(10);
+const MIN_OBSERVE_INTERVAL: Duration = Duration::from_millis(10);
 
 /// `--observe-interval`: at least `MIN_OBSERVE_INTERVAL`.
 pub fn parse_observe_interval(value: &str) -> Parsed<Duration> {
@@ -224,9 +244,9 @@ mod tests {
             message(parse_repetitions("x")),
             "--repeat=x: expected a whole number"
         );
-        assert_eq!(whole_number::<i64>("--compare-with", "12"), Ok(12));
+        assert_eq!(parse_history_id("12"), Ok(12));
         assert_eq!(
-            message(whole_number::<u32>("--warmup", "-1")),
+            message(parse_warmup("-1")),
             "--warmup=-1: expected a whole number"
         );
         assert_eq!(parse_report_file("r.json"), Ok(PathBuf::from("r.json")));
@@ -248,6 +268,11 @@ mod tests {
         assert_eq!(parse_io_timeout("500ms"), Ok(Duration::from_millis(500)));
         assert!(message(parse_io_timeout("0")).contains("give a positive time"));
         assert!(message(parse_io_timeout("soon")).ends_with("(e.g. --io-timeout=30s)"));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            message(parse_ramp("soon")),
+            "--ramp=soon: 'soon' is not a whole number (e.g. --ramp=5 or 500ms)"
+        );
         assert_eq!(parse_observe_interval("1"), Ok(Duration::from_secs(1)));
         assert!(message(parse_observe_interval("1ms")).contains("too short"));
         assert!(message(parse_observe_interval("fast")).contains("100ms"));

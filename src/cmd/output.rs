@@ -1,4 +1,4 @@
-//! Output formats and where they go.
+//! Rendering the report in the chosen formats, and where it goes.
 
 use crate::cli::Format;
 use crate::report::fio_json::{self, Detail};
