@@ -20,9 +20,9 @@ use crate::stats::{RateSeries, WorkerStats};
 use iolens_sys::os::{thread_rusage, Rusage};
 use std::time::Duration;
 
-/// What the checks ask of the hot loop after an I/O.
+/// What the checks ask of the hot loop after an I/O (small, so it comes back in a register).
 #[must_use]
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
     /// Carry on.
     Go,
@@ -30,8 +30,8 @@ pub enum Flow {
     Cap(u32),
     /// Issue no more I/O; the job ends well.
     Stop,
-    /// Issue no more I/O; the job failed.
-    Fail(IoFailure),
+    /// Issue no more I/O; the job failed: `Checks::take_failure` says why.
+    Fail,
 }
 
 impl Flow {
@@ -39,13 +39,14 @@ impl Flow {
     /// (fio keeps the first error), else the later word counts.
     fn then(self, later: Flow) -> Flow {
         match self {
-            Flow::Fail(_) => self,
+            Flow::Fail => self,
             _ => later,
         }
     }
 }
 
 /// The worker's measurements so far, for the checks that run only on measured I/O.
+#[derive(Clone, Copy)]
 pub struct Measured<'m> {
     /// When measuring started (ramp time over), ns.
     pub since_ns: u64,
@@ -82,6 +83,8 @@ pub struct Checks<'a> {
     rate_floor: Option<RateFloor>,
     /// Every failed I/O, when the job tolerates errors.
     tolerated: ErrorTally,
+    /// Why the last `Flow::Fail` failed, until the worker takes it.
+    failure: Option<IoFailure>,
 }
 
 impl<'a> Checks<'a> {
@@ -116,12 +119,14 @@ impl<'a> Checks<'a> {
             status,
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
             tolerated: ErrorTally::default(),
+            failure: None,
         }
     }
 
     /// Run the checks on `io`, which moved data and ended at `end_ns`;
-    /// `measured` when it counts among the job's results.
-    #[inline]
+    /// `measured` when it counts among the job's results. Inlined into the
+    /// hot loop: without the checks a job asks for, it is a few compares.
+    #[inline(always)]
     pub fn on_complete(
         &mut self,
         io: &InFlight,
@@ -136,7 +141,7 @@ impl<'a> Checks<'a> {
         }
         let lat_ns = end_ns - io.start_ns;
         if lat_ns > self.max_latency_ns[io.ddir.index()] {
-            flow = Flow::Fail(self.too_slow(io, lat_ns, files));
+            flow = self.fail(flow, self.too_slow(io, lat_ns, files));
         }
         if let Some(target) = &mut self.latency_target {
             target.record(lat_ns);
@@ -159,18 +164,31 @@ impl<'a> Checks<'a> {
             });
         }
         if end_ns >= self.next_status_ns {
-            let failed_now = match &flow {
-                Flow::Fail(f) => Some(f),
-                _ => None,
-            };
-            self.publish_status(end_ns, &m, failed_now);
+            self.publish_status(end_ns, m);
         }
         if self.rate_floor.as_ref().is_some_and(|f| f.due(end_ns)) {
             if let Some(failure) = self.check_rate_floor(end_ns, m.stats) {
-                flow = flow.then(Flow::Fail(failure));
+                flow = self.fail(flow, failure);
             }
         }
         flow
+    }
+
+    /// Why the checks answered `Flow::Fail`.
+    #[cold]
+    pub fn take_failure(&mut self) -> IoFailure {
+        self.failure
+            .take()
+            .expect("take_failure follows a Flow::Fail")
+    }
+
+    /// `flow`, then `failure` found on the same I/O: the first failure stays.
+    #[cold]
+    fn fail(&mut self, flow: Flow, failure: IoFailure) -> Flow {
+        if flow != Flow::Fail {
+            self.failure = Some(failure);
+        }
+        Flow::Fail
     }
 
     /// `io` failed with `errno`: Ok when the job tolerates it (`continue_on_error`),
@@ -225,10 +243,10 @@ impl<'a> Checks<'a> {
         }
     }
 
-    /// Publish a copy of the results so far for an interim report; `failed_now`
-    /// is a failure of this same I/O, not yet the worker's error.
+    /// Publish a copy of the results so far for an interim report (with a
+    /// failure of this same I/O, not yet the worker's error).
     #[cold]
-    fn publish_status(&mut self, now_ns: u64, m: &Measured<'_>, failed_now: Option<&IoFailure>) {
+    fn publish_status(&mut self, now_ns: u64, m: Measured<'_>) {
         let Some(status) = &self.status else {
             return;
         };
@@ -238,7 +256,7 @@ impl<'a> Checks<'a> {
             rates: m.rates.clone(),
             cpu: thread_rusage().unwrap_or_default().since(m.cpu_at_start),
             runtime_ns: now_ns.saturating_sub(m.since_ns),
-            error: m.error.as_ref().or(failed_now).cloned(),
+            error: m.error.as_ref().or(self.failure.as_ref()).cloned(),
             ..WorkerResult::empty()
         });
     }
@@ -355,11 +373,15 @@ mod tests {
         checks.on_complete(&io(Ddir::Read, 0), end_ns, false, &files(), measured)
     }
 
-    fn failure(flow: Flow) -> IoFailure {
-        match flow {
-            Flow::Fail(f) => f,
-            other => panic!("expected the job to fail, saw {other:?}"),
-        }
+    /// Why the checks failed the job on a read that ended at `end_ns`.
+    fn failed_read(checks: &mut Checks<'_>, end_ns: u64, seen: &Seen) -> IoFailure {
+        let flow = read_until(checks, end_ns, Some(seen));
+        assert_eq!(
+            flow,
+            Flow::Fail,
+            "expected the job to fail at {end_ns} ns, saw {flow:?}"
+        );
+        checks.take_failure()
     }
 
     #[test]
@@ -381,7 +403,7 @@ mod tests {
             matches!(fast, Flow::Go),
             "expected an I/O of exactly 1 ms to pass, saw {fast:?}"
         );
-        let slow = failure(read_until(&mut checks, MS + 1, Some(&seen)));
+        let slow = failed_read(&mut checks, MS + 1, &seen);
         assert_eq!(
             slow.errno,
             libc::ETIMEDOUT,
@@ -431,32 +453,33 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_stays_when_a_later_check_fires_on_the_same_io() {
-        let first = || {
-            Flow::Fail(IoFailure {
-                message: "first".into(),
-                errno: 1,
-            })
-        };
-        let later = Flow::Fail(IoFailure {
-            message: "later".into(),
-            errno: 2,
-        });
-        assert_eq!(
-            failure(first().then(later)).message,
-            "first",
-            "expected the first failure to stay"
+    fn the_first_failure_of_an_io_stays_when_a_later_check_fails_it_too() {
+        let job = job(&[
+            "--max_latency=1ms",
+            "--rate_iops_min=100",
+            "--rate_cycle=500",
+        ]);
+        let mut checks = Checks::new(&job, None, None, 1, 0);
+        let seen = Seen::new();
+        let settling = read_until(&mut checks, MS, Some(&seen));
+        assert_eq!(settling, Flow::Go, "expected Go in the settling period");
+        // 2 s after it started: over max_latency, and the rate floor's first window is empty
+        let both = failed_read(&mut checks, 2_000 * MS, &seen);
+        assert!(
+            both.message.contains("over max_latency"),
+            "expected max_latency's failure, found first, to stay, saw {:?}",
+            both.message
         );
         assert!(
-            matches!(first().then(Flow::Stop), Flow::Fail(_)),
-            "expected a failure to outrank a stop"
-        );
-        assert!(
-            matches!(Flow::Stop.then(first()), Flow::Fail(_)),
+            Flow::Stop.then(Flow::Fail) == Flow::Fail,
             "expected a later failure to outrank a stop"
         );
         assert!(
-            matches!(Flow::Go.then(Flow::Cap(3)), Flow::Cap(3)),
+            Flow::Fail.then(Flow::Cap(3)) == Flow::Fail,
+            "expected a failure to outrank a later cap"
+        );
+        assert!(
+            Flow::Go.then(Flow::Cap(3)) == Flow::Cap(3),
             "expected a cap after Go"
         );
     }
@@ -550,7 +573,7 @@ mod tests {
         let seen = Seen::new();
         let flow = read_until(&mut checks, 100 * MS, Some(&seen));
         assert!(
-            matches!(flow, Flow::Fail(_)),
+            flow == Flow::Fail,
             "expected the slow I/O to fail the job, saw {flow:?}"
         );
         let errno = slot.latest().and_then(|r| r.error).map(|e| e.errno);
@@ -576,7 +599,7 @@ mod tests {
             matches!(unmeasured, Flow::Go),
             "expected no judgement from an unmeasured I/O, saw {unmeasured:?}"
         );
-        let slow = failure(read_until(&mut checks, 2_500 * MS, Some(&seen)));
+        let slow = failed_read(&mut checks, 2_500 * MS, &seen);
         assert_eq!(slow.errno, libc::EIO, "expected EIO as fio, saw {slow:?}");
         assert!(
             slow.message.contains("rate_iops_min=100 not met"),

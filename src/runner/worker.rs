@@ -521,7 +521,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             Flow::Go => {}
             Flow::Cap(depth) => self.queue.cap(depth),
             Flow::Stop => self.done_issuing = true,
-            Flow::Fail(failure) => self.fail(failure),
+            Flow::Fail => {
+                let failure = self.checks.take_failure();
+                self.fail(failure);
+            }
         }
     }
 
