@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn every_engine_does_what_its_row_says() {
-        for row in &EngineKind::ALL {
+        for row in EngineKind::ALL {
             let expected = Observed {
                 queued: row.is_async,
                 position: if row.uses_file_position {

@@ -9,18 +9,6 @@ use crate::job::error::JobError;
 use crate::job::resolve::Layers;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EngineKind {
-    Sync,
-    Psync,
-    Pvsync,
-    Pvsync2,
-    Libaio,
-    IoUring,
-    Mmap,
-    Null,
-}
-
 /// One engine: its fio name and what the rest of iolens asks about it.
 #[derive(Debug)]
 pub struct EngineDef {
@@ -44,7 +32,7 @@ pub struct EngineDef {
     pub options: &'static [&'static str],
 }
 
-/// A blocking engine on a file descriptor, the row the others change.
+/// A blocking engine on a file descriptor: what a row does not say otherwise.
 const BLOCKING: EngineDef = EngineDef {
     kind: EngineKind::Psync,
     name: "psync",
@@ -55,64 +43,48 @@ const BLOCKING: EngineDef = EngineDef {
     options: &[],
 };
 
-/// A row count, for the arrays built from the table.
-const COUNT: usize = 8;
+/// Declares `EngineKind`, one variant per row, and `EngineKind::ALL`, the rows in the
+/// same order: a kind cannot lack its row.
+macro_rules! engines {
+    ($($kind:ident => $row:expr,)+) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum EngineKind {
+            $($kind,)+
+        }
+
+        impl EngineKind {
+            /// Every engine, in the order of the enum (and of the `ioengine=` help).
+            pub const ALL: &'static [EngineDef] = &[$(EngineDef {
+                kind: EngineKind::$kind,
+                ..$row
+            },)+];
+        }
+    };
+}
+
+engines! {
+    Sync => EngineDef { name: "sync", uses_file_position: true, ..BLOCKING },
+    Psync => EngineDef { name: "psync", ..BLOCKING },
+    Pvsync => EngineDef { name: "pvsync", ..BLOCKING },
+    Pvsync2 => EngineDef { name: "pvsync2", options: Pvsync2Options::NAMES, ..BLOCKING },
+    Libaio => EngineDef { name: "libaio", is_async: true, ..BLOCKING },
+    IoUring => EngineDef {
+        name: "io_uring",
+        is_async: true,
+        options: IoUringOptions::NAMES,
+        ..BLOCKING
+    },
+    Mmap => EngineDef { name: "mmap", maps_files: true, ..BLOCKING },
+    // No syscall at all; it emulates a queue so the async path can be measured.
+    Null => EngineDef { name: "null", is_async: true, diskless: true, ..BLOCKING },
+}
 
 impl EngineKind {
-    /// Every engine, in the order of the enum (and of the `ioengine=` help).
-    pub const ALL: [EngineDef; COUNT] = [
-        EngineDef {
-            kind: EngineKind::Sync,
-            name: "sync",
-            uses_file_position: true,
-            ..BLOCKING
-        },
-        BLOCKING,
-        EngineDef {
-            kind: EngineKind::Pvsync,
-            name: "pvsync",
-            ..BLOCKING
-        },
-        EngineDef {
-            kind: EngineKind::Pvsync2,
-            name: "pvsync2",
-            options: Pvsync2Options::NAMES,
-            ..BLOCKING
-        },
-        EngineDef {
-            kind: EngineKind::Libaio,
-            name: "libaio",
-            is_async: true,
-            ..BLOCKING
-        },
-        EngineDef {
-            kind: EngineKind::IoUring,
-            name: "io_uring",
-            is_async: true,
-            options: IoUringOptions::NAMES,
-            ..BLOCKING
-        },
-        EngineDef {
-            kind: EngineKind::Mmap,
-            name: "mmap",
-            maps_files: true,
-            ..BLOCKING
-        },
-        // No syscall at all; it emulates a queue so the async path can be measured.
-        EngineDef {
-            kind: EngineKind::Null,
-            name: "null",
-            is_async: true,
-            diskless: true,
-            ..BLOCKING
-        },
-    ];
-
     /// The `ioengine=` values, the names of `ALL`.
-    pub const NAMES: [&'static str; COUNT] = {
-        let mut names = [""; COUNT];
+    pub const NAMES: [&'static str; EngineKind::ALL.len()] = {
+        let mut names = [""; EngineKind::ALL.len()];
         let mut i = 0;
-        while i < COUNT {
+        while i < names.len() {
             names[i] = Self::ALL[i].name;
             i += 1;
         }
@@ -417,7 +389,7 @@ mod tests {
 
     #[test]
     fn an_engine_warns_about_exactly_the_options_it_does_not_take() {
-        for row in &EngineKind::ALL {
+        for row in EngineKind::ALL {
             for option in engine_options() {
                 let engine = format!("--ioengine={}", row.name);
                 let flag = format!("--{option}");
