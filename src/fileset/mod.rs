@@ -371,6 +371,8 @@ impl FileSet {
         plan: &[Vec<PlannedRegion>],
     ) -> Result<Vec<WorkerFiles>, TargetError> {
         let diskless = is_diskless(job);
+        // An engine that reads and writes at the file position needs a descriptor per worker.
+        let own_descriptor = job.engine.kind.def().uses_file_position;
         let mut job_workers = Vec::new();
         for (w, worker) in plan.iter().enumerate() {
             let mut files = Vec::new();
@@ -389,12 +391,7 @@ impl FileSet {
                     } else {
                         job.io.sync
                     },
-                    private_to: job
-                        .engine
-                        .kind
-                        .def()
-                        .uses_file_position
-                        .then_some((j, w as u32)),
+                    private_to: own_descriptor.then_some((j, w as u32)),
                 };
                 let target = match self.opened.get(&key) {
                     Some(&t) => t,
