@@ -500,23 +500,30 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .live
                 .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
         }
-        let measured = self.measuring && io.start_ns >= self.measure_start_ns;
-        if measured {
+        // Two calls, so that each inlined copy of the checks knows whether the I/O was measured.
+        let flow = if self.measuring && io.start_ns >= self.measure_start_ns {
             self.account(&io, result as u64, end_ns, queued);
-        }
-        let flow = self.checks.on_complete(
-            &io,
-            end_ns,
-            queued,
-            &self.ctx.files,
-            measured.then(|| Measured {
+            let measured = Measured {
                 since_ns: self.measure_start_ns,
                 stats: &self.stats,
                 rates: self.sampler.rates(),
                 cpu_at_start: &self.cpu_at_measure_start,
                 error: &self.error,
-            }),
-        );
+            };
+            self.checks
+                .on_complete(&io, end_ns, queued, &self.ctx.files, Some(measured))
+        } else {
+            self.checks
+                .on_complete(&io, end_ns, queued, &self.ctx.files, None)
+        };
+        if flow != Flow::Go {
+            self.follow(flow);
+        }
+    }
+
+    /// Do what the checks asked after an I/O.
+    #[cold]
+    fn follow(&mut self, flow: Flow) {
         match flow {
             Flow::Go => {}
             Flow::Cap(depth) => self.queue.cap(depth),
