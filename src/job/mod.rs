@@ -8,6 +8,7 @@ pub mod error;
 pub mod errors;
 pub mod expr;
 pub mod jobfile;
+pub mod layers;
 pub mod lenient;
 pub mod options;
 pub mod raw;

@@ -2,12 +2,54 @@
 //! meaningful (an engine that stores data, blocks that hold a header, a pattern that
 //! parses). A job that only reads checks that every block holds what its header says.
 
-use super::{JobError, Layers};
-use crate::job::spec::{EngineKind, JobSpec, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
+use super::{EngineKind, JobSpec};
+use crate::job::error::JobError;
+use crate::job::layers::Layers;
 use crate::units::{self, UnitError};
+use serde::{Deserialize, Serialize};
+
+/// How the checksum of a verified block is computed (fio's `verify=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VerifyKind {
+    Crc32c,
+    Crc64,
+    Xxhash,
+    Sha256,
+    Md5,
+    /// The payload must equal `verify_pattern`; no checksum.
+    Pattern,
+    /// Only the block header (offset, generation, writer) is checked.
+    Meta,
+}
+
+/// Bytes of the header at `header_offset` in each verified block.
+pub const VERIFY_HEADER_LEN: u64 = 80;
+
+/// Data verification: every written block carries a header and a checksum that a
+/// read-back pass checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySpec {
+    pub kind: VerifyKind,
+    /// `verify_pattern`: bytes repeated over each block's payload; None: seeded random data.
+    pub pattern: Option<Vec<u8>>,
+    /// `verify_interval`: bytes per header; None: the smallest write block size.
+    pub interval: Option<u64>,
+    /// `verify_offset`: where in each block its header sits.
+    pub header_offset: u64,
+    /// `do_verify`: run the read-back pass after the writes.
+    pub after_writes: bool,
+    /// `verify_only`: write nothing; check what an earlier run of this job wrote.
+    pub only: bool,
+    /// `verify_backlog`: also verify after every N written blocks (0: only at the end).
+    pub backlog: u64,
+    /// `verify_fatal`: stop at the first bad block.
+    pub fatal: bool,
+    /// `verify_dump`: write found and expected copies of bad blocks.
+    pub dump: bool,
+}
 
 impl Layers<'_> {
-    pub(super) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
+    pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
         let (word, _, setting) = self.choice("verify")?;
         self.no_parameter(word, setting)?;
         let kind = match word {
