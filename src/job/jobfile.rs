@@ -89,8 +89,7 @@ pub fn assemble(
         let mut first = true;
         for LayeredJob { global, mut job } in file_jobs {
             if index > 0 && first {
-                let stonewall =
-                    super::options::find("stonewall").expect("stonewall is in the table");
+                let stonewall = super::options::opt::STONEWALL;
                 let source = Source::FileStart { path: path.clone() };
                 job.set(stonewall, Some("1"), source)?;
             }
@@ -301,6 +300,7 @@ fn include_target(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::options::opt;
 
     const SYSTEM: SystemValues = SystemValues {
         ncpus: 2,
@@ -391,7 +391,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(showcmd(&parsed), ["j: size=1m iodepth=4 bs=8k"]);
-        let bs = parsed.jobs[0].job.get("bs").unwrap();
+        let bs = parsed.jobs[0].job.get(opt::BS).unwrap();
         assert!(
             bs.source.to_string().ends_with("sub/inner.fio:1"),
             "{}",
@@ -518,13 +518,13 @@ mod tests {
         assert_eq!(names, ["x", "c1", "c2", "d1", "d2"]);
         let stonewalled: Vec<bool> = jobs
             .iter()
-            .map(|j| j.job.get("stonewall").is_some())
+            .map(|j| j.job.get(opt::STONEWALL).is_some())
             .collect();
         assert_eq!(stonewalled, [false, false, false, true, false]);
         // The file's [global] overrides the command line; a file without one inherits it.
-        assert_eq!(jobs[1].global.get("bs").unwrap().value, "8k");
-        assert_eq!(jobs[1].global.get("size").unwrap().value, "1m");
-        assert_eq!(jobs[3].global.get("bs").unwrap().value, "16k");
+        assert_eq!(jobs[1].global.get(opt::BS).unwrap().value, "8k");
+        assert_eq!(jobs[1].global.get(opt::SIZE).unwrap().value, "1m");
+        assert_eq!(jobs[3].global.get(opt::BS).unwrap().value, "16k");
 
         let sections = ["d2".to_string()];
         let (jobs, _) = assemble(&cli_global, &[], &files, &sections, &cx()).unwrap();

@@ -3,6 +3,7 @@
 
 use super::error::JobError;
 use super::layers::Layers;
+use super::options::opt;
 use super::options::{Kind, Status};
 use super::raw::{LayeredJob, RawJob};
 use super::spec::*;
@@ -39,7 +40,7 @@ fn resolve_pairs<'a>(
         if let Some(waitee) = &spec.control.wait_for {
             if !jobs.iter().any(|earlier| &earlier.name == waitee) {
                 let setting = Layers::new(job, global)?
-                    .given("wait_for")
+                    .given(opt::WAIT_FOR)
                     .expect("wait_for was given");
                 return Err(setting.invalid_with_hint(
                     "names no earlier job",
@@ -90,7 +91,7 @@ impl Layers<'_> {
         }
         let mut spec = JobSpec {
             name: self.job.name.clone(),
-            description: self.given("description").map(|s| s.text.to_string()),
+            description: self.given(opt::DESCRIPTION).map(|s| s.text.to_string()),
             engine,
             target,
             workload,
@@ -110,10 +111,10 @@ impl Layers<'_> {
     }
 
     fn engine(&self, warnings: &mut Vec<String>) -> Result<EngineSpec, JobError> {
-        let (name, _, setting) = self.choice("ioengine")?;
+        let (name, _, setting) = self.choice(opt::IOENGINE)?;
         self.no_parameter(name, setting)?;
         let kind = engine_kind(name);
-        let iodepth = self.count_u32("iodepth", 1)?;
+        let iodepth = self.count_u32(opt::IODEPTH, 1)?;
         if iodepth > 1 && !kind.is_async() {
             warnings.push(format!(
                 "job '{}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
@@ -121,10 +122,10 @@ impl Layers<'_> {
                 self.job.name
             ));
         }
-        let batch_complete_min = self.count_u32("iodepth_batch_complete_min", 0)?;
-        let batch_complete_max = match self.given("iodepth_batch_complete_max") {
+        let batch_complete_min = self.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
+        let batch_complete_max = match self.given(opt::IODEPTH_BATCH_COMPLETE_MAX) {
             Some(max) => {
-                let max_value = self.count_u32("iodepth_batch_complete_max", 0)?;
+                let max_value = self.count_u32(opt::IODEPTH_BATCH_COMPLETE_MAX, 0)?;
                 if max_value < batch_complete_min {
                     return Err(max.invalid_with_hint(
                         format!("less than iodepth_batch_complete_min={batch_complete_min}"),
@@ -138,13 +139,13 @@ impl Layers<'_> {
         let spec = EngineSpec {
             kind,
             iodepth,
-            batch_submit: self.count_u32("iodepth_batch_submit", 0)?,
+            batch_submit: self.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?,
             batch_complete_min,
             batch_complete_max,
-            hipri: self.bool("hipri")?,
-            fixedbufs: self.bool("fixedbufs")?,
-            registerfiles: self.bool("registerfiles")?,
-            sqthread_poll: self.bool("sqthread_poll")?,
+            hipri: self.bool(opt::HIPRI)?,
+            fixedbufs: self.bool(opt::FIXEDBUFS)?,
+            registerfiles: self.bool(opt::REGISTERFILES)?,
+            sqthread_poll: self.bool(opt::SQTHREAD_POLL)?,
         };
         let uring_only = [
             (
@@ -342,43 +343,6 @@ pub(crate) mod tests {
         );
         assert!(error(&["--name=t", "--size=1m", "--rw=randtrimwrite"]).contains("not supported"));
         assert!(error(&["--name=t", "--size=1m", "--rw=read:-8k"]).contains("backwards"));
-    }
-
-    #[test]
-    fn job_overrides_global_overrides_default() {
-        let resolved = run(&[
-            "--bs=8k",
-            "--iodepth=4",
-            "--name=a",
-            "--size=1m",
-            "--bs=16k",
-            "--name=b",
-            "--size=1m",
-        ])
-        .unwrap();
-        let [a, b] = [&resolved.jobs[0], &resolved.jobs[1]];
-        assert_eq!(a.workload.bs[0], BlockSizes::Fixed(16384));
-        assert_eq!(b.workload.bs[0], BlockSizes::Fixed(8192));
-        assert_eq!((a.engine.iodepth, b.engine.iodepth), (4, 4));
-        assert_eq!(a.workload.rw, RwPattern::Read);
-    }
-
-    #[test]
-    fn per_direction_sides_fall_back_layer_by_layer() {
-        let resolved = run(&["--bs=16k", "--name=a", "--size=1m", "--bs=,8k"]).unwrap();
-        let bs = &resolved.jobs[0].workload.bs;
-        assert_eq!(bs, &[16384, 8192, 8192].map(BlockSizes::Fixed));
-        assert_eq!(job(&["--bs=,8k"]).workload.bs[0], BlockSizes::Fixed(4096));
-        let bs = |given: &str| job(&[given]).workload.bs.map(|b| b.min() / 1024);
-        assert_eq!(bs("--bs=4k,8k"), [4, 8, 8]);
-        assert_eq!(bs("--bs=4k,8k,"), [4, 8, 4]);
-        assert_eq!(bs("--bs=4k,8k,16k"), [4, 8, 16]);
-        assert_eq!(bs("--bs=,,16k"), [4, 4, 16]);
-        // the trim side falls back to the global's like the others
-        let resolved = run(&["--bs=1k,2k,32k", "--name=a", "--size=1m", "--bs=,8k,"]).unwrap();
-        let bs = resolved.jobs[0].workload.bs.each_ref().map(BlockSizes::min);
-        assert_eq!(bs, [1024, 8192, 32768]);
-        assert!(error(&["--name=a", "--size=1m", "--bs=1k,2k,4k,8k"]).contains("three values"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use super::*;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
+use crate::job::options::opt;
 use crate::units;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -98,37 +99,37 @@ pub struct LatencyTargetSpec {
 
 impl Layers<'_> {
     pub(crate) fn control(&self) -> Result<RunControlSpec, JobError> {
-        let (exit_what, _, setting) = self.choice("exit_what")?;
+        let (exit_what, _, setting) = self.choice(opt::EXIT_WHAT)?;
         self.no_parameter(exit_what, setting)?;
-        let max_latency = self.per_direction("max_latency", |t| {
+        let max_latency = self.per_direction(opt::MAX_LATENCY, |t| {
             units::parse_time(t, units::TimeUnit::Micros)
         })?;
         let rate_min = self
-            .per_direction("rate_min", |t| units::parse_size(t, self.kb_base))?
+            .per_direction(opt::RATE_MIN, |t| units::parse_size(t, self.kb_base))?
             .map(Option::unwrap_or_default);
         let rate_iops_min = self
-            .per_direction("rate_iops_min", |t| units::parse_count(t, self.kb_base))?
+            .per_direction(opt::RATE_IOPS_MIN, |t| units::parse_count(t, self.kb_base))?
             .map(Option::unwrap_or_default);
         self.check_rate_min_below_rate(rate_min, rate_iops_min)?;
-        let rate_cycle_ms = self.count("rate_cycle")?.unwrap_or_default();
+        let rate_cycle_ms = self.count(opt::RATE_CYCLE)?.unwrap_or_default();
         if rate_cycle_ms == 0 {
-            let setting = self.given("rate_cycle").expect("the default is not 0");
+            let setting = self.given(opt::RATE_CYCLE).expect("the default is not 0");
             return Err(setting.invalid("must be at least 1 ms"));
         }
-        let iodepth = self.count_u32("iodepth", 1)?;
+        let iodepth = self.count_u32(opt::IODEPTH, 1)?;
         // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
-        let iodepth_low = match self.count("iodepth_low")? {
+        let iodepth_low = match self.count(opt::IODEPTH_LOW)? {
             Some(low) if low > 0 => low.min(u64::from(iodepth)) as u32,
             _ => iodepth,
         };
         Ok(RunControlSpec {
-            exitall: self.bool("exitall")?,
+            exitall: self.bool(opt::EXITALL)?,
             exit_what: match exit_what {
                 "all" => ExitWhat::All,
                 _ => ExitWhat::Group,
             },
             wait_for: self
-                .given("wait_for")
+                .given(opt::WAIT_FOR)
                 .map(|s| s.text.trim().to_string())
                 .filter(|name| !name.is_empty()),
             max_latency_ns: max_latency
@@ -144,11 +145,11 @@ impl Layers<'_> {
 
     /// `steadystate` is off unless `ss_dur` is set.
     fn steadystate(&self) -> Result<Option<SteadyStateSpec>, JobError> {
-        let duration = self.time("steadystate_duration")?.unwrap_or_default();
+        let duration = self.time(opt::STEADYSTATE_DURATION)?.unwrap_or_default();
         if duration.is_zero() {
             return Ok(None);
         }
-        let (word, limit, setting) = self.choice("steadystate")?;
+        let (word, limit, setting) = self.choice(opt::STEADYSTATE)?;
         let limit = limit.unwrap_or_default().trim();
         let (number, limit_is_percent) = match limit.strip_suffix('%') {
             Some(number) => (number, true),
@@ -176,24 +177,24 @@ impl Layers<'_> {
             limit,
             limit_is_percent,
             duration,
-            ramp: self.time("steadystate_ramp_time")?.unwrap_or_default(),
+            ramp: self.time(opt::STEADYSTATE_RAMP_TIME)?.unwrap_or_default(),
         }))
     }
 
     /// `latency_target` is off unless set to more than 0; it needs `latency_window`.
     fn latency_target(&self) -> Result<Option<LatencyTargetSpec>, JobError> {
-        let target = self.time("latency_target")?.unwrap_or_default();
+        let target = self.time(opt::LATENCY_TARGET)?.unwrap_or_default();
         if target.is_zero() {
             return Ok(None);
         }
-        let window = self.time("latency_window")?.unwrap_or_default();
+        let window = self.time(opt::LATENCY_WINDOW)?.unwrap_or_default();
         if window.is_zero() {
             return Err(self.problem(
                 "latency_target needs latency_window, the time each queue depth is tried (e.g. latency_window=1s)",
             ));
         }
         let percentile = self
-            .setting("latency_percentile")
+            .setting(opt::LATENCY_PERCENTILE)
             .expect("latency_percentile has a default");
         let percentile_value = percentile
             .text
@@ -206,7 +207,7 @@ impl Layers<'_> {
             target_ns: u64::try_from(target.as_nanos()).unwrap_or(u64::MAX),
             window,
             percentile: percentile_value,
-            keep_adjusting: self.bool("latency_run")?,
+            keep_adjusting: self.bool(opt::LATENCY_RUN)?,
         }))
     }
 
@@ -216,8 +217,9 @@ impl Layers<'_> {
         rate_min: [u64; DDIRS],
         rate_iops_min: [u64; DDIRS],
     ) -> Result<(), JobError> {
-        let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
-        let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
+        let rate = self.per_direction(opt::RATE, |t| units::parse_size(t, self.kb_base))?;
+        let rate_iops =
+            self.per_direction(opt::RATE_IOPS, |t| units::parse_count(t, self.kb_base))?;
         for ddir in Ddir::ALL {
             let d = ddir.index();
             let cap = |cap: Option<u64>, min: u64| cap.is_some_and(|cap| cap > 0 && min > cap);
@@ -233,9 +235,9 @@ impl Layers<'_> {
 
     pub(crate) fn errors(&self) -> Result<crate::job::errors::ErrorSpec, JobError> {
         let continue_on = self
-            .setting("continue_on_error")
+            .setting(opt::CONTINUE_ON_ERROR)
             .expect("continue_on_error has a default");
-        let ignore = self.given("ignore_error");
+        let ignore = self.given(opt::IGNORE_ERROR);
         crate::job::errors::ErrorSpec::parse(continue_on.text, ignore.map(|s| s.text)).map_err(
             |e| match ignore.filter(|_| e.contains("errno") || e.contains("lists")) {
                 Some(ignore) => ignore.invalid(e),

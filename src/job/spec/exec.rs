@@ -2,6 +2,7 @@
 
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
+use crate::job::options::{opt, OptionDef};
 use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -38,30 +39,30 @@ pub struct ExecSpec {
 
 impl Layers<'_> {
     pub(crate) fn exec(&self) -> Result<ExecSpec, JobError> {
-        let runtime = self.time("runtime")?;
-        let time_based = self.bool("time_based")?;
-        if let (true, None, Some(setting)) = (time_based, runtime, self.given("time_based")) {
+        let runtime = self.time(opt::RUNTIME)?;
+        let time_based = self.bool(opt::TIME_BASED)?;
+        if let (true, None, Some(setting)) = (time_based, runtime, self.given(opt::TIME_BASED)) {
             return Err(setting.invalid_with_hint(
                 "needs a runtime to run for",
                 "set runtime=, e.g. runtime=60s",
             ));
         }
         Ok(ExecSpec {
-            numjobs: self.count_u32("numjobs", 1)?,
-            thread: self.bool("thread")?,
-            group_reporting: self.bool("group_reporting")?,
-            stonewall: self.bool("stonewall")?,
-            new_group: self.bool("new_group")?,
-            startdelay: self.time("startdelay")?.unwrap_or_default(),
+            numjobs: self.count_u32(opt::NUMJOBS, 1)?,
+            thread: self.bool(opt::THREAD)?,
+            group_reporting: self.bool(opt::GROUP_REPORTING)?,
+            stonewall: self.bool(opt::STONEWALL)?,
+            new_group: self.bool(opt::NEW_GROUP)?,
+            startdelay: self.time(opt::STARTDELAY)?.unwrap_or_default(),
             runtime,
             time_based,
-            ramp_time: self.time("ramp_time")?.unwrap_or_default(),
+            ramp_time: self.time(opt::RAMP_TIME)?.unwrap_or_default(),
             sched: self.sched()?,
         })
     }
 
     fn sched(&self) -> Result<SchedSpec, JobError> {
-        let mut cpus = match (self.given("cpus_allowed"), self.given("cpumask")) {
+        let mut cpus = match (self.given(opt::CPUS_ALLOWED), self.given(opt::CPUMASK)) {
             (Some(list), _) => parse_cpu_list(list.text).map_err(|e| list.invalid(e))?,
             (None, Some(mask)) => {
                 let bits =
@@ -72,10 +73,10 @@ impl Layers<'_> {
         };
         cpus.sort_unstable();
         cpus.dedup();
-        let (policy, _, setting) = self.choice("cpus_allowed_policy")?;
+        let (policy, _, setting) = self.choice(opt::CPUS_ALLOWED_POLICY)?;
         self.no_parameter(policy, setting)?;
         let nice = self
-            .given("nice")
+            .given(opt::NICE)
             .map(|s| {
                 s.text
                     .trim()
@@ -85,16 +86,16 @@ impl Layers<'_> {
                     .ok_or_else(|| s.invalid("not a whole number from -20 to 19"))
             })
             .transpose()?;
-        let level = |name: &str, range: std::ops::RangeInclusive<u64>| {
-            let value = self.count(name)?;
-            match (value, self.given(name)) {
+        let level = |def: &'static OptionDef, range: std::ops::RangeInclusive<u64>| {
+            let value = self.count(def)?;
+            match (value, self.given(def)) {
                 (Some(v), Some(s)) if !range.contains(&v) => {
                     Err(s.invalid(format!("must be from {} to {}", range.start(), range.end())))
                 }
                 _ => Ok(value.map(|v| v as u32)),
             }
         };
-        let (class, prio) = (level("prioclass", 1..=3)?, level("prio", 0..=7)?);
+        let (class, prio) = (level(opt::PRIOCLASS, 1..=3)?, level(opt::PRIO, 0..=7)?);
         // The kernel's best-effort class, and its default level, when only one is given.
         let ioprio = match (class, prio) {
             (None, None) => None,

@@ -3,6 +3,7 @@
 
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
+use crate::job::options::{opt, OptionDef};
 use crate::units;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -84,9 +85,10 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 
 impl Layers<'_> {
     pub(crate) fn measure(&self) -> Result<MeasureSpec, JobError> {
-        let gtod_reduce = self.bool("gtod_reduce")?;
-        let measured = |disable: &str| Ok::<_, JobError>(!gtod_reduce && !self.bool(disable)?);
-        let percentile_list = match self.given("percentile_list") {
+        let gtod_reduce = self.bool(opt::GTOD_REDUCE)?;
+        let measured =
+            |disable: &'static OptionDef| Ok::<_, JobError>(!gtod_reduce && !self.bool(disable)?);
+        let percentile_list = match self.given(opt::PERCENTILE_LIST) {
             Some(setting) => {
                 let list = units::parse_float_list(setting.text).map_err(|e| setting.invalid(e))?;
                 if list.len() > MAX_PERCENTILES || list.iter().any(|p| !(0.0..=100.0).contains(p)) {
@@ -98,19 +100,19 @@ impl Layers<'_> {
             }
             None => DEFAULT_PERCENTILES.to_vec(),
         };
-        let (unified, _, setting) = self.choice("unified_rw_reporting")?;
+        let (unified, _, setting) = self.choice(opt::UNIFIED_RW_REPORTING)?;
         self.no_parameter(unified, setting)?;
         Ok(MeasureSpec {
-            slat: measured("disable_slat")?,
-            clat: measured("disable_clat")?,
-            lat: measured("disable_lat")?,
+            slat: measured(opt::DISABLE_SLAT)?,
+            clat: measured(opt::DISABLE_CLAT)?,
+            lat: measured(opt::DISABLE_LAT)?,
             percentile_list,
             avg_time: AVG_TIME,
-            slat_percentiles: self.bool("slat_percentiles")?,
-            clat_percentiles: self.bool("clat_percentiles")?,
-            lat_percentiles: self.bool("lat_percentiles")?,
+            slat_percentiles: self.bool(opt::SLAT_PERCENTILES)?,
+            clat_percentiles: self.bool(opt::CLAT_PERCENTILES)?,
+            lat_percentiles: self.bool(opt::LAT_PERCENTILES)?,
             significant_figures: self.significant_figures()?,
-            stats: self.bool("stats")?,
+            stats: self.bool(opt::STATS)?,
             unified_rw: match unified {
                 "mixed" | "1" => UnifiedRw::Mixed,
                 "both" | "2" => UnifiedRw::Both,
@@ -120,8 +122,8 @@ impl Layers<'_> {
     }
 
     fn significant_figures(&self) -> Result<u32, JobError> {
-        let figures = self.count_u32("significant_figures", 1)?;
-        match self.given("significant_figures") {
+        let figures = self.count_u32(opt::SIGNIFICANT_FIGURES, 1)?;
+        match self.given(opt::SIGNIFICANT_FIGURES) {
             Some(setting) if figures > 10 => Err(setting.invalid("more than 10")),
             _ => Ok(figures),
         }
@@ -129,22 +131,22 @@ impl Layers<'_> {
 
     pub(crate) fn logs(&self) -> Result<LogSpec, JobError> {
         // A log option given without a name uses the job's name, as fio does.
-        let prefix = |name: &str| {
-            self.given(name).map(|s| match s.text.trim() {
+        let prefix = |def: &'static OptionDef| {
+            self.given(def).map(|s| match s.text.trim() {
                 "" => self.job.name.clone(),
                 text => text.to_string(),
             })
         };
         Ok(LogSpec {
-            bw: prefix("write_bw_log"),
-            iops: prefix("write_iops_log"),
-            lat: prefix("write_lat_log"),
-            hist: prefix("write_hist_log"),
-            avg_msec: self.count("log_avg_msec")?.unwrap_or_default(),
-            hist_msec: self.count("log_hist_msec")?.unwrap_or_default(),
-            max_value: self.bool("log_max_value")?,
-            offset: self.bool("log_offset")?,
-            per_job: self.bool("per_job_logs")?,
+            bw: prefix(opt::WRITE_BW_LOG),
+            iops: prefix(opt::WRITE_IOPS_LOG),
+            lat: prefix(opt::WRITE_LAT_LOG),
+            hist: prefix(opt::WRITE_HIST_LOG),
+            avg_msec: self.count(opt::LOG_AVG_MSEC)?.unwrap_or_default(),
+            hist_msec: self.count(opt::LOG_HIST_MSEC)?.unwrap_or_default(),
+            max_value: self.bool(opt::LOG_MAX_VALUE)?,
+            offset: self.bool(opt::LOG_OFFSET)?,
+            per_job: self.bool(opt::PER_JOB_LOGS)?,
         })
     }
 }

@@ -5,6 +5,7 @@
 use super::*;
 use crate::job::error::JobError;
 use crate::job::layers::{Layers, Setting};
+use crate::job::options::opt;
 use crate::units;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -123,11 +124,11 @@ pub struct IoModeSpec {
 impl Layers<'_> {
     pub(crate) fn target(&self) -> Result<TargetSpec, JobError> {
         let filenames = self
-            .given("filename")
+            .given(opt::FILENAME)
             .map(|s| split_filenames(s.text))
             .unwrap_or_default();
-        let size = self.size_or_percent("size")?;
-        let filesize = self.parse("filesize", |text| units::parse_size(text, self.kb_base))?;
+        let size = self.size_or_percent(opt::SIZE)?;
+        let filesize = self.parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?;
         if filenames.is_empty() && size.is_none() && filesize.is_none() {
             return Err(self.problem(
                 "no target and no amount of data: set size= or filename= (e.g. size=1g)",
@@ -135,30 +136,30 @@ impl Layers<'_> {
         }
         Ok(TargetSpec {
             filenames,
-            directory: self.given("directory").map(|s| PathBuf::from(s.text)),
+            directory: self.given(opt::DIRECTORY).map(|s| PathBuf::from(s.text)),
             filename_format: self
-                .setting("filename_format")
+                .setting(opt::FILENAME_FORMAT)
                 .expect("filename_format has a default")
                 .text
                 .to_string(),
-            nrfiles: self.count_u32("nrfiles", 1)?,
+            nrfiles: self.count_u32(opt::NRFILES, 1)?,
             filesize,
             size,
             offset: self
-                .size_or_percent("offset")?
+                .size_or_percent(opt::OFFSET)?
                 .unwrap_or(SizeOrPercent::Bytes(0)),
             offset_increment: self
-                .size_or_percent("offset_increment")?
+                .size_or_percent(opt::OFFSET_INCREMENT)?
                 .unwrap_or(SizeOrPercent::Bytes(0)),
-            io_size: self.size_or_percent("io_size")?,
-            number_ios: self.count("number_ios")?,
-            loops: self.count_u32("loops", 1)?,
-            allow_mounted_write: self.bool("allow_mounted_write")?,
+            io_size: self.size_or_percent(opt::IO_SIZE)?,
+            number_ios: self.count(opt::NUMBER_IOS)?,
+            loops: self.count_u32(opt::LOOPS, 1)?,
+            allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
         })
     }
 
     pub(crate) fn files(&self, engine: EngineKind) -> Result<FilesSpec, JobError> {
-        let (mode, _, setting) = self.choice("fallocate")?;
+        let (mode, _, setting) = self.choice(opt::FALLOCATE)?;
         self.no_parameter(mode, setting)?;
         let fallocate = match mode {
             "none" | "0" => Fallocate::None,
@@ -174,26 +175,26 @@ impl Layers<'_> {
                 "use fallocate=native or truncate with ioengine=mmap",
             ));
         }
-        let (hint, _, setting) = self.choice("fadvise_hint")?;
+        let (hint, _, setting) = self.choice(opt::FADVISE_HINT)?;
         self.no_parameter(hint, setting)?;
         Ok(FilesSpec {
-            allow_file_create: self.bool("allow_file_create")?,
-            create_only: self.bool("create_only")?,
-            create_on_open: self.bool("create_on_open")?,
+            allow_file_create: self.bool(opt::ALLOW_FILE_CREATE)?,
+            create_only: self.bool(opt::CREATE_ONLY)?,
+            create_on_open: self.bool(opt::CREATE_ON_OPEN)?,
             fallocate,
-            pre_read: self.bool("pre_read")?,
+            pre_read: self.bool(opt::PRE_READ)?,
             fadvise: match hint {
                 "0" => FadviseHint::None,
                 "sequential" => FadviseHint::Sequential,
                 "random" => FadviseHint::Random,
                 _ => FadviseHint::ByPattern,
             },
-            allow_mounted_write: self.bool("allow_mounted_write")?,
+            allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
         })
     }
 
     pub(crate) fn io_mode(&self) -> Result<IoModeSpec, JobError> {
-        let (mode, _, setting) = self.choice("sync")?;
+        let (mode, _, setting) = self.choice(opt::SYNC)?;
         self.no_parameter(mode, setting)?;
         Ok(IoModeSpec {
             direct: self.direct()?,
@@ -202,20 +203,20 @@ impl Layers<'_> {
                 "dsync" => SyncMode::Dsync,
                 _ => SyncMode::None,
             },
-            fsync: self.count_u32("fsync", 0)?,
-            fdatasync: self.count_u32("fdatasync", 0)?,
-            end_fsync: self.bool("end_fsync")?,
+            fsync: self.count_u32(opt::FSYNC, 0)?,
+            fdatasync: self.count_u32(opt::FDATASYNC, 0)?,
+            end_fsync: self.bool(opt::END_FSYNC)?,
             // Dropping the cache right after pre_read filled it would undo it (as fio).
-            invalidate: self.bool("invalidate")? && !self.bool("pre_read")?,
-            overwrite: self.bool("overwrite")?,
-            unlink: self.bool("unlink")?,
+            invalidate: self.bool(opt::INVALIDATE)? && !self.bool(opt::PRE_READ)?,
+            overwrite: self.bool(opt::OVERWRITE)?,
+            unlink: self.bool(opt::UNLINK)?,
         })
     }
 
     /// `buffered` is the inverse of `direct`; the more specific layer decides.
     fn direct(&self) -> Result<bool, JobError> {
         let parse = |s: Setting| units::parse_bool(s.text).map_err(|e| s.invalid(e));
-        match self.pair("direct", "buffered") {
+        match self.pair(opt::DIRECT, opt::BUFFERED) {
             (Some(direct), Some(buffered)) => {
                 let (d, b) = (parse(direct)?, parse(buffered)?);
                 if d == b {
@@ -228,7 +229,7 @@ impl Layers<'_> {
             }
             (Some(direct), None) => parse(direct),
             (None, Some(buffered)) => Ok(!parse(buffered)?),
-            (None, None) => self.bool("direct"),
+            (None, None) => self.bool(opt::DIRECT),
         }
     }
 }

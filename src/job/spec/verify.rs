@@ -5,6 +5,7 @@
 use super::{EngineKind, JobSpec};
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
+use crate::job::options::opt;
 use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +51,7 @@ pub struct VerifySpec {
 
 impl Layers<'_> {
     pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
-        let (word, _, setting) = self.choice("verify")?;
+        let (word, _, setting) = self.choice(opt::VERIFY)?;
         self.no_parameter(word, setting)?;
         let kind = match word {
             "0" | "null" => return Ok(None),
@@ -63,7 +64,7 @@ impl Layers<'_> {
             "meta" => VerifyKind::Meta,
             other => unreachable!("verify={other} is in VERIFY_KINDS but not mapped"),
         };
-        let pattern = match self.given("verify_pattern") {
+        let pattern = match self.given(opt::VERIFY_PATTERN) {
             Some(s) => Some(parse_pattern(s.text).map_err(|e| s.invalid(e))?),
             None if kind == VerifyKind::Pattern => {
                 return Err(setting.invalid_with_hint(
@@ -80,7 +81,7 @@ impl Layers<'_> {
             ));
         }
         let write_sizes = &job.workload.bs[1];
-        let interval = self.parse("verify_interval", |t| self.nonzero_size(t))?;
+        let interval = self.parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?;
         let block = interval.unwrap_or(write_sizes.min());
         let divides_every_write = match write_sizes {
             crate::job::spec::BlockSizes::Split(v) => {
@@ -89,17 +90,17 @@ impl Layers<'_> {
             other => other.min().is_multiple_of(block) && other.max().is_multiple_of(block),
         };
         if !divides_every_write || !job.workload.blockalign[1].is_multiple_of(block) {
-            let at = self.given("verify_interval").unwrap_or(setting);
+            let at = self.given(opt::VERIFY_INTERVAL).unwrap_or(setting);
             return Err(at.invalid_with_hint(
                 format!("each write must hold whole verified blocks of {block} bytes"),
                 "make verify_interval divide bs and blockalign, e.g. verify_interval=4k",
             ));
         }
         let header_offset = self
-            .parse("verify_offset", |t| units::parse_size(t, self.kb_base))?
+            .parse(opt::VERIFY_OFFSET, |t| units::parse_size(t, self.kb_base))?
             .unwrap_or(0);
         if header_offset + VERIFY_HEADER_LEN > block {
-            let at = self.given("verify_offset").unwrap_or(setting);
+            let at = self.given(opt::VERIFY_OFFSET).unwrap_or(setting);
             return Err(at.invalid_with_hint(
                 format!(
                     "the {VERIFY_HEADER_LEN}-byte header does not fit at offset {header_offset} \
@@ -108,7 +109,7 @@ impl Layers<'_> {
                 "use a smaller verify_offset or a larger verify_interval",
             ));
         }
-        let only = self.bool("verify_only")?;
+        let only = self.bool(opt::VERIFY_ONLY)?;
         if only && job.exec.time_based {
             return Err(self.problem(
                 "verify_only=1 replays a size-based job; time_based has no fixed set of blocks \
@@ -120,11 +121,11 @@ impl Layers<'_> {
             pattern,
             interval,
             header_offset,
-            after_writes: self.bool("do_verify")?,
+            after_writes: self.bool(opt::DO_VERIFY)?,
             only,
-            backlog: self.count("verify_backlog")?.unwrap_or(0),
-            fatal: self.bool("verify_fatal")?,
-            dump: self.bool("verify_dump")?,
+            backlog: self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0),
+            fatal: self.bool(opt::VERIFY_FATAL)?,
+            dump: self.bool(opt::VERIFY_DUMP)?,
         }))
     }
 }

@@ -5,6 +5,7 @@
 use super::*;
 use crate::job::error::JobError;
 use crate::job::layers::{Layers, Setting};
+use crate::job::options::opt;
 use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -212,7 +213,7 @@ pub struct BufferSpec {
 
 impl Layers<'_> {
     pub(crate) fn workload(&self, warnings: &mut Vec<String>) -> Result<WorkloadSpec, JobError> {
-        let (word, modifier, setting) = self.choice("rw")?;
+        let (word, modifier, setting) = self.choice(opt::RW)?;
         let rw = rw_pattern(word);
         // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
         let rw_modifier = match modifier {
@@ -228,11 +229,11 @@ impl Layers<'_> {
             Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
             None => u64::from(rw.is_random()),
         };
-        let (sequencer, _, sequencer_setting) = self.choice("rw_sequencer")?;
+        let (sequencer, _, sequencer_setting) = self.choice(opt::RW_SEQUENCER)?;
         self.no_parameter(sequencer, sequencer_setting)?;
         let bs = self.block_sizes()?;
-        let align = self.per_direction("blockalign", |t| self.nonzero_size(t))?;
-        let randseed = self.given("randseed");
+        let align = self.per_direction(opt::BLOCKALIGN, |t| self.nonzero_size(t))?;
+        let randseed = self.given(opt::RANDSEED);
         Ok(WorkloadSpec {
             rw,
             rw_modifier,
@@ -240,13 +241,13 @@ impl Layers<'_> {
             rwmixread: self.rwmixread()?,
             blockalign: Ddir::ALL.map(|d| align[d.index()].unwrap_or(bs[d.index()].min())),
             bs,
-            randommap: !self.bool("norandommap")?,
+            randommap: !self.bool(opt::NORANDOMMAP)?,
             // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
-            randrepeat: self.bool("randrepeat")? || randseed.is_some(),
-            randseed: self.count("randseed")?.expect("randseed has a default"),
+            randrepeat: self.bool(opt::RANDREPEAT)? || randseed.is_some(),
+            randseed: self.count(opt::RANDSEED)?.expect("randseed has a default"),
             distribution: self.distribution()?,
             percentage_random: self
-                .per_direction("percentage_random", units::parse_percent_number)?
+                .per_direction(opt::PERCENTAGE_RANDOM, units::parse_percent_number)?
                 .map(|side| side.unwrap_or(100)),
             file_service: self.file_service()?,
             open_files: self.open_files(warnings)?,
@@ -258,10 +259,10 @@ impl Layers<'_> {
     /// files to stay under it; here every file stays open (opened once before the
     /// run), so a user counting on it to limit descriptors is told.
     fn open_files(&self, warnings: &mut Vec<String>) -> Result<Option<u32>, JobError> {
-        let Some(setting) = self.given("openfiles") else {
+        let Some(setting) = self.given(opt::OPENFILES) else {
             return Ok(None);
         };
-        let limit = self.count_u32("openfiles", 1)?;
+        let limit = self.count_u32(opt::OPENFILES, 1)?;
         warnings.push(format!(
             "{}: openfiles={limit}: each worker uses at most {limit} of its files at a time, \
              but all of them stay open for the whole run; it does not limit file descriptors",
@@ -272,13 +273,13 @@ impl Layers<'_> {
 
     /// `zonemode=strided` and its zone sizes; without it they change nothing (as fio).
     fn strided_zones(&self) -> Result<Option<StridedZones>, JobError> {
-        let (mode, _, setting) = self.choice("zonemode")?;
+        let (mode, _, setting) = self.choice(opt::ZONEMODE)?;
         self.no_parameter(mode, setting)?;
         if mode == "none" {
             return Ok(None);
         }
         let size = |name| self.parse_defaulted(name, |text| units::parse_size(text, self.kb_base));
-        let zonesize = size("zonesize")?;
+        let zonesize = size(opt::ZONESIZE)?;
         if zonesize == 0 {
             return Err(self.problem(
                 "zonemode=strided needs the bytes per zone: set zonesize= (e.g. zonesize=16m)",
@@ -286,16 +287,16 @@ impl Layers<'_> {
         }
         Ok(Some(StridedZones {
             size: zonesize,
-            range: match size("zonerange")? {
+            range: match size(opt::ZONERANGE)? {
                 0 => zonesize,
                 range => range,
             },
-            skip: size("zoneskip")?,
+            skip: size(opt::ZONESKIP)?,
         }))
     }
 
     fn file_service(&self) -> Result<FileService, JobError> {
-        let (word, parameter, setting) = self.choice("file_service_type")?;
+        let (word, parameter, setting) = self.choice(opt::FILE_SERVICE_TYPE)?;
         let ios = match parameter {
             Some(text) => text
                 .trim()
@@ -319,8 +320,8 @@ impl Layers<'_> {
 
     /// Per direction, `bssplit` wins over `bsrange`, which wins over `bs` (as fio).
     fn block_sizes(&self) -> Result<[BlockSizes; DDIRS], JobError> {
-        let fixed = self.per_direction("bs", |t| self.nonzero_size(t))?;
-        let ranges = self.per_direction("bsrange", |text| {
+        let fixed = self.per_direction(opt::BS, |t| self.nonzero_size(t))?;
+        let ranges = self.per_direction(opt::BSRANGE, |text| {
             let (min, max) = units::parse_range(text, self.kb_base)?;
             match (min, max) {
                 (0, _) => Err(UnitError::Invalid("must be at least 1 byte".to_string())),
@@ -330,7 +331,7 @@ impl Layers<'_> {
                 (min, max) => Ok(BlockSizes::Range { min, max }),
             }
         })?;
-        let splits = self.per_direction("bssplit", |text| {
+        let splits = self.per_direction(opt::BSSPLIT, |text| {
             let split = units::parse_bssplit(text, self.kb_base)?;
             match split.iter().any(|(size, _)| *size == 0) {
                 true => Err(UnitError::Invalid(
@@ -351,7 +352,7 @@ impl Layers<'_> {
 
     fn rwmixread(&self) -> Result<u32, JobError> {
         let parse = |s: Setting| units::parse_percent_number(s.text).map_err(|e| s.invalid(e));
-        match self.pair("rwmixread", "rwmixwrite") {
+        match self.pair(opt::RWMIXREAD, opt::RWMIXWRITE) {
             (Some(read), Some(write)) => {
                 let (r, w) = (parse(read)?, parse(write)?);
                 if r + w != 100 {
@@ -367,12 +368,12 @@ impl Layers<'_> {
             }
             (Some(read), None) => parse(read),
             (None, Some(write)) => Ok(100 - parse(write)?),
-            (None, None) => self.percent("rwmixread"),
+            (None, None) => self.percent(opt::RWMIXREAD),
         }
     }
 
     fn distribution(&self) -> Result<Distribution, JobError> {
-        let (word, parameter, setting) = self.choice("random_distribution")?;
+        let (word, parameter, setting) = self.choice(opt::RANDOM_DISTRIBUTION)?;
         let number = |test: fn(f64) -> bool, range: &str| {
             let text = parameter.ok_or_else(|| setting.invalid(format!("{word} needs :value")))?;
             text.trim()
@@ -396,9 +397,10 @@ impl Layers<'_> {
     }
 
     pub(crate) fn pacing(&self) -> Result<PacingSpec, JobError> {
-        let rate = self.per_direction("rate", |t| units::parse_size(t, self.kb_base))?;
-        let rate_iops = self.per_direction("rate_iops", |t| units::parse_count(t, self.kb_base))?;
-        let (process, _, setting) = self.choice("rate_process")?;
+        let rate = self.per_direction(opt::RATE, |t| units::parse_size(t, self.kb_base))?;
+        let rate_iops =
+            self.per_direction(opt::RATE_IOPS, |t| units::parse_count(t, self.kb_base))?;
+        let (process, _, setting) = self.choice(opt::RATE_PROCESS)?;
         self.no_parameter(process, setting)?;
         Ok(PacingSpec {
             rate: rate.map(Option::unwrap_or_default),
@@ -407,19 +409,19 @@ impl Layers<'_> {
                 "poisson" => RateProcess::Poisson,
                 _ => RateProcess::Linear,
             },
-            thinktime: self.time("thinktime")?.unwrap_or_default(),
-            thinktime_spin: self.time("thinktime_spin")?.unwrap_or_default(),
-            thinktime_blocks: self.count_u32("thinktime_blocks", 1)?,
-            thinktime_counts_issued: self.choice("thinktime_blocks_type")?.0 == "issue",
+            thinktime: self.time(opt::THINKTIME)?.unwrap_or_default(),
+            thinktime_spin: self.time(opt::THINKTIME_SPIN)?.unwrap_or_default(),
+            thinktime_blocks: self.count_u32(opt::THINKTIME_BLOCKS, 1)?,
+            thinktime_counts_issued: self.choice(opt::THINKTIME_BLOCKS_TYPE)?.0 == "issue",
         })
     }
 
     pub(crate) fn buffers(&self) -> Result<BufferSpec, JobError> {
         Ok(BufferSpec {
-            zero_buffers: self.bool("zero_buffers")?,
-            refill_buffers: self.bool("refill_buffers")?,
-            scramble_buffers: self.bool("scramble_buffers")?,
-            compress_percentage: self.percent("buffer_compress_percentage")?,
+            zero_buffers: self.bool(opt::ZERO_BUFFERS)?,
+            refill_buffers: self.bool(opt::REFILL_BUFFERS)?,
+            scramble_buffers: self.bool(opt::SCRAMBLE_BUFFERS)?,
+            compress_percentage: self.percent(opt::BUFFER_COMPRESS_PERCENTAGE)?,
         })
     }
 }
