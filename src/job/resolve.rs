@@ -83,6 +83,7 @@ impl Layers<'_> {
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
         self.check_statuses(warnings)?;
         let engine = self.engine(warnings)?;
+        let queue = self.queue(&engine)?;
         let files = self.files(engine.kind)?;
         let target = self.target()?;
         let workload = self.workload(warnings)?;
@@ -104,6 +105,7 @@ impl Layers<'_> {
             errors: self.errors()?,
             files,
             control: self.control()?,
+            queue,
             verify: None,
         };
         spec.verify = self.verify(&spec)?;

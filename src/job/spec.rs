@@ -117,6 +117,8 @@ pub struct JobSpec {
     pub errors: super::errors::ErrorSpec,
     pub files: FilesSpec,
     pub control: RunControlSpec,
+    /// The queue the worker keeps (depth, refill depth, batches), resolved once.
+    pub queue: QueueSpec,
     /// fio's `verify=`; None when off (`verify=0` or `verify=null`).
     #[serde(default)]
     pub verify: Option<VerifySpec>,

@@ -124,11 +124,7 @@ const IDLE: InFlight = InFlight {
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
-    let depth = if job.engine.kind.is_async() {
-        job.engine.iodepth.max(1)
-    } else {
-        1
-    };
+    let depth = job.queue.depth;
     let slot_size = slot_size(&job.workload);
     let setup = EngineSetup {
         spec: &job.engine,
@@ -398,7 +394,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .max_latency_ns
                 .map(|ns| if ns == 0 { u64::MAX } else { ns }),
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
-            refill_depth: job.control.iodepth_low.min(depth),
+            refill_depth: job.queue.refill_depth,
             draining: false,
             latency_target: job
                 .control
@@ -417,7 +413,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.replay_writes_for_verify();
             return;
         }
-        let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
+        let batch_submit = self.ctx.job.queue.batch_submit as usize;
         loop {
             while !self.done_issuing
                 && self.free_slots.len() > self.reserved_slots
@@ -715,8 +711,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         let min = if self.done_issuing || self.drain_due() {
             self.in_flight_count
         } else {
-            let batch_min = self.ctx.job.engine.batch_complete_min;
-            batch_min.clamp(1, self.in_flight_count)
+            self.ctx
+                .job
+                .queue
+                .batch_complete_min
+                .min(self.in_flight_count)
         };
         self.reap_at_least(min);
     }

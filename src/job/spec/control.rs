@@ -37,9 +37,6 @@ pub struct RunControlSpec {
     pub rate_min: [u64; DDIRS],
     pub rate_iops_min: [u64; DDIRS],
     pub rate_cycle: Duration,
-    /// `iodepth_low`: once the queue is full, let it drain to this depth before
-    /// refilling (equal to iodepth: keep it full).
-    pub iodepth_low: u32,
     /// `steadystate` with `ss_dur`: the job ends once its rate holds steady.
     #[serde(default)]
     pub steadystate: Option<SteadyStateSpec>,
@@ -56,6 +53,22 @@ impl RunControlSpec {
             .chain(&self.rate_iops_min)
             .any(|&r| r > 0)
     }
+}
+
+/// The queue a worker keeps, worked out once from the engine and the queue options so the
+/// worker works nothing out again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSpec {
+    /// I/Os in flight at most: `iodepth` for engines that queue, 1 for blocking ones.
+    pub depth: u32,
+    /// `iodepth_low` clamped to `depth`: once the queue is full, it drains to this depth
+    /// before it is refilled (equal to `depth`: keep it full).
+    pub refill_depth: u32,
+    /// `iodepth_batch_submit`, at least 1: queued I/Os handed to the engine at once.
+    pub batch_submit: u32,
+    /// `iodepth_batch_complete_min`, at least 1: completions waited for at once while
+    /// the queue is being kept full.
+    pub batch_complete_min: u32,
 }
 
 /// What fio's `steadystate=` measures.
@@ -116,12 +129,6 @@ impl Layers<'_> {
             let setting = self.given(opt::RATE_CYCLE).expect("the default is not 0");
             return Err(setting.invalid("must be at least 1 ms"));
         }
-        let iodepth = self.count_u32(opt::IODEPTH, 1)?;
-        // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
-        let iodepth_low = match self.count(opt::IODEPTH_LOW)? {
-            Some(low) if low > 0 => low.min(u64::from(iodepth)) as u32,
-            _ => iodepth,
-        };
         Ok(RunControlSpec {
             exitall: self.bool(opt::EXITALL)?,
             exit_what: match exit_what {
@@ -137,9 +144,26 @@ impl Layers<'_> {
             rate_min,
             rate_iops_min,
             rate_cycle: Duration::from_millis(rate_cycle_ms),
-            iodepth_low,
             steadystate: self.steadystate()?,
             latency_target: self.latency_target()?,
+        })
+    }
+
+    pub(crate) fn queue(&self, engine: &EngineSpec) -> Result<QueueSpec, JobError> {
+        let depth = match engine.kind.is_async() {
+            true => engine.iodepth.max(1),
+            false => 1,
+        };
+        // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
+        let refill_depth = match self.count(opt::IODEPTH_LOW)? {
+            Some(low) if low > 0 => low.min(u64::from(depth)) as u32,
+            _ => depth,
+        };
+        Ok(QueueSpec {
+            depth,
+            refill_depth,
+            batch_submit: engine.batch_submit.max(1),
+            batch_complete_min: engine.batch_complete_min.max(1),
         })
     }
 
@@ -315,6 +339,58 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_is_what_the_worker_keeps() {
+        let queue = |args: &[&str]| job(args).queue;
+        for (args, depth) in [
+            (&["--iodepth=8"][..], 1),
+            (&["--iodepth=8", "--ioengine=sync"], 1),
+            (&["--iodepth=8", "--ioengine=libaio"], 8),
+            (&["--iodepth=8", "--ioengine=io_uring"], 8),
+            (&["--iodepth=8", "--ioengine=null"], 8),
+        ] {
+            let q = queue(args);
+            assert_eq!(
+                (q.depth, q.refill_depth),
+                (depth, depth),
+                "expected depth and refill depth {depth} for {args:?}, saw {q:?}"
+            );
+        }
+        let q = queue(&["--iodepth=8", "--iodepth_low=4", "--ioengine=psync"]);
+        assert_eq!(
+            q.refill_depth, 1,
+            "expected iodepth_low clamped to a blocking engine's depth 1, saw {q:?}"
+        );
+        let q = queue(&["--iodepth=8", "--ioengine=libaio"]);
+        assert_eq!(
+            (q.batch_submit, q.batch_complete_min),
+            (1, 1),
+            "expected fio's default batches of 1, saw {q:?}"
+        );
+        let q = queue(&[
+            "--iodepth=8",
+            "--ioengine=libaio",
+            "--iodepth_batch_submit=0",
+            "--iodepth_batch_complete_min=0",
+        ]);
+        assert_eq!(
+            (q.batch_submit, q.batch_complete_min),
+            (1, 1),
+            "expected batches of 0 to mean one I/O at a time, saw {q:?}"
+        );
+        let q = queue(&[
+            "--iodepth=8",
+            "--ioengine=io_uring",
+            "--iodepth_batch_submit=4",
+            "--iodepth_batch_complete_min=2",
+        ]);
+        assert_eq!(
+            (q.batch_submit, q.batch_complete_min),
+            (4, 2),
+            "expected the given batches, saw {q:?}"
+        );
+    }
+
+    #[test]
     fn run_control_options() {
         let c = job(&[]).control;
         assert!(!c.exitall && c.exit_what == ExitWhat::Group && c.wait_for.is_none());
@@ -322,8 +398,8 @@ mod tests {
             (c.max_latency_ns, c.rate_cycle),
             ([0; 3], Duration::from_secs(1))
         );
-        assert_eq!(c.iodepth_low, 1);
-        let c = job(&[
+        assert_eq!(job(&[]).queue.refill_depth, 1);
+        let spec = job(&[
             "--exitall",
             "--exit_what=all",
             "--max_latency=250,2ms",
@@ -333,8 +409,9 @@ mod tests {
             "--iodepth=32",
             "--iodepth_low=8",
             "--ioengine=io_uring",
-        ])
-        .control;
+        ]);
+        assert_eq!(spec.queue.refill_depth, 8);
+        let c = spec.control;
         assert!(c.exitall && c.exit_what == ExitWhat::All);
         assert_eq!(c.max_latency_ns, [250_000, 2_000_000, 2_000_000]);
         assert_eq!(
@@ -342,13 +419,12 @@ mod tests {
             ([1 << 20, 0, 0], [0, 50, 50])
         );
         assert_eq!(c.rate_cycle, Duration::from_millis(250));
-        assert_eq!(c.iodepth_low, 8);
         // 0 or deeper than the queue: keep it full, as fio.
         for low in ["--iodepth_low=0", "--iodepth_low=64"] {
             assert_eq!(
                 job(&["--iodepth=16", "--ioengine=libaio", low])
-                    .control
-                    .iodepth_low,
+                    .queue
+                    .refill_depth,
                 16
             );
         }
