@@ -255,8 +255,6 @@ pub(super) fn load_jobs(flags: &ToolFlags, job_args: &[String]) -> Result<Loaded
 /// Jobs parsed and resolved once, to be run as often as asked.
 pub(super) struct JobSet {
     specs: Vec<job::spec::JobSpec>,
-    job_options: Vec<Vec<(String, String)>>,
-    global_options: Vec<(String, String)>,
     command_line: Vec<String>,
     allow_device_write: bool,
     observe_interval: Duration,
@@ -274,17 +272,6 @@ impl JobSet {
     ) -> Result<JobSet, i32> {
         let loaded = load_jobs(flags, job_args).map_err(|e| usage_error(&e))?;
         Ok(JobSet {
-            job_options: loaded
-                .layered
-                .iter()
-                .map(|l| l.job.listed_options())
-                .collect(),
-            // fio's report has one global section; with several [global]s, the first job's.
-            global_options: loaded
-                .layered
-                .first()
-                .map(|l| l.global.listed_options())
-                .unwrap_or_default(),
             specs: loaded.specs,
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_device_write,
@@ -313,8 +300,6 @@ pub(super) fn run_once(
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
-        job_options: &jobs.job_options,
-        global_options: jobs.global_options.clone(),
         command_line: jobs.command_line.clone(),
         allow_device_write: jobs.allow_device_write,
         observe_interval: jobs.observe_interval,

@@ -49,7 +49,7 @@ impl<'a> Setting<'a> {
 /// One job's options with the global section and the table defaults behind it.
 pub(crate) struct Layers<'a> {
     pub(crate) job: &'a RawJob,
-    global: &'a RawJob,
+    pub(crate) global: &'a RawJob,
     pub(crate) kb_base: KbBase,
 }
 

@@ -106,6 +106,10 @@ impl Layers<'_> {
             files,
             control: self.control()?,
             queue,
+            given: GivenOptions {
+                job: self.job.listed_options(),
+                global: self.global.listed_options(),
+            },
             verify: None,
         };
         spec.verify = self.verify(&spec)?;
@@ -238,6 +242,43 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn each_job_carries_its_options_as_given() {
+        let resolved = run(&[
+            "--bs=8k",
+            "--name=a",
+            "--size=1m",
+            "--thread",
+            "--rw=write",
+            "--name=b",
+            "--size=2m",
+        ])
+        .unwrap();
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let [a, b] = [&resolved.jobs[0].given, &resolved.jobs[1].given];
+        assert_eq!(
+            a.job,
+            pairs(&[("name", "a"), ("size", "1m"), ("rw", "write")]),
+            "expected job a's own options in order, bare flags left out"
+        );
+        assert_eq!(
+            b.job,
+            pairs(&[("name", "b"), ("size", "2m")]),
+            "expected job b's own options only"
+        );
+        for given in [a, b] {
+            assert_eq!(
+                given.global,
+                pairs(&[("bs", "8k")]),
+                "expected the global options with each job"
+            );
+        }
+    }
+
+    #[test]
     fn defaults_match_fio() {
         let spec = job(&[]);
         assert_eq!(spec.name, "t");
@@ -300,7 +341,15 @@ pub(crate) mod tests {
             };
             let arg = format!("--{}=1", def.name);
             let resolved = run(&["--name=t", "--filename=/tmp/f", &arg]).unwrap();
-            assert_eq!(resolved.jobs[0], job(&[]), "{arg}");
+            // The option is listed among those given, and changes nothing else.
+            let mut spec = resolved.jobs[0].clone();
+            assert_eq!(
+                spec.given.job.last(),
+                Some(&(def.name.to_string(), "1".to_string())),
+                "expected {arg} among the job's options as given"
+            );
+            spec.given = job(&[]).given;
+            assert_eq!(spec, job(&[]), "{arg}");
             assert_eq!(
                 resolved.warnings,
                 vec![format!(

@@ -99,6 +99,16 @@ pub struct EngineSpec {
     pub sqthread_poll: bool,
 }
 
+/// A job's options as given, in fio's "job options" order (`RawJob::listed_options`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GivenOptions {
+    /// The job's own options.
+    pub job: Vec<(String, String)>,
+    /// The global options in effect for the job (the command line's, with a job file's
+    /// `[global]` sections above the job laid over them).
+    pub global: Vec<(String, String)>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub name: String,
@@ -117,6 +127,8 @@ pub struct JobSpec {
     pub errors: super::errors::ErrorSpec,
     pub files: FilesSpec,
     pub control: RunControlSpec,
+    /// The options as the user gave them, for the report.
+    pub given: GivenOptions,
     /// The queue the worker keeps (depth, refill depth, batches), resolved once.
     pub queue: QueueSpec,
     /// fio's `verify=`; None when off (`verify=0` or `verify=null`).

@@ -39,9 +39,6 @@ use worker::{IoFailure, WorkerCtx, WorkerResult};
 /// How the run was asked for, beyond the jobs themselves.
 pub struct RunRequest<'a> {
     pub jobs: &'a [JobSpec],
-    /// Each job's options as the user gave them (for the report).
-    pub job_options: &'a [Vec<(String, String)>],
-    pub global_options: Vec<(String, String)>,
     pub command_line: Vec<String>,
     pub allow_device_write: bool,
     /// How often the sampler records the system (`--observe-interval`).
