@@ -9,6 +9,7 @@ mod control;
 mod exec;
 mod measure;
 mod target;
+mod tolerated_errors;
 mod verify;
 mod workload;
 
@@ -16,6 +17,7 @@ pub use control::*;
 pub use exec::*;
 pub use measure::*;
 pub use target::*;
+pub use tolerated_errors::*;
 pub use verify::*;
 pub use workload::*;
 
@@ -124,7 +126,7 @@ pub struct JobSpec {
     pub exec: ExecSpec,
     pub logs: LogSpec,
     /// `continue_on_error` / `ignore_error`.
-    pub errors: super::errors::ErrorSpec,
+    pub errors: ErrorSpec,
     pub files: FilesSpec,
     pub control: RunControlSpec,
     /// The options as the user gave them, for the report.

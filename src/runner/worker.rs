@@ -13,7 +13,7 @@ use super::rate_floor::{Done, RateFloor};
 use super::status::StatusSlot;
 use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
-use crate::job::errors::error_kind;
+use crate::job::spec::error_kind;
 use crate::job::spec::{Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
 use crate::observe::live::LiveCounters;
 use crate::report::model::{SteadyStateReport, VerifyReport};

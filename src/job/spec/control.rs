@@ -1,6 +1,6 @@
 //! Run control beyond time and size: when a job stops early (`exitall`, `max_latency`,
-//! `rate_min`, `steadystate`), waits (`wait_for`), how deep its queue refills
-//! (`iodepth_low`, `latency_target`) and which I/O errors it tolerates.
+//! `rate_min`, `steadystate`), waits (`wait_for`), and how deep its queue is kept
+//! (`QueueSpec`: the engine's depth, `iodepth_low`, the batches; `latency_target`).
 
 use super::*;
 use crate::job::error::JobError;
@@ -255,19 +255,6 @@ impl Layers<'_> {
             }
         }
         Ok(())
-    }
-
-    pub(crate) fn errors(&self) -> Result<crate::job::errors::ErrorSpec, JobError> {
-        let continue_on = self
-            .setting(opt::CONTINUE_ON_ERROR)
-            .expect("continue_on_error has a default");
-        let ignore = self.given(opt::IGNORE_ERROR);
-        crate::job::errors::ErrorSpec::parse(continue_on.text, ignore.map(|s| s.text)).map_err(
-            |e| match ignore.filter(|_| e.contains("errno") || e.contains("lists")) {
-                Some(ignore) => ignore.invalid(e),
-                None => continue_on.invalid(e),
-            },
-        )
     }
 }
 

@@ -1,8 +1,8 @@
 //! `--fio-compat=lenient`: accept what fio silently accepts, rewriting the value the way fio
 //! reads it and warning about each one. Strict mode (the default) reports these as errors.
 
-use super::options::{Kind, OptionDef};
-use super::raw::{LayeredJob, RawJob};
+use crate::job::options::{Kind, OptionDef};
+use crate::job::raw::{LayeredJob, RawJob};
 use crate::units::{self, KbBase, UnitError};
 
 /// Rewrites every value fio would read differently from its text; one warning each.

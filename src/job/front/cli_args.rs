@@ -2,9 +2,9 @@
 //! `--name` are global; each `--name` starts a job. `--key value` works like `--key=value`
 //! for options that need a value, as with fio's getopt. Other words are job files.
 
-use super::error::JobError;
-use super::options::Kind;
-use super::raw::{lookup, RawJob, Source};
+use crate::job::error::JobError;
+use crate::job::options::Kind;
+use crate::job::raw::{lookup, RawJob, Source};
 use std::path::PathBuf;
 
 /// A whole fio command line: options (global, then per `--name`) and job files.

@@ -13,10 +13,10 @@
 //! starts a new stonewalled group. Command-line options given before any `--name` sit below
 //! each file's `[global]` (fio applies them first and lets the file override them).
 
-use super::error::JobError;
 use super::expr::{self, ExprError, MissingEnv, SystemValues};
-use super::options::Kind;
-use super::raw::{lookup, LayeredJob, RawJob, Source};
+use crate::job::error::JobError;
+use crate::job::options::Kind;
+use crate::job::raw::{lookup, LayeredJob, RawJob, Source};
 use std::path::{Path, PathBuf};
 
 /// What values in a job file may refer to.
@@ -89,7 +89,7 @@ pub fn assemble(
         let mut first = true;
         for LayeredJob { global, mut job } in file_jobs {
             if index > 0 && first {
-                let stonewall = super::options::opt::STONEWALL;
+                let stonewall = crate::job::options::opt::STONEWALL;
                 let source = Source::FileStart { path: path.clone() };
                 job.set(stonewall, Some("1"), source)?;
             }
@@ -248,7 +248,7 @@ impl FileParser<'_> {
 
     fn expand(
         &mut self,
-        def: &'static super::options::OptionDef,
+        def: &'static crate::job::options::OptionDef,
         value: &str,
         at: &Source,
     ) -> Result<String, JobError> {
@@ -506,7 +506,7 @@ mod tests {
                 ("d.fio", "[d1]\n[d2]\n"),
             ],
         );
-        let (cli_global, cli_jobs) = super::super::parse_fio_args(&[
+        let (cli_global, cli_jobs) = crate::job::parse_fio_args(&[
             "--bs=16k".to_string(),
             "--size=1m".to_string(),
             "--name=x".to_string(),
