@@ -347,34 +347,25 @@ mod tests {
             q.refill_depth, 1,
             "expected iodepth_low clamped to a blocking engine's depth 1, saw {q:?}"
         );
-        let q = queue(&["--iodepth=8", "--ioengine=libaio"]);
-        assert_eq!(
-            (q.batch_submit, q.batch_complete_min),
-            (1, 1),
-            "expected fio's default batches of 1, saw {q:?}"
-        );
-        let q = queue(&[
-            "--iodepth=8",
-            "--ioengine=libaio",
-            "--iodepth_batch_submit=0",
-            "--iodepth_batch_complete_min=0",
-        ]);
-        assert_eq!(
-            (q.batch_submit, q.batch_complete_min),
-            (1, 1),
-            "expected batches of 0 to mean one I/O at a time, saw {q:?}"
-        );
-        let q = queue(&[
-            "--iodepth=8",
-            "--ioengine=io_uring",
-            "--iodepth_batch_submit=4",
-            "--iodepth_batch_complete_min=2",
-        ]);
-        assert_eq!(
-            (q.batch_submit, q.batch_complete_min),
-            (4, 2),
-            "expected the given batches, saw {q:?}"
-        );
+        // fio's default, 0 (one I/O at a time, as 1) and given batches.
+        for (batches, expected) in [
+            (["--iodepth=8", "--iodepth=8"], (1, 1)),
+            (
+                ["--iodepth_batch_submit=0", "--iodepth_batch_complete_min=0"],
+                (1, 1),
+            ),
+            (
+                ["--iodepth_batch_submit=4", "--iodepth_batch_complete_min=2"],
+                (4, 2),
+            ),
+        ] {
+            let q = queue(&[&["--iodepth=8", "--ioengine=io_uring"][..], &batches].concat());
+            assert_eq!(
+                (q.batch_submit, q.batch_complete_min),
+                expected,
+                "expected batches {expected:?} for {batches:?}, saw {q:?}"
+            );
+        }
     }
 
     #[test]
