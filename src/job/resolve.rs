@@ -1,10 +1,9 @@
-//! Raw options → `JobSpec`: precedence (job > global > table default), typed parsing and
-//! the checks that need several options at once.
+//! Raw options → `JobSpec`: each section's resolver (in `spec/`, reading the options
+//! through `Layers`), then the checks that need several sections or jobs at once.
 
 use super::error::JobError;
 use super::layers::Layers;
-use super::options::opt;
-use super::options::{Kind, Status};
+use super::options::{opt, Kind, Status};
 use super::raw::{LayeredJob, RawJob};
 use super::spec::*;
 use crate::units::{self, KbBase};
