@@ -195,7 +195,7 @@ impl<'a> Layers<'a> {
         };
         let word = word.trim().to_ascii_lowercase();
         let Some(word) = words.iter().find(|&&known| known == word) else {
-            return Err(match options::unsupported_value(def.name, &word) {
+            return Err(match options::unsupported_value(def, &word) {
                 Some((reason, instead)) => JobError::Unsupported {
                     at: setting.source.clone(),
                     option: setting.def.name,

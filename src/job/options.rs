@@ -206,11 +206,11 @@ pub const THINKTIME_BLOCKS_TYPES: &[&str] = &["complete", "issue"];
 pub const STEADYSTATE_CRITERIA: &[&str] = &["iops", "iops_slope", "bw", "bw_slope"];
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
-pub const BARE_TEXT_OPTIONS: &[&str] = &[
-    "write_bw_log",
-    "write_iops_log",
-    "write_lat_log",
-    "write_hist_log",
+pub const BARE_TEXT_OPTIONS: &[&OptionDef] = &[
+    opt::WRITE_BW_LOG,
+    opt::WRITE_IOPS_LOG,
+    opt::WRITE_LAT_LOG,
+    opt::WRITE_HIST_LOG,
 ];
 
 /// fio's I/O engines that iolens does not have.
@@ -261,9 +261,9 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
 
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
 /// what to use instead.
-pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
+pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
     (
-        "verify",
+        opt::VERIFY,
         &[
             "crc32", "crc16", "crc7", "sha1", "sha224", "sha384", "sha512", "sha3-224", "sha3-256",
             "sha3-384", "sha3-512",
@@ -272,25 +272,25 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
         "verify=crc32c, crc64, xxhash, sha256 or md5",
     ),
     (
-        "ioengine",
+        opt::IOENGINE,
         FIO_ONLY_ENGINES,
         "this ioengine is not implemented",
         "ioengine=io_uring, libaio or psync",
     ),
     (
-        "zonemode",
+        opt::ZONEMODE,
         &["zbd"],
         "zoned block devices are not supported",
         "zonemode=strided",
     ),
     (
-        "file_service_type",
+        opt::FILE_SERVICE_TYPE,
         &["zipf", "pareto", "normal", "gauss"],
         "skewed file choice is not implemented",
         "file_service_type=random or roundrobin",
     ),
     (
-        "rw",
+        opt::RW,
         &["randtrimwrite"],
         "random trim-then-write is not implemented",
         "rw=trimwrite or rw=randtrim",
@@ -298,10 +298,10 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
 ];
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.
-pub fn unsupported_value(option: &str, value: &str) -> Option<(&'static str, &'static str)> {
+pub fn unsupported_value(option: &OptionDef, value: &str) -> Option<(&'static str, &'static str)> {
     UNSUPPORTED_VALUES
         .iter()
-        .find(|(name, values, _, _)| *name == option && values.contains(&value))
+        .find(|(def, values, _, _)| def.name == option.name && values.contains(&value))
         .map(|&(_, _, reason, instead)| (reason, instead))
 }
 
@@ -954,13 +954,17 @@ mod tests {
     #[test]
     fn rejected_values_are_not_also_accepted() {
         for (option, values, _, _) in UNSUPPORTED_VALUES {
-            let Some(Kind::Choice(accepted)) = find(option).map(|d| d.kind) else {
-                panic!("{option} is not a choice option");
+            let Kind::Choice(accepted) = option.kind else {
+                panic!("{} is not a choice option", option.name);
             };
-            assert!(values.iter().all(|v| !accepted.contains(v)), "{option}");
+            assert!(
+                values.iter().all(|v| !accepted.contains(v)),
+                "{}",
+                option.name
+            );
         }
-        assert!(unsupported_value("ioengine", "posixaio").is_some());
-        assert!(unsupported_value("ioengine", "psync").is_none());
+        assert!(unsupported_value(opt::IOENGINE, "posixaio").is_some());
+        assert!(unsupported_value(opt::IOENGINE, "psync").is_none());
     }
 
     #[test]

@@ -106,7 +106,13 @@ impl RawJob {
         let value = match (value, def.kind) {
             (Some(value), _) => value.to_string(),
             (None, Kind::Bool) => "1".to_string(),
-            (None, Kind::Text) if options::BARE_TEXT_OPTIONS.contains(&def.name) => String::new(),
+            (None, Kind::Text)
+                if options::BARE_TEXT_OPTIONS
+                    .iter()
+                    .any(|bare| bare.name == def.name) =>
+            {
+                String::new()
+            }
             (None, _) => {
                 return Err(JobError::MissingValue {
                     at: source,
