@@ -81,7 +81,7 @@ impl Layers<'_> {
 
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
         self.check_statuses(warnings)?;
-        let engine = self.engine(warnings)?;
+        let engine = EngineSpec::resolve(self, warnings)?;
         let queue = self.queue(&engine)?;
         let files = self.files(engine.kind)?;
         let target = self.target()?;
@@ -115,67 +115,6 @@ impl Layers<'_> {
         Ok(spec)
     }
 
-    fn engine(&self, warnings: &mut Vec<String>) -> Result<EngineSpec, JobError> {
-        let (name, _, setting) = self.choice(opt::IOENGINE)?;
-        self.no_parameter(name, setting)?;
-        let kind = engine_kind(name);
-        let iodepth = self.count_u32(opt::IODEPTH, 1)?;
-        if iodepth > 1 && !kind.is_async() {
-            warnings.push(format!(
-                "job '{}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
-                 I/O in flight (use ioengine=io_uring or libaio for a deeper queue)",
-                self.job.name
-            ));
-        }
-        let batch_complete_min = self.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
-        let batch_complete_max = match self.given(opt::IODEPTH_BATCH_COMPLETE_MAX) {
-            Some(max) => {
-                let max_value = self.count_u32(opt::IODEPTH_BATCH_COMPLETE_MAX, 0)?;
-                if max_value < batch_complete_min {
-                    return Err(max.invalid_with_hint(
-                        format!("less than iodepth_batch_complete_min={batch_complete_min}"),
-                        "raise it or lower iodepth_batch_complete_min",
-                    ));
-                }
-                max_value
-            }
-            None => iodepth.max(batch_complete_min),
-        };
-        let spec = EngineSpec {
-            kind,
-            iodepth,
-            batch_submit: self.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?,
-            batch_complete_min,
-            batch_complete_max,
-            hipri: self.bool(opt::HIPRI)?,
-            fixedbufs: self.bool(opt::FIXEDBUFS)?,
-            registerfiles: self.bool(opt::REGISTERFILES)?,
-            sqthread_poll: self.bool(opt::SQTHREAD_POLL)?,
-        };
-        let uring_only = [
-            (
-                "hipri",
-                spec.hipri && !matches!(kind, EngineKind::IoUring | EngineKind::Pvsync2),
-            ),
-            ("fixedbufs", spec.fixedbufs && kind != EngineKind::IoUring),
-            (
-                "registerfiles",
-                spec.registerfiles && kind != EngineKind::IoUring,
-            ),
-            (
-                "sqthread_poll",
-                spec.sqthread_poll && kind != EngineKind::IoUring,
-            ),
-        ];
-        for (option, _) in uring_only.iter().filter(|(_, ignored)| *ignored) {
-            warnings.push(format!(
-                "job '{}': {option}=1 is ignored by ioengine={name}",
-                self.job.name
-            ));
-        }
-        Ok(spec)
-    }
-
     /// fio's default `kb_base=1024` reads `1GiB` as 10^9 bytes; say so when someone writes it.
     fn iec_prefix_warnings(&self) -> Vec<String> {
         let size_kinds = [
@@ -200,19 +139,6 @@ impl Layers<'_> {
                 )
             })
             .collect()
-    }
-}
-
-fn engine_kind(name: &str) -> EngineKind {
-    match name {
-        "sync" => EngineKind::Sync,
-        "pvsync" => EngineKind::Pvsync,
-        "pvsync2" => EngineKind::Pvsync2,
-        "libaio" => EngineKind::Libaio,
-        "io_uring" => EngineKind::IoUring,
-        "mmap" => EngineKind::Mmap,
-        "null" => EngineKind::Null,
-        _ => EngineKind::Psync,
     }
 }
 
@@ -393,44 +319,6 @@ pub(crate) mod tests {
         );
         assert!(error(&["--name=t", "--size=1m", "--rw=randtrimwrite"]).contains("not supported"));
         assert!(error(&["--name=t", "--size=1m", "--rw=read:-8k"]).contains("backwards"));
-    }
-
-    #[test]
-    fn engine_options() {
-        let spec = job(&[
-            "--ioengine=io_uring",
-            "--iodepth=32",
-            "--iodepth_batch=8",
-            "--iodepth_batch_complete=4",
-            "--hipri",
-            "--fixedbufs",
-            "--registerfiles",
-            "--sqthread_poll",
-        ]);
-        let e = &spec.engine;
-        assert_eq!(
-            (e.kind, e.iodepth, e.batch_submit),
-            (EngineKind::IoUring, 32, 8)
-        );
-        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 32));
-        assert!(e.hipri && e.fixedbufs && e.registerfiles && e.sqthread_poll);
-        let spec = job(&["--ioengine=libaio", "--iodepth_batch_complete_max=16"]);
-        assert_eq!(
-            (spec.engine.kind, spec.engine.batch_complete_max),
-            (EngineKind::Libaio, 16)
-        );
-        assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
-        assert!(error(&["--name=a", "--size=1m", "--ioengine=nosuch"]).contains("unknown value"));
-    }
-
-    #[test]
-    fn deep_queue_on_a_sync_engine_is_a_warning() {
-        let resolved = run(&["--name=a", "--size=1m", "--iodepth=8"]).unwrap();
-        assert_eq!(resolved.jobs[0].engine.iodepth, 8);
-        assert_eq!(resolved.warnings.len(), 1);
-        assert!(resolved.warnings[0].contains("iodepth=8 has no effect with ioengine=psync"));
-        let resolved = run(&["--name=a", "--size=1m", "--fixedbufs"]).unwrap();
-        assert!(resolved.warnings[0].contains("fixedbufs=1 is ignored by ioengine=psync"));
     }
 
     #[test]

@@ -169,10 +169,11 @@ impl Layers<'_> {
             _ => Fallocate::Native,
         };
         // A file left shorter than the job's region has nothing there to map.
-        if engine == EngineKind::Mmap && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
+        if engine.def().maps_files && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
+            let name = engine.name();
             return Err(setting.invalid_with_hint(
-                "leaves a new file shorter than the job, which ioengine=mmap cannot map",
-                "use fallocate=native or truncate with ioengine=mmap",
+                format!("leaves a new file shorter than the job, which ioengine={name} cannot map"),
+                format!("use fallocate=native or truncate with ioengine={name}"),
             ));
         }
         let (hint, _, setting) = self.choice(opt::FADVISE_HINT)?;

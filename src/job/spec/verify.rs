@@ -2,7 +2,7 @@
 //! meaningful (an engine that stores data, blocks that hold a header, a pattern that
 //! parses). A job that only reads checks that every block holds what its header says.
 
-use super::{EngineKind, JobSpec};
+use super::JobSpec;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::opt;
@@ -74,9 +74,12 @@ impl Layers<'_> {
             }
             None => None,
         };
-        if job.engine.kind == EngineKind::Null {
+        if job.engine.kind.def().diskless {
             return Err(setting.invalid_with_hint(
-                "ioengine=null stores nothing to read back",
+                format!(
+                    "ioengine={} stores nothing to read back",
+                    job.engine.kind.name()
+                ),
                 "use a real ioengine such as psync or io_uring",
             ));
         }
