@@ -851,6 +851,40 @@ pub struct FilesystemInfo {
 mod tests {
     use super::*;
 
+    /// A file written by iolens 0.1.0 (schema 1), under tests/fixtures/schema1/.
+    fn schema_1_fixture(name: &str) -> serde_json::Value {
+        let path = format!(
+            "{}/tests/fixtures/schema1/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("read the fixture");
+        serde_json::from_str(&text).expect("the fixture is JSON")
+    }
+
+    #[test]
+    fn result_files_of_schema_1_load_and_save_unchanged() {
+        let saved = schema_1_fixture("repeat.json");
+        let repeat: RepeatReport = serde_json::from_value(saved.clone()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&repeat).unwrap(),
+            saved,
+            "expected a --repeat result of schema 1 to load and save unchanged"
+        );
+        let saved = schema_1_fixture("verify.json");
+        let run: RunReport = serde_json::from_value(saved.clone()).unwrap();
+        let bad = &run.verify[0].bad_blocks[0];
+        assert_eq!(
+            (bad.expected.map(|h| h.offset), bad.found.map(|h| h.offset)),
+            (Some(28672), Some(12288)),
+            "expected the misdirected block's headers, got {bad:?}"
+        );
+        assert_eq!(
+            serde_json::to_value(&run).unwrap(),
+            saved,
+            "expected a run result of schema 1 to load and save unchanged"
+        );
+    }
+
     #[test]
     fn reports_saved_with_two_directions_load_with_no_trims() {
         let mut group = serde_json::to_value(GroupReport::default()).unwrap();
