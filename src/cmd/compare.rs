@@ -10,7 +10,7 @@ use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
 use crate::report::config::{comparable_path, job_configuration};
 use crate::report::html;
 use crate::report::model::{RepeatReport, RunReport};
-use crate::report::repeat::format_value;
+use crate::units::format_value;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -3,9 +3,10 @@
 
 use super::output::{self, Format};
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use crate::diagnose::repetitions;
+use crate::report::html;
 use crate::report::metrics::Metric;
 use crate::report::model::RunReport;
-use crate::report::{html, repeat as report_repeat};
 use crate::stats::compare::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::repeat::median;
 use crate::store::{self, Filter, Store};
@@ -118,7 +119,7 @@ pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> i32 
     let page = match runs.len() {
         0 => return fail(&format!("run {id} is not in the history")),
         1 => html::render_run(&runs[0]),
-        _ => html::render_repeat(&report_repeat::build(runs, 0)),
+        _ => html::render_repeat(&repetitions::build(runs, 0)),
     };
     match super::quick::write_html(html_path, &page) {
         Ok(()) => EXIT_OK,

@@ -6,6 +6,7 @@ use super::output::Format;
 use super::quick::write_html;
 use super::run::{emit, run_once, run_status, JobSet};
 use super::{compare, EXIT_OK, EXIT_USAGE};
+use crate::diagnose::repetitions;
 use crate::report::{html, repeat};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -55,7 +56,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Options, stop: &AtomicBool) -> Result<i32
         return Err(code);
     }
     o.history.record(&reports);
-    let result = repeat::build(reports, o.warmup);
+    let result = repetitions::build(reports, o.warmup);
     let mut rendered = String::new();
     for f in o.formats {
         match f {

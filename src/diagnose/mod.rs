@@ -12,6 +12,7 @@ mod device_traffic;
 mod foreign_io;
 mod holes;
 mod pagecache;
+pub mod repetitions;
 mod tool_bound;
 mod tunables;
 mod unstable;

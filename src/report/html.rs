@@ -7,8 +7,8 @@ use super::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
 };
 use super::quick::{main_direction, p99_ns};
-use super::repeat::format_value;
 use super::svg::{self, escape, Axis, Frame, Marker, Series};
+use crate::units::format_value;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;\

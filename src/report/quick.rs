@@ -2,7 +2,7 @@
 //! one direction), then the findings.
 
 use super::model::{DirReport, JobReport, RunReport};
-use super::repeat::format_value;
+use crate::units::format_value;
 use std::fmt::Write;
 
 /// One row per job: test, MB/s (decimal, as disk vendors count), IOPS, mean and p99

@@ -1,0 +1,486 @@
+//! `--repeat`: per job and metric the statistics over the repetitions, and
+//! the findings they support: `bimodal-results` (the runs fall into two
+//! groups; the recorded conditions that separate them are named) and
+//! `first-run-effect` (the first run is an outlier).
+
+use crate::report::metrics::{values_of, Metric};
+use crate::report::model::{
+    Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION,
+};
+use crate::stats::repeat::{find_clusters, summarize, Clusters};
+use crate::units::{format_value, run_numbers};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Fixed so that the same repetitions always give the same confidence interval.
+const BOOTSTRAP_SEED: u64 = 0x5eed_0005;
+
+/// Fewest repetitions for the findings: with fewer, an outlier or a cluster is a guess.
+const MIN_RUNS_FOR_FINDINGS: usize = 4;
+
+/// At most this many observations are named as separating two clusters.
+const MAX_SEPARATORS: usize = 3;
+
+pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
+    let summary = summarize_all(&repetitions);
+    let findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
+        findings(&repetitions, &summary)
+    } else {
+        Vec::new()
+    };
+    RepeatReport {
+        schema_version: SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        warmup,
+        repetitions,
+        summary,
+        findings,
+    }
+}
+
+/// Every metric of every job (named in the first repetition) that all repetitions measured.
+fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
+    let Some(first) = reps.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for job in &first.jobs {
+        for metric in Metric::ALL {
+            let Some(values) = values_of(reps, &job.name, metric) else {
+                continue;
+            };
+            let s = summarize(&values, BOOTSTRAP_SEED);
+            out.push(MetricSummary {
+                job: job.name.clone(),
+                metric: metric.name().to_string(),
+                unit: metric.unit().to_string(),
+                values,
+                median: s.median,
+                min: s.min,
+                max: s.max,
+                mean: s.mean,
+                stddev: s.stddev,
+                cv_pct: s.cv_pct,
+                median_ci95: s.ci95,
+                outliers: s.outliers,
+            });
+        }
+    }
+    out
+}
+
+fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut jobs: Vec<&str> = summary.iter().map(|s| s.job.as_str()).collect();
+    jobs.dedup();
+    for job in jobs {
+        let of_job = || summary.iter().filter(move |s| s.job == job);
+        let bimodal = of_job().find_map(|s| find_clusters(&s.values).map(|c| (s, c)));
+        if let Some((s, clusters)) = bimodal {
+            out.push(bimodal_finding(reps, s, &clusters));
+        }
+        let first_outliers: Vec<&MetricSummary> =
+            of_job().filter(|s| s.outliers.contains(&0)).collect();
+        if !first_outliers.is_empty() {
+            out.push(first_run_finding(job, &first_outliers));
+        }
+    }
+    out
+}
+
+fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Finding {
+    let metric = Metric::from_name(&s.metric).expect("summaries use metric names");
+    let ((slow, slow_name), (fast, fast_name)) = if metric.higher_is_better() {
+        ((&c.low, "slow"), (&c.high, "fast"))
+    } else {
+        ((&c.high, "slow"), (&c.low, "fast"))
+    };
+    let describe = |runs: &[usize], label: &str| {
+        let values: Vec<f64> = runs.iter().map(|&i| s.values[i]).collect();
+        format!(
+            "{} {label} runs ({}): {} {}",
+            runs.len(),
+            run_numbers(runs),
+            value_range(&values, &s.unit),
+            s.metric
+        )
+    };
+    let mut evidence = vec![describe(slow, slow_name), describe(fast, fast_name)];
+    let as_json: Vec<Value> = reps
+        .iter()
+        .map(|r| serde_json::to_value(r).expect("RunReport serializes to JSON"))
+        .collect();
+    let separators = separators(&as_json, slow, fast);
+    if separators.is_empty() {
+        evidence.push(
+            "no recorded condition of the runs differs between the two groups; look for what changes between runs (cache contents, background work, the device's internal state)".into(),
+        );
+    } else {
+        evidence.extend(separators.into_iter().map(|sep| {
+            format!(
+                "{}: the {slow_name} runs had {}; the {fast_name} runs had {}",
+                sep.path, sep.slow, sep.fast
+            )
+        }));
+    }
+    Finding {
+        code: "bimodal-results".into(),
+        severity: Severity::Warning,
+        title: format!(
+            "job '{}': the repetitions fall into two groups {:.0} % apart in {}",
+            s.job,
+            100.0 * c.gap / s.median.abs().max(f64::MIN_POSITIVE),
+            s.metric
+        ),
+        evidence,
+        advice: "a single run of this job reports one of two different numbers; find and control what differs between the groups before quoting either".into(),
+        at_ns: None,
+    }
+}
+
+fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
+    Finding {
+        code: "first-run-effect".into(),
+        severity: Severity::Warning,
+        title: format!("job '{job}': the first repetition is an outlier"),
+        evidence: metrics
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}: first run {}, median of all runs {}",
+                    s.metric,
+                    format_value(s.values[0], &s.unit),
+                    format_value(s.median, &s.unit)
+                )
+            })
+            .collect(),
+        advice: "the first run ran under different conditions (cold caches, file layout, device warm-up); add --warmup 1 or discard it".into(),
+        at_ns: None,
+    }
+}
+
+/// An observation that takes different values in the two groups of runs.
+#[derive(Debug, PartialEq)]
+struct Separator {
+    path: String,
+    slow: String,
+    fast: String,
+}
+
+/// The conditions of a run, at summary level, from its serialised report: the
+/// environment, the pre-run cache checks, per-worker totals, `vm.dirty_*`
+/// changes and each target's cached pages at start, peak and end. The
+/// measurements cannot explain why runs differ, and per-sample series are left
+/// out: among thousands of samples some always split two groups by chance.
+fn conditions(report: &Value) -> Value {
+    let obs = &report["observations"];
+    let targets: Vec<Value> = obs["targets"]
+        .as_array()
+        .map(|ts| ts.iter().map(|t| target_summary(t, obs)).collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "interrupted": report["interrupted"],
+        "environment": report["environment"],
+        "observations": {
+            "cache_guards": obs["cache_guards"],
+            "workers": obs["workers"],
+            "tunable_changes": obs["tunable_changes"],
+            "targets": targets,
+        },
+    })
+}
+
+/// A target's cache series reduced to first, peak and last cached pages, from
+/// the samples taken once its first job started (as `Observations::cache_during_jobs`:
+/// earlier ones show the layout and the guard's purge, not a run's condition).
+fn target_summary(target: &Value, obs: &Value) -> Value {
+    let start = obs["cache_guards"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["path"] == target["path"])
+        .filter_map(|g| g["t_ns"].as_u64())
+        .min()
+        .unwrap_or(0);
+    let times = obs["t_ns"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let cached: Vec<u64> = target["cache_series"]
+        .as_array()
+        .map(|series| {
+            series
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| times.get(*i).and_then(Value::as_u64).unwrap_or(0) >= start)
+                .filter_map(|(_, p)| p["cached"].as_u64())
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({
+        "name": target["path"],
+        "sparse": target["sparse"],
+        "cached_pages_first": cached.first(),
+        "cached_pages_max": cached.iter().max(),
+        "cached_pages_last": cached.last(),
+    })
+}
+
+/// Numeric leaves of the reports' conditions whose values in the
+/// slow runs and the fast runs do not overlap, best separated first.
+fn separators(reports: &[Value], slow: &[usize], fast: &[usize]) -> Vec<Separator> {
+    let leaves: Vec<BTreeMap<String, f64>> = reports
+        .iter()
+        .map(|r| {
+            let mut leaves = BTreeMap::new();
+            if let Value::Object(top) = conditions(r) {
+                for (key, v) in &top {
+                    numeric_leaves(key, v, &mut leaves);
+                }
+            }
+            leaves
+        })
+        .collect();
+    let mut found: Vec<(f64, Separator)> = leaves[0]
+        .keys()
+        .filter_map(|path| {
+            let pick = |runs: &[usize]| -> Option<Vec<f64>> {
+                runs.iter().map(|&i| leaves[i].get(path).copied()).collect()
+            };
+            let (s, f) = (pick(slow)?, pick(fast)?);
+            let score = separation(&s, &f)?;
+            Some((
+                score,
+                Separator {
+                    path: path.clone(),
+                    slow: value_range(&s, ""),
+                    fast: value_range(&f, ""),
+                },
+            ))
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    found
+        .into_iter()
+        .take(MAX_SEPARATORS)
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// How cleanly two groups of values separate: the gap between them over their
+/// combined ranges (infinite for two different constants); None if they overlap.
+fn separation(a: &[f64], b: &[f64]) -> Option<f64> {
+    let range = |v: &[f64]| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    let ((alo, ahi), (blo, bhi)) = (range(a), range(b));
+    let gap = (blo - ahi).max(alo - bhi);
+    if gap <= 0.0 {
+        return None;
+    }
+    let widths = (ahi - alo) + (bhi - blo);
+    Some(if widths == 0.0 {
+        f64::INFINITY
+    } else {
+        gap / widths
+    })
+}
+
+/// Flatten a JSON value into `path → number`; array elements are named by their
+/// `name` field when they have one ("targets[/dev/sdb].cached_pages").
+fn numeric_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.insert(path.to_string(), x);
+            }
+        }
+        Value::Bool(b) => {
+            out.insert(path.to_string(), f64::from(u8::from(*b)));
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                numeric_leaves(&format!("{path}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let label = item
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| i.to_string(), str::to_string);
+                numeric_leaves(&format!("{path}[{label}]"), item, out);
+            }
+        }
+        Value::Null | Value::String(_) => {}
+    }
+}
+
+/// "all 25" or "12–30" (with the unit formatted).
+fn value_range(values: &[f64], unit: &str) -> String {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        format!("all {}", format_value(lo, unit))
+    } else {
+        format!("{}–{}", format_value(lo, unit), format_value(hi, unit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::run_report;
+
+    fn reps(iops: &[f64]) -> Vec<RunReport> {
+        iops.iter().map(|&v| run_report(&[("rr", v)])).collect()
+    }
+
+    #[test]
+    fn every_metric_of_every_job_is_summarised() {
+        let r = build(reps(&[100.0, 110.0, 90.0]), 1);
+        assert_eq!(r.summary.len(), Metric::ALL.len());
+        let iops = &r.summary[0];
+        assert_eq!((iops.metric.as_str(), iops.median), ("iops", 100.0));
+        assert_eq!(iops.values, vec![100.0, 110.0, 90.0]);
+        assert!(r.findings.is_empty(), "three runs are too few for findings");
+    }
+
+    #[test]
+    fn two_groups_of_runs_give_a_bimodal_finding() {
+        let values = [
+            2400.0, 3800.0, 2410.0, 3790.0, 2395.0, 3805.0, 2405.0, 3810.0,
+        ];
+        let report = build(reps(&values), 0);
+        let bimodal = report
+            .findings
+            .iter()
+            .find(|f| f.code == "bimodal-results")
+            .expect("bimodal finding");
+        assert!(bimodal.title.contains("iops"), "{bimodal:?}");
+        assert!(
+            bimodal.evidence[0].starts_with("4 slow runs (#1, #3, #5, #7): 2.40k IO/s–2.41k IO/s"),
+            "{bimodal:?}"
+        );
+        assert!(
+            bimodal.evidence[1].starts_with("4 fast runs (#2, #4, #6, #8)"),
+            "{bimodal:?}"
+        );
+        // These reports record no conditions of the run, so nothing can be named.
+        assert!(
+            bimodal.evidence[2].contains("no recorded condition"),
+            "{bimodal:?}"
+        );
+    }
+
+    #[test]
+    fn the_observation_that_splits_the_groups_is_named() {
+        let runs: Vec<Value> = (0..6)
+            .map(|i| {
+                let slow = i % 2 == 0;
+                serde_json::json!({
+                    "tool_version": "0.1.0",
+                    "started_unix_ms": 1000 + i,
+                    "jobs": [{"name": "rr", "dirs": [{"iops": if slow { 2400 } else { 3800 }}]}],
+                    "environment": {
+                        "load_avg": [1.0 + i as f64 * 0.1],
+                        "targets": [{"name": "/dev/vdb", "cached_pages_at_start": if slow { 25 } else { 0 }}],
+                        "dirty_bytes": if slow { 4096 + i } else { 8192 + i },
+                    }
+                })
+            })
+            .collect();
+        let seps = separators(&runs, &[0, 2, 4], &[1, 3, 5]);
+        assert_eq!(
+            seps,
+            vec![
+                Separator {
+                    path: "environment.targets[/dev/vdb].cached_pages_at_start".into(),
+                    slow: "all 25".into(),
+                    fast: "all 0".into(),
+                },
+                Separator {
+                    path: "environment.dirty_bytes".into(),
+                    slow: "4096–4100".into(),
+                    fast: "8193–8197".into(),
+                },
+            ],
+            "measured values, run times and overlapping observations are not separators"
+        );
+    }
+
+    #[test]
+    fn per_sample_series_are_never_separators_but_target_summaries_are() {
+        let runs: Vec<Value> = (0..6)
+            .map(|i| {
+                let slow = i % 2 == 0;
+                let cached = if slow { 192 } else { 0 };
+                serde_json::json!({
+                    "observations": {
+                        // Sample 3 happens to split the groups; it is one of thousands.
+                        "t_ns": [0, 100, 200, if slow { 301 } else { 299 }],
+                        "memory_series": [{"dirty_bytes": if slow { 10 } else { 20 }}],
+                        "targets": [{"path": "/dev/vdb", "cache_series": [{"cached": cached}, null, {"cached": 5}]}],
+                    }
+                })
+            })
+            .collect();
+        let seps = separators(&runs, &[0, 2, 4], &[1, 3, 5]);
+        let paths: Vec<&str> = seps.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "observations.targets[/dev/vdb].cached_pages_first",
+                "observations.targets[/dev/vdb].cached_pages_max",
+            ]
+        );
+    }
+
+    #[test]
+    fn cache_samples_from_before_the_first_job_are_no_condition() {
+        let obs = serde_json::json!({
+            "t_ns": [0, 100, 200],
+            "cache_guards": [{"path": "/f", "t_ns": 150}],
+        });
+        let target = serde_json::json!({
+            "path": "/f",
+            "cache_series": [{"cached": 65536}, {"cached": 65536}, {"cached": 3}],
+        });
+        let summary = target_summary(&target, &obs);
+        assert_eq!(
+            (
+                summary["cached_pages_first"].as_u64(),
+                summary["cached_pages_max"].as_u64()
+            ),
+            (Some(3), Some(3)),
+            "expected the samples before the guard's end at 150 ns left out, got {summary}"
+        );
+    }
+
+    #[test]
+    fn separation_needs_non_overlapping_groups() {
+        assert_eq!(separation(&[25.0, 25.0], &[0.0, 0.0]), Some(f64::INFINITY));
+        assert_eq!(separation(&[1.0, 3.0], &[5.0, 7.0]), Some(0.5));
+        assert_eq!(separation(&[1.0, 6.0], &[5.0, 7.0]), None);
+    }
+
+    #[test]
+    fn an_outlying_first_run_is_a_finding() {
+        let r = build(reps(&[50.0, 100.0, 101.0, 99.0, 100.0]), 0);
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == "first-run-effect")
+            .expect("finding");
+        assert!(
+            f.evidence[0].starts_with("iops: first run 50.0 IO/s"),
+            "{f:?}"
+        );
+        assert!(build(reps(&[100.0, 50.0, 101.0, 99.0, 100.0]), 0)
+            .findings
+            .iter()
+            .all(|f| f.code != "first-run-effect"));
+    }
+}
