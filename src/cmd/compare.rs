@@ -5,8 +5,8 @@
 use super::history::HistoryFlags;
 use super::output;
 use super::{EXIT_OK, EXIT_RUN_FAILED};
-pub use crate::report::compare::Side;
-use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
+pub use crate::report::comparison::Side;
+use crate::report::comparison::{metric_changes, verdicts_possible, NO_VERDICT};
 use crate::report::config::{comparable_path, job_configuration};
 use crate::report::html;
 use crate::report::model::{RepeatReport, RunReport};

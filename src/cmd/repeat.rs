@@ -7,7 +7,7 @@ use super::quick::write_html;
 use super::run::{emit, run_once, run_status, JobSet};
 use super::{compare, EXIT_OK, EXIT_USAGE};
 use crate::diagnose::repetitions;
-use crate::report::{html, repeat};
+use crate::report::{html, repeat_table};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -60,7 +60,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Options, stop: &AtomicBool) -> Result<i32
     let mut rendered = String::new();
     for f in o.formats {
         match f {
-            Format::Normal => rendered.push_str(&repeat::render_table(&result)),
+            Format::Normal => rendered.push_str(&repeat_table::render_table(&result)),
             _ => rendered.push_str(
                 &serde_json::to_string_pretty(&result).expect("RepeatReport serializes to JSON"),
             ),

@@ -7,7 +7,7 @@ use crate::report::metrics::{values_of, Metric};
 use crate::report::model::{
     Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION,
 };
-use crate::stats::repeat::{find_clusters, summarize, Clusters};
+use crate::stats::summary::{find_clusters, summarize, Clusters};
 use crate::units::{format_value, run_numbers};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! Reports: the model and its renderings.
-pub mod compare;
+pub mod comparison;
 pub mod config;
 pub mod findings_text;
 pub mod fio_json;
@@ -9,7 +9,7 @@ pub mod json;
 pub mod metrics;
 pub mod model;
 pub mod quick;
-pub mod repeat;
+pub mod repeat_table;
 pub mod svg;
 pub mod system_text;
 pub mod terse;

@@ -2,7 +2,7 @@
 //! group_reporting, compute rates over the exact measured time, and fill
 //! fio's per-group totals.
 
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::plan;
 use super::worker::WorkerResult;
 use super::RunRequest;

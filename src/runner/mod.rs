@@ -4,7 +4,7 @@
 mod budget;
 mod collect;
 pub mod control;
-pub mod errors;
+pub mod error_tally;
 mod group_control;
 mod latency_target;
 pub mod logs;

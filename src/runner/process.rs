@@ -586,7 +586,7 @@ mod tests {
                 message: "read f at offset 0: EIO".to_string(),
                 errno: 5,
             }),
-            tolerated: crate::runner::errors::ErrorTally {
+            tolerated: crate::runner::error_tally::ErrorTally {
                 count: 2,
                 first_errno: 5,
             },

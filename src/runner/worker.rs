@@ -6,7 +6,7 @@
 //! allocation, no lock.
 
 use super::budget::Budget;
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};

@@ -1,8 +1,8 @@
 //! Latency histograms, summaries, sample series; statistics over repetitions and comparisons.
-pub mod compare;
 pub mod histogram;
-pub mod repeat;
 pub mod series;
+pub mod significance;
+pub mod summary;
 pub mod worker;
 
 pub use histogram::LatHistogram;

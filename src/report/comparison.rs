@@ -5,7 +5,7 @@
 use super::metrics::values_of;
 use super::metrics::Metric;
 use super::model::RunReport;
-use crate::stats::compare::{compare, Direction};
+use crate::stats::significance::{compare, Direction};
 
 /// One side of a comparison: its label and its repetitions (one or more runs).
 pub struct Side {
