@@ -9,6 +9,7 @@ mod engines;
 mod errors;
 mod fio_match;
 mod fio_offsets;
+mod golden;
 mod history;
 mod jobfiles;
 mod observe;

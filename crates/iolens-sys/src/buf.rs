@@ -75,6 +75,8 @@ pub struct Slots {
 }
 
 impl Slots {
+    /// `count` slots of `slot_size` bytes, each starting on an `align` boundary
+    /// (a power of two, e.g. the device's direct-I/O alignment).
     pub fn new(count: u32, slot_size: usize, align: usize) -> io::Result<Self> {
         if count == 0 || slot_size == 0 || !align.is_power_of_two() {
             return Err(io::Error::new(
@@ -100,21 +102,25 @@ impl Slots {
         })
     }
 
+    /// How many slots there are.
     pub fn count(&self) -> u32 {
         self.count
     }
 
+    /// Usable bytes of each slot.
     pub fn slot_size(&self) -> usize {
         self.slot_size
     }
 
     #[inline]
+    /// The bytes of `slot`.
     pub fn slot(&self, slot: u32) -> &[u8] {
         let start = self.start(slot);
         &self.buf[start..start + self.slot_size]
     }
 
     #[inline]
+    /// The bytes of `slot`, to fill before a write.
     pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         let start = self.start(slot);
         &mut self.buf[start..start + self.slot_size]

@@ -27,7 +27,9 @@ struct RawCachestat {
 pub struct CacheStat {
     /// Pages in the page cache.
     pub cache: u64,
+    /// Cached pages not yet written back.
     pub dirty: u64,
+    /// Pages being written back now.
     pub writeback: u64,
     /// Pages that were cached and have been evicted.
     pub evicted: u64,

@@ -31,6 +31,7 @@ pub struct FastClock {
 }
 
 impl FastClock {
+    /// A clock that starts at 0 now (the TSC when the kernel trusts it, else CLOCK_MONOTONIC).
     pub fn new() -> Self {
         let source = match tsc_rate() {
             Some(ns_per_tick_q32) => Source::Tsc {
@@ -44,6 +45,7 @@ impl FastClock {
         FastClock { source }
     }
 
+    /// Nanoseconds since `new`.
     #[inline]
     pub fn now_ns(&self) -> u64 {
         match self.source {

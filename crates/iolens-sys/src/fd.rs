@@ -109,8 +109,11 @@ pub fn fadvise_dontneed(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> 
 /// The access pattern a file will see, for the kernel's readahead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// No advice: the kernel's default readahead.
     Normal,
+    /// Read ahead more.
     Sequential,
+    /// No readahead.
     Random,
 }
 
@@ -206,6 +209,7 @@ const BLKFLSBUF: libc::Ioctl = 0x1261;
 /// `_IO(0x12, 119)`.
 const BLKDISCARD: libc::Ioctl = 0x1277;
 
+/// Whether `file` is a block device (rather than a regular file).
 pub fn is_block_device(file: &File) -> io::Result<bool> {
     Ok(file.metadata()?.file_type().is_block_device())
 }

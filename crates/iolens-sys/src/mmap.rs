@@ -74,18 +74,22 @@ impl Mapping {
         Self::new(file, 0, len, writable)
     }
 
+    /// Bytes mapped.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether nothing is mapped.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// Whether the mapping was made for writing.
     pub fn is_writable(&self) -> bool {
         self.writable
     }
 
+    /// The mapped bytes.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: base+lead .. +len lies inside the live mapping, which is readable.

@@ -6,11 +6,17 @@ use std::mem::MaybeUninit;
 /// Resource usage of a thread or process, as counted by the kernel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Rusage {
+    /// CPU time in user mode.
     pub user_ns: u64,
+    /// CPU time in the kernel.
     pub system_ns: u64,
+    /// Context switches while waiting (I/O, locks).
     pub voluntary_ctxsw: u64,
+    /// Context switches by preemption.
     pub involuntary_ctxsw: u64,
+    /// Page faults served without I/O.
     pub minor_faults: u64,
+    /// Page faults that read from a device.
     pub major_faults: u64,
 }
 
@@ -74,6 +80,7 @@ pub fn process_rusage() -> io::Result<Rusage> {
     rusage(libc::RUSAGE_SELF)
 }
 
+/// The size of a memory page in bytes.
 pub fn page_size() -> usize {
     // SAFETY: sysconf has no memory arguments.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -89,7 +96,6 @@ pub fn clock_ticks_per_sec() -> u64 {
     u64::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
 }
 
-/// Kernel thread id of the calling thread (the id in /proc/<pid>/task/).
 /// Send SIGKILL to process `pid` (a worker process that is stuck).
 pub fn kill_process(pid: u32) -> io::Result<()> {
     // SAFETY: kill has no memory arguments; a wrong pid fails with ESRCH or EPERM.
@@ -101,6 +107,7 @@ pub fn kill_process(pid: u32) -> io::Result<()> {
     }
 }
 
+/// Kernel thread id of the calling thread (the id in `/proc/<pid>/task/`).
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { libc::gettid() as u32 }

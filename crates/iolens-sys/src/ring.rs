@@ -8,6 +8,7 @@ use std::io;
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
+/// An asynchronous ring of I/Os over slots of one buffer: libaio's or io_uring's.
 pub trait IoRing {
     /// Queue a read of `len` bytes at `offset` of `files[file]` into `slot`. May hand
     /// what is queued to the kernel first, to make room (an error is from that).
@@ -29,7 +30,9 @@ pub trait IoRing {
     fn in_flight(&self) -> u32;
     /// Prepared I/Os not yet accepted by the kernel.
     fn pending(&self) -> u32;
+    /// The bytes of a free slot.
     fn slot(&self, slot: u32) -> &[u8];
+    /// The bytes of a free slot, to fill before a write.
     fn slot_mut(&mut self, slot: u32) -> &mut [u8];
     /// Options the kernel refused and what is used instead.
     fn notes(&self) -> &[String] {
