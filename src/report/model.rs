@@ -2,6 +2,7 @@
 //! (text, iolens JSON, fio JSON) is rendered from it; nothing else is measured
 //! at render time. Units are in the field names: `_ns`, `_bytes`, `_pct`.
 
+use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -68,22 +69,9 @@ pub struct BadBlock {
     pub fault: String,
     pub message: String,
     /// The header the block should hold (None when any writer was accepted).
-    pub expected: Option<VerifyHeader>,
+    pub expected: Option<HeaderFields>,
     /// The header found there, when it was readable.
-    pub found: Option<VerifyHeader>,
-}
-
-/// The fields of a verified block's header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifyHeader {
-    pub offset: u64,
-    pub len: u32,
-    /// FNV-1a hash of the job name.
-    pub job: u32,
-    /// How many times the run had written this block.
-    pub generation: u32,
-    /// The writing worker's seed.
-    pub seed: u64,
+    pub found: Option<HeaderFields>,
 }
 
 /// fio's `total_err` and `first_error`.

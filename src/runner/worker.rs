@@ -74,7 +74,6 @@ pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write, trim].
     pub rates: [RateSeries; DDIRS],
-    #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns, the verify passes after the writes included.
     pub runtime_ns: u64,
