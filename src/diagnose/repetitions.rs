@@ -49,20 +49,12 @@ fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
             let Some(values) = values_of(reps, &job.name, metric) else {
                 continue;
             };
-            let s = summarize(&values, BOOTSTRAP_SEED);
             out.push(MetricSummary {
                 job: job.name.clone(),
                 metric: metric.name().to_string(),
                 unit: metric.unit().to_string(),
+                stats: summarize(&values, BOOTSTRAP_SEED),
                 values,
-                median: s.median,
-                min: s.min,
-                max: s.max,
-                mean: s.mean,
-                stddev: s.stddev,
-                cv_pct: s.cv_pct,
-                median_ci95: s.ci95,
-                outliers: s.outliers,
             });
         }
     }
@@ -80,7 +72,7 @@ fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
             out.push(bimodal_finding(reps, s, &clusters));
         }
         let first_outliers: Vec<&MetricSummary> =
-            of_job().filter(|s| s.outliers.contains(&0)).collect();
+            of_job().filter(|s| s.stats.outliers.contains(&0)).collect();
         if !first_outliers.is_empty() {
             out.push(first_run_finding(job, &first_outliers));
         }
@@ -129,7 +121,7 @@ fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Findi
         title: format!(
             "job '{}': the repetitions fall into two groups {:.0} % apart in {}",
             s.job,
-            100.0 * c.gap / s.median.abs().max(f64::MIN_POSITIVE),
+            100.0 * c.gap / s.stats.median.abs().max(f64::MIN_POSITIVE),
             s.metric
         ),
         evidence,
@@ -150,7 +142,7 @@ fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
                     "{}: first run {}, median of all runs {}",
                     s.metric,
                     format_value(s.values[0], &s.unit),
-                    format_value(s.median, &s.unit)
+                    format_value(s.stats.median, &s.unit)
                 )
             })
             .collect(),
@@ -343,7 +335,7 @@ mod tests {
         let r = build(reps(&[100.0, 110.0, 90.0]), 1);
         assert_eq!(r.summary.len(), Metric::ALL.len());
         let iops = &r.summary[0];
-        assert_eq!((iops.metric.as_str(), iops.median), ("iops", 100.0));
+        assert_eq!((iops.metric.as_str(), iops.stats.median), ("iops", 100.0));
         assert_eq!(iops.values, vec![100.0, 110.0, 90.0]);
         assert!(r.findings.is_empty(), "three runs are too few for findings");
     }

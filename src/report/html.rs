@@ -52,8 +52,8 @@ pub fn render_repeat(result: &RepeatReport) -> String {
                 "{} {}: median {}, CV {:.1} %",
                 m.job,
                 m.metric,
-                format_value(m.median, &m.unit),
-                m.cv_pct
+                format_value(m.stats.median, &m.unit),
+                m.stats.cv_pct
             ),
             x: Axis::linear("repetition"),
             y: Axis::linear(&m.unit),
@@ -64,7 +64,7 @@ pub fn render_repeat(result: &RepeatReport) -> String {
             .enumerate()
             .map(|(r, &v)| ((r + 1) as f64, v))
             .collect();
-        body.push_str(&svg::dot_plot(&frame, &dots, &m.outliers));
+        body.push_str(&svg::dot_plot(&frame, &dots, &m.stats.outliers));
     }
     if let Some(first) = result.repetitions.first() {
         environment(&mut body, first);
@@ -680,6 +680,7 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
 mod tests {
     use super::*;
     use crate::report::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary};
+    use crate::stats::summary::Summary;
     use crate::testutil::run_report;
 
     fn observed_report() -> RunReport {
@@ -863,14 +864,16 @@ mod tests {
             metric: "iops".into(),
             unit: "IO/s".into(),
             values: vec![100.0, 101.0, 60.0],
-            median: 100.0,
-            min: 60.0,
-            max: 101.0,
-            mean: 87.0,
-            stddev: 20.0,
-            cv_pct: 23.0,
-            median_ci95: (60.0, 101.0),
-            outliers: vec![2],
+            stats: Summary {
+                median: 100.0,
+                min: 60.0,
+                max: 101.0,
+                mean: 87.0,
+                stddev: 20.0,
+                cv_pct: 23.0,
+                median_ci95: (60.0, 101.0),
+                outliers: vec![2],
+            },
         };
         let result = RepeatReport {
             schema_version: 1,

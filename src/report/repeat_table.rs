@@ -26,19 +26,19 @@ pub fn render_table(r: &RepeatReport) -> String {
             out,
             "  {:<11} {:>14} {:>14} {:>14} {:>6.1}%  {:<31} {}",
             s.metric,
-            format_value(s.median, &s.unit),
-            format_value(s.min, &s.unit),
-            format_value(s.max, &s.unit),
-            s.cv_pct,
+            format_value(s.stats.median, &s.unit),
+            format_value(s.stats.min, &s.unit),
+            format_value(s.stats.max, &s.unit),
+            s.stats.cv_pct,
             format!(
                 "[{}, {}]",
-                format_value(s.median_ci95.0, &s.unit),
-                format_value(s.median_ci95.1, &s.unit)
+                format_value(s.stats.median_ci95.0, &s.unit),
+                format_value(s.stats.median_ci95.1, &s.unit)
             ),
-            if s.outliers.is_empty() {
+            if s.stats.outliers.is_empty() {
                 "-".to_string()
             } else {
-                run_numbers(&s.outliers)
+                run_numbers(&s.stats.outliers)
             }
         );
     }
