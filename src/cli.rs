@@ -1,8 +1,17 @@
 //! The command line: clap for subcommands and help; job options stay in fio's
 //! `--key=value` form and go to `job` unparsed.
 
+mod values;
+
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
+use values::{
+    parse_duration, parse_eta, parse_fio_compat, parse_formats, parse_history_id, parse_io_timeout,
+    parse_observe_interval, parse_ramp, parse_repetitions, parse_report_file,
+    parse_status_interval, parse_warmup, FlagValueError,
+};
+pub use values::{EtaMode, FioCompat, Format, Formats};
 
 /// Parse the process's command line. `run`'s own flags may stand anywhere among
 /// the job options, so they are moved in front of them first (see `order_run_words`).
@@ -17,18 +26,38 @@ pub fn parse() -> Cli {
     Cli::try_parse_from(words).unwrap_or_else(|e| {
         if e.use_stderr() {
             // A usage error: one line, like every other error (exit 2).
-            eprintln!("iolens: {} (see --help)", error_line(&e));
+            eprintln!("iolens: {}", error_line(&e));
             std::process::exit(2);
         }
         e.exit() // --help, --version
     })
 }
 
-/// A clap error as one line, without clap's usage block.
+/// `iolens run WORDS…` for words given as a list (the fio shim's, show-jobs'): clap's `RunArgs`.
+pub fn parse_run_line(words: &[String]) -> Result<RunArgs, clap::Error> {
+    let line = ["iolens".to_string(), "run".to_string()]
+        .into_iter()
+        .chain(order_run_words(words));
+    match Cli::try_parse_from(line)?.command {
+        Some(Command::Run(args)) => Ok(args),
+        _ => unreachable!("the words start with the run subcommand"),
+    }
+}
+
+/// A clap error as one line, without clap's usage block: a flag's own value
+/// check already names the flag, the value and the fix; clap's own complaints
+/// point to --help.
 pub fn error_line(e: &clap::Error) -> String {
+    let own = std::error::Error::source(e).and_then(|s| s.downcast_ref::<FlagValueError>());
+    if let Some(own) = own {
+        return own.to_string();
+    }
     let text = e.to_string();
     let first = text.lines().next().unwrap_or_default();
-    first.strip_prefix("error: ").unwrap_or(first).to_string()
+    format!(
+        "{} (see --help)",
+        first.strip_prefix("error: ").unwrap_or(first)
+    )
 }
 
 /// `run`'s words with iolens' own flags (as clap defines them in `RunFlags`, with
@@ -172,8 +201,8 @@ pub enum Command {
     Show {
         id: i64,
         /// normal, json, iolens-json (comma list allowed).
-        #[arg(long, default_value = "normal")]
-        output_format: String,
+        #[arg(long, default_value = "normal", value_parser = parse_formats)]
+        output_format: Formats,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -225,11 +254,11 @@ pub struct QuickArgs {
     /// Directory, file or block device to test (default: the current directory).
     pub target: Option<PathBuf>,
     /// Measured time of each test (seconds without a unit; default 5).
-    #[arg(long, value_name = "TIME")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
     /// Unmeasured time before each test (default 1).
-    #[arg(long, value_name = "TIME")]
-    pub ramp: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = parse_ramp)]
+    pub ramp: Option<Duration>,
     /// Size of the test file iolens creates (default 1g).
     #[arg(long)]
     pub size: Option<String>,
@@ -251,14 +280,14 @@ pub struct QuickArgs {
     pub compare_with: Option<String>,
     /// Run the suite N times: per test the median, spread and 95 % CI over the runs
     /// (default 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_repetitions)]
     pub repeat: Option<u32>,
     /// Print the suite's job file and exit.
     #[arg(long)]
     pub show_job: bool,
     /// Live progress on stderr: auto (on terminals), always, never.
-    #[arg(long, value_name = "WHEN")]
-    pub eta: Option<String>,
+    #[arg(long, value_name = "WHEN", value_parser = parse_eta)]
+    pub eta: Option<EtaMode>,
     #[command(flatten)]
     pub db: DbArgs,
     /// Do not store the run in the history.
@@ -281,20 +310,20 @@ pub struct RunArgs {
 #[derive(Debug, Default, clap::Args)]
 pub struct RunFlags {
     /// normal, json, json+, terse or iolens-json; a comma list prints several.
-    #[arg(long, value_name = "FORMATS")]
-    pub output_format: Option<String>,
+    #[arg(long, value_name = "FORMATS", value_parser = parse_formats)]
+    pub output_format: Option<Formats>,
     /// The same as --output-format=terse.
     #[arg(long)]
     pub minimal: bool,
     /// Write the report to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = parse_report_file)]
+    pub output: Option<PathBuf>,
     /// An interim report every TIME (seconds without a unit); JSON reports one document per line.
-    #[arg(long, value_name = "TIME")]
-    pub status_interval: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = parse_status_interval)]
+    pub status_interval: Option<Duration>,
     /// Live progress on stderr: auto (when stdout and stderr are terminals), always (also in logs), never.
-    #[arg(long, value_name = "WHEN")]
-    pub eta: Option<String>,
+    #[arg(long, value_name = "WHEN", value_parser = parse_eta)]
+    pub eta: Option<EtaMode>,
     /// Also write the self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -302,11 +331,11 @@ pub struct RunFlags {
     #[arg(long, visible_alias = "allow-device-write")]
     pub allow_destructive: bool,
     /// How often the system is sampled during the run (default 100ms, at least 10ms).
-    #[arg(long, value_name = "TIME")]
-    pub observe_interval: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = parse_observe_interval)]
+    pub observe_interval: Option<Duration>,
     /// An I/O in flight longer than TIME fails its job with ETIMEDOUT (default: off).
-    #[arg(long, value_name = "TIME")]
-    pub io_timeout: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = parse_io_timeout)]
+    pub io_timeout: Option<Duration>,
     /// A line per second on stderr while running: MiB/s, IOPS, time in I/O calls, latency,
     /// Dirty/Writeback, cached pages of the targets.
     #[arg(long)]
@@ -318,25 +347,36 @@ pub struct RunFlags {
     #[arg(long)]
     pub parse_only: bool,
     /// strict (default) or lenient: accept what fio silently accepts, with a warning each.
-    #[arg(long, value_name = "MODE")]
-    pub fio_compat: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = parse_fio_compat)]
+    pub fio_compat: Option<FioCompat>,
     /// List the job options, or describe one (--cmdhelp=OPTION).
     #[arg(long, value_name = "OPTION", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub cmdhelp: Option<String>,
     /// Statistics over N full runs.
-    #[arg(long, value_name = "N")]
-    pub repeat: Option<String>,
+    #[arg(long, value_name = "N", value_parser = parse_repetitions)]
+    pub repeat: Option<u32>,
     /// Unmeasured runs before the measured ones.
-    #[arg(long, value_name = "K")]
-    pub warmup: Option<String>,
+    #[arg(long, value_name = "K", value_parser = parse_warmup)]
+    pub warmup: Option<u32>,
     /// Compare the result with stored run ID (and its repetitions).
-    #[arg(long, value_name = "ID")]
-    pub compare_with: Option<String>,
+    #[arg(long, value_name = "ID", value_parser = parse_history_id)]
+    pub compare_with: Option<i64>,
     #[command(flatten)]
     pub db: DbArgs,
     /// Do not store the run in the history.
     #[arg(long)]
     pub no_history: bool,
+}
+
+impl RunFlags {
+    /// The report formats: `--output-format`, else `--minimal`'s terse, else normal.
+    pub fn formats(&self) -> Vec<Format> {
+        match (&self.output_format, self.minimal) {
+            (Some(Formats(formats)), _) => formats.clone(),
+            (None, true) => vec![Format::Terse],
+            (None, false) => vec![Format::Normal],
+        }
+    }
 }
 
 #[cfg(test)]
@@ -372,6 +412,90 @@ mod tests {
                 "--time_based",
             ]),
             "expected own flags (with a spaced value, an optional value, an alias) first"
+        );
+    }
+
+    fn run_line(words: &[&str]) -> RunArgs {
+        parse_run_line(&strings(words)).expect("expected the words to parse")
+    }
+
+    fn refusal(words: &[&str]) -> String {
+        error_line(&parse_run_line(&strings(words)).expect_err("expected a refusal"))
+    }
+
+    #[test]
+    fn repeat_and_history_flags_take_both_spellings() {
+        let run = run_line(&[
+            "--repeat",
+            "5",
+            "--warmup=1",
+            "--name=a",
+            "--compare-with=12",
+            "--html",
+            "r.html",
+            "--db",
+            "h.db",
+            "--no-history",
+        ]);
+        let flags = &run.flags;
+        assert_eq!((flags.repeat, flags.warmup), (Some(5), Some(1)));
+        assert_eq!(flags.compare_with, Some(12));
+        assert_eq!(flags.html, Some(PathBuf::from("r.html")));
+        assert_eq!(flags.db.db, Some(PathBuf::from("h.db")));
+        assert!(flags.no_history);
+        assert_eq!(run.args, strings(&["--name=a"]));
+    }
+
+    #[test]
+    fn typed_flags_come_out_of_the_job_options() {
+        let run = run_line(&[
+            "--output-format=json",
+            "--name=a",
+            "--allow-device-write",
+            "--output=r.json",
+            "--observe-interval=250ms",
+            "--bs=4k",
+            "--status-interval=2",
+            "--eta=never",
+            "--fio-compat=lenient",
+            "--io-timeout=500ms",
+        ]);
+        let flags = &run.flags;
+        assert_eq!(flags.formats(), vec![Format::FioJson]);
+        assert_eq!(flags.output, Some(PathBuf::from("r.json")));
+        assert!(flags.allow_destructive);
+        assert_eq!(flags.observe_interval, Some(Duration::from_millis(250)));
+        assert_eq!(flags.status_interval, Some(Duration::from_secs(2)));
+        assert_eq!(flags.eta, Some(EtaMode::Never));
+        assert_eq!(flags.fio_compat, Some(FioCompat::Lenient));
+        assert_eq!(flags.io_timeout, Some(Duration::from_millis(500)));
+        assert_eq!(run.args, strings(&["--name=a", "--bs=4k"]));
+        assert_eq!(
+            run_line(&["--minimal"]).flags.formats(),
+            vec![Format::Terse]
+        );
+        assert_eq!(run_line(&[]).flags.formats(), vec![Format::Normal]);
+    }
+
+    #[test]
+    fn a_bad_value_is_one_line_naming_the_flag_and_the_fix() {
+        assert_eq!(
+            refusal(&["--name=a", "--repeat=0"]),
+            "--repeat=0: give at least one repetition",
+            "expected the flag's own message, without clap's wrapping"
+        );
+        assert_eq!(
+            refusal(&["--status-interval", "0"]),
+            "--status-interval=0: give a positive interval, e.g. --status-interval=1"
+        );
+        assert_eq!(
+            refusal(&["--repeat"]),
+            "a value is required for '--repeat <N>' but none was supplied (see --help)",
+            "expected clap's own complaint on one line, pointing to --help"
+        );
+        assert!(
+            refusal(&["--repeat=2", "--repeat=3"]).contains("cannot be used multiple times"),
+            "expected a repeated flag to be refused"
         );
     }
 

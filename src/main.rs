@@ -1,9 +1,9 @@
 fn main() {
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_default();
-    if iolens::cmd::shim::invoked_as_fio(&argv0) {
+    if iolens::cmd::invoked_as_fio(&argv0) {
         let fio_args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
-        std::process::exit(iolens::cmd::shim::run_as_fio(&fio_args));
+        std::process::exit(iolens::cmd::run_as_fio(&fio_args));
     }
     let cli = iolens::cli::parse();
     std::process::exit(iolens::cmd::dispatch(cli));

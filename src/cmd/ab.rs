@@ -1,11 +1,10 @@
 //! `iolens ab A B --pairs N`: two job variants interleaved A B B A A B B A …,
 //! so that drift of the machine during the session hits both arms alike.
 
-use super::compare::{self, Side};
-use super::history::HistoryFlags;
-use super::output;
-use super::run::{run_once, run_status, stop_flag, JobSet, ToolFlags};
-use super::{EXIT_OK, EXIT_USAGE};
+use super::common::{print, run_once, run_status, stop_flag, CmdError, HistoryFlags, JobSet};
+use super::comparison::{self, Side};
+use super::EXIT_OK;
+use crate::cli::RunFlags;
 
 /// The arm (0 = A, 1 = B) of the `i`-th run in ABBA order.
 fn arm_of(i: usize) -> usize {
@@ -14,21 +13,15 @@ fn arm_of(i: usize) -> usize {
 }
 
 /// `a` and `b` are fio-style option strings ("--name=x --rw=read …").
-pub fn ab_command(a: &str, b: &str, pairs: u32, history: &HistoryFlags) -> i32 {
-    match run_ab([a, b], pairs, history) {
-        Ok(code) | Err(code) => code,
-    }
-}
-
-fn run_ab(variants: [&str; 2], pairs: u32, history: &HistoryFlags) -> Result<i32, i32> {
+pub fn ab_command(a: &str, b: &str, pairs: u32, history: &HistoryFlags) -> Result<i32, CmdError> {
     if pairs == 0 {
-        eprintln!("iolens: --pairs 0: give at least one pair");
-        return Err(EXIT_USAGE);
+        return Err(CmdError::usage("--pairs 0: give at least one pair"));
     }
+    let variants = [a, b];
     let args = variants.map(|v| v.split_whitespace().map(str::to_string).collect::<Vec<_>>());
     let jobs = [
-        JobSet::load(&ToolFlags::default(), &args[0], &args[0])?,
-        JobSet::load(&ToolFlags::default(), &args[1], &args[1])?,
+        JobSet::load(&RunFlags::default(), &args[0], &args[0])?,
+        JobSet::load(&RunFlags::default(), &args[1], &args[1])?,
     ];
     let stop = stop_flag()?;
     let mut arms: [Vec<_>; 2] = [Vec::new(), Vec::new()];
@@ -40,14 +33,14 @@ fn run_ab(variants: [&str; 2], pairs: u32, history: &HistoryFlags) -> Result<i32
         code = code.max(run_status(&report));
         arms[arm].push(report);
         if code != EXIT_OK {
-            return Err(code);
+            return Ok(code);
         }
     }
     for runs in &arms {
         history.record(runs);
     }
     let [a, b] = arms;
-    let text = compare::render(
+    print(&comparison::render(
         &Side {
             label: format!("A `{}`", variants[0]),
             runs: a,
@@ -56,11 +49,7 @@ fn run_ab(variants: [&str; 2], pairs: u32, history: &HistoryFlags) -> Result<i32
             label: format!("B `{}`", variants[1]),
             runs: b,
         },
-    );
-    output::write_stdout(&text).map_err(|e| {
-        eprintln!("iolens: stdout: {e}");
-        super::EXIT_RUN_FAILED
-    })?;
+    ))?;
     Ok(code)
 }
 

@@ -2,7 +2,8 @@
 //! block device and say what would distort a measurement of it, each with
 //! its fix. Reads only; always exits 0 once the target exists.
 
-use super::{EXIT_OK, EXIT_USAGE};
+use super::common::CmdError;
+use super::EXIT_OK;
 use crate::diagnose::bytes_text;
 use crate::fileset::{has_holes, mounted_at, read_signature};
 use crate::observe::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
@@ -54,21 +55,17 @@ fn problem(text: String, fix: &str) -> Check {
     }
 }
 
-pub fn doctor_command(target: &Path) -> i32 {
-    let facts = match inspect(target) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("iolens doctor: {}: {e}", target.display());
-            return EXIT_USAGE;
-        }
-    };
+pub fn doctor_command(target: &Path) -> Result<i32, CmdError> {
+    let facts = inspect(target).map_err(|e| {
+        CmdError::usage(format!("{}: {e}", target.display())).said_by("iolens doctor")
+    })?;
     let env = environment::capture([(target, facts.kind == "block device")]);
     let clock = ClockControl::decide(
         &FreqProbe::discover(Path::new(SYS_CPU)),
         &env.cpufreq_governors,
     );
     print!("{}", render(target, &facts, &checks(&facts, &env, &clock)));
-    EXIT_OK
+    Ok(EXIT_OK)
 }
 
 fn inspect(path: &Path) -> std::io::Result<TargetFacts> {

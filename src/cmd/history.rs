@@ -1,82 +1,35 @@
-//! `iolens history` (list runs, `--trend METRIC`), `iolens show ID`, and the
-//! recording of every run into the history database.
+//! `iolens history` (list runs, `--trend METRIC`), `iolens show ID` and
+//! `iolens report ID --html FILE`: what the history database holds.
 
-use super::output::{self, Format};
-use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use super::common::{print, write_html, CmdError, HistoryFlags};
+use super::output;
+use super::EXIT_OK;
+use crate::cli::Formats;
 use crate::diagnose::repetitions;
 use crate::report::html;
 use crate::report::metrics::Metric;
-use crate::report::model::RunReport;
 use crate::stats::significance::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::summary::median;
-use crate::store::{self, Filter, Store};
+use crate::store::{self, Filter};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// Where runs are remembered: `--db PATH` / `IOLENS_DB` / the data directory; `--no-history` skips it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryFlags {
-    pub db: Option<PathBuf>,
-    pub enabled: bool,
-}
-
-impl Default for HistoryFlags {
-    fn default() -> Self {
-        HistoryFlags {
-            db: None,
-            enabled: true,
-        }
-    }
-}
-
-impl HistoryFlags {
-    pub fn open(&self) -> Result<Store, String> {
-        let path = store::resolve_path(self.db.as_deref()).map_err(|e| e.to_string())?;
-        Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
-    }
-
-    /// Store `reports` as one batch unless `--no-history`. The run already
-    /// succeeded, so a history problem is a warning, not a failure.
-    pub fn record(&self, reports: &[RunReport]) {
-        if !self.enabled || reports.is_empty() {
-            return;
-        }
-        let stored = self.open().and_then(|mut store| {
-            let first = store.insert(&reports[0], None).map_err(|e| e.to_string())?;
-            for r in &reports[1..] {
-                store.insert(r, Some(first)).map_err(|e| e.to_string())?;
-            }
-            Ok(first)
-        });
-        match stored {
-            Ok(id) => {
-                eprintln!("iolens: saved in the history as run {id} (see `iolens show {id}`)")
-            }
-            Err(e) => eprintln!("iolens: warning: not saved in the history: {e}"),
-        }
-    }
-}
 
 pub struct HistoryQuery {
     pub filter: Filter,
     pub trend: Option<String>,
 }
 
-pub fn history_command(history: &HistoryFlags, query: &HistoryQuery) -> i32 {
-    let store = match history.open() {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
+pub fn history_command(history: &HistoryFlags, query: &HistoryQuery) -> Result<i32, CmdError> {
+    let store = history.open().map_err(CmdError::run_failed)?;
     let text = match &query.trend {
         Some(name) => {
             let Some(metric) = Metric::from_name(name) else {
                 let names: Vec<_> = Metric::ALL.iter().map(|m| m.name()).collect();
-                eprintln!(
-                    "iolens: --trend {name}: unknown metric (use one of {})",
+                return Err(CmdError::usage(format!(
+                    "--trend {name}: unknown metric (use one of {})",
                     names.join(", ")
-                );
-                return EXIT_USAGE;
+                )));
             };
             store
                 .metric_points(metric, &query.filter)
@@ -84,59 +37,34 @@ pub fn history_command(history: &HistoryFlags, query: &HistoryQuery) -> i32 {
         }
         None => store.list(&query.filter).map(|runs| render_list(&runs)),
     };
-    match text {
-        Ok(t) => finish(output::write_stdout(&t)),
-        Err(e) => fail(&e.to_string()),
-    }
+    print(&text.map_err(|e| CmdError::run_failed(e.to_string()))?)
 }
 
-pub fn show_command(history: &HistoryFlags, id: i64, formats: &str) -> i32 {
-    let formats: Vec<Format> = match output::parse_formats(formats) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("iolens: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    match history
+pub fn show_command(history: &HistoryFlags, id: i64, formats: &Formats) -> Result<i32, CmdError> {
+    let report = history
         .open()
         .and_then(|s| s.report(id).map_err(|e| e.to_string()))
-    {
-        Ok(report) => finish(output::write_stdout(&output::render(&report, &formats))),
-        Err(e) => fail(&e),
-    }
+        .map_err(CmdError::run_failed)?;
+    print(&output::render(&report, &formats.0))
 }
 
 /// `iolens report ID --html FILE`: a stored run, or the whole `--repeat` batch it belongs to.
-pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> i32 {
-    let runs = match history
+pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> Result<i32, CmdError> {
+    let runs = history
         .open()
         .and_then(|s| s.batch_of(id).map_err(|e| e.to_string()))
-    {
-        Ok(runs) => runs,
-        Err(e) => return fail(&e),
-    };
+        .map_err(CmdError::run_failed)?;
     let page = match runs.len() {
-        0 => return fail(&format!("run {id} is not in the history")),
+        0 => {
+            return Err(CmdError::run_failed(format!(
+                "run {id} is not in the history"
+            )))
+        }
         1 => html::render_run(&runs[0]),
         _ => html::render_repeat(&repetitions::build(runs, 0)),
     };
-    match super::quick::write_html(html_path, &page) {
-        Ok(()) => EXIT_OK,
-        Err(code) => code,
-    }
-}
-
-fn fail(message: &str) -> i32 {
-    eprintln!("iolens: {message}");
-    EXIT_RUN_FAILED
-}
-
-fn finish(written: std::io::Result<()>) -> i32 {
-    match written {
-        Ok(()) => EXIT_OK,
-        Err(e) => fail(&format!("stdout: {e}")),
-    }
+    write_html(html_path, &page)?;
+    Ok(EXIT_OK)
 }
 
 fn render_list(runs: &[store::RunSummary]) -> String {

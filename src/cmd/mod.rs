@@ -1,34 +1,57 @@
 //! Subcommands: the only place that prints results and maps errors to exit codes.
+//! One file per subcommand; what several of them share lives in the shared modules
+//! (`common`, `comparison`, `output`, `progress`), and a subcommand never uses
+//! another (the test below holds that).
 
 mod ab;
+mod common;
 mod compare;
+mod comparison;
 mod doctor;
 mod history;
 mod output;
 mod progress;
-pub mod quick;
-mod repeat;
-pub mod run;
-pub mod shim;
-pub mod show_jobs;
+mod quick;
+mod run;
+mod shim;
+mod show_jobs;
 
-use crate::cli::{Cli, Command, DbArgs, QuickArgs};
+use crate::cli::{Cli, Command, DbArgs, QuickArgs, RunArgs};
 use crate::store::Filter;
-use history::{HistoryFlags, HistoryQuery};
+use common::{CmdError, HistoryFlags};
+use history::HistoryQuery;
+pub use shim::invoked_as_fio;
 
 /// Exit codes: 0 ok, 1 the run failed (I/O error), 2 usage or configuration error.
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_RUN_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
+/// Run the subcommand; the exit code, its error (if any) printed here, once.
 pub fn dispatch(cli: Cli) -> i32 {
+    exit_code(subcommand(cli))
+}
+
+/// Invoked as `fio`: `--version` answers like fio; everything else is `iolens run ARGS…`.
+pub fn run_as_fio(args: &[String]) -> i32 {
+    exit_code(fio(args))
+}
+
+fn exit_code(result: Result<i32, CmdError>) -> i32 {
+    result.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        e.code()
+    })
+}
+
+fn subcommand(cli: Cli) -> Result<i32, CmdError> {
     match cli.command {
         Some(Command::Run(args)) => {
             let typed: Vec<String> = std::env::args().skip(2).collect();
-            run::run_command(&args, &typed)
+            run_line(&args, &typed)
         }
         Some(Command::Compare { a, b, html, db }) => {
-            compare::compare_command(&a, &b, html.as_deref(), &history_at(db))
+            compare::compare_command(&a, &b, html.as_deref(), &history_at(&db))
         }
         Some(Command::Ab {
             a,
@@ -36,13 +59,7 @@ pub fn dispatch(cli: Cli) -> i32 {
             pairs,
             db,
             no_history,
-        }) => {
-            let history = HistoryFlags {
-                enabled: !no_history,
-                ..history_at(db)
-            };
-            ab::ab_command(&a, &b, pairs, &history)
-        }
+        }) => ab::ab_command(&a, &b, pairs, &HistoryFlags::new(&db, no_history)),
         Some(Command::History {
             target,
             job,
@@ -51,55 +68,161 @@ pub fn dispatch(cli: Cli) -> i32 {
             db,
         }) => {
             let since = since.map(|s| history::parse_since(&s, history::now_unix_ms()));
-            let since_unix_ms = match since.transpose() {
-                Ok(v) => v,
-                Err(e) => {
-                    eprintln!("iolens: {e}");
-                    return EXIT_USAGE;
-                }
-            };
             let query = HistoryQuery {
                 filter: Filter {
                     target,
                     job,
-                    since_unix_ms,
+                    since_unix_ms: since.transpose().map_err(CmdError::usage)?,
                 },
                 trend,
             };
-            history::history_command(&history_at(db), &query)
+            history::history_command(&history_at(&db), &query)
         }
         Some(Command::Show {
             id,
             output_format,
             db,
-        }) => history::show_command(&history_at(db), id, &output_format),
+        }) => history::show_command(&history_at(&db), id, &output_format),
         Some(Command::Worker) => worker_process(),
         Some(Command::ShowJobs { args }) => show_jobs::show_jobs_command(&args),
         Some(Command::InstallFioShim { dir, force }) => shim::install(&dir, force),
         Some(Command::Doctor { target }) => doctor::doctor_command(&target),
         Some(Command::Quick(args)) => quick::quick_command(&args),
         Some(Command::Report { id, html, db }) => {
-            history::report_command(&history_at(db), id, &html)
+            history::report_command(&history_at(&db), id, &html)
         }
         None => quick::quick_command(&QuickArgs::default()),
     }
 }
 
-fn history_at(db: DbArgs) -> HistoryFlags {
-    HistoryFlags {
-        db: db.db,
-        ..HistoryFlags::default()
+/// `iolens run` and `fio`: `--cmdhelp` and `--parse-only` print, otherwise the jobs run;
+/// `command_line` (the words after `run`) goes into the report.
+fn run_line(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
+    if let Some(option) = &args.flags.cmdhelp {
+        return show_jobs::cmdhelp(option);
     }
+    if args.flags.parse_only {
+        return show_jobs::parse_only(args);
+    }
+    run::run_command(args, command_line)
+}
+
+fn fio(args: &[String]) -> Result<i32, CmdError> {
+    if shim::asks_for_version(args) {
+        println!("{}", shim::fio_version());
+        return Ok(EXIT_OK);
+    }
+    common::with_run_args(args, |run| run_line(&run, args))
+}
+
+fn history_at(db: &DbArgs) -> HistoryFlags {
+    HistoryFlags::new(db, false)
 }
 
 /// A worker process: its I/O errors travel inside its result (exit 0);
 /// it fails only when it cannot run its task at all.
-fn worker_process() -> i32 {
-    match crate::runner::process::serve_worker() {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            eprintln!("iolens worker process: {e}");
-            EXIT_RUN_FAILED
+fn worker_process() -> Result<i32, CmdError> {
+    crate::runner::process::serve_worker()
+        .map_err(|e| CmdError::run_failed(e.to_string()).said_by("iolens worker process"))?;
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each subcommand's file, by module name.
+    const SUBCOMMANDS: &[(&str, &str)] = &[
+        ("ab", include_str!("ab.rs")),
+        ("compare", include_str!("compare.rs")),
+        ("doctor", include_str!("doctor.rs")),
+        ("history", include_str!("history.rs")),
+        ("quick", include_str!("quick.rs")),
+        ("run", include_str!("run.rs")),
+        ("shim", include_str!("shim.rs")),
+        ("show_jobs", include_str!("show_jobs.rs")),
+    ];
+
+    /// What subcommands share; these use no subcommand either.
+    const SHARED: &[(&str, &str)] = &[
+        ("common", include_str!("common.rs")),
+        ("comparison", include_str!("comparison.rs")),
+        ("output", include_str!("output.rs")),
+        ("progress", include_str!("progress.rs")),
+    ];
+
+    /// True when `source` names `module` as a whole path segment (`super::run::x`
+    /// or `use super::{run, …}` count, `super::runner` does not).
+    fn names(source: &str, module: &str) -> bool {
+        let segment = |rest: &str| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let direct = ["super::", "cmd::"].iter().any(|prefix| {
+            let path = format!("{prefix}{module}");
+            source
+                .match_indices(&path)
+                .any(|(at, _)| segment(&source[at + path.len()..]))
+        });
+        let grouped = source
+            .split("super::{")
+            .skip(1)
+            .filter_map(|rest| rest.split('}').next())
+            .any(|list| {
+                list.split(',').any(|item| {
+                    let item = item.trim();
+                    item == module || item.starts_with(&format!("{module}::"))
+                })
+            });
+        direct || grouped
+    }
+
+    #[test]
+    fn no_subcommand_uses_another() {
+        for (file, source) in SUBCOMMANDS.iter().chain(SHARED) {
+            for (other, _) in SUBCOMMANDS.iter().filter(|(other, _)| other != file) {
+                assert!(
+                    !names(source, other),
+                    "expected cmd/{file}.rs not to use the subcommand `{other}` \
+                     (share through cmd/common.rs instead), but it names it"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_module_is_a_subcommand_or_shared() {
+        let declared: Vec<&str> = include_str!("mod.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+            .collect();
+        let mut known: Vec<&str> = SUBCOMMANDS.iter().chain(SHARED).map(|(m, _)| *m).collect();
+        known.sort_unstable();
+        assert_eq!(
+            declared, known,
+            "expected every module of cmd/ (left) to be listed as a subcommand or shared (right)"
+        );
+    }
+
+    #[test]
+    fn the_check_sees_every_way_to_name_a_sibling() {
+        for (source, module) in [
+            ("use super::run::run_once;", "run"),
+            ("use super::{compare, EXIT_OK};", "compare"),
+            ("use super::{output::Format, run::JobSet};", "run"),
+            ("super::quick::write_html(x)", "quick"),
+            ("crate::cmd::run::emit(x)", "run"),
+        ] {
+            assert!(
+                names(source, module),
+                "expected `{source}` to count as using {module}"
+            );
+        }
+        for source in [
+            "use super::common::run_once;",
+            "use crate::runner::run;",
+            "use super::*;",
+            "use super::{runner, EXIT_OK};",
+        ] {
+            assert!(
+                !names(source, "run"),
+                "expected `{source}` not to count as using run"
+            );
         }
     }
 }

@@ -1,42 +1,11 @@
-//! Output formats and where they go.
+//! Rendering the report in the chosen formats, and where it goes.
 
+use crate::cli::Format;
 use crate::report::fio_json::{self, Detail};
 use crate::report::{json, model::RunReport, terse, text};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// fio's human layout.
-    Normal,
-    /// fio's JSON layout.
-    FioJson,
-    /// fio's JSON with latency histograms (`json+`).
-    FioJsonPlus,
-    /// fio's terse (semicolon-separated) version 3 line per job.
-    Terse,
-    /// iolens' own JSON (the full report model).
-    IolensJson,
-}
-
-/// Parse `--output-format=` (fio allows a comma list).
-pub fn parse_formats(value: &str) -> Result<Vec<Format>, String> {
-    value
-        .split(',')
-        .map(|f| match f.trim() {
-            "normal" => Ok(Format::Normal),
-            "json" => Ok(Format::FioJson),
-            "json+" => Ok(Format::FioJsonPlus),
-            "terse" => Ok(Format::Terse),
-            "iolens-json" => Ok(Format::IolensJson),
-            other => Err(format!(
-                "--output-format={other}: unknown format (use normal, json, json+, terse or \
-                 iolens-json; several with commas)"
-            )),
-        })
-        .collect()
-}
 
 /// Render the final report in each format, in order.
 pub fn render(report: &RunReport, formats: &[Format]) -> String {
@@ -114,20 +83,6 @@ pub use crate::console::write_stdout;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_comma_lists_and_rejects_unknown_formats() {
-        assert_eq!(
-            parse_formats("normal,json").unwrap(),
-            vec![Format::Normal, Format::FioJson]
-        );
-        assert_eq!(
-            parse_formats("json+, terse").unwrap(),
-            vec![Format::FioJsonPlus, Format::Terse]
-        );
-        let err = parse_formats("xml").unwrap_err();
-        assert!(err.contains("--output-format=xml"), "{err}");
-    }
 
     fn one_job_report() -> RunReport {
         use crate::report::model::{JobReport, SCHEMA_VERSION};

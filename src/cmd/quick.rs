@@ -2,55 +2,39 @@
 //! The suite is data, `presets/quick.fio`, run through the ordinary job-file path; this
 //! file only chooses the target and the engine and prints the compact table.
 
-use super::history::HistoryFlags;
-use super::output::{self, Format};
-use super::progress::EtaMode;
-use super::run::{self, run_once, run_status, split_tool_flags, stop_flag, JobSet};
-use super::{compare, repeat, EXIT_OK, EXIT_RUN_FAILED};
-use crate::cli::QuickArgs;
+use super::common::{
+    emit, print, run_once, run_repeated, run_status, stop_flag, write_html, CmdError, HistoryFlags,
+    JobSet, Repetitions,
+};
+use super::comparison;
+use super::output::{self, Destination};
+use crate::cli::{Format, QuickArgs, RunFlags};
 use crate::report::config::TEMPORARY_TARGET_PREFIX;
 use crate::report::{findings_text, html, quick};
 use crate::store::Filter;
-use crate::units::{self, TimeUnit};
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 use tempfile::{NamedTempFile, TempDir};
 
 /// The suite: one section per row of the table.
 pub const PRESET: &str = include_str!("../../presets/quick.fio");
-const DEFAULT_DURATION: &str = "5";
-const DEFAULT_RAMP: &str = "1";
+const DEFAULT_DURATION: Duration = Duration::from_secs(5);
+const DEFAULT_RAMP: Duration = Duration::from_secs(1);
 const DEFAULT_SIZE: &str = "1g";
 
-pub fn quick_command(args: &QuickArgs) -> i32 {
+pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     if args.show_job {
-        return match output::write_stdout(PRESET) {
-            Ok(()) => EXIT_OK,
-            Err(e) => run::usage_error(&format!("stdout: {e}")),
-        };
+        return print(PRESET);
     }
-    match run_quick(args) {
-        Ok(code) | Err(code) => code,
-    }
-}
-
-fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
-    let duration = time_flag("--duration", args.duration.as_deref(), DEFAULT_DURATION)?;
-    let ramp = time_flag("--ramp", args.ramp.as_deref(), DEFAULT_RAMP)?;
-    let eta = args.eta.as_deref().unwrap_or("auto");
-    EtaMode::parse(eta).map_err(|e| run::usage_error(&e))?;
-    let preset_dir = write_preset().map_err(|e| {
-        eprintln!("iolens: cannot write the preset job file: {e}");
-        EXIT_RUN_FAILED
-    })?;
-    let history = HistoryFlags {
-        db: args.db.db.clone(),
-        enabled: !args.no_history,
-    };
+    let duration = args.duration.unwrap_or(DEFAULT_DURATION);
+    let ramp = args.ramp.unwrap_or(DEFAULT_RAMP);
+    let preset_dir = write_preset()
+        .map_err(|e| CmdError::run_failed(format!("cannot write the preset job file: {e}")))?;
+    let history = HistoryFlags::new(&args.db, args.no_history);
     // Resolved before this run is stored, so that `last` is the run before it.
     let baseline = match args.compare_with.as_deref() {
-        Some(which) => Some(baseline_id(which, &history).map_err(|e| run::usage_error(&e))?),
+        Some(which) => Some(baseline_id(which, &history).map_err(CmdError::usage)?),
         None => None,
     };
     let target = Target::choose(args)?;
@@ -74,19 +58,20 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         format!("--ioengine={engine}"),
         format!("--runtime={}ms", duration.as_millis()),
         format!("--ramp_time={}ms", ramp.as_millis()),
-        format!("--eta={eta}"),
     ];
     if let Some(size) = &target.size {
         job_args.push(format!("--size={size}"));
     }
-    if args.allow_device_write {
-        job_args.push("--allow-device-write".into());
-    }
-    if args.read_only {
-        job_args.extend(read_sections(PRESET).map(|s| format!("--section={s}")));
-    }
     job_args.push(preset_dir.path().join("quick.fio").display().to_string());
-    let (flags, job_args) = split_tool_flags(&job_args).map_err(|e| run::usage_error(&e))?;
+    let flags = RunFlags {
+        eta: args.eta,
+        allow_destructive: args.allow_device_write,
+        section: match args.read_only {
+            true => read_sections(PRESET).map(str::to_string).collect(),
+            false => Vec::new(),
+        },
+        ..RunFlags::default()
+    };
     let command_line: Vec<String> = std::env::args().skip(1).collect();
     let jobs = JobSet::load(&flags, &job_args, &command_line)?;
     let stop = stop_flag()?;
@@ -96,7 +81,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
         } else {
             Format::Normal
         }];
-        let options = repeat::Options {
+        let options = Repetitions {
             repetitions,
             warmup: 0,
             formats: &formats,
@@ -105,7 +90,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
             compare_with: baseline,
             html: args.html.as_deref(),
         };
-        return repeat::run_repeated(&jobs, &options, &stop);
+        return run_repeated(&jobs, &options, &stop);
     }
     let outcome = run_once(&jobs, &stop, None)?;
     let report = outcome.report;
@@ -118,7 +103,7 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
             findings_text::render(&report.findings)
         )
     };
-    run::emit(&rendered, None)?;
+    emit(&mut Destination::Stdout, &rendered)?;
     // With a baseline the page is the comparison, which holds this run's charts too.
     if let (Some(path), None) = (&args.html, baseline) {
         write_html(path, &html::render_run(&report))?;
@@ -127,29 +112,13 @@ fn run_quick(args: &QuickArgs) -> Result<i32, i32> {
     let reports = [report];
     history.record(&reports);
     if let Some(id) = baseline {
-        compare::against_history(id, &reports, &history, args.html.as_deref())?;
+        comparison::against_history(id, &reports, &history, args.html.as_deref())?;
     }
     Ok(code)
 }
 
-/// Write a rendered HTML report, saying where it went.
-pub(super) fn write_html(path: &Path, html: &str) -> Result<(), i32> {
-    std::fs::write(path, html).map_err(|e| {
-        eprintln!("iolens: cannot write {}: {e}", path.display());
-        EXIT_RUN_FAILED
-    })?;
-    eprintln!("iolens: HTML report written to {}", path.display());
-    Ok(())
-}
-
-fn time_flag(flag: &str, value: Option<&str>, default: &str) -> Result<Duration, i32> {
-    let value = value.unwrap_or(default);
-    units::parse_time(value, TimeUnit::Seconds)
-        .map_err(|e| run::usage_error(&format!("{flag}={value}: {e} (e.g. {flag}=5 or 500ms)")))
-}
-
 /// What the suite runs on; a file it created is removed when this is dropped,
-/// on every way out of `run_quick` (Ctrl-C stops the run, then returns here).
+/// on every way out of `quick_command` (Ctrl-C stops the run, then returns here).
 struct Target {
     path: PathBuf,
     description: &'static str,
@@ -159,7 +128,7 @@ struct Target {
 }
 
 impl Target {
-    fn choose(args: &QuickArgs) -> Result<Target, i32> {
+    fn choose(args: &QuickArgs) -> Result<Target, CmdError> {
         let given = args.target.clone().unwrap_or_else(|| PathBuf::from("."));
         // An absolute path reads better in the report and the history.
         let given = std::fs::canonicalize(&given).unwrap_or(given);
@@ -168,7 +137,7 @@ impl Target {
         match metadata {
             Some(m) if m.file_type().is_block_device() => {
                 if !args.read_only && !args.allow_device_write {
-                    return Err(run::usage_error(&format!(
+                    return Err(CmdError::usage(format!(
                         "{}: the write tests would overwrite this block device; add \
                          --allow-device-write (alias --allow-destructive) or run --read-only",
                         given.display()
@@ -186,7 +155,7 @@ impl Target {
                     .prefix(TEMPORARY_TARGET_PREFIX)
                     .tempfile_in(&given)
                     .map_err(|e| {
-                        run::usage_error(&format!(
+                        CmdError::usage(format!(
                             "cannot create a test file in {}: {e} (choose a writable directory)",
                             given.display()
                         ))

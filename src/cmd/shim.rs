@@ -1,7 +1,9 @@
 //! The fio drop-in: invoked as `fio` (through a symlink), iolens behaves as `iolens run` with
-//! fio's command line, so scripts that call fio run unchanged.
+//! fio's command line, so scripts that call fio run unchanged (`cmd::run_as_fio`); and
+//! `iolens install-fio-shim`, which makes the link.
 
-use super::{run, EXIT_OK, EXIT_USAGE};
+use super::common::CmdError;
+use super::EXIT_OK;
 use std::ffi::OsStr;
 use std::path::Path;
 
@@ -16,32 +18,22 @@ pub fn invoked_as_fio(argv0: &OsStr) -> bool {
     Path::new(argv0).file_name() == Some(OsStr::new("fio"))
 }
 
-/// `fio ARGS…`: `--version` answers like fio; everything else is `iolens run ARGS…`.
-pub fn run_as_fio(args: &[String]) -> i32 {
-    if args.iter().any(|a| a == "--version") {
-        println!("{}", fio_version());
-        return EXIT_OK;
-    }
-    run::run_words(args)
+/// `fio --version` (anywhere among the words) answers like fio instead of running.
+pub fn asks_for_version(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--version")
 }
 
 /// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable
 /// (and DIR when missing).
-pub fn install(dir: &Path, force: bool) -> i32 {
-    match try_install(dir, force) {
-        Ok(link) => {
-            println!(
-                "{} -> iolens (put {} first in PATH to use it)",
-                link.display(),
-                dir.display()
-            );
-            EXIT_OK
-        }
-        Err(message) => {
-            eprintln!("iolens: install-fio-shim: {message}");
-            EXIT_USAGE
-        }
-    }
+pub fn install(dir: &Path, force: bool) -> Result<i32, CmdError> {
+    let link = try_install(dir, force)
+        .map_err(|message| CmdError::usage(format!("install-fio-shim: {message}")))?;
+    println!(
+        "{} -> iolens (put {} first in PATH to use it)",
+        link.display(),
+        dir.display()
+    );
+    Ok(EXIT_OK)
 }
 
 fn try_install(dir: &Path, force: bool) -> Result<std::path::PathBuf, String> {

@@ -1,40 +1,31 @@
 //! `iolens show-jobs`, `--parse-only` and `--cmdhelp`: the resolved jobs, option by option
 //! with where each value came from, and the option table itself.
 
-use super::output;
-use super::run::{load_jobs, split_tool_flags, usage_error};
-use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use super::common::{load_jobs, print, with_run_args, CmdError};
+use crate::cli::RunArgs;
 use crate::job::options::{self, Kind, OptionDef, Status, OPTIONS};
 use crate::job::{LayeredJob, RawJob, Source};
 use std::fmt::Write;
 
 /// `iolens show-jobs FILE… [--key=value…]`: every option of every job.
-pub fn show_jobs_command(args: &[String]) -> i32 {
-    let (flags, job_args) = match split_tool_flags(args) {
-        Ok(v) => v,
-        Err(e) => return usage_error(&e),
-    };
-    match load_jobs(&flags, &job_args) {
-        Ok(loaded) => print(&render(&loaded.layered, true)),
-        Err(e) => usage_error(&e),
-    }
+pub fn show_jobs_command(words: &[String]) -> Result<i32, CmdError> {
+    with_run_args(words, |run| print_jobs(&run, true))
 }
 
-/// Writes to stdout; exit code for the command.
-pub(super) fn print(text: &str) -> i32 {
-    match output::write_stdout(text) {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            eprintln!("iolens: stdout: {e}");
-            EXIT_RUN_FAILED
-        }
-    }
+/// `iolens run --parse-only`: each job with the options given for it.
+pub fn parse_only(run: &RunArgs) -> Result<i32, CmdError> {
+    print_jobs(run, false)
+}
+
+fn print_jobs(run: &RunArgs, every_option: bool) -> Result<i32, CmdError> {
+    let loaded = load_jobs(&run.flags, &run.args)?;
+    print(&render(&loaded.layered, every_option))
 }
 
 /// One block per job: a header with where the job starts, then `option value origin` lines;
 /// with `every_option` also the supported options left at their defaults (or unset), in
 /// table order.
-pub fn render(jobs: &[LayeredJob], every_option: bool) -> String {
+fn render(jobs: &[LayeredJob], every_option: bool) -> String {
     let mut out = String::new();
     for (index, layered) in jobs.iter().enumerate() {
         if index > 0 {
@@ -71,7 +62,7 @@ fn origin(layer: &RawJob, source: &Source) -> String {
 }
 
 /// `--cmdhelp` lists every option; `--cmdhelp=NAME` shows one (`all` also lists them).
-pub(super) fn cmdhelp(option: &str) -> i32 {
+pub fn cmdhelp(option: &str) -> Result<i32, CmdError> {
     if option.is_empty() || option == "all" {
         let mut out = String::new();
         for def in OPTIONS {
@@ -85,18 +76,15 @@ pub(super) fn cmdhelp(option: &str) -> i32 {
         }
         return print(&out);
     }
-    match options::find(option) {
-        Some(def) => print(&describe(def)),
-        None => {
-            let suggestion = options::suggest(option)
-                .map(|name| format!(" (did you mean '{name}'?)"))
-                .unwrap_or_default();
-            eprintln!(
-                "iolens: --cmdhelp={option}: no such option{suggestion}; --cmdhelp lists them all"
-            );
-            EXIT_USAGE
-        }
-    }
+    let Some(def) = options::find(option) else {
+        let suggestion = options::suggest(option)
+            .map(|name| format!(" (did you mean '{name}'?)"))
+            .unwrap_or_default();
+        return Err(CmdError::usage(format!(
+            "--cmdhelp={option}: no such option{suggestion}; --cmdhelp lists them all"
+        )));
+    };
+    print(&describe(def))
 }
 
 fn describe(def: &OptionDef) -> String {

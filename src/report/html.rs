@@ -2,7 +2,7 @@
 //! Per job its I/O over time and latency distribution, the system observations on
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
 
-use super::comparison::{metric_changes, verdicts_possible, Side, NO_VERDICT};
+use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use super::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
 };

@@ -1,11 +1,11 @@
 //! Reports: the model and its renderings.
-pub mod comparison;
 pub mod config;
 pub mod findings_text;
 pub mod fio_json;
 pub mod fio_style;
 pub mod html;
 pub mod json;
+pub mod metric_changes;
 pub mod metrics;
 pub mod model;
 pub mod quick;

@@ -157,3 +157,41 @@ fn the_fio_shim_runs_job_files_and_answers_version() {
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
 }
+
+#[test]
+fn the_fio_shim_refuses_a_bad_flag_in_one_line() {
+    let dir = scratch();
+    let bin = dir.path().join("bin");
+    let install = iolens(&["install-fio-shim", &bin.display().to_string()]);
+    assert_eq!(install.status.code(), Some(0), "{}", stderr(&install));
+    let fio = |args: &[&str]| {
+        crate::support::isolated(bin.join("fio"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for (args, expected) in [
+        (
+            &["--name=a", "--size=1m", "--repeat=0"][..],
+            "iolens: --repeat=0: give at least one repetition\n",
+        ),
+        (
+            &["--name=a", "--repeat"][..],
+            "iolens: a value is required for '--repeat <N>' but none was supplied (see --help)\n",
+        ),
+    ] {
+        let out = fio(args);
+        assert_eq!(
+            (out.status.code(), stderr(&out).as_str()),
+            (Some(2), expected),
+            "expected `fio {}` to exit 2 with one line naming the flag",
+            args.join(" ")
+        );
+    }
+    let help = fio(&["--help"]);
+    assert!(
+        help.status.code() == Some(0) && stdout(&help).contains("Usage: iolens run"),
+        "expected `fio --help` to print run's help, got: {}",
+        stdout(&help)
+    );
+}

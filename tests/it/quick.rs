@@ -102,6 +102,11 @@ fn show_job_prints_the_preset_and_bad_flags_are_usage_errors() {
     ] {
         let out = iolens(&["quick", "--no-history", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.lines().count() == 1 && err.starts_with(&format!("iolens: {bad}: ")),
+            "expected one line naming {bad} and the fix, got: {err}"
+        );
     }
 }
 

@@ -1,0 +1,418 @@
+//! What the subcommands share: one error type, the history flags, jobs loaded
+//! once and run as often as asked, and writing what they produce (reports,
+//! tables, HTML pages). Subcommands use each other only through this file.
+
+use super::comparison;
+use super::output::{self, Destination};
+use super::progress;
+use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
+use crate::diagnose::repetitions;
+use crate::fileset::TargetError;
+use crate::job::{self, expr, jobfile, lenient, LayeredJob};
+use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
+use crate::report::model::{Observations, RunReport};
+use crate::report::{html, repeat_table, timeline};
+use crate::runner::status::StatusReports;
+use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
+use crate::store::{self, Store};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a subcommand stopped: one line for stderr and the exit code. Returned up
+/// to `cmd::dispatch`, which prints it once.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CmdError {
+    /// Who says it: "iolens", or "iolens doctor" and the like.
+    program: &'static str,
+    message: String,
+    code: i32,
+}
+
+impl CmdError {
+    /// A usage or configuration error (exit 2): the command line or a job is wrong.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::with_code(EXIT_USAGE, message)
+    }
+
+    /// The work failed (exit 1): an I/O error, a file that cannot be written.
+    pub fn run_failed(message: impl Into<String>) -> Self {
+        Self::with_code(EXIT_RUN_FAILED, message)
+    }
+
+    fn with_code(code: i32, message: impl Into<String>) -> Self {
+        CmdError {
+            program: "iolens",
+            message: message.into(),
+            code,
+        }
+    }
+
+    /// The same error said by `program` instead of "iolens".
+    pub fn said_by(self, program: &'static str) -> Self {
+        CmdError { program, ..self }
+    }
+
+    /// The exit code for it.
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+}
+
+impl fmt::Display for CmdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.program, self.message)
+    }
+}
+
+/// Where runs are remembered: `--db PATH` / `IOLENS_DB` / the data directory; `--no-history` skips it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryFlags {
+    pub db: Option<PathBuf>,
+    pub enabled: bool,
+}
+
+impl Default for HistoryFlags {
+    fn default() -> Self {
+        HistoryFlags {
+            db: None,
+            enabled: true,
+        }
+    }
+}
+
+impl HistoryFlags {
+    /// From a subcommand's `--db` and `--no-history`.
+    pub fn new(db: &DbArgs, no_history: bool) -> Self {
+        HistoryFlags {
+            db: db.db.clone(),
+            enabled: !no_history,
+        }
+    }
+
+    pub fn open(&self) -> Result<Store, String> {
+        let path = store::resolve_path(self.db.as_deref()).map_err(|e| e.to_string())?;
+        Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Store `reports` as one batch unless `--no-history`. The run already
+    /// succeeded, so a history problem is a warning, not a failure.
+    pub fn record(&self, reports: &[RunReport]) {
+        if !self.enabled || reports.is_empty() {
+            return;
+        }
+        let stored = self.open().and_then(|mut store| {
+            let first = store.insert(&reports[0], None).map_err(|e| e.to_string())?;
+            for r in &reports[1..] {
+                store.insert(r, Some(first)).map_err(|e| e.to_string())?;
+            }
+            Ok(first)
+        });
+        match stored {
+            Ok(id) => {
+                eprintln!("iolens: saved in the history as run {id} (see `iolens show {id}`)")
+            }
+            Err(e) => eprintln!("iolens: warning: not saved in the history: {e}"),
+        }
+    }
+}
+
+/// `iolens run`'s words given as a list (to `fio`, to show-jobs) parsed by clap and
+/// handed to `then`; clap's `--help` is printed instead (exit 0).
+pub fn with_run_args(
+    words: &[String],
+    then: impl FnOnce(RunArgs) -> Result<i32, CmdError>,
+) -> Result<i32, CmdError> {
+    match cli::parse_run_line(words) {
+        Ok(run) => then(run),
+        Err(e) if e.use_stderr() => Err(CmdError::usage(cli::error_line(&e))),
+        Err(help) => {
+            help.print()
+                .map_err(|e| CmdError::run_failed(format!("stdout: {e}")))?;
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+/// Jobs ready to run: as given (with their layers, for the report and show-jobs) and resolved.
+pub struct LoadedJobs {
+    pub layered: Vec<LayeredJob>,
+    pub specs: Vec<job::spec::JobSpec>,
+}
+
+/// Command-line options and job files → resolved jobs; warnings go to stderr.
+pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, CmdError> {
+    let lenient = flags.fio_compat == Some(FioCompat::Lenient);
+    let line = job::parse_command_line(job_args).map_err(|e| CmdError::usage(e.to_string()))?;
+    let env = |name: &str| std::env::var(name).ok();
+    let cx = jobfile::Context {
+        system: expr::SystemValues::of_this_machine(),
+        missing_env: match lenient {
+            true => expr::MissingEnv::Empty,
+            false => expr::MissingEnv::Error,
+        },
+        env: &env,
+    };
+    let (mut layered, mut warnings) =
+        jobfile::assemble(&line.global, &line.jobs, &line.files, &flags.section, &cx)
+            .map_err(|e| CmdError::usage(e.to_string()))?;
+    if lenient {
+        warnings.extend(lenient::relax(&mut layered));
+    }
+    let resolved = job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
+    for w in warnings.iter().chain(&resolved.warnings) {
+        eprintln!("iolens: warning: {w}");
+    }
+    Ok(LoadedJobs {
+        layered,
+        specs: resolved.jobs,
+    })
+}
+
+/// Jobs parsed and resolved once, to be run as often as asked.
+pub struct JobSet {
+    specs: Vec<job::spec::JobSpec>,
+    job_options: Vec<Vec<(String, String)>>,
+    global_options: Vec<(String, String)>,
+    command_line: Vec<String>,
+    allow_device_write: bool,
+    observe_interval: Duration,
+    timeline: bool,
+    eta: EtaMode,
+    io_timeout: Option<Duration>,
+}
+
+impl JobSet {
+    /// Load job files and options with run's flags; `command_line` is kept for the report.
+    pub fn load(
+        flags: &RunFlags,
+        job_args: &[String],
+        command_line: &[String],
+    ) -> Result<JobSet, CmdError> {
+        let loaded = load_jobs(flags, job_args)?;
+        Ok(JobSet {
+            job_options: loaded
+                .layered
+                .iter()
+                .map(|l| l.job.listed_options())
+                .collect(),
+            // fio's report has one global section; with several [global]s, the first job's.
+            global_options: loaded
+                .layered
+                .first()
+                .map(|l| l.global.listed_options())
+                .unwrap_or_default(),
+            specs: loaded.specs,
+            command_line: command_line.to_vec(),
+            allow_device_write: flags.allow_destructive,
+            observe_interval: flags.observe_interval.unwrap_or(DEFAULT_INTERVAL),
+            timeline: flags.timeline,
+            eta: flags.eta.unwrap_or_default(),
+            io_timeout: flags.io_timeout,
+        })
+    }
+}
+
+/// Ctrl-C handling for a command that runs jobs.
+pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
+    control::install_stop_handler()
+        .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
+}
+
+/// One full run of the job set.
+pub fn run_once(
+    jobs: &JobSet,
+    stop: &AtomicBool,
+    status: Option<StatusReports>,
+) -> Result<RunOutcome, CmdError> {
+    let progress = progress::live_progress(jobs.eta);
+    let request = RunRequest {
+        jobs: &jobs.specs,
+        job_options: &jobs.job_options,
+        global_options: jobs.global_options.clone(),
+        command_line: jobs.command_line.clone(),
+        allow_device_write: jobs.allow_device_write,
+        observe_interval: jobs.observe_interval,
+        on_second: jobs.timeline.then_some(print_timeline as SecondHook),
+        stop,
+        status,
+        progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
+        io_timeout: jobs.io_timeout,
+    };
+    let outcome = runner::run(&request).map_err(|e| match e {
+        TargetError::Config(_) => CmdError::usage(e.to_string()),
+        _ => CmdError::run_failed(e.to_string()),
+    })?;
+    for w in &outcome.warnings {
+        eprintln!("iolens: warning: {w}");
+    }
+    Ok(outcome)
+}
+
+/// `--timeline`: stderr, so a JSON report on stdout stays valid.
+fn print_timeline(obs: &Observations, from: usize) {
+    if from == 0 {
+        eprintln!("{}", timeline::HEADER);
+    }
+    eprintln!("{}", timeline::line(obs, from));
+}
+
+/// 1 when the run was interrupted or a job failed (each said on stderr), 128 + the
+/// signal when one stopped it, else 0.
+pub fn run_status(report: &RunReport) -> i32 {
+    let mut code = EXIT_OK;
+    if report.interrupted {
+        eprintln!("iolens: interrupted: the results are partial");
+        code = EXIT_RUN_FAILED;
+    }
+    // Stopped by SIGINT/SIGTERM: the shell's 130/143, after the partial report.
+    if let Some(sig) = control::received_signal() {
+        code = 128 + sig;
+    }
+    for j in report.jobs.iter().filter(|j| j.error.is_some()) {
+        eprintln!(
+            "iolens: job '{}': {}",
+            j.name,
+            j.error.as_deref().unwrap_or("")
+        );
+        code = EXIT_RUN_FAILED;
+    }
+    code
+}
+
+/// Where the report goes (`--output FILE`, else stdout), opened before the run.
+pub fn open_report(path: Option<&Path>) -> Result<Destination, CmdError> {
+    Destination::open(path)
+        .map_err(|e| CmdError::run_failed(format!("cannot create the report file: {e}")))
+}
+
+/// Write a rendered report where it goes.
+pub fn emit(to: &mut Destination, rendered: &str) -> Result<(), CmdError> {
+    to.write(rendered)
+        .map_err(|e| CmdError::run_failed(format!("cannot write the report: {e}")))
+}
+
+/// Text that is not a run's report (lists, tables, help) on stdout; exit 0 once written.
+pub fn print(text: &str) -> Result<i32, CmdError> {
+    output::write_stdout(text).map_err(|e| CmdError::run_failed(format!("stdout: {e}")))?;
+    Ok(EXIT_OK)
+}
+
+/// Write a rendered HTML report, saying where it went.
+pub fn write_html(path: &Path, html: &str) -> Result<(), CmdError> {
+    std::fs::write(path, html)
+        .map_err(|e| CmdError::run_failed(format!("cannot write {}: {e}", path.display())))?;
+    eprintln!("iolens: HTML report written to {}", path.display());
+    Ok(())
+}
+
+/// `--repeat N [--warmup K]` of run and quick.
+pub struct Repetitions<'a> {
+    pub repetitions: u32,
+    pub warmup: u32,
+    pub formats: &'a [Format],
+    pub output: Option<&'a Path>,
+    pub history: &'a HistoryFlags,
+    pub compare_with: Option<i64>,
+    /// `--html FILE`: the repetitions and their statistics as an HTML report.
+    pub html: Option<&'a Path>,
+}
+
+/// The whole job set N times, each a full run; the table (or JSON with every
+/// repetition) and the findings. The exit code is the worst run's.
+pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result<i32, CmdError> {
+    if o.formats
+        .iter()
+        .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
+    {
+        return Err(CmdError::usage(
+            "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
+        ));
+    }
+    let total = o.warmup + o.repetitions;
+    let mut reports = Vec::with_capacity(o.repetitions as usize);
+    let mut code = EXIT_OK;
+    for i in 0..total {
+        let warming = i < o.warmup;
+        eprintln!(
+            "iolens: {} {}/{}",
+            if warming { "warm-up run" } else { "repetition" },
+            if warming { i + 1 } else { i - o.warmup + 1 },
+            if warming { o.warmup } else { o.repetitions }
+        );
+        let outcome = run_once(jobs, stop, None)?;
+        let status = run_status(&outcome.report);
+        code = code.max(status);
+        if !warming {
+            reports.push(outcome.report);
+        }
+        if status != EXIT_OK {
+            break;
+        }
+    }
+    if reports.is_empty() {
+        return Ok(code);
+    }
+    o.history.record(&reports);
+    let result = repetitions::build(reports, o.warmup);
+    let mut rendered = String::new();
+    for f in o.formats {
+        match f {
+            Format::Normal => rendered.push_str(&repeat_table::render_table(&result)),
+            _ => rendered.push_str(
+                &serde_json::to_string_pretty(&result).expect("RepeatReport serializes to JSON"),
+            ),
+        }
+        if !rendered.ends_with('\n') {
+            rendered.push('\n');
+        }
+    }
+    emit(&mut open_report(o.output)?, &rendered)?;
+    if let Some(path) = o.html {
+        write_html(path, &html::render_repeat(&result))?;
+    }
+    if let Some(id) = o.compare_with {
+        comparison::against_history(id, &result.repetitions, o.history, None)?;
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_one_line_by_its_program_with_its_exit_code() {
+        let usage = CmdError::usage("--pairs 0: give at least one pair");
+        assert_eq!(
+            (usage.to_string().as_str(), usage.code()),
+            ("iolens: --pairs 0: give at least one pair", EXIT_USAGE),
+            "expected a usage error to print as iolens' one line and exit 2"
+        );
+        let failed = CmdError::run_failed("/x: ENOENT").said_by("iolens doctor");
+        assert_eq!(
+            (failed.to_string().as_str(), failed.code()),
+            ("iolens doctor: /x: ENOENT", EXIT_RUN_FAILED),
+            "expected a failure said by a subcommand to name it and exit 1"
+        );
+    }
+
+    #[test]
+    fn history_flags_follow_db_and_no_history() {
+        let db = DbArgs {
+            db: Some(PathBuf::from("h.db")),
+        };
+        assert_eq!(
+            HistoryFlags::new(&db, true),
+            HistoryFlags {
+                db: Some(PathBuf::from("h.db")),
+                enabled: false
+            },
+            "expected --no-history to turn recording off and --db to be kept"
+        );
+        assert!(HistoryFlags::new(&DbArgs::default(), false).enabled);
+    }
+}

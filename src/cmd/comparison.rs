@@ -1,0 +1,384 @@
+//! Comparing results, for `iolens compare`, `iolens ab` and `--compare-with ID`:
+//! per job and metric the change with its confidence interval and a verdict,
+//! after a check of what differs between the two sides' conditions.
+
+use super::common::{print, write_html, CmdError, HistoryFlags};
+use crate::report::config::{comparable_path, job_configuration};
+use crate::report::html;
+pub use crate::report::metric_changes::Side;
+use crate::report::metric_changes::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::report::model::{RepeatReport, RunReport};
+use crate::units::format_value;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+/// After a run: compare its repetitions (B) with stored run `id` and its batch (A);
+/// with `html_path`, also as the side-by-side HTML page.
+pub fn against_history(
+    id: i64,
+    runs: &[RunReport],
+    history: &HistoryFlags,
+    html_path: Option<&Path>,
+) -> Result<(), CmdError> {
+    let stored = load_side(&id.to_string(), history)
+        .map_err(|e| CmdError::run_failed(format!("--compare-with {id}: {e}")))?;
+    let this = Side {
+        label: "this run".into(),
+        runs: runs.to_vec(),
+    };
+    show(&stored, &this, "\n", html_path)
+}
+
+/// The text comparison on stdout (after `separator`), and the HTML page when asked for.
+pub fn show(a: &Side, b: &Side, separator: &str, html_path: Option<&Path>) -> Result<(), CmdError> {
+    print(&format!("{separator}{}", render(a, b)))?;
+    match html_path {
+        Some(path) => write_html(
+            path,
+            &html::render_compare(a, b, &comparability(&a.runs[0], &b.runs[0])),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// A result file (iolens-json of a run or of `--repeat`), or a history id (the
+/// whole batch it belongs to).
+pub fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+    let side = read_side(arg, history)?;
+    // The comparison and its HTML page start from each side's first run.
+    if side.runs.is_empty() {
+        return Err(format!("{arg}: holds no run to compare"));
+    }
+    Ok(side)
+}
+
+fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+    if Path::new(arg).exists() {
+        let text = std::fs::read_to_string(arg).map_err(|e| format!("{arg}: {e}"))?;
+        let runs = match serde_json::from_str::<RepeatReport>(&text) {
+            Ok(r) => r.repetitions,
+            Err(_) => vec![serde_json::from_str::<RunReport>(&text).map_err(|e| {
+                format!("{arg}: not an iolens-json result (write one with --output-format=iolens-json): {e}")
+            })?],
+        };
+        return Ok(Side {
+            label: arg.to_string(),
+            runs,
+        });
+    }
+    let id: i64 = arg
+        .parse()
+        .map_err(|_| format!("{arg}: neither a result file nor a history id"))?;
+    let runs = history.open()?.batch_of(id).map_err(|e| e.to_string())?;
+    Ok(Side {
+        label: format!("run {id}"),
+        runs,
+    })
+}
+
+pub fn render(a: &Side, b: &Side) -> String {
+    let mut out = format!(
+        "A: {} ({} run{})\nB: {} ({} run{})\n",
+        a.label,
+        a.runs.len(),
+        plural(a.runs.len()),
+        b.label,
+        b.runs.len(),
+        plural(b.runs.len())
+    );
+    out.push_str(&comparability(&a.runs[0], &b.runs[0]));
+    let _ = writeln!(
+        out,
+        "\n{:<16} {:<11} {:>14} {:>14} {:>9}  {:<20} verdict",
+        "job", "metric", "A mean", "B mean", "change", "95% CI"
+    );
+    for c in metric_changes(a, b) {
+        let ci = c.ci_text();
+        let _ = writeln!(
+            out,
+            "{:<16} {:<11} {:>14} {:>14} {:>+8.1}%  {:<20} {}",
+            c.job,
+            c.metric.name(),
+            format_value(c.mean_a, c.metric.unit()),
+            format_value(c.mean_b, c.metric.unit()),
+            c.change_pct,
+            ci,
+            c.verdict
+        );
+    }
+    if !verdicts_possible(a, b) {
+        let _ = writeln!(out, "\n{NO_VERDICT}");
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A report as JSON with the environment's running counters reduced to the
+/// condition they show: free page reporting's KiB handed back grows through the
+/// machine's life, so only whether it is on can differ between two runs.
+fn comparable_json(report: &RunReport) -> Value {
+    let mut value = serde_json::to_value(report).expect("RunReport serializes to JSON");
+    if let Some(kib) = value.pointer_mut("/environment/page_reporting_kib") {
+        if kib.is_number() {
+            *kib = Value::Bool(true);
+        }
+    }
+    value
+}
+
+/// What differs between the two sides' conditions: the recorded environment,
+/// the iolens version, each job's options and the command line.
+fn comparability(a: &RunReport, b: &RunReport) -> String {
+    let mut differences = Vec::new();
+    if a.tool_version != b.tool_version {
+        differences.push(format!(
+            "iolens version: {} vs {}",
+            a.tool_version, b.tool_version
+        ));
+    }
+    let (va, vb) = (comparable_json(a), comparable_json(b));
+    let env_recorded = va.get("environment").is_some() || vb.get("environment").is_some();
+    if env_recorded {
+        differences.extend(leaf_differences(
+            "environment",
+            va.get("environment"),
+            vb.get("environment"),
+        ));
+    }
+    // A temporary target's random name is not a difference; its directory is.
+    let options = |r: &RunReport| -> BTreeMap<String, BTreeMap<String, String>> {
+        r.jobs
+            .iter()
+            .map(|j| (j.name.clone(), job_configuration(r, j)))
+            .collect()
+    };
+    let (oa, ob) = (options(a), options(b));
+    for (job, opts_a) in &oa {
+        let Some(opts_b) = ob.get(job) else {
+            differences.push(format!("job '{job}' only in A"));
+            continue;
+        };
+        for key in opts_a
+            .keys()
+            .chain(opts_b.keys().filter(|k| !opts_a.contains_key(*k)))
+        {
+            let (x, y) = (opts_a.get(key), opts_b.get(key));
+            if x != y {
+                differences.push(format!(
+                    "job '{job}' option {key}: {} vs {}",
+                    x.map_or("(not set)", String::as_str),
+                    y.map_or("(not set)", String::as_str)
+                ));
+            }
+        }
+    }
+    differences.extend(
+        ob.keys()
+            .filter(|j| !oa.contains_key(*j))
+            .map(|j| format!("job '{j}' only in B")),
+    );
+    let mut out = String::new();
+    if differences.is_empty() {
+        out.push_str("comparability: same iolens version and job options");
+        out.push_str(if env_recorded {
+            ", same recorded environment\n"
+        } else {
+            " (no environment recorded to compare)\n"
+        });
+    } else {
+        out.push_str("warning: not like for like; these differ between A and B:\n");
+        for d in &differences {
+            let _ = writeln!(out, "  - {d}");
+        }
+    }
+    if a.command_line != b.command_line {
+        let _ = writeln!(
+            out,
+            "note: command lines differ: `{}` vs `{}`",
+            a.command_line.join(" "),
+            b.command_line.join(" ")
+        );
+    }
+    out
+}
+
+/// "path: x vs y" for every scalar leaf that differs (or exists on one side only).
+fn leaf_differences(path: &str, a: Option<&Value>, b: Option<&Value>) -> Vec<String> {
+    let mut la = BTreeMap::new();
+    let mut lb = BTreeMap::new();
+    if let Some(a) = a {
+        scalar_leaves(path, a, &mut la);
+    }
+    if let Some(b) = b {
+        scalar_leaves(path, b, &mut lb);
+    }
+    let mut keys: Vec<&String> = la.keys().chain(lb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| la.get(*k) != lb.get(*k))
+        .map(|k| {
+            let show = |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or("(none)".into());
+            format!("{k}: {} vs {}", show(&la), show(&lb))
+        })
+        .collect()
+}
+
+fn scalar_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                scalar_leaves(&format!("{path}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                scalar_leaves(&format!("{path}[{i}]"), item, out);
+            }
+        }
+        // A temporary target (in the environment's mounts, say) by its directory only.
+        Value::String(s) => {
+            out.insert(path.to_string(), comparable_path(s));
+        }
+        other => {
+            out.insert(path.to_string(), other.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::run_report;
+
+    fn side(label: &str, iops: &[f64]) -> Side {
+        Side {
+            label: label.into(),
+            runs: iops.iter().map(|&v| run_report(&[("rr", v)])).collect(),
+        }
+    }
+
+    #[test]
+    fn a_result_file_without_runs_is_refused_not_compared() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("empty.json");
+        let empty = RepeatReport {
+            schema_version: crate::report::model::SCHEMA_VERSION,
+            tool_version: "0".into(),
+            warmup: 0,
+            repetitions: Vec::new(),
+            summary: Vec::new(),
+            findings: Vec::new(),
+        };
+        std::fs::write(&path, serde_json::to_string(&empty).unwrap()).unwrap();
+        let arg = path.display().to_string();
+        match load_side(&arg, &HistoryFlags::default()) {
+            Err(e) => assert!(
+                e.ends_with("holds no run to compare"),
+                "expected a one-line refusal, got: {e}"
+            ),
+            Ok(side) => panic!("expected a refusal, got a side of {} runs", side.runs.len()),
+        }
+    }
+
+    #[test]
+    fn a_clear_gain_is_faster_and_lower_latency_too() {
+        let text = render(
+            &side("a.json", &[100.0, 102.0, 98.0]),
+            &side("b.json", &[150.0, 149.0, 151.0]),
+        );
+        let line = |metric: &str| {
+            text.lines()
+                .find(|l| l.starts_with("rr") && l.contains(metric))
+                .unwrap_or_else(|| panic!("no {metric} line in:\n{text}"))
+                .to_string()
+        };
+        assert!(
+            line("iops").contains("+50.0%") && line("iops").ends_with("B faster"),
+            "{text}"
+        );
+        assert!(line("clat_mean").ends_with("B faster"), "{text}");
+        assert!(
+            text.contains("comparability: same iolens version and job options"),
+            "{text}"
+        );
+        assert!(!text.contains("no verdict"), "{text}");
+    }
+
+    #[test]
+    fn single_runs_get_no_verdict() {
+        let text = render(&side("a", &[100.0]), &side("b", &[150.0]));
+        assert!(text.contains("no verdict (single run)"), "{text}");
+        assert!(
+            text.contains("no verdict is possible without repetitions"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn differing_options_and_environment_are_listed() {
+        let a = run_report(&[("rr", 1.0)]);
+        let mut b = a.clone();
+        b.jobs[0].options[1].1 = "io_uring".into();
+        b.tool_version = "9.9.9".into();
+        let text = comparability(&a, &b);
+        assert!(text.starts_with("warning: not like for like"), "{text}");
+        assert!(text.contains("iolens version: 0.1.0 vs 9.9.9"), "{text}");
+        assert!(
+            text.contains("job 'rr' option ioengine: psync vs io_uring"),
+            "{text}"
+        );
+
+        let mut quick_a = a.clone();
+        quick_a.jobs[0].options.retain(|(k, _)| k != "filename");
+        quick_a.global_options = vec![("filename".into(), "/d/.iolens-quick-3m0CGM".into())];
+        let mut quick_b = quick_a.clone();
+        quick_b.global_options[0].1 = "/d/.iolens-quick-Zx81Qa".into();
+        let same = comparability(&quick_a, &quick_b);
+        assert!(
+            !same.contains("iolens-quick"),
+            "expected two temporary files in one directory not to be a difference, got:\n{same}"
+        );
+        let mount = |target: &str| serde_json::json!({"filesystems": [{"target": target}]});
+        assert_eq!(
+            leaf_differences(
+                "environment",
+                Some(&mount("/d/.iolens-quick-3m0CGM")),
+                Some(&mount("/d/.iolens-quick-Zx81Qa"))
+            ),
+            Vec::<String>::new(),
+            "expected a temporary target in the environment not to be a difference"
+        );
+
+        let mut reporting_a = a.clone();
+        reporting_a.environment.page_reporting_kib = Some(1024);
+        let mut reporting_b = reporting_a.clone();
+        reporting_b.environment.page_reporting_kib = Some(8192);
+        let counters = comparability(&reporting_a, &reporting_b);
+        assert!(
+            !counters.contains("page_reporting"),
+            "expected page reporting's growing counter not to be a difference, got:\n{counters}"
+        );
+        reporting_b.environment.page_reporting_kib = None;
+        let switched = comparability(&reporting_a, &reporting_b);
+        assert!(
+            switched.contains("environment.page_reporting_kib"),
+            "expected page reporting turned off to be a difference, got:\n{switched}"
+        );
+
+        let env = |kernel: &str| serde_json::json!({"kernel": kernel, "dirty_ratio": 20});
+        assert_eq!(
+            leaf_differences("environment", Some(&env("6.1")), Some(&env("6.8"))),
+            vec!["environment.kernel: 6.1 vs 6.8"]
+        );
+    }
+}
