@@ -10,8 +10,8 @@ pub fn scratch_dir() -> tempfile::TempDir {
 
 /// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
 /// with a clat mean of 1e9/IOPS ns and p99 at twice that.
-pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
-    use crate::report::model::{DirReport, JobReport, LatSummary, RunReport, SCHEMA_VERSION};
+pub fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {
+    use crate::model::{DirReport, JobReport, LatSummary, RunReport, SCHEMA_VERSION};
     let job = |&(name, iops): &(&str, f64)| {
         let read = DirReport {
             io_bytes: iops as u64 * 4096,
@@ -55,8 +55,8 @@ pub fn steady_state(
     duration_s: u64,
     iops: &[u64],
     bw_bytes_per_sec: &[u64],
-) -> crate::report::model::SteadyStateReport {
-    crate::report::model::SteadyStateReport {
+) -> crate::model::SteadyStateReport {
+    crate::model::SteadyStateReport {
         criterion: "iops".into(),
         limit: 10.0,
         limit_is_percent: true,

@@ -3,11 +3,11 @@
 //! after a check of what differs between the two sides' conditions.
 
 use super::common::{print, write_html, CmdError, HistoryFlags};
+use crate::model::{RepeatReport, RunReport};
 use crate::report::config::{comparable_path, job_configuration};
 use crate::report::html;
 pub use crate::report::metric_changes::Side;
 use crate::report::metric_changes::{metric_changes, verdicts_possible, NO_VERDICT};
-use crate::report::model::{RepeatReport, RunReport};
 use crate::units::format_value;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -272,7 +272,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let path = dir.path().join("empty.json");
         let empty = RepeatReport {
-            schema_version: crate::report::model::SCHEMA_VERSION,
+            schema_version: crate::model::SCHEMA_VERSION,
             tool_version: "0".into(),
             warmup: 0,
             repetitions: Vec::new(),

@@ -3,10 +3,8 @@
 //! groups; the recorded conditions that separate them are named) and
 //! `first-run-effect` (the first run is an outlier).
 
-use crate::report::metrics::{values_of, Metric};
-use crate::report::model::{
-    Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION,
-};
+use crate::model::metrics::{values_of, Metric};
+use crate::model::{Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION};
 use crate::stats::summary::{find_clusters, summarize, Clusters};
 use crate::units::{format_value, run_numbers};
 use serde_json::Value;

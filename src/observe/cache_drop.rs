@@ -6,7 +6,7 @@
 //! without it would have measured).
 
 use super::pagecache::CacheProbe;
-use crate::report::model::CacheGuard;
+use crate::model::CacheGuard;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;

@@ -3,11 +3,11 @@
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
 
 use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
-use super::model::{
-    DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
-};
 use super::quick::{main_direction, p99_ns};
 use super::svg::{self, escape, Axis, Frame, Marker, Series};
+use crate::model::{
+    DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
+};
 use crate::units::format_value;
 use std::fmt::Write;
 
@@ -290,7 +290,7 @@ fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observatio
 fn chart_at(obs: &Observations, at_ns: u64) -> String {
     // Interval i covers t_ns[i-1]..t_ns[i]; the moment may also be the start of the next.
     let sample = obs.t_ns.partition_point(|&t| t < at_ns);
-    let busy = |job: &&super::model::JobSeries| {
+    let busy = |job: &&crate::model::JobSeries| {
         job.intervals
             .iter()
             .skip(sample)
@@ -574,7 +574,7 @@ fn observations(out: &mut String, obs: &Observations, markers: &[Marker]) {
         &cache,
         markers,
     ));
-    let memory = |label: &str, f: fn(&super::model::MemorySample) -> u64| Series {
+    let memory = |label: &str, f: fn(&crate::model::MemorySample) -> u64| Series {
         label: label.into(),
         points: t
             .iter()
@@ -608,7 +608,7 @@ fn observations(out: &mut String, obs: &Observations, markers: &[Marker]) {
         .windows(2)
         .zip(t.iter().skip(1))
         .map(|(w, &x)| {
-            let total = |c: &super::model::SystemCpuSample| {
+            let total = |c: &crate::model::SystemCpuSample| {
                 c.user_ns
                     + c.nice_ns
                     + c.system_ns
@@ -650,7 +650,7 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
                 .windows(2)
                 .zip(t.iter().skip(1))
                 .map(|(w, &x)| {
-                    let ios = |c: &super::model::DeviceCounters| c.read_ios + c.write_ios;
+                    let ios = |c: &crate::model::DeviceCounters| c.read_ios + c.write_ios;
                     (x, ios(&w[1]).saturating_sub(ios(&w[0])) as f64)
                 })
                 .collect(),
@@ -679,7 +679,7 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary};
+    use crate::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary};
     use crate::stats::summary::Summary;
     use crate::testutil::run_report;
 
@@ -754,7 +754,7 @@ mod tests {
     #[test]
     fn a_run_page_has_every_chart_and_finding_and_no_scripts() {
         let mut report = observed_report();
-        report.observations.jobs[0].cpu_wait = Some(crate::report::model::CpuWait {
+        report.observations.jobs[0].cpu_wait = Some(crate::model::CpuWait {
             run_delay_ns: 52_000_000,
             worker_ns: 200_000_000,
             pct: 26.0,

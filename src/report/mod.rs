@@ -1,4 +1,4 @@
-//! Reports: the model and its renderings.
+//! Reports: renderings of the model (`crate::model`).
 pub mod config;
 pub mod findings_text;
 pub mod fio_json;
@@ -6,8 +6,6 @@ pub mod fio_style;
 pub mod html;
 pub mod json;
 pub mod metric_changes;
-pub mod metrics;
-pub mod model;
 pub mod quick;
 pub mod repeat_table;
 pub mod svg;

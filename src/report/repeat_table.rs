@@ -1,7 +1,7 @@
 //! `--repeat`: the compact table of the statistics over the repetitions,
 //! then their findings (made in `diagnose::repetitions`).
 
-use crate::report::model::RepeatReport;
+use crate::model::RepeatReport;
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 

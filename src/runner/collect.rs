@@ -7,7 +7,7 @@ use super::plan;
 use super::worker::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::{JobSpec, UnifiedRw};
-use crate::report::model::{
+use crate::model::{
     CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatencyTargetReport,
     Mixed, RunReport, ToleratedErrors, SCHEMA_VERSION,
 };

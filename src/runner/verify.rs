@@ -10,7 +10,7 @@
 //! the run, the rest in the pass after the writes).
 
 use crate::job::spec::{JobSpec, VerifySpec};
-use crate::report::model::{BadBlock, VerifyReport};
+use crate::model::{BadBlock, VerifyReport};
 use crate::workload::pacing::Clock;
 use crate::workload::verify_header::{BlockCodec, Mismatch, Writer};
 use crate::workload::FileRegion;

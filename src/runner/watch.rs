@@ -4,11 +4,11 @@
 use super::RunRequest;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
+use crate::model::{CacheGuard, Environment, LayoutRecord, Observations};
 use crate::observe::cache_drop::{self, GuardedTarget};
 use crate::observe::environment;
 use crate::observe::live::LiveBoard;
 use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
-use crate::report::model::{CacheGuard, Environment, LayoutRecord, Observations};
 use std::sync::Arc;
 use std::time::Instant;
 

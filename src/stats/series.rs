@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::job::spec::DDIRS;
-use crate::report::model::SampleSummary;
+use crate::model::SampleSummary;
 use crate::stats::WorkerStats;
 
 /// One direction's rates, one sample per sampling interval.

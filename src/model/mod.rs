@@ -1,6 +1,10 @@
-//! `RunReport`: the one versioned serde model of a run. Every output format
-//! (text, iolens JSON, fio JSON) is rendered from it; nothing else is measured
-//! at render time. Units are in the field names: `_ns`, `_bytes`, `_pct`.
+//! `RunReport`: the one versioned serde model of a run, the data the runner,
+//! stats, observe, diagnose, store and the renderers share. Every output
+//! format (text, iolens JSON, fio JSON) is rendered from it; nothing else is
+//! measured at render time. Units are in the field names: `_ns`, `_bytes`,
+//! `_pct`. `metrics`: the headline metrics tracked across runs.
+
+pub mod metrics;
 
 use crate::stats::summary::Summary;
 use crate::workload::verify_header::HeaderFields;
@@ -406,7 +410,7 @@ pub struct RepeatReport {
     pub findings: Vec<Finding>,
 }
 
-/// One metric of one job over the repetitions (see `report::metrics::Metric`).
+/// One metric of one job over the repetitions (see `model::metrics::Metric`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricSummary {
     pub job: String,

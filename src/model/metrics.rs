@@ -2,7 +2,7 @@
 //! track. Mixed read/write jobs add up both directions' rates; for latency the
 //! mean is weighted by I/O count and p99 is the worse direction's.
 
-use crate::report::model::{JobReport, RunReport};
+use crate::model::{JobReport, RunReport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
@@ -94,7 +94,7 @@ pub fn values_of(reports: &[RunReport], name: &str, metric: Metric) -> Option<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{DirReport, LatSummary};
+    use crate::model::{DirReport, LatSummary};
 
     fn job(read: DirReport, write: DirReport) -> JobReport {
         JobReport {
