@@ -8,11 +8,12 @@ use std::io;
 
 impl OpenRing for Uring {
     fn open_ring(setup: &EngineSetup) -> io::Result<Self> {
+        let own = &setup.spec.io_uring;
         let options = UringOptions {
-            sqpoll: setup.spec.sqthread_poll,
-            iopoll: setup.spec.hipri,
-            fixed_buffers: setup.spec.fixedbufs,
-            register_files: setup.spec.registerfiles,
+            sqpoll: own.sqthread_poll,
+            iopoll: own.hipri,
+            fixed_buffers: own.fixedbufs,
+            register_files: own.registerfiles,
         };
         Uring::new(
             setup.slots,
@@ -40,15 +41,15 @@ mod tests {
     #[test]
     fn direct_roundtrip_with_fixed_buffers_and_registered_files() {
         let mut spec = spec(EngineKind::IoUring, 8);
-        spec.fixedbufs = true;
-        spec.registerfiles = true;
+        spec.io_uring.fixedbufs = true;
+        spec.io_uring.registerfiles = true;
         assert_eq!(roundtrip_with::<IoUring>(&spec, true), Vec::<String>::new());
     }
 
     #[test]
     fn sqthread_poll_works_or_falls_back_with_a_note() {
         let mut spec = spec(EngineKind::IoUring, 8);
-        spec.sqthread_poll = true;
+        spec.io_uring.sqthread_poll = true;
         let notes = roundtrip_with::<IoUring>(&spec, true);
         assert!(
             notes.iter().all(|n| n.contains("sqthread_poll")),

@@ -5,7 +5,7 @@
 //! Every engine owns the buffers of its in-flight I/Os (one slot per queue
 //! entry), so nothing above it can free memory the kernel still writes to.
 
-use crate::job::spec::{Ddir, EngineSpec};
+use crate::job::spec::{Ddir, EngineKind, EngineSpec};
 use std::fs::File;
 use std::io;
 use std::sync::Arc;
@@ -149,6 +149,27 @@ pub mod sync;
 #[cfg(test)]
 mod test_support;
 
+/// Something done with an engine's type: `with_engine` picks the type for an `EngineKind`
+/// and calls `run` with it, so the caller is monomorphised per engine.
+pub trait ForEngine {
+    type Output;
+    fn run<E: Engine>(self) -> Self::Output;
+}
+
+/// The one match from an `EngineKind` (a row of `EngineKind::ALL`) to its engine type.
+pub fn with_engine<F: ForEngine>(kind: EngineKind, f: F) -> F::Output {
+    match kind {
+        EngineKind::Sync => f.run::<sync::Sync>(),
+        EngineKind::Psync => f.run::<psync::Psync>(),
+        EngineKind::Pvsync => f.run::<pvsync::Pvsync>(),
+        EngineKind::Pvsync2 => f.run::<pvsync2::Pvsync2>(),
+        EngineKind::Libaio => f.run::<libaio::Libaio>(),
+        EngineKind::IoUring => f.run::<io_uring::IoUring>(),
+        EngineKind::Mmap => f.run::<mmap::Mmap>(),
+        EngineKind::Null => f.run::<null::Null>(),
+    }
+}
+
 /// An I/O result for a completion: bytes transferred, or `-errno`.
 #[inline]
 fn io_result(result: io::Result<usize>) -> i64 {
@@ -166,5 +187,96 @@ fn sync_file(file: &File, datasync: bool) -> io::Result<()> {
         file.sync_data()
     } else {
         file.sync_all()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{scratch_file, setup, spec};
+    use super::*;
+    use std::io::Seek;
+    use std::os::unix::fs::FileExt;
+
+    /// What one engine did with one 4 KiB write at 8 KiB into a scratch file.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Observed {
+        /// `queue` left the write in flight instead of completing it.
+        queued: bool,
+        /// The shared descriptor's file position afterwards.
+        position: u64,
+        /// The written bytes are in the file.
+        stored: bool,
+    }
+
+    /// Opens engine `E` at the depth the worker gives it (4 if it keeps several I/Os in
+    /// flight, else 1) and writes one block.
+    struct WriteOnce(EngineKind);
+
+    impl ForEngine for WriteOnce {
+        type Output = Observed;
+        fn run<E: Engine>(self) -> Observed {
+            const BS: u32 = 4096;
+            const OFFSET: u64 = 8192;
+            let depth = if self.0.is_async() { 4 } else { 1 };
+            let spec = spec(self.0, depth);
+            let (_dir, plain) = scratch_file(16 * u64::from(BS));
+            let files = [Arc::new(plain.try_clone().unwrap())];
+            let sizes = [16 * u64::from(BS)];
+            let mut engine = E::open(&setup(&spec, &files, &sizes, depth)).unwrap();
+            engine.buffer(0).fill(0xa5);
+            let req = IoRequest {
+                slot: 0,
+                ddir: Ddir::Write,
+                file: 0,
+                offset: OFFSET,
+                len: BS,
+            };
+            let (queued, result) = match engine.queue(&req).unwrap() {
+                Queued::Completed(result) => (false, result),
+                Queued::Queued => {
+                    engine.commit().unwrap();
+                    let mut done = Vec::new();
+                    while done.is_empty() {
+                        engine.reap(1, 1, &mut done).unwrap();
+                    }
+                    (true, done[0].result)
+                }
+            };
+            assert_eq!(
+                result,
+                i64::from(BS),
+                "{}: the write's result",
+                self.0.name()
+            );
+            engine.sync_file(0, false).unwrap();
+            let mut on_disk = vec![0; BS as usize];
+            plain.read_exact_at(&mut on_disk, OFFSET).unwrap();
+            Observed {
+                queued,
+                position: (&plain).stream_position().unwrap(),
+                stored: on_disk.iter().all(|&b| b == 0xa5),
+            }
+        }
+    }
+
+    #[test]
+    fn every_engine_does_what_its_row_says() {
+        for row in EngineKind::ALL {
+            let expected = Observed {
+                queued: row.is_async,
+                position: if row.uses_file_position {
+                    8192 + 4096
+                } else {
+                    0
+                },
+                stored: !row.diskless,
+            };
+            assert_eq!(
+                with_engine(row.kind, WriteOnce(row.kind)),
+                expected,
+                "ioengine={}: expected what its row of EngineKind::ALL says",
+                row.name
+            );
+        }
     }
 }

@@ -11,7 +11,9 @@ pub struct Preadv2 {
 
 impl Syscalls for Preadv2 {
     fn new(spec: &EngineSpec, _files: usize) -> Self {
-        Preadv2 { hipri: spec.hipri }
+        Preadv2 {
+            hipri: spec.pvsync2.hipri,
+        }
     }
 
     #[inline]
@@ -52,7 +54,7 @@ mod tests {
     #[test]
     fn hipri_comes_from_the_spec() {
         let mut hipri = spec(EngineKind::Pvsync2, 1);
-        hipri.hipri = true;
+        hipri.pvsync2.hipri = true;
         assert!(Preadv2::new(&hipri, 1).hipri);
         assert!(!Preadv2::new(&spec(EngineKind::Pvsync2, 1), 1).hipri);
     }

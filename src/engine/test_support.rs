@@ -2,7 +2,7 @@
 //! setup builder, and one write-then-read-back check every engine passes.
 
 use super::{Completion, Engine, EngineSetup, IoRequest, Queued};
-use crate::job::spec::{Ddir, EngineKind, EngineSpec};
+use crate::job::spec::{Ddir, EngineKind, EngineSpec, IoUringOptions, Pvsync2Options};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::Arc;
@@ -20,10 +20,8 @@ pub fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
         batch_submit: 1,
         batch_complete_min: 1,
         batch_complete_max: iodepth,
-        hipri: false,
-        fixedbufs: false,
-        registerfiles: false,
-        sqthread_poll: false,
+        io_uring: IoUringOptions::default(),
+        pvsync2: Pvsync2Options::default(),
     }
 }
 

@@ -10,9 +10,7 @@ mod contain;
 mod guard;
 mod layout;
 
-use crate::job::spec::{
-    BlockSizes, EngineKind, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode,
-};
+use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -165,7 +163,7 @@ const DISKLESS_TARGET: &str = "/dev/null";
 
 /// True for jobs that do no I/O (the null engine): no file is created or opened for them.
 pub fn is_diskless(job: &JobSpec) -> bool {
-    job.engine.kind == EngineKind::Null
+    job.engine.kind.def().diskless
 }
 
 /// (path, start, len) of one region of a worker, before the path is opened.
@@ -320,11 +318,15 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
 fn check_starts_empty(job: &JobSpec, path: &Path) -> Result<(), TargetError> {
     let rw = job.workload.rw;
     let (wants, what) = if rw.reads() {
-        (true, "read")
+        (true, "read".to_string())
     } else if rw.trims() {
-        (true, "trim")
+        (true, "trim".to_string())
     } else {
-        (job.engine.kind == EngineKind::Mmap, "map (ioengine=mmap)")
+        let engine = job.engine.kind;
+        (
+            engine.def().maps_files,
+            format!("map (ioengine={})", engine.name()),
+        )
     };
     if !wants {
         return Ok(());
@@ -369,6 +371,8 @@ impl FileSet {
         plan: &[Vec<PlannedRegion>],
     ) -> Result<Vec<WorkerFiles>, TargetError> {
         let diskless = is_diskless(job);
+        // An engine that reads and writes at the file position needs a descriptor per worker.
+        let own_descriptor = job.engine.kind.def().uses_file_position;
         let mut job_workers = Vec::new();
         for (w, worker) in plan.iter().enumerate() {
             let mut files = Vec::new();
@@ -387,7 +391,7 @@ impl FileSet {
                     } else {
                         job.io.sync
                     },
-                    private_to: (job.engine.kind == EngineKind::Sync).then_some((j, w as u32)),
+                    private_to: own_descriptor.then_some((j, w as u32)),
                 };
                 let target = match self.opened.get(&key) {
                     Some(&t) => t,
@@ -594,7 +598,7 @@ fn check_alignment(
     targets: &[Target],
     workers: &[WorkerFiles],
 ) -> Result<(), TargetError> {
-    if !job.io.direct || job.engine.kind == EngineKind::Null {
+    if !job.io.direct || is_diskless(job) {
         return Ok(());
     }
     for worker in workers {

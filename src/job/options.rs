@@ -2,6 +2,7 @@
 //! aliases), which take a bare `--flag`, what an error suggests, each default, and whether
 //! iolens supports, ignores or rejects the option.
 
+use super::spec::{EngineKind, FIO_ONLY_ENGINES};
 use crate::units::TimeUnit;
 
 /// How an option's value is written.
@@ -185,9 +186,6 @@ pub const RW_PATTERNS: &[&str] = &[
 ];
 pub const RW_SEQUENCERS: &[&str] = &["sequential", "identical"];
 pub const UNIFIED_RW: &[&str] = &["none", "mixed", "both", "0", "1", "2"];
-pub const ENGINES: &[&str] = &[
-    "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
-];
 pub const DISTRIBUTIONS: &[&str] = &["random", "zipf", "pareto", "normal", "zoned"];
 pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
 pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
@@ -211,52 +209,6 @@ pub const BARE_TEXT_OPTIONS: &[&str] = &[
     "write_iops_log",
     "write_lat_log",
     "write_hist_log",
-];
-
-/// fio's I/O engines that iolens does not have.
-pub const FIO_ONLY_ENGINES: &[&str] = &[
-    "vsync",
-    "posixaio",
-    "solarisaio",
-    "windowsaio",
-    "splice",
-    "sg",
-    "libzbc",
-    "net",
-    "netsplice",
-    "cpuio",
-    "rdma",
-    "falloc",
-    "ftruncate",
-    "e4defrag",
-    "rados",
-    "rbd",
-    "http",
-    "gfapi",
-    "gfapi_async",
-    "libhdfs",
-    "mtd",
-    "pmemblk",
-    "dev-dax",
-    "external",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "libpmem",
-    "ime_psync",
-    "ime_psyncv",
-    "ime_aio",
-    "libiscsi",
-    "nbd",
-    "libcufile",
-    "dfs",
-    "nfs",
-    "exec",
-    "xnvme",
-    "io_uring_cmd",
-    "guasi",
-    "binject",
-    "cpp_null",
 ];
 
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
@@ -372,7 +324,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("invalidate", &[], Kind::Bool, Some("1"), "0", "Drop the target's page cache before starting"),
     opt("overwrite", &[], Kind::Bool, Some("0"), "1", "Lay out files fully before writing"),
     opt("unlink", &[], Kind::Bool, Some("0"), "1", "Delete generated files when done"),
-    opt("ioengine", &[], Kind::Choice(ENGINES), Some("psync"), "io_uring", "How I/O is issued"),
+    opt("ioengine", &[], Kind::Choice(&EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
     opt("iodepth", &[], Kind::Count, Some("1"), "32", "I/Os kept in flight (asynchronous engines)"),
     opt("iodepth_batch_submit", &["iodepth_batch"], Kind::Count, Some("1"), "8", "I/Os submitted at once"),
     opt("iodepth_batch_complete_min", &["iodepth_batch_complete"], Kind::Count, Some("1"), "8", "Least completions to wait for"),

@@ -65,7 +65,7 @@ static DEFAULT_SOURCE: Source = Source::Default;
 
 /// A value in effect for one job: what was written and where.
 #[derive(Clone, Copy)]
-struct Setting<'a> {
+pub(crate) struct Setting<'a> {
     def: &'static OptionDef,
     text: &'a str,
     source: &'a Source,
@@ -80,11 +80,15 @@ impl<'a> Setting<'a> {
         }
     }
 
-    fn invalid(&self, reason: impl Display) -> JobError {
+    pub(crate) fn invalid(&self, reason: impl Display) -> JobError {
         self.invalid_with_hint(reason, self.def.hint())
     }
 
-    fn invalid_with_hint(&self, reason: impl Display, hint: impl Into<String>) -> JobError {
+    pub(crate) fn invalid_with_hint(
+        &self,
+        reason: impl Display,
+        hint: impl Into<String>,
+    ) -> JobError {
         JobError::InvalidValue {
             at: self.source.clone(),
             option: self.def.name,
@@ -96,8 +100,8 @@ impl<'a> Setting<'a> {
 }
 
 /// One job's options with the global section and the table defaults behind it.
-struct Layers<'a> {
-    job: &'a RawJob,
+pub(crate) struct Layers<'a> {
+    pub(crate) job: &'a RawJob,
     global: &'a RawJob,
     kb_base: KbBase,
 }
@@ -124,7 +128,7 @@ impl<'a> Layers<'a> {
     }
 
     /// The job's own setting, else the global one (no default).
-    fn given(&self, name: &str) -> Option<Setting<'a>> {
+    pub(crate) fn given(&self, name: &str) -> Option<Setting<'a>> {
         self.job
             .get(name)
             .or_else(|| self.global.get(name))
@@ -165,7 +169,7 @@ impl<'a> Layers<'a> {
             .expect("option has a default in the table"))
     }
 
-    fn bool(&self, name: &str) -> Result<bool, JobError> {
+    pub(crate) fn bool(&self, name: &str) -> Result<bool, JobError> {
         self.parse_defaulted(name, units::parse_bool)
     }
 
@@ -174,7 +178,7 @@ impl<'a> Layers<'a> {
     }
 
     /// A defaulted count that must fit in 32 bits and be at least `min`.
-    fn count_u32(&self, name: &str, min: u32) -> Result<u32, JobError> {
+    pub(crate) fn count_u32(&self, name: &str, min: u32) -> Result<u32, JobError> {
         let parse = |text: &str| {
             let value = units::parse_count(text, self.kb_base)?;
             match u32::try_from(value) {
@@ -232,7 +236,10 @@ impl<'a> Layers<'a> {
     }
 
     /// A choice option: the matching word from the table and the `:parameter` after it.
-    fn choice(&self, name: &str) -> Result<(&'static str, Option<&'a str>, Setting<'a>), JobError> {
+    pub(crate) fn choice(
+        &self,
+        name: &str,
+    ) -> Result<(&'static str, Option<&'a str>, Setting<'a>), JobError> {
         let setting = self.setting(name).expect("choice options have a default");
         let Kind::Choice(words) = setting.def.kind else {
             unreachable!("{name} is not a choice option")
@@ -257,7 +264,7 @@ impl<'a> Layers<'a> {
         Ok((word, parameter, setting))
     }
 
-    fn no_parameter(&self, word: &str, setting: Setting) -> Result<(), JobError> {
+    pub(crate) fn no_parameter(&self, word: &str, setting: Setting) -> Result<(), JobError> {
         match setting.text.split_once(':') {
             Some(_) => Err(setting.invalid(format!("'{word}' takes no ':' parameter"))),
             None => Ok(()),
@@ -325,7 +332,7 @@ impl<'a> Layers<'a> {
 
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
         self.check_statuses(warnings)?;
-        let engine = self.engine(warnings)?;
+        let engine = EngineSpec::resolve(self, warnings)?;
         let files = self.files(engine.kind)?;
         let target = self.target()?;
         let workload = self.workload(warnings)?;
@@ -350,67 +357,6 @@ impl<'a> Layers<'a> {
             verify: None,
         };
         spec.verify = self.verify(&spec)?;
-        Ok(spec)
-    }
-
-    fn engine(&self, warnings: &mut Vec<String>) -> Result<EngineSpec, JobError> {
-        let (name, _, setting) = self.choice("ioengine")?;
-        self.no_parameter(name, setting)?;
-        let kind = engine_kind(name);
-        let iodepth = self.count_u32("iodepth", 1)?;
-        if iodepth > 1 && !kind.is_async() {
-            warnings.push(format!(
-                "job '{}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
-                 I/O in flight (use ioengine=io_uring or libaio for a deeper queue)",
-                self.job.name
-            ));
-        }
-        let batch_complete_min = self.count_u32("iodepth_batch_complete_min", 0)?;
-        let batch_complete_max = match self.given("iodepth_batch_complete_max") {
-            Some(max) => {
-                let max_value = self.count_u32("iodepth_batch_complete_max", 0)?;
-                if max_value < batch_complete_min {
-                    return Err(max.invalid_with_hint(
-                        format!("less than iodepth_batch_complete_min={batch_complete_min}"),
-                        "raise it or lower iodepth_batch_complete_min",
-                    ));
-                }
-                max_value
-            }
-            None => iodepth.max(batch_complete_min),
-        };
-        let spec = EngineSpec {
-            kind,
-            iodepth,
-            batch_submit: self.count_u32("iodepth_batch_submit", 0)?,
-            batch_complete_min,
-            batch_complete_max,
-            hipri: self.bool("hipri")?,
-            fixedbufs: self.bool("fixedbufs")?,
-            registerfiles: self.bool("registerfiles")?,
-            sqthread_poll: self.bool("sqthread_poll")?,
-        };
-        let uring_only = [
-            (
-                "hipri",
-                spec.hipri && !matches!(kind, EngineKind::IoUring | EngineKind::Pvsync2),
-            ),
-            ("fixedbufs", spec.fixedbufs && kind != EngineKind::IoUring),
-            (
-                "registerfiles",
-                spec.registerfiles && kind != EngineKind::IoUring,
-            ),
-            (
-                "sqthread_poll",
-                spec.sqthread_poll && kind != EngineKind::IoUring,
-            ),
-        ];
-        for (option, _) in uring_only.iter().filter(|(_, ignored)| *ignored) {
-            warnings.push(format!(
-                "job '{}': {option}=1 is ignored by ioengine={name}",
-                self.job.name
-            ));
-        }
         Ok(spec)
     }
 
@@ -919,10 +865,11 @@ impl<'a> Layers<'a> {
             _ => Fallocate::Native,
         };
         // A file left shorter than the job's region has nothing there to map.
-        if engine == EngineKind::Mmap && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
+        if engine.def().maps_files && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
+            let name = engine.name();
             return Err(setting.invalid_with_hint(
-                "leaves a new file shorter than the job, which ioengine=mmap cannot map",
-                "use fallocate=native or truncate with ioengine=mmap",
+                format!("leaves a new file shorter than the job, which ioengine={name} cannot map"),
+                format!("use fallocate=native or truncate with ioengine={name}"),
             ));
         }
         let (hint, _, setting) = self.choice("fadvise_hint")?;
@@ -1054,19 +1001,6 @@ impl<'a> Layers<'a> {
     }
 }
 
-fn engine_kind(name: &str) -> EngineKind {
-    match name {
-        "sync" => EngineKind::Sync,
-        "pvsync" => EngineKind::Pvsync,
-        "pvsync2" => EngineKind::Pvsync2,
-        "libaio" => EngineKind::Libaio,
-        "io_uring" => EngineKind::IoUring,
-        "mmap" => EngineKind::Mmap,
-        "null" => EngineKind::Null,
-        _ => EngineKind::Psync,
-    }
-}
-
 fn rw_pattern(word: &str) -> RwPattern {
     match word {
         "write" => RwPattern::Write,
@@ -1166,24 +1100,24 @@ fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::job::parse_fio_args;
 
-    fn run(args: &[&str]) -> Result<Resolved, JobError> {
+    pub(crate) fn run(args: &[&str]) -> Result<Resolved, JobError> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let (global, jobs) = parse_fio_args(&args)?;
         resolve(&global, &jobs)
     }
 
     /// One job with a target plus `extra` options.
-    pub(super) fn job(extra: &[&str]) -> JobSpec {
+    pub(crate) fn job(extra: &[&str]) -> JobSpec {
         let mut args = vec!["--name=t", "--filename=/tmp/f"];
         args.extend_from_slice(extra);
         run(&args).unwrap().jobs.remove(0)
     }
 
-    pub(super) fn error(args: &[&str]) -> String {
+    pub(crate) fn error(args: &[&str]) -> String {
         run(args).unwrap_err().to_string()
     }
 
@@ -1808,44 +1742,6 @@ mod tests {
         assert!(
             error(&["--name=a", "--size=1m", "--direct=1", "--buffered=1"]).contains("contradicts")
         );
-    }
-
-    #[test]
-    fn engine_options() {
-        let spec = job(&[
-            "--ioengine=io_uring",
-            "--iodepth=32",
-            "--iodepth_batch=8",
-            "--iodepth_batch_complete=4",
-            "--hipri",
-            "--fixedbufs",
-            "--registerfiles",
-            "--sqthread_poll",
-        ]);
-        let e = &spec.engine;
-        assert_eq!(
-            (e.kind, e.iodepth, e.batch_submit),
-            (EngineKind::IoUring, 32, 8)
-        );
-        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 32));
-        assert!(e.hipri && e.fixedbufs && e.registerfiles && e.sqthread_poll);
-        let spec = job(&["--ioengine=libaio", "--iodepth_batch_complete_max=16"]);
-        assert_eq!(
-            (spec.engine.kind, spec.engine.batch_complete_max),
-            (EngineKind::Libaio, 16)
-        );
-        assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
-        assert!(error(&["--name=a", "--size=1m", "--ioengine=nosuch"]).contains("unknown value"));
-    }
-
-    #[test]
-    fn deep_queue_on_a_sync_engine_is_a_warning() {
-        let resolved = run(&["--name=a", "--size=1m", "--iodepth=8"]).unwrap();
-        assert_eq!(resolved.jobs[0].engine.iodepth, 8);
-        assert_eq!(resolved.warnings.len(), 1);
-        assert!(resolved.warnings[0].contains("iodepth=8 has no effect with ioengine=psync"));
-        let resolved = run(&["--name=a", "--size=1m", "--fixedbufs"]).unwrap();
-        assert!(resolved.warnings[0].contains("fixedbufs=1 is ignored by ioengine=psync"));
     }
 
     #[test]

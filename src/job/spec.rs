@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod engine;
+
+pub use engine::*;
+
 /// Data direction of one I/O. It indexes the per-direction arrays below
 /// ([read, write, trim], fio's order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -153,57 +157,6 @@ pub enum SyncMode {
     Sync,
     /// `sync=dsync`: O_DSYNC.
     Dsync,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EngineKind {
-    Sync,
-    Psync,
-    Pvsync,
-    Pvsync2,
-    Libaio,
-    IoUring,
-    Mmap,
-    Null,
-}
-
-impl EngineKind {
-    /// The fio name of the engine.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Sync => "sync",
-            Self::Psync => "psync",
-            Self::Pvsync => "pvsync",
-            Self::Pvsync2 => "pvsync2",
-            Self::Libaio => "libaio",
-            Self::IoUring => "io_uring",
-            Self::Mmap => "mmap",
-            Self::Null => "null",
-        }
-    }
-    /// True for engines that keep several I/Os in flight (iodepth > 1 is meaningful);
-    /// null emulates a queue so the tool's async path can be measured.
-    pub fn is_async(self) -> bool {
-        matches!(self, Self::Libaio | Self::IoUring | Self::Null)
-    }
-}
-
-/// Engine settings: queue depth, batching, io_uring options.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineSpec {
-    pub kind: EngineKind,
-    pub iodepth: u32,
-    /// `iodepth_batch_submit` (0 or 1 = submit each I/O as queued; fio's default 1).
-    pub batch_submit: u32,
-    /// `iodepth_batch_complete_min` (fio default 1).
-    pub batch_complete_min: u32,
-    /// `iodepth_batch_complete_max` (fio default = iodepth).
-    pub batch_complete_max: u32,
-    /// io_uring / pvsync2 `hipri`: polled completions.
-    pub hipri: bool,
-    pub fixedbufs: bool,
-    pub registerfiles: bool,
-    pub sqthread_poll: bool,
 }
 
 /// Where the job does I/O.

@@ -416,15 +416,16 @@ fn run_worker(kind: EngineKind, ctx: WorkerCtx, worker_index: u32) -> WorkerResu
         ctx.start.wait();
         return WorkerResult::failed(failure);
     }
-    match kind {
-        EngineKind::Sync => worker::run::<engine::sync::Sync>(ctx),
-        EngineKind::Psync => worker::run::<engine::psync::Psync>(ctx),
-        EngineKind::Pvsync => worker::run::<engine::pvsync::Pvsync>(ctx),
-        EngineKind::Pvsync2 => worker::run::<engine::pvsync2::Pvsync2>(ctx),
-        EngineKind::Libaio => worker::run::<engine::libaio::Libaio>(ctx),
-        EngineKind::IoUring => worker::run::<engine::io_uring::IoUring>(ctx),
-        EngineKind::Mmap => worker::run::<engine::mmap::Mmap>(ctx),
-        EngineKind::Null => worker::run::<engine::null::Null>(ctx),
+    engine::with_engine(kind, RunWorker(ctx))
+}
+
+/// The hot loop of one worker, for the engine `with_engine` picks.
+struct RunWorker<'a>(WorkerCtx<'a>);
+
+impl engine::ForEngine for RunWorker<'_> {
+    type Output = WorkerResult;
+    fn run<E: engine::Engine>(self) -> WorkerResult {
+        worker::run::<E>(self.0)
     }
 }
 

@@ -1,12 +1,12 @@
 //! Every engine × read/write × direct/buffered against a real file: bytes
 //! moved, data on disk, and fio's JSON keys.
 
-use crate::support::{iolens, json, scratch};
+use crate::support::{iolens, json, scratch, stderr};
+use iolens::job::spec::EngineKind;
 use serde_json::Value;
 
-const ENGINES: [&str; 8] = [
-    "sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "mmap", "null",
-];
+/// Every engine of the table: a new row is tested here without another edit.
+const ENGINES: [&str; EngineKind::ALL.len()] = EngineKind::NAMES;
 const SIZE: u64 = 2 << 20;
 
 fn run_job(engine: &str, rw: &str, direct: bool) -> (Value, Vec<u8>) {
@@ -106,6 +106,33 @@ fn every_engine_writes_data_that_reaches_the_file() {
                 "{engine} direct={direct}: {zeros} zero bytes: the written data is not in the file"
             );
         }
+    }
+}
+
+#[test]
+fn an_unknown_engine_is_one_line_naming_the_engines_in_a_job_file_and_on_the_command_line() {
+    let dir = scratch();
+    let file = dir.path().join("unknown.fio");
+    std::fs::write(&file, "[a]\nioengine=nosuch\nsize=1m\n").unwrap();
+    let choices = "(use one of sync, psync, pvsync, pvsync2, libaio, io_uring, mmap, null, \
+                   e.g. ioengine=io_uring)";
+    let cases = [
+        (
+            vec!["run", "--no-history", file.to_str().unwrap()],
+            format!("iolens: {}:2: ioengine=nosuch: unknown value 'nosuch' {choices}\n", file.display()),
+        ),
+        (
+            vec!["run", "--no-history", "--name=a", "--size=1m", "--ioengine=nosuch"],
+            format!("iolens: command line argument 3: ioengine=nosuch: unknown value 'nosuch' {choices}\n"),
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = iolens(&args);
+        assert_eq!(
+            (out.status.code(), stderr(&out)),
+            (Some(2), expected),
+            "iolens {args:?}: expected exit 2 and one line naming the engines"
+        );
     }
 }
 

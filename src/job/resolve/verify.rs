@@ -3,7 +3,7 @@
 //! parses). A job that only reads checks that every block holds what its header says.
 
 use super::{JobError, Layers};
-use crate::job::spec::{EngineKind, JobSpec, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
+use crate::job::spec::{JobSpec, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
 use crate::units::{self, UnitError};
 
 impl Layers<'_> {
@@ -31,9 +31,12 @@ impl Layers<'_> {
             }
             None => None,
         };
-        if job.engine.kind == EngineKind::Null {
+        if job.engine.kind.def().diskless {
             return Err(setting.invalid_with_hint(
-                "ioengine=null stores nothing to read back",
+                format!(
+                    "ioengine={} stores nothing to read back",
+                    job.engine.kind.name()
+                ),
                 "use a real ioengine such as psync or io_uring",
             ));
         }
