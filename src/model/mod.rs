@@ -6,7 +6,6 @@
 
 pub mod metrics;
 
-use crate::stats::summary::Summary;
 use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -421,6 +420,25 @@ pub struct MetricSummary {
     /// Their location and spread; saved beside the fields above, not nested.
     #[serde(flatten)]
     pub stats: Summary,
+}
+
+/// Location and spread of repeated measurements of one quantity, as
+/// `stats::summary::summarize` works them out (a `--repeat` report holds one
+/// per job and metric, `MetricSummary`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for one value.
+    pub stddev: f64,
+    /// stddev / mean in percent; 0 when the mean is 0.
+    pub cv_pct: f64,
+    /// Bootstrap 95 % confidence interval of the median (percentile method).
+    pub median_ci95: (f64, f64),
+    /// Indices of the outliers by modified z-score.
+    pub outliers: Vec<usize>,
 }
 
 /// Cumulative counters of one `/sys/block/<dev>/stat` line. Sectors are 512 bytes

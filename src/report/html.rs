@@ -679,8 +679,7 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary};
-    use crate::stats::summary::Summary;
+    use crate::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary, Summary};
     use crate::testutil::run_report;
 
     fn observed_report() -> RunReport {

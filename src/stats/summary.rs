@@ -2,9 +2,9 @@
 //! bootstrap confidence interval of the median, outliers by the median absolute
 //! deviation, and a gap test for results that fall into two clusters.
 
+use crate::model::Summary;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use serde::{Deserialize, Serialize};
 
 /// Resamples drawn for the bootstrap interval; enough for stable 2.5/97.5 % quantiles.
 const BOOTSTRAP_RESAMPLES: usize = 2000;
@@ -20,24 +20,6 @@ const MIN_RELATIVE_GAP: f64 = 0.05;
 
 /// Fewest values per cluster; a single stray value is an outlier, not a cluster.
 const MIN_CLUSTER: usize = 2;
-
-/// Location and spread of repeated measurements of one quantity (a
-/// `--repeat` report holds one per job and metric, `MetricSummary`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub mean: f64,
-    /// Sample standard deviation (n − 1); 0 for one value.
-    pub stddev: f64,
-    /// stddev / mean in percent; 0 when the mean is 0.
-    pub cv_pct: f64,
-    /// Bootstrap 95 % confidence interval of the median (percentile method).
-    pub median_ci95: (f64, f64),
-    /// Indices of the outliers by modified z-score.
-    pub outliers: Vec<usize>,
-}
 
 /// Summarise `values` (at least one). `seed` makes the bootstrap reproducible.
 pub fn summarize(values: &[f64], seed: u64) -> Summary {
