@@ -855,6 +855,17 @@ pub struct FilesystemInfo {
 mod tests {
     use super::*;
 
+    /// The model is the data the other modules share; it uses none of them.
+    #[test]
+    fn the_model_uses_none_of_the_modules_that_share_it() {
+        let users = [
+            "runner", "stats", "observe", "diagnose", "store", "report", "cmd",
+        ];
+        let paths: Vec<String> = users.iter().map(|m| format!("crate::{m}")).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        crate::testutil::assert_module_uses_none("model", &paths);
+    }
+
     /// The text of a file written by iolens 0.1.0 (schema 1), under tests/fixtures/schema1/.
     fn schema_1_fixture(name: &str) -> String {
         let path = format!(
