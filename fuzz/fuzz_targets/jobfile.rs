@@ -1,8 +1,8 @@
 //! The job-file reader and resolver on arbitrary bytes: errors are fine, panics and hangs are not.
 #![no_main]
 
-use iolens::job::expr::{MissingEnv, SystemValues};
-use iolens::job::jobfile::{read_job_file, Context};
+use iolens::job::front::expr::{MissingEnv, SystemValues};
+use iolens::job::front::jobfile::{read_job_file, Context};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
 use std::sync::OnceLock;

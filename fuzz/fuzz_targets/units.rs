@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = units::parse_bool(text);
     let _ = units::parse_float_list(text);
     let _ = units::split_per_direction(text);
-    let _ = iolens::job::expr::evaluate(text);
+    let _ = iolens::job::front::expr::evaluate(text);
     let args: Vec<String> = text.split_whitespace().map(str::to_string).collect();
     if let Ok((global, jobs)) = iolens::job::parse_fio_args(&args) {
         let _ = iolens::job::resolve(&global, &jobs);

@@ -7,11 +7,13 @@ use super::output::{self, Destination};
 use super::progress;
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
+use crate::diagnose::repetitions;
 use crate::fileset::TargetError;
-use crate::job::{self, expr, jobfile, lenient, LayeredJob};
+use crate::job::front::{expr, jobfile, lenient};
+use crate::job::{self, LayeredJob};
+use crate::model::{Observations, RunReport};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
-use crate::report::model::{Observations, RunReport};
-use crate::report::{html, repeat, timeline};
+use crate::report::{html, repeat_table, timeline};
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
 use crate::store::{self, Store};
@@ -174,8 +176,6 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
 /// Jobs parsed and resolved once, to be run as often as asked.
 pub struct JobSet {
     specs: Vec<job::spec::JobSpec>,
-    job_options: Vec<Vec<(String, String)>>,
-    global_options: Vec<(String, String)>,
     command_line: Vec<String>,
     allow_device_write: bool,
     observe_interval: Duration,
@@ -193,17 +193,6 @@ impl JobSet {
     ) -> Result<JobSet, CmdError> {
         let loaded = load_jobs(flags, job_args)?;
         Ok(JobSet {
-            job_options: loaded
-                .layered
-                .iter()
-                .map(|l| l.job.listed_options())
-                .collect(),
-            // fio's report has one global section; with several [global]s, the first job's.
-            global_options: loaded
-                .layered
-                .first()
-                .map(|l| l.global.listed_options())
-                .unwrap_or_default(),
             specs: loaded.specs,
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_destructive,
@@ -230,8 +219,6 @@ pub fn run_once(
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
-        job_options: &jobs.job_options,
-        global_options: jobs.global_options.clone(),
         command_line: jobs.command_line.clone(),
         allow_device_write: jobs.allow_device_write,
         observe_interval: jobs.observe_interval,
@@ -356,11 +343,11 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
         return Ok(code);
     }
     o.history.record(&reports);
-    let result = repeat::build(reports, o.warmup);
+    let result = repetitions::build(reports, o.warmup);
     let mut rendered = String::new();
     for f in o.formats {
         match f {
-            Format::Normal => rendered.push_str(&repeat::render_table(&result)),
+            Format::Normal => rendered.push_str(&repeat_table::render_table(&result)),
             _ => rendered.push_str(
                 &serde_json::to_string_pretty(&result).expect("RepeatReport serializes to JSON"),
             ),

@@ -34,7 +34,7 @@ fn render(jobs: &[LayeredJob], every_option: bool) -> String {
         let job = &layered.job;
         let _ = writeln!(out, "job {} '{}' ({})", index + 1, job.name, job.origin);
         for def in OPTIONS.iter().filter(|def| def.name != "name") {
-            let (value, origin) = match (job.get(def.name), layered.global.get(def.name)) {
+            let (value, origin) = match (job.get(def), layered.global.get(def)) {
                 (Some(own), _) => (own.value.as_str(), origin(job, &own.source)),
                 (None, Some(global)) => (
                     global.value.as_str(),

@@ -1,21 +1,18 @@
-//! Jobs: raw options from the front ends, resolved into `JobSpec`.
+//! Jobs: text → `RawJob` → `Layers` → `JobSpec`.
 //!
-//! `cli_args` and `jobfile` fill `RawJob`s through the option table in
-//! `options`; `resolve` applies precedence (job > global > default), parses every value
-//! and checks the combination.
-pub mod cli_args;
+//! The front ends (`front`: command line and job files) fill `RawJob`s through the
+//! option table in `options`; `layers` gives each option's value in effect (job >
+//! global > default); `resolve` runs each section's resolver in `spec` and the checks
+//! that span sections.
 pub mod error;
-pub mod errors;
-pub mod expr;
-pub mod jobfile;
-pub mod lenient;
+pub mod front;
+mod layers;
 pub mod options;
 pub mod raw;
 pub mod resolve;
 pub mod spec;
-mod text_check;
 
-pub use cli_args::{parse_command_line, parse_fio_args, CommandLine};
 pub use error::JobError;
+pub use front::cli_args::{parse_command_line, parse_fio_args, CommandLine};
 pub use raw::{LayeredJob, RawJob, Source};
 pub use resolve::{resolve, resolve_layered, Resolved};

@@ -204,18 +204,18 @@ pub const THINKTIME_BLOCKS_TYPES: &[&str] = &["complete", "issue"];
 pub const STEADYSTATE_CRITERIA: &[&str] = &["iops", "iops_slope", "bw", "bw_slope"];
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
-pub const BARE_TEXT_OPTIONS: &[&str] = &[
-    "write_bw_log",
-    "write_iops_log",
-    "write_lat_log",
-    "write_hist_log",
+pub const BARE_TEXT_OPTIONS: &[&OptionDef] = &[
+    opt::WRITE_BW_LOG,
+    opt::WRITE_IOPS_LOG,
+    opt::WRITE_LAT_LOG,
+    opt::WRITE_HIST_LOG,
 ];
 
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
 /// what to use instead.
-pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
+pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
     (
-        "verify",
+        opt::VERIFY,
         &[
             "crc32", "crc16", "crc7", "sha1", "sha224", "sha384", "sha512", "sha3-224", "sha3-256",
             "sha3-384", "sha3-512",
@@ -224,25 +224,25 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
         "verify=crc32c, crc64, xxhash, sha256 or md5",
     ),
     (
-        "ioengine",
+        opt::IOENGINE,
         FIO_ONLY_ENGINES,
         "this ioengine is not implemented",
         "ioengine=io_uring, libaio or psync",
     ),
     (
-        "zonemode",
+        opt::ZONEMODE,
         &["zbd"],
         "zoned block devices are not supported",
         "zonemode=strided",
     ),
     (
-        "file_service_type",
+        opt::FILE_SERVICE_TYPE,
         &["zipf", "pareto", "normal", "gauss"],
         "skewed file choice is not implemented",
         "file_service_type=random or roundrobin",
     ),
     (
-        "rw",
+        opt::RW,
         &["randtrimwrite"],
         "random trim-then-write is not implemented",
         "rw=trimwrite or rw=randtrim",
@@ -250,10 +250,10 @@ pub static UNSUPPORTED_VALUES: &[(&str, &[&str], &str, &str)] = &[
 ];
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.
-pub fn unsupported_value(option: &str, value: &str) -> Option<(&'static str, &'static str)> {
+pub fn unsupported_value(option: &OptionDef, value: &str) -> Option<(&'static str, &'static str)> {
     UNSUPPORTED_VALUES
         .iter()
-        .find(|(name, values, _, _)| *name == option && values.contains(&value))
+        .find(|(def, values, _, _)| def.name == option.name && values.contains(&value))
         .map(|&(_, _, reason, instead)| (reason, instead))
 }
 
@@ -571,6 +571,168 @@ pub static OPTIONS: &[OptionDef] = &[
     engine_only("xnvme_iovec", &[], Kind::Count),
 ];
 
+/// Handles to table rows for the code that reads options (`opt::BS` is the `bs` row).
+/// Each is found at compile time: a name missing from the table stops the build.
+pub mod opt {
+    use super::{entry, OptionDef};
+
+    pub const ALLOW_FILE_CREATE: &OptionDef = entry("allow_file_create");
+    pub const ALLOW_MOUNTED_WRITE: &OptionDef = entry("allow_mounted_write");
+    pub const BLOCKALIGN: &OptionDef = entry("blockalign");
+    pub const BS: &OptionDef = entry("bs");
+    pub const BSRANGE: &OptionDef = entry("bsrange");
+    pub const BSSPLIT: &OptionDef = entry("bssplit");
+    pub const BUFFER_COMPRESS_PERCENTAGE: &OptionDef = entry("buffer_compress_percentage");
+    pub const BUFFERED: &OptionDef = entry("buffered");
+    pub const CLAT_PERCENTILES: &OptionDef = entry("clat_percentiles");
+    pub const CONTINUE_ON_ERROR: &OptionDef = entry("continue_on_error");
+    pub const CPUMASK: &OptionDef = entry("cpumask");
+    pub const CPUS_ALLOWED: &OptionDef = entry("cpus_allowed");
+    pub const CPUS_ALLOWED_POLICY: &OptionDef = entry("cpus_allowed_policy");
+    pub const CREATE_ON_OPEN: &OptionDef = entry("create_on_open");
+    pub const CREATE_ONLY: &OptionDef = entry("create_only");
+    pub const DESCRIPTION: &OptionDef = entry("description");
+    pub const DIRECT: &OptionDef = entry("direct");
+    pub const DIRECTORY: &OptionDef = entry("directory");
+    pub const DISABLE_CLAT: &OptionDef = entry("disable_clat");
+    pub const DISABLE_LAT: &OptionDef = entry("disable_lat");
+    pub const DISABLE_SLAT: &OptionDef = entry("disable_slat");
+    pub const DO_VERIFY: &OptionDef = entry("do_verify");
+    pub const END_FSYNC: &OptionDef = entry("end_fsync");
+    pub const EXIT_WHAT: &OptionDef = entry("exit_what");
+    pub const EXITALL: &OptionDef = entry("exitall");
+    pub const FADVISE_HINT: &OptionDef = entry("fadvise_hint");
+    pub const FALLOCATE: &OptionDef = entry("fallocate");
+    pub const FDATASYNC: &OptionDef = entry("fdatasync");
+    pub const FILE_SERVICE_TYPE: &OptionDef = entry("file_service_type");
+    pub const FILENAME: &OptionDef = entry("filename");
+    pub const FILENAME_FORMAT: &OptionDef = entry("filename_format");
+    pub const FILESIZE: &OptionDef = entry("filesize");
+    pub const FIXEDBUFS: &OptionDef = entry("fixedbufs");
+    pub const FSYNC: &OptionDef = entry("fsync");
+    pub const GROUP_REPORTING: &OptionDef = entry("group_reporting");
+    pub const GTOD_REDUCE: &OptionDef = entry("gtod_reduce");
+    pub const HIPRI: &OptionDef = entry("hipri");
+    pub const IGNORE_ERROR: &OptionDef = entry("ignore_error");
+    pub const INVALIDATE: &OptionDef = entry("invalidate");
+    pub const IO_SIZE: &OptionDef = entry("io_size");
+    pub const IODEPTH: &OptionDef = entry("iodepth");
+    pub const IODEPTH_BATCH_COMPLETE_MAX: &OptionDef = entry("iodepth_batch_complete_max");
+    pub const IODEPTH_BATCH_COMPLETE_MIN: &OptionDef = entry("iodepth_batch_complete_min");
+    pub const IODEPTH_BATCH_SUBMIT: &OptionDef = entry("iodepth_batch_submit");
+    pub const IODEPTH_LOW: &OptionDef = entry("iodepth_low");
+    pub const IOENGINE: &OptionDef = entry("ioengine");
+    pub const KB_BASE: &OptionDef = entry("kb_base");
+    pub const LAT_PERCENTILES: &OptionDef = entry("lat_percentiles");
+    pub const LATENCY_PERCENTILE: &OptionDef = entry("latency_percentile");
+    pub const LATENCY_RUN: &OptionDef = entry("latency_run");
+    pub const LATENCY_TARGET: &OptionDef = entry("latency_target");
+    pub const LATENCY_WINDOW: &OptionDef = entry("latency_window");
+    pub const LOG_AVG_MSEC: &OptionDef = entry("log_avg_msec");
+    pub const LOG_HIST_MSEC: &OptionDef = entry("log_hist_msec");
+    pub const LOG_MAX_VALUE: &OptionDef = entry("log_max_value");
+    pub const LOG_OFFSET: &OptionDef = entry("log_offset");
+    pub const LOOPS: &OptionDef = entry("loops");
+    pub const MAX_LATENCY: &OptionDef = entry("max_latency");
+    pub const NEW_GROUP: &OptionDef = entry("new_group");
+    pub const NICE: &OptionDef = entry("nice");
+    pub const NORANDOMMAP: &OptionDef = entry("norandommap");
+    pub const NRFILES: &OptionDef = entry("nrfiles");
+    pub const NUMBER_IOS: &OptionDef = entry("number_ios");
+    pub const NUMJOBS: &OptionDef = entry("numjobs");
+    pub const OFFSET: &OptionDef = entry("offset");
+    pub const OFFSET_INCREMENT: &OptionDef = entry("offset_increment");
+    pub const OPENFILES: &OptionDef = entry("openfiles");
+    pub const OVERWRITE: &OptionDef = entry("overwrite");
+    pub const PER_JOB_LOGS: &OptionDef = entry("per_job_logs");
+    pub const PERCENTAGE_RANDOM: &OptionDef = entry("percentage_random");
+    pub const PERCENTILE_LIST: &OptionDef = entry("percentile_list");
+    pub const PRE_READ: &OptionDef = entry("pre_read");
+    pub const PRIO: &OptionDef = entry("prio");
+    pub const PRIOCLASS: &OptionDef = entry("prioclass");
+    pub const RAMP_TIME: &OptionDef = entry("ramp_time");
+    pub const RANDOM_DISTRIBUTION: &OptionDef = entry("random_distribution");
+    pub const RANDREPEAT: &OptionDef = entry("randrepeat");
+    pub const RANDSEED: &OptionDef = entry("randseed");
+    pub const RATE: &OptionDef = entry("rate");
+    pub const RATE_CYCLE: &OptionDef = entry("rate_cycle");
+    pub const RATE_IOPS: &OptionDef = entry("rate_iops");
+    pub const RATE_IOPS_MIN: &OptionDef = entry("rate_iops_min");
+    pub const RATE_MIN: &OptionDef = entry("rate_min");
+    pub const RATE_PROCESS: &OptionDef = entry("rate_process");
+    pub const REFILL_BUFFERS: &OptionDef = entry("refill_buffers");
+    pub const REGISTERFILES: &OptionDef = entry("registerfiles");
+    pub const RUNTIME: &OptionDef = entry("runtime");
+    pub const RW: &OptionDef = entry("rw");
+    pub const RW_SEQUENCER: &OptionDef = entry("rw_sequencer");
+    pub const RWMIXREAD: &OptionDef = entry("rwmixread");
+    pub const RWMIXWRITE: &OptionDef = entry("rwmixwrite");
+    pub const SCRAMBLE_BUFFERS: &OptionDef = entry("scramble_buffers");
+    pub const SIGNIFICANT_FIGURES: &OptionDef = entry("significant_figures");
+    pub const SIZE: &OptionDef = entry("size");
+    pub const SLAT_PERCENTILES: &OptionDef = entry("slat_percentiles");
+    pub const SQTHREAD_POLL: &OptionDef = entry("sqthread_poll");
+    pub const STARTDELAY: &OptionDef = entry("startdelay");
+    pub const STATS: &OptionDef = entry("stats");
+    pub const STEADYSTATE: &OptionDef = entry("steadystate");
+    pub const STEADYSTATE_DURATION: &OptionDef = entry("steadystate_duration");
+    pub const STEADYSTATE_RAMP_TIME: &OptionDef = entry("steadystate_ramp_time");
+    pub const STONEWALL: &OptionDef = entry("stonewall");
+    pub const SYNC: &OptionDef = entry("sync");
+    pub const THINKTIME: &OptionDef = entry("thinktime");
+    pub const THINKTIME_BLOCKS: &OptionDef = entry("thinktime_blocks");
+    pub const THINKTIME_BLOCKS_TYPE: &OptionDef = entry("thinktime_blocks_type");
+    pub const THINKTIME_SPIN: &OptionDef = entry("thinktime_spin");
+    pub const THREAD: &OptionDef = entry("thread");
+    pub const TIME_BASED: &OptionDef = entry("time_based");
+    pub const UNIFIED_RW_REPORTING: &OptionDef = entry("unified_rw_reporting");
+    pub const UNLINK: &OptionDef = entry("unlink");
+    pub const VERIFY: &OptionDef = entry("verify");
+    pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
+    pub const VERIFY_DUMP: &OptionDef = entry("verify_dump");
+    pub const VERIFY_FATAL: &OptionDef = entry("verify_fatal");
+    pub const VERIFY_INTERVAL: &OptionDef = entry("verify_interval");
+    pub const VERIFY_OFFSET: &OptionDef = entry("verify_offset");
+    pub const VERIFY_ONLY: &OptionDef = entry("verify_only");
+    pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
+    pub const WAIT_FOR: &OptionDef = entry("wait_for");
+    pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
+    pub const WRITE_HIST_LOG: &OptionDef = entry("write_hist_log");
+    pub const WRITE_IOPS_LOG: &OptionDef = entry("write_iops_log");
+    pub const WRITE_LAT_LOG: &OptionDef = entry("write_lat_log");
+    pub const ZERO_BUFFERS: &OptionDef = entry("zero_buffers");
+    pub const ZONEMODE: &OptionDef = entry("zonemode");
+    pub const ZONERANGE: &OptionDef = entry("zonerange");
+    pub const ZONESIZE: &OptionDef = entry("zonesize");
+    pub const ZONESKIP: &OptionDef = entry("zoneskip");
+}
+
+/// The row named `name` (not an alias), for the `opt` handles; evaluated at compile time.
+const fn entry(name: &str) -> &'static OptionDef {
+    let mut row = 0;
+    while row < OPTIONS.len() {
+        if same_bytes(OPTIONS[row].name.as_bytes(), name.as_bytes()) {
+            return &OPTIONS[row];
+        }
+        row += 1;
+    }
+    panic!("an opt:: handle names an option missing from OPTIONS")
+}
+
+const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The entry for `name` or one of its aliases.
 pub fn find(name: &str) -> Option<&'static OptionDef> {
     OPTIONS
@@ -608,6 +770,23 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn opt_handles_are_the_table_rows_of_their_names() {
+        for (handle, name) in [
+            (opt::BS, "bs"),
+            (opt::RW, "rw"),
+            (opt::IODEPTH_LOW, "iodepth_low"),
+            (opt::VERIFY_PATTERN, "verify_pattern"),
+        ] {
+            let row = find(name).expect("the name is in the table");
+            assert_eq!(
+                handle, row,
+                "expected opt handle for {name} to be its table row, saw the row of {}",
+                handle.name
+            );
+        }
+    }
 
     #[test]
     fn names_and_aliases_are_unique() {
@@ -727,13 +906,17 @@ mod tests {
     #[test]
     fn rejected_values_are_not_also_accepted() {
         for (option, values, _, _) in UNSUPPORTED_VALUES {
-            let Some(Kind::Choice(accepted)) = find(option).map(|d| d.kind) else {
-                panic!("{option} is not a choice option");
+            let Kind::Choice(accepted) = option.kind else {
+                panic!("{} is not a choice option", option.name);
             };
-            assert!(values.iter().all(|v| !accepted.contains(v)), "{option}");
+            assert!(
+                values.iter().all(|v| !accepted.contains(v)),
+                "{}",
+                option.name
+            );
         }
-        assert!(unsupported_value("ioengine", "posixaio").is_some());
-        assert!(unsupported_value("ioengine", "psync").is_none());
+        assert!(unsupported_value(opt::IOENGINE, "posixaio").is_some());
+        assert!(unsupported_value(opt::IOENGINE, "psync").is_none());
     }
 
     #[test]

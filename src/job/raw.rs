@@ -106,7 +106,13 @@ impl RawJob {
         let value = match (value, def.kind) {
             (Some(value), _) => value.to_string(),
             (None, Kind::Bool) => "1".to_string(),
-            (None, Kind::Text) if options::BARE_TEXT_OPTIONS.contains(&def.name) => String::new(),
+            (None, Kind::Text)
+                if options::BARE_TEXT_OPTIONS
+                    .iter()
+                    .any(|bare| bare.name == def.name) =>
+            {
+                String::new()
+            }
             (None, _) => {
                 return Err(JobError::MissingValue {
                     at: source,
@@ -128,9 +134,9 @@ impl RawJob {
         Ok(())
     }
 
-    /// The option named `name` (canonical name), if this job sets it.
-    pub fn get(&self, name: &str) -> Option<&RawOption> {
-        self.options.iter().find(|o| o.def.name == name)
+    /// This job's setting of the option `def`, if it sets it.
+    pub fn get(&self, def: &OptionDef) -> Option<&RawOption> {
+        self.options.iter().find(|o| o.def.name == def.name)
     }
 
     pub fn options(&self) -> &[RawOption] {
@@ -172,6 +178,7 @@ pub fn lookup(key: &str, source: &Source) -> Result<&'static OptionDef, JobError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::options::opt;
 
     #[test]
     fn options_are_listed_as_fio_lists_them() {
@@ -229,7 +236,7 @@ mod tests {
             .unwrap();
         job.set(lookup("bs", &at(3)).unwrap(), Some("16k"), at(3))
             .unwrap();
-        let bs = job.get("bs").unwrap();
+        let bs = job.get(opt::BS).unwrap();
         assert_eq!(
             (bs.value.as_str(), &bs.source),
             ("16k", &Source::Argument(3))
@@ -243,10 +250,10 @@ mod tests {
         let at = |i| Source::Argument(i);
         job.set(lookup("thread", &at(2)).unwrap(), None, at(2))
             .unwrap();
-        assert_eq!(job.get("thread").unwrap().value, "1");
+        assert_eq!(job.get(opt::THREAD).unwrap().value, "1");
         job.set(lookup("write_bw_log", &at(2)).unwrap(), None, at(2))
             .unwrap();
-        assert_eq!(job.get("write_bw_log").unwrap().value, "");
+        assert_eq!(job.get(opt::WRITE_BW_LOG).unwrap().value, "");
         assert_eq!(
             job.set(lookup("bs", &at(3)).unwrap(), None, at(3))
                 .unwrap_err()

@@ -6,7 +6,7 @@
 //! lines in `on_complete`; the hot loop only follows the `Flow` it returns.
 
 use super::ctx::OpenFile;
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLogger, LoggedIo};
 use super::queue::InFlight;
@@ -14,8 +14,7 @@ use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
 use super::verify::Verifier;
-use crate::job::errors::error_kind;
-use crate::job::spec::{Ddir, JobSpec, DDIRS};
+use crate::job::spec::{error_kind, Ddir, JobSpec, DDIRS};
 use crate::stats::{RateSeries, WorkerStats};
 use iolens_sys::os::{thread_rusage, Rusage};
 use std::time::Duration;

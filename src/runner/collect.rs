@@ -2,12 +2,12 @@
 //! group_reporting, compute rates over the exact measured time, and fill
 //! fio's per-group totals.
 
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::plan;
 use super::result::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::{JobSpec, UnifiedRw};
-use crate::report::model::{
+use crate::model::{
     CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatencyTargetReport,
     Mixed, RunReport, ToleratedErrors, SCHEMA_VERSION,
 };
@@ -34,7 +34,12 @@ pub(super) fn report(
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_ms,
         command_line: req.command_line.clone(),
-        global_options: req.global_options.clone(),
+        // fio's report has one global section; with several [global]s, the first job's.
+        global_options: req
+            .jobs
+            .first()
+            .map(|job| job.given.global.clone())
+            .unwrap_or_default(),
         jobs,
         groups,
         disks,
@@ -156,7 +161,6 @@ fn job_report(req: &RunRequest, groupid: u32, members: &[Member<'_>]) -> JobRepo
     for w in &workers {
         tolerated.merge(&w.tolerated);
     }
-    let options = req.job_options.get(last).cloned().unwrap_or_default();
     JobReport {
         name: head.name.clone(),
         description: head.description.clone(),
@@ -169,7 +173,7 @@ fn job_report(req: &RunRequest, groupid: u32, members: &[Member<'_>]) -> JobRepo
             first_errno: tolerated.first_errno,
         }),
         error: error.map(|e| e.message),
-        options,
+        options: job.given.job.clone(),
         dirs,
         mixed,
         // fio gives sync latencies percentiles along with clat.

@@ -6,7 +6,7 @@ mod checks;
 mod collect;
 pub mod control;
 pub mod ctx;
-pub mod errors;
+pub mod error_tally;
 mod group_control;
 mod latency_target;
 pub mod logs;
@@ -26,9 +26,9 @@ pub mod worker;
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
+use crate::model::RunReport;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::{LiveBoard, LiveCounters};
-use crate::report::model::RunReport;
 use crate::workload::rng::worker_seed;
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
@@ -43,9 +43,6 @@ use steadystate::GroupSteadyState;
 /// How the run was asked for, beyond the jobs themselves.
 pub struct RunRequest<'a> {
     pub jobs: &'a [JobSpec],
-    /// Each job's options as the user gave them (for the report).
-    pub job_options: &'a [Vec<(String, String)>],
-    pub global_options: Vec<(String, String)>,
     pub command_line: Vec<String>,
     pub allow_device_write: bool,
     /// How often the sampler records the system (`--observe-interval`).

@@ -46,14 +46,11 @@ pub struct Queue {
 }
 
 impl Queue {
-    /// The queue a job's worker uses: one slot for a blocking engine, `iodepth`
-    /// for an async one; a full queue drains to `iodepth_low`.
+    /// The queue a job's worker uses, as the resolver worked it out: one slot
+    /// for a blocking engine, `iodepth` for an async one; a full queue drains
+    /// to `iodepth_low` (clamped to the depth).
     pub fn for_job(job: &JobSpec) -> Self {
-        let depth = match job.engine.kind.is_async() {
-            true => job.engine.iodepth,
-            false => 1,
-        };
-        Self::new(depth, job.control.iodepth_low)
+        Self::new(job.queue.depth, job.queue.refill_depth)
     }
 
     /// `depth` slots (at least one); `iodepth_low` above the depth never drains.

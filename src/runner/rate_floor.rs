@@ -107,7 +107,6 @@ mod tests {
             rate_min,
             rate_iops_min,
             rate_cycle: Duration::from_millis(cycle_ms),
-            iodepth_low: 1,
             steadystate: None,
             latency_target: None,
         }

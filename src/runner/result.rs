@@ -2,10 +2,10 @@
 //! measurements and its first error. Shared by the worker, the status slots,
 //! the worker processes and the collector, so none of them imports another.
 
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::logs::IoLog;
 use crate::job::spec::DDIRS;
-use crate::report::model::{SteadyStateReport, VerifyReport};
+use crate::model::{SteadyStateReport, VerifyReport};
 use crate::stats::{RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,6 @@ pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write, trim].
     pub rates: [RateSeries; DDIRS],
-    #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns, the verify passes after the writes included.
     pub runtime_ns: u64,

@@ -216,7 +216,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.replay_writes_for_verify();
             return;
         }
-        let batch_submit = self.ctx.job.engine.batch_submit.max(1) as usize;
+        let batch_submit = self.ctx.job.queue.batch_submit as usize;
         loop {
             while !self.done_issuing && self.queue.has_room() {
                 if self.drain_due() {
@@ -411,8 +411,11 @@ impl<'a, E: Engine> Worker<'a, E> {
         let min = if self.done_issuing || self.drain_due() {
             self.queue.in_flight()
         } else {
-            let batch_min = self.ctx.job.engine.batch_complete_min;
-            batch_min.clamp(1, self.queue.in_flight())
+            self.ctx
+                .job
+                .queue
+                .batch_complete_min
+                .min(self.queue.in_flight())
         };
         self.reap_at_least(min);
     }

@@ -6,7 +6,8 @@
 //! file in `src/engine/`, one row here and one arm in `engine::with_engine`.
 
 use crate::job::error::JobError;
-use crate::job::resolve::Layers;
+use crate::job::layers::Layers;
+use crate::job::options::{opt, OptionDef};
 use serde::{Deserialize, Serialize};
 
 /// One engine: its fio name and what the rest of iolens asks about it.
@@ -29,7 +30,7 @@ pub struct EngineDef {
     pub uses_file_position: bool,
     /// The boolean options of the option table this engine honours; an engine that does
     /// not list one warns that it ignores it.
-    pub options: &'static [&'static str],
+    pub options: &'static [EngineOption],
 }
 
 /// A blocking engine on a file descriptor: what a row does not say otherwise.
@@ -66,12 +67,12 @@ engines! {
     Sync => EngineDef { name: "sync", uses_file_position: true, ..BLOCKING },
     Psync => EngineDef { name: "psync", ..BLOCKING },
     Pvsync => EngineDef { name: "pvsync", ..BLOCKING },
-    Pvsync2 => EngineDef { name: "pvsync2", options: Pvsync2Options::NAMES, ..BLOCKING },
+    Pvsync2 => EngineDef { name: "pvsync2", options: Pvsync2Options::OPTIONS, ..BLOCKING },
     Libaio => EngineDef { name: "libaio", is_async: true, ..BLOCKING },
     IoUring => EngineDef {
         name: "io_uring",
         is_async: true,
-        options: IoUringOptions::NAMES,
+        options: IoUringOptions::OPTIONS,
         ..BLOCKING
     },
     Mmap => EngineDef { name: "mmap", maps_files: true, ..BLOCKING },
@@ -162,6 +163,27 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
     "cpp_null",
 ];
 
+/// An engine's own option: a boolean row of the option table that only some engines honour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineOption {
+    Hipri,
+    Fixedbufs,
+    Registerfiles,
+    SqthreadPoll,
+}
+
+impl EngineOption {
+    /// The option's row of the option table.
+    pub fn def(self) -> &'static OptionDef {
+        match self {
+            Self::Hipri => opt::HIPRI,
+            Self::Fixedbufs => opt::FIXEDBUFS,
+            Self::Registerfiles => opt::REGISTERFILES,
+            Self::SqthreadPoll => opt::SQTHREAD_POLL,
+        }
+    }
+}
+
 /// Engine settings: queue depth, batching and the chosen engine's own options.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineSpec {
@@ -190,15 +212,19 @@ pub struct IoUringOptions {
 }
 
 impl IoUringOptions {
-    const NAMES: &'static [&'static str] =
-        &["hipri", "fixedbufs", "registerfiles", "sqthread_poll"];
+    const OPTIONS: &'static [EngineOption] = &[
+        EngineOption::Hipri,
+        EngineOption::Fixedbufs,
+        EngineOption::Registerfiles,
+        EngineOption::SqthreadPoll,
+    ];
 
     fn resolve(layers: &Layers) -> Result<Self, JobError> {
         Ok(Self {
-            hipri: layers.bool("hipri")?,
-            fixedbufs: layers.bool("fixedbufs")?,
-            registerfiles: layers.bool("registerfiles")?,
-            sqthread_poll: layers.bool("sqthread_poll")?,
+            hipri: layers.bool(opt::HIPRI)?,
+            fixedbufs: layers.bool(opt::FIXEDBUFS)?,
+            registerfiles: layers.bool(opt::REGISTERFILES)?,
+            sqthread_poll: layers.bool(opt::SQTHREAD_POLL)?,
         })
     }
 }
@@ -211,11 +237,11 @@ pub struct Pvsync2Options {
 }
 
 impl Pvsync2Options {
-    const NAMES: &'static [&'static str] = &["hipri"];
+    const OPTIONS: &'static [EngineOption] = &[EngineOption::Hipri];
 
     fn resolve(layers: &Layers) -> Result<Self, JobError> {
         Ok(Self {
-            hipri: layers.bool("hipri")?,
+            hipri: layers.bool(opt::HIPRI)?,
         })
     }
 }
@@ -223,22 +249,22 @@ impl Pvsync2Options {
 impl EngineSpec {
     /// The engine section of one job; options the chosen engine ignores become warnings.
     pub(crate) fn resolve(layers: &Layers, warnings: &mut Vec<String>) -> Result<Self, JobError> {
-        let (name, _, setting) = layers.choice("ioengine")?;
+        let (name, _, setting) = layers.choice(opt::IOENGINE)?;
         layers.no_parameter(name, setting)?;
         let kind = EngineKind::named(name)
             .ok_or_else(|| setting.invalid(format!("unknown value '{name}'")))?;
         let job = &layers.job.name;
-        let iodepth = layers.count_u32("iodepth", 1)?;
+        let iodepth = layers.count_u32(opt::IODEPTH, 1)?;
         if iodepth > 1 && !kind.is_async() {
             warnings.push(format!(
                 "job '{job}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
                  I/O in flight (use ioengine=io_uring or libaio for a deeper queue)"
             ));
         }
-        let batch_complete_min = layers.count_u32("iodepth_batch_complete_min", 0)?;
-        let batch_complete_max = match layers.given("iodepth_batch_complete_max") {
+        let batch_complete_min = layers.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
+        let batch_complete_max = match layers.given(opt::IODEPTH_BATCH_COMPLETE_MAX) {
             Some(max) => {
-                let max_value = layers.count_u32("iodepth_batch_complete_max", 0)?;
+                let max_value = layers.count_u32(opt::IODEPTH_BATCH_COMPLETE_MAX, 0)?;
                 if max_value < batch_complete_min {
                     return Err(max.invalid_with_hint(
                         format!("less than iodepth_batch_complete_min={batch_complete_min}"),
@@ -249,11 +275,12 @@ impl EngineSpec {
             }
             None => iodepth.max(batch_complete_min),
         };
-        let batch_submit = layers.count_u32("iodepth_batch_submit", 0)?;
+        let batch_submit = layers.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?;
         for option in engine_options() {
-            if layers.bool(option)? && !kind.def().options.contains(&option) {
+            if layers.bool(option.def())? && !kind.def().options.contains(&option) {
                 warnings.push(format!(
-                    "job '{job}': {option}=1 is ignored by ioengine={name}"
+                    "job '{job}': {}=1 is ignored by ioengine={name}",
+                    option.def().name
                 ));
             }
         }
@@ -276,7 +303,7 @@ impl EngineSpec {
 }
 
 /// Every engine's own options, each once, in the order of the table.
-fn engine_options() -> impl Iterator<Item = &'static str> {
+fn engine_options() -> impl Iterator<Item = EngineOption> {
     let all = EngineKind::ALL
         .iter()
         .flat_map(|e| e.options.iter().copied());
@@ -289,7 +316,7 @@ fn engine_options() -> impl Iterator<Item = &'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::options::{self, Kind, Status};
+    use crate::job::options::{Kind, Status};
     use crate::job::resolve::tests::{error, job, run};
 
     #[test]
@@ -342,7 +369,7 @@ mod tests {
 
     #[test]
     fn the_ioengine_choices_are_the_table() {
-        let def = options::find("ioengine").expect("ioengine is in the option table");
+        let def = opt::IOENGINE;
         assert_eq!(
             def.kind,
             Kind::Choice(&EngineKind::NAMES),
@@ -373,15 +400,16 @@ mod tests {
     #[test]
     fn engine_options_are_supported_boolean_options_of_the_table() {
         for option in engine_options() {
-            let def = options::find(option).expect("an engine option is in the option table");
+            let def = option.def();
             assert_eq!(
                 (def.kind, def.status, def.default),
                 (Kind::Bool, Status::Supported, Some("0")),
-                "{option} should be a supported boolean option, off by default"
+                "{} should be a supported boolean option, off by default",
+                def.name
             );
         }
         assert_eq!(
-            engine_options().collect::<Vec<_>>(),
+            engine_options().map(|o| o.def().name).collect::<Vec<_>>(),
             ["hipri", "fixedbufs", "registerfiles", "sqthread_poll"],
             "each engine option should be listed once, in the order of the warnings"
         );
@@ -392,14 +420,18 @@ mod tests {
         for row in EngineKind::ALL {
             for option in engine_options() {
                 let engine = format!("--ioengine={}", row.name);
-                let flag = format!("--{option}");
+                let option_name = option.def().name;
+                let flag = format!("--{option_name}");
                 let resolved = run(&["--name=a", "--size=1m", &engine, &flag]).unwrap();
-                let expected = format!("job 'a': {option}=1 is ignored by ioengine={}", row.name);
+                let expected = format!(
+                    "job 'a': {option_name}=1 is ignored by ioengine={}",
+                    row.name
+                );
                 let warned = resolved.warnings.contains(&expected);
                 assert_eq!(
                     warned,
                     !row.options.contains(&option),
-                    "ioengine={} {option}=1: expected a warning: {}, saw {:?}",
+                    "ioengine={} {option_name}=1: expected a warning: {}, saw {:?}",
                     row.name,
                     !row.options.contains(&option),
                     resolved.warnings

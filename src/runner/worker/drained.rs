@@ -5,7 +5,7 @@
 use super::Worker;
 use crate::engine::Engine;
 use crate::job::spec::Ddir;
-use crate::report::model::VerifyReport;
+use crate::model::VerifyReport;
 use crate::runner::result::IoFailure;
 use crate::runner::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::workload::pacing::{Clock, MonotonicClock};

@@ -1,8 +1,8 @@
 //! `--fio-compat=lenient`: accept what fio silently accepts, rewriting the value the way fio
 //! reads it and warning about each one. Strict mode (the default) reports these as errors.
 
-use super::options::{Kind, OptionDef};
-use super::raw::{LayeredJob, RawJob};
+use crate::job::options::{Kind, OptionDef};
+use crate::job::raw::{LayeredJob, RawJob};
 use crate::units::{self, KbBase, UnitError};
 
 /// Rewrites every value fio would read differently from its text; one warning each.
@@ -27,7 +27,7 @@ fn relax_layer(layer: &mut RawJob, warnings: &mut Vec<String>) {
         })
         .collect();
     for (def, value, why, source) in rewrites {
-        let original = &layer.get(def.name).expect("just read").value;
+        let original = &layer.get(def).expect("just read").value;
         warnings.push(format!(
             "{source}: {}={original}: read as {value} ({why}, as fio does; strict mode rejects it)",
             def.name
@@ -89,6 +89,7 @@ fn ordered_range(text: &str) -> Option<(String, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::options::opt;
     use crate::job::parse_fio_args;
 
     fn relaxed_job(args: &[&str]) -> (RawJob, Vec<String>) {
@@ -110,9 +111,9 @@ mod tests {
             "--size=1x",
             "--bsrange=8k-4k,1k-2k",
         ]);
-        assert_eq!(job.get("bs").unwrap().value, "4,8k");
-        assert_eq!(job.get("size").unwrap().value, "1");
-        assert_eq!(job.get("bsrange").unwrap().value, "4k-8k,1k-2k");
+        assert_eq!(job.get(opt::BS).unwrap().value, "4,8k");
+        assert_eq!(job.get(opt::SIZE).unwrap().value, "1");
+        assert_eq!(job.get(opt::BSRANGE).unwrap().value, "4k-8k,1k-2k");
         assert_eq!(warnings.len(), 3);
         assert_eq!(
             warnings[0],
@@ -124,6 +125,6 @@ mod tests {
     fn valid_values_are_left_alone() {
         let (job, warnings) = relaxed_job(&["--name=a", "--bs=4k", "--size=50%", "--rw=read"]);
         assert!(warnings.is_empty(), "{warnings:?}");
-        assert_eq!(job.get("bs").unwrap().value, "4k");
+        assert_eq!(job.get(opt::BS).unwrap().value, "4k");
     }
 }

@@ -2,8 +2,8 @@
 //! not UTF-8, control characters, absurdly long lines) with the line it is on,
 //! so a binary or corrupted file fails with one short line instead of echoing it.
 
-use super::error::JobError;
-use super::raw::Source;
+use crate::job::error::JobError;
+use crate::job::raw::Source;
 use std::path::Path;
 
 /// Longest line accepted; fio's own limit is far below this.

@@ -2,9 +2,9 @@
 //! `--name` are global; each `--name` starts a job. `--key value` works like `--key=value`
 //! for options that need a value, as with fio's getopt. Other words are job files.
 
-use super::error::JobError;
-use super::options::Kind;
-use super::raw::{lookup, RawJob, Source};
+use crate::job::error::JobError;
+use crate::job::options::Kind;
+use crate::job::raw::{lookup, RawJob, Source};
 use std::path::PathBuf;
 
 /// A whole fio command line: options (global, then per `--name`) and job files.
@@ -85,18 +85,19 @@ fn parse(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::options::opt;
     use crate::testutil::strings as args;
 
     #[test]
     fn options_before_the_first_name_are_global() {
         let (global, jobs) =
             parse_fio_args(&args(&["--bs=8k", "--name=a", "--rw=write", "--name=b"])).unwrap();
-        assert_eq!(global.get("bs").unwrap().value, "8k");
+        assert_eq!(global.get(opt::BS).unwrap().value, "8k");
         assert_eq!(jobs.len(), 2);
         assert_eq!(jobs[0].name, "a");
         assert_eq!(jobs[0].origin, Source::Argument(2));
-        assert_eq!(jobs[0].get("rw").unwrap().source, Source::Argument(3));
-        assert!(jobs[1].get("rw").is_none());
+        assert_eq!(jobs[0].get(opt::RW).unwrap().source, Source::Argument(3));
+        assert!(jobs[1].get(opt::RW).is_none());
     }
 
     #[test]
@@ -111,10 +112,10 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(jobs[0].name, "a");
-        assert_eq!(jobs[0].get("bs").unwrap().value, "16k");
-        assert_eq!(jobs[0].get("bs").unwrap().source, Source::Argument(3));
-        assert_eq!(jobs[0].get("thread").unwrap().value, "1");
-        assert_eq!(jobs[0].get("size").unwrap().source, Source::Argument(6));
+        assert_eq!(jobs[0].get(opt::BS).unwrap().value, "16k");
+        assert_eq!(jobs[0].get(opt::BS).unwrap().source, Source::Argument(3));
+        assert_eq!(jobs[0].get(opt::THREAD).unwrap().value, "1");
+        assert_eq!(jobs[0].get(opt::SIZE).unwrap().source, Source::Argument(6));
     }
 
     #[test]
@@ -148,7 +149,10 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(line.files, [PathBuf::from("a.fio"), PathBuf::from("b.fio")]);
-        assert_eq!(line.global.get("bs").unwrap().source, Source::Argument(2));
-        assert_eq!(line.jobs[0].get("size").unwrap().value, "1m");
+        assert_eq!(
+            line.global.get(opt::BS).unwrap().source,
+            Source::Argument(2)
+        );
+        assert_eq!(line.jobs[0].get(opt::SIZE).unwrap().value, "1m");
     }
 }

@@ -13,10 +13,10 @@
 //! starts a new stonewalled group. Command-line options given before any `--name` sit below
 //! each file's `[global]` (fio applies them first and lets the file override them).
 
-use super::error::JobError;
 use super::expr::{self, ExprError, MissingEnv, SystemValues};
-use super::options::Kind;
-use super::raw::{lookup, LayeredJob, RawJob, Source};
+use crate::job::error::JobError;
+use crate::job::options::Kind;
+use crate::job::raw::{lookup, LayeredJob, RawJob, Source};
 use std::path::{Path, PathBuf};
 
 /// What values in a job file may refer to.
@@ -89,8 +89,7 @@ pub fn assemble(
         let mut first = true;
         for LayeredJob { global, mut job } in file_jobs {
             if index > 0 && first {
-                let stonewall =
-                    super::options::find("stonewall").expect("stonewall is in the table");
+                let stonewall = crate::job::options::opt::STONEWALL;
                 let source = Source::FileStart { path: path.clone() };
                 job.set(stonewall, Some("1"), source)?;
             }
@@ -249,7 +248,7 @@ impl FileParser<'_> {
 
     fn expand(
         &mut self,
-        def: &'static super::options::OptionDef,
+        def: &'static crate::job::options::OptionDef,
         value: &str,
         at: &Source,
     ) -> Result<String, JobError> {
@@ -301,6 +300,7 @@ fn include_target(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::options::opt;
 
     const SYSTEM: SystemValues = SystemValues {
         ncpus: 2,
@@ -391,7 +391,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(showcmd(&parsed), ["j: size=1m iodepth=4 bs=8k"]);
-        let bs = parsed.jobs[0].job.get("bs").unwrap();
+        let bs = parsed.jobs[0].job.get(opt::BS).unwrap();
         assert!(
             bs.source.to_string().ends_with("sub/inner.fio:1"),
             "{}",
@@ -506,7 +506,7 @@ mod tests {
                 ("d.fio", "[d1]\n[d2]\n"),
             ],
         );
-        let (cli_global, cli_jobs) = super::super::parse_fio_args(&[
+        let (cli_global, cli_jobs) = crate::job::parse_fio_args(&[
             "--bs=16k".to_string(),
             "--size=1m".to_string(),
             "--name=x".to_string(),
@@ -518,13 +518,13 @@ mod tests {
         assert_eq!(names, ["x", "c1", "c2", "d1", "d2"]);
         let stonewalled: Vec<bool> = jobs
             .iter()
-            .map(|j| j.job.get("stonewall").is_some())
+            .map(|j| j.job.get(opt::STONEWALL).is_some())
             .collect();
         assert_eq!(stonewalled, [false, false, false, true, false]);
         // The file's [global] overrides the command line; a file without one inherits it.
-        assert_eq!(jobs[1].global.get("bs").unwrap().value, "8k");
-        assert_eq!(jobs[1].global.get("size").unwrap().value, "1m");
-        assert_eq!(jobs[3].global.get("bs").unwrap().value, "16k");
+        assert_eq!(jobs[1].global.get(opt::BS).unwrap().value, "8k");
+        assert_eq!(jobs[1].global.get(opt::SIZE).unwrap().value, "1m");
+        assert_eq!(jobs[3].global.get(opt::BS).unwrap().value, "16k");
 
         let sections = ["d2".to_string()];
         let (jobs, _) = assemble(&cli_global, &[], &files, &sections, &cx()).unwrap();

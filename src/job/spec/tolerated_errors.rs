@@ -1,5 +1,8 @@
 //! fio's `continue_on_error` and `ignore_error`: which failed I/Os a job tolerates.
 
+use crate::job::error::JobError;
+use crate::job::layers::Layers;
+use crate::job::options::opt;
 use serde::{Deserialize, Serialize};
 
 /// The kinds of error fio tells apart; they index `ErrorSpec`'s arrays.
@@ -142,6 +145,21 @@ fn parse_errno(name: &str) -> Result<i32, String> {
         .find(|(known, _)| known.eq_ignore_ascii_case(name))
         .map(|&(_, errno)| errno)
         .ok_or_else(|| format!("unknown errno name '{name}' (give its number instead)"))
+}
+
+impl Layers<'_> {
+    pub(crate) fn errors(&self) -> Result<ErrorSpec, JobError> {
+        let continue_on = self
+            .setting(opt::CONTINUE_ON_ERROR)
+            .expect("continue_on_error has a default");
+        let ignore = self.given(opt::IGNORE_ERROR);
+        ErrorSpec::parse(continue_on.text, ignore.map(|s| s.text)).map_err(|e| {
+            match ignore.filter(|_| e.contains("errno") || e.contains("lists")) {
+                Some(ignore) => ignore.invalid(e),
+                None => continue_on.invalid(e),
+            }
+        })
+    }
 }
 
 #[cfg(test)]

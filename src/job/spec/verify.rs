@@ -2,13 +2,56 @@
 //! meaningful (an engine that stores data, blocks that hold a header, a pattern that
 //! parses). A job that only reads checks that every block holds what its header says.
 
-use super::{JobError, Layers};
-use crate::job::spec::{JobSpec, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
+use super::JobSpec;
+use crate::job::error::JobError;
+use crate::job::layers::Layers;
+use crate::job::options::opt;
 use crate::units::{self, UnitError};
+use serde::{Deserialize, Serialize};
+
+/// How the checksum of a verified block is computed (fio's `verify=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VerifyKind {
+    Crc32c,
+    Crc64,
+    Xxhash,
+    Sha256,
+    Md5,
+    /// The payload must equal `verify_pattern`; no checksum.
+    Pattern,
+    /// Only the block header (offset, generation, writer) is checked.
+    Meta,
+}
+
+/// Bytes of the header at `header_offset` in each verified block.
+pub const VERIFY_HEADER_LEN: u64 = 80;
+
+/// Data verification: every written block carries a header and a checksum that a
+/// read-back pass checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySpec {
+    pub kind: VerifyKind,
+    /// `verify_pattern`: bytes repeated over each block's payload; None: seeded random data.
+    pub pattern: Option<Vec<u8>>,
+    /// `verify_interval`: bytes per header; None: the smallest write block size.
+    pub interval: Option<u64>,
+    /// `verify_offset`: where in each block its header sits.
+    pub header_offset: u64,
+    /// `do_verify`: run the read-back pass after the writes.
+    pub after_writes: bool,
+    /// `verify_only`: write nothing; check what an earlier run of this job wrote.
+    pub only: bool,
+    /// `verify_backlog`: also verify after every N written blocks (0: only at the end).
+    pub backlog: u64,
+    /// `verify_fatal`: stop at the first bad block.
+    pub fatal: bool,
+    /// `verify_dump`: write found and expected copies of bad blocks.
+    pub dump: bool,
+}
 
 impl Layers<'_> {
-    pub(super) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
-        let (word, _, setting) = self.choice("verify")?;
+    pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
+        let (word, _, setting) = self.choice(opt::VERIFY)?;
         self.no_parameter(word, setting)?;
         let kind = match word {
             "0" | "null" => return Ok(None),
@@ -21,7 +64,7 @@ impl Layers<'_> {
             "meta" => VerifyKind::Meta,
             other => unreachable!("verify={other} is in VERIFY_KINDS but not mapped"),
         };
-        let pattern = match self.given("verify_pattern") {
+        let pattern = match self.given(opt::VERIFY_PATTERN) {
             Some(s) => Some(parse_pattern(s.text).map_err(|e| s.invalid(e))?),
             None if kind == VerifyKind::Pattern => {
                 return Err(setting.invalid_with_hint(
@@ -41,7 +84,7 @@ impl Layers<'_> {
             ));
         }
         let write_sizes = &job.workload.bs[1];
-        let interval = self.parse("verify_interval", |t| self.nonzero_size(t))?;
+        let interval = self.parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?;
         let block = interval.unwrap_or(write_sizes.min());
         let divides_every_write = match write_sizes {
             crate::job::spec::BlockSizes::Split(v) => {
@@ -50,17 +93,17 @@ impl Layers<'_> {
             other => other.min().is_multiple_of(block) && other.max().is_multiple_of(block),
         };
         if !divides_every_write || !job.workload.blockalign[1].is_multiple_of(block) {
-            let at = self.given("verify_interval").unwrap_or(setting);
+            let at = self.given(opt::VERIFY_INTERVAL).unwrap_or(setting);
             return Err(at.invalid_with_hint(
                 format!("each write must hold whole verified blocks of {block} bytes"),
                 "make verify_interval divide bs and blockalign, e.g. verify_interval=4k",
             ));
         }
         let header_offset = self
-            .parse("verify_offset", |t| units::parse_size(t, self.kb_base))?
+            .parse(opt::VERIFY_OFFSET, |t| units::parse_size(t, self.kb_base))?
             .unwrap_or(0);
         if header_offset + VERIFY_HEADER_LEN > block {
-            let at = self.given("verify_offset").unwrap_or(setting);
+            let at = self.given(opt::VERIFY_OFFSET).unwrap_or(setting);
             return Err(at.invalid_with_hint(
                 format!(
                     "the {VERIFY_HEADER_LEN}-byte header does not fit at offset {header_offset} \
@@ -69,7 +112,7 @@ impl Layers<'_> {
                 "use a smaller verify_offset or a larger verify_interval",
             ));
         }
-        let only = self.bool("verify_only")?;
+        let only = self.bool(opt::VERIFY_ONLY)?;
         if only && job.exec.time_based {
             return Err(self.problem(
                 "verify_only=1 replays a size-based job; time_based has no fixed set of blocks \
@@ -81,11 +124,11 @@ impl Layers<'_> {
             pattern,
             interval,
             header_offset,
-            after_writes: self.bool("do_verify")?,
+            after_writes: self.bool(opt::DO_VERIFY)?,
             only,
-            backlog: self.count("verify_backlog")?.unwrap_or(0),
-            fatal: self.bool("verify_fatal")?,
-            dump: self.bool("verify_dump")?,
+            backlog: self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0),
+            fatal: self.bool(opt::VERIFY_FATAL)?,
+            dump: self.bool(opt::VERIFY_DUMP)?,
         }))
     }
 }

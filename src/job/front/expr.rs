@@ -4,7 +4,7 @@
 //! The evaluator works on whole numbers: literals may carry size suffixes (`4k`, `1m`, read with
 //! kb_base=1024), `/` truncates, and the result must be a non-negative 64-bit number.
 
-use super::options::{Kind, OptionDef};
+use crate::job::options::{Kind, OptionDef};
 
 /// The machine facts fio's reserved keywords stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

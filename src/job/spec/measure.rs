@@ -1,0 +1,220 @@
+//! What is measured and how it is reported: latencies, percentiles, significant figures,
+//! unified reporting and the log files.
+
+use crate::job::error::JobError;
+use crate::job::layers::Layers;
+use crate::job::options::{opt, OptionDef};
+use crate::units;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Interval of bandwidth/IOPS samples (fio's `bw_avg_time`/`iops_avg_time` default).
+const AVG_TIME: Duration = Duration::from_millis(500);
+/// fio keeps at most this many percentiles.
+const MAX_PERCENTILES: usize = 20;
+
+/// What is measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasureSpec {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+    /// Percentiles reported for clat (and lat), fio's default list unless given.
+    pub percentile_list: Vec<f64>,
+    /// Interval of the bandwidth/IOPS samples (fio's `bw_avg_time`/`iops_avg_time`, 500 ms).
+    pub avg_time: Duration,
+    /// Which latencies get percentiles (and json+ bins): fio's `slat_percentiles`,
+    /// `clat_percentiles` and `lat_percentiles`.
+    pub slat_percentiles: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
+    pub significant_figures: u32,
+    /// fio's `unified_rw_reporting`.
+    pub unified_rw: UnifiedRw,
+    /// fio's `stats`: false runs the job but leaves it out of every report and group total.
+    pub stats: bool,
+}
+
+/// fio's `unified_rw_reporting`: report each direction, their merge, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnifiedRw {
+    /// `none` / `0`: each direction on its own.
+    Separate,
+    /// `mixed` / `1`: one report for all directions.
+    Mixed,
+    /// `both` / `2`: each direction, then the merged report.
+    Both,
+}
+
+/// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
+/// file name prefix (the job name when the option is given without a value).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LogSpec {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    /// slat, clat and lat logs.
+    pub lat: Option<String>,
+    /// Completion latency histograms, one line per `hist_msec` window.
+    pub hist: Option<String>,
+    /// Window of averaged entries, ms; 0 logs every I/O.
+    pub avg_msec: u64,
+    /// Window of histogram entries, ms; 0 writes no histogram entries (as fio).
+    pub hist_msec: u64,
+    /// Windowed latency entries hold the window's maximum instead of its mean.
+    pub max_value: bool,
+    /// Entries carry the I/O's offset.
+    pub offset: bool,
+    /// File names carry the worker's number (`name_bw.1.log`); off, a job's
+    /// workers share one file.
+    pub per_job: bool,
+}
+
+impl LogSpec {
+    /// True when any log is written; the hot loop checks only this.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
+    }
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+impl Layers<'_> {
+    pub(crate) fn measure(&self) -> Result<MeasureSpec, JobError> {
+        let gtod_reduce = self.bool(opt::GTOD_REDUCE)?;
+        let measured =
+            |disable: &'static OptionDef| Ok::<_, JobError>(!gtod_reduce && !self.bool(disable)?);
+        let percentile_list = match self.given(opt::PERCENTILE_LIST) {
+            Some(setting) => {
+                let list = units::parse_float_list(setting.text).map_err(|e| setting.invalid(e))?;
+                if list.len() > MAX_PERCENTILES || list.iter().any(|p| !(0.0..=100.0).contains(p)) {
+                    return Err(setting.invalid(format!(
+                        "give at most {MAX_PERCENTILES} percentiles, each from 0 to 100"
+                    )));
+                }
+                list
+            }
+            None => DEFAULT_PERCENTILES.to_vec(),
+        };
+        let (unified, _, setting) = self.choice(opt::UNIFIED_RW_REPORTING)?;
+        self.no_parameter(unified, setting)?;
+        Ok(MeasureSpec {
+            slat: measured(opt::DISABLE_SLAT)?,
+            clat: measured(opt::DISABLE_CLAT)?,
+            lat: measured(opt::DISABLE_LAT)?,
+            percentile_list,
+            avg_time: AVG_TIME,
+            slat_percentiles: self.bool(opt::SLAT_PERCENTILES)?,
+            clat_percentiles: self.bool(opt::CLAT_PERCENTILES)?,
+            lat_percentiles: self.bool(opt::LAT_PERCENTILES)?,
+            significant_figures: self.significant_figures()?,
+            stats: self.bool(opt::STATS)?,
+            unified_rw: match unified {
+                "mixed" | "1" => UnifiedRw::Mixed,
+                "both" | "2" => UnifiedRw::Both,
+                _ => UnifiedRw::Separate,
+            },
+        })
+    }
+
+    fn significant_figures(&self) -> Result<u32, JobError> {
+        let figures = self.count_u32(opt::SIGNIFICANT_FIGURES, 1)?;
+        match self.given(opt::SIGNIFICANT_FIGURES) {
+            Some(setting) if figures > 10 => Err(setting.invalid("more than 10")),
+            _ => Ok(figures),
+        }
+    }
+
+    pub(crate) fn logs(&self) -> Result<LogSpec, JobError> {
+        // A log option given without a name uses the job's name, as fio does.
+        let prefix = |def: &'static OptionDef| {
+            self.given(def).map(|s| match s.text.trim() {
+                "" => self.job.name.clone(),
+                text => text.to_string(),
+            })
+        };
+        Ok(LogSpec {
+            bw: prefix(opt::WRITE_BW_LOG),
+            iops: prefix(opt::WRITE_IOPS_LOG),
+            lat: prefix(opt::WRITE_LAT_LOG),
+            hist: prefix(opt::WRITE_HIST_LOG),
+            avg_msec: self.count(opt::LOG_AVG_MSEC)?.unwrap_or_default(),
+            hist_msec: self.count(opt::LOG_HIST_MSEC)?.unwrap_or_default(),
+            max_value: self.bool(opt::LOG_MAX_VALUE)?,
+            offset: self.bool(opt::LOG_OFFSET)?,
+            per_job: self.bool(opt::PER_JOB_LOGS)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::resolve::tests::{error, job, run};
+
+    #[test]
+    fn measurement_options() {
+        let spec = job(&["--disable_slat", "--percentile_list=50:99.9"]);
+        assert!(!spec.measure.slat && spec.measure.clat && spec.measure.lat);
+        assert_eq!(spec.measure.percentile_list, vec![50.0, 99.9]);
+        assert!(!job(&["--disable_clat"]).measure.clat);
+        assert!(!job(&["--disable_lat"]).measure.lat);
+        let m = job(&["--gtod_reduce"]).measure;
+        assert!(!m.slat && !m.clat && !m.lat);
+        assert!(run(&["--name=a", "--size=1m", "--percentile_list=101"]).is_err());
+    }
+
+    #[test]
+    fn percentile_switches_and_significant_figures() {
+        let m = job(&[]).measure;
+        assert!(m.clat_percentiles && !m.lat_percentiles && !m.slat_percentiles);
+        assert_eq!(m.significant_figures, 4);
+        let m = job(&[
+            "--clat_percentiles=0",
+            "--lat_percentiles",
+            "--slat_percentiles=1",
+        ])
+        .measure;
+        assert!(!m.clat_percentiles && m.lat_percentiles && m.slat_percentiles);
+        assert!(
+            error(&["--name=a", "--size=1m", "--significant_figures=11"]).contains("more than 10")
+        );
+        assert!(error(&["--name=a", "--size=1m", "--significant_figures=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn log_options() {
+        assert_eq!(
+            job(&[]).logs,
+            LogSpec {
+                per_job: true,
+                ..LogSpec::default()
+            }
+        );
+        assert!(!job(&[]).logs.any());
+        let logs = job(&[
+            "--write_bw_log=bw",
+            "--write_lat_log=",
+            "--write_hist_log=h",
+            "--log_avg_msec=250",
+            "--log_hist_msec=1000",
+            "--log_max_value",
+            "--log_offset=1",
+            "--per_job_logs=0",
+        ])
+        .logs;
+        assert_eq!(logs.bw.as_deref(), Some("bw"));
+        assert_eq!(
+            logs.lat.as_deref(),
+            Some("t"),
+            "an empty name means the job's"
+        );
+        assert_eq!((logs.iops, logs.hist.as_deref()), (None, Some("h")));
+        assert_eq!((logs.avg_msec, logs.hist_msec), (250, 1000));
+        assert!(logs.max_value && logs.offset && !logs.per_job);
+    }
+}

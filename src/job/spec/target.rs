@@ -1,0 +1,380 @@
+//! Where a job does I/O and how data reaches it: the target's files and sizes
+//! (`filename`, `size`, `offset`, …), how files are created and prepared (`fallocate`,
+//! `pre_read`, …) and the I/O mode (`direct`, `sync`, `fsync`, …).
+
+use super::*;
+use crate::job::error::JobError;
+use crate::job::layers::{Layers, Setting};
+use crate::job::options::opt;
+use crate::units;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A byte quantity that may be given as a percentage of the target (`size=50%`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SizeOrPercent {
+    Bytes(u64),
+    /// Per cent of the target's size, 1..=100.
+    Percent(u32),
+}
+
+impl SizeOrPercent {
+    /// Resolve against a target of `total` bytes.
+    pub fn resolve(self, total: u64) -> u64 {
+        match self {
+            Self::Bytes(b) => b,
+            Self::Percent(p) => total / 100 * u64::from(p) + total % 100 * u64::from(p) / 100,
+        }
+    }
+}
+
+/// Where the job does I/O.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    /// Explicit `filename=` entries (split on `:`); empty = generated names.
+    pub filenames: Vec<PathBuf>,
+    /// `directory=` for generated names.
+    pub directory: Option<PathBuf>,
+    /// `filename_format=`: how generated names are built from `$jobname`, `$jobnum`
+    /// (the worker) and `$filenum` (fio's default `$jobname.$jobnum.$filenum`).
+    pub filename_format: String,
+    /// `nrfiles=` (generated files per worker when no filename is given).
+    pub nrfiles: u32,
+    /// `filesize=` of each file (default: size / nrfiles).
+    pub filesize: Option<u64>,
+    /// `size=`: total bytes of the job's region over all its files.
+    pub size: Option<SizeOrPercent>,
+    pub offset: SizeOrPercent,
+    pub offset_increment: SizeOrPercent,
+    /// `io_size=`: bytes to transfer (default: `size`).
+    pub io_size: Option<SizeOrPercent>,
+    pub number_ios: Option<u64>,
+    pub loops: u32,
+    /// fio's `allow_mounted_write=1`: the destructive-write guard lets writes to a
+    /// mounted device (or one behind a mounted filesystem or swap) through.
+    #[serde(default)]
+    pub allow_mounted_write: bool,
+}
+
+/// fio's `fallocate=`: how a file that is laid out gets its blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fallocate {
+    /// Nothing reserved: a new file of a write job starts empty and grows as it is written.
+    None,
+    /// `fallocate(2)`; where the filesystem lacks it, the file is only extended.
+    Native,
+    /// `posix_fallocate(3)` (emulated by writing where the filesystem lacks fallocate).
+    Posix,
+    /// Blocks reserved but the length left as it is (`FALLOC_FL_KEEP_SIZE`).
+    Keep,
+    /// Extended to its size with no blocks reserved (a sparse file).
+    Truncate,
+}
+
+/// fio's `fadvise_hint=`: access advice given on each file before the first I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FadviseHint {
+    None,
+    /// Random for random patterns, sequential for the others (fio's default, `1`).
+    ByPattern,
+    Sequential,
+    Random,
+}
+
+/// How a job's files are created, prepared and guarded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilesSpec {
+    /// `allow_file_create=0`: a file that does not exist is an error.
+    pub allow_file_create: bool,
+    /// `create_only`: lay out the files and do no I/O.
+    pub create_only: bool,
+    /// `create_on_open`: a missing file is created empty when the job's group starts, not laid out.
+    pub create_on_open: bool,
+    pub fallocate: Fallocate,
+    /// `pre_read`: read the job's regions into the page cache before it starts.
+    pub pre_read: bool,
+    pub fadvise: FadviseHint,
+    /// `allow_mounted_write`: writing to a mounted block device is allowed.
+    pub allow_mounted_write: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SyncMode {
+    None,
+    /// `sync=1` / `sync=sync`: O_SYNC.
+    Sync,
+    /// `sync=dsync`: O_DSYNC.
+    Dsync,
+}
+
+/// How data reaches the target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoModeSpec {
+    pub direct: bool,
+    pub sync: SyncMode,
+    /// fsync after every N writes (0 = never).
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub invalidate: bool,
+    pub overwrite: bool,
+    pub unlink: bool,
+}
+
+impl Layers<'_> {
+    pub(crate) fn target(&self) -> Result<TargetSpec, JobError> {
+        let filenames = self
+            .given(opt::FILENAME)
+            .map(|s| split_filenames(s.text))
+            .unwrap_or_default();
+        let size = self.size_or_percent(opt::SIZE)?;
+        let filesize = self.parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?;
+        if filenames.is_empty() && size.is_none() && filesize.is_none() {
+            return Err(self.problem(
+                "no target and no amount of data: set size= or filename= (e.g. size=1g)",
+            ));
+        }
+        Ok(TargetSpec {
+            filenames,
+            directory: self.given(opt::DIRECTORY).map(|s| PathBuf::from(s.text)),
+            filename_format: self
+                .setting(opt::FILENAME_FORMAT)
+                .expect("filename_format has a default")
+                .text
+                .to_string(),
+            nrfiles: self.count_u32(opt::NRFILES, 1)?,
+            filesize,
+            size,
+            offset: self
+                .size_or_percent(opt::OFFSET)?
+                .unwrap_or(SizeOrPercent::Bytes(0)),
+            offset_increment: self
+                .size_or_percent(opt::OFFSET_INCREMENT)?
+                .unwrap_or(SizeOrPercent::Bytes(0)),
+            io_size: self.size_or_percent(opt::IO_SIZE)?,
+            number_ios: self.count(opt::NUMBER_IOS)?,
+            loops: self.count_u32(opt::LOOPS, 1)?,
+            allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
+        })
+    }
+
+    pub(crate) fn files(&self, engine: EngineKind) -> Result<FilesSpec, JobError> {
+        let (mode, _, setting) = self.choice(opt::FALLOCATE)?;
+        self.no_parameter(mode, setting)?;
+        let fallocate = match mode {
+            "none" | "0" => Fallocate::None,
+            "posix" | "1" => Fallocate::Posix,
+            "keep" => Fallocate::Keep,
+            "truncate" => Fallocate::Truncate,
+            _ => Fallocate::Native,
+        };
+        // A file left shorter than the job's region has nothing there to map.
+        if engine.def().maps_files && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
+            let name = engine.name();
+            return Err(setting.invalid_with_hint(
+                format!("leaves a new file shorter than the job, which ioengine={name} cannot map"),
+                format!("use fallocate=native or truncate with ioengine={name}"),
+            ));
+        }
+        let (hint, _, setting) = self.choice(opt::FADVISE_HINT)?;
+        self.no_parameter(hint, setting)?;
+        Ok(FilesSpec {
+            allow_file_create: self.bool(opt::ALLOW_FILE_CREATE)?,
+            create_only: self.bool(opt::CREATE_ONLY)?,
+            create_on_open: self.bool(opt::CREATE_ON_OPEN)?,
+            fallocate,
+            pre_read: self.bool(opt::PRE_READ)?,
+            fadvise: match hint {
+                "0" => FadviseHint::None,
+                "sequential" => FadviseHint::Sequential,
+                "random" => FadviseHint::Random,
+                _ => FadviseHint::ByPattern,
+            },
+            allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
+        })
+    }
+
+    pub(crate) fn io_mode(&self) -> Result<IoModeSpec, JobError> {
+        let (mode, _, setting) = self.choice(opt::SYNC)?;
+        self.no_parameter(mode, setting)?;
+        Ok(IoModeSpec {
+            direct: self.direct()?,
+            sync: match mode {
+                "1" | "sync" => SyncMode::Sync,
+                "dsync" => SyncMode::Dsync,
+                _ => SyncMode::None,
+            },
+            fsync: self.count_u32(opt::FSYNC, 0)?,
+            fdatasync: self.count_u32(opt::FDATASYNC, 0)?,
+            end_fsync: self.bool(opt::END_FSYNC)?,
+            // Dropping the cache right after pre_read filled it would undo it (as fio).
+            invalidate: self.bool(opt::INVALIDATE)? && !self.bool(opt::PRE_READ)?,
+            overwrite: self.bool(opt::OVERWRITE)?,
+            unlink: self.bool(opt::UNLINK)?,
+        })
+    }
+
+    /// `buffered` is the inverse of `direct`; the more specific layer decides.
+    fn direct(&self) -> Result<bool, JobError> {
+        let parse = |s: Setting| units::parse_bool(s.text).map_err(|e| s.invalid(e));
+        match self.pair(opt::DIRECT, opt::BUFFERED) {
+            (Some(direct), Some(buffered)) => {
+                let (d, b) = (parse(direct)?, parse(buffered)?);
+                if d == b {
+                    return Err(buffered.invalid_with_hint(
+                        format!("contradicts direct={}", u8::from(d)),
+                        "buffered=0 means direct=1; set only one of them",
+                    ));
+                }
+                Ok(d)
+            }
+            (Some(direct), None) => parse(direct),
+            (None, Some(buffered)) => Ok(!parse(buffered)?),
+            (None, None) => self.bool(opt::DIRECT),
+        }
+    }
+}
+
+/// `a:b:c` with `\:` for a colon inside a name.
+fn split_filenames(text: &str) -> Vec<PathBuf> {
+    let mut names = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                names.last_mut().expect("never empty").push(':');
+                chars.next();
+            }
+            ':' => names.push(String::new()),
+            c => names.last_mut().expect("never empty").push(c),
+        }
+    }
+    names
+        .into_iter()
+        .filter(|name| !name.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::resolve::tests::{error, job, run};
+
+    #[test]
+    fn file_options() {
+        let defaults = job(&[]).files;
+        assert!(defaults.allow_file_create && !defaults.create_only && !defaults.pre_read);
+        assert!(!defaults.create_on_open);
+        assert_eq!(defaults.fallocate, Fallocate::Native);
+        assert_eq!(defaults.fadvise, FadviseHint::ByPattern);
+        assert!(!defaults.allow_mounted_write);
+        let spec = job(&[
+            "--allow_file_create=0",
+            "--create_only=1",
+            "--create_on_open=1",
+            "--pre_read=1",
+            "--fadvise_hint=sequential",
+            "--allow_mounted_write=1",
+        ]);
+        assert!(!spec.files.allow_file_create && spec.files.create_only && spec.files.pre_read);
+        assert!(spec.files.allow_mounted_write && spec.files.create_on_open);
+        assert_eq!(spec.files.fadvise, FadviseHint::Sequential);
+        assert!(!spec.io.invalidate, "pre_read turns invalidate off");
+        for (word, mode) in [
+            ("0", Fallocate::None),
+            ("none", Fallocate::None),
+            ("1", Fallocate::Posix),
+            ("keep", Fallocate::Keep),
+            ("truncate", Fallocate::Truncate),
+        ] {
+            let arg = format!("--fallocate={word}");
+            assert_eq!(job(&[&arg]).files.fallocate, mode, "{word}");
+        }
+        assert_eq!(job(&["--fadvise_hint=0"]).files.fadvise, FadviseHint::None);
+        assert!(error(&[
+            "--name=t",
+            "--size=1m",
+            "--ioengine=mmap",
+            "--fallocate=keep"
+        ])
+        .contains("cannot map"));
+    }
+
+    #[test]
+    fn filename_directory_nrfiles() {
+        let spec = job(&[
+            r"--filename=/dev/a:/dev/b\:c",
+            "--directory=/mnt",
+            "--nrfiles=3",
+        ]);
+        let names: Vec<PathBuf> = vec!["/dev/a".into(), "/dev/b:c".into()];
+        assert_eq!(spec.target.filenames, names);
+        assert_eq!(spec.target.directory, Some(PathBuf::from("/mnt")));
+        assert_eq!(spec.target.nrfiles, 3);
+    }
+
+    #[test]
+    fn size_filesize_offset_io_size() {
+        let spec = job(&[
+            "--size=50%",
+            "--filesize=1m",
+            "--offset=4k",
+            "--offset_increment=10%",
+            "--io_limit=2g",
+            "--number_ios=100",
+            "--loops=2",
+        ]);
+        let t = &spec.target;
+        assert_eq!(t.size, Some(SizeOrPercent::Percent(50)));
+        assert_eq!(t.filesize, Some(1 << 20));
+        assert_eq!(t.offset, SizeOrPercent::Bytes(4096));
+        assert_eq!(t.offset_increment, SizeOrPercent::Percent(10));
+        assert_eq!(t.io_size, Some(SizeOrPercent::Bytes(2 << 30)));
+        assert_eq!((t.number_ios, t.loops), (Some(100), 2));
+    }
+
+    #[test]
+    fn io_mode_options() {
+        let spec = job(&[
+            "--direct=1",
+            "--sync=dsync",
+            "--fsync=8",
+            "--fdatasync=4",
+            "--end_fsync",
+            "--invalidate=0",
+            "--overwrite=1",
+            "--unlink=1",
+        ]);
+        let io = &spec.io;
+        assert!(io.direct && io.end_fsync && !io.invalidate && io.overwrite && io.unlink);
+        assert_eq!((io.sync, io.fsync, io.fdatasync), (SyncMode::Dsync, 8, 4));
+        assert_eq!(job(&["--sync=1"]).io.sync, SyncMode::Sync);
+        assert_eq!(job(&["--sync=none"]).io.sync, SyncMode::None);
+    }
+
+    #[test]
+    fn buffered_is_the_inverse_of_direct() {
+        assert!(job(&["--buffered=0"]).io.direct);
+        assert!(!job(&["--buffered=1"]).io.direct);
+        let resolved = run(&["--direct=1", "--name=a", "--size=1m", "--buffered=1"]).unwrap();
+        assert!(
+            !resolved.jobs[0].io.direct,
+            "the job's buffered=1 beats the global direct=1"
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--direct=1", "--buffered=1"]).contains("contradicts")
+        );
+    }
+
+    #[test]
+    fn a_job_needs_a_target_or_a_size() {
+        assert_eq!(
+            error(&["--bs=8k", "--name=a"]),
+            "command line argument 2: job 'a': no target and no amount of data: set size= or \
+             filename= (e.g. size=1g)"
+        );
+        assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
+        assert_eq!(run(&["--bs=4k"]).unwrap_err(), JobError::NoJobs);
+    }
+}

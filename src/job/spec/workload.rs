@@ -1,0 +1,707 @@
+//! What the workers do and in what order: the pattern (`rw`), block sizes, the random
+//! generator and distribution, which file each I/O goes to, the buffer contents of writes
+//! and the pacing (rate caps, think time).
+
+use super::*;
+use crate::job::error::JobError;
+use crate::job::layers::{Layers, Setting};
+use crate::job::options::opt;
+use crate::units::{self, UnitError};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// fio's `rw=`: the pattern and which directions it uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RwPattern {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// `rw` / `readwrite`: sequential mixed.
+    ReadWrite,
+    RandRw,
+    Trim,
+    RandTrim,
+    /// Sequential: trim a block, then write the same block.
+    TrimWrite,
+}
+
+impl RwPattern {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim
+        )
+    }
+    pub fn reads(self) -> bool {
+        matches!(
+            self,
+            Self::Read | Self::RandRead | Self::ReadWrite | Self::RandRw
+        )
+    }
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw | Self::TrimWrite
+        )
+    }
+    pub fn trims(self) -> bool {
+        matches!(self, Self::Trim | Self::RandTrim | Self::TrimWrite)
+    }
+    /// Which directions the pattern issues, indexed by `Ddir::index`.
+    pub fn directions(self) -> [bool; DDIRS] {
+        [self.reads(), self.writes(), self.trims()]
+    }
+}
+
+/// Block sizes for one direction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BlockSizes {
+    Fixed(u64),
+    /// `bsrange=min-max`: uniformly chosen, multiples of `min` (as fio).
+    Range {
+        min: u64,
+        max: u64,
+    },
+    /// `bssplit=4k/50:64k/50`: (size, percent); percentages sum to 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSizes {
+    pub fn min(&self) -> u64 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { min, .. } => *min,
+            Self::Split(v) => v.iter().map(|(b, _)| *b).min().unwrap_or(0),
+        }
+    }
+    pub fn max(&self) -> u64 {
+        match self {
+            Self::Fixed(b) => *b,
+            Self::Range { max, .. } => *max,
+            Self::Split(v) => v.iter().map(|(b, _)| *b).max().unwrap_or(0),
+        }
+    }
+}
+
+/// fio's `random_distribution=`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Distribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    /// Gaussian with the given sigma as a percentage of the region (fio's `normal:σ`).
+    Normal(f64),
+    /// `zoned:pct_access/pct_region:…` (both in percent, each list sums to 100).
+    Zoned(Vec<(f64, f64)>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+/// What the workers do and in what order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub rw: RwPattern,
+    /// The `:N` modifier of `rw=`: sequential jobs skip N bytes after each I/O
+    /// (fio's `rw=write:4k`; 0 = no holes), random jobs take N I/Os at consecutive
+    /// offsets before a new random offset (0 or 1 = a new offset every I/O).
+    pub rw_modifier: u64,
+    /// `rw_sequencer=identical`: in random patterns, the I/Os that are not at a new
+    /// random offset (the rest of an `rw=randread:N` run, or `percentage_random`'s
+    /// share) repeat the previous offset instead of continuing after it.
+    pub repeat_offsets: bool,
+    /// Percentage of reads in mixed workloads (0..=100).
+    pub rwmixread: u32,
+    /// Block sizes per direction [read, write, trim].
+    pub bs: [BlockSizes; DDIRS],
+    /// Offsets are multiples of this per direction (default: the minimum block size).
+    pub blockalign: [u64; DDIRS],
+    pub randommap: bool,
+    /// True: seed the generators from `randseed` (fio's default, or any explicit `randseed=`).
+    /// False: seed from entropy, so each run differs.
+    pub randrepeat: bool,
+    pub randseed: u64,
+    pub distribution: Distribution,
+    /// `percentage_random` per direction: in random patterns, the share of I/Os at a
+    /// random offset; the others continue where the previous I/O ended (100 = all random).
+    pub percentage_random: [u32; DDIRS],
+    pub file_service: FileService,
+    /// `openfiles`: how many of a worker's files it uses at a time (`None`: all);
+    /// the others wait until one is done. Every file stays open all the same.
+    #[serde(default)]
+    pub open_files: Option<u32>,
+    /// `zonemode=strided`: I/O stays in one zone at a time; `None` for `zonemode=none`.
+    #[serde(default)]
+    pub zones: Option<StridedZones>,
+}
+
+impl WorkloadSpec {
+    /// The block sizes of the directions the pattern uses.
+    pub fn used_block_sizes(&self) -> impl Iterator<Item = &BlockSizes> {
+        self.rw
+            .directions()
+            .into_iter()
+            .zip(&self.bs)
+            .filter(|(used, _)| *used)
+            .map(|(_, bs)| bs)
+    }
+}
+
+/// fio's `zonemode=strided`: the region is cut into zones of `range` bytes, the
+/// next zone starting `skip` bytes after the previous one ends; each zone gets
+/// `size` bytes of I/O before the next, and after the last fitting zone the
+/// first comes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    /// `zonesize`: bytes transferred in a zone per visit (> 0).
+    pub size: u64,
+    /// `zonerange`: the zone's length (`zonesize` when not given).
+    pub range: u64,
+    /// `zoneskip`: the gap between one zone's end and the next zone's start.
+    pub skip: u64,
+}
+
+impl StridedZones {
+    /// Distance from one zone's start to the next's.
+    pub fn stride(&self) -> u64 {
+        self.range + self.skip
+    }
+}
+
+/// fio's `file_service_type`: which of a worker's files the next I/O goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileService {
+    /// In turn, `ios` I/Os per file (fio's default: one).
+    RoundRobin { ios: u32 },
+    /// Uniformly chosen, `ios` I/Os per choice.
+    Random { ios: u32 },
+    /// One file to its end before the next.
+    Sequential,
+}
+
+/// Pacing: rate limits and think time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PacingSpec {
+    /// Bytes per second per direction, 0 = unlimited.
+    pub rate: [u64; DDIRS],
+    /// I/Os per second per direction, 0 = unlimited.
+    pub rate_iops: [u64; DDIRS],
+    pub rate_process: RateProcess,
+    pub thinktime: Duration,
+    /// `thinktime_spin`: the first part of each think time is spent busy (≤ `thinktime`).
+    pub thinktime_spin: Duration,
+    pub thinktime_blocks: u32,
+    /// `thinktime_blocks_type=issue`: `thinktime_blocks` counts issued I/Os, so the
+    /// pause comes after that many are sent; false (`complete`) counts completed ones.
+    #[serde(default)]
+    pub thinktime_counts_issued: bool,
+}
+
+/// Buffer contents for writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferSpec {
+    pub zero_buffers: bool,
+    pub refill_buffers: bool,
+    pub scramble_buffers: bool,
+    /// 0..=100: share of each buffer that compresses well (filled with zeros).
+    pub compress_percentage: u32,
+}
+
+impl Layers<'_> {
+    pub(crate) fn workload(&self, warnings: &mut Vec<String>) -> Result<WorkloadSpec, JobError> {
+        let (word, modifier, setting) = self.choice(opt::RW)?;
+        let rw = rw_pattern(word);
+        // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
+        let rw_modifier = match modifier {
+            Some(text) if text.trim_start().starts_with('-') => {
+                return Err(JobError::Unsupported {
+                    at: setting.source.clone(),
+                    option: setting.def.name,
+                    value: setting.text.to_string(),
+                    reason: "going backwards through the file is not implemented",
+                    instead: "a positive :N or rw=randread",
+                })
+            }
+            Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
+            None => u64::from(rw.is_random()),
+        };
+        let (sequencer, _, sequencer_setting) = self.choice(opt::RW_SEQUENCER)?;
+        self.no_parameter(sequencer, sequencer_setting)?;
+        let bs = self.block_sizes()?;
+        let align = self.per_direction(opt::BLOCKALIGN, |t| self.nonzero_size(t))?;
+        let randseed = self.given(opt::RANDSEED);
+        Ok(WorkloadSpec {
+            rw,
+            rw_modifier,
+            repeat_offsets: sequencer == "identical",
+            rwmixread: self.rwmixread()?,
+            blockalign: Ddir::ALL.map(|d| align[d.index()].unwrap_or(bs[d.index()].min())),
+            bs,
+            randommap: !self.bool(opt::NORANDOMMAP)?,
+            // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
+            randrepeat: self.bool(opt::RANDREPEAT)? || randseed.is_some(),
+            randseed: self.count(opt::RANDSEED)?.expect("randseed has a default"),
+            distribution: self.distribution()?,
+            percentage_random: self
+                .per_direction(opt::PERCENTAGE_RANDOM, units::parse_percent_number)?
+                .map(|side| side.unwrap_or(100)),
+            file_service: self.file_service()?,
+            open_files: self.open_files(warnings)?,
+            zones: self.strided_zones()?,
+        })
+    }
+
+    /// `openfiles`: a cap on the files a worker uses at a time. fio closes and reopens
+    /// files to stay under it; here every file stays open (opened once before the
+    /// run), so a user counting on it to limit descriptors is told.
+    fn open_files(&self, warnings: &mut Vec<String>) -> Result<Option<u32>, JobError> {
+        let Some(setting) = self.given(opt::OPENFILES) else {
+            return Ok(None);
+        };
+        let limit = self.count_u32(opt::OPENFILES, 1)?;
+        warnings.push(format!(
+            "{}: openfiles={limit}: each worker uses at most {limit} of its files at a time, \
+             but all of them stay open for the whole run; it does not limit file descriptors",
+            setting.source
+        ));
+        Ok(Some(limit))
+    }
+
+    /// `zonemode=strided` and its zone sizes; without it they change nothing (as fio).
+    fn strided_zones(&self) -> Result<Option<StridedZones>, JobError> {
+        let (mode, _, setting) = self.choice(opt::ZONEMODE)?;
+        self.no_parameter(mode, setting)?;
+        if mode == "none" {
+            return Ok(None);
+        }
+        let size = |name| self.parse_defaulted(name, |text| units::parse_size(text, self.kb_base));
+        let zonesize = size(opt::ZONESIZE)?;
+        if zonesize == 0 {
+            return Err(self.problem(
+                "zonemode=strided needs the bytes per zone: set zonesize= (e.g. zonesize=16m)",
+            ));
+        }
+        Ok(Some(StridedZones {
+            size: zonesize,
+            range: match size(opt::ZONERANGE)? {
+                0 => zonesize,
+                range => range,
+            },
+            skip: size(opt::ZONESKIP)?,
+        }))
+    }
+
+    fn file_service(&self) -> Result<FileService, JobError> {
+        let (word, parameter, setting) = self.choice(opt::FILE_SERVICE_TYPE)?;
+        let ios = match parameter {
+            Some(text) => text
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    setting.invalid(format!("':{text}' is not a positive number of I/Os"))
+                })?,
+            None => 1,
+        };
+        Ok(match word {
+            "random" => FileService::Random { ios },
+            "sequential" => {
+                self.no_parameter(word, setting)?;
+                FileService::Sequential
+            }
+            _ => FileService::RoundRobin { ios },
+        })
+    }
+
+    /// Per direction, `bssplit` wins over `bsrange`, which wins over `bs` (as fio).
+    fn block_sizes(&self) -> Result<[BlockSizes; DDIRS], JobError> {
+        let fixed = self.per_direction(opt::BS, |t| self.nonzero_size(t))?;
+        let ranges = self.per_direction(opt::BSRANGE, |text| {
+            let (min, max) = units::parse_range(text, self.kb_base)?;
+            match (min, max) {
+                (0, _) => Err(UnitError::Invalid("must be at least 1 byte".to_string())),
+                (min, max) if min > max => Err(UnitError::Invalid(format!(
+                    "minimum {min} is larger than maximum {max}"
+                ))),
+                (min, max) => Ok(BlockSizes::Range { min, max }),
+            }
+        })?;
+        let splits = self.per_direction(opt::BSSPLIT, |text| {
+            let split = units::parse_bssplit(text, self.kb_base)?;
+            match split.iter().any(|(size, _)| *size == 0) {
+                true => Err(UnitError::Invalid(
+                    "block sizes must be at least 1 byte".into(),
+                )),
+                false => Ok(BlockSizes::Split(split)),
+            }
+        })?;
+        let mut ranges = ranges.into_iter();
+        let mut fixed = fixed.into_iter();
+        Ok(splits.map(|split| {
+            let (range, fixed) = (ranges.next().flatten(), fixed.next().flatten());
+            split
+                .or(range)
+                .unwrap_or_else(|| BlockSizes::Fixed(fixed.expect("bs has a default")))
+        }))
+    }
+
+    fn rwmixread(&self) -> Result<u32, JobError> {
+        let parse = |s: Setting| units::parse_percent_number(s.text).map_err(|e| s.invalid(e));
+        match self.pair(opt::RWMIXREAD, opt::RWMIXWRITE) {
+            (Some(read), Some(write)) => {
+                let (r, w) = (parse(read)?, parse(write)?);
+                if r + w != 100 {
+                    return Err(write.invalid_with_hint(
+                        format!(
+                            "rwmixread={r} and rwmixwrite={w} add up to {}, not 100",
+                            r + w
+                        ),
+                        "set only one of them",
+                    ));
+                }
+                Ok(r)
+            }
+            (Some(read), None) => parse(read),
+            (None, Some(write)) => Ok(100 - parse(write)?),
+            (None, None) => self.percent(opt::RWMIXREAD),
+        }
+    }
+
+    fn distribution(&self) -> Result<Distribution, JobError> {
+        let (word, parameter, setting) = self.choice(opt::RANDOM_DISTRIBUTION)?;
+        let number = |test: fn(f64) -> bool, range: &str| {
+            let text = parameter.ok_or_else(|| setting.invalid(format!("{word} needs :value")))?;
+            text.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| test(*v))
+                .ok_or_else(|| setting.invalid(format!("{word} parameter must be {range}")))
+        };
+        Ok(match word {
+            "zipf" => Distribution::Zipf(number(|v| v > 0.0 && v != 1.0, "above 0 and not 1")?),
+            "pareto" => Distribution::Pareto(number(|v| v > 0.0 && v < 1.0, "between 0 and 1")?),
+            "normal" => Distribution::Normal(number(|v| v > 0.0 && v <= 100.0, "in (0, 100]")?),
+            "zoned" => Distribution::Zoned(
+                parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
+            ),
+            _ => {
+                self.no_parameter(word, setting)?;
+                Distribution::Random
+            }
+        })
+    }
+
+    pub(crate) fn pacing(&self) -> Result<PacingSpec, JobError> {
+        let rate = self.per_direction(opt::RATE, |t| units::parse_size(t, self.kb_base))?;
+        let rate_iops =
+            self.per_direction(opt::RATE_IOPS, |t| units::parse_count(t, self.kb_base))?;
+        let (process, _, setting) = self.choice(opt::RATE_PROCESS)?;
+        self.no_parameter(process, setting)?;
+        Ok(PacingSpec {
+            rate: rate.map(Option::unwrap_or_default),
+            rate_iops: rate_iops.map(Option::unwrap_or_default),
+            rate_process: match process {
+                "poisson" => RateProcess::Poisson,
+                _ => RateProcess::Linear,
+            },
+            thinktime: self.time(opt::THINKTIME)?.unwrap_or_default(),
+            thinktime_spin: self.time(opt::THINKTIME_SPIN)?.unwrap_or_default(),
+            thinktime_blocks: self.count_u32(opt::THINKTIME_BLOCKS, 1)?,
+            thinktime_counts_issued: self.choice(opt::THINKTIME_BLOCKS_TYPE)?.0 == "issue",
+        })
+    }
+
+    pub(crate) fn buffers(&self) -> Result<BufferSpec, JobError> {
+        Ok(BufferSpec {
+            zero_buffers: self.bool(opt::ZERO_BUFFERS)?,
+            refill_buffers: self.bool(opt::REFILL_BUFFERS)?,
+            scramble_buffers: self.bool(opt::SCRAMBLE_BUFFERS)?,
+            compress_percentage: self.percent(opt::BUFFER_COMPRESS_PERCENTAGE)?,
+        })
+    }
+}
+
+fn rw_pattern(word: &str) -> RwPattern {
+    match word {
+        "write" => RwPattern::Write,
+        "randread" => RwPattern::RandRead,
+        "randwrite" => RwPattern::RandWrite,
+        "rw" | "readwrite" => RwPattern::ReadWrite,
+        "randrw" => RwPattern::RandRw,
+        "trim" => RwPattern::Trim,
+        "randtrim" => RwPattern::RandTrim,
+        "trimwrite" => RwPattern::TrimWrite,
+        _ => RwPattern::Read,
+    }
+}
+
+/// `zoned:60/10:30/20:10/70`: (percent of accesses, percent of the region) pairs; a blank
+/// region (`20/`) takes what the others leave of 100, as a blank bssplit percentage does.
+fn parse_zones(text: &str) -> Result<Vec<(f64, f64)>, UnitError> {
+    let mut zones = text
+        .split(':')
+        .map(|zone| {
+            let (access, region) = zone
+                .split_once('/')
+                .ok_or_else(|| UnitError::Invalid(format!("zone '{zone}' is not access/region")))?;
+            let number = |text: &str| {
+                text.trim()
+                    .parse::<f64>()
+                    .map_err(|_| UnitError::Invalid(format!("'{text}' is not a number")))
+            };
+            let region = match region.trim() {
+                "" => f64::NAN,
+                region => number(region)?,
+            };
+            Ok((number(access)?, region))
+        })
+        .collect::<Result<Vec<_>, UnitError>>()?;
+    let blanks = zones.iter().filter(|z| z.1.is_nan()).count();
+    if blanks > 0 {
+        let given: f64 = zones.iter().map(|z| z.1).filter(|r| !r.is_nan()).sum();
+        let share = (100.0 - given) / blanks as f64;
+        zones
+            .iter_mut()
+            .filter(|z| z.1.is_nan())
+            .for_each(|z| z.1 = share);
+    }
+    let access: f64 = zones.iter().map(|z| z.0).sum();
+    let region: f64 = zones.iter().map(|z| z.1).sum();
+    if (access - 100.0).abs() > 1e-6 || (region - 100.0).abs() > 1e-6 {
+        return Err(UnitError::Invalid(
+            "access and region percentages must each add up to 100".to_string(),
+        ));
+    }
+    Ok(zones)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::resolve::tests::{error, job, run};
+
+    #[test]
+    fn openfiles_caps_the_files_in_use_and_warns_that_all_stay_open() {
+        assert_eq!(job(&[]).workload.open_files, None);
+        let resolved = run(&["--name=t", "--size=1m", "--nrfiles=8", "--openfiles=2"]).unwrap();
+        assert_eq!(resolved.jobs[0].workload.open_files, Some(2));
+        assert_eq!(resolved.warnings.len(), 1);
+        assert!(resolved.warnings[0].contains("does not limit file descriptors"));
+        assert!(error(&["--name=t", "--size=1m", "--openfiles=0"]).contains("at least 1"));
+    }
+
+    #[test]
+    fn zonemode_strided_takes_the_zone_sizes() {
+        assert_eq!(job(&["--zonesize=16k"]).workload.zones, None);
+        let spec = job(&["--zonemode=strided", "--zonesize=16k", "--zoneskip=32k"]);
+        let zones = StridedZones {
+            size: 16 * 1024,
+            range: 16 * 1024,
+            skip: 32 * 1024,
+        };
+        assert_eq!(spec.workload.zones, Some(zones));
+        let spec = job(&["--zonemode=strided", "--zonesize=16k", "--zonerange=64k"]);
+        assert_eq!(spec.workload.zones.map(|z| z.range), Some(64 * 1024));
+        let missing = error(&["--name=t", "--size=1m", "--zonemode=strided"]);
+        assert!(missing.contains("zonesize="), "{missing}");
+        let zbd = error(&["--name=t", "--size=1m", "--zonemode=zbd", "--zonesize=1m"]);
+        assert!(zbd.contains("zoned block devices"), "{zbd}");
+    }
+
+    #[test]
+    fn percentage_random_and_file_service_type() {
+        let spec = job(&[]);
+        assert_eq!(spec.workload.percentage_random, [100; 3]);
+        assert_eq!(
+            spec.workload.file_service,
+            FileService::RoundRobin { ios: 1 }
+        );
+        let spec = job(&["--percentage_random=80,20", "--file_service_type=random:4"]);
+        assert_eq!(spec.workload.percentage_random, [80, 20, 20]);
+        assert_eq!(spec.workload.file_service, FileService::Random { ios: 4 });
+        let spec = job(&["--file_service_type=sequential"]);
+        assert_eq!(spec.workload.file_service, FileService::Sequential);
+        assert!(error(&["--name=t", "--size=1m", "--percentage_random=101"])
+            .contains("percentage_random"));
+        assert!(
+            error(&["--name=t", "--size=1m", "--file_service_type=random:0"]).contains("positive")
+        );
+        assert!(
+            error(&["--name=t", "--size=1m", "--file_service_type=zipf:1.1"])
+                .contains("not supported by iolens")
+        );
+    }
+
+    #[test]
+    fn thinktime_blocks_type_picks_what_is_counted() {
+        assert!(!job(&[]).pacing.thinktime_counts_issued);
+        let issue = job(&["--thinktime_blocks_type=issue"]).pacing;
+        assert!(issue.thinktime_counts_issued);
+    }
+
+    #[test]
+    fn trim_patterns_are_accepted() {
+        for (word, rw) in [
+            ("trim", RwPattern::Trim),
+            ("randtrim", RwPattern::RandTrim),
+            ("trimwrite", RwPattern::TrimWrite),
+        ] {
+            let spec = job(&[&format!("--rw={word}")]);
+            assert_eq!(spec.workload.rw, rw);
+            assert!(spec.workload.rw.trims());
+        }
+    }
+
+    #[test]
+    fn rw_with_modifier() {
+        let spec = job(&["--readwrite=randrw:8"]);
+        assert_eq!(
+            (spec.workload.rw, spec.workload.rw_modifier),
+            (RwPattern::RandRw, 8)
+        );
+        let spec = job(&["--rw=write:4k"]);
+        assert_eq!(
+            (spec.workload.rw, spec.workload.rw_modifier),
+            (RwPattern::Write, 4096)
+        );
+        assert_eq!(job(&["--rw=randread"]).workload.rw_modifier, 1);
+        assert!(!job(&["--rw=randread:8"]).workload.repeat_offsets);
+        let unified = |mode: &str| {
+            job(&[&format!("--unified_rw_reporting={mode}")])
+                .measure
+                .unified_rw
+        };
+        assert_eq!(unified("none"), UnifiedRw::Separate);
+        assert_eq!(unified("1"), UnifiedRw::Mixed);
+        assert_eq!(unified("both"), UnifiedRw::Both);
+        assert!(
+            job(&["--rw=randread:8", "--rw_sequencer=identical"])
+                .workload
+                .repeat_offsets
+        );
+        assert!(error(&["--name=t", "--size=1m", "--rw_sequencer=backwards"]).contains("unknown"));
+        assert_eq!(job(&["--rw=rw"]).workload.rw, RwPattern::ReadWrite);
+        assert_eq!(job(&["--rw=randwrite"]).workload.rw, RwPattern::RandWrite);
+    }
+
+    #[test]
+    fn rwmix_options_set_each_other() {
+        assert_eq!(job(&["--rwmixread=70"]).workload.rwmixread, 70);
+        assert_eq!(job(&["--rwmixwrite=20"]).workload.rwmixread, 80);
+        assert_eq!(
+            job(&["--rwmixread=70", "--rwmixwrite=30"])
+                .workload
+                .rwmixread,
+            70
+        );
+        let resolved = run(&["--rwmixread=70", "--name=a", "--size=1m", "--rwmixwrite=10"]);
+        assert_eq!(resolved.unwrap().jobs[0].workload.rwmixread, 90);
+        assert_eq!(
+            error(&["--name=a", "--size=1m", "--rwmixread=70", "--rwmixwrite=20"]),
+            "command line argument 4: rwmixwrite=20: rwmixread=70 and rwmixwrite=20 add up to \
+             90, not 100 (set only one of them)"
+        );
+    }
+
+    #[test]
+    fn bsrange_bssplit_blockalign() {
+        let spec = job(&["--blocksize_range=1k-4k,8k:16k", "--ba=512"]);
+        assert_eq!(
+            spec.workload.bs,
+            [
+                BlockSizes::Range {
+                    min: 1024,
+                    max: 4096
+                },
+                BlockSizes::Range {
+                    min: 8192,
+                    max: 16384
+                },
+                BlockSizes::Range {
+                    min: 8192,
+                    max: 16384
+                }
+            ]
+        );
+        assert_eq!(spec.workload.blockalign, [512; 3]);
+        let spec = job(&["--bssplit=4k/50:64k/", "--bs=8k"]);
+        assert_eq!(
+            spec.workload.bs[0],
+            BlockSizes::Split(vec![(4096, 50), (65536, 50)])
+        );
+        assert_eq!(spec.workload.blockalign, [4096; 3]);
+        assert!(
+            error(&["--name=a", "--size=1m", "--bsrange=8k-4k"]).contains("larger than maximum")
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--bssplit=4k/60:8k/60"]).contains("more than 100")
+        );
+    }
+
+    #[test]
+    fn random_options() {
+        let spec = job(&["--norandommap", "--randrepeat=0", "--randseed=42"]);
+        assert!(!spec.workload.randommap);
+        assert_eq!(spec.workload.randseed, 42);
+        assert!(spec.workload.randrepeat, "an explicit seed is repeatable");
+        assert!(!job(&["--randrepeat=0"]).workload.randrepeat);
+    }
+
+    #[test]
+    fn random_distribution() {
+        let d = |v: &str| {
+            job(&[&format!("--random_distribution={v}")])
+                .workload
+                .distribution
+        };
+        assert_eq!(d("zipf:1.2"), Distribution::Zipf(1.2));
+        assert_eq!(d("pareto:0.5"), Distribution::Pareto(0.5));
+        assert_eq!(d("normal:10"), Distribution::Normal(10.0));
+        assert_eq!(
+            d("zoned:60/10:40/90"),
+            Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
+        );
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
+        assert_eq!(
+            d("zoned:50/5:30/15:20/"),
+            Distribution::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
+    }
+
+    #[test]
+    fn pacing_options() {
+        let spec = job(&[
+            "--rate=,5m",
+            "--rate_iops=100",
+            "--rate_process=poisson",
+            "--thinktime=10",
+            "--thinktime_blocks=4",
+        ]);
+        let p = &spec.pacing;
+        assert_eq!(p.rate, [0, 5 << 20, 5 << 20]);
+        assert_eq!(p.rate_iops, [100; 3]);
+        assert_eq!(p.rate_process, RateProcess::Poisson);
+        assert_eq!(p.thinktime, Duration::from_micros(10));
+        assert_eq!(p.thinktime_blocks, 4);
+    }
+
+    #[test]
+    fn buffer_options() {
+        let spec = job(&[
+            "--zero_buffers",
+            "--refill_buffers",
+            "--scramble_buffers=0",
+            "--buffer_compress_percentage=40",
+        ]);
+        let b = &spec.buffers;
+        assert!(b.zero_buffers && b.refill_buffers && !b.scramble_buffers);
+        assert_eq!(b.compress_percentage, 40);
+    }
+}
