@@ -321,6 +321,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fsync", &[], Kind::Count, Some("0"), "32", "fsync after this many writes"),
     opt("fdatasync", &[], Kind::Count, Some("0"), "32", "fdatasync after this many writes"),
     opt("end_fsync", &[], Kind::Bool, Some("0"), "1", "fsync when the job ends"),
+    opt("fsync_on_close", &[], Kind::Bool, Some("0"), "1", "fsync a written file when it is closed"),
     opt("invalidate", &[], Kind::Bool, Some("1"), "0", "Drop the target's page cache before starting"),
     opt("overwrite", &[], Kind::Bool, Some("0"), "1", "Lay out files fully before writing"),
     opt("unlink", &[], Kind::Bool, Some("0"), "1", "Delete generated files when done"),
@@ -419,7 +420,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("atomic", &[], Kind::Bool, Some("0"), "atomic writes are not implemented", "direct=1"),
     unsupported("write_barrier", &[], Kind::Count, Some("0"), "barrier writes are not implemented", "fsync="),
     unsupported("sync_file_range", &[], Kind::Text, None, "sync_file_range is not implemented", "fdatasync="),
-    unsupported("fsync_on_close", &[], Kind::Bool, Some("0"), "files are not synced on close", "end_fsync"),
     unsupported("unlink_each_loop", &[], Kind::Bool, Some("0"), "files are removed once, after the job", "unlink"),
     unsupported("write_hint", &[], Kind::Text, Some("none"), "write lifetime hints are not implemented", "the default"),
     unsupported("ioscheduler", &[], Kind::Text, None, "iolens does not change the device's scheduler", "set it in /sys/block/DEV/queue/scheduler before the run"),
@@ -610,6 +610,7 @@ pub mod opt {
     pub const FILESIZE: &OptionDef = entry("filesize");
     pub const FIXEDBUFS: &OptionDef = entry("fixedbufs");
     pub const FSYNC: &OptionDef = entry("fsync");
+    pub const FSYNC_ON_CLOSE: &OptionDef = entry("fsync_on_close");
     pub const GROUP_REPORTING: &OptionDef = entry("group_reporting");
     pub const GTOD_REDUCE: &OptionDef = entry("gtod_reduce");
     pub const HIPRI: &OptionDef = entry("hipri");

@@ -48,6 +48,25 @@ fn fsync_every_n_writes_is_counted() {
 }
 
 #[test]
+fn fsync_on_close_syncs_the_written_file_once_at_the_end() {
+    let dir = scratch();
+    let out = iolens(&[
+        "run",
+        "--output-format=iolens-json",
+        "--name=w",
+        &file_arg(&dir, "w"),
+        "--size=1m",
+        "--bs=4k",
+        "--rw=write",
+        "--fsync_on_close=1",
+    ]);
+    let report = json(&out);
+    let sync = &report["jobs"][0]["sync"];
+    // The job's files stay open until it ends: one fsync, when they close.
+    assert_eq!(sync["total_ios"], 1, "one fsync expected: {sync}");
+}
+
+#[test]
 fn ramp_time_is_not_measured() {
     let dir = scratch();
     let out = iolens(&[

@@ -206,7 +206,8 @@ impl Layers<'_> {
             },
             fsync: self.count_u32(opt::FSYNC, 0)?,
             fdatasync: self.count_u32(opt::FDATASYNC, 0)?,
-            end_fsync: self.bool(opt::END_FSYNC)?,
+            // A job keeps its files open to its end, so closing them is ending it.
+            end_fsync: self.bool(opt::END_FSYNC)? || self.bool(opt::FSYNC_ON_CLOSE)?,
             // Dropping the cache right after pre_read filled it would undo it (as fio).
             invalidate: self.bool(opt::INVALIDATE)? && !self.bool(opt::PRE_READ)?,
             overwrite: self.bool(opt::OVERWRITE)?,
@@ -351,6 +352,12 @@ mod tests {
         assert_eq!((io.sync, io.fsync, io.fdatasync), (SyncMode::Dsync, 8, 4));
         assert_eq!(job(&["--sync=1"]).io.sync, SyncMode::Sync);
         assert_eq!(job(&["--sync=none"]).io.sync, SyncMode::None);
+    }
+
+    #[test]
+    fn fsync_on_close_syncs_when_the_job_ends() {
+        assert!(job(&["--fsync_on_close=1"]).io.end_fsync);
+        assert!(!job(&["--fsync_on_close=0"]).io.end_fsync);
     }
 
     #[test]
