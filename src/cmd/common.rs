@@ -15,7 +15,7 @@ use crate::model::{Observations, RunReport};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
 use crate::report::{html, repeat_table, timeline};
 use crate::runner::status::StatusReports;
-use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
+use crate::runner::{self, stop_signal, GroupProgress, RunOutcome, RunRequest};
 use crate::store::{self, Store};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -206,7 +206,7 @@ impl JobSet {
 
 /// Ctrl-C handling for a command that runs jobs.
 pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
-    control::install_stop_handler()
+    stop_signal::install_stop_handler()
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
@@ -255,7 +255,7 @@ pub fn run_status(report: &RunReport) -> i32 {
         code = EXIT_RUN_FAILED;
     }
     // Stopped by SIGINT/SIGTERM: the shell's 130/143, after the partial report.
-    if let Some(sig) = control::received_signal() {
+    if let Some(sig) = stop_signal::received_signal() {
         code = 128 + sig;
     }
     for j in report.jobs.iter().filter(|j| j.error.is_some()) {

@@ -43,12 +43,12 @@ pub(super) fn report(
         jobs,
         groups,
         disks,
-        interrupted: super::control::stop_requested(req.stop),
+        interrupted: super::stop_signal::stop_requested(req.stop),
         // Filled in by `run` from the sampler and the environment capture.
         observations: Default::default(),
         environment: Default::default(),
         findings: Vec::new(),
-        terminated: super::control::received_signal().map(|_| "signal".to_string()),
+        terminated: super::stop_signal::received_signal().map(|_| "signal".to_string()),
         verify: results
             .iter()
             .flatten()

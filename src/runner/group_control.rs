@@ -6,8 +6,8 @@
 //! milliseconds with which jobs have finished; workers only read flags, so
 //! nothing here costs anything per I/O.
 
-use super::control;
 use super::ctx::StartSignal;
+use super::stop_signal;
 use crate::job::spec::{ExitWhat, JobSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -101,7 +101,7 @@ impl<'a> GroupControl<'a> {
     /// Take note of which jobs (by position) have finished, and stop what their
     /// ends stop; passes the run's stop on to the group.
     pub fn observe(&self, finished: impl Iterator<Item = bool>) {
-        if control::stop_requested(self.run_stop) {
+        if stop_signal::stop_requested(self.run_stop) {
             self.stop_group();
         }
         for (position, finished) in finished.enumerate() {

@@ -4,7 +4,6 @@
 mod budget;
 mod checks;
 mod collect;
-pub mod control;
 pub mod ctx;
 pub mod error_tally;
 mod group_control;
@@ -18,6 +17,7 @@ pub mod result;
 mod sched;
 pub mod status;
 mod steadystate;
+pub mod stop_signal;
 mod verify;
 mod watch;
 mod watchdog;
@@ -92,7 +92,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
     let first_worker_numbers = first_worker_numbers(req.jobs);
     for group in plan::groups(req.jobs) {
-        if control::stop_requested(req.stop) {
+        if stop_signal::stop_requested(req.stop) {
             break;
         }
         for &j in &group.jobs {

@@ -19,10 +19,10 @@
 //! child that dies or answers nonsense becomes a failed result naming its
 //! exit status and last line of stderr.
 
-use super::control;
 use super::ctx::{task_files, OpenFile, StartSignal, TaskFile, WorkerCtx};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
+use super::stop_signal;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};
@@ -157,7 +157,7 @@ fn forward_stop(mut stdin: ChildStdin, stop: &AtomicBool, finished: &AtomicBool)
         return;
     }
     while !finished.load(Ordering::Relaxed) {
-        if control::stop_requested(stop) {
+        if stop_signal::stop_requested(stop) {
             // Ignoring a failed write is fine: a child that cannot hear has stopped already.
             let _ = writeln!(stdin, "{STOP}");
             return;
@@ -341,7 +341,7 @@ fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
 /// say `ready`, wait for `go`, run, and write the result to stdout.
 pub fn serve_worker() -> Result<(), ChildError> {
     // First, so that a SIGINT to the whole process group stops this worker gracefully too.
-    let stop = control::install_stop_handler().map_err(ChildError::StopHandler)?;
+    let stop = stop_signal::install_stop_handler().map_err(ChildError::StopHandler)?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     let mut task: WorkerTask =
