@@ -13,6 +13,7 @@ pub mod engine;
 pub mod errno;
 pub mod fileset;
 pub mod job;
+pub mod model;
 pub mod observe;
 pub mod report;
 pub mod runner;

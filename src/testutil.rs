@@ -10,8 +10,8 @@ pub fn scratch_dir() -> tempfile::TempDir {
 
 /// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
 /// with a clat mean of 1e9/IOPS ns and p99 at twice that.
-pub fn run_report(jobs: &[(&str, f64)]) -> crate::report::model::RunReport {
-    use crate::report::model::{DirReport, JobReport, LatSummary, RunReport, SCHEMA_VERSION};
+pub fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {
+    use crate::model::{DirReport, JobReport, LatSummary, RunReport, SCHEMA_VERSION};
     let job = |&(name, iops): &(&str, f64)| {
         let read = DirReport {
             io_bytes: iops as u64 * 4096,
@@ -55,8 +55,8 @@ pub fn steady_state(
     duration_s: u64,
     iops: &[u64],
     bw_bytes_per_sec: &[u64],
-) -> crate::report::model::SteadyStateReport {
-    crate::report::model::SteadyStateReport {
+) -> crate::model::SteadyStateReport {
+    crate::model::SteadyStateReport {
         criterion: "iops".into(),
         limit: 10.0,
         limit_is_percent: true,
@@ -82,4 +82,34 @@ pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
 /// Owned strings from string literals (command lines in tests).
 pub fn strings(words: &[&str]) -> Vec<String> {
     words.iter().map(|s| s.to_string()).collect()
+}
+
+/// Fail unless no Rust source under `src/<module>` names any of `forbidden`
+/// (module paths such as `crate::report`): the layering between modules.
+pub fn assert_module_uses_none(module: &str, forbidden: &[&str]) {
+    fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("read the source directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("read a source file");
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(module);
+    sources(&dir, &mut files);
+    assert!(!files.is_empty(), "expected sources in {}", dir.display());
+    for (file, source) in files {
+        for name in forbidden {
+            assert!(
+                !source.contains(name),
+                "expected {file} not to use {name}, but it does"
+            );
+        }
+    }
 }

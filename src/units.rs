@@ -1,5 +1,6 @@
 //! Units with fio's rules: sizes (with `kb_base`), percentages, times with a per-option
-//! default unit, ranges, per-direction lists and `bssplit`.
+//! default unit, ranges, per-direction lists and `bssplit`; and values with a unit scaled
+//! for reading (`format_value`, `run_numbers`).
 //!
 //! Everything here is strict where fio is lax: `4q` or `1.5g` are errors, not 4 and 1.
 //! Errors say what is wrong with the text; the job layer adds which option and where.
@@ -279,6 +280,45 @@ pub fn parse_float_list(text: &str) -> Result<Vec<f64>, UnitError> {
         .collect()
 }
 
+/// "#2, #4, #6": 1-based repetition numbers.
+pub fn run_numbers(runs: &[usize]) -> String {
+    let mut sorted = runs.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
+        .map(|i| format!("#{}", i + 1))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A value with its unit, scaled for reading: 12.3k IO/s, 512.0 MiB/s, 1.25 ms.
+pub fn format_value(v: f64, unit: &str) -> String {
+    match unit {
+        "IO/s" => scaled(v, &[(1e6, "M"), (1e3, "k")], "") + " IO/s",
+        "B/s" => scaled(
+            v,
+            &[
+                (1024.0 * 1024.0 * 1024.0, " GiB/s"),
+                (1024.0 * 1024.0, " MiB/s"),
+                (1024.0, " KiB/s"),
+            ],
+            " B/s",
+        ),
+        "ns" => scaled(v, &[(1e9, " s"), (1e6, " ms"), (1e3, " µs")], " ns"),
+        _ if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
+        _ => format!("{v:.3}"),
+    }
+}
+
+fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
+    for &(factor, suffix) in steps {
+        if v.abs() >= factor {
+            return format!("{:.2}{suffix}", v / factor);
+        }
+    }
+    format!("{v:.1}{base}")
+}
+
 #[cfg(test)]
 mod proptests;
 
@@ -287,6 +327,14 @@ mod tests {
     use super::*;
 
     const KB: KbBase = KbBase::Compat1024;
+
+    #[test]
+    fn values_are_scaled_for_reading() {
+        assert_eq!(format_value(12_345.0, "IO/s"), "12.35k IO/s");
+        assert_eq!(format_value(512.0 * 1024.0 * 1024.0, "B/s"), "512.00 MiB/s");
+        assert_eq!(format_value(1_250_000.0, "ns"), "1.25 ms");
+        assert_eq!(format_value(25.0, ""), "25");
+    }
 
     #[test]
     fn plain_and_hex_numbers_are_bytes() {

@@ -2,7 +2,7 @@
 //! give a report that writes back out and reads again.
 #![no_main]
 
-use iolens::report::model::RunReport;
+use iolens::model::RunReport;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,12 +7,13 @@ use super::output::{self, Destination};
 use super::progress;
 use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
+use crate::diagnose::repetitions;
 use crate::fileset::TargetError;
 use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob};
+use crate::model::{Observations, RunReport};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
-use crate::report::model::{Observations, RunReport};
-use crate::report::{html, repeat, timeline};
+use crate::report::{html, repeat_table, timeline};
 use crate::runner::status::StatusReports;
 use crate::runner::{self, control, GroupProgress, RunOutcome, RunRequest};
 use crate::store::{self, Store};
@@ -342,11 +343,11 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
         return Ok(code);
     }
     o.history.record(&reports);
-    let result = repeat::build(reports, o.warmup);
+    let result = repetitions::build(reports, o.warmup);
     let mut rendered = String::new();
     for f in o.formats {
         match f {
-            Format::Normal => rendered.push_str(&repeat::render_table(&result)),
+            Format::Normal => rendered.push_str(&repeat_table::render_table(&result)),
             _ => rendered.push_str(
                 &serde_json::to_string_pretty(&result).expect("RepeatReport serializes to JSON"),
             ),

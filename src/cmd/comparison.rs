@@ -3,12 +3,12 @@
 //! after a check of what differs between the two sides' conditions.
 
 use super::common::{print, write_html, CmdError, HistoryFlags};
-pub use crate::report::compare::Side;
-use crate::report::compare::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::model::{RepeatReport, RunReport};
 use crate::report::config::{comparable_path, job_configuration};
 use crate::report::html;
-use crate::report::model::{RepeatReport, RunReport};
-use crate::report::repeat::format_value;
+pub use crate::report::metric_changes::Side;
+use crate::report::metric_changes::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::units::format_value;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -272,7 +272,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let path = dir.path().join("empty.json");
         let empty = RepeatReport {
-            schema_version: crate::report::model::SCHEMA_VERSION,
+            schema_version: crate::model::SCHEMA_VERSION,
             tool_version: "0".into(),
             warmup: 0,
             repetitions: Vec::new(),

@@ -5,10 +5,11 @@ use super::common::{print, write_html, CmdError, HistoryFlags};
 use super::output;
 use super::EXIT_OK;
 use crate::cli::Formats;
-use crate::report::metrics::Metric;
-use crate::report::{html, repeat as report_repeat};
-use crate::stats::compare::{shift_from_baseline, Shift, TREND_WINDOW};
-use crate::stats::repeat::median;
+use crate::diagnose::repetitions;
+use crate::model::metrics::Metric;
+use crate::report::html;
+use crate::stats::significance::{shift_from_baseline, Shift, TREND_WINDOW};
+use crate::stats::summary::median;
 use crate::store::{self, Filter};
 use std::fmt::Write;
 use std::path::Path;
@@ -60,7 +61,7 @@ pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> Resu
             )))
         }
         1 => html::render_run(&runs[0]),
-        _ => html::render_repeat(&report_repeat::build(runs, 0)),
+        _ => html::render_repeat(&repetitions::build(runs, 0)),
     };
     write_html(html_path, &page)?;
     Ok(EXIT_OK)

@@ -1,8 +1,9 @@
 //! Rendering the report in the chosen formats, and where it goes.
 
 use crate::cli::Format;
+use crate::model::RunReport;
 use crate::report::fio_json::{self, Detail};
-use crate::report::{json, model::RunReport, terse, text};
+use crate::report::{json, terse, text};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -85,7 +86,7 @@ mod tests {
     use super::*;
 
     fn one_job_report() -> RunReport {
-        use crate::report::model::{JobReport, SCHEMA_VERSION};
+        use crate::model::{JobReport, SCHEMA_VERSION};
         let job = JobReport {
             name: "j".into(),
             workers: 1,

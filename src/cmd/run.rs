@@ -9,8 +9,8 @@ use super::common::{
 use super::comparison;
 use super::output;
 use crate::cli::RunArgs;
+use crate::model::RunReport;
 use crate::report::html;
-use crate::report::model::RunReport;
 use crate::runner::status::StatusReports;
 use std::cell::RefCell;
 

@@ -3,7 +3,7 @@
 //! proactive reclaim such as DAMON. Warm-cache results then depend on when
 //! the reclaimer last ran.
 
-use crate::report::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity};
 
 /// Evictions below this are too few to change a result.
 const MIN_EVICTED_PAGES: u64 = 64;
@@ -60,7 +60,7 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::report::model::CacheGuard;
+    use crate::model::CacheGuard;
 
     fn evicting(report: &mut RunReport) {
         add_target(report, |_| 1000);

@@ -6,7 +6,7 @@
 //! CPUs the workers ran on, so every CPU counts.
 
 use super::seconds_at;
-use crate::report::model::{Finding, Observations, RunReport, Severity};
+use crate::model::{Finding, Observations, RunReport, Severity};
 use std::cmp::Reverse;
 
 /// A CPU's clock moved when its lowest or highest reading during a job lies

@@ -2,7 +2,7 @@
 //! large share of the run, so the numbers measure the scheduler (other load
 //! on the machine), not the storage.
 
-use crate::report::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity};
 
 /// CPU wait (percent of the workers' time) worth a warning.
 const WAIT_PCT: f64 = 20.0;
@@ -37,7 +37,7 @@ pub fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::report::model::CpuWait;
+    use crate::model::CpuWait;
 
     /// Job "rr" whose one worker waited `delay_per_interval` in each 100 ms interval.
     fn waiting(delay_per_interval: u64) -> RunReport {

@@ -3,7 +3,7 @@
 //! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
 
 use super::bytes_text;
-use crate::report::model::{DeviceCounters, Finding, JobSeries, RunReport, Severity};
+use crate::model::{DeviceCounters, Finding, JobSeries, RunReport, Severity};
 
 /// Below this a job moved too little for a share to mean anything.
 const MIN_JOB_BYTES: u64 = 4 << 20;

@@ -2,7 +2,7 @@
 //! run than all of iolens' jobs together, so other processes used it too.
 
 use super::bytes_text;
-use crate::report::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity};
 
 /// The device's bytes must exceed the jobs' by this factor…
 const FACTOR: f64 = 1.5;
@@ -33,7 +33,7 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
         else {
             continue;
         };
-        let sectors = |c: &crate::report::model::DeviceCounters| c.read_sectors + c.write_sectors;
+        let sectors = |c: &crate::model::DeviceCounters| c.read_sectors + c.write_sectors;
         let moved = sectors(last).saturating_sub(sectors(first)) * 512;
         if (moved as f64) <= FACTOR * issued as f64 + SLACK_BYTES as f64 {
             continue;
@@ -65,7 +65,7 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::report::model::DeviceCounters;
+    use crate::model::DeviceCounters;
 
     #[test]
     fn a_device_busier_than_the_job_is_flagged() {

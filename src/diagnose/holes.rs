@@ -1,7 +1,7 @@
 //! `read-from-holes`: a job read a file with unallocated ranges; those reads
 //! return zeros from memory without touching the device, so they inflate IOPS.
 
-use crate::report::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity};
 
 pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;

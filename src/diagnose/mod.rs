@@ -12,12 +12,13 @@ mod device_traffic;
 mod foreign_io;
 mod holes;
 mod pagecache;
+pub mod repetitions;
 mod tool_bound;
 mod tunables;
 mod unstable;
 mod writeback;
 
-use crate::report::model::{Observations, RunReport};
+use crate::model::{Observations, RunReport};
 
 /// Every rule's findings for one run, in a fixed order.
 pub fn diagnose(report: &RunReport) -> Vec<Finding> {
@@ -37,7 +38,7 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     findings
 }
 
-pub use crate::report::model::Finding;
+pub use crate::model::Finding;
 
 /// Seconds since the run started at sample `i`.
 pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {
@@ -73,7 +74,7 @@ pub(crate) fn duration_text(ns: u64) -> String {
 /// targets added as each test needs.
 #[cfg(test)]
 pub(crate) mod fixture {
-    use crate::report::model::*;
+    use crate::model::*;
 
     pub const STEP_NS: u64 = 100_000_000;
     pub const TARGET: &str = "/dev/loop7";
@@ -208,7 +209,7 @@ mod tests {
         let mut report = run(50);
         add_job(&mut report, "rr", true, io(1000, 0));
         add_target(&mut report, |_| 0);
-        add_device(&mut report, |i| crate::report::model::DeviceCounters {
+        add_device(&mut report, |i| crate::model::DeviceCounters {
             read_ios: i as u64 * 1000,
             read_sectors: i as u64 * 8000,
             ..Default::default()

@@ -5,7 +5,7 @@
 //! measured.
 
 use super::{bytes_text, seconds_at};
-use crate::report::model::{CacheGuard, Finding, JobSeries, RunReport, Severity};
+use crate::model::{CacheGuard, Finding, JobSeries, RunReport, Severity};
 
 const CODE: &str = "pagecache-under-direct-io";
 

@@ -2,7 +2,7 @@
 //! is the speed of the submitting CPU (iolens plus the kernel's I/O path), not
 //! of the device.
 
-use crate::report::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity};
 
 /// Share of each worker's runtime on a CPU above which the CPU is the limit.
 const BUSY_SHARE: f64 = 0.95;

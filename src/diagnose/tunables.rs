@@ -1,7 +1,7 @@
 //! `tunables-changed`: a `vm.dirty_*` setting changed while the run went on
 //! (another process set it), so buffered results mix two regimes.
 
-use crate::report::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity};
 
 pub fn tunables_changed(report: &RunReport) -> Option<Finding> {
     let changes = &report.observations.tunable_changes;
@@ -28,7 +28,7 @@ pub fn tunables_changed(report: &RunReport) -> Option<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::report::model::TunableChange;
+    use crate::model::TunableChange;
 
     #[test]
     fn a_change_is_reported_with_its_time() {

@@ -4,7 +4,7 @@
 //! segmentation: the split of the series that best separates two means.
 
 use super::seconds_at;
-use crate::report::model::{Finding, Observations, RunReport, Severity};
+use crate::model::{Finding, Observations, RunReport, Severity};
 
 /// Intervals needed before a change point is worth looking for.
 const MIN_INTERVALS: usize = 20;

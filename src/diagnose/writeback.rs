@@ -5,7 +5,7 @@
 //! threshold.
 
 use super::{bytes_text, duration_text, seconds_at};
-use crate::report::model::{Finding, JobInterval, JobSeries, Observations, RunReport, Severity};
+use crate::model::{Finding, JobInterval, JobSeries, Observations, RunReport, Severity};
 
 /// Kernel functions a writer sleeps in when dirty throttling or stable pages hold it.
 const THROTTLE_WCHANS: &[&str] = &[
@@ -134,7 +134,7 @@ fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::report::model::WaitTime;
+    use crate::model::WaitTime;
 
     fn buffered_writer(report: &mut RunReport) {
         add_job(report, "w", false, io(0, 2560));

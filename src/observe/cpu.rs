@@ -2,7 +2,7 @@
 //! and run-queue delay (`/proc/<pid>/task/<tid>/schedstat`), and the CPU model
 //! (`/proc/cpuinfo`).
 
-use crate::report::model::SystemCpuSample;
+use crate::model::SystemCpuSample;
 
 /// The aggregate `cpu ` line of `/proc/stat`, converted from clock ticks to ns.
 pub fn parse_proc_stat(text: &str, ticks_per_sec: u64) -> Option<SystemCpuSample> {

@@ -2,7 +2,7 @@
 //! targets, diffed over the run — fio's "Disk stats" — and the mapping from a
 //! target path to the whole disk that serves it.
 
-use crate::report::model::{DeviceCounters, DiskUtil};
+use crate::model::{DeviceCounters, DiskUtil};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::time::Duration;

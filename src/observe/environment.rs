@@ -7,7 +7,7 @@
 use super::cpu::parse_cpuinfo;
 use super::diskstats::{devices_behind, split_dev};
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
-use crate::report::model::{DeviceInfo, Environment, FilesystemInfo};
+use crate::model::{DeviceInfo, Environment, FilesystemInfo};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 

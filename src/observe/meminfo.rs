@@ -1,6 +1,6 @@
 //! `/proc/meminfo`: free, cached, dirty and under-writeback memory.
 
-use crate::report::model::MemorySample;
+use crate::model::MemorySample;
 
 /// Fill the meminfo fields of `sample` from the text of `/proc/meminfo` (values in KiB).
 /// Lines it does not know are skipped; missing lines leave fields untouched.

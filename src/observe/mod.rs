@@ -1,13 +1,13 @@
 //! Watching the system: pure parsers of kernel files (each tested on fixture
 //! text), thin readers that reuse their buffers, the live counters workers
-//! publish, the pre-run page-cache guard, the environment captured once per
+//! publish, the pre-run page-cache drop (cache_drop), the environment captured once per
 //! run, and the `Sampler` thread that records it all into `Observations`.
 
+pub mod cache_drop;
 pub mod cpu;
 pub mod cpufreq;
 pub mod diskstats;
 pub mod environment;
-pub mod guard;
 pub mod live;
 pub mod meminfo;
 pub mod pagecache;

@@ -2,7 +2,7 @@
 //! files and block devices alike), else `mincore(2)` over a read-only mapping
 //! (cached pages only), else nothing, with a note saying so.
 
-use crate::report::model::{CacheMethod, CachePages};
+use crate::model::{CacheMethod, CachePages};
 use iolens_sys::{cachestat, Mapping};
 use std::fs::File;
 use std::sync::Arc;

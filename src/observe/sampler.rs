@@ -17,7 +17,7 @@ use super::pagecache::CacheProbe;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
 use super::{meminfo, pressure, read_into, vmstat, wchan};
-use crate::report::model::{
+use crate::model::{
     CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample, Observations, PressureSample,
     TargetObservation, WorkerObservation,
 };
@@ -477,7 +477,7 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::CacheMethod;
+    use crate::model::CacheMethod;
     use crate::testutil::scratch_dir;
     use std::os::unix::fs::FileExt;
 

@@ -2,7 +2,7 @@
 //! another process may change these global settings during a run.
 
 use super::read_into;
-use crate::report::model::TunableChange;
+use crate::model::TunableChange;
 use std::path::{Path, PathBuf};
 
 /// The writeback settings that decide when buffered writers are throttled.

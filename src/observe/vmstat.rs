@@ -1,6 +1,6 @@
 //! `/proc/vmstat`: the dirty-throttling thresholds and system-wide paging counters.
 
-use crate::report::model::MemorySample;
+use crate::model::MemorySample;
 
 /// Fill the vmstat fields of `sample` from the text of `/proc/vmstat`.
 /// Thresholds are given in pages and stored in bytes.

@@ -2,7 +2,7 @@
 //! sleeping thread is blocked in. Sampled at ~100 Hz, the share of samples in
 //! `balance_dirty_pages` or `folio_wait_bit*` measures writeback throttling.
 
-use crate::report::model::WaitTime;
+use crate::model::WaitTime;
 
 /// The wait channel in a `wchan` file's text; None while the thread runs
 /// (the kernel writes "0") or when the file is empty.

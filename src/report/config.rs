@@ -3,7 +3,7 @@
 //! `compare` lists the differences of these, and the history stores their
 //! fingerprint so that `history --trend` follows only like-for-like runs.
 
-use super::model::{JobReport, RunReport};
+use crate::model::{JobReport, RunReport};
 use std::collections::BTreeMap;
 use std::path::Path;
 

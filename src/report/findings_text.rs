@@ -2,7 +2,7 @@
 //! `show`, `quick`, `--repeat`): severity and title with the code, the evidence,
 //! the advice.
 
-use super::model::{Finding, Severity};
+use crate::model::{Finding, Severity};
 use std::fmt::Write;
 
 /// The findings block, after a blank line; empty without findings.

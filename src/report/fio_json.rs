@@ -7,12 +7,12 @@
 
 use serde::ser::{Serialize, Serializer};
 
+use crate::model::{
+    window_mean, DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
+};
 use crate::report::fio_style::{
     ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
     DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
-};
-use crate::report::model::{
-    window_mean, DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
 };
 
 /// Whether latency histograms (`bins`) are included: fio's `json` or `json+`.
@@ -403,7 +403,7 @@ impl FioDisk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{
+    use crate::model::{
         CpuReport, DepthReport, GroupDirSummary, GroupReport, LatBuckets, SampleSummary,
         SyncReport, SCHEMA_VERSION,
     };

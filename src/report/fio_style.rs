@@ -2,7 +2,7 @@
 //! fio's bucket labels, its display floors for small percentages, and its
 //! ctime-style timestamp, and how a job's bandwidth relates to its group.
 
-use crate::report::model::{DirReport, JobReport, RunReport};
+use crate::model::{DirReport, JobReport, RunReport};
 
 /// Labels of the queue-depth buckets (`DepthReport::level_pct`).
 pub const DEPTH_LEVEL_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn unified_rw_reporting_chooses_the_blocks_shown() {
-        use crate::report::model::{GroupReport, Mixed};
+        use crate::model::{GroupReport, Mixed};
         let mut report = crate::testutil::run_report(&[("j", 1000.0)]);
         let names = |r: &RunReport| -> Vec<&str> {
             shown_dirs(r, &r.jobs[0]).iter().map(|s| s.0).collect()
@@ -155,7 +155,7 @@ mod tests {
         report.groups = vec![GroupReport {
             mixed: Some(Mixed {
                 only: false,
-                report: crate::report::model::GroupDirSummary {
+                report: crate::model::GroupDirSummary {
                     bw_bytes_per_sec: 5.0,
                     ..Default::default()
                 },

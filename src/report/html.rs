@@ -2,13 +2,13 @@
 //! Per job its I/O over time and latency distribution, the system observations on
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
 
-use super::compare::{metric_changes, verdicts_possible, Side, NO_VERDICT};
-use super::model::{
+use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
+use super::quick::{main_direction, p99_ns};
+use super::svg::{self, escape, Axis, Frame, Marker, Series};
+use crate::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
 };
-use super::quick::{main_direction, p99_ns};
-use super::repeat::format_value;
-use super::svg::{self, escape, Axis, Frame, Marker, Series};
+use crate::units::format_value;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;\
@@ -52,8 +52,8 @@ pub fn render_repeat(result: &RepeatReport) -> String {
                 "{} {}: median {}, CV {:.1} %",
                 m.job,
                 m.metric,
-                format_value(m.median, &m.unit),
-                m.cv_pct
+                format_value(m.stats.median, &m.unit),
+                m.stats.cv_pct
             ),
             x: Axis::linear("repetition"),
             y: Axis::linear(&m.unit),
@@ -64,7 +64,7 @@ pub fn render_repeat(result: &RepeatReport) -> String {
             .enumerate()
             .map(|(r, &v)| ((r + 1) as f64, v))
             .collect();
-        body.push_str(&svg::dot_plot(&frame, &dots, &m.outliers));
+        body.push_str(&svg::dot_plot(&frame, &dots, &m.stats.outliers));
     }
     if let Some(first) = result.repetitions.first() {
         environment(&mut body, first);
@@ -290,7 +290,7 @@ fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observatio
 fn chart_at(obs: &Observations, at_ns: u64) -> String {
     // Interval i covers t_ns[i-1]..t_ns[i]; the moment may also be the start of the next.
     let sample = obs.t_ns.partition_point(|&t| t < at_ns);
-    let busy = |job: &&super::model::JobSeries| {
+    let busy = |job: &&crate::model::JobSeries| {
         job.intervals
             .iter()
             .skip(sample)
@@ -574,7 +574,7 @@ fn observations(out: &mut String, obs: &Observations, markers: &[Marker]) {
         &cache,
         markers,
     ));
-    let memory = |label: &str, f: fn(&super::model::MemorySample) -> u64| Series {
+    let memory = |label: &str, f: fn(&crate::model::MemorySample) -> u64| Series {
         label: label.into(),
         points: t
             .iter()
@@ -608,7 +608,7 @@ fn observations(out: &mut String, obs: &Observations, markers: &[Marker]) {
         .windows(2)
         .zip(t.iter().skip(1))
         .map(|(w, &x)| {
-            let total = |c: &super::model::SystemCpuSample| {
+            let total = |c: &crate::model::SystemCpuSample| {
                 c.user_ns
                     + c.nice_ns
                     + c.system_ns
@@ -650,7 +650,7 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
                 .windows(2)
                 .zip(t.iter().skip(1))
                 .map(|(w, &x)| {
-                    let ios = |c: &super::model::DeviceCounters| c.read_ios + c.write_ios;
+                    let ios = |c: &crate::model::DeviceCounters| c.read_ios + c.write_ios;
                     (x, ios(&w[1]).saturating_sub(ios(&w[0])) as f64)
                 })
                 .collect(),
@@ -679,7 +679,7 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary};
+    use crate::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary, Summary};
     use crate::testutil::run_report;
 
     fn observed_report() -> RunReport {
@@ -753,7 +753,7 @@ mod tests {
     #[test]
     fn a_run_page_has_every_chart_and_finding_and_no_scripts() {
         let mut report = observed_report();
-        report.observations.jobs[0].cpu_wait = Some(crate::report::model::CpuWait {
+        report.observations.jobs[0].cpu_wait = Some(crate::model::CpuWait {
             run_delay_ns: 52_000_000,
             worker_ns: 200_000_000,
             pct: 26.0,
@@ -863,14 +863,16 @@ mod tests {
             metric: "iops".into(),
             unit: "IO/s".into(),
             values: vec![100.0, 101.0, 60.0],
-            median: 100.0,
-            min: 60.0,
-            max: 101.0,
-            mean: 87.0,
-            stddev: 20.0,
-            cv_pct: 23.0,
-            median_ci95: (60.0, 101.0),
-            outliers: vec![2],
+            stats: Summary {
+                median: 100.0,
+                min: 60.0,
+                max: 101.0,
+                mean: 87.0,
+                stddev: 20.0,
+                cv_pct: 23.0,
+                median_ci95: (60.0, 101.0),
+                outliers: vec![2],
+            },
         };
         let result = RepeatReport {
             schema_version: 1,

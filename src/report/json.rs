@@ -1,7 +1,7 @@
 //! iolens' native JSON: the `RunReport` model as it is, every field named by
 //! the model (units in the names). Stable per `SCHEMA_VERSION`.
 
-use crate::report::model::RunReport;
+use crate::model::RunReport;
 
 pub fn render(report: &RunReport) -> String {
     serde_json::to_string_pretty(report).expect("RunReport serializes to JSON")
@@ -15,7 +15,7 @@ pub fn render_line(report: &RunReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{GroupReport, JobReport, LatSummary, SCHEMA_VERSION};
+    use crate::model::{GroupReport, JobReport, LatSummary, SCHEMA_VERSION};
 
     #[test]
     fn round_trips_through_json() {

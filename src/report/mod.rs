@@ -1,15 +1,13 @@
-//! Reports: the model and its renderings.
-pub mod compare;
+//! Reports: renderings of the model (`crate::model`).
 pub mod config;
 pub mod findings_text;
 pub mod fio_json;
 pub mod fio_style;
 pub mod html;
 pub mod json;
-pub mod metrics;
-pub mod model;
+pub mod metric_changes;
 pub mod quick;
-pub mod repeat;
+pub mod repeat_table;
 pub mod svg;
 pub mod system_text;
 pub mod terse;

@@ -1,8 +1,8 @@
 //! The compact table of `iolens quick`: one row per job (each preset job moves data in
 //! one direction), then the findings.
 
-use super::model::{DirReport, JobReport, RunReport};
-use super::repeat::format_value;
+use crate::model::{DirReport, JobReport, RunReport};
+use crate::units::format_value;
 use std::fmt::Write;
 
 /// One row per job: test, MB/s (decimal, as disk vendors count), IOPS, mean and p99
@@ -56,7 +56,7 @@ pub fn p99_ns(dir: &DirReport) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::LatSummary;
+    use crate::model::LatSummary;
     use crate::testutil::run_report;
 
     #[test]

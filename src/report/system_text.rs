@@ -1,7 +1,7 @@
 //! The "System during the run" block of the normal text report: a compact
 //! summary of `RunReport.observations` (the full series are in iolens-json).
 
-use crate::report::model::{
+use crate::model::{
     CacheGuard, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
 };
 use std::fmt::{self, Write};
@@ -210,7 +210,7 @@ fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{
+    use crate::model::{
         CachePages, CpuWait, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
         TargetObservation, TunableChange, WaitTime,
     };

@@ -3,8 +3,8 @@
 //! Latencies are in microseconds, sizes in KiB, bandwidth in KiB/s; every
 //! disk's utilisation is appended to every job line, as fio does.
 
+use crate::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 use crate::report::fio_style::{depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs};
-use crate::report::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 
 /// The terse format version written here.
 pub const VERSION: u32 = 3;
@@ -127,7 +127,7 @@ fn disk_fields(fields: &mut Vec<String>, d: &DiskUtil) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{GroupDirSummary, GroupReport, SampleSummary, SCHEMA_VERSION};
+    use crate::model::{GroupDirSummary, GroupReport, SampleSummary, SCHEMA_VERSION};
 
     /// Fields before the disks: 5 of the job, 41 per direction, 5 cpu,
     /// 7 depth, 22 latency buckets.

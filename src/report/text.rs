@@ -4,13 +4,13 @@
 
 use std::fmt::{self, Write};
 
+use crate::model::{
+    window_mean, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets,
+    LatSummary, RunReport, SteadyStateReport,
+};
 use crate::report::fio_style::{
     ctime_utc, depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
     DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
-};
-use crate::report::model::{
-    window_mean, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets,
-    LatSummary, RunReport, SteadyStateReport,
 };
 
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
@@ -433,9 +433,7 @@ fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{
-        CpuReport, DepthReport, Finding, SampleSummary, Severity, SyncReport,
-    };
+    use crate::model::{CpuReport, DepthReport, Finding, SampleSummary, Severity, SyncReport};
 
     #[test]
     fn significant_figures_widen_iops_and_bandwidth() {
@@ -613,7 +611,7 @@ mod tests {
             max_runtime_ns: 211_000_000,
         };
         RunReport {
-            schema_version: crate::report::model::SCHEMA_VERSION,
+            schema_version: crate::model::SCHEMA_VERSION,
             tool_version: "0.1.0".into(),
             started_unix_ms: 1_795_305_009_000,
             command_line: vec!["run".into()],

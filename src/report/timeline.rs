@@ -3,7 +3,7 @@
 //! tester): throughput, IOPS, the share of time the workers spent inside I/O
 //! calls, latency, dirty-page state and the targets' cached pages.
 
-use crate::report::model::{JobInterval, Observations};
+use crate::model::{JobInterval, Observations};
 
 /// The column heads, printed once before the first line.
 pub const HEADER: &str = "timeline:     t     MiB/s      IOPS  in-I/O  lat avg  lat max       Dirty   Writeback  cached pages";
@@ -66,7 +66,7 @@ pub fn line(obs: &Observations, from: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{CachePages, JobSeries, MemorySample, TargetObservation};
+    use crate::model::{CachePages, JobSeries, MemorySample, TargetObservation};
 
     #[test]
     fn a_second_of_samples_becomes_one_line() {

@@ -2,12 +2,12 @@
 //! group_reporting, compute rates over the exact measured time, and fill
 //! fio's per-group totals.
 
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::plan;
 use super::worker::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::{JobSpec, UnifiedRw};
-use crate::report::model::{
+use crate::model::{
     CpuReport, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatencyTargetReport,
     Mixed, RunReport, ToleratedErrors, SCHEMA_VERSION,
 };

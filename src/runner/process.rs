@@ -25,7 +25,6 @@ use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
 use crate::fileset::{self, FileSet, OpenMode};
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};
-use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, Write};
@@ -46,19 +45,6 @@ const STATUS: &str = "status ";
 
 /// How often a proxy looks at the run's stop flag to pass it on.
 const STOP_POLL: Duration = Duration::from_millis(50);
-
-/// `Rusage` lives in the sys crate, which has no serde; this mirrors it field
-/// for field (serde's remote derive checks that at compile time).
-#[derive(Serialize, Deserialize)]
-#[serde(remote = "Rusage")]
-pub(super) struct RusageDef {
-    user_ns: u64,
-    system_ns: u64,
-    voluntary_ctxsw: u64,
-    involuntary_ctxsw: u64,
-    minor_faults: u64,
-    major_faults: u64,
-}
 
 /// Everything a worker process needs to run one worker.
 #[derive(Debug, Serialize, Deserialize)]
@@ -495,6 +481,7 @@ mod tests {
     use crate::job::spec::SyncMode;
     use crate::job::{parse_fio_args, resolve};
     use crate::stats::{RateSeries, WorkerStats};
+    use iolens_sys::os::Rusage;
     use std::sync::atomic::AtomicU32;
 
     /// A task for job `t` on /tmp/f with `options` added.
@@ -586,7 +573,7 @@ mod tests {
                 message: "read f at offset 0: EIO".to_string(),
                 errno: 5,
             }),
-            tolerated: crate::runner::errors::ErrorTally {
+            tolerated: crate::runner::error_tally::ErrorTally {
                 count: 2,
                 first_errno: 5,
             },

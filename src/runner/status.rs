@@ -4,7 +4,7 @@
 //! copies into a `RunReport`. A copy can be up to one interval old.
 
 use super::worker::WorkerResult;
-use crate::report::model::RunReport;
+use crate::model::RunReport;
 use std::sync::Mutex;
 use std::time::Duration;
 

@@ -7,8 +7,8 @@
 //! here runs per I/O.
 
 use crate::job::spec::{JobSpec, SteadyMetric, SteadyStateSpec};
+use crate::model::SteadyStateReport;
 use crate::observe::live::LiveBoard;
-use crate::report::model::SteadyStateReport;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Duration;

@@ -10,9 +10,9 @@
 //! the run, the rest in the pass after the writes).
 
 use crate::job::spec::{JobSpec, VerifySpec};
-use crate::report::model::{BadBlock, VerifyHeader, VerifyReport};
+use crate::model::{BadBlock, VerifyReport};
 use crate::workload::pacing::Clock;
-use crate::workload::verify_header::{BlockCodec, HeaderFields, Mismatch, Writer};
+use crate::workload::verify_header::{BlockCodec, Mismatch, Writer};
 use crate::workload::FileRegion;
 use iolens_sys::buf::AlignedBuf;
 use std::fs::File;
@@ -372,7 +372,7 @@ impl Verifier {
     ) {
         self.report.bad_blocks_total += 1;
         let b = self.block as usize;
-        let expected = expected.map(|g| header(&self.codec.expected_fields(offset, b, g)));
+        let expected = expected.map(|g| self.codec.expected_fields(offset, b, g));
         if self.report.bad_blocks.len() >= MAX_LISTED_BAD_BLOCKS {
             return;
         }
@@ -393,7 +393,7 @@ impl Verifier {
             fault: mismatch.fault.name().to_string(),
             message: mismatch.fault.describe(offset),
             expected,
-            found: mismatch.found.as_ref().map(header),
+            found: mismatch.found,
         });
     }
 
@@ -466,16 +466,6 @@ impl WriteLog {
             self.starts[r][i] = 0;
         }
         logged
-    }
-}
-
-fn header(f: &HeaderFields) -> VerifyHeader {
-    VerifyHeader {
-        offset: f.offset,
-        len: f.len,
-        job: f.job,
-        generation: f.generation,
-        seed: f.seed,
     }
 }
 

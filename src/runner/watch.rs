@@ -1,14 +1,14 @@
 //! The runner's side of observation: what the sampler watches, the
-//! environment, and the page-cache guard before each job's first I/O.
+//! environment, and the page-cache drop before each job's first I/O.
 
 use super::RunRequest;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
+use crate::model::{CacheGuard, Environment, LayoutRecord, Observations};
+use crate::observe::cache_drop::{self, GuardedTarget};
 use crate::observe::environment;
-use crate::observe::guard::{self, GuardedTarget};
 use crate::observe::live::LiveBoard;
 use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
-use crate::report::model::{CacheGuard, Environment, LayoutRecord, Observations};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -142,14 +142,15 @@ pub(super) fn guard_job_targets(
             file: &target.file,
             size: target.size,
         };
-        let record = guard::check_target(
+        let record = cache_drop::check_target(
             &job.name,
             guarded,
             job.io.invalidate,
             || target.drop_cache(),
             || run_start.elapsed().as_nanos() as u64,
         );
-        out.warnings.extend(guard::warning(&record, job.io.direct));
+        out.warnings
+            .extend(cache_drop::warning(&record, job.io.direct));
         out.records.push(record);
     }
     out

@@ -6,7 +6,7 @@
 //! allocation, no lock.
 
 use super::budget::Budget;
-use super::errors::ErrorTally;
+use super::error_tally::ErrorTally;
 use super::latency_target::{LatencyTarget, Step};
 use super::logs::{IoLog, IoLogger, LoggedIo};
 use super::rate_floor::{Done, RateFloor};
@@ -14,8 +14,8 @@ use super::status::StatusSlot;
 use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::spec::{error_kind, Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
+use crate::model::{SteadyStateReport, VerifyReport};
 use crate::observe::live::LiveCounters;
-use crate::report::model::{SteadyStateReport, VerifyReport};
 use crate::stats::{IntervalSampler, RateSeries, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -73,7 +73,6 @@ pub struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write, trim].
     pub rates: [RateSeries; DDIRS],
-    #[serde(with = "super::process::RusageDef")]
     pub cpu: Rusage,
     /// Measured time (ramp excluded), ns, the verify passes after the writes included.
     pub runtime_ns: u64,

@@ -13,7 +13,7 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::model::{LatBuckets, LatSummary};
+use crate::model::{LatBuckets, LatSummary};
 
 /// Sub-buckets per power of two, as bits (64 sub-buckets).
 const SUB_BITS: u32 = 6;

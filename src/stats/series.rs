@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::job::spec::DDIRS;
-use crate::report::model::SampleSummary;
+use crate::model::SampleSummary;
 use crate::stats::WorkerStats;
 
 /// One direction's rates, one sample per sampling interval.
@@ -56,7 +56,8 @@ const SLACK_NS: u64 = 1_000_000;
 /// its state. Every sample is the bytes and I/Os of one (nearly) full interval
 /// over that interval's real length: an interval that ends early, like the
 /// partial one at the end of a run, is not a sample (its few completions over
-/// a short time would make an impossible rate), as in fio.
+/// a short time would make an impossible rate), as in fio. It is no thread:
+/// the one `Sampler`, which watches the system, is `observe::sampler::Sampler`.
 #[derive(Debug, Clone)]
 pub struct IntervalSampler {
     interval_ns: u64,

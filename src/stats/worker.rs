@@ -5,7 +5,7 @@ use std::ops::AddAssign;
 use serde::{Deserialize, Serialize};
 
 use crate::job::spec::DDIRS;
-use crate::report::model::{DepthReport, DirReport, LatBuckets, SyncReport};
+use crate::model::{DepthReport, DirReport, LatBuckets, SyncReport};
 use crate::stats::histogram::LatHistogram;
 use crate::stats::series::RateSeries;
 

@@ -8,8 +8,8 @@
 
 mod schema;
 
-use crate::report::metrics::Metric;
-use crate::report::model::RunReport;
+use crate::model::metrics::Metric;
+use crate::model::RunReport;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

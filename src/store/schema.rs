@@ -11,9 +11,9 @@
 //!     target was a temporary file; stored jobs are indexed again to fill them.
 
 use super::{HostFacts, StoreError};
+use crate::model::metrics::Metric;
+use crate::model::RunReport;
 use crate::report::config::{fingerprint, fnv1a, is_temporary_target, job_configuration};
-use crate::report::metrics::Metric;
-use crate::report::model::RunReport;
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema this iolens writes.

@@ -299,3 +299,30 @@ fn configurations_and_temporary_targets_are_stored_per_job() {
         "expected the temporary target marked"
     );
 }
+
+#[test]
+fn a_history_written_by_schema_3_opens_and_reads_back() {
+    let dir = scratch_dir();
+    let path = dir.path().join("history.db");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/schema1/history.db"
+    );
+    std::fs::copy(fixture, &path).unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::VERSION);
+    let batch = store.batch_of(1).unwrap();
+    assert_eq!(
+        batch.len(),
+        4,
+        "expected the 4 repetitions of batch 1, got {}",
+        batch.len()
+    );
+    let verified = store.report(6).unwrap();
+    let bad = &verified.verify[0].bad_blocks[0];
+    assert_eq!(
+        (bad.fault.as_str(), bad.found.map(|h| h.offset)),
+        ("misdirected", Some(12288)),
+        "expected run 6's misdirected block, got {bad:?}"
+    );
+}

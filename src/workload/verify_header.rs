@@ -39,13 +39,17 @@ impl Writer {
     }
 }
 
-/// The fields of a block header, as expected or as found.
+/// The fields of a block header, as expected or as found; a report's bad
+/// blocks hold them as they are (`BadBlock::expected`, `BadBlock::found`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeaderFields {
     pub offset: u64,
     pub len: u32,
+    /// FNV-1a hash of the job name.
     pub job: u32,
+    /// How many times the run had written this block.
     pub generation: u32,
+    /// The writing worker's seed.
     pub seed: u64,
 }
 

@@ -21,6 +21,7 @@ mod processes;
 mod quick;
 mod safety;
 mod samples;
+mod saved_formats;
 mod scenario_support;
 mod scenarios;
 mod support;

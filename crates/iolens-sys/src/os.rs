@@ -5,6 +5,7 @@ use std::mem::MaybeUninit;
 
 /// Resource usage of a thread or process, as counted by the kernel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Rusage {
     /// CPU time in user mode.
     pub user_ns: u64,

@@ -1,4 +1,4 @@
-//! The pre-run page-cache guard: before a job's first I/O, count each
+//! The pre-run page-cache drop: before a job's first I/O, count each
 //! target's cached pages, drop them when the job asks (invalidate=1, the
 //! default), and count again, so the report says what was there and whether
 //! the purge worked. With invalidate=0 nothing is dropped but the count is
@@ -6,7 +6,7 @@
 //! without it would have measured).
 
 use super::pagecache::CacheProbe;
-use crate::report::model::CacheGuard;
+use crate::model::CacheGuard;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;

@@ -1,7 +1,12 @@
-//! `RunReport`: the one versioned serde model of a run. Every output format
-//! (text, iolens JSON, fio JSON) is rendered from it; nothing else is measured
-//! at render time. Units are in the field names: `_ns`, `_bytes`, `_pct`.
+//! `RunReport`: the one versioned serde model of a run, the data the runner,
+//! stats, observe, diagnose, store and the renderers share. Every output
+//! format (text, iolens JSON, fio JSON) is rendered from it; nothing else is
+//! measured at render time. Units are in the field names: `_ns`, `_bytes`,
+//! `_pct`. `metrics`: the headline metrics tracked across runs.
 
+pub mod metrics;
+
+use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -68,22 +73,9 @@ pub struct BadBlock {
     pub fault: String,
     pub message: String,
     /// The header the block should hold (None when any writer was accepted).
-    pub expected: Option<VerifyHeader>,
+    pub expected: Option<HeaderFields>,
     /// The header found there, when it was readable.
-    pub found: Option<VerifyHeader>,
-}
-
-/// The fields of a verified block's header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifyHeader {
-    pub offset: u64,
-    pub len: u32,
-    /// FNV-1a hash of the job name.
-    pub job: u32,
-    /// How many times the run had written this block.
-    pub generation: u32,
-    /// The writing worker's seed.
-    pub seed: u64,
+    pub found: Option<HeaderFields>,
 }
 
 /// fio's `total_err` and `first_error`.
@@ -417,7 +409,7 @@ pub struct RepeatReport {
     pub findings: Vec<Finding>,
 }
 
-/// One metric of one job over the repetitions (see `report::metrics::Metric`).
+/// One metric of one job over the repetitions (see `model::metrics::Metric`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricSummary {
     pub job: String,
@@ -425,15 +417,27 @@ pub struct MetricSummary {
     pub unit: String,
     /// One value per repetition, in run order.
     pub values: Vec<f64>,
+    /// Their location and spread; saved beside the fields above, not nested.
+    #[serde(flatten)]
+    pub stats: Summary,
+}
+
+/// Location and spread of repeated measurements of one quantity, as
+/// `stats::summary::summarize` works them out (a `--repeat` report holds one
+/// per job and metric, `MetricSummary`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
     pub median: f64,
     pub min: f64,
     pub max: f64,
     pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for one value.
     pub stddev: f64,
+    /// stddev / mean in percent; 0 when the mean is 0.
     pub cv_pct: f64,
-    /// Bootstrap 95 % confidence interval of the median.
+    /// Bootstrap 95 % confidence interval of the median (percentile method).
     pub median_ci95: (f64, f64),
-    /// Repetitions (0-based) that are outliers by modified z-score.
+    /// Indices of the outliers by modified z-score.
     pub outliers: Vec<usize>,
 }
 
@@ -850,6 +854,80 @@ pub struct FilesystemInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The model is the data the other modules share; it uses none of them.
+    #[test]
+    fn the_model_uses_none_of_the_modules_that_share_it() {
+        let users = [
+            "runner", "stats", "observe", "diagnose", "store", "report", "cmd",
+        ];
+        let paths: Vec<String> = users.iter().map(|m| format!("crate::{m}")).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        crate::testutil::assert_module_uses_none("model", &paths);
+    }
+
+    /// The text of a file written by iolens 0.1.0 (schema 1), under tests/fixtures/schema1/.
+    fn schema_1_fixture(name: &str) -> String {
+        let path = format!(
+            "{}/tests/fixtures/schema1/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).expect("read the fixture")
+    }
+
+    /// `text` with every number replaced by `#`: the layout, the keys and their
+    /// order. (serde_json's reader may round a float's last digit, so a value
+    /// read and written again can differ there; the values are compared as JSON.)
+    fn shape(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            let starts_number =
+                c.is_ascii_digit() || (c == '-' && chars.peek().is_some_and(char::is_ascii_digit));
+            if !starts_number {
+                out.push(c);
+                continue;
+            }
+            out.push('#');
+            while chars
+                .peek()
+                .is_some_and(|&n| n.is_ascii_digit() || ".eE+-".contains(n))
+            {
+                chars.next();
+            }
+        }
+        out
+    }
+
+    /// `saved` read as a `T` and written again as iolens writes it: the same
+    /// fields in the same order with the same values.
+    fn assert_saves_unchanged<T: Serialize + serde::de::DeserializeOwned>(saved: &str) -> T {
+        let loaded: T = serde_json::from_str(saved).expect("the fixture loads");
+        let again = serde_json::to_string_pretty(&loaded).unwrap();
+        assert_eq!(
+            shape(&again),
+            shape(saved.trim_end()),
+            "expected the fields and their order as saved"
+        );
+        let value = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+        assert!(
+            value(&again) == value(saved),
+            "expected the values as saved"
+        );
+        loaded
+    }
+
+    #[test]
+    fn result_files_of_schema_1_load_and_save_unchanged() {
+        assert_saves_unchanged::<RepeatReport>(&schema_1_fixture("repeat.json"));
+        let run: RunReport = assert_saves_unchanged(&schema_1_fixture("verify.json"));
+        let bad = &run.verify[0].bad_blocks[0];
+        assert_eq!(
+            (bad.expected.map(|h| h.offset), bad.found.map(|h| h.offset)),
+            (Some(28672), Some(12288)),
+            "expected the misdirected block's headers, got {bad:?}"
+        );
+    }
 
     #[test]
     fn reports_saved_with_two_directions_load_with_no_trims() {

@@ -1,14 +1,14 @@
-//! `--repeat`: statistics per job and metric over the repetitions, the findings
-//! they support (`bimodal-results`, `first-run-effect`), and the compact table.
+//! `--repeat`: per job and metric the statistics over the repetitions, and
+//! the findings they support: `bimodal-results` (the runs fall into two
+//! groups; the recorded conditions that separate them are named) and
+//! `first-run-effect` (the first run is an outlier).
 
-use crate::report::metrics::Metric;
-use crate::report::model::{
-    Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION,
-};
-use crate::stats::repeat::{find_clusters, summarize, Clusters};
+use crate::model::metrics::{values_of, Metric};
+use crate::model::{Finding, MetricSummary, RepeatReport, RunReport, Severity, SCHEMA_VERSION};
+use crate::stats::summary::{find_clusters, summarize, Clusters};
+use crate::units::{format_value, run_numbers};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 /// Fixed so that the same repetitions always give the same confidence interval.
 const BOOTSTRAP_SEED: u64 = 0x5eed_0005;
@@ -47,37 +47,16 @@ fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
             let Some(values) = values_of(reps, &job.name, metric) else {
                 continue;
             };
-            let s = summarize(&values, BOOTSTRAP_SEED);
             out.push(MetricSummary {
                 job: job.name.clone(),
                 metric: metric.name().to_string(),
                 unit: metric.unit().to_string(),
+                stats: summarize(&values, BOOTSTRAP_SEED),
                 values,
-                median: s.median,
-                min: s.min,
-                max: s.max,
-                mean: s.mean,
-                stddev: s.stddev,
-                cv_pct: s.cv_pct,
-                median_ci95: s.ci95,
-                outliers: s.outliers,
             });
         }
     }
     out
-}
-
-/// The metric of job `name` in every report, or None if one lacks it.
-pub fn values_of(reports: &[RunReport], name: &str, metric: Metric) -> Option<Vec<f64>> {
-    reports
-        .iter()
-        .map(|r| {
-            r.jobs
-                .iter()
-                .find(|j| j.name == name)
-                .and_then(|j| metric.of(j))
-        })
-        .collect()
 }
 
 fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
@@ -91,7 +70,7 @@ fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
             out.push(bimodal_finding(reps, s, &clusters));
         }
         let first_outliers: Vec<&MetricSummary> =
-            of_job().filter(|s| s.outliers.contains(&0)).collect();
+            of_job().filter(|s| s.stats.outliers.contains(&0)).collect();
         if !first_outliers.is_empty() {
             out.push(first_run_finding(job, &first_outliers));
         }
@@ -140,7 +119,7 @@ fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Findi
         title: format!(
             "job '{}': the repetitions fall into two groups {:.0} % apart in {}",
             s.job,
-            100.0 * c.gap / s.median.abs().max(f64::MIN_POSITIVE),
+            100.0 * c.gap / s.stats.median.abs().max(f64::MIN_POSITIVE),
             s.metric
         ),
         evidence,
@@ -161,7 +140,7 @@ fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
                     "{}: first run {}, median of all runs {}",
                     s.metric,
                     format_value(s.values[0], &s.unit),
-                    format_value(s.median, &s.unit)
+                    format_value(s.stats.median, &s.unit)
                 )
             })
             .collect(),
@@ -329,17 +308,6 @@ fn numeric_leaves(path: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
     }
 }
 
-/// "#2, #4, #6": 1-based repetition numbers.
-fn run_numbers(runs: &[usize]) -> String {
-    let mut sorted = runs.to_vec();
-    sorted.sort_unstable();
-    sorted
-        .iter()
-        .map(|i| format!("#{}", i + 1))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// "all 25" or "12–30" (with the unit formatted).
 fn value_range(values: &[f64], unit: &str) -> String {
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
@@ -349,75 +317,6 @@ fn value_range(values: &[f64], unit: &str) -> String {
     } else {
         format!("{}–{}", format_value(lo, unit), format_value(hi, unit))
     }
-}
-
-/// A value with its unit, scaled for reading: 12.3k IO/s, 512.0 MiB/s, 1.25 ms.
-pub fn format_value(v: f64, unit: &str) -> String {
-    match unit {
-        "IO/s" => scaled(v, &[(1e6, "M"), (1e3, "k")], "") + " IO/s",
-        "B/s" => scaled(
-            v,
-            &[
-                (1024.0 * 1024.0 * 1024.0, " GiB/s"),
-                (1024.0 * 1024.0, " MiB/s"),
-                (1024.0, " KiB/s"),
-            ],
-            " B/s",
-        ),
-        "ns" => scaled(v, &[(1e9, " s"), (1e6, " ms"), (1e3, " µs")], " ns"),
-        _ if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
-        _ => format!("{v:.3}"),
-    }
-}
-
-fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
-    for &(factor, suffix) in steps {
-        if v.abs() >= factor {
-            return format!("{:.2}{suffix}", v / factor);
-        }
-    }
-    format!("{v:.1}{base}")
-}
-
-/// The compact table: per job a line per metric, then the findings.
-pub fn render_table(r: &RepeatReport) -> String {
-    let mut out = format!("{} measured repetitions", r.repetitions.len());
-    if r.warmup > 0 {
-        let _ = write!(out, " after {} unmeasured warm-up run(s)", r.warmup);
-    }
-    out.push('\n');
-    let mut current_job = None;
-    for s in &r.summary {
-        if current_job != Some(&s.job) {
-            let _ = writeln!(
-                out,
-                "\njob '{}'\n  {:<11} {:>14} {:>14} {:>14} {:>7}  {:<31} outliers",
-                s.job, "metric", "median", "min", "max", "CV", "95% CI of median"
-            );
-            current_job = Some(&s.job);
-        }
-        let _ = writeln!(
-            out,
-            "  {:<11} {:>14} {:>14} {:>14} {:>6.1}%  {:<31} {}",
-            s.metric,
-            format_value(s.median, &s.unit),
-            format_value(s.min, &s.unit),
-            format_value(s.max, &s.unit),
-            s.cv_pct,
-            format!(
-                "[{}, {}]",
-                format_value(s.median_ci95.0, &s.unit),
-                format_value(s.median_ci95.1, &s.unit)
-            ),
-            if s.outliers.is_empty() {
-                "-".to_string()
-            } else {
-                run_numbers(&s.outliers)
-            }
-        );
-    }
-    out.push_str(&super::findings_text::render(&r.findings));
-    out
 }
 
 #[cfg(test)]
@@ -434,18 +333,9 @@ mod tests {
         let r = build(reps(&[100.0, 110.0, 90.0]), 1);
         assert_eq!(r.summary.len(), Metric::ALL.len());
         let iops = &r.summary[0];
-        assert_eq!((iops.metric.as_str(), iops.median), ("iops", 100.0));
+        assert_eq!((iops.metric.as_str(), iops.stats.median), ("iops", 100.0));
         assert_eq!(iops.values, vec![100.0, 110.0, 90.0]);
         assert!(r.findings.is_empty(), "three runs are too few for findings");
-        let table = render_table(&r);
-        assert!(
-            table.contains("3 measured repetitions after 1 unmeasured"),
-            "{table}"
-        );
-        assert!(
-            table.contains("job 'rr'") && table.contains("clat_p99"),
-            "{table}"
-        );
     }
 
     #[test]
@@ -582,13 +472,5 @@ mod tests {
             .findings
             .iter()
             .all(|f| f.code != "first-run-effect"));
-    }
-
-    #[test]
-    fn values_are_scaled_for_reading() {
-        assert_eq!(format_value(12_345.0, "IO/s"), "12.35k IO/s");
-        assert_eq!(format_value(512.0 * 1024.0 * 1024.0, "B/s"), "512.00 MiB/s");
-        assert_eq!(format_value(1_250_000.0, "ns"), "1.25 ms");
-        assert_eq!(format_value(25.0, ""), "25");
     }
 }

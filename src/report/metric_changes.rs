@@ -2,10 +2,10 @@
 //! with its confidence interval and a verdict. The text and the HTML comparison
 //! both render these rows.
 
-use super::metrics::Metric;
-use super::model::RunReport;
-use super::repeat::values_of;
-use crate::stats::compare::{compare, Direction};
+use crate::model::metrics::values_of;
+use crate::model::metrics::Metric;
+use crate::model::RunReport;
+use crate::stats::significance::{compare, Direction};
 
 /// One side of a comparison: its label and its repetitions (one or more runs).
 pub struct Side {

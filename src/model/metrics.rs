@@ -2,7 +2,7 @@
 //! track. Mixed read/write jobs add up both directions' rates; for latency the
 //! mean is weighted by I/O count and p99 is the worse direction's.
 
-use crate::report::model::JobReport;
+use crate::model::{JobReport, RunReport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
@@ -78,10 +78,23 @@ impl Metric {
     }
 }
 
+/// The metric of job `name` in every report, or None if one lacks it.
+pub fn values_of(reports: &[RunReport], name: &str, metric: Metric) -> Option<Vec<f64>> {
+    reports
+        .iter()
+        .map(|r| {
+            r.jobs
+                .iter()
+                .find(|j| j.name == name)
+                .and_then(|j| metric.of(j))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{DirReport, LatSummary};
+    use crate::model::{DirReport, LatSummary};
 
     fn job(read: DirReport, write: DirReport) -> JobReport {
         JobReport {

@@ -2,6 +2,7 @@
 //! bootstrap confidence interval of the median, outliers by the median absolute
 //! deviation, and a gap test for results that fall into two clusters.
 
+use crate::model::Summary;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -20,24 +21,6 @@ const MIN_RELATIVE_GAP: f64 = 0.05;
 /// Fewest values per cluster; a single stray value is an outlier, not a cluster.
 const MIN_CLUSTER: usize = 2;
 
-/// Location and spread of repeated measurements of one quantity.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    pub n: usize,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub mean: f64,
-    /// Sample standard deviation (n − 1); 0 for one value.
-    pub stddev: f64,
-    /// stddev / mean in percent; 0 when the mean is 0.
-    pub cv_pct: f64,
-    /// Bootstrap 95 % confidence interval of the median (percentile method).
-    pub ci95: (f64, f64),
-    /// Indices of the outliers by modified z-score.
-    pub outliers: Vec<usize>,
-}
-
 /// Summarise `values` (at least one). `seed` makes the bootstrap reproducible.
 pub fn summarize(values: &[f64], seed: u64) -> Summary {
     assert!(!values.is_empty(), "summarize needs at least one value");
@@ -46,7 +29,6 @@ pub fn summarize(values: &[f64], seed: u64) -> Summary {
     let mean = values.iter().sum::<f64>() / n as f64;
     let stddev = sample_stddev(values, mean);
     Summary {
-        n,
         median: median_of_sorted(&sorted),
         min: sorted[0],
         max: sorted[n - 1],
@@ -57,7 +39,7 @@ pub fn summarize(values: &[f64], seed: u64) -> Summary {
         } else {
             100.0 * stddev / mean.abs()
         },
-        ci95: bootstrap_median_ci(values, seed),
+        median_ci95: bootstrap_median_ci(values, seed),
         outliers: mad_outliers(values),
     }
 }
@@ -219,21 +201,20 @@ mod tests {
     #[test]
     fn summary_of_a_known_sample() {
         let s = summarize(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0], 1);
-        assert_eq!(s.n, 8);
         assert_eq!(s.median, 4.5);
         assert_eq!((s.min, s.max), (2.0, 9.0));
         assert_eq!(s.mean, 5.0);
         // Σ(x − 5)² = 32, over n − 1 = 7.
         assert!((s.stddev - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
         assert!((s.cv_pct - 100.0 * s.stddev / 5.0).abs() < 1e-12);
-        assert!(s.ci95.0 <= s.median && s.median <= s.ci95.1);
+        assert!(s.median_ci95.0 <= s.median && s.median <= s.median_ci95.1);
     }
 
     #[test]
     fn one_value_has_no_spread() {
         let s = summarize(&[42.0], 7);
         assert_eq!((s.median, s.stddev, s.cv_pct), (42.0, 0.0, 0.0));
-        assert_eq!(s.ci95, (42.0, 42.0));
+        assert_eq!(s.median_ci95, (42.0, 42.0));
         assert!(s.outliers.is_empty());
     }
 

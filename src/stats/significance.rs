@@ -4,7 +4,7 @@
 //! with its 95 % interval (never below −100 %), and a baseline test for a history
 //! of values.
 
-use super::repeat::{median, robust_sd, sample_stddev};
+use super::summary::{median, robust_sd, sample_stddev};
 
 /// Two-sided significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
