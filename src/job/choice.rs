@@ -119,6 +119,20 @@ mod tests {
         words_name_their_values::<crate::units::KbBase>();
     }
 
+    #[test]
+    #[should_panic(expected = "sync is read as another option's choice")]
+    fn reading_an_option_as_another_option_s_type_is_caught() {
+        use crate::job::layers::Layers;
+        use crate::job::options::opt;
+        use crate::job::raw::{RawJob, Source};
+        let (job, global) = (
+            RawJob::new("a", Source::Argument(1)),
+            RawJob::new("global", Source::Argument(1)),
+        );
+        let layers = Layers::new(&job, &global).expect("an empty job has valid layers");
+        let _ = layers.choice::<Fallocate>(opt::SYNC);
+    }
+
     /// Each word of `option`, aliases included, reaches the job as its value.
     fn each_word_reaches_the_job<T: Choice + PartialEq + Debug>(
         option: &str,
