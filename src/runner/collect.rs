@@ -4,7 +4,7 @@
 
 use super::error_tally::ErrorTally;
 use super::plan;
-use super::worker::WorkerResult;
+use super::result::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::{JobSpec, UnifiedRw};
 use crate::model::{

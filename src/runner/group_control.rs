@@ -7,7 +7,7 @@
 //! nothing here costs anything per I/O.
 
 use super::control;
-use super::worker::StartSignal;
+use super::ctx::StartSignal;
 use crate::job::spec::{ExitWhat, JobSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;

@@ -2,15 +2,19 @@
 //! workers behind a start barrier, and collects their results into a `RunReport`.
 
 mod budget;
+mod checks;
 mod collect;
 pub mod control;
+pub mod ctx;
 pub mod error_tally;
 mod group_control;
 mod latency_target;
 pub mod logs;
 pub mod plan;
 pub mod process;
+mod queue;
 mod rate_floor;
+pub mod result;
 mod sched;
 pub mod status;
 mod steadystate;
@@ -26,15 +30,15 @@ use crate::model::RunReport;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::{LiveBoard, LiveCounters};
 use crate::workload::rng::worker_seed;
-use crate::workload::FileRegion;
+use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
+use result::{IoFailure, WorkerResult};
 use status::StatusSlot;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use steadystate::GroupSteadyState;
-use worker::{IoFailure, WorkerCtx, WorkerResult};
 
 /// How the run was asked for, beyond the jobs themselves.
 pub struct RunRequest<'a> {
@@ -361,23 +365,19 @@ fn worker_ctx<'s>(
     files: &'s FileSet,
     job_index: usize,
     worker_index: u32,
-    start: &'s dyn worker::StartSignal,
+    start: &'s dyn StartSignal,
     stop: &'s AtomicBool,
     live: LiveCounters<'s>,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
-    let wf = &files.workers[job_index][worker_index as usize].files;
-    let targets: Vec<_> = wf.iter().map(|f| &files.targets[f.target]).collect();
+    let handles = files.workers[job_index][worker_index as usize]
+        .files
+        .iter()
+        .map(|wf| files.targets[wf.target].file.clone())
+        .collect();
     WorkerCtx {
         job,
-        files: targets.iter().map(|t| t.file.clone()).collect(),
-        file_sizes: targets.iter().map(|t| t.size).collect(),
-        paths: targets.iter().map(|t| t.path.clone()).collect(),
-        regions: file_regions(
-            wf.iter()
-                .zip(&targets)
-                .map(|(f, t)| (f.start, f.len, t.size)),
-        ),
+        files: OpenFile::list(task_files(files, job_index, worker_index), handles),
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
         start,
@@ -386,14 +386,6 @@ fn worker_ctx<'s>(
         status: None,
         io_timeout: req.io_timeout,
     }
-}
-
-/// A worker's regions from its files' (start, len, file size), in file order.
-fn file_regions(ranges: impl Iterator<Item = (u64, u64, u64)>) -> Vec<FileRegion> {
-    ranges
-        .enumerate()
-        .map(|(i, (start, len, size))| FileRegion::new(i as u32, start, len).in_file(size))
-        .collect()
 }
 
 fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {

@@ -20,9 +20,10 @@
 //! exit status and last line of stderr.
 
 use super::control;
+use super::ctx::{task_files, OpenFile, StartSignal, TaskFile, WorkerCtx};
+use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
-use super::worker::{IoFailure, StartSignal, WorkerCtx, WorkerResult};
-use crate::fileset::{self, FileSet, OpenMode};
+use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};
 use serde::{Deserialize, Serialize};
@@ -64,17 +65,6 @@ pub struct WorkerTask {
     pub io_timeout: Option<Duration>,
 }
 
-/// One file of a worker: where it is, how to open it, and the worker's region of it.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct TaskFile {
-    pub path: PathBuf,
-    pub open_mode: OpenMode,
-    /// Size of the whole target.
-    pub size: u64,
-    pub region_start: u64,
-    pub region_len: u64,
-}
-
 impl WorkerTask {
     pub(super) fn new(
         req: &super::RunRequest,
@@ -85,24 +75,11 @@ impl WorkerTask {
         live: Option<SharedSlot>,
     ) -> Self {
         let job = &req.jobs[job_index];
-        let worker_files = &files.workers[job_index][worker_index as usize].files;
         WorkerTask {
             job: job.clone(),
             job_index,
             worker_index,
-            files: worker_files
-                .iter()
-                .map(|wf| {
-                    let target = &files.targets[wf.target];
-                    TaskFile {
-                        path: target.path.clone(),
-                        open_mode: target.open_mode,
-                        size: target.size,
-                        region_start: wf.start,
-                        region_len: wf.len,
-                    }
-                })
-                .collect(),
+            files: task_files(files, job_index, worker_index),
             buffer_align: files.buffer_align(job_index),
             seed: super::seed_of(job, job_index, worker_index),
             status_every,
@@ -367,7 +344,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
     let stop = control::install_stop_handler().map_err(ChildError::StopHandler)?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
-    let task: WorkerTask =
+    let mut task: WorkerTask =
         serde_json::from_str(&line).map_err(|e| ChildError::Task(e.to_string()))?;
     let files = task
         .files
@@ -388,14 +365,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
     let (board, index, unshared) = attach_live(task.live.as_ref());
     let mut ctx = WorkerCtx {
         job: &task.job,
-        files,
-        file_sizes: task.files.iter().map(|f| f.size).collect(),
-        paths: task.files.iter().map(|f| f.path.clone()).collect(),
-        regions: super::file_regions(
-            task.files
-                .iter()
-                .map(|f| (f.region_start, f.region_len, f.size)),
-        ),
+        files: OpenFile::list(std::mem::take(&mut task.files), files),
         buffer_align: task.buffer_align,
         seed: task.seed,
         start: &start,
@@ -478,6 +448,7 @@ fn watch_for_stop(stop: &AtomicBool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fileset::OpenMode;
     use crate::job::spec::SyncMode;
     use crate::job::{parse_fio_args, resolve};
     use crate::stats::{RateSeries, WorkerStats};

@@ -1,7 +1,7 @@
 //! Applies a job's `cpus_allowed`, `nice` and `prio` to the worker thread itself, before
 //! its engine is set up, so the engine's own threads (io_uring's poller) inherit them.
 
-use super::worker::IoFailure;
+use super::result::IoFailure;
 use crate::job::spec::SchedSpec;
 use iolens_sys::sched;
 

@@ -3,7 +3,7 @@
 //! per interval, never per I/O); the runner's main thread turns the latest
 //! copies into a `RunReport`. A copy can be up to one interval old.
 
-use super::worker::WorkerResult;
+use super::result::WorkerResult;
 use crate::model::RunReport;
 use std::sync::Mutex;
 use std::time::Duration;

@@ -9,6 +9,7 @@
 //! counts it among the job's reads as fio does (`verify_backlog` reads inside
 //! the run, the rest in the pass after the writes).
 
+use super::ctx::OpenFile;
 use crate::job::spec::{JobSpec, VerifySpec};
 use crate::model::{BadBlock, VerifyReport};
 use crate::workload::pacing::Clock;
@@ -17,9 +18,7 @@ use crate::workload::FileRegion;
 use iolens_sys::buf::AlignedBuf;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// Bad blocks listed in the report (and dumped); the rest are only counted.
 pub const MAX_LISTED_BAD_BLOCKS: usize = 256;
@@ -49,15 +48,14 @@ pub struct Verifier {
     spec: VerifySpec,
     codec: BlockCodec,
     block: u64,
-    regions: Vec<FileRegion>,
     /// Per region: the generation last written to each block; 0 = never written.
     /// Empty when checking data an earlier job wrote (a job that only reads).
     generations: Vec<Vec<u32>>,
     /// The writes waiting to be read back; empty with `generations`.
     writes: WriteLog,
     backlog: Vec<Written>,
-    files: Vec<Arc<File>>,
-    paths: Vec<PathBuf>,
+    /// The worker's files; the generations and write log go by their index.
+    files: Vec<OpenFile>,
     read_buf: AlignedBuf,
     scratch: Vec<u8>,
     report: VerifyReport,
@@ -68,14 +66,12 @@ impl Verifier {
         spec: &VerifySpec,
         job: &JobSpec,
         seed: u64,
-        files: &[Arc<File>],
-        paths: &[PathBuf],
-        regions: &[FileRegion],
+        files: &[OpenFile],
         align: usize,
     ) -> Result<Self, String> {
         let block = spec.interval.unwrap_or(job.workload.bs[1].min()).max(1);
-        let blocks_of = |r: &FileRegion| r.len / block;
-        let total: u64 = regions.iter().map(blocks_of).sum();
+        let blocks_of = |f: &OpenFile| f.region.len / block;
+        let total: u64 = files.iter().map(blocks_of).sum();
         if total > MAX_TRACKED_BLOCKS {
             return Err(format!(
                 "verify: {total} blocks of {block} bytes are too many to track \
@@ -85,9 +81,9 @@ impl Verifier {
         let checks_earlier_writes = !job.workload.rw.writes();
         let generations = match checks_earlier_writes {
             true => Vec::new(),
-            false => regions
+            false => files
                 .iter()
-                .map(|r| vec![0; blocks_of(r) as usize])
+                .map(|f| vec![0; blocks_of(f) as usize])
                 .collect(),
         };
         // fio compares the writer's seed only in jobs that read and write
@@ -113,12 +109,10 @@ impl Verifier {
             spec: spec.clone(),
             codec,
             block,
-            regions: regions.to_vec(),
             generations,
             writes,
             backlog: Vec::with_capacity(spec.backlog as usize),
             files: files.to_vec(),
-            paths: paths.to_vec(),
             read_buf,
             scratch: vec![0; block as usize],
             report: VerifyReport {
@@ -147,8 +141,8 @@ impl Verifier {
     /// Index of the block at `offset` of `file`: (region, block).
     #[inline]
     fn locate(&self, file: u32, offset: u64) -> Option<(usize, usize)> {
-        let r = self.regions.iter().position(|r| r.file == file)?;
-        let start = self.regions[r].start;
+        let r = self.files.iter().position(|f| f.region.file == file)?;
+        let start = self.files[r].region.start;
         let index = offset.checked_sub(start)? / self.block;
         Some((r, index as usize))
     }
@@ -247,12 +241,11 @@ impl Verifier {
         }
         // As fio: drop the regions' cached pages first (fio writes nothing back
         // before, so pages still dirty stay and are read from memory).
-        for region in &self.regions {
-            let file = &self.files[region.file as usize];
-            iolens_sys::fd::fadvise_dontneed(file.as_ref(), region.start, region.len)?;
+        for f in &self.files {
+            iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), f.region.start, f.region.len)?;
         }
-        for r in 0..self.regions.len() {
-            let FileRegion { file, start, .. } = self.regions[r];
+        for r in 0..self.files.len() {
+            let FileRegion { file, start, .. } = self.files[r].region;
             for i in 0..self.generations[r].len() {
                 let len = self.writes.take(r, i);
                 if len == 0 {
@@ -289,10 +282,10 @@ impl Verifier {
 
     /// A job that only reads: check every block of its regions, written by anyone.
     fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
-        for r in 0..self.regions.len() {
+        for r in 0..self.files.len() {
             let FileRegion {
                 file, start, len, ..
-            } = self.regions[r];
+            } = self.files[r].region;
             let blocks = (len / self.block) as usize;
             let mut i = 0;
             while i < blocks {
@@ -328,7 +321,7 @@ impl Verifier {
             let n = (len - done).min(self.read_buf.len());
             let at = offset + done as u64;
             let start_ns = clock.now_ns();
-            let got = read_fully(&self.files[file as usize], &mut self.read_buf[..n], at)?;
+            let got = read_fully(&self.files[file as usize].file, &mut self.read_buf[..n], at)?;
             *read_ns += clock.now_ns() - start_ns;
             // A short read (the file shrank) is checked as zeros: reported, not skipped.
             self.read_buf[got..n].fill(0);
@@ -376,7 +369,7 @@ impl Verifier {
         if self.report.bad_blocks.len() >= MAX_LISTED_BAD_BLOCKS {
             return;
         }
-        let path = &self.paths[file as usize];
+        let path = &self.files[file as usize].path;
         if self.spec.dump {
             let found = &self.read_buf[at_in_buf..at_in_buf + b];
             let expected_block = expected.map(|e| {

@@ -10,7 +10,7 @@
 //! stuck workers' jobs fail with ETIMEDOUT, stuck worker processes are killed.
 
 use super::group_control::GroupControl;
-use super::worker::{IoFailure, WorkerResult};
+use super::result::{IoFailure, WorkerResult};
 use crate::fileset::FileSet;
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, WaitingIo};

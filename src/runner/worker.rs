@@ -5,135 +5,43 @@
 //! own histograms and touches nothing shared but one relaxed stop flag: no
 //! allocation, no lock.
 
+mod drained;
+mod trim;
+
 use super::budget::Budget;
-use super::error_tally::ErrorTally;
-use super::latency_target::{LatencyTarget, Step};
-use super::logs::{IoLog, IoLogger, LoggedIo};
-use super::rate_floor::{Done, RateFloor};
-use super::status::StatusSlot;
-use super::verify::{ReadBack, Verifier, VERIFY_ERRNO};
+use super::checks::{describe_io, Checks, Flow, Measured};
+use super::ctx::{handles, WorkerCtx};
+use super::queue::{InFlight, Queue};
+use super::result::{IoFailure, WorkerResult};
+use super::verify::Verifier;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
-use crate::job::spec::{error_kind, Ddir, JobSpec, RwPattern, WorkloadSpec, DDIRS};
-use crate::model::{SteadyStateReport, VerifyReport};
-use crate::observe::live::LiveCounters;
-use crate::stats::{IntervalSampler, RateSeries, WorkerStats};
+use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
+use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
-use crate::workload::{FileRegion, IoGenerator, NextIo};
+use crate::workload::{IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
-use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Everything one worker needs; built by the runner before the start barrier.
-pub struct WorkerCtx<'a> {
-    pub job: &'a JobSpec,
-    pub files: Vec<Arc<File>>,
-    pub file_sizes: Vec<u64>,
-    pub paths: Vec<PathBuf>,
-    pub regions: Vec<FileRegion>,
-    pub buffer_align: usize,
-    pub seed: u64,
-    pub start: &'a dyn StartSignal,
-    pub stop: &'a AtomicBool,
-    /// Running totals the sampler reads while the worker runs.
-    pub live: LiveCounters<'a>,
-    /// `--status-interval`: where to publish interim results, and how often
-    /// (the runner asks more often than it reports).
-    pub status: Option<(&'a StatusSlot, Duration)>,
-    /// `--io-timeout`: an async I/O in flight longer fails the job (ETIMEDOUT).
-    pub io_timeout: Option<Duration>,
-}
-
-/// What a worker waits on, after its engine is set up, before its first I/O:
-/// the group's barrier for a thread, the parent's `go` for a worker process.
-pub trait StartSignal: Sync {
-    fn wait(&self);
-}
-
-impl StartSignal for Barrier {
-    fn wait(&self) {
-        Barrier::wait(self);
-    }
-}
-
-/// The first I/O error of a worker, with where it happened.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IoFailure {
-    pub message: String,
-    pub errno: i32,
-}
-
-/// What a worker measured.
-#[derive(Clone, Serialize, Deserialize)]
-pub struct WorkerResult {
-    pub stats: WorkerStats,
-    /// Per-interval bandwidth and IOPS samples [read, write, trim].
-    pub rates: [RateSeries; DDIRS],
-    pub cpu: Rusage,
-    /// Measured time (ramp excluded), ns, the verify passes after the writes included.
-    pub runtime_ns: u64,
-    /// Of `runtime_ns`, the time of the verify passes after the writes (fio
-    /// counts it as reading time); 0 without them.
-    #[serde(default)]
-    pub verify_ns: u64,
-    pub error: Option<IoFailure>,
-    /// Failed I/Os when the job tolerates some (`continue_on_error`).
-    #[serde(default)]
-    pub tolerated: ErrorTally,
-    pub notes: Vec<String>,
-    /// What the job's `write_*_log` options asked to record; None without logs.
-    pub logs: Option<IoLog>,
-    /// What `verify=` checked; None without verification.
-    #[serde(default)]
-    pub verify: Option<VerifyReport>,
-    /// The steady-state check of the worker's unit, filled in by the group's
-    /// supervisor (it judges, not the worker); None without `steadystate`.
-    #[serde(default)]
-    pub steadystate: Option<SteadyStateReport>,
-    /// The depth the `latency_target` search found; None without a target.
-    #[serde(default)]
-    pub latency_depth: Option<u32>,
-}
-
-/// Start, submit and direction of an I/O that is in flight in an async engine.
-#[derive(Debug, Clone, Copy)]
-struct InFlight {
-    start_ns: u64,
-    submit_ns: u64,
-    ddir: Ddir,
-    len: u32,
-    file: u32,
-    offset: u64,
-}
-
-const IDLE: InFlight = InFlight {
-    start_ns: 0,
-    submit_ns: 0,
-    ddir: Ddir::Read,
-    len: 0,
-    file: 0,
-    offset: 0,
-};
+use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
-    let depth = job.queue.depth;
+    let queue = Queue::for_job(job);
     let slot_size = slot_size(&job.workload);
+    let handles = handles(&ctx.files);
+    let file_sizes: Vec<u64> = ctx.files.iter().map(|f| f.size).collect();
     let setup = EngineSetup {
         spec: &job.engine,
-        files: &ctx.files,
-        file_sizes: &ctx.file_sizes,
-        slots: depth,
+        files: &handles,
+        file_sizes: &file_sizes,
+        slots: queue.depth(),
         slot_size,
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
     };
-    let engine = crate::fileset::advise_access(job, &ctx.files).and_then(|()| E::open(&setup));
+    let engine = crate::fileset::advise_access(job, &handles).and_then(|()| E::open(&setup));
     ctx.live.worker_started();
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
@@ -155,39 +63,11 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, depth);
+    let mut worker = Worker::new(ctx, engine, queue);
     worker.run();
     let result = worker.finish();
     live.worker_finished();
     result
-}
-
-/// How each of the job's files is trimmed; nothing for a job that does not trim.
-fn trim_methods(job: &JobSpec, files: &[Arc<File>]) -> Result<Vec<TrimMethod>, IoFailure> {
-    if !job.workload.rw.trims() {
-        return Ok(Vec::new());
-    }
-    files
-        .iter()
-        .map(|file| TrimMethod::of(file))
-        .collect::<std::io::Result<_>>()
-        .map_err(|e| IoFailure {
-            message: format!(
-                "rw={}: cannot tell how to trim the target: {}",
-                rw_name(job),
-                crate::errno::describe(&e)
-            ),
-            errno: e.raw_os_error().unwrap_or(0),
-        })
-}
-
-/// The `rw=` value of a trimming job, for messages.
-fn rw_name(job: &JobSpec) -> &'static str {
-    match job.workload.rw {
-        RwPattern::RandTrim => "randtrim",
-        RwPattern::TrimWrite => "trimwrite",
-        _ => "trim",
-    }
 }
 
 /// Bytes of each buffer slot: the largest block that carries data. Trims carry
@@ -208,33 +88,6 @@ fn slot_size(w: &WorkloadSpec) -> usize {
     largest.unwrap_or(1) as usize
 }
 
-impl WorkerResult {
-    /// Nothing measured yet.
-    pub fn empty() -> Self {
-        WorkerResult {
-            stats: WorkerStats::default(),
-            rates: Default::default(),
-            cpu: Rusage::default(),
-            runtime_ns: 0,
-            verify_ns: 0,
-            error: None,
-            tolerated: ErrorTally::default(),
-            notes: Vec::new(),
-            logs: None,
-            verify: None,
-            steadystate: None,
-            latency_depth: None,
-        }
-    }
-
-    pub(super) fn failed(error: IoFailure) -> Self {
-        WorkerResult {
-            error: Some(error),
-            ..Self::empty()
-        }
-    }
-}
-
 struct Worker<'a, E: Engine> {
     ctx: WorkerCtx<'a>,
     engine: E,
@@ -244,11 +97,7 @@ struct Worker<'a, E: Engine> {
     clock: MonotonicClock,
     stats: WorkerStats,
     sampler: IntervalSampler,
-    free_slots: Vec<u32>,
-    in_flight: Vec<InFlight>,
-    in_flight_count: u32,
-    /// Slots queued since the last commit.
-    pending: Vec<u32>,
+    queue: Queue,
     completions: Vec<Completion>,
     /// Stop issuing (time/size limit reached, stop requested, or an error).
     done_issuing: bool,
@@ -264,35 +113,17 @@ struct Worker<'a, E: Engine> {
     writes_since_sync: u32,
     dirty_files: Vec<bool>,
     error: Option<IoFailure>,
-    /// Every failed I/O, when the job tolerates errors.
-    tolerated: ErrorTally,
     used: [bool; DDIRS],
     /// How each file is trimmed; empty unless the job trims.
     trim_methods: Vec<TrimMethod>,
-    /// I/O logs; None (and one branch per I/O) when the job writes none.
-    logs: Option<IoLogger>,
-    /// When the next interim result is due (`--status-interval`); never without one.
-    next_status_ns: u64,
-    /// `verify=`: stamps written blocks and checks them; None without verification.
-    verify: Option<Verifier>,
+    /// The optional per-I/O checks (verify, logs, status, limits, tolerated errors).
+    checks: Checks<'a>,
     /// Time spent in verify passes after the writes, ns.
     verify_ns: u64,
     /// This pass's writes were read back (`loops`: fio verifies after each pass).
     pass_verified: bool,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
-    /// `max_latency` per direction, ns; u64::MAX without one.
-    max_latency_ns: [u64; DDIRS],
-    /// `rate_min` / `rate_iops_min`; None (one branch per I/O) without them.
-    rate_floor: Option<RateFloor>,
-    /// `iodepth_low`: the depth a full queue drains to before it is refilled.
-    refill_depth: u32,
-    /// The queue filled up and is draining down to `refill_depth`.
-    draining: bool,
-    /// `latency_target`: the depth search; None (one branch per I/O) without it.
-    latency_target: Option<LatencyTarget>,
-    /// Slots kept free to cap the queue below iodepth (the latency_target search).
-    reserved_slots: usize,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
@@ -305,15 +136,17 @@ struct Worker<'a, E: Engine> {
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
-    fn new(ctx: WorkerCtx<'a>, mut engine: E, depth: u32) -> Self {
+    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue) -> Self {
         let job = ctx.job;
+        let depth = queue.depth();
         let mut filler = BufferFiller::new(&job.buffers, ctx.seed);
         for slot in 0..depth {
             filler.fill(engine.buffer(slot));
         }
-        let region_total: u64 = ctx.regions.iter().map(|r| r.len).sum();
+        let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
         let budget = Budget::new(job, region_total);
-        let gen = IoGenerator::new(&job.workload, ctx.regions.clone(), ctx.seed);
+        let regions = ctx.files.iter().map(|f| f.region).collect();
+        let gen = IoGenerator::new(&job.workload, regions, ctx.seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -331,17 +164,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
-        let verify = job.verify.as_ref().map(|spec| {
-            Verifier::new(
-                spec,
-                job,
-                ctx.seed,
-                &ctx.files,
-                &ctx.paths,
-                &ctx.regions,
-                ctx.buffer_align,
-            )
-        });
+        let verify = job
+            .verify
+            .as_ref()
+            .map(|spec| Verifier::new(spec, job, ctx.seed, &ctx.files, ctx.buffer_align));
         let (verify, verify_error) = match verify {
             Some(Ok(v)) => (Some(v), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
@@ -360,10 +186,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             clock,
             stats: WorkerStats::default(),
             sampler: IntervalSampler::new(avg_ns, ramp_end_ns, expected_samples),
-            free_slots: (0..depth).rev().collect(),
-            in_flight: vec![IDLE; depth as usize],
-            in_flight_count: 0,
-            pending: Vec::with_capacity(depth as usize),
+            queue,
             completions: Vec::with_capacity(depth as usize),
             measuring: ramp_end_ns == 0,
             last_now_ns: 0,
@@ -376,30 +199,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             done_issuing: setup_error.is_some(),
             error: setup_error,
-            tolerated: ErrorTally::default(),
-            verify,
+            checks: Checks::new(job, verify, ctx.status, depth, ramp_end_ns),
             verify_ns: 0,
             pass_verified: false,
             out_of_time: false,
             used,
             trim_methods,
-            logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
-            next_status_ns: ctx
-                .status
-                .map_or(u64::MAX, |(_, every)| every.as_nanos() as u64),
-            max_latency_ns: job
-                .control
-                .max_latency_ns
-                .map(|ns| if ns == 0 { u64::MAX } else { ns }),
-            rate_floor: RateFloor::new(&job.control, ramp_end_ns),
-            refill_depth: job.queue.refill_depth,
-            draining: false,
-            latency_target: job
-                .control
-                .latency_target
-                .as_ref()
-                .map(|spec| LatencyTarget::new(spec, depth, 0)),
-            reserved_slots: 0,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             ctx,
@@ -407,16 +212,13 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn run(&mut self) {
-        if self.verify.as_ref().is_some_and(Verifier::only) {
+        if self.checks.verify.as_ref().is_some_and(Verifier::only) {
             self.replay_writes_for_verify();
             return;
         }
         let batch_submit = self.ctx.job.queue.batch_submit as usize;
         loop {
-            while !self.done_issuing
-                && self.free_slots.len() > self.reserved_slots
-                && !self.draining
-            {
+            while !self.done_issuing && self.queue.has_room() {
                 if self.drain_due() {
                     break;
                 }
@@ -433,23 +235,24 @@ impl<'a, E: Engine> Worker<'a, E> {
                 };
                 self.pace(&io);
                 self.issue(io);
-                if self.pending.len() >= batch_submit {
+                if self.queue.pending() >= batch_submit {
                     self.commit();
                 }
             }
-            if !self.pending.is_empty() {
+            if self.queue.pending() > 0 {
                 self.commit();
             }
-            if self.free_slots.len() <= self.reserved_slots
-                && self.refill_depth < self.in_flight_count
-            {
-                self.draining = true;
-            }
-            if self.in_flight_count > 0 {
+            self.queue.drain_if_full();
+            if self.queue.in_flight() > 0 {
                 self.reap();
             } else if self.sync_due() {
                 self.sync_dirty_files();
-            } else if self.verify.as_ref().is_some_and(Verifier::backlog_due) {
+            } else if self
+                .checks
+                .verify
+                .as_ref()
+                .is_some_and(Verifier::backlog_due)
+            {
                 self.verify_backlog();
             } else if self.pass_verify_due() {
                 self.pass_verified = true;
@@ -461,38 +264,6 @@ impl<'a, E: Engine> Worker<'a, E> {
         if self.ctx.job.io.end_fsync && self.error.is_none() {
             self.sync_dirty_files();
         }
-    }
-
-    /// A sync or a verify pass is due: the queue must drain first.
-    #[inline]
-    fn drain_due(&self) -> bool {
-        self.sync_due()
-            || self.verify.as_ref().is_some_and(Verifier::backlog_due)
-            || self.pass_verify_due()
-    }
-
-    /// A pass of `loops` ended and another follows: fio reads this pass's writes
-    /// back first (the last pass's are read back when the job ends). A
-    /// `verify_only` replay walks every pass and reads back once, at the end.
-    #[inline]
-    fn pass_verify_due(&self) -> bool {
-        let job = self.ctx.job;
-        self.budget.pass_over()
-            && !self.pass_verified
-            && !job.exec.time_based
-            && self.budget.passes_done() + 1 < self.budget.loops()
-            && self
-                .verify
-                .as_ref()
-                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
-    }
-
-    /// fsync=N / fdatasync=N: a sync is due.
-    #[inline]
-    fn sync_due(&self) -> bool {
-        let io = &self.ctx.job.io;
-        let every = if io.fsync > 0 { io.fsync } else { io.fdatasync };
-        every > 0 && self.writes_since_sync >= every
     }
 
     #[inline]
@@ -513,9 +284,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.measure_start_ns = now;
         self.sampler.restart(now);
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
-        if self.logs.is_some() {
-            self.logs = Some(IoLogger::new(&self.ctx.job.logs, self.used));
-        }
+        self.checks.at_measure_start();
     }
 
     /// The next I/O within size, loop and count limits.
@@ -557,7 +326,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
         let think_ns = self.pacer.think_before_issue();
         if think_ns > 0 {
-            if !self.pending.is_empty() {
+            if self.queue.pending() > 0 {
                 self.commit();
             }
             self.think_for(think_ns);
@@ -565,7 +334,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         let now = self.clock.now_ns();
         let at = self.pacer.issue_at(now, io.ddir, u64::from(io.len));
         if at > now {
-            if !self.pending.is_empty() {
+            if self.queue.pending() > 0 {
                 self.commit();
             }
             self.clock.sleep_until_ns(at.min(self.end_ns));
@@ -578,11 +347,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.trim(io);
             return;
         }
-        // Callers issue only while more slots are free than reserved (see `run`).
-        let slot = self.free_slots.pop().expect("issue() needs a free slot");
+        // Callers issue only while the queue has room (see `run`).
+        let slot = self.queue.take();
         if io.ddir == Ddir::Write {
             let buf = &mut self.engine.buffer(slot)[..io.len as usize];
-            match &mut self.verify {
+            match &mut self.checks.verify {
                 Some(v) => v.prepare_write(buf, io.file, io.offset),
                 None => self.filler.refresh(buf),
             }
@@ -614,75 +383,15 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.stats.depth.record_submit(1);
                 self.stats.depth.record_level(1);
                 self.stats.depth.record_complete(1);
-                self.free_slots.push(slot);
+                self.queue.release(slot);
                 self.complete(in_flight, result, end_ns, false);
                 self.think();
             }
             Ok(Queued::Queued) => {
-                self.in_flight[slot as usize] = in_flight;
-                self.pending.push(slot);
+                self.queue.queued(slot, in_flight);
             }
             Err(e) => self.engine_failed("queue", e),
         }
-    }
-
-    /// Trims run alone and synchronously in every engine: what is queued is
-    /// submitted and reaped first, then the range is discarded and accounted
-    /// like an I/O a blocking engine completed.
-    fn trim(&mut self, io: NextIo) {
-        if !self.pending.is_empty() {
-            self.commit();
-        }
-        while self.in_flight_count > 0 {
-            self.reap_at_least(self.in_flight_count);
-        }
-        if self.done_issuing {
-            return;
-        }
-        let file = io.file as usize;
-        let method = self.trim_methods[file];
-        let start_ns = self.clock.now_ns();
-        let result = self
-            .engine
-            .trim(&self.ctx.files[file], method, io.offset, u64::from(io.len));
-        let end_ns = self.clock.now_ns();
-        self.last_now_ns = end_ns;
-        self.ctx.live.add_in_io(end_ns - start_ns);
-        let result = match result {
-            Ok(()) => i64::from(io.len),
-            Err(e) => {
-                let errno = e.raw_os_error().unwrap_or(0);
-                if let Some(why) = method.refusal(errno) {
-                    return self.trim_refused(file, why, errno);
-                }
-                -i64::from(errno)
-            }
-        };
-        self.stats.depth.record_submit(1);
-        self.stats.depth.record_level(1);
-        self.stats.depth.record_complete(1);
-        let trimmed = InFlight {
-            start_ns,
-            submit_ns: start_ns,
-            ddir: Ddir::Trim,
-            len: io.len,
-            file: io.file,
-            offset: io.offset,
-        };
-        self.complete(trimmed, result, end_ns, false);
-        self.think();
-    }
-
-    #[cold]
-    fn trim_refused(&mut self, file: usize, why: &str, errno: i32) {
-        self.fail(IoFailure {
-            message: format!(
-                "rw={}: {} cannot be trimmed: {why}",
-                rw_name(self.ctx.job),
-                self.ctx.paths[file].display()
-            ),
-            errno,
-        });
     }
 
     fn commit(&mut self) {
@@ -693,27 +402,20 @@ impl<'a, E: Engine> Worker<'a, E> {
         let now = self.clock.now_ns();
         self.last_now_ns = now;
         self.ctx.live.add_in_io(now - before);
-        let n = self.pending.len() as u32;
-        self.stats.depth.record_submit(n);
-        for &slot in &self.pending {
-            self.in_flight[slot as usize].submit_ns = now;
-            self.in_flight_count += 1;
-            self.stats.depth.record_level(self.in_flight_count);
-        }
-        self.pending.clear();
+        self.queue.submitted(now, &mut self.stats.depth);
     }
 
     fn reap(&mut self) {
         // Wait for everything when draining or before a sync; else at least
         // iodepth_batch_complete_min, to keep the queue full.
         let min = if self.done_issuing || self.drain_due() {
-            self.in_flight_count
+            self.queue.in_flight()
         } else {
             self.ctx
                 .job
                 .queue
                 .batch_complete_min
-                .min(self.in_flight_count)
+                .min(self.queue.in_flight())
         };
         self.reap_at_least(min);
     }
@@ -725,7 +427,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         if let Err(e) = self.engine.reap(min, max, &mut completions) {
             self.engine_failed("reap", e);
             // The engine can no longer report completions; nothing more will arrive.
-            self.in_flight_count = 0;
+            self.queue.forget_in_flight();
         }
         let now = self.clock.now_ns();
         self.last_now_ns = now;
@@ -734,22 +436,18 @@ impl<'a, E: Engine> Worker<'a, E> {
             self.stats.depth.record_complete(completions.len() as u32);
         }
         for c in completions.drain(..) {
-            let io = std::mem::replace(&mut self.in_flight[c.slot as usize], IDLE);
-            self.in_flight_count -= 1;
-            self.free_slots.push(c.slot);
+            let io = self.queue.completed(c.slot);
             self.complete(io, c.result, now, true);
         }
         self.completions = completions;
-        if self.in_flight_count == 0 {
+        if self.queue.in_flight() == 0 {
             // Else the watchdog would age an I/O that is done while the worker thinks or sleeps.
             self.ctx.live.waiting_on_none();
         }
         if now >= self.next_age_check_ns {
             self.check_in_flight_ages(now);
         }
-        if self.draining && self.in_flight_count <= self.refill_depth {
-            self.draining = false;
-        }
+        self.queue.refill_if_drained();
         if !self.pacer.is_unpaced() {
             self.think();
         }
@@ -760,14 +458,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     #[cold]
     fn check_in_flight_ages(&mut self, now_ns: u64) {
         self.next_age_check_ns = now_ns + age_check_period(self.ctx.io_timeout).as_nanos() as u64;
-        // Completed slots hold IDLE (length 0).
-        let Some(oldest) = self
-            .in_flight
-            .iter()
-            .filter(|io| io.len > 0)
-            .min_by_key(|io| io.start_ns)
-            .copied()
-        else {
+        let Some(oldest) = self.queue.oldest() else {
             self.ctx.live.waiting_on_none();
             return;
         };
@@ -783,23 +474,19 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         self.fail(IoFailure {
             message: format!(
-                "{} {} at offset {} (length {}) still in flight after {:.1} s, over --io-timeout={:?}",
-                oldest.ddir.name(),
-                self.ctx.paths[oldest.file as usize].display(),
-                oldest.offset,
-                oldest.len,
+                "{} still in flight after {:.1} s, over --io-timeout={:?}",
+                describe_io(&oldest, &self.ctx.files),
                 age_ns as f64 / 1e9,
                 timeout,
             ),
             errno: libc::ETIMEDOUT,
         });
         // Waiting for the rest could take forever: stop counting on them.
-        self.in_flight_count = 0;
-        self.draining = false;
+        self.queue.forget_in_flight();
         self.abandoned_in_flight = true;
     }
 
-    /// Account one finished I/O.
+    /// Account one finished I/O, then follow what the job's checks make of it.
     #[inline]
     fn complete(&mut self, io: InFlight, result: i64, end_ns: u64, queued: bool) {
         if result < 0 {
@@ -809,9 +496,6 @@ impl<'a, E: Engine> Worker<'a, E> {
         if io.ddir == Ddir::Write {
             self.writes_since_sync += 1;
             self.dirty_files[io.file as usize] = true;
-            if let Some(v) = &mut self.verify {
-                v.note_completed(io.file, io.offset, io.len);
-            }
         }
         // the live board counts reads and writes only
         if io.ddir != Ddir::Trim {
@@ -819,23 +503,49 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .live
                 .record_io(io.ddir.index(), result as u64, end_ns - io.start_ns);
         }
-        if end_ns - io.start_ns > self.max_latency_ns[io.ddir.index()] {
-            self.too_slow(&io, end_ns - io.start_ns);
+        // Two calls, so that each inlined copy of the checks knows whether the I/O was measured.
+        let flow = if self.measuring && io.start_ns >= self.measure_start_ns {
+            self.account(&io, result as u64, end_ns, queued);
+            let measured = Measured {
+                since_ns: self.measure_start_ns,
+                stats: &self.stats,
+                rates: self.sampler.rates(),
+                cpu_at_start: &self.cpu_at_measure_start,
+                error: &self.error,
+            };
+            self.checks
+                .on_complete(&io, end_ns, queued, &self.ctx.files, Some(measured))
+        } else {
+            self.checks
+                .on_complete(&io, end_ns, queued, &self.ctx.files, None)
+        };
+        if flow != Flow::Go {
+            self.follow(flow);
         }
-        if let Some(target) = &mut self.latency_target {
-            target.record(end_ns - io.start_ns);
-            if target.due(end_ns) {
-                self.close_latency_window(end_ns);
+    }
+
+    /// Do what the checks asked after an I/O.
+    #[cold]
+    fn follow(&mut self, flow: Flow) {
+        match flow {
+            Flow::Go => {}
+            Flow::Cap(depth) => self.queue.cap(depth),
+            Flow::Stop => self.done_issuing = true,
+            Flow::Fail => {
+                let failure = self.checks.take_failure();
+                self.fail(failure);
             }
         }
-        if !self.measuring || io.start_ns < self.measure_start_ns {
-            return;
-        }
+    }
+
+    /// Count a measured I/O that moved `bytes` in the job's results.
+    #[inline]
+    fn account(&mut self, io: &InFlight, bytes: u64, end_ns: u64, queued: bool) {
         let m = &self.ctx.job.measure;
         let d = &mut self.stats.dirs[io.ddir.index()];
         d.ios += 1;
-        d.bytes += result as u64;
-        if (result as u64) < u64::from(io.len) {
+        d.bytes += bytes;
+        if bytes < u64::from(io.len) {
             d.short_ios += 1;
         }
         if m.clat {
@@ -847,95 +557,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         if m.lat {
             d.lat.record(end_ns - io.start_ns);
         }
-        if let Some(logs) = &mut self.logs {
-            logs.record(&LoggedIo {
-                end_ns: end_ns - self.measure_start_ns,
-                ddir: io.ddir,
-                len: io.len,
-                offset: io.offset,
-                slat_ns: queued.then(|| io.submit_ns - io.start_ns),
-                clat_ns: end_ns - io.submit_ns,
-                lat_ns: end_ns - io.start_ns,
-            });
-        }
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }
-        if end_ns >= self.next_status_ns {
-            self.publish_status(end_ns);
-        }
-        if self.rate_floor.as_ref().is_some_and(|f| f.due(end_ns)) {
-            self.check_rate_floor(end_ns);
-        }
-    }
-
-    /// `max_latency`: the I/O counts, then the job fails as in fio (ETIMEDOUT).
-    #[cold]
-    fn too_slow(&mut self, io: &InFlight, lat_ns: u64) {
-        let limit = self.max_latency_ns[io.ddir.index()];
-        let message = format!(
-            "{} {} at offset {} (length {}) took {lat_ns} ns, over max_latency={limit} ns",
-            io.ddir.name(),
-            self.ctx.paths[io.file as usize].display(),
-            io.offset,
-            io.len,
-        );
-        self.fail(IoFailure {
-            message,
-            errno: libc::ETIMEDOUT,
-        });
-    }
-
-    /// `rate_min` / `rate_iops_min`: too little moved over a window fails the job (EIO, as fio).
-    #[cold]
-    fn check_rate_floor(&mut self, now_ns: u64) {
-        let Some(floor) = &mut self.rate_floor else {
-            return;
-        };
-        let done = self.stats.dirs.each_ref().map(|d| Done {
-            bytes: d.bytes,
-            ios: d.ios,
-        });
-        if let Err(message) = floor.check(now_ns, done) {
-            self.fail(IoFailure {
-                message,
-                errno: libc::EIO,
-            });
-        }
-    }
-
-    /// `latency_target`: a window ended; cap the queue at the next depth, or
-    /// end the job once the search has settled.
-    #[cold]
-    fn close_latency_window(&mut self, now_ns: u64) {
-        let Some(target) = &mut self.latency_target else {
-            return;
-        };
-        let depth = self.in_flight.len();
-        match target.close_window(now_ns) {
-            Step::Depth(next) => self.reserved_slots = depth - next as usize,
-            Step::Settled(_) => self.done_issuing = true,
-        }
-    }
-
-    /// Publish a copy of the results so far for an interim report.
-    #[cold]
-    fn publish_status(&mut self, now_ns: u64) {
-        let Some((slot, every)) = self.ctx.status else {
-            return;
-        };
-        let every = (every.as_nanos() as u64).max(1);
-        self.next_status_ns = (now_ns / every + 1) * every;
-        slot.publish(WorkerResult {
-            stats: self.stats.clone(),
-            rates: self.sampler.rates().clone(),
-            cpu: thread_rusage()
-                .unwrap_or_default()
-                .since(&self.cpu_at_measure_start),
-            runtime_ns: now_ns.saturating_sub(self.measure_start_ns),
-            error: self.error.clone(),
-            ..WorkerResult::empty()
-        });
     }
 
     fn think(&mut self) {
@@ -956,157 +580,12 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.clock.sleep_until_ns(until);
     }
 
-    fn sync_dirty_files(&mut self) {
-        let datasync = self.ctx.job.io.fsync == 0 && self.ctx.job.io.fdatasync > 0;
-        for file in 0..self.dirty_files.len() {
-            if !self.dirty_files[file] {
-                continue;
-            }
-            let start = self.clock.now_ns();
-            let result = self.engine.sync_file(file as u32, datasync);
-            let end = self.clock.now_ns();
-            match result {
-                Ok(()) => {
-                    self.stats.sync_ios += 1;
-                    if self.measuring {
-                        self.stats.sync_lat.record(end - start);
-                    }
-                }
-                Err(e) => {
-                    let what = if datasync { "fdatasync" } else { "fsync" };
-                    self.fail(IoFailure {
-                        message: format!(
-                            "{what} {}: {}",
-                            self.ctx.paths[file].display(),
-                            crate::errno::describe(&e)
-                        ),
-                        errno: e.raw_os_error().unwrap_or(0),
-                    });
-                }
-            }
-            self.dirty_files[file] = false;
-        }
-        self.writes_since_sync = 0;
-    }
-
-    /// `verify_only`: walk the job's writes without issuing them, so the verify pass
-    /// knows what an earlier run of the same job left in each block. Like fio's
-    /// dry run, the writes count as done (bytes and I/Os, no latency, no time).
-    fn replay_writes_for_verify(&mut self) {
-        while let Some(io) = self.next_io() {
-            if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.verify) {
-                v.record_write(io.file, io.offset, io.len);
-                let written = &mut self.stats.dirs[Ddir::Write.index()];
-                written.ios += 1;
-                written.bytes += u64::from(io.len);
-            }
-        }
-    }
-
-    #[cold]
-    fn verify_backlog(&mut self) {
-        match self.with_read_back(|v, reads| v.verify_backlog(reads)) {
-            None | Some(Ok(true)) => {}
-            // verify_fatal: the bad block is reported when the worker finishes.
-            Some(Ok(false)) => self.done_issuing = true,
-            Some(Err(e)) => self.verify_read_failed(&e),
-        }
-    }
-
-    /// Read back the writes logged since the last pass; fio counts the pass's
-    /// time and reads as the job's reading. A job that only reads checks its
-    /// regions instead, outside its measured I/O.
-    #[cold]
-    fn verify_pass(&mut self) {
-        let start_ns = self.clock.now_ns();
-        let stop = self.ctx.stop;
-        let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
-        if self
-            .verify
-            .as_ref()
-            .is_some_and(Verifier::reads_back_writes)
-        {
-            self.verify_ns += self.clock.now_ns() - start_ns;
-        }
-        if let Some(Err(e)) = result {
-            self.verify_read_failed(&e);
-        }
-    }
-
-    /// Run `f` on the verifier with each read-back counted among the job's reads
-    /// (not on the live board: the system view and its findings see the job's
-    /// own I/O, and the native report counts the read-back apart).
-    fn with_read_back<R>(
-        &mut self,
-        f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
-    ) -> Option<R> {
-        let verifier = self.verify.as_mut()?;
-        let measure = &self.ctx.job.measure;
-        let stats = &mut self.stats.dirs[Ddir::Read.index()];
-        let measuring = self.measuring;
-        let mut record = |bytes: u64, ns: u64| {
-            if !measuring {
-                return;
-            }
-            stats.ios += 1;
-            stats.bytes += bytes;
-            if measure.clat {
-                stats.clat.record(ns);
-            }
-            if measure.lat {
-                stats.lat.record(ns);
-            }
-        };
-        let mut reads = ReadBack {
-            clock: &self.clock,
-            record: &mut record,
-        };
-        Some(f(verifier, &mut reads))
-    }
-
-    fn verify_read_failed(&mut self, e: &std::io::Error) {
-        self.fail(IoFailure {
-            message: format!("verify: read-back failed: {}", crate::errno::describe(e)),
-            errno: e.raw_os_error().unwrap_or(0),
-        });
-    }
-
-    /// The verify pass after the job's writes (none when its time ran out, as
-    /// in fio), then what verification found.
-    fn verify_at_end(&mut self) -> Option<VerifyReport> {
-        let stopped = self.ctx.stop.load(Ordering::Relaxed) || self.out_of_time;
-        if self.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
-            self.verify_pass();
-        }
-        let (report, error) = self.verify.take()?.finish();
-        if let Some(message) = error {
-            self.fail(IoFailure {
-                message,
-                errno: VERIFY_ERRNO,
-            });
-        }
-        Some(report)
-    }
-
     fn io_failed(&mut self, io: &InFlight, errno: i32) {
-        let errors = &self.ctx.job.errors;
-        if !errors.stops_on_every_error() {
-            self.tolerated.add(errno);
-            if errors.tolerates(error_kind(io.ddir == Ddir::Write, errno), errno) {
-                // fio counts the failed I/O as issued, with no bytes moved.
-                self.stats.dirs[io.ddir.index()].ios += 1;
-                return;
-            }
+        match self.checks.on_failed_io(io, errno, &self.ctx.files) {
+            // fio counts the failed I/O as issued, with no bytes moved.
+            Ok(()) => self.stats.dirs[io.ddir.index()].ios += 1,
+            Err(failure) => self.fail(failure),
         }
-        let message = format!(
-            "{} {} at offset {} (length {}): {}",
-            io.ddir.name(),
-            self.ctx.paths[io.file as usize].display(),
-            io.offset,
-            io.len,
-            crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
-        );
-        self.fail(IoFailure { message, errno });
     }
 
     fn engine_failed(&mut self, what: &str, e: std::io::Error) {
@@ -1138,6 +617,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         // a read job's check of earlier writes is not.
         let io_end = self.clock.now_ns();
         let read_back = self
+            .checks
             .verify
             .as_ref()
             .is_some_and(Verifier::reads_back_writes);
@@ -1156,22 +636,20 @@ impl<'a, E: Engine> Worker<'a, E> {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
             std::mem::forget(self.engine);
         }
-        WorkerResult {
+        let runtime_ns = end - self.measure_start_ns;
+        let mut result = WorkerResult {
             stats: self.stats,
             rates,
             cpu,
-            runtime_ns: end - self.measure_start_ns,
+            runtime_ns,
             verify_ns: self.verify_ns,
             error: self.error,
-            tolerated: self.tolerated,
             notes,
-            logs: self
-                .logs
-                .map(|logs| logs.finish(end - self.measure_start_ns)),
             verify,
-            steadystate: None,
-            latency_depth: self.latency_target.as_ref().map(LatencyTarget::found_depth),
-        }
+            ..WorkerResult::empty()
+        };
+        self.checks.finish(runtime_ns, &mut result);
+        result
     }
 }
 

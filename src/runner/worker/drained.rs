@@ -1,0 +1,184 @@
+//! What the worker does while its queue is drained: the syncs of `fsync=N` /
+//! `fdatasync=N` / `end_fsync`, `verify_backlog`, and the verify passes (after
+//! each pass of `loops`, at the end, or the replay of `verify_only`).
+
+use super::Worker;
+use crate::engine::Engine;
+use crate::job::spec::Ddir;
+use crate::model::VerifyReport;
+use crate::runner::result::IoFailure;
+use crate::runner::verify::{ReadBack, Verifier, VERIFY_ERRNO};
+use crate::workload::pacing::{Clock, MonotonicClock};
+use std::sync::atomic::Ordering;
+
+impl<E: Engine> Worker<'_, E> {
+    /// A sync or a verify pass is due: the queue must drain first.
+    #[inline]
+    pub(super) fn drain_due(&self) -> bool {
+        self.sync_due()
+            || self
+                .checks
+                .verify
+                .as_ref()
+                .is_some_and(Verifier::backlog_due)
+            || self.pass_verify_due()
+    }
+
+    /// A pass of `loops` ended and another follows: fio reads this pass's writes
+    /// back first (the last pass's are read back when the job ends). A
+    /// `verify_only` replay walks every pass and reads back once, at the end.
+    #[inline]
+    pub(super) fn pass_verify_due(&self) -> bool {
+        let job = self.ctx.job;
+        self.budget.pass_over()
+            && !self.pass_verified
+            && !job.exec.time_based
+            && self.budget.passes_done() + 1 < self.budget.loops()
+            && self
+                .checks
+                .verify
+                .as_ref()
+                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
+    }
+
+    /// fsync=N / fdatasync=N: a sync is due.
+    #[inline]
+    pub(super) fn sync_due(&self) -> bool {
+        let io = &self.ctx.job.io;
+        let every = if io.fsync > 0 { io.fsync } else { io.fdatasync };
+        every > 0 && self.writes_since_sync >= every
+    }
+
+    pub(super) fn sync_dirty_files(&mut self) {
+        let datasync = self.ctx.job.io.fsync == 0 && self.ctx.job.io.fdatasync > 0;
+        for file in 0..self.dirty_files.len() {
+            if !self.dirty_files[file] {
+                continue;
+            }
+            let start = self.clock.now_ns();
+            let result = self.engine.sync_file(file as u32, datasync);
+            let end = self.clock.now_ns();
+            match result {
+                Ok(()) => {
+                    self.stats.sync_ios += 1;
+                    if self.measuring {
+                        self.stats.sync_lat.record(end - start);
+                    }
+                }
+                Err(e) => {
+                    let what = if datasync { "fdatasync" } else { "fsync" };
+                    self.fail(IoFailure {
+                        message: format!(
+                            "{what} {}: {}",
+                            self.ctx.files[file].path.display(),
+                            crate::errno::describe(&e)
+                        ),
+                        errno: e.raw_os_error().unwrap_or(0),
+                    });
+                }
+            }
+            self.dirty_files[file] = false;
+        }
+        self.writes_since_sync = 0;
+    }
+
+    /// `verify_only`: walk the job's writes without issuing them, so the verify pass
+    /// knows what an earlier run of the same job left in each block. Like fio's
+    /// dry run, the writes count as done (bytes and I/Os, no latency, no time).
+    pub(super) fn replay_writes_for_verify(&mut self) {
+        while let Some(io) = self.next_io() {
+            if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.checks.verify) {
+                v.record_write(io.file, io.offset, io.len);
+                let written = &mut self.stats.dirs[Ddir::Write.index()];
+                written.ios += 1;
+                written.bytes += u64::from(io.len);
+            }
+        }
+    }
+
+    #[cold]
+    pub(super) fn verify_backlog(&mut self) {
+        match self.with_read_back(|v, reads| v.verify_backlog(reads)) {
+            None | Some(Ok(true)) => {}
+            // verify_fatal: the bad block is reported when the worker finishes.
+            Some(Ok(false)) => self.done_issuing = true,
+            Some(Err(e)) => self.verify_read_failed(&e),
+        }
+    }
+
+    /// Read back the writes logged since the last pass; fio counts the pass's
+    /// time and reads as the job's reading. A job that only reads checks its
+    /// regions instead, outside its measured I/O.
+    #[cold]
+    pub(super) fn verify_pass(&mut self) {
+        let start_ns = self.clock.now_ns();
+        let stop = self.ctx.stop;
+        let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
+        if self
+            .checks
+            .verify
+            .as_ref()
+            .is_some_and(Verifier::reads_back_writes)
+        {
+            self.verify_ns += self.clock.now_ns() - start_ns;
+        }
+        if let Some(Err(e)) = result {
+            self.verify_read_failed(&e);
+        }
+    }
+
+    /// Run `f` on the verifier with each read-back counted among the job's reads
+    /// (not on the live board: the system view and its findings see the job's
+    /// own I/O, and the native report counts the read-back apart).
+    fn with_read_back<R>(
+        &mut self,
+        f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
+    ) -> Option<R> {
+        let verifier = self.checks.verify.as_mut()?;
+        let measure = &self.ctx.job.measure;
+        let stats = &mut self.stats.dirs[Ddir::Read.index()];
+        let measuring = self.measuring;
+        let mut record = |bytes: u64, ns: u64| {
+            if !measuring {
+                return;
+            }
+            stats.ios += 1;
+            stats.bytes += bytes;
+            if measure.clat {
+                stats.clat.record(ns);
+            }
+            if measure.lat {
+                stats.lat.record(ns);
+            }
+        };
+        let mut reads = ReadBack {
+            clock: &self.clock,
+            record: &mut record,
+        };
+        Some(f(verifier, &mut reads))
+    }
+
+    fn verify_read_failed(&mut self, e: &std::io::Error) {
+        self.fail(IoFailure {
+            message: format!("verify: read-back failed: {}", crate::errno::describe(e)),
+            errno: e.raw_os_error().unwrap_or(0),
+        });
+    }
+
+    /// The verify pass after the job's writes (none when its time ran out, as
+    /// in fio), then what verification found.
+    pub(super) fn verify_at_end(&mut self) -> Option<VerifyReport> {
+        let stopped = self.ctx.stop.load(Ordering::Relaxed) || self.out_of_time;
+        if self.checks.verify.as_ref()?.verifies_at_end() && self.error.is_none() && !stopped {
+            self.verify_pass();
+        }
+        let (report, error) = self.checks.verify.take()?.finish();
+        if let Some(message) = error {
+            self.fail(IoFailure {
+                message,
+                errno: VERIFY_ERRNO,
+            });
+        }
+        Some(report)
+    }
+}
