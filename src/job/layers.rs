@@ -1,5 +1,6 @@
 //! One job's options with the global section and the table defaults behind it.
 
+use super::choice::{choice_words, Choice};
 use super::error::JobError;
 use super::options::{self, opt, Kind, OptionDef};
 use super::raw::{RawJob, RawOption, Source};
@@ -9,6 +10,11 @@ use std::fmt::Display;
 use std::time::Duration;
 
 static DEFAULT_SOURCE: Source = Source::Default;
+
+choice_words!(KbBase {
+    "1024" => KbBase::Compat1024,
+    "1000" => KbBase::Si1000,
+});
 
 /// A value in effect for one job: what was written and where.
 #[derive(Clone, Copy)]
@@ -46,6 +52,27 @@ impl<'a> Setting<'a> {
     }
 }
 
+/// A choice option's value in effect: the word it was given as, the `:parameter` after it
+/// and where it was set.
+pub(crate) struct Chosen<'a, T> {
+    pub(crate) value: T,
+    pub(crate) word: &'static str,
+    pub(crate) parameter: Option<&'a str>,
+    pub(crate) setting: Setting<'a>,
+}
+
+impl<T> Chosen<'_, T> {
+    /// Refuses a `:parameter` after a word that takes none.
+    pub(crate) fn no_parameter(&self) -> Result<(), JobError> {
+        match self.parameter {
+            Some(_) => Err(self
+                .setting
+                .invalid(format!("'{}' takes no ':' parameter", self.word))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One job's options with the global section and the table defaults behind it.
 pub(crate) struct Layers<'a> {
     pub(crate) job: &'a RawJob,
@@ -60,13 +87,7 @@ impl<'a> Layers<'a> {
             global,
             kb_base: KbBase::default(),
         };
-        let (base, _, setting) = layers.choice(opt::KB_BASE)?;
-        layers.kb_base = if base == "1000" {
-            KbBase::Si1000
-        } else {
-            KbBase::Compat1024
-        };
-        layers.no_parameter(base, setting)?;
+        layers.kb_base = layers.choice(opt::KB_BASE)?;
         Ok(layers)
     }
 
@@ -180,21 +201,34 @@ impl<'a> Layers<'a> {
         Ok(sides)
     }
 
-    /// A choice option: the matching word from the table and the `:parameter` after it.
-    pub(crate) fn choice(
+    /// A choice option that takes no `:parameter`: the value of its word.
+    pub(crate) fn choice<T: Choice>(&self, def: &'static OptionDef) -> Result<T, JobError> {
+        let chosen = self.choice_with_parameter::<T>(def)?;
+        chosen.no_parameter()?;
+        Ok(chosen.value)
+    }
+
+    /// A choice option: the value of its word and the `:parameter` after it.
+    pub(crate) fn choice_with_parameter<T: Choice>(
         &self,
         def: &'static OptionDef,
-    ) -> Result<(&'static str, Option<&'a str>, Setting<'a>), JobError> {
+    ) -> Result<Chosen<'a, T>, JobError> {
         let setting = self.setting(def).expect("choice options have a default");
-        let Kind::Choice(words) = setting.def.kind else {
+        let Kind::Choice(words) = def.kind else {
             unreachable!("{} is not a choice option", def.name)
         };
+        debug_assert_eq!(
+            words,
+            T::NAMES,
+            "{} is read as another option's choice",
+            def.name
+        );
         let (word, parameter) = match setting.text.split_once(':') {
             Some((word, parameter)) => (word, Some(parameter)),
             None => (setting.text, None),
         };
         let word = word.trim().to_ascii_lowercase();
-        let Some(word) = words.iter().find(|&&known| known == word) else {
+        let Some(&(word, value)) = T::WORDS.iter().find(|(known, _)| *known == word) else {
             return Err(match options::unsupported_value(def, &word) {
                 Some((reason, instead)) => JobError::Unsupported {
                     at: setting.source.clone(),
@@ -206,14 +240,12 @@ impl<'a> Layers<'a> {
                 None => setting.invalid(format!("unknown value '{word}'")),
             });
         };
-        Ok((word, parameter, setting))
-    }
-
-    pub(crate) fn no_parameter(&self, word: &str, setting: Setting) -> Result<(), JobError> {
-        match setting.text.split_once(':') {
-            Some(_) => Err(setting.invalid(format!("'{word}' takes no ':' parameter"))),
-            None => Ok(()),
-        }
+        Ok(Chosen {
+            value,
+            word,
+            parameter,
+            setting,
+        })
     }
 
     /// Two options that set each other (`rwmixread`/`rwmixwrite`): the settings from the

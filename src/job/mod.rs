@@ -4,6 +4,7 @@
 //! option table in `options`; `layers` gives each option's value in effect (job >
 //! global > default); `resolve` runs each section's resolver in `spec` and the checks
 //! that span sections.
+pub mod choice;
 pub mod error;
 pub mod front;
 mod layers;

@@ -2,8 +2,9 @@
 //! aliases), which take a bare `--flag`, what an error suggests, each default, and whether
 //! iolens supports, ignores or rejects the option.
 
-use super::spec::{EngineKind, FIO_ONLY_ENGINES};
-use crate::units::TimeUnit;
+use super::choice::Choice;
+use super::spec::*;
+use crate::units::{KbBase, TimeUnit};
 
 /// How an option's value is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,51 +159,6 @@ const fn engine_only(
 const SECONDS: Kind = Kind::Time(TimeUnit::Seconds);
 const MICROS: Kind = Kind::Time(TimeUnit::Micros);
 
-/// fio's `verify=` methods iolens implements ("0" switches verification off).
-pub const VERIFY_KINDS: &[&str] = &[
-    "0",
-    "crc32c",
-    "crc32c-intel",
-    "crc64",
-    "xxhash",
-    "sha256",
-    "md5",
-    "pattern",
-    "meta",
-    "null",
-];
-
-pub const RW_PATTERNS: &[&str] = &[
-    "read",
-    "write",
-    "randread",
-    "randwrite",
-    "rw",
-    "readwrite",
-    "randrw",
-    "trim",
-    "randtrim",
-    "trimwrite",
-];
-pub const RW_SEQUENCERS: &[&str] = &["sequential", "identical"];
-pub const UNIFIED_RW: &[&str] = &["none", "mixed", "both", "0", "1", "2"];
-pub const DISTRIBUTIONS: &[&str] = &["random", "zipf", "pareto", "normal", "zoned"];
-pub const RATE_PROCESSES: &[&str] = &["linear", "poisson"];
-pub const SYNC_MODES: &[&str] = &["0", "none", "1", "sync", "dsync"];
-pub const KB_BASES: &[&str] = &["1024", "1000"];
-pub const CPU_POLICIES: &[&str] = &["shared", "split"];
-pub const FILE_SERVICES: &[&str] = &["roundrobin", "random", "sequential"];
-pub const FALLOCATE_MODES: &[&str] = &["none", "native", "posix", "keep", "truncate", "0", "1"];
-pub const FADVISE_HINTS: &[&str] = &["0", "1", "sequential", "random"];
-pub const ZONE_MODES: &[&str] = &["none", "strided"];
-pub const EXIT_WHATS: &[&str] = &["group", "stonewall", "all"];
-
-/// fio's `thinktime_blocks_type=` values.
-pub const THINKTIME_BLOCKS_TYPES: &[&str] = &["complete", "issue"];
-
-/// fio's `steadystate=` criteria (each takes `:LIMIT` or `:LIMIT%`).
-pub const STEADYSTATE_CRITERIA: &[&str] = &["iops", "iops_slope", "bw", "bw_slope"];
-
 /// Text options that fio also takes as a bare flag, meaning an empty value.
 pub const BARE_TEXT_OPTIONS: &[&OptionDef] = &[
     opt::WRITE_BW_LOG,
@@ -270,8 +226,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("io_size", &["io_limit"], Kind::SizeOrPercent, None, "10g", "Bytes to transfer (default: size)"),
     opt("number_ios", &[], Kind::Count, None, "10000", "Stop after this many I/Os"),
     opt("loops", &[], Kind::Count, Some("1"), "3", "Repeat the workload this many times"),
-    opt("rw", &["readwrite"], Kind::Choice(RW_PATTERNS), Some("read"), "randread", "I/O pattern, optionally with :N"),
-    opt("rw_sequencer", &[], Kind::Choice(RW_SEQUENCERS), Some("sequential"), "identical", "Random patterns: I/Os between random offsets continue after the last one (sequential) or repeat it (identical)"),
+    opt("rw", &["readwrite"], Kind::Choice(RwPattern::NAMES), Some("read"), "randread", "I/O pattern, optionally with :N"),
+    opt("rw_sequencer", &[], Kind::Choice(RwSequencer::NAMES), Some("sequential"), "identical", "Random patterns: I/Os between random offsets continue after the last one (sequential) or repeat it (identical)"),
     opt("rwmixread", &[], Kind::Percent, Some("50"), "70", "Percentage of reads in mixed workloads"),
     opt("rwmixwrite", &[], Kind::Percent, Some("50"), "30", "Percentage of writes in mixed workloads"),
     opt("bs", &["blocksize"], Kind::SizePerDirection, Some("4k"), "4k", "Block size, read,write,trim"),
@@ -281,9 +237,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("norandommap", &[], Kind::Bool, Some("0"), "1", "Random offsets may repeat before all blocks are done"),
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
-    opt("random_distribution", &[], Kind::Choice(DISTRIBUTIONS), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
+    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
     opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
-    opt("file_service_type", &[], Kind::Choice(FILE_SERVICES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
+    opt("file_service_type", &[], Kind::Choice(FileServiceWord::NAMES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
     opt("thread", &[], Kind::Bool, Some("0"), "1", "Run clones as threads rather than processes"),
     opt("group_reporting", &[], Kind::Bool, Some("0"), "1", "Report a group's clones as one"),
@@ -295,20 +251,20 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("ramp_time", &[], SECONDS, Some("0"), "10s", "Run this long before measuring (default unit s)"),
     opt("rate", &[], Kind::SizePerDirection, Some("0"), "100m", "Bandwidth cap in bytes/s, read,write,trim"),
     opt("rate_iops", &[], Kind::CountPerDirection, Some("0"), "1000", "IOPS cap, read,write,trim"),
-    opt("rate_process", &[], Kind::Choice(RATE_PROCESSES), Some("linear"), "poisson", "How rated I/Os are spaced"),
+    opt("rate_process", &[], Kind::Choice(RateProcess::NAMES), Some("linear"), "poisson", "How rated I/Os are spaced"),
     opt("thinktime", &[], MICROS, Some("0"), "100us", "Pause between I/Os (default unit us)"),
     opt("thinktime_blocks", &[], Kind::Count, Some("1"), "8", "I/Os between pauses"),
     opt("thinktime_spin", &[], MICROS, Some("0"), "50us", "Part of each think time spent busy instead of asleep (default unit us)"),
-    opt("thinktime_blocks_type", &[], Kind::Choice(THINKTIME_BLOCKS_TYPES), Some("complete"), "issue", "What thinktime_blocks counts: completed or issued I/Os"),
+    opt("thinktime_blocks_type", &[], Kind::Choice(ThinktimeCounts::NAMES), Some("complete"), "issue", "What thinktime_blocks counts: completed or issued I/Os"),
     opt("exitall", &[], Kind::Bool, Some("0"), "1", "When one job ends, stop the others (for the whole run once any job sets it)"),
-    opt("exit_what", &[], Kind::Choice(EXIT_WHATS), Some("group"), "all", "What exitall stops: group or stonewall (the running group), all (and every later group)"),
+    opt("exit_what", &[], Kind::Choice(ExitWhat::NAMES), Some("group"), "all", "What exitall stops: group or stonewall (the running group), all (and every later group)"),
     opt("wait_for", &[], Kind::Text, None, "writer", "Start only after the named earlier job has finished"),
     opt("max_latency", &[], Kind::Text, Some("0"), "100ms", "Fail the job on an I/O slower than this, read,write,trim (default unit us)"),
     opt("rate_min", &["ratemin"], Kind::SizePerDirection, Some("0"), "10m", "Fail the job below this bandwidth over a rate_cycle, read,write,trim"),
     opt("rate_iops_min", &[], Kind::CountPerDirection, Some("0"), "100", "Fail the job below these IOPS over a rate_cycle, read,write,trim"),
     opt("rate_cycle", &["ratecycle"], Kind::Count, Some("1000"), "500", "Window of the rate_min checks, ms"),
     opt("iodepth_low", &[], Kind::Count, None, "4", "Once the queue is full, let it drain to this depth before refilling (default: iodepth)"),
-    opt("steadystate", &["ss"], Kind::Choice(STEADYSTATE_CRITERIA), Some("iops_slope:0.01%"), "iops:5%", "Steady-state criterion and limit (absolute or %): deviation from the mean or slope of IOPS or bandwidth"),
+    opt("steadystate", &["ss"], Kind::Choice(SteadyCriterion::NAMES), Some("iops_slope:0.01%"), "iops:5%", "Steady-state criterion and limit (absolute or %): deviation from the mean or slope of IOPS or bandwidth"),
     opt("steadystate_duration", &["ss_dur"], SECONDS, Some("0"), "30s", "End the job once steadystate holds over this window, whole seconds (0 = off)"),
     opt("steadystate_ramp_time", &["ss_ramp"], SECONDS, Some("0"), "10s", "Time after ramp_time before steady-state samples are taken"),
     opt("latency_target", &[], MICROS, None, "2ms", "Search for the deepest queue (up to iodepth) whose I/Os stay under this latency (default unit us)"),
@@ -317,7 +273,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("latency_run", &[], Kind::Bool, Some("0"), "1", "Keep adjusting the depth to latency_target for the whole run instead of ending the job"),
     opt("direct", &[], Kind::Bool, Some("0"), "1", "Use O_DIRECT (bypass the page cache)"),
     opt("buffered", &[], Kind::Bool, Some("1"), "0", "Use the page cache; buffered=0 means direct=1"),
-    opt("sync", &[], Kind::Choice(SYNC_MODES), Some("none"), "dsync", "Open with O_SYNC (1, sync) or O_DSYNC (dsync)"),
+    opt("sync", &[], Kind::Choice(SyncMode::NAMES), Some("none"), "dsync", "Open with O_SYNC (1, sync) or O_DSYNC (dsync)"),
     opt("fsync", &[], Kind::Count, Some("0"), "32", "fsync after this many writes"),
     opt("fdatasync", &[], Kind::Count, Some("0"), "32", "fdatasync after this many writes"),
     opt("end_fsync", &[], Kind::Bool, Some("0"), "1", "fsync when the job ends"),
@@ -325,7 +281,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("invalidate", &[], Kind::Bool, Some("1"), "0", "Drop the target's page cache before starting"),
     opt("overwrite", &[], Kind::Bool, Some("0"), "1", "Lay out files fully before writing"),
     opt("unlink", &[], Kind::Bool, Some("0"), "1", "Delete generated files when done"),
-    opt("ioengine", &[], Kind::Choice(&EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
+    opt("ioengine", &[], Kind::Choice(EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
     opt("iodepth", &[], Kind::Count, Some("1"), "32", "I/Os kept in flight (asynchronous engines)"),
     opt("iodepth_batch_submit", &["iodepth_batch"], Kind::Count, Some("1"), "8", "I/Os submitted at once"),
     opt("iodepth_batch_complete_min", &["iodepth_batch_complete"], Kind::Count, Some("1"), "8", "Least completions to wait for"),
@@ -345,16 +301,16 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("percentile_list", &[], Kind::FloatList, None, "50:99:99.9", "Latency percentiles to report (default: fio's list)"),
     opt("cpus_allowed", &[], Kind::Text, None, "0-3,6", "CPUs the workers may run on: numbers and ranges"),
     opt("cpumask", &[], Kind::Count, None, "0xf", "CPUs the workers may run on, as a bit mask"),
-    opt("cpus_allowed_policy", &[], Kind::Choice(CPU_POLICIES), Some("shared"), "split", "shared: every worker on all the CPUs; split: one CPU each"),
+    opt("cpus_allowed_policy", &[], Kind::Choice(CpuPolicy::NAMES), Some("shared"), "split", "shared: every worker on all the CPUs; split: one CPU each"),
     opt("nice", &[], Kind::Text, None, "5", "CPU nice value of the workers (-20 to 19)"),
     opt("prio", &[], Kind::Count, None, "2", "I/O priority level of the workers (0 highest to 7)"),
     opt("prioclass", &[], Kind::Count, None, "3", "I/O priority class: 1 realtime, 2 best effort, 3 idle"),
-    opt("kb_base", &[], Kind::Choice(KB_BASES), Some("1024"), "1000", "1024: k = 1024 (fio's default); 1000: k = 1000, Ki = 1024"),
+    opt("kb_base", &[], Kind::Choice(KbBase::NAMES), Some("1024"), "1000", "1024: k = 1024 (fio's default); 1000: k = 1000, Ki = 1024"),
     // Reporting and logs.
     opt("clat_percentiles", &[], Kind::Bool, Some("1"), "0", "Report completion latency percentiles"),
     opt("lat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report total latency percentiles"),
     opt("slat_percentiles", &[], Kind::Bool, Some("0"), "1", "Report submission latency percentiles"),
-    opt("unified_rw_reporting", &[], Kind::Choice(UNIFIED_RW), Some("none"), "mixed", "none: each direction; mixed (1): all directions as one; both (2): each, then as one"),
+    opt("unified_rw_reporting", &[], Kind::Choice(UnifiedRw::NAMES), Some("none"), "mixed", "none: each direction; mixed (1): all directions as one; both (2): each, then as one"),
     opt("significant_figures", &[], Kind::Count, Some("4"), "6", "Digits of IOPS and bandwidth in the normal output (1 to 10)"),
     opt("write_bw_log", &[], Kind::Text, None, "mylog", "Bandwidth log PREFIX_bw.N.log (empty value: job name)"),
     opt("write_iops_log", &[], Kind::Text, None, "mylog", "IOPS log PREFIX_iops.N.log (empty value: job name)"),
@@ -373,12 +329,12 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("allow_file_create", &[], Kind::Bool, Some("1"), "0", "0: a file that does not exist is an error instead of being created"),
     opt("create_only", &[], Kind::Bool, Some("0"), "1", "Only create and lay out the files; do no I/O"),
     opt("create_on_open", &[], Kind::Bool, Some("0"), "1", "Create a missing file empty when the job's group starts, not at the run's start (write jobs only)"),
-    opt("fallocate", &[], Kind::Choice(FALLOCATE_MODES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
+    opt("fallocate", &[], Kind::Choice(Fallocate::NAMES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
-    opt("fadvise_hint", &[], Kind::Choice(FADVISE_HINTS), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
+    opt("fadvise_hint", &[], Kind::Choice(FadviseHint::NAMES), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
     opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone) and $filenum; without $jobnum the clones share the files"),
     opt("openfiles", &[], Kind::Count, None, "4", "Files a worker uses at a time, moving on as each is done; unlike fio, all stay open (no descriptor limit)"),
-    opt("zonemode", &[], Kind::Choice(ZONE_MODES), Some("none"), "strided", "none, or strided: I/O stays in one zone for zonesize bytes, then moves on to the next"),
+    opt("zonemode", &[], Kind::Choice(ZoneMode::NAMES), Some("none"), "strided", "none, or strided: I/O stays in one zone for zonesize bytes, then moves on to the next"),
     opt("zonesize", &[], Kind::Size, Some("0"), "16m", "zonemode=strided: bytes transferred in a zone before the next"),
     opt("zonerange", &[], Kind::Size, Some("0"), "256m", "zonemode=strided: length of a zone (default: zonesize)"),
     opt("zoneskip", &[], Kind::Size, Some("0"), "64m", "zonemode=strided: bytes skipped between one zone's end and the next zone"),
@@ -437,7 +393,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
     unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
     unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
-    opt("verify", &[], Kind::Choice(VERIFY_KINDS), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
+    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
     opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),

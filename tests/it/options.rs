@@ -860,3 +860,51 @@ fn thinktime_blocks_type_issue_is_accepted_and_paces_the_job() {
         "expected three 20 ms pauses (60 ms and a little), got {runtime_ms} ms"
     );
 }
+
+#[test]
+fn a_misspelled_choice_is_refused_in_one_line_naming_the_choices() {
+    let cases = [
+        (
+            "--sync=dsnyc",
+            "sync=dsnyc: unknown value 'dsnyc' (use one of 0, none, 1, sync, dsync, e.g. sync=dsync)",
+        ),
+        (
+            "--fallocate=natve",
+            "fallocate=natve: unknown value 'natve' (use one of none, native, posix, keep, \
+             truncate, 0, 1, e.g. fallocate=posix)",
+        ),
+        (
+            "--verify=crc32x",
+            "verify=crc32x: unknown value 'crc32x' (use one of 0, crc32c, crc32c-intel, crc64, \
+             xxhash, sha256, md5, pattern, meta, null, e.g. verify=crc32c)",
+        ),
+        (
+            "--unified_rw_reporting=3",
+            "unified_rw_reporting=3: unknown value '3' (use one of none, mixed, both, 0, 1, 2, \
+             e.g. unified_rw_reporting=mixed)",
+        ),
+        (
+            "--random_distribution=zipff:1.2",
+            "random_distribution=zipff:1.2: unknown value 'zipff' (use one of random, zipf, \
+             pareto, normal, zoned, e.g. random_distribution=zipf:1.2)",
+        ),
+        (
+            "--sync=dsync:1",
+            "sync=dsync:1: 'dsync' takes no ':' parameter (use one of 0, none, 1, sync, dsync, \
+             e.g. sync=dsync)",
+        ),
+    ];
+    for (arg, message) in cases {
+        let out = iolens(&["run", "--parse-only", "--name=a", "--size=1m", arg]);
+        let expected = format!("iolens: command line argument 3: {message}\n");
+        assert!(
+            !out.status.success(),
+            "expected {arg} to be refused, saw success"
+        );
+        assert_eq!(
+            stderr(&out),
+            expected,
+            "expected {arg} refused in one line naming the choices, saw otherwise"
+        );
+    }
+}

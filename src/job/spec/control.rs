@@ -3,8 +3,9 @@
 //! (`QueueSpec`: the engine's depth, `iodepth_low`, the batches; `latency_target`).
 
 use super::*;
+use crate::job::choice::choice_words;
 use crate::job::error::JobError;
-use crate::job::layers::Layers;
+use crate::job::layers::{Chosen, Layers};
 use crate::job::options::opt;
 use crate::units;
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,12 @@ pub enum ExitWhat {
     /// The running group and every group after it.
     All,
 }
+
+choice_words!(ExitWhat {
+    "group" => ExitWhat::Group,
+    "stonewall" => ExitWhat::Group,
+    "all" => ExitWhat::All,
+});
 
 /// Run control beyond time and size: when a job stops early, waits, or fails on
 /// being too slow.
@@ -79,6 +86,21 @@ pub enum SteadyMetric {
     Bw,
 }
 
+/// A `steadystate=` word: the metric sampled, and whether the slope of the samples is
+/// judged rather than their deviation from the mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SteadyCriterion {
+    metric: SteadyMetric,
+    slope: bool,
+}
+
+choice_words!(SteadyCriterion {
+    "iops" => SteadyCriterion { metric: SteadyMetric::Iops, slope: false },
+    "iops_slope" => SteadyCriterion { metric: SteadyMetric::Iops, slope: true },
+    "bw" => SteadyCriterion { metric: SteadyMetric::Bw, slope: false },
+    "bw_slope" => SteadyCriterion { metric: SteadyMetric::Bw, slope: true },
+});
+
 /// fio's `steadystate=METRIC[_slope]:LIMIT[%]`, `ss_dur` and `ss_ramp`: once per
 /// second the job's rate (both directions together) is sampled; the job ends when
 /// the last `duration` of samples meets the criterion.
@@ -112,8 +134,7 @@ pub struct LatencyTargetSpec {
 
 impl Layers<'_> {
     pub(crate) fn control(&self) -> Result<RunControlSpec, JobError> {
-        let (exit_what, _, setting) = self.choice(opt::EXIT_WHAT)?;
-        self.no_parameter(exit_what, setting)?;
+        let exit_what = self.choice(opt::EXIT_WHAT)?;
         let max_latency = self.per_direction(opt::MAX_LATENCY, |t| {
             units::parse_time(t, units::TimeUnit::Micros)
         })?;
@@ -131,10 +152,7 @@ impl Layers<'_> {
         }
         Ok(RunControlSpec {
             exitall: self.bool(opt::EXITALL)?,
-            exit_what: match exit_what {
-                "all" => ExitWhat::All,
-                _ => ExitWhat::Group,
-            },
+            exit_what,
             wait_for: self
                 .given(opt::WAIT_FOR)
                 .map(|s| s.text.trim().to_string())
@@ -173,7 +191,12 @@ impl Layers<'_> {
         if duration.is_zero() {
             return Ok(None);
         }
-        let (word, limit, setting) = self.choice(opt::STEADYSTATE)?;
+        let Chosen {
+            value: criterion,
+            word,
+            parameter: limit,
+            setting,
+        } = self.choice_with_parameter::<SteadyCriterion>(opt::STEADYSTATE)?;
         let limit = limit.unwrap_or_default().trim();
         let (number, limit_is_percent) = match limit.strip_suffix('%') {
             Some(number) => (number, true),
@@ -192,12 +215,8 @@ impl Layers<'_> {
         // One sample per second: a window shorter than a second holds none.
         let duration = Duration::from_secs(duration.as_secs().max(1));
         Ok(Some(SteadyStateSpec {
-            metric: if word.starts_with("bw") {
-                SteadyMetric::Bw
-            } else {
-                SteadyMetric::Iops
-            },
-            slope: word.ends_with("_slope"),
+            metric: criterion.metric,
+            slope: criterion.slope,
             limit,
             limit_is_percent,
             duration,

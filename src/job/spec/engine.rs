@@ -5,6 +5,7 @@
 //! every question about an engine's capabilities come from it. Adding an engine is a
 //! file in `src/engine/`, one row here and one arm in `engine::with_engine`.
 
+use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
@@ -80,9 +81,18 @@ engines! {
     Null => EngineDef { name: "null", is_async: true, diskless: true, ..BLOCKING },
 }
 
-impl EngineKind {
-    /// The `ioengine=` values, the names of `ALL`.
-    pub const NAMES: [&'static str; EngineKind::ALL.len()] = {
+/// The `ioengine=` values: the names of `ALL`, each with its kind.
+impl Choice for EngineKind {
+    const WORDS: &'static [(&'static str, Self)] = &{
+        let mut words = [("", EngineKind::Psync); EngineKind::ALL.len()];
+        let mut i = 0;
+        while i < words.len() {
+            words[i] = (Self::ALL[i].name, Self::ALL[i].kind);
+            i += 1;
+        }
+        words
+    };
+    const NAMES: &'static [&'static str] = &{
         let mut names = [""; EngineKind::ALL.len()];
         let mut i = 0;
         while i < names.len() {
@@ -91,16 +101,13 @@ impl EngineKind {
         }
         names
     };
+}
 
+impl EngineKind {
     /// This engine's row of `ALL`.
     #[inline]
     pub fn def(self) -> &'static EngineDef {
         &Self::ALL[self as usize]
-    }
-
-    /// The engine called `name` in fio's words; `None` for a name iolens does not have.
-    pub fn named(name: &str) -> Option<Self> {
-        Self::ALL.iter().find(|e| e.name == name).map(|e| e.kind)
     }
 
     /// The fio name of the engine.
@@ -249,10 +256,8 @@ impl Pvsync2Options {
 impl EngineSpec {
     /// The engine section of one job; options the chosen engine ignores become warnings.
     pub(crate) fn resolve(layers: &Layers, warnings: &mut Vec<String>) -> Result<Self, JobError> {
-        let (name, _, setting) = layers.choice(opt::IOENGINE)?;
-        layers.no_parameter(name, setting)?;
-        let kind = EngineKind::named(name)
-            .ok_or_else(|| setting.invalid(format!("unknown value '{name}'")))?;
+        let kind: EngineKind = layers.choice(opt::IOENGINE)?;
+        let name = kind.name();
         let job = &layers.job.name;
         let iodepth = layers.count_u32(opt::IODEPTH, 1)?;
         if iodepth > 1 && !kind.is_async() {
@@ -372,7 +377,7 @@ mod tests {
         let def = opt::IOENGINE;
         assert_eq!(
             def.kind,
-            Kind::Choice(&EngineKind::NAMES),
+            Kind::Choice(EngineKind::NAMES),
             "ioengine= should accept exactly the table's names"
         );
         let default = def.default.expect("ioengine has a default");

@@ -1,11 +1,24 @@
 //! Execution: how many workers, threads or processes, timing, grouping and scheduling.
 
+use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
 use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// fio's `cpus_allowed_policy=`: whether the workers share the CPUs or take one each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CpuPolicy {
+    Shared,
+    Split,
+}
+
+choice_words!(CpuPolicy {
+    "shared" => CpuPolicy::Shared,
+    "split" => CpuPolicy::Split,
+});
 
 /// How each worker thread is scheduled (fio's `cpus_allowed`, `nice`, `prio`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,8 +86,7 @@ impl Layers<'_> {
         };
         cpus.sort_unstable();
         cpus.dedup();
-        let (policy, _, setting) = self.choice(opt::CPUS_ALLOWED_POLICY)?;
-        self.no_parameter(policy, setting)?;
+        let policy: CpuPolicy = self.choice(opt::CPUS_ALLOWED_POLICY)?;
         let nice = self
             .given(opt::NICE)
             .map(|s| {
@@ -103,7 +115,7 @@ impl Layers<'_> {
         };
         Ok(SchedSpec {
             cpus,
-            split_cpus: policy == "split",
+            split_cpus: policy == CpuPolicy::Split,
             nice,
             ioprio,
         })

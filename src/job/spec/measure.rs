@@ -1,6 +1,7 @@
 //! What is measured and how it is reported: latencies, percentiles, significant figures,
 //! unified reporting and the log files.
 
+use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
@@ -46,6 +47,15 @@ pub enum UnifiedRw {
     /// `both` / `2`: each direction, then the merged report.
     Both,
 }
+
+choice_words!(UnifiedRw {
+    "none" => UnifiedRw::Separate,
+    "mixed" => UnifiedRw::Mixed,
+    "both" => UnifiedRw::Both,
+    "0" => UnifiedRw::Separate,
+    "1" => UnifiedRw::Mixed,
+    "2" => UnifiedRw::Both,
+});
 
 /// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
 /// file name prefix (the job name when the option is given without a value).
@@ -100,8 +110,7 @@ impl Layers<'_> {
             }
             None => DEFAULT_PERCENTILES.to_vec(),
         };
-        let (unified, _, setting) = self.choice(opt::UNIFIED_RW_REPORTING)?;
-        self.no_parameter(unified, setting)?;
+        let unified_rw = self.choice(opt::UNIFIED_RW_REPORTING)?;
         Ok(MeasureSpec {
             slat: measured(opt::DISABLE_SLAT)?,
             clat: measured(opt::DISABLE_CLAT)?,
@@ -113,11 +122,7 @@ impl Layers<'_> {
             lat_percentiles: self.bool(opt::LAT_PERCENTILES)?,
             significant_figures: self.significant_figures()?,
             stats: self.bool(opt::STATS)?,
-            unified_rw: match unified {
-                "mixed" | "1" => UnifiedRw::Mixed,
-                "both" | "2" => UnifiedRw::Both,
-                _ => UnifiedRw::Separate,
-            },
+            unified_rw,
         })
     }
 

@@ -3,6 +3,7 @@
 //! `pre_read`, …) and the I/O mode (`direct`, `sync`, `fsync`, …).
 
 use super::*;
+use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::{Layers, Setting};
 use crate::job::options::opt;
@@ -71,6 +72,16 @@ pub enum Fallocate {
     Truncate,
 }
 
+choice_words!(Fallocate {
+    "none" => Fallocate::None,
+    "native" => Fallocate::Native,
+    "posix" => Fallocate::Posix,
+    "keep" => Fallocate::Keep,
+    "truncate" => Fallocate::Truncate,
+    "0" => Fallocate::None,
+    "1" => Fallocate::Posix,
+});
+
 /// fio's `fadvise_hint=`: access advice given on each file before the first I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FadviseHint {
@@ -80,6 +91,13 @@ pub enum FadviseHint {
     Sequential,
     Random,
 }
+
+choice_words!(FadviseHint {
+    "0" => FadviseHint::None,
+    "1" => FadviseHint::ByPattern,
+    "sequential" => FadviseHint::Sequential,
+    "random" => FadviseHint::Random,
+});
 
 /// How a job's files are created, prepared and guarded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +124,14 @@ pub enum SyncMode {
     /// `sync=dsync`: O_DSYNC.
     Dsync,
 }
+
+choice_words!(SyncMode {
+    "0" => SyncMode::None,
+    "none" => SyncMode::None,
+    "1" => SyncMode::Sync,
+    "sync" => SyncMode::Sync,
+    "dsync" => SyncMode::Dsync,
+});
 
 /// How data reaches the target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,15 +185,9 @@ impl Layers<'_> {
     }
 
     pub(crate) fn files(&self, engine: EngineKind) -> Result<FilesSpec, JobError> {
-        let (mode, _, setting) = self.choice(opt::FALLOCATE)?;
-        self.no_parameter(mode, setting)?;
-        let fallocate = match mode {
-            "none" | "0" => Fallocate::None,
-            "posix" | "1" => Fallocate::Posix,
-            "keep" => Fallocate::Keep,
-            "truncate" => Fallocate::Truncate,
-            _ => Fallocate::Native,
-        };
+        let chosen = self.choice_with_parameter(opt::FALLOCATE)?;
+        chosen.no_parameter()?;
+        let (fallocate, setting) = (chosen.value, chosen.setting);
         // A file left shorter than the job's region has nothing there to map.
         if engine.def().maps_files && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
             let name = engine.name();
@@ -176,34 +196,23 @@ impl Layers<'_> {
                 format!("use fallocate=native or truncate with ioengine={name}"),
             ));
         }
-        let (hint, _, setting) = self.choice(opt::FADVISE_HINT)?;
-        self.no_parameter(hint, setting)?;
+        let fadvise = self.choice(opt::FADVISE_HINT)?;
         Ok(FilesSpec {
             allow_file_create: self.bool(opt::ALLOW_FILE_CREATE)?,
             create_only: self.bool(opt::CREATE_ONLY)?,
             create_on_open: self.bool(opt::CREATE_ON_OPEN)?,
             fallocate,
             pre_read: self.bool(opt::PRE_READ)?,
-            fadvise: match hint {
-                "0" => FadviseHint::None,
-                "sequential" => FadviseHint::Sequential,
-                "random" => FadviseHint::Random,
-                _ => FadviseHint::ByPattern,
-            },
+            fadvise,
             allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
         })
     }
 
     pub(crate) fn io_mode(&self) -> Result<IoModeSpec, JobError> {
-        let (mode, _, setting) = self.choice(opt::SYNC)?;
-        self.no_parameter(mode, setting)?;
+        let sync = self.choice(opt::SYNC)?;
         Ok(IoModeSpec {
             direct: self.direct()?,
-            sync: match mode {
-                "1" | "sync" => SyncMode::Sync,
-                "dsync" => SyncMode::Dsync,
-                _ => SyncMode::None,
-            },
+            sync,
             fsync: self.count_u32(opt::FSYNC, 0)?,
             fdatasync: self.count_u32(opt::FDATASYNC, 0)?,
             // A job keeps its files open to its end, so closing them is ending it.

@@ -3,6 +3,7 @@
 //! parses). A job that only reads checks that every block holds what its header says.
 
 use super::JobSpec;
+use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::opt;
@@ -22,6 +23,20 @@ pub enum VerifyKind {
     /// Only the block header (offset, generation, writer) is checked.
     Meta,
 }
+
+// `None`: verification off.
+choice_words!(Option<VerifyKind> {
+    "0" => None,
+    "crc32c" => Some(VerifyKind::Crc32c),
+    "crc32c-intel" => Some(VerifyKind::Crc32c),
+    "crc64" => Some(VerifyKind::Crc64),
+    "xxhash" => Some(VerifyKind::Xxhash),
+    "sha256" => Some(VerifyKind::Sha256),
+    "md5" => Some(VerifyKind::Md5),
+    "pattern" => Some(VerifyKind::Pattern),
+    "meta" => Some(VerifyKind::Meta),
+    "null" => None,
+});
 
 /// Bytes of the header at `header_offset` in each verified block.
 pub const VERIFY_HEADER_LEN: u64 = 80;
@@ -51,18 +66,10 @@ pub struct VerifySpec {
 
 impl Layers<'_> {
     pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
-        let (word, _, setting) = self.choice(opt::VERIFY)?;
-        self.no_parameter(word, setting)?;
-        let kind = match word {
-            "0" | "null" => return Ok(None),
-            "crc32c" | "crc32c-intel" => VerifyKind::Crc32c,
-            "crc64" => VerifyKind::Crc64,
-            "xxhash" => VerifyKind::Xxhash,
-            "sha256" => VerifyKind::Sha256,
-            "md5" => VerifyKind::Md5,
-            "pattern" => VerifyKind::Pattern,
-            "meta" => VerifyKind::Meta,
-            other => unreachable!("verify={other} is in VERIFY_KINDS but not mapped"),
+        let chosen = self.choice_with_parameter(opt::VERIFY)?;
+        chosen.no_parameter()?;
+        let (Some(kind), setting) = (chosen.value, chosen.setting) else {
+            return Ok(None);
         };
         let pattern = match self.given(opt::VERIFY_PATTERN) {
             Some(s) => Some(parse_pattern(s.text).map_err(|e| s.invalid(e))?),

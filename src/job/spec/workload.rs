@@ -3,8 +3,9 @@
 //! and the pacing (rate caps, think time).
 
 use super::*;
+use crate::job::choice::choice_words;
 use crate::job::error::JobError;
-use crate::job::layers::{Layers, Setting};
+use crate::job::layers::{Chosen, Layers, Setting};
 use crate::job::options::opt;
 use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,33 @@ pub enum RwPattern {
     /// Sequential: trim a block, then write the same block.
     TrimWrite,
 }
+
+choice_words!(RwPattern {
+    "read" => RwPattern::Read,
+    "write" => RwPattern::Write,
+    "randread" => RwPattern::RandRead,
+    "randwrite" => RwPattern::RandWrite,
+    "rw" => RwPattern::ReadWrite,
+    "readwrite" => RwPattern::ReadWrite,
+    "randrw" => RwPattern::RandRw,
+    "trim" => RwPattern::Trim,
+    "randtrim" => RwPattern::RandTrim,
+    "trimwrite" => RwPattern::TrimWrite,
+});
+
+/// fio's `rw_sequencer=`: what a random pattern's I/Os between random offsets do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RwSequencer {
+    /// Continue after the last I/O.
+    Sequential,
+    /// Repeat the last I/O's offset.
+    Identical,
+}
+
+choice_words!(RwSequencer {
+    "sequential" => RwSequencer::Sequential,
+    "identical" => RwSequencer::Identical,
+});
 
 impl RwPattern {
     pub fn is_random(self) -> bool {
@@ -96,11 +124,46 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
+/// A `random_distribution=` word; its `:parameter` makes the `Distribution`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DistributionWord {
+    Random,
+    Zipf,
+    Pareto,
+    Normal,
+    Zoned,
+}
+
+choice_words!(DistributionWord {
+    "random" => DistributionWord::Random,
+    "zipf" => DistributionWord::Zipf,
+    "pareto" => DistributionWord::Pareto,
+    "normal" => DistributionWord::Normal,
+    "zoned" => DistributionWord::Zoned,
+});
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateProcess {
     Linear,
     Poisson,
 }
+
+choice_words!(RateProcess {
+    "linear" => RateProcess::Linear,
+    "poisson" => RateProcess::Poisson,
+});
+
+/// fio's `thinktime_blocks_type=`: which I/Os `thinktime_blocks` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ThinktimeCounts {
+    Completed,
+    Issued,
+}
+
+choice_words!(ThinktimeCounts {
+    "complete" => ThinktimeCounts::Completed,
+    "issue" => ThinktimeCounts::Issued,
+});
 
 /// What the workers do and in what order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -183,6 +246,32 @@ pub enum FileService {
     Sequential,
 }
 
+/// A `file_service_type=` word; with its `:N` it makes the `FileService`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileServiceWord {
+    RoundRobin,
+    Random,
+    Sequential,
+}
+
+choice_words!(FileServiceWord {
+    "roundrobin" => FileServiceWord::RoundRobin,
+    "random" => FileServiceWord::Random,
+    "sequential" => FileServiceWord::Sequential,
+});
+
+/// fio's `zonemode=`: whether I/O moves through the region zone by zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ZoneMode {
+    None,
+    Strided,
+}
+
+choice_words!(ZoneMode {
+    "none" => ZoneMode::None,
+    "strided" => ZoneMode::Strided,
+});
+
 /// Pacing: rate limits and think time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PacingSpec {
@@ -213,8 +302,12 @@ pub struct BufferSpec {
 
 impl Layers<'_> {
     pub(crate) fn workload(&self, warnings: &mut Vec<String>) -> Result<WorkloadSpec, JobError> {
-        let (word, modifier, setting) = self.choice(opt::RW)?;
-        let rw = rw_pattern(word);
+        let Chosen {
+            value: rw,
+            parameter: modifier,
+            setting,
+            ..
+        } = self.choice_with_parameter::<RwPattern>(opt::RW)?;
         // Without `:N`, sequential jobs add no hole and random jobs seek on every I/O.
         let rw_modifier = match modifier {
             Some(text) if text.trim_start().starts_with('-') => {
@@ -229,15 +322,14 @@ impl Layers<'_> {
             Some(text) => units::parse_size(text, self.kb_base).map_err(|e| setting.invalid(e))?,
             None => u64::from(rw.is_random()),
         };
-        let (sequencer, _, sequencer_setting) = self.choice(opt::RW_SEQUENCER)?;
-        self.no_parameter(sequencer, sequencer_setting)?;
+        let sequencer: RwSequencer = self.choice(opt::RW_SEQUENCER)?;
         let bs = self.block_sizes()?;
         let align = self.per_direction(opt::BLOCKALIGN, |t| self.nonzero_size(t))?;
         let randseed = self.given(opt::RANDSEED);
         Ok(WorkloadSpec {
             rw,
             rw_modifier,
-            repeat_offsets: sequencer == "identical",
+            repeat_offsets: sequencer == RwSequencer::Identical,
             rwmixread: self.rwmixread()?,
             blockalign: Ddir::ALL.map(|d| align[d.index()].unwrap_or(bs[d.index()].min())),
             bs,
@@ -273,9 +365,7 @@ impl Layers<'_> {
 
     /// `zonemode=strided` and its zone sizes; without it they change nothing (as fio).
     fn strided_zones(&self) -> Result<Option<StridedZones>, JobError> {
-        let (mode, _, setting) = self.choice(opt::ZONEMODE)?;
-        self.no_parameter(mode, setting)?;
-        if mode == "none" {
+        if self.choice::<ZoneMode>(opt::ZONEMODE)? == ZoneMode::None {
             return Ok(None);
         }
         let size = |name| self.parse_defaulted(name, |text| units::parse_size(text, self.kb_base));
@@ -296,7 +386,8 @@ impl Layers<'_> {
     }
 
     fn file_service(&self) -> Result<FileService, JobError> {
-        let (word, parameter, setting) = self.choice(opt::FILE_SERVICE_TYPE)?;
+        let chosen = self.choice_with_parameter(opt::FILE_SERVICE_TYPE)?;
+        let (parameter, setting) = (chosen.parameter, chosen.setting);
         let ios = match parameter {
             Some(text) => text
                 .trim()
@@ -308,13 +399,13 @@ impl Layers<'_> {
                 })?,
             None => 1,
         };
-        Ok(match word {
-            "random" => FileService::Random { ios },
-            "sequential" => {
-                self.no_parameter(word, setting)?;
+        Ok(match chosen.value {
+            FileServiceWord::RoundRobin => FileService::RoundRobin { ios },
+            FileServiceWord::Random => FileService::Random { ios },
+            FileServiceWord::Sequential => {
+                chosen.no_parameter()?;
                 FileService::Sequential
             }
-            _ => FileService::RoundRobin { ios },
         })
     }
 
@@ -373,7 +464,8 @@ impl Layers<'_> {
     }
 
     fn distribution(&self) -> Result<Distribution, JobError> {
-        let (word, parameter, setting) = self.choice(opt::RANDOM_DISTRIBUTION)?;
+        let chosen = self.choice_with_parameter(opt::RANDOM_DISTRIBUTION)?;
+        let (word, parameter, setting) = (chosen.word, chosen.parameter, chosen.setting);
         let number = |test: fn(f64) -> bool, range: &str| {
             let text = parameter.ok_or_else(|| setting.invalid(format!("{word} needs :value")))?;
             text.trim()
@@ -382,17 +474,23 @@ impl Layers<'_> {
                 .filter(|v| test(*v))
                 .ok_or_else(|| setting.invalid(format!("{word} parameter must be {range}")))
         };
-        Ok(match word {
-            "zipf" => Distribution::Zipf(number(|v| v > 0.0 && v != 1.0, "above 0 and not 1")?),
-            "pareto" => Distribution::Pareto(number(|v| v > 0.0 && v < 1.0, "between 0 and 1")?),
-            "normal" => Distribution::Normal(number(|v| v > 0.0 && v <= 100.0, "in (0, 100]")?),
-            "zoned" => Distribution::Zoned(
-                parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
-            ),
-            _ => {
-                self.no_parameter(word, setting)?;
+        Ok(match chosen.value {
+            DistributionWord::Random => {
+                chosen.no_parameter()?;
                 Distribution::Random
             }
+            DistributionWord::Zipf => {
+                Distribution::Zipf(number(|v| v > 0.0 && v != 1.0, "above 0 and not 1")?)
+            }
+            DistributionWord::Pareto => {
+                Distribution::Pareto(number(|v| v > 0.0 && v < 1.0, "between 0 and 1")?)
+            }
+            DistributionWord::Normal => {
+                Distribution::Normal(number(|v| v > 0.0 && v <= 100.0, "in (0, 100]")?)
+            }
+            DistributionWord::Zoned => Distribution::Zoned(
+                parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
+            ),
         })
     }
 
@@ -400,19 +498,19 @@ impl Layers<'_> {
         let rate = self.per_direction(opt::RATE, |t| units::parse_size(t, self.kb_base))?;
         let rate_iops =
             self.per_direction(opt::RATE_IOPS, |t| units::parse_count(t, self.kb_base))?;
-        let (process, _, setting) = self.choice(opt::RATE_PROCESS)?;
-        self.no_parameter(process, setting)?;
+        let rate_process = self.choice(opt::RATE_PROCESS)?;
         Ok(PacingSpec {
             rate: rate.map(Option::unwrap_or_default),
             rate_iops: rate_iops.map(Option::unwrap_or_default),
-            rate_process: match process {
-                "poisson" => RateProcess::Poisson,
-                _ => RateProcess::Linear,
-            },
+            rate_process,
             thinktime: self.time(opt::THINKTIME)?.unwrap_or_default(),
             thinktime_spin: self.time(opt::THINKTIME_SPIN)?.unwrap_or_default(),
             thinktime_blocks: self.count_u32(opt::THINKTIME_BLOCKS, 1)?,
-            thinktime_counts_issued: self.choice(opt::THINKTIME_BLOCKS_TYPE)?.0 == "issue",
+            // Unlike the other plain choices, a `:parameter` here is accepted and ignored.
+            thinktime_counts_issued: self
+                .choice_with_parameter::<ThinktimeCounts>(opt::THINKTIME_BLOCKS_TYPE)?
+                .value
+                == ThinktimeCounts::Issued,
         })
     }
 
@@ -423,20 +521,6 @@ impl Layers<'_> {
             scramble_buffers: self.bool(opt::SCRAMBLE_BUFFERS)?,
             compress_percentage: self.percent(opt::BUFFER_COMPRESS_PERCENTAGE)?,
         })
-    }
-}
-
-fn rw_pattern(word: &str) -> RwPattern {
-    match word {
-        "write" => RwPattern::Write,
-        "randread" => RwPattern::RandRead,
-        "randwrite" => RwPattern::RandWrite,
-        "rw" | "readwrite" => RwPattern::ReadWrite,
-        "randrw" => RwPattern::RandRw,
-        "trim" => RwPattern::Trim,
-        "randtrim" => RwPattern::RandTrim,
-        "trimwrite" => RwPattern::TrimWrite,
-        _ => RwPattern::Read,
     }
 }
 
