@@ -8,6 +8,23 @@ pub fn scratch_dir() -> tempfile::TempDir {
     tempfile::tempdir_in(base).expect("create scratch dir")
 }
 
+/// A scratch file of `pages` pages of `byte`, written through the page cache
+/// (so they are cached), with its directory and length.
+pub fn cached_file(pages: usize, byte: u8) -> (tempfile::TempDir, std::fs::File, u64) {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.path().join("t"))
+        .unwrap();
+    let len = pages * iolens_sys::page_size();
+    file.write_all_at(&vec![byte; len], 0).unwrap();
+    (dir, file, len as u64)
+}
+
 /// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
 /// with a clat mean of 1e9/IOPS ns and p99 at twice that.
 pub fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {

@@ -76,21 +76,11 @@ pub fn warning(guard: &CacheGuard, direct: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::FileExt;
 
     fn cached_file(pages: usize) -> (tempfile::TempDir, Arc<File>, u64) {
-        let dir = tempfile::tempdir().unwrap();
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.path().join("t"))
-            .unwrap();
-        let len = pages * iolens_sys::page_size();
-        file.write_all_at(&vec![9u8; len], 0).unwrap();
+        let (dir, file, len) = crate::testutil::cached_file(pages, 9);
         file.sync_all().unwrap();
-        (dir, Arc::new(file), len as u64)
+        (dir, Arc::new(file), len)
     }
 
     #[test]

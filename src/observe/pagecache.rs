@@ -75,21 +75,11 @@ impl CacheProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::FileExt;
 
     #[test]
     fn counts_written_pages_of_a_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.path().join("f"))
-            .unwrap();
-        let page = iolens_sys::page_size();
-        file.write_all_at(&vec![3u8; 4 * page], 0).unwrap();
-        let (mut probe, note) = CacheProbe::new(Arc::new(file), 4 * page as u64);
+        let (_dir, file, len) = crate::testutil::cached_file(4, 3);
+        let (mut probe, note) = CacheProbe::new(Arc::new(file), len);
         if let Some(note) = &note {
             eprintln!("{note}");
         }
