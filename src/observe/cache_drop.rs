@@ -77,28 +77,29 @@ pub fn warning(guard: &CacheGuard, direct: bool) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn cached_file(pages: usize) -> (tempfile::TempDir, Arc<File>, u64) {
-        let (dir, file, len) = crate::testutil::cached_file(pages, 9);
+    /// `check_target` on a scratch file of `pages` cached pages; `drop_cache`
+    /// gets the file.
+    fn check_cached(
+        pages: usize,
+        purge: bool,
+        drop_cache: impl FnOnce(&File) -> std::io::Result<()>,
+        now_ns: u64,
+    ) -> CacheGuard {
+        let (dir, file, size) = crate::testutil::cached_file(pages, 9);
         file.sync_all().unwrap();
-        (dir, Arc::new(file), len)
-    }
-
-    #[test]
-    fn purge_counts_before_and_after() {
-        let (dir, file, size) = cached_file(8);
+        let file = Arc::new(file);
         let path = dir.path().join("t");
         let target = GuardedTarget {
             path: &path,
             file: &file,
             size,
         };
-        let guard = check_target(
-            "j",
-            target,
-            true,
-            || iolens_sys::fadvise_dontneed(&*file, 0, 0),
-            || 5,
-        );
+        check_target("j", target, purge, || drop_cache(&file), || now_ns)
+    }
+
+    #[test]
+    fn purge_counts_before_and_after() {
+        let guard = check_cached(8, true, |file| iolens_sys::fadvise_dontneed(file, 0, 0), 5);
         assert_eq!(guard.pages_before, Some(8));
         assert_eq!(guard.pages_after, Some(0));
         assert!(guard.purged);
@@ -108,14 +109,7 @@ mod tests {
 
     #[test]
     fn without_purge_the_count_is_kept_and_a_direct_job_is_warned() {
-        let (dir, file, size) = cached_file(3);
-        let path = dir.path().join("t");
-        let target = GuardedTarget {
-            path: &path,
-            file: &file,
-            size,
-        };
-        let guard = check_target("j", target, false, || unreachable!(), || 0);
+        let guard = check_cached(3, false, |_| unreachable!(), 0);
         assert_eq!(guard.pages_before, Some(3));
         assert_eq!(guard.pages_after, Some(3));
         assert!(!guard.purged);
@@ -126,20 +120,8 @@ mod tests {
 
     #[test]
     fn a_failed_purge_is_recorded() {
-        let (dir, file, size) = cached_file(1);
-        let path = dir.path().join("t");
-        let target = GuardedTarget {
-            path: &path,
-            file: &file,
-            size,
-        };
-        let guard = check_target(
-            "j",
-            target,
-            true,
-            || Err(std::io::Error::from_raw_os_error(libc::EACCES)),
-            || 0,
-        );
+        let failing = |_: &File| Err(std::io::Error::from_raw_os_error(libc::EACCES));
+        let guard = check_cached(1, true, failing, 0);
         assert!(!guard.purged);
         assert_eq!(guard.pages_after, Some(1));
         assert!(warning(&guard, false).unwrap().contains("could not drop"));
