@@ -1,6 +1,7 @@
 //! `pagecache-under-direct-io` (seed 000): a direct-I/O job ran while its
-//! target had pages in the page cache, so every direct write also had to look
-//! up and invalidate cached pages in its range. Also (Info) when invalidate=1
+//! target had pages in the page cache: every direct write also had to invalidate
+//! the cached pages in its range, and every direct read first had the kernel write
+//! back the range's dirty pages. Also (Info) when invalidate=1
 //! dropped pages before the job: the state a run without the purge would have
 //! measured.
 
@@ -65,14 +66,8 @@ fn cached_during(
     // Sample `from` precedes the first I/O and may predate the guard's purge
     // (the sampler starts first); the guard's own count covers the start.
     let from = from + 1;
-    let cached = |i: usize| {
-        target
-            .cache_series
-            .get(i)
-            .copied()
-            .flatten()
-            .map(|p| p.cached)
-    };
+    let pages = |i: usize| target.cache_series.get(i).copied().flatten();
+    let cached = |i: usize| pages(i).map(|p| p.cached);
     let first_seen = (from..=to).find(|&i| cached(i).is_some_and(|c| c > 0));
     let max = (from..=to)
         .filter_map(cached)
@@ -82,6 +77,11 @@ fn cached_during(
     if max == 0 {
         return None;
     }
+    let max_dirty = (from..=to)
+        .filter_map(pages)
+        .map(|p| p.dirty)
+        .max()
+        .unwrap_or(0);
     let page = obs.page_size_bytes.max(1);
     let mut evidence = vec![format!(
         "up to {max} pages ({}) of {path} were cached while the job ran",
@@ -113,7 +113,7 @@ fn cached_during(
             series.name
         ),
         evidence,
-        advice: "every direct write over a cached range also invalidates those pages (extra CPU per write); find and stop the reader, or compare with a run whose target cache stays empty".into(),
+        advice: advice(series, max_dirty),
         // When the pages appeared: already there at the guard's check, or first seen later.
         at_ns: if at_start > 0 {
             guard.map(|g| g.t_ns)
@@ -121,6 +121,29 @@ fn cached_during(
             first_seen.map(|i| obs.t_ns[i])
         },
     })
+}
+
+/// What the cached pages cost the job's direct I/O: a direct write invalidates the
+/// cached pages of its range (after writing back the dirty ones); a direct read leaves
+/// clean pages alone and only waits for the dirty ones of its range to be written back.
+/// A job that does both gets both.
+fn advice(series: &JobSeries, max_dirty: u64) -> String {
+    let did = |dir: usize| series.intervals.iter().any(|v| v.ios[dir] > 0);
+    let mut cost = Vec::new();
+    if did(0) && max_dirty > 0 {
+        cost.push(format!(
+            "every direct read still goes to the device, but first waits for the dirty cached pages of its range to be written back (up to {max_dirty} were dirty): the read latencies include someone else's writeback"
+        ));
+    } else if did(0) {
+        cost.push("direct reads go to the device and leave clean cached pages alone, so the reads measured the device; the pages show that another process used the target meanwhile".into());
+    }
+    if did(1) {
+        cost.push("every direct write over a cached range also invalidates those pages (extra CPU per write)".into());
+    }
+    cost.push(
+        "find and stop the reader, or compare with a run whose target cache stays empty".into(),
+    );
+    cost.join("; ")
 }
 
 #[cfg(test)]
@@ -156,6 +179,46 @@ mod tests {
         assert!(
             f.evidence.iter().any(|e| e.contains("another process")),
             "{f:?}"
+        );
+    }
+
+    #[test]
+    fn a_read_job_gets_read_advice_and_a_write_job_write_advice() {
+        let advice_for = |reads: u64, writes: u64, dirty: u64| {
+            let mut report = run(10);
+            add_job(&mut report, "w", true, io(reads, writes));
+            add_target(&mut report, |i| if i >= 3 { 64 } else { 0 });
+            for p in report.observations.targets[0]
+                .cache_series
+                .iter_mut()
+                .flatten()
+            {
+                p.dirty = dirty.min(p.cached);
+            }
+            let found = pagecache_under_direct_io(&report);
+            assert_eq!(codes(&found), [CODE], "expected the warning, saw {found:?}");
+            found[0].advice.clone()
+        };
+        let clean_read = advice_for(500, 0, 0);
+        assert!(
+            clean_read.contains("leave clean cached pages alone") && !clean_read.contains("write"),
+            "expected a read job over clean pages to get read advice only, saw: {clean_read}"
+        );
+        let dirty_read = advice_for(500, 0, 5);
+        assert!(
+            dirty_read.contains("written back (up to 5 were dirty)")
+                && !dirty_read.contains("direct write"),
+            "expected a read job over dirty pages to be told of the writeback it waited for, saw: {dirty_read}"
+        );
+        let write = advice_for(0, 500, 5);
+        assert!(
+            write.contains("every direct write") && !write.contains("direct read"),
+            "expected a write job to get write advice only, saw: {write}"
+        );
+        let mixed = advice_for(250, 250, 0);
+        assert!(
+            mixed.contains("direct reads go to the device") && mixed.contains("every direct write"),
+            "expected a read-write job to get both, saw: {mixed}"
         );
     }
 
