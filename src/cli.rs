@@ -3,12 +3,13 @@
 
 mod values;
 
+use crate::model::Severity;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use values::{
-    parse_duration, parse_eta, parse_fio_compat, parse_formats, parse_history_id, parse_io_timeout,
-    parse_observe_interval, parse_ramp, parse_repetitions, parse_report_file,
+    parse_duration, parse_eta, parse_fail_on, parse_fio_compat, parse_formats, parse_history_id,
+    parse_io_timeout, parse_observe_interval, parse_ramp, parse_repetitions, parse_report_file,
     parse_status_interval, parse_warmup, FlagValueError,
 };
 pub use values::{EtaMode, FioCompat, Format, Formats};
@@ -285,6 +286,10 @@ pub struct QuickArgs {
     /// Print the suite's job file and exit.
     #[arg(long)]
     pub show_job: bool,
+    /// Exit 3 after writing the reports when a finding of this severity or worse fired:
+    /// warning, or info (any finding).
+    #[arg(long, value_name = "SEVERITY", value_parser = parse_fail_on)]
+    pub fail_on: Option<Severity>,
     /// Live progress on stderr: auto (on terminals), always, never.
     #[arg(long, value_name = "WHEN", value_parser = parse_eta)]
     pub eta: Option<EtaMode>,
@@ -361,6 +366,10 @@ pub struct RunFlags {
     /// Compare the result with stored run ID (and its repetitions).
     #[arg(long, value_name = "ID", value_parser = parse_history_id)]
     pub compare_with: Option<i64>,
+    /// Exit 3 after writing the reports when a finding of this severity or worse fired:
+    /// warning, or info (any finding).
+    #[arg(long, value_name = "SEVERITY", value_parser = parse_fail_on)]
+    pub fail_on: Option<Severity>,
     #[command(flatten)]
     pub db: DbArgs,
     /// Do not store the run in the history.

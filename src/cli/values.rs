@@ -2,6 +2,7 @@
 //! them: a bad value is refused by clap with one line naming the flag, the
 //! value and the fix (`cli::error_line`).
 
+use crate::model::Severity;
 use crate::units::{self, TimeUnit};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -94,6 +95,17 @@ pub fn parse_fio_compat(value: &str) -> Parsed<FioCompat> {
         "strict" => Ok(FioCompat::Strict),
         "lenient" => Ok(FioCompat::Lenient),
         other => refuse(format!("--fio-compat={other}: use strict or lenient")),
+    }
+}
+
+/// Parse `--fail-on=`: the least severity of a finding that fails the run.
+pub fn parse_fail_on(value: &str) -> Parsed<Severity> {
+    match value {
+        "warning" => Ok(Severity::Warning),
+        "info" => Ok(Severity::Info),
+        other => refuse(format!(
+            "--fail-on={other}: use warning (fail on a warning finding) or info (on any finding)"
+        )),
     }
 }
 
@@ -230,6 +242,17 @@ mod tests {
         assert_eq!(
             message(parse_fio_compat("loose")),
             "--fio-compat=loose: use strict or lenient"
+        );
+    }
+
+    #[test]
+    fn fail_on_takes_a_finding_severity() {
+        assert_eq!(parse_fail_on("warning"), Ok(Severity::Warning));
+        assert_eq!(parse_fail_on("info"), Ok(Severity::Info));
+        assert_eq!(
+            message(parse_fail_on("error")),
+            "--fail-on=error: use warning (fail on a warning finding) or info (on any finding)",
+            "expected the refusal to name the value and the two that work"
         );
     }
 

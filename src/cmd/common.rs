@@ -5,13 +5,13 @@
 use super::comparison;
 use super::output::{self, Destination};
 use super::progress;
-use super::{EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
+use super::{EXIT_FINDING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::diagnose::repetitions;
 use crate::fileset::TargetError;
 use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob};
-use crate::model::{Observations, RunReport};
+use crate::model::{Finding, Observations, RunReport, Severity};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
 use crate::report::{html, repeat_table, timeline};
 use crate::runner::status::StatusReports;
@@ -269,6 +269,32 @@ pub fn run_status(report: &RunReport) -> i32 {
     code
 }
 
+/// `--fail-on`: a run that worked (`code` 0) exits `EXIT_FINDING` when one of
+/// `findings` is at least `threshold` severe; any other code stays.
+pub fn fail_on<'a>(
+    code: i32,
+    threshold: Option<Severity>,
+    findings: impl IntoIterator<Item = &'a Finding>,
+) -> i32 {
+    let Some(threshold) = threshold else {
+        return code;
+    };
+    let fired: Vec<&str> = findings
+        .into_iter()
+        .filter(|f| f.severity >= threshold)
+        .map(|f| f.code.as_str())
+        .collect();
+    if code != EXIT_OK || fired.is_empty() {
+        return code;
+    }
+    eprintln!(
+        "iolens: exit {EXIT_FINDING}: --fail-on={} and the findings {} fired",
+        threshold.name(),
+        fired.join(", ")
+    );
+    EXIT_FINDING
+}
+
 /// Where the report goes (`--output FILE`, else stdout), opened before the run.
 pub fn open_report(path: Option<&Path>) -> Result<Destination, CmdError> {
     Destination::open(path)
@@ -305,6 +331,8 @@ pub struct Repetitions<'a> {
     pub compare_with: Option<i64>,
     /// `--html FILE`: the repetitions and their statistics as an HTML report.
     pub html: Option<&'a Path>,
+    /// `--fail-on`: a finding of any repetition, or of the statistics, counts.
+    pub fail_on: Option<Severity>,
 }
 
 /// The whole job set N times, each a full run; the table (or JSON with every
@@ -363,7 +391,12 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
     if let Some(id) = o.compare_with {
         comparison::against_history(id, &result.repetitions, o.history, None)?;
     }
-    Ok(code)
+    let every_finding = result.repetitions.iter().flat_map(|r| &r.findings);
+    Ok(fail_on(
+        code,
+        o.fail_on,
+        every_finding.chain(&result.findings),
+    ))
 }
 
 #[cfg(test)]

@@ -22,10 +22,12 @@ use common::{CmdError, HistoryFlags};
 use history::HistoryQuery;
 pub use shim::invoked_as_fio;
 
-/// Exit codes: 0 ok, 1 the run failed (I/O error), 2 usage or configuration error.
+/// Exit codes: 0 ok, 1 the run failed (I/O error), 2 usage or configuration error,
+/// 3 the run worked but a finding at `--fail-on`'s severity fired.
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_RUN_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_FINDING: i32 = 3;
 
 /// Run the subcommand; the exit code, its error (if any) printed here, once.
 pub fn dispatch(cli: Cli) -> i32 {

@@ -3,8 +3,8 @@
 //! file only chooses the target and the engine and prints the compact table.
 
 use super::common::{
-    emit, print, run_once, run_repeated, run_status, stop_flag, write_html, CmdError, HistoryFlags,
-    JobSet, Repetitions,
+    emit, fail_on, print, run_once, run_repeated, run_status, stop_flag, write_html, CmdError,
+    HistoryFlags, JobSet, Repetitions,
 };
 use super::comparison;
 use super::output::{self, Destination};
@@ -89,6 +89,7 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
             history: &history,
             compare_with: baseline,
             html: args.html.as_deref(),
+            fail_on: args.fail_on,
         };
         return run_repeated(&jobs, &options, &stop);
     }
@@ -114,7 +115,7 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     if let Some(id) = baseline {
         comparison::against_history(id, &reports, &history, args.html.as_deref())?;
     }
-    Ok(code)
+    Ok(fail_on(code, args.fail_on, &reports[0].findings))
 }
 
 /// What the suite runs on; a file it created is removed when this is dropped,

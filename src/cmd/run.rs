@@ -3,8 +3,8 @@
 //! the comparison with a stored run.
 
 use super::common::{
-    emit, open_report, run_once, run_repeated, run_status, stop_flag, write_html, CmdError,
-    HistoryFlags, JobSet, Repetitions,
+    emit, fail_on, open_report, run_once, run_repeated, run_status, stop_flag, write_html,
+    CmdError, HistoryFlags, JobSet, Repetitions,
 };
 use super::comparison;
 use super::output;
@@ -31,6 +31,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
             history: &history,
             compare_with: flags.compare_with,
             html: flags.html.as_deref(),
+            fail_on: flags.fail_on,
         };
         return run_repeated(&jobs, &options, &stop);
     }
@@ -60,5 +61,5 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     if let Some(id) = flags.compare_with {
         comparison::against_history(id, &reports, &history, None)?;
     }
-    Ok(code)
+    Ok(fail_on(code, flags.fail_on, &reports[0].findings))
 }

@@ -389,11 +389,22 @@ pub struct Finding {
     pub at_ns: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Ordered: `Info < Warning` (`--fail-on` fails on its severity or a worse one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
     Warning,
+}
+
+impl Severity {
+    /// Its name as in the JSON (`info`, `warning`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+        }
+    }
 }
 
 /// `iolens run --repeat N`: every measured repetition in full, and per job and

@@ -7,6 +7,7 @@ mod diagnose;
 mod differential;
 mod engines;
 mod errors;
+mod fail_on;
 mod fio_match;
 mod fio_offsets;
 mod golden;
