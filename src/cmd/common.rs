@@ -420,6 +420,65 @@ mod tests {
     }
 
     #[test]
+    fn fail_on_turns_a_clean_exit_into_3_at_its_severity_or_worse() {
+        let finding = |severity| Finding {
+            code: "x".into(),
+            severity,
+            title: String::new(),
+            evidence: Vec::new(),
+            advice: String::new(),
+            at_ns: None,
+        };
+        let info = [finding(Severity::Info)];
+        let warning = [finding(Severity::Info), finding(Severity::Warning)];
+        let cases = [
+            (EXIT_OK, None, &warning[..], EXIT_OK, "no --fail-on"),
+            (
+                EXIT_OK,
+                Some(Severity::Warning),
+                &info[..],
+                EXIT_OK,
+                "info under warning",
+            ),
+            (
+                EXIT_OK,
+                Some(Severity::Warning),
+                &warning[..],
+                EXIT_FINDING,
+                "a warning",
+            ),
+            (
+                EXIT_OK,
+                Some(Severity::Info),
+                &info[..],
+                EXIT_FINDING,
+                "info under info",
+            ),
+            (
+                EXIT_OK,
+                Some(Severity::Info),
+                &[][..],
+                EXIT_OK,
+                "no findings",
+            ),
+            (
+                EXIT_RUN_FAILED,
+                Some(Severity::Info),
+                &warning[..],
+                EXIT_RUN_FAILED,
+                "a failed run",
+            ),
+        ];
+        for (code, threshold, findings, expected, case) in cases {
+            assert_eq!(
+                fail_on(code, threshold, findings),
+                expected,
+                "{case}: expected exit {expected} from exit {code}, --fail-on {threshold:?}"
+            );
+        }
+    }
+
+    #[test]
     fn history_flags_follow_db_and_no_history() {
         let db = DbArgs {
             db: Some(PathBuf::from("h.db")),

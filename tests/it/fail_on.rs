@@ -162,3 +162,19 @@ fn an_unknown_severity_is_a_one_line_usage_error() {
         "expected the refusal to name the value and the two that work, saw: {err}"
     );
 }
+
+#[test]
+fn quick_takes_the_flag_with_the_same_values() {
+    let out = iolens(&["quick", "--fail-on=never", "--no-history"]);
+    let err = stderr(&out);
+    assert_eq!(
+        (out.status.code(), err.trim().lines().count()),
+        (Some(2), 1),
+        "expected quick to refuse --fail-on=never in one line with exit 2, saw {:?}: {err}",
+        out.status.code()
+    );
+    assert!(
+        err.contains("--fail-on=never: use warning"),
+        "expected the refusal to name the value and the fix, saw: {err}"
+    );
+}
