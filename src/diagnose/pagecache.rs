@@ -135,7 +135,7 @@ fn advice(series: &JobSeries, max_dirty: u64) -> String {
             "every direct read still goes to the device, but first waits for the dirty cached pages of its range to be written back (up to {max_dirty} were dirty): the read latencies include someone else's writeback"
         ));
     } else if did(0) {
-        cost.push("direct reads go to the device and leave clean cached pages alone, so the reads measured the device; the pages show that another process used the target meanwhile".into());
+        cost.push("direct reads go to the device and leave clean cached pages alone, so these reads measured the device; the pages only show that the target was also used through the page cache".into());
     }
     if did(1) {
         cost.push("every direct write over a cached range also invalidates those pages (extra CPU per write)".into());
