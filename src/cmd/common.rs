@@ -305,6 +305,7 @@ pub struct Repetitions<'a> {
     pub compare_with: Option<i64>,
     /// `--html FILE`: the repetitions and their statistics as an HTML report.
     pub html: Option<&'a Path>,
+    pub quiet_findings: bool,
 }
 
 /// The whole job set N times, each a full run; the table (or JSON with every
@@ -357,6 +358,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
         }
     }
     emit(&mut open_report(o.output)?, &rendered)?;
+    output::print_findings_summary(&result.findings, o.formats, o.quiet_findings);
     if let Some(path) = o.html {
         write_html(path, &html::render_repeat(&result))?;
     }

@@ -31,6 +31,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
             history: &history,
             compare_with: flags.compare_with,
             html: flags.html.as_deref(),
+            quiet_findings: flags.quiet_findings,
         };
         return run_repeated(&jobs, &options, &stop);
     }
@@ -51,6 +52,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         &mut destination.borrow_mut(),
         &output::render(&outcome.report, &formats),
     )?;
+    output::print_findings_summary(&outcome.report.findings, &formats, flags.quiet_findings);
     if let Some(path) = &flags.html {
         write_html(path, &html::render_run(&outcome.report))?;
     }

@@ -396,6 +396,16 @@ pub enum Severity {
     Warning,
 }
 
+impl Severity {
+    /// Its name as the JSON formats write it ("warning").
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
 /// `iolens run --repeat N`: every measured repetition in full, and per job and
 /// metric the statistics over them.
 #[derive(Debug, Clone, Serialize, Deserialize)]

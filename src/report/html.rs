@@ -6,7 +6,7 @@ use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT}
 use super::quick::{main_direction, p99_ns};
 use super::svg::{self, escape, Axis, Frame, Marker, Series};
 use crate::model::{
-    DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport, Severity,
+    DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport,
 };
 use crate::units::format_value;
 use std::fmt::Write;
@@ -256,10 +256,7 @@ fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observatio
         return;
     }
     for (i, f) in findings.iter().enumerate() {
-        let severity = match f.severity {
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        };
+        let severity = f.severity.name();
         let _ = write!(
             out,
             "<div class=\"finding {severity}\" id=\"finding-{i}\"><strong>{severity}: {}</strong> <code>{}</code><ul>",
@@ -679,7 +676,9 @@ fn io_series(obs: &Observations, t: &[f64]) -> Vec<Series> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary, Summary};
+    use crate::model::{
+        CacheGuard, JobInterval, JobSeries, LatSummary, MetricSummary, Severity, Summary,
+    };
     use crate::testutil::run_report;
 
     fn observed_report() -> RunReport {
