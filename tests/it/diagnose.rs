@@ -1,5 +1,6 @@
 //! Findings, `--timeline` and `iolens doctor` through the real binary.
 
+use crate::outputs::{clat2csv, clat2csv_installed};
 use crate::support::{iolens, json, scratch, stderr, stdout};
 use std::io::Write;
 
@@ -256,9 +257,7 @@ fn a_line_per_finding_goes_to_stderr_unless_the_report_is_normal_text_or_quieted
 
 #[test]
 fn fios_jsonplus_to_csv_script_reads_json_plus_with_findings() {
-    let script = "/usr/bin/fio_jsonplus_clat2csv";
-    if !std::path::Path::new(script).exists() {
-        eprintln!("skipped: {script} not installed (Debian package fio)");
+    if !clat2csv_installed() {
         return;
     }
     let dir = scratch();
@@ -279,16 +278,7 @@ fn fios_jsonplus_to_csv_script_reads_json_plus_with_findings() {
         "expected the finding in the json+ document, saw {}",
         doc["iolens"]
     );
-    let result = crate::support::isolated(script)
-        .arg(&source)
-        .arg(dir.path().join("lat.csv"))
-        .output()
-        .expect("run the script");
-    assert!(
-        result.status.success(),
-        "expected {script} to accept the document, it failed: {}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+    clat2csv(&source, &dir.path().join("lat.csv"), None);
     let csv = std::fs::read_to_string(dir.path().join("lat_job0.csv"))
         .expect("expected the script to write lat_job0.csv");
     assert!(
