@@ -332,6 +332,9 @@ pub struct RunFlags {
     /// Also write the self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// No line per finding on stderr (printed when the report has no normal text).
+    #[arg(long)]
+    pub quiet_findings: bool,
     /// Write to a block device that holds data or is in use.
     #[arg(long, visible_alias = "allow-device-write")]
     pub allow_destructive: bool,

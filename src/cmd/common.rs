@@ -333,6 +333,7 @@ pub struct Repetitions<'a> {
     pub html: Option<&'a Path>,
     /// `--fail-on`: a finding of any repetition, or of the statistics, counts.
     pub fail_on: Option<Severity>,
+    pub quiet_findings: bool,
 }
 
 /// The whole job set N times, each a full run; the table (or JSON with every
@@ -385,6 +386,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
         }
     }
     emit(&mut open_report(o.output)?, &rendered)?;
+    output::print_findings_summary(&result.findings, o.formats, o.quiet_findings);
     if let Some(path) = o.html {
         write_html(path, &html::render_repeat(&result))?;
     }

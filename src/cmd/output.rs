@@ -1,9 +1,9 @@
 //! Rendering the report in the chosen formats, and where it goes.
 
 use crate::cli::Format;
-use crate::model::RunReport;
+use crate::model::{Finding, RunReport};
 use crate::report::fio_json::{self, Detail};
-use crate::report::{json, terse, text};
+use crate::report::{findings_text, json, terse, text};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,25 @@ fn render_each(report: &RunReport, formats: &[Format], layout: Layout) -> String
         }
     }
     out
+}
+
+/// The lines per finding for stderr: only when no format is the normal text,
+/// which has the findings in full.
+pub fn findings_summary(findings: &[Finding], formats: &[Format]) -> Vec<String> {
+    if formats.contains(&Format::Normal) {
+        return Vec::new();
+    }
+    findings.iter().map(findings_text::summary_line).collect()
+}
+
+/// Print `findings_summary` on stderr, unless `--quiet-findings`.
+pub fn print_findings_summary(findings: &[Finding], formats: &[Format], quiet: bool) {
+    if quiet {
+        return;
+    }
+    for line in findings_summary(findings, formats) {
+        eprintln!("{line}");
+    }
 }
 
 /// Where reports go: stdout, or a file created before the run starts, so
@@ -118,5 +137,37 @@ mod tests {
         );
         let terse = render_status(&report, &[Format::Terse]);
         assert_eq!(terse, terse::render(&report));
+    }
+
+    #[test]
+    fn findings_go_to_stderr_only_without_the_normal_text() {
+        let finding = Finding {
+            code: "served-from-cache".into(),
+            severity: crate::model::Severity::Warning,
+            title: "cached".into(),
+            evidence: Vec::new(),
+            advice: String::new(),
+            at_ns: None,
+        };
+        let findings = [finding];
+        for formats in [
+            vec![Format::FioJson],
+            vec![Format::FioJsonPlus],
+            vec![Format::Terse],
+            vec![Format::IolensJson, Format::Terse],
+        ] {
+            assert_eq!(
+                findings_summary(&findings, &formats),
+                ["iolens: warning served-from-cache: cached"],
+                "expected the summary line for {formats:?}"
+            );
+        }
+        for formats in [vec![Format::Normal], vec![Format::FioJson, Format::Normal]] {
+            assert_eq!(
+                findings_summary(&findings, &formats),
+                Vec::<String>::new(),
+                "expected no summary when {formats:?} includes the normal text"
+            );
+        }
     }
 }

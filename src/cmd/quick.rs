@@ -90,6 +90,8 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
             compare_with: baseline,
             html: args.html.as_deref(),
             fail_on: args.fail_on,
+            // The stderr summary is `run`'s; quick's --json stays as it is.
+            quiet_findings: true,
         };
         return run_repeated(&jobs, &options, &stop);
     }

@@ -32,6 +32,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
             compare_with: flags.compare_with,
             html: flags.html.as_deref(),
             fail_on: flags.fail_on,
+            quiet_findings: flags.quiet_findings,
         };
         return run_repeated(&jobs, &options, &stop);
     }
@@ -52,6 +53,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         &mut destination.borrow_mut(),
         &output::render(&outcome.report, &formats),
     )?;
+    output::print_findings_summary(&outcome.report.findings, &formats, flags.quiet_findings);
     if let Some(path) = &flags.html {
         write_html(path, &html::render_run(&outcome.report))?;
     }

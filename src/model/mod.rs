@@ -398,7 +398,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    /// Its name as in the JSON (`info`, `warning`).
+    /// Its name as the JSON formats write it ("warning").
     pub fn name(self) -> &'static str {
         match self {
             Severity::Info => "info",

@@ -27,13 +27,18 @@ pub fn render(findings: &[Finding]) -> String {
     out
 }
 
+/// A finding as one line for stderr, when the report on stdout is a format
+/// people do not read (`iolens: warning served-from-cache: <title>`).
+pub fn summary_line(f: &Finding) -> String {
+    format!("iolens: {} {}: {}", f.severity.name(), f.code, f.title)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_finding_has_severity_title_code_evidence_and_advice() {
-        let findings = [
+    fn two_findings() -> [Finding; 2] {
+        [
             Finding {
                 code: "served-from-cache".into(),
                 severity: Severity::Warning,
@@ -50,8 +55,12 @@ mod tests {
                 advice: String::new(),
                 at_ns: None,
             },
-        ];
-        let text = render(&findings);
+        ]
+    }
+
+    #[test]
+    fn a_finding_has_severity_title_code_evidence_and_advice() {
+        let text = render(&two_findings());
         assert_eq!(
             text.lines().collect::<Vec<_>>(),
             [
@@ -65,5 +74,18 @@ mod tests {
             "expected the one findings format, got:\n{text}"
         );
         assert_eq!(render(&[]), "", "expected nothing without findings");
+    }
+
+    #[test]
+    fn the_summary_line_has_severity_code_and_title() {
+        let lines: Vec<String> = two_findings().iter().map(summary_line).collect();
+        assert_eq!(
+            lines,
+            [
+                "iolens: warning served-from-cache: reads came from the page cache",
+                "iolens: info cpu-frequency: the governor is powersave",
+            ],
+            "expected severity, code and title per finding"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! fio's `--output-format=json` and `json+` layouts, so tools that parse fio's
 //! JSON read iolens runs. fio's key names live only here. iolens adds
-//! `cpu_ns_per_io` per job (fio parsers ignore unknown keys). Every float goes
+//! `cpu_ns_per_io` per job and, last, one top-level object `iolens` with the
+//! run's findings (fio parsers ignore unknown keys). Every float goes
 //! through `finite`, so the output is valid JSON even if a figure is NaN.
 //! json+ adds each latency histogram as `bins` (count per bucket, keyed by the
 //! bucket's value in ns) wherever there are percentiles, as fio does.
@@ -8,7 +9,7 @@
 use serde::ser::{Serialize, Serializer};
 
 use crate::model::{
-    window_mean, DirReport, DiskUtil, JobReport, LatSummary, RunReport, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, Finding, JobReport, LatSummary, RunReport, SteadyStateReport,
 };
 use crate::report::fio_style::{
     ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
@@ -58,7 +59,7 @@ fn finite(x: f64) -> f64 {
 }
 
 #[derive(serde::Serialize)]
-struct FioOutput {
+struct FioOutput<'a> {
     #[serde(rename = "fio version")]
     fio_version: String,
     timestamp: u64,
@@ -68,10 +69,17 @@ struct FioOutput {
     global_options: Option<OrderedMap<String>>,
     jobs: Vec<FioJob>,
     disk_util: Vec<FioDisk>,
+    iolens: IolensPart<'a>,
 }
 
-impl FioOutput {
-    fn new(report: &RunReport, detail: Detail) -> Self {
+/// What iolens adds to fio's document, in one object fio's readers skip.
+#[derive(serde::Serialize)]
+struct IolensPart<'a> {
+    findings: &'a [Finding],
+}
+
+impl<'a> FioOutput<'a> {
+    fn new(report: &'a RunReport, detail: Detail) -> Self {
         let options = |pairs: &[(String, String)]| OrderedMap(pairs.to_vec());
         FioOutput {
             fio_version: format!("iolens-{}", report.tool_version),
@@ -86,6 +94,9 @@ impl FioOutput {
                 .map(|job| FioJob::new(job, report, detail))
                 .collect(),
             disk_util: report.disks.iter().map(FioDisk::new).collect(),
+            iolens: IolensPart {
+                findings: &report.findings,
+            },
         }
     }
 }
@@ -673,8 +684,10 @@ mod tests {
     fn key_sets_match_fio() {
         let text = render(&report(69_716.2), Detail::Json);
         let doc: Value = serde_json::from_str(&text).expect("valid JSON");
-        assert_keys(&doc, TOP_KEYS);
-        let positions: Vec<usize> = TOP_KEYS
+        let mut top_keys = TOP_KEYS.to_vec();
+        top_keys.push("iolens");
+        assert_keys(&doc, &top_keys);
+        let positions: Vec<usize> = top_keys
             .iter()
             .map(|key| text.find(&format!("\"{key}\"")).unwrap())
             .collect();
@@ -702,6 +715,43 @@ mod tests {
         assert_keys(&job["latency_us"], &LAT_LABELS);
         assert_keys(&job["latency_ms"], &LAT_MS_LABELS);
         assert_keys(&doc["disk_util"][0], DISK_KEYS);
+    }
+
+    #[test]
+    fn findings_are_in_the_iolens_object_after_fios_keys() {
+        let mut with_finding = report(69_716.2);
+        with_finding.findings.push(Finding {
+            code: "served-from-cache".into(),
+            severity: crate::model::Severity::Warning,
+            title: "cached".into(),
+            evidence: vec!["the job read 16 MiB while the device read 0 B".into()],
+            advice: "drop the cache".into(),
+            at_ns: Some(5_000),
+        });
+        for detail in [Detail::Json, Detail::JsonPlus] {
+            let doc: Value =
+                serde_json::from_str(&render(&with_finding, detail)).expect("valid JSON");
+            let finding = &doc["iolens"]["findings"][0];
+            assert_eq!(
+                finding,
+                &serde_json::json!({
+                    "code": "served-from-cache",
+                    "severity": "warning",
+                    "title": "cached",
+                    "evidence": ["the job read 16 MiB while the device read 0 B"],
+                    "advice": "drop the cache",
+                    "at_ns": 5000,
+                }),
+                "{detail:?}: expected the finding in iolens.findings, saw {doc}"
+            );
+        }
+        let without = parse(&report(69_716.2));
+        assert_eq!(
+            without["iolens"],
+            serde_json::json!({ "findings": [] }),
+            "expected an empty findings list without findings, saw {}",
+            without["iolens"]
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Findings, `--timeline` and `iolens doctor` through the real binary.
 
+use crate::outputs::{clat2csv, clat2csv_installed};
 use crate::support::{iolens, json, scratch, stderr, stdout};
 use std::io::Write;
 
@@ -135,4 +136,153 @@ fn doctor_and_a_run_agree_on_the_cpu_clock() {
             "expected no claim about a governor without an exposed clock, doctor said:\n{doctor}"
         );
     }
+}
+
+/// A 32 MiB file just written, so its pages are in the page cache.
+fn cached_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let f = dir.join("warm");
+    std::fs::write(&f, vec![7u8; 32 << 20]).unwrap();
+    f
+}
+
+/// A buffered read of `file`, which is in the page cache: a served-from-cache finding.
+fn warm_read(file: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let filename = format!("--filename={}", file.display());
+    let mut args = vec![
+        "run",
+        "--no-history",
+        "--name=warm",
+        &filename,
+        "--rw=read",
+        "--bs=64k",
+        "--size=32m",
+        "--ioengine=psync",
+        "--invalidate=0",
+    ];
+    args.extend(extra);
+    iolens(&args)
+}
+
+const SUMMARY_LINE: &str = "iolens: warning served-from-cache: ";
+
+fn codes(findings: &serde_json::Value) -> Vec<&str> {
+    findings
+        .as_array()
+        .expect("findings is a list")
+        .iter()
+        .map(|f| f["code"].as_str().expect("each finding has a code"))
+        .collect()
+}
+
+#[test]
+fn a_warm_buffered_read_with_json_output_has_served_from_cache_inside_the_json() {
+    let dir = scratch();
+    let file = cached_file(dir.path());
+    let out = warm_read(&file, &["--output-format=json"]);
+    let doc = json(&out);
+    let findings = &doc["iolens"]["findings"];
+    assert!(
+        codes(findings).contains(&"served-from-cache"),
+        "expected served-from-cache in iolens.findings, saw {findings}"
+    );
+    let finding = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "served-from-cache")
+        .unwrap();
+    for key in ["severity", "title", "evidence", "advice"] {
+        assert!(
+            finding.get(key).is_some(),
+            "expected {key} in the finding, saw {finding}"
+        );
+    }
+    assert_eq!(
+        doc["jobs"][0]["jobname"], "warm",
+        "expected fio's job entry beside the findings, saw {}",
+        doc["jobs"][0]
+    );
+}
+
+#[test]
+fn a_line_per_finding_goes_to_stderr_unless_the_report_is_normal_text_or_quieted() {
+    let dir = scratch();
+    let file = cached_file(dir.path());
+    let summary_lines = |out: &std::process::Output| -> usize {
+        assert!(out.status.success(), "iolens failed: {}", stderr(out));
+        stderr(out)
+            .lines()
+            .filter(|l| l.starts_with(SUMMARY_LINE))
+            .count()
+    };
+    for format in ["json", "json+", "terse", "iolens-json"] {
+        let out = warm_read(&file, &[&format!("--output-format={format}")]);
+        assert_eq!(
+            summary_lines(&out),
+            1,
+            "{format}: expected one '{SUMMARY_LINE}…' line on stderr, saw:\n{}",
+            stderr(&out)
+        );
+    }
+    let terse = warm_read(&file, &["--output-format=terse"]);
+    assert!(
+        stdout(&terse).starts_with("3;") && !stdout(&terse).contains("served-from-cache"),
+        "expected fio's terse line alone on stdout, saw:\n{}",
+        stdout(&terse)
+    );
+    let normal = warm_read(&file, &[]);
+    assert_eq!(
+        summary_lines(&normal),
+        0,
+        "normal: expected no summary on stderr, saw:\n{}",
+        stderr(&normal)
+    );
+    assert!(
+        stdout(&normal).contains("(served-from-cache)"),
+        "normal: expected the finding in the text, saw:\n{}",
+        stdout(&normal)
+    );
+    let quiet = warm_read(&file, &["--output-format=json", "--quiet-findings"]);
+    assert_eq!(
+        summary_lines(&quiet),
+        0,
+        "--quiet-findings: expected no summary on stderr, saw:\n{}",
+        stderr(&quiet)
+    );
+    assert!(
+        codes(&json(&quiet)["iolens"]["findings"]).contains(&"served-from-cache"),
+        "--quiet-findings: expected the finding still in the JSON"
+    );
+}
+
+#[test]
+fn fios_jsonplus_to_csv_script_reads_json_plus_with_findings() {
+    if !clat2csv_installed() {
+        return;
+    }
+    let dir = scratch();
+    let file = cached_file(dir.path());
+    let source = dir.path().join("plus.json");
+    let out = warm_read(
+        &file,
+        &[
+            "--output-format=json+",
+            &format!("--output={}", source.display()),
+        ],
+    );
+    assert!(out.status.success(), "iolens failed: {}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&source).unwrap()).expect("valid JSON");
+    assert!(
+        codes(&doc["iolens"]["findings"]).contains(&"served-from-cache"),
+        "expected the finding in the json+ document, saw {}",
+        doc["iolens"]
+    );
+    clat2csv(&source, &dir.path().join("lat.csv"), None);
+    let csv = std::fs::read_to_string(dir.path().join("lat_job0.csv"))
+        .expect("expected the script to write lat_job0.csv");
+    assert!(
+        csv.starts_with("nsec, ") && csv.lines().count() > 1,
+        "expected the script's header and rows, saw:\n{csv}"
+    );
 }

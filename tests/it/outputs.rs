@@ -42,11 +42,37 @@ fn json_plus_bins_sum_to_the_io_count() {
     }
 }
 
+const CLAT2CSV: &str = "/usr/bin/fio_jsonplus_clat2csv";
+
+/// Whether fio's json+ to CSV script is installed; prints why a test skips if not.
+pub fn clat2csv_installed() -> bool {
+    let installed = Path::new(CLAT2CSV).exists();
+    if !installed {
+        eprintln!("skipped: {CLAT2CSV} not installed (Debian package fio)");
+    }
+    installed
+}
+
+/// Runs fio's script on the json+ document `source` (CSVs named after `dest`),
+/// failing the test if the script refuses it.
+pub fn clat2csv(source: &Path, dest: &Path, extra: Option<&str>) {
+    let out = crate::support::isolated(CLAT2CSV)
+        .arg(source)
+        .arg(dest)
+        .args(extra)
+        .output()
+        .expect("run the script");
+    assert!(
+        out.status.success(),
+        "expected {CLAT2CSV} {extra:?} to accept {}, it failed: {}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn fios_jsonplus_to_csv_script_reads_iolens_json_plus() {
-    let script = "/usr/bin/fio_jsonplus_clat2csv";
-    if !Path::new(script).exists() {
-        eprintln!("skipped: {script} not installed (Debian package fio)");
+    if !clat2csv_installed() {
         return;
     }
     let dir = scratch();
@@ -61,17 +87,7 @@ fn fios_jsonplus_to_csv_script_reads_iolens_json_plus() {
     assert!(out.status.success(), "{}", stderr(&out));
     let dest = dir.path().join("lat.csv");
     for extra in [None, Some("--validate")] {
-        let status = crate::support::isolated(script)
-            .arg(&source)
-            .arg(&dest)
-            .args(extra)
-            .output()
-            .expect("run the script");
-        assert!(
-            status.status.success(),
-            "{extra:?}: {}",
-            String::from_utf8_lossy(&status.stderr)
-        );
+        clat2csv(&source, &dest, extra);
     }
     let csv = std::fs::read_to_string(dir.path().join("lat_job0.csv")).unwrap();
     let mut lines = csv.lines();
