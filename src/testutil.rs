@@ -25,6 +25,18 @@ pub fn cached_file(pages: usize, byte: u8) -> (tempfile::TempDir, std::fs::File,
     (dir, file, len as u64)
 }
 
+/// A warning finding with this code and nothing else said.
+pub fn finding(code: &str) -> crate::model::Finding {
+    crate::model::Finding {
+        code: code.to_string(),
+        severity: crate::model::Severity::Warning,
+        title: code.to_string(),
+        evidence: Vec::new(),
+        advice: String::new(),
+        at_ns: None,
+    }
+}
+
 /// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
 /// with a clat mean of 1e9/IOPS ns and p99 at twice that.
 pub fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {

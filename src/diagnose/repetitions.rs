@@ -59,18 +59,78 @@ fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
     out
 }
 
+/// Per job, the first metric (in `Metric::ALL` order) whose repetitions fall into two clusters.
+fn job_clusters(summary: &[MetricSummary]) -> Vec<(&MetricSummary, Clusters)> {
+    let mut jobs: Vec<&str> = summary.iter().map(|s| s.job.as_str()).collect();
+    jobs.dedup();
+    jobs.into_iter()
+        .filter_map(|job| {
+            summary
+                .iter()
+                .filter(|s| s.job == job)
+                .find_map(|s| find_clusters(&s.values).map(|c| (s, c)))
+        })
+        .collect()
+}
+
+/// A finding code of the repetitions' own reports: which repetitions (0-based)
+/// had it, and which clusters ("slow" or "fast" runs of a job) it marks exactly.
+#[derive(Debug, PartialEq)]
+pub struct Occurrence {
+    pub code: String,
+    pub runs: Vec<usize>,
+    /// (job, "slow" | "fast"): every run of that cluster had the finding and no other run did.
+    pub splits: Vec<(String, &'static str)>,
+}
+
+/// Every finding code of the repetitions, in order of first appearance.
+pub fn occurrences(r: &RepeatReport) -> Vec<Occurrence> {
+    let clusters = if r.repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
+        job_clusters(&r.summary)
+    } else {
+        Vec::new()
+    };
+    by_code(&r.repetitions)
+        .into_iter()
+        .map(|(code, runs)| {
+            let splits = clusters
+                .iter()
+                .filter_map(|(s, c)| marked_cluster(&runs, s, c).map(|l| (s.job.clone(), l)))
+                .collect();
+            Occurrence { code, runs, splits }
+        })
+        .collect()
+}
+
+/// Finding codes of the repetitions with the repetitions (0-based, ascending) that had each.
+fn by_code(reps: &[RunReport]) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, rep) in reps.iter().enumerate() {
+        for f in &rep.findings {
+            match out.iter_mut().find(|(code, _)| *code == f.code) {
+                Some((_, runs)) if runs.last() == Some(&i) => {}
+                Some((_, runs)) => runs.push(i),
+                None => out.push((f.code.clone(), vec![i])),
+            }
+        }
+    }
+    out
+}
+
 fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
     let mut out = Vec::new();
+    let clusters = job_clusters(summary);
+    let codes = by_code(reps);
     let mut jobs: Vec<&str> = summary.iter().map(|s| s.job.as_str()).collect();
     jobs.dedup();
     for job in jobs {
-        let of_job = || summary.iter().filter(move |s| s.job == job);
-        let bimodal = of_job().find_map(|s| find_clusters(&s.values).map(|c| (s, c)));
-        if let Some((s, clusters)) = bimodal {
-            out.push(bimodal_finding(reps, s, &clusters));
+        if let Some((s, c)) = clusters.iter().find(|(s, _)| s.job == job) {
+            out.push(bimodal_finding(reps, &codes, s, c));
         }
-        let first_outliers: Vec<&MetricSummary> =
-            of_job().filter(|s| s.stats.outliers.contains(&0)).collect();
+        let first_outliers: Vec<&MetricSummary> = summary
+            .iter()
+            .filter(|s| s.job == job && s.stats.outliers.contains(&0))
+            .collect();
         if !first_outliers.is_empty() {
             out.push(first_run_finding(job, &first_outliers));
         }
@@ -78,13 +138,39 @@ fn findings(reps: &[RunReport], summary: &[MetricSummary]) -> Vec<Finding> {
     out
 }
 
-fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Finding {
+/// A cluster's runs (in value order) and its label, "slow" or "fast".
+type Labelled<'a> = (&'a [usize], &'static str);
+
+/// The slow and the fast cluster of a metric's runs.
+fn slow_and_fast<'a>(s: &MetricSummary, c: &'a Clusters) -> (Labelled<'a>, Labelled<'a>) {
     let metric = Metric::from_name(&s.metric).expect("summaries use metric names");
-    let ((slow, slow_name), (fast, fast_name)) = if metric.higher_is_better() {
+    if metric.higher_is_better() {
         ((&c.low, "slow"), (&c.high, "fast"))
     } else {
         ((&c.high, "slow"), (&c.low, "fast"))
-    };
+    }
+}
+
+/// "slow" or "fast" when `runs` (ascending) are exactly that cluster's runs.
+fn marked_cluster(runs: &[usize], s: &MetricSummary, c: &Clusters) -> Option<&'static str> {
+    let (slow, fast) = slow_and_fast(s, c);
+    [slow, fast]
+        .into_iter()
+        .find(|(members, _)| {
+            let mut members = members.to_vec();
+            members.sort_unstable();
+            members == runs
+        })
+        .map(|(_, label)| label)
+}
+
+fn bimodal_finding(
+    reps: &[RunReport],
+    codes: &[(String, Vec<usize>)],
+    s: &MetricSummary,
+    c: &Clusters,
+) -> Finding {
+    let ((slow, slow_name), (fast, fast_name)) = slow_and_fast(s, c);
     let describe = |runs: &[usize], label: &str| {
         let values: Vec<f64> = runs.iter().map(|&i| s.values[i]).collect();
         format!(
@@ -96,6 +182,13 @@ fn bimodal_finding(reps: &[RunReport], s: &MetricSummary, c: &Clusters) -> Findi
         )
     };
     let mut evidence = vec![describe(slow, slow_name), describe(fast, fast_name)];
+    for (code, runs) in codes {
+        if let Some(label) = marked_cluster(runs, s, c) {
+            evidence.push(format!(
+                "finding {code}: in every {label} run and in none of the others"
+            ));
+        }
+    }
     let as_json: Vec<Value> = reps
         .iter()
         .map(|r| serde_json::to_value(r).expect("RunReport serializes to JSON"))
@@ -322,7 +415,7 @@ fn value_range(values: &[f64], unit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::run_report;
+    use crate::testutil::{finding, run_report};
 
     fn reps(iops: &[f64]) -> Vec<RunReport> {
         iops.iter().map(|&v| run_report(&[("rr", v)])).collect()
@@ -344,11 +437,7 @@ mod tests {
             2400.0, 3800.0, 2410.0, 3790.0, 2395.0, 3805.0, 2405.0, 3810.0,
         ];
         let report = build(reps(&values), 0);
-        let bimodal = report
-            .findings
-            .iter()
-            .find(|f| f.code == "bimodal-results")
-            .expect("bimodal finding");
+        let bimodal = bimodal_of(&report);
         assert!(bimodal.title.contains("iops"), "{bimodal:?}");
         assert!(
             bimodal.evidence[0].starts_with("4 slow runs (#1, #3, #5, #7): 2.40k IO/s–2.41k IO/s"),
@@ -362,6 +451,102 @@ mod tests {
         assert!(
             bimodal.evidence[2].contains("no recorded condition"),
             "{bimodal:?}"
+        );
+    }
+
+    fn bimodal_of(report: &RepeatReport) -> &Finding {
+        report
+            .findings
+            .iter()
+            .find(|f| f.code == "bimodal-results")
+            .expect("expected a bimodal-results finding, saw none")
+    }
+
+    /// Alternating slow and fast runs; `code` in the runs whose index `has` accepts.
+    fn alternating_with(code: &str, has: impl Fn(usize) -> bool) -> Vec<RunReport> {
+        let values = [2400.0, 3800.0, 2410.0, 3790.0, 2395.0, 3805.0];
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let mut r = run_report(&[("rr", v)]);
+                if has(i) {
+                    r.findings.push(crate::testutil::finding(code));
+                }
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_finding_in_exactly_one_cluster_splits_it() {
+        let report = build(
+            alternating_with("pagecache-under-direct-io", |i| i % 2 == 0),
+            0,
+        );
+        assert_eq!(
+            occurrences(&report),
+            vec![Occurrence {
+                code: "pagecache-under-direct-io".into(),
+                runs: vec![0, 2, 4],
+                splits: vec![("rr".into(), "slow")],
+            }],
+            "expected the finding in runs 0, 2, 4 to mark the slow cluster of 'rr'"
+        );
+        let bimodal = bimodal_of(&report);
+        assert!(
+            bimodal.evidence.contains(
+                &"finding pagecache-under-direct-io: in every slow run and in none of the others"
+                    .to_string()
+            ),
+            "expected the splitting finding in the evidence, got {:?}",
+            bimodal.evidence
+        );
+    }
+
+    #[test]
+    fn a_finding_in_part_of_a_cluster_or_across_both_splits_nothing() {
+        for (what, has) in [
+            (
+                "part of the slow cluster",
+                (|i| i == 0 || i == 2) as fn(usize) -> bool,
+            ),
+            ("the slow cluster and a fast run", |i| i % 2 == 0 || i == 1),
+        ] {
+            let report = build(alternating_with("served-from-cache", has), 0);
+            let occ = occurrences(&report);
+            assert_eq!(
+                occ.len(),
+                1,
+                "{what}: expected one finding code, got {occ:?}"
+            );
+            assert!(
+                occ[0].splits.is_empty(),
+                "{what}: expected no cluster marked, got {occ:?}"
+            );
+            let bimodal = bimodal_of(&report);
+            assert!(
+                bimodal.evidence.iter().all(|e| !e.starts_with("finding ")),
+                "{what}: expected no splitting finding in the evidence, got {:?}",
+                bimodal.evidence
+            );
+        }
+    }
+
+    #[test]
+    fn each_code_lists_its_runs_once_in_order_of_first_appearance() {
+        let mut reps = reps(&[100.0, 101.0, 99.0]);
+        reps[1].findings = vec![finding("b"), finding("a"), finding("b")];
+        reps[2].findings = vec![finding("a")];
+        assert_eq!(
+            by_code(&reps),
+            vec![("b".to_string(), vec![1]), ("a".to_string(), vec![1, 2])],
+            "expected codes in first-seen order, each run counted once"
+        );
+        let occ = occurrences(&build(reps, 0));
+        assert!(
+            occ.iter().all(|o| o.splits.is_empty()),
+            "three runs are too few for clusters, got {occ:?}"
         );
     }
 

@@ -1,6 +1,8 @@
 //! `--repeat`: the compact table of the statistics over the repetitions,
-//! then their findings (made in `diagnose::repetitions`).
+//! which repetitions had which finding, then the findings over them (made in
+//! `diagnose::repetitions`).
 
+use crate::diagnose::repetitions;
 use crate::model::RepeatReport;
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
@@ -42,6 +44,17 @@ pub fn render_table(r: &RepeatReport) -> String {
             }
         );
     }
+    let occurrences = repetitions::occurrences(r);
+    if !occurrences.is_empty() {
+        out.push_str("\nfindings of the repetitions\n");
+    }
+    for o in &occurrences {
+        let _ = write!(out, "  {} in repetitions {}", o.code, run_numbers(&o.runs));
+        for (job, label) in &o.splits {
+            let _ = write!(out, " — those are the {label} cluster of job '{job}'");
+        }
+        out.push('\n');
+    }
     out.push_str(&super::findings_text::render(&r.findings));
     out
 }
@@ -51,6 +64,25 @@ mod tests {
     use super::*;
     use crate::diagnose::repetitions::build;
     use crate::testutil::run_report;
+
+    #[test]
+    fn the_repetitions_with_each_finding_are_named_with_the_cluster_they_mark() {
+        let values = [2400.0, 3800.0, 2410.0, 3790.0, 2395.0, 3805.0];
+        let reps = values.map(|v| {
+            let mut r = run_report(&[("rr", v)]);
+            if v < 3000.0 {
+                r.findings
+                    .push(crate::testutil::finding("pagecache-under-direct-io"));
+            }
+            r
+        });
+        let table = render_table(&build(reps.to_vec(), 0));
+        let line = "  pagecache-under-direct-io in repetitions #1, #3, #5 — those are the slow cluster of job 'rr'\n";
+        assert!(
+            table.contains(line),
+            "expected the line {line:?}, got:\n{table}"
+        );
+    }
 
     #[test]
     fn the_table_has_a_line_per_metric_under_each_job() {

@@ -499,7 +499,7 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
     let dir = scratch();
     let output = dir.path().join("repeat.json");
     let mut args = vec!["run".to_string(), "--repeat=6".into()];
-    args.push("--output-format=iolens-json".into());
+    args.push("--output-format=normal,iolens-json".into());
     args.push(format!("--output={}", output.display()));
     args.extend(seed.args(REPETITION_S as u32, &["--invalidate=0"]));
     let mut child = crate::support::command()
@@ -532,7 +532,12 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
         progress.push('\n');
     }
     assert!(child.wait().unwrap().success(), "{progress}");
-    let result: Value = serde_json::from_slice(&std::fs::read(&output).unwrap()).unwrap();
+    // The file holds the normal summary, then the JSON document.
+    let written = std::fs::read_to_string(&output).unwrap();
+    let (summary, json) = written
+        .split_once("\n{\n")
+        .expect("the normal summary followed by the JSON report");
+    let result: Value = serde_json::from_str(&format!("{{\n{json}")).unwrap();
 
     let at_start: Vec<u64> = result["repetitions"]
         .as_array()
@@ -558,6 +563,37 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
             );
         }
     }
+    // Repetitions that start polluted always have the cache finding; those
+    // polluted halfway through may too. The summary names exactly the ones
+    // whose reports have it.
+    let with_cache: Vec<String> = result["repetitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            r["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["code"] == "pagecache-under-direct-io")
+        })
+        .map(|(k, _)| format!("#{}", k + 1))
+        .collect();
+    for polluted in ["#2", "#4", "#6"] {
+        assert!(
+            with_cache.iter().any(|k| k == polluted),
+            "expected repetition {polluted} (started polluted) to have the cache finding, saw it in {with_cache:?}"
+        );
+    }
+    let line = format!(
+        "  pagecache-under-direct-io in repetitions {}",
+        with_cache.join(", ")
+    );
+    assert!(
+        summary.lines().any(|l| l.starts_with(&line)),
+        "expected the summary line {line:?}, got:\n{summary}"
+    );
     // On 6.18 pollution costs about 2 % (lab), inside run-to-run noise: the
     // repetitions rarely split into clusters, and noise may split them some
     // other way. When the slow group is exactly the polluted runs, the cache
