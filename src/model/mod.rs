@@ -4,7 +4,13 @@
 //! measured at render time. Units are in the field names: `_ns`, `_bytes`,
 //! `_pct`. `metrics`: the headline metrics tracked across runs.
 
+pub mod cgroup;
 pub mod metrics;
+
+pub use cgroup::{
+    CgroupDir, CgroupIoCounters, CgroupIoSeries, CgroupLimits, CgroupPlace, CgroupRecord,
+    CgroupSample, CgroupVersion, IoLimit, WorkerCgroup,
+};
 
 use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
@@ -503,6 +509,13 @@ pub struct Observations {
     pub workers: Vec<WorkerObservation>,
     /// `vm.dirty_*` settings that changed while the run went on (someone else changed them).
     pub tunable_changes: Vec<TunableChange>,
+    /// The run's cgroup (`Environment::cgroup`) at each sample; empty when
+    /// the run was in no cgroup whose files could be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_series: Vec<CgroupSample>,
+    /// The cgroup's io counters on each device behind the targets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_io: Vec<CgroupIoSeries>,
     /// CPU time the sampler thread itself used (user + system), nanoseconds.
     pub sampler_cpu_ns: u64,
     /// What could not be observed, and why.
@@ -830,6 +843,9 @@ pub struct Environment {
     pub vm_dirty: Vec<(String, String)>,
     pub devices: Vec<DeviceInfo>,
     pub filesystems: Vec<FilesystemInfo>,
+    /// The run's control groups and the limits that applied (None: no cgroup mounted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupRecord>,
 }
 
 /// Queue settings of a block device (`/sys/block/<dev>/…`); None where the file is absent.
