@@ -1,8 +1,11 @@
 //! `cache-evicted-without-pressure`: cachestat saw pages of a target evicted
 //! while reclaim scanned nothing (memory was not short), the signature of
 //! proactive reclaim such as DAMON. Warm-cache results then depend on when
-//! the reclaimer last ran.
+//! the reclaimer last ran. Silent when the run's cgroup reached its memory
+//! limit: the group's own reclaim evicted them (that is pressure, local to
+//! the group, and the global pgscan may not count it).
 
+use super::cgroup_memory::memory_limit_reached;
 use crate::model::{Finding, RunReport, Severity};
 
 /// Evictions below this are too few to change a result.
@@ -14,7 +17,7 @@ pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
         (Some(a), Some(b)) => b.pgscan_pages.saturating_sub(a.pgscan_pages),
         _ => return Vec::new(),
     };
-    if scanned > 0 {
+    if scanned > 0 || memory_limit_reached(report) {
         return Vec::new();
     }
     let mut findings = Vec::new();
@@ -99,6 +102,26 @@ mod tests {
         assert!(
             found.is_empty(),
             "expected the 180 pages evicted before the job to be ignored, saw {found:?}"
+        );
+    }
+
+    #[test]
+    fn silent_when_the_runs_cgroup_was_at_its_memory_limit() {
+        let mut report = run(20);
+        report.environment.damon_running = true;
+        evicting(&mut report);
+        let limits = crate::model::CgroupLimits {
+            memory_max_bytes: Some(128 << 20),
+            ..Default::default()
+        };
+        add_cgroup(&mut report, limits, |i| crate::model::CgroupSample {
+            memory_usage_bytes: if i > 5 { 128 << 20 } else { 16 << 20 },
+            ..Default::default()
+        });
+        let found = cache_evicted_without_pressure(&report);
+        assert!(
+            found.is_empty(),
+            "expected the group's own reclaim at its limit not to be blamed on DAMON, saw {found:?}"
         );
     }
 

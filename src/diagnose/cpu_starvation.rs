@@ -1,7 +1,9 @@
 //! `cpu-starvation`: the workers were runnable but waiting for a CPU for a
 //! large share of the run, so the numbers measure the scheduler (other load
-//! on the machine), not the storage.
+//! on the machine), not the storage. A wait the cgroup's CPU quota explains
+//! is `cgroup-cpu-quota`'s, not blamed on other processes here.
 
+use super::cgroup_cpu::quota_explains_wait;
 use crate::model::{Finding, RunReport, Severity};
 
 /// CPU wait (percent of the workers' time) worth a warning.
@@ -13,6 +15,9 @@ pub fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
         let Some(wait) = series.cpu_wait.filter(|w| w.pct >= WAIT_PCT) else {
             continue;
         };
+        if quota_explains_wait(report, series) {
+            continue;
+        }
         findings.push(Finding {
             code: "cpu-starvation".into(),
             severity: Severity::Warning,

@@ -6,6 +6,9 @@
 //! a clean run.
 
 mod cache_eviction;
+mod cgroup_cpu;
+mod cgroup_io;
+mod cgroup_memory;
 mod cpu_frequency;
 mod cpu_starvation;
 mod device_traffic;
@@ -27,6 +30,8 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     findings.extend(device_traffic::served_from_cache(report));
     findings.extend(device_traffic::direct_io_not_honoured(report));
     findings.extend(writeback::writeback_stall(report));
+    findings.extend(cgroup_memory::cgroup_memory_limit(report));
+    findings.extend(cgroup_io::cgroup_io_limit(report));
     findings.extend(tool_bound::tool_bound(report));
     findings.extend(holes::read_from_holes(report));
     findings.extend(foreign_io::foreign_io(report));
@@ -35,6 +40,7 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     findings.extend(cache_eviction::cache_evicted_without_pressure(report));
     findings.extend(tunables::tunables_changed(report));
     findings.extend(cpu_starvation::cpu_starvation(report));
+    findings.extend(cgroup_cpu::cgroup_cpu_quota(report));
     findings
 }
 
@@ -192,6 +198,35 @@ pub(crate) mod fixture {
             via: "the target".into(),
             counter_series: (0..n).map(at).collect(),
         });
+    }
+
+    /// The run inside cgroup v1 group `/bench` (memory, blkio and cpu) with
+    /// `limits`, the group's sample `i` being `at(i)`.
+    pub fn add_cgroup(
+        report: &mut RunReport,
+        limits: CgroupLimits,
+        at: impl Fn(usize) -> CgroupSample,
+    ) {
+        let n = report.observations.t_ns.len();
+        let dir = |controller: &str| {
+            Some(CgroupDir {
+                version: CgroupVersion::V1,
+                path: "/bench".into(),
+                dir: format!("/sys/fs/cgroup/{controller}/bench"),
+                mount_point: format!("/sys/fs/cgroup/{controller}"),
+            })
+        };
+        report.environment.cgroup = Some(CgroupRecord {
+            place: CgroupPlace {
+                memory: dir("memory"),
+                io: dir("blkio"),
+                cpu: dir("cpu"),
+                ..Default::default()
+            },
+            limits,
+            workers_elsewhere: Vec::new(),
+        });
+        report.observations.cgroup_series = (0..n).map(at).collect();
     }
 
     pub fn codes(findings: &[Finding]) -> Vec<&str> {

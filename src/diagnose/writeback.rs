@@ -1,17 +1,25 @@
 //! `writeback-stall` (seed 004): buffered writers throttled by the kernel's
 //! dirty-page limits. Two signs, either enough: the writers' wait channel was
 //! measured in the throttling functions, or per-interval max latency jumped
-//! far above its usual level while Dirty+Writeback was past the background
-//! threshold.
+//! far above its usual level while the dirty pages were past the background
+//! threshold that applies to the writer (its cgroup's own, under cgroup v2
+//! with per-group dirty limits, else the global one) or its cgroup was at its
+//! memory limit. A stall the cgroup's memory limit explains is reported by
+//! `cgroup-memory-limit` instead: one cause, one finding.
 
+use super::cgroup_memory::{explains_stall, memory_at_limit};
 use super::{bytes_text, duration_text, seconds_at};
-use crate::model::{Finding, JobInterval, JobSeries, Observations, RunReport, Severity};
+use crate::model::{
+    CgroupSample, Finding, JobInterval, JobSeries, MemorySample, RunReport, Severity,
+};
 
-/// Kernel functions a writer sleeps in when dirty throttling or stable pages hold it.
+/// Kernel functions a writer sleeps in when dirty throttling, stable pages or
+/// reclaim waiting for writeback hold it.
 const THROTTLE_WCHANS: &[&str] = &[
     "balance_dirty_pages",
     "folio_wait_bit",
     "folio_wait_writeback",
+    "reclaim_throttle",
 ];
 /// Share of the writers' time in those functions that counts as a stall (lab: 42–81 % when stalled).
 const WAIT_SHARE: f64 = 0.10;
@@ -29,16 +37,70 @@ fn throttled_ns(interval: &JobInterval) -> u64 {
         .sum()
 }
 
-pub fn writeback_stall(report: &RunReport) -> Vec<Finding> {
-    let obs = &report.observations;
-    obs.jobs
-        .iter()
-        .filter(|s| !s.direct)
-        .filter_map(|s| stall_of(obs, s))
-        .collect()
+/// The dirty pages held and the thresholds that apply to the writer at one
+/// sample: its cgroup's own (cgroup v2 writeback domain) when it is nearer
+/// its hard threshold than the machine is to the global one, else the global.
+struct DirtyDomain {
+    held_bytes: u64,
+    background_bytes: u64,
+    threshold_bytes: u64,
+    cgroup: bool,
 }
 
-fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
+impl DirtyDomain {
+    fn at(memory: MemorySample, group: Option<CgroupSample>) -> DirtyDomain {
+        let global = DirtyDomain {
+            held_bytes: memory.dirty_bytes + memory.writeback_bytes,
+            background_bytes: memory.dirty_background_threshold_bytes,
+            threshold_bytes: memory.dirty_threshold_bytes,
+            cgroup: false,
+        };
+        let Some(group) = group.filter(|g| g.dirty_threshold_bytes > 0) else {
+            return global;
+        };
+        let own = DirtyDomain {
+            held_bytes: group.dirty_bytes + group.writeback_bytes,
+            background_bytes: group.dirty_background_threshold_bytes,
+            threshold_bytes: group.dirty_threshold_bytes,
+            cgroup: true,
+        };
+        if own.share() >= global.share() {
+            own
+        } else {
+            global
+        }
+    }
+
+    fn share(&self) -> f64 {
+        self.held_bytes as f64 / self.threshold_bytes.max(1) as f64
+    }
+
+    fn past_background(&self) -> bool {
+        self.background_bytes > 0 && self.held_bytes >= self.background_bytes
+    }
+}
+
+/// A buffered writer's stall: the intervals it was held, how long, and the
+/// words both stall findings share.
+pub(super) struct Stall {
+    /// Sample indices: the job's active span is `from..=to`; `first` is the first stalled interval.
+    from: usize,
+    pub to: usize,
+    pub first: usize,
+    /// The stalled intervals.
+    pub intervals: Vec<usize>,
+    usual_max_ns: u64,
+    pub worst_ns: u64,
+    throttled_ns: u64,
+    workers: u64,
+}
+
+/// Where `series`, a buffered job with writes, stalled; None when it did not.
+pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> {
+    let obs = &report.observations;
+    if series.direct {
+        return None;
+    }
     let (from, to) = series.active_span()?;
     let window = from + 1..=to;
     let writes: u64 = series.intervals[window.clone()]
@@ -56,78 +118,137 @@ fn stall_of(obs: &Observations, series: &JobSeries) -> Option<Finding> {
         .collect();
     maxes.sort_unstable();
     // The lower quartile: a stall lasting most of the run cannot raise it.
-    let usual_max = maxes[maxes.len() / 4];
-    let past_background = |i: usize| {
-        obs.memory_series.get(i).is_some_and(|m| {
-            m.dirty_background_threshold_bytes > 0
-                && m.dirty_bytes + m.writeback_bytes >= m.dirty_background_threshold_bytes
-        })
+    let usual_max_ns = maxes[maxes.len() / 4];
+    let pressed = |i: usize| {
+        obs.memory_series.get(i).is_some_and(|&m| {
+            DirtyDomain::at(m, obs.cgroup_series.get(i).copied()).past_background()
+        }) || memory_at_limit(report, i)
     };
     let stalled = |i: usize| {
         let interval = &series.intervals[i];
         let jumped = interval.lat_max_ns >= JUMP_MIN_NS
-            && interval.lat_max_ns >= JUMP_FACTOR * usual_max
-            && past_background(i);
+            && interval.lat_max_ns >= JUMP_FACTOR * usual_max_ns
+            && pressed(i);
         let waited = throttled_ns(interval) as f64 >= WAIT_SHARE * (workers * step_ns(i)) as f64;
         jumped || waited
     };
-    let first = window.clone().find(|&i| stalled(i))?;
-    let span_ns = obs.t_ns[to].saturating_sub(obs.t_ns[from]).max(1);
-    let throttled: u64 = series.intervals[window.clone()]
-        .iter()
-        .map(throttled_ns)
-        .sum();
-    let worst = series.intervals[first..=to]
-        .iter()
-        .map(|i| i.lat_max_ns)
-        .max()
-        .unwrap_or(0);
-    let memory = obs.memory_series.get(first).copied().unwrap_or_default();
-    let rate = |range: std::ops::Range<usize>| -> Option<f64> {
-        let ns: u64 = range.clone().map(step_ns).sum();
-        let bytes: u64 = series.intervals[range].iter().map(|i| i.bytes[1]).sum();
-        (ns > 0).then(|| bytes as f64 / (ns as f64 / 1e9) / (1u64 << 20) as f64)
-    };
-    let mut title = format!(
-        "job '{}': writes blocked up to {} from t={:.1} s when Dirty+Writeback reached {} (threshold {})",
-        series.name,
-        duration_text(worst),
-        seconds_at(obs, first - 1),
-        bytes_text(memory.dirty_bytes + memory.writeback_bytes),
-        bytes_text(memory.dirty_threshold_bytes)
-    );
-    if let (Some(before), Some(after)) = (rate(from + 1..first), rate(first..to + 1)) {
-        title.push_str(&format!(
-            "; throughput fell from {before:.0} to {after:.0} MiB/s"
-        ));
+    let intervals: Vec<usize> = window.clone().filter(|&i| stalled(i)).collect();
+    let first = *intervals.first()?;
+    Some(Stall {
+        from,
+        to,
+        first,
+        intervals,
+        usual_max_ns,
+        worst_ns: series.intervals[first..=to]
+            .iter()
+            .map(|i| i.lat_max_ns)
+            .max()
+            .unwrap_or(0),
+        throttled_ns: series.intervals[window].iter().map(throttled_ns).sum(),
+        workers,
+    })
+}
+
+impl Stall {
+    /// "; throughput fell from 100 to 25 MiB/s", or nothing when the stall began with the job.
+    pub fn throughput_change(&self, report: &RunReport, series: &JobSeries) -> String {
+        let t = &report.observations.t_ns;
+        let rate = |range: std::ops::Range<usize>| -> Option<f64> {
+            let ns = t[range.end - 1].saturating_sub(t[range.start - 1]);
+            let bytes: u64 = series.intervals[range].iter().map(|i| i.bytes[1]).sum();
+            (ns > 0).then(|| bytes as f64 / (ns as f64 / 1e9) / (1u64 << 20) as f64)
+        };
+        match (
+            rate(self.from + 1..self.first),
+            rate(self.first..self.to + 1),
+        ) {
+            (Some(before), Some(after)) => {
+                format!("; throughput fell from {before:.0} to {after:.0} MiB/s")
+            }
+            _ => String::new(),
+        }
     }
-    let mut evidence = vec![
-        format!(
+
+    /// The latency evidence, then the time in the throttling functions when it was measured.
+    pub fn evidence(&self, report: &RunReport) -> Vec<String> {
+        let t = &report.observations.t_ns;
+        let mut evidence = vec![format!(
             "usual per-interval max latency {}, worst {}",
-            duration_text(usual_max),
-            duration_text(worst)
-        ),
-        format!(
-            "background writeback starts at {}, writers are throttled hard at {}",
-            bytes_text(memory.dirty_background_threshold_bytes),
-            bytes_text(memory.dirty_threshold_bytes)
-        ),
-    ];
-    if throttled > 0 {
-        evidence.push(format!(
-            "the writers spent {:.0}% of their time in {}",
-            throttled as f64 / (workers * span_ns) as f64 * 100.0,
-            THROTTLE_WCHANS.join(" / ")
-        ));
+            duration_text(self.usual_max_ns),
+            duration_text(self.worst_ns)
+        )];
+        if self.throttled_ns > 0 {
+            let span_ns = t[self.to].saturating_sub(t[self.from]).max(1);
+            evidence.push(format!(
+                "the writers spent {:.0}% of their time in {}",
+                self.throttled_ns as f64 / (self.workers * span_ns) as f64 * 100.0,
+                THROTTLE_WCHANS.join(" / ")
+            ));
+        }
+        evidence
     }
-    Some(Finding {
+
+    /// The moment the stall began (the start of its first interval).
+    pub fn at_ns(&self, report: &RunReport) -> u64 {
+        report.observations.t_ns[self.first - 1]
+    }
+}
+
+pub fn writeback_stall(report: &RunReport) -> Vec<Finding> {
+    report
+        .observations
+        .jobs
+        .iter()
+        .filter_map(|s| Some((s, stall_of(report, s)?)))
+        .filter(|(_, stall)| !explains_stall(report, stall))
+        .map(|(s, stall)| finding(report, s, &stall))
+        .collect()
+}
+
+fn finding(report: &RunReport, series: &JobSeries, stall: &Stall) -> Finding {
+    let obs = &report.observations;
+    let i = stall.first;
+    let domain = DirtyDomain::at(
+        obs.memory_series.get(i).copied().unwrap_or_default(),
+        obs.cgroup_series.get(i).copied(),
+    );
+    let whose = if domain.cgroup {
+        "its cgroup's Dirty+Writeback"
+    } else {
+        "Dirty+Writeback"
+    };
+    let title = format!(
+        "job '{}': writes blocked up to {} from t={:.1} s when {whose} reached {} (threshold {}){}",
+        series.name,
+        duration_text(stall.worst_ns),
+        seconds_at(obs, i - 1),
+        bytes_text(domain.held_bytes),
+        bytes_text(domain.threshold_bytes),
+        stall.throughput_change(report, series)
+    );
+    let mut evidence = stall.evidence(report);
+    evidence.insert(
+        1,
+        format!(
+            "background writeback starts at {}, writers are throttled hard at {}{}",
+            bytes_text(domain.background_bytes),
+            bytes_text(domain.threshold_bytes),
+            if domain.cgroup {
+                " (the cgroup's own dirty limits, lower than the machine's)"
+            } else {
+                ""
+            }
+        ),
+    );
+    Finding {
         code: "writeback-stall".into(),
         severity: Severity::Warning,
         title,
         evidence,
         advice: "the device (or a throttle in front of it) drains dirty pages slower than the job writes: this measured the kernel's dirty throttling; add end_fsync=1 or use direct=1 for device numbers, or lower the rate".into(),
-        at_ns: Some(obs.t_ns[first - 1]),
-    })
+        at_ns: Some(stall.at_ns(report)),
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +300,48 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.contains("% of their time")));
+    }
+
+    /// A jump while the machine's Dirty+Writeback is far below its
+    /// thresholds: a stall only when the writer's cgroup has its own lower
+    /// dirty limits (cgroup v2) and is past them.
+    fn jump_in_a_group(group_thresholds: u64) -> RunReport {
+        let mut report = run(60);
+        buffered_writer(&mut report);
+        for interval in &mut report.observations.jobs[0].intervals[30..] {
+            interval.lat_max_ns = 150_000_000;
+        }
+        let limits = crate::model::CgroupLimits {
+            memory_max_bytes: Some(1 << 30),
+            dirty_threshold_bytes: Some(group_thresholds),
+            ..Default::default()
+        };
+        add_cgroup(&mut report, limits, |i| crate::model::CgroupSample {
+            memory_usage_bytes: 300 << 20,
+            dirty_bytes: if i >= 30 { 90 << 20 } else { 0 },
+            dirty_threshold_bytes: group_thresholds,
+            dirty_background_threshold_bytes: group_thresholds / 2,
+            ..Default::default()
+        });
+        report
+    }
+
+    #[test]
+    fn the_groups_own_dirty_thresholds_apply_to_its_writers() {
+        let found = writeback_stall(&jump_in_a_group(100 << 20));
+        assert_eq!(codes(&found), ["writeback-stall"], "{found:?}");
+        assert!(
+            found[0].title.contains(
+                "when its cgroup's Dirty+Writeback reached 90.0 MiB (threshold 100.0 MiB)"
+            ),
+            "expected the group's dirty pages and threshold in the title, saw {}",
+            found[0].title
+        );
+        let quiet = writeback_stall(&jump_in_a_group(0));
+        assert!(
+            quiet.is_empty(),
+            "expected no stall without group thresholds, the machine's being far off; saw {quiet:?}"
+        );
     }
 
     #[test]

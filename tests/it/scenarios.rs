@@ -16,11 +16,11 @@ use std::time::Duration;
 const MIB: u64 = 1 << 20;
 
 /// The warning `code`; fails the test when the rules did not raise it.
-fn expect_warning<'a>(report: &'a Value, code: &str) -> &'a Value {
+pub(crate) fn expect_warning<'a>(report: &'a Value, code: &str) -> &'a Value {
     warning(report, code).unwrap_or_else(|| panic!("no {code} warning: {:#}", report["findings"]))
 }
 
-fn expect_no_warning(report: &Value, code: &str) {
+pub(crate) fn expect_no_warning(report: &Value, code: &str) {
     assert!(warning(report, code).is_none(), "{:#}", report["findings"]);
 }
 
@@ -32,7 +32,7 @@ fn warning<'a>(report: &'a Value, code: &str) -> Option<&'a Value> {
 }
 
 /// A finding's title and evidence as one text, for assertions on the numbers it quotes.
-fn finding_text(finding: &Value) -> String {
+pub(crate) fn finding_text(finding: &Value) -> String {
     let mut text = finding["title"].as_str().unwrap().to_string();
     for line in finding["evidence"].as_array().unwrap() {
         text.push('\n');
@@ -48,7 +48,7 @@ fn run_report(args: &[String]) -> Value {
     json(&iolens(&all))
 }
 
-fn strings(args: &[&str]) -> Vec<String> {
+pub(crate) fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
