@@ -38,6 +38,17 @@ fn dev_numbers(name: &str) -> String {
         .to_string()
 }
 
+/// The report places the run in the test's group for `controller` (its
+/// key under `environment.cgroup.place`: memory, io, cpu).
+fn assert_in_group(report: &Value, controller: &str, name: &str) {
+    let path = &report["environment"]["cgroup"]["place"][controller]["path"];
+    assert!(
+        path.as_str()
+            .is_some_and(|p| p.contains(&format!("/iolens-test-{name}-"))),
+        "expected the run's {controller} group to be the test's iolens-test-{name}-…, saw {path}"
+    );
+}
+
 fn codes(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
@@ -104,6 +115,7 @@ fn a_memory_limited_container_blames_its_limit_for_the_write_stall() {
     let Some(report) = memory_limited_writer(Some(MEMORY_LIMIT)) else {
         return;
     };
+    assert_in_group(&report, "memory", "memory");
     let limits = &report["environment"]["cgroup"]["limits"];
     assert_eq!(
         limits["memory_max_bytes"].as_u64(),
@@ -137,6 +149,7 @@ fn the_same_writer_without_a_memory_limit_does_not_blame_one() {
     let Some(report) = memory_limited_writer(None) else {
         return;
     };
+    assert_in_group(&report, "memory", "memory");
     let limits = &report["environment"]["cgroup"]["limits"];
     assert!(
         limits["memory_max_bytes"].is_null(),
@@ -203,6 +216,7 @@ fn a_job_at_its_groups_write_limit_is_reported_capped() {
     let Some((report, _)) = throttled_writer(8 * MIB, None) else {
         return;
     };
+    assert_in_group(&report, "io", "io");
     let finding = expect_warning(&report, "cgroup-io-limit");
     let text = finding_text(finding);
     assert!(
@@ -217,6 +231,13 @@ fn a_job_far_below_its_groups_write_limit_is_not() {
     let Some((report, written)) = throttled_writer(64 * MIB, Some("4m")) else {
         return;
     };
+    assert_in_group(&report, "io", "io");
+    let limit = &report["environment"]["cgroup"]["limits"]["io"][0];
+    assert_eq!(
+        limit["write_bytes_per_sec"].as_u64(),
+        Some(64 * MIB),
+        "expected the group's 64 MiB/s write limit in the environment, saw {limit}"
+    );
     assert!(
         written < 16 * MIB,
         "expected the job paced at 4 MiB/s to stay far below the 64 MiB/s limit, it wrote {written} B/s"
@@ -260,6 +281,7 @@ fn a_cpu_quota_that_throttles_the_workers_is_named() {
     let Some(report) = cpu_bound(Some(20_000)) else {
         return;
     };
+    assert_in_group(&report, "cpu", "cpu");
     let finding = expect_warning(&report, "cgroup-cpu-quota");
     let text = finding_text(finding);
     assert!(
@@ -276,5 +298,6 @@ fn without_a_cpu_quota_nothing_is_throttled() {
     let Some(report) = cpu_bound(None) else {
         return;
     };
+    assert_in_group(&report, "cpu", "cpu");
     expect_no_warning(&report, "cgroup-cpu-quota");
 }
