@@ -6,7 +6,7 @@
 
 use crate::cgroup_support::ChildCgroup;
 use crate::scenario_support::{one_at_a_time, write_throttle, Ext4};
-use crate::scenarios::{expect_no_warning, expect_warning, finding_text, strings};
+use crate::scenarios::{expect_no_warning, expect_warning, finding_text, seed004_writer, strings};
 use crate::support::{json, LoopDevice};
 use serde_json::Value;
 
@@ -49,6 +49,15 @@ fn assert_in_group(report: &Value, controller: &str, name: &str) {
     );
 }
 
+/// The warning `code`, whose title or evidence quotes `value`.
+fn expect_warning_quoting(report: &Value, code: &str, value: &str) {
+    let text = finding_text(expect_warning(report, code));
+    assert!(
+        text.contains(value),
+        "expected the {code} finding to quote {value}, saw:\n{text}"
+    );
+}
+
 fn codes(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
@@ -62,9 +71,10 @@ fn codes(report: &Value) -> Vec<String> {
 
 const MEMORY_LIMIT: u64 = 128 * MIB;
 
-/// The container: 4k random buffered writes into a 256 MiB file on
-/// ext4 whose device drains 16 MiB/s, in a memory group limited to
-/// `limit` (None: the group has no limit). None when the scenario must skip.
+/// The container: the seed 004 writer unpaced (4k random buffered
+/// writes into a cold 256 MiB file on ext4) on a device that drains
+/// 16 MiB/s, in a memory group limited to `limit` (None: the group has no
+/// limit). None when the scenario must skip.
 fn memory_limited_writer(limit: Option<u64>) -> Option<Value> {
     let group = child(&["memory"], "memory")?;
     if group.version() != "v1" {
@@ -72,27 +82,14 @@ fn memory_limited_writer(limit: Option<u64>) -> Option<Value> {
         return None;
     }
     let fs = Ext4::create(512 * MIB)?;
-    let file = fs.preallocated_file("data", 256 * MIB);
-    fs.remount();
+    let args = seed004_writer(&fs, 6);
     let _throttle = write_throttle(&fs.device_name(), 16 * MIB)?;
     if let Some(limit) = limit {
         group.set("memory.limit_in_bytes", &limit.to_string());
     }
-    let mut args = strings(&[
-        "--name=container",
-        "--rw=randwrite",
-        "--bs=4k",
-        "--ioengine=psync",
-        "--size=256m",
-        "--norandommap",
-        "--randrepeat=0",
-        "--invalidate=0",
-        "--thread",
-        "--time_based",
-        "--runtime=6",
-    ]);
-    args.push(format!("--filename={}", file.display()));
-    Some(run_in(&group, &args))
+    let report = run_in(&group, &args);
+    assert_in_group(&report, "memory", "memory");
+    Some(report)
 }
 
 /// The group's largest memory usage over the run, bytes.
@@ -115,7 +112,6 @@ fn a_memory_limited_container_blames_its_limit_for_the_write_stall() {
     let Some(report) = memory_limited_writer(Some(MEMORY_LIMIT)) else {
         return;
     };
-    assert_in_group(&report, "memory", "memory");
     let limits = &report["environment"]["cgroup"]["limits"];
     assert_eq!(
         limits["memory_max_bytes"].as_u64(),
@@ -132,12 +128,7 @@ fn a_memory_limited_container_blames_its_limit_for_the_write_stall() {
         usage >= MEMORY_LIMIT * 9 / 10,
         "expected the group's usage to reach 90% of its 128 MiB limit, saw {usage} bytes"
     );
-    let finding = expect_warning(&report, "cgroup-memory-limit");
-    let text = finding_text(finding);
-    assert!(
-        text.contains("128.0 MiB"),
-        "expected the finding to quote the 128.0 MiB limit, saw:\n{text}"
-    );
+    expect_warning_quoting(&report, "cgroup-memory-limit", "128.0 MiB");
     // One cause, one finding; and the limit was memory pressure, not DAMON.
     expect_no_warning(&report, "writeback-stall");
     expect_no_warning(&report, "cache-evicted-without-pressure");
@@ -149,7 +140,6 @@ fn the_same_writer_without_a_memory_limit_does_not_blame_one() {
     let Some(report) = memory_limited_writer(None) else {
         return;
     };
-    assert_in_group(&report, "memory", "memory");
     let limits = &report["environment"]["cgroup"]["limits"];
     assert!(
         limits["memory_max_bytes"].is_null(),
@@ -198,6 +188,7 @@ fn throttled_writer(limit: u64, rate: Option<&str>) -> Option<(Value, u64)> {
         args.push(format!("--rate={rate}"));
     }
     let report = run_in(&group, &args);
+    assert_in_group(&report, "io", "io");
     let written = report["jobs"][0]["dirs"][1]["bw_bytes_per_sec"]
         .as_f64()
         .unwrap();
@@ -216,13 +207,7 @@ fn a_job_at_its_groups_write_limit_is_reported_capped() {
     let Some((report, _)) = throttled_writer(8 * MIB, None) else {
         return;
     };
-    assert_in_group(&report, "io", "io");
-    let finding = expect_warning(&report, "cgroup-io-limit");
-    let text = finding_text(finding);
-    assert!(
-        text.contains("8.0 MiB/s"),
-        "expected the finding to quote the 8.0 MiB/s limit, saw:\n{text}"
-    );
+    expect_warning_quoting(&report, "cgroup-io-limit", "8.0 MiB/s");
 }
 
 #[test]
@@ -231,7 +216,6 @@ fn a_job_far_below_its_groups_write_limit_is_not() {
     let Some((report, written)) = throttled_writer(64 * MIB, Some("4m")) else {
         return;
     };
-    assert_in_group(&report, "io", "io");
     let limit = &report["environment"]["cgroup"]["limits"]["io"][0];
     assert_eq!(
         limit["write_bytes_per_sec"].as_u64(),
@@ -268,6 +252,7 @@ fn cpu_bound(quota_us: Option<u64>) -> Option<Value> {
         "--runtime=3",
     ]);
     let report = run_in(&group, &args);
+    assert_in_group(&report, "cpu", "cpu");
     eprintln!(
         "CPU quota {quota_us:?} µs per 100 ms: findings {:?}",
         codes(&report)
@@ -281,13 +266,7 @@ fn a_cpu_quota_that_throttles_the_workers_is_named() {
     let Some(report) = cpu_bound(Some(20_000)) else {
         return;
     };
-    assert_in_group(&report, "cpu", "cpu");
-    let finding = expect_warning(&report, "cgroup-cpu-quota");
-    let text = finding_text(finding);
-    assert!(
-        text.contains("0.20 CPU"),
-        "expected the finding to quote the quota as 0.20 CPU, saw:\n{text}"
-    );
+    expect_warning_quoting(&report, "cgroup-cpu-quota", "0.20 CPU");
     // The wait for a CPU is the quota's, not other processes': not blamed twice.
     expect_no_warning(&report, "cpu-starvation");
 }
@@ -298,6 +277,5 @@ fn without_a_cpu_quota_nothing_is_throttled() {
     let Some(report) = cpu_bound(None) else {
         return;
     };
-    assert_in_group(&report, "cpu", "cpu");
     expect_no_warning(&report, "cgroup-cpu-quota");
 }

@@ -297,6 +297,14 @@ fn seed003_a_second_buffered_read_is_served_from_the_cache() {
 /// The seed 004 writer: 4k random buffered writes at 100 MiB/s into a
 /// preallocated, uncached file on ext4.
 fn seed004_write(fs: &Ext4, rate: &str, runtime_s: u32) -> Value {
+    let mut args = seed004_writer(fs, runtime_s);
+    args.push(format!("--rate={rate}"));
+    run_report(&args)
+}
+
+/// The seed 004 job's options, unpaced, for `runtime_s` seconds on a fresh
+/// 256 MiB file on `fs` (preallocated, then made cold by a remount).
+pub(crate) fn seed004_writer(fs: &Ext4, runtime_s: u32) -> Vec<String> {
     let file = fs.preallocated_file("data", 256 * MIB);
     fs.remount();
     let mut args = strings(&[
@@ -312,9 +320,8 @@ fn seed004_write(fs: &Ext4, rate: &str, runtime_s: u32) -> Value {
         "--time_based",
     ]);
     args.push(format!("--filename={}", file.display()));
-    args.push(format!("--rate={rate}"));
     args.push(format!("--runtime={runtime_s}"));
-    run_report(&args)
+    args
 }
 
 /// Share of the writer's life it was seen blocked in the kernel's dirty throttling.
