@@ -1,9 +1,10 @@
 //! The environment of a run, captured once before the first I/O: kernel, CPU,
 //! clock and idle driver, the devices behind the targets and their queue
 //! settings, the targets' filesystems and mount options, the `vm.dirty_*`
-//! settings, and daemons or kernel features that change results (udev,
+//! settings, the run's cgroups and their limits, and daemons or kernel features that change results (udev,
 //! DAMON proactive reclaim, free page reporting).
 
+use super::cgroup;
 use super::cpu::parse_cpuinfo;
 use super::diskstats::{devices_behind, split_dev};
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
@@ -58,6 +59,8 @@ pub fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Envir
             }
         }
     }
+    let devices: Vec<String> = env.devices.iter().map(|d| d.name.clone()).collect();
+    env.cgroup = cgroup::capture(&devices);
     env
 }
 

@@ -4,6 +4,7 @@
 //! run, and the `Sampler` thread that records it all into `Observations`.
 
 pub mod cache_drop;
+pub mod cgroup;
 pub mod cpu;
 pub mod cpufreq;
 pub mod diskstats;

@@ -9,6 +9,7 @@
 //! Cheap by construction: every file is read into a reused buffer, paths are
 //! built once, and the thread sleeps between ticks (parked, so `stop` wakes it).
 
+use super::cgroup::{self, sample::CgroupProbe};
 use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
 use super::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use super::diskstats::{devices_behind, parse_stat};
@@ -18,8 +19,8 @@ use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
 use super::{meminfo, pressure, read_into, vmstat, wchan};
 use crate::model::{
-    CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample, Observations, PressureSample,
-    TargetObservation, WorkerObservation,
+    CgroupSample, CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample, Observations,
+    PressureSample, TargetObservation, WorkerObservation,
 };
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -141,6 +142,8 @@ struct State {
     jobs_buffered_writer: Vec<bool>,
     workers: Vec<WorkerTrack>,
     tunables: DirtyTunables,
+    /// The run's cgroup files (None: no cgroup mounted, or none readable).
+    cgroup: Option<CgroupProbe>,
     on_second: Option<SecondHook>,
     /// First sample of the second the hook has not been shown yet.
     second_first_sample: usize,
@@ -187,6 +190,18 @@ impl State {
             .iter()
             .map(|d| Path::new("/sys/block").join(&d.name).join("stat"))
             .collect();
+        let device_names: Vec<String> = obs.devices.iter().map(|d| d.name.clone()).collect();
+        let cgroup = match cgroup::live_probe(&device_names) {
+            Some(Ok((probe, io))) => {
+                obs.cgroup_io = io;
+                Some(probe)
+            }
+            Some(Err(note)) => {
+                obs.notes.push(note);
+                None
+            }
+            None => None,
+        };
         let has_pressure = Path::new("/proc/pressure/io").exists();
         if !has_pressure {
             obs.notes
@@ -244,6 +259,7 @@ impl State {
             jobs_buffered_writer: setup.jobs.iter().map(|j| j.buffered_writer).collect(),
             workers,
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
+            cgroup,
             on_second: setup.on_second,
             second_first_sample: 0,
             buf: String::with_capacity(8192),
@@ -343,6 +359,7 @@ impl State {
             device.counter_series.push(counters);
         }
         self.sample_memory();
+        self.sample_cgroup();
         if self.has_pressure {
             self.sample_pressure();
         }
@@ -393,6 +410,22 @@ impl State {
             vmstat::parse_into(&self.buf, self.page_size, &mut memory);
         }
         self.obs.memory_series.push(memory);
+    }
+
+    /// The run's cgroup; a note the first time one of its files cannot be read.
+    fn sample_cgroup(&mut self) {
+        let Some(probe) = &mut self.cgroup else {
+            return;
+        };
+        let global = self.obs.memory_series.last().copied().unwrap_or_default();
+        let mut sample = CgroupSample::default();
+        let all_read = probe.sample(&mut self.buf, &global, &mut sample, &mut self.obs.cgroup_io);
+        self.obs.cgroup_series.push(sample);
+        let note =
+            "cgroup: some of the run's cgroup files could not be read (zeros in those samples)";
+        if !all_read && !self.obs.notes.iter().any(|n| n == note) {
+            self.obs.notes.push(note.into());
+        }
     }
 
     fn sample_pressure(&mut self) {
@@ -562,6 +595,19 @@ mod tests {
         assert_eq!(obs.jobs[0].intervals.len(), n);
         assert!(obs.devices.iter().all(|d| d.counter_series.len() == n));
         assert!(obs.memory_series[0].dirty_threshold_bytes > 0);
+        if cgroup::live_place("self").is_some() {
+            let noted = obs.notes.iter().any(|n| n.starts_with("cgroup"));
+            assert!(
+                obs.cgroup_series.len() == n || noted,
+                "expected a cgroup sample per sample ({n}) or a note, got {} and {:?}",
+                obs.cgroup_series.len(),
+                obs.notes
+            );
+        }
+        assert!(obs
+            .cgroup_io
+            .iter()
+            .all(|d| d.counter_series.len() == obs.cgroup_series.len()));
 
         let read: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[0]).sum();
         assert_eq!(read, FILE_BYTES as u64);

@@ -40,9 +40,16 @@ const COUNT_KEYS: &[&str] = &[
 /// pinned as their shape only.
 const SHAPE_ONLY_KEYS: &[&str] = &["observations", "environment", "disks", "disk_util"];
 
-/// Subtrees whose presence depends on what the machine showed (findings) or
-/// whose keys are latencies (histogram bins): masked whole.
-const MASKED_KEYS: &[&str] = &["findings", "bins", "command_line"];
+/// Subtrees whose presence depends on what the machine showed (findings, its
+/// cgroups) or whose keys are latencies (histogram bins): masked whole.
+const MASKED_KEYS: &[&str] = &[
+    "findings",
+    "bins",
+    "command_line",
+    "cgroup",
+    "cgroup_series",
+    "cgroup_io",
+];
 
 const FORMATS: &[(&str, &str)] = &[
     ("normal", "txt"),
