@@ -13,13 +13,12 @@ use crate::model::{
     CgroupSample, Finding, JobInterval, JobSeries, MemorySample, RunReport, Severity,
 };
 
-/// Kernel functions a writer sleeps in when dirty throttling, stable pages or
-/// reclaim waiting for writeback hold it.
+/// Kernel functions a writer sleeps in when dirty throttling or stable pages
+/// hold it, or reclaim at a cgroup's memory limit waits for writeback.
 const THROTTLE_WCHANS: &[&str] = &[
     "balance_dirty_pages",
     "folio_wait_bit",
     "folio_wait_writeback",
-    "reclaim_throttle",
 ];
 /// Share of the writers' time in those functions that counts as a stall (lab: 42–81 % when stalled).
 const WAIT_SHARE: f64 = 0.10;
