@@ -86,8 +86,7 @@ pub fn cgroup_memory_limit(report: &RunReport) -> Vec<Finding> {
 fn finding(report: &RunReport, series: &JobSeries, stall: &Stall) -> Option<Finding> {
     let (limit, file) = memory_limit(report)?;
     let obs = &report.observations;
-    let during = &obs.cgroup_series
-        [stall.first.saturating_sub(1)..=stall.to.min(obs.cgroup_series.len() - 1)];
+    let during = obs.cgroup_series.get(stall.first - 1..=stall.to)?;
     let usage = during
         .iter()
         .map(|s| s.memory_usage_bytes)
