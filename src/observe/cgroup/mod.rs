@@ -73,7 +73,12 @@ impl CgroupMount<'_> {
             rest
         };
         let mount_point = root.join(self.mount_point.trim_start_matches('/'));
-        let dir = mount_point.join(inside.trim_start_matches('/'));
+        let inside = inside.trim_start_matches('/');
+        let dir = if inside.is_empty() {
+            mount_point.clone()
+        } else {
+            mount_point.join(inside)
+        };
         Some(CgroupDir {
             version: self.version,
             path: path.to_string(),
