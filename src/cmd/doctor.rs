@@ -6,10 +6,11 @@ use super::common::CmdError;
 use super::EXIT_OK;
 use crate::diagnose::bytes_text;
 use crate::fileset::{has_holes, mounted_at, read_signature};
-use crate::model::Environment;
+use crate::model::{CgroupRecord, Environment};
 use crate::observe::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use crate::observe::environment;
 use crate::observe::pagecache::CacheProbe;
+use crate::report::cgroup_text;
 use std::fmt::Write;
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -186,6 +187,9 @@ fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<C
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     out.push(ok(format!("dirty limits: {}", dirty.join(" "))));
+    if let Some(record) = &env.cgroup {
+        out.push(cgroup_check(record));
+    }
     if env.damon_running {
         out.push(problem(
             "DAMON proactive reclaim is on: page cache is evicted without memory pressure".into(),
@@ -199,6 +203,20 @@ fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<C
         ));
     }
     out
+}
+
+/// The cgroup limits a run started here meets (on the target's devices for io).
+fn cgroup_check(record: &CgroupRecord) -> Check {
+    match cgroup_text::limits_line(record) {
+        Some(line) => problem(
+            format!("{line}: a benchmark inside a limit measures the limit, not the storage"),
+            "run outside the group (or lift its limits) to measure the storage; keep them only to measure what the container gets",
+        ),
+        None => ok(format!(
+            "cgroup {}: no memory, io or CPU limit applies",
+            record.place.main().map_or("/", |g| g.path.as_str())
+        )),
+    }
 }
 
 fn render(target: &Path, facts: &TargetFacts, checks: &[Check]) -> String {
@@ -249,6 +267,33 @@ mod tests {
             .filter(|c| c.problem)
             .map(|c| c.text.as_str())
             .collect()
+    }
+
+    #[test]
+    fn a_cgroup_limit_is_a_problem_an_unlimited_group_is_not() {
+        let mut record = CgroupRecord {
+            place: crate::model::CgroupPlace {
+                memory: Some(crate::model::CgroupDir {
+                    path: "/pod".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let unlimited = cgroup_check(&record);
+        assert!(
+            !unlimited.problem
+                && unlimited.text == "cgroup /pod: no memory, io or CPU limit applies",
+            "expected an ok line, got {unlimited:?}"
+        );
+        record.limits.memory_max_bytes = Some(128 << 20);
+        let limited = cgroup_check(&record);
+        assert!(
+            limited.problem
+                && limited.text.starts_with("cgroup /pod (v2): memory limit 128.0 MiB: a benchmark inside a limit measures the limit"),
+            "expected the limit as a problem, got {limited:?}"
+        );
     }
 
     #[test]

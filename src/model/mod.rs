@@ -807,6 +807,10 @@ pub struct WorkerObservation {
     pub wchan_period_ns: u64,
     pub wchan_samples: u64,
     pub waits: Vec<WaitTime>,
+    /// Its cgroup when it started, as `/proc/PID/cgroup` names it, when that
+    /// was not the run's (someone moved it); None otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
 }
 
 /// A `vm.dirty_*` setting that changed during the run.

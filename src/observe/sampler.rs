@@ -19,8 +19,8 @@ use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
 use super::{meminfo, pressure, read_into, vmstat, wchan};
 use crate::model::{
-    CgroupSample, CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample, Observations,
-    PressureSample, TargetObservation, WorkerObservation,
+    CgroupPlace, CgroupSample, CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample,
+    Observations, PressureSample, TargetObservation, WorkerObservation,
 };
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -144,6 +144,8 @@ struct State {
     tunables: DirtyTunables,
     /// The run's cgroup files (None: no cgroup mounted, or none readable).
     cgroup: Option<CgroupProbe>,
+    /// The run's cgroups, which each worker's are compared with when it starts.
+    cgroup_place: Option<CgroupPlace>,
     on_second: Option<SecondHook>,
     /// First sample of the second the hook has not been shown yet.
     second_first_sample: usize,
@@ -260,6 +262,7 @@ impl State {
             workers,
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
             cgroup,
+            cgroup_place: cgroup::live_place("self"),
             on_second: setup.on_second,
             second_first_sample: 0,
             buf: String::with_capacity(8192),
@@ -322,6 +325,9 @@ impl State {
                 track.wchan_path = task.join("wchan");
                 track.tid = tid;
                 track.obs.tid = tid;
+                if let Some(run) = &self.cgroup_place {
+                    track.obs.cgroup = cgroup::thread_elsewhere(run, pid, tid);
+                }
             }
             buffered_writer_running |= self.jobs_buffered_writer[track.job];
         }

@@ -1,4 +1,5 @@
 //! Reports: renderings of the model (`crate::model`).
+pub mod cgroup_text;
 pub mod config;
 pub mod findings_text;
 pub mod fio_json;

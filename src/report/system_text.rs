@@ -61,6 +61,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         )?;
     }
     write_memory(out, obs)?;
+    super::cgroup_text::write_cgroup(out, report)?;
     write_workers(out, obs)?;
     for change in &obs.tunable_changes {
         writeln!(
@@ -192,7 +193,7 @@ fn share_pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-fn human_bytes(bytes: u64) -> String {
+pub(super) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;

@@ -27,6 +27,7 @@ use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
 use crate::model::RunReport;
+use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::{LiveBoard, LiveCounters};
 use crate::workload::rng::worker_seed;
@@ -169,6 +170,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     report.observations.cache_guards = cache_guards;
     report.observations.layouts = watch::layout_records(&files);
     report.environment = environment;
+    cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
     Ok(RunOutcome { report, warnings })
 }

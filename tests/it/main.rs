@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod blockdev;
+mod cgroup_observe;
 mod cgroup_scenarios;
 mod cgroup_support;
 mod cli;

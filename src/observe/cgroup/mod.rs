@@ -11,7 +11,7 @@ pub mod sample;
 use super::{meminfo, read_into};
 use crate::model::{
     CgroupDir, CgroupIoSeries, CgroupLimits, CgroupPlace, CgroupRecord, CgroupSample,
-    CgroupVersion, MemorySample, WorkerCgroup,
+    CgroupVersion, Environment, MemorySample, WorkerCgroup, WorkerObservation,
 };
 use sample::CgroupProbe;
 use std::path::Path;
@@ -73,7 +73,12 @@ impl CgroupMount<'_> {
             rest
         };
         let mount_point = root.join(self.mount_point.trim_start_matches('/'));
-        let dir = mount_point.join(inside.trim_start_matches('/'));
+        let inside = inside.trim_start_matches('/');
+        let dir = if inside.is_empty() {
+            mount_point.clone()
+        } else {
+            mount_point.join(inside)
+        };
         Some(CgroupDir {
             version: self.version,
             path: path.to_string(),
@@ -160,7 +165,7 @@ pub fn place_of(proc_cgroup: &str, mountinfo: &str, root: &Path) -> CgroupPlace 
     }
 }
 
-/// The place of process `pid` ("self" for this one) on the live system; None
+/// The place of process `pid` ("self" for this one, "PID/task/TID" for a thread) on the live system; None
 /// when no cgroup filesystem is mounted or `/proc/PID/cgroup` is unreadable.
 pub fn live_place(pid: &str) -> Option<CgroupPlace> {
     let proc_cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
@@ -228,21 +233,31 @@ pub fn live_probe(
     Some(Ok((probe, io)))
 }
 
-/// Worker `worker` of `job`, process `pid`, when its group is not the run's
-/// (someone moved it); None when it is in the run's group or cannot be read.
-pub fn worker_elsewhere(
-    run: &CgroupPlace,
-    pid: u32,
-    job: &str,
-    worker: u32,
-) -> Option<WorkerCgroup> {
-    let place = live_place(&pid.to_string())?;
+/// The group of thread `tid` of process `pid` when it is not `run`'s
+/// (compared by the main controller's path); None when it is the same or
+/// cannot be read.
+pub fn thread_elsewhere(run: &CgroupPlace, pid: u32, tid: u32) -> Option<String> {
+    let place = live_place(&format!("{pid}/task/{tid}"))?;
     let (own, theirs) = (run.main()?, place.main()?);
-    (own.path != theirs.path).then(|| WorkerCgroup {
-        job: job.to_string(),
-        worker,
-        path: theirs.path.clone(),
-    })
+    (own.path != theirs.path).then(|| theirs.path.clone())
+}
+
+/// The workers the sampler saw in another group than the run's, into the
+/// environment's cgroup record.
+pub fn record_workers_elsewhere(environment: &mut Environment, workers: &[WorkerObservation]) {
+    let Some(record) = &mut environment.cgroup else {
+        return;
+    };
+    record.workers_elsewhere = workers
+        .iter()
+        .filter_map(|w| {
+            Some(WorkerCgroup {
+                job: w.job.clone(),
+                worker: w.worker,
+                path: w.cgroup.clone()?,
+            })
+        })
+        .collect();
 }
 
 #[cfg(test)]
@@ -350,6 +365,42 @@ mod tests {
         assert_eq!(
             place.cpuset, None,
             "expected no cpuset: the group's cgroup.controllers lacks it"
+        );
+    }
+
+    #[test]
+    fn a_thread_of_this_process_is_in_its_group_and_workers_moved_are_recorded() {
+        if let Some(run) = live_place("self") {
+            let tid = std::fs::read_link("/proc/thread-self")
+                .ok()
+                .and_then(|p| p.file_name()?.to_str()?.parse().ok())
+                .expect("this thread's id");
+            let seen = thread_elsewhere(&run, std::process::id(), tid);
+            assert_eq!(seen, None, "expected this thread in the run's group");
+        }
+        let mut environment = Environment {
+            cgroup: Some(CgroupRecord::default()),
+            ..Default::default()
+        };
+        let workers = [
+            WorkerObservation {
+                job: "a".into(),
+                worker: 1,
+                cgroup: Some("/elsewhere".into()),
+                ..Default::default()
+            },
+            WorkerObservation::default(),
+        ];
+        record_workers_elsewhere(&mut environment, &workers);
+        let elsewhere = &environment.cgroup.unwrap().workers_elsewhere;
+        assert_eq!(
+            elsewhere,
+            &[WorkerCgroup {
+                job: "a".into(),
+                worker: 1,
+                path: "/elsewhere".into()
+            }],
+            "expected the moved worker only"
         );
     }
 
