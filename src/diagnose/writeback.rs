@@ -111,8 +111,11 @@ pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> 
     }
     let step_ns = |i: usize| obs.t_ns[i].saturating_sub(obs.t_ns[i - 1]).max(1);
     let workers = u64::from(series.workers.max(1));
+    // Over the intervals that completed writes: one where every writer was
+    // blocked throughout has no latency to show.
     let mut maxes: Vec<u64> = series.intervals[window.clone()]
         .iter()
+        .filter(|i| i.ios[1] > 0)
         .map(|i| i.lat_max_ns)
         .collect();
     maxes.sort_unstable();
@@ -340,6 +343,27 @@ mod tests {
         assert!(
             quiet.is_empty(),
             "expected no stall without group thresholds, the machine's being far off; saw {quiet:?}"
+        );
+    }
+
+    #[test]
+    fn intervals_blocked_throughout_do_not_set_the_usual_latency() {
+        let mut report = run(60);
+        buffered_writer(&mut report);
+        for interval in &mut report.observations.jobs[0].intervals[10..50] {
+            *interval = JobInterval {
+                waits: vec![WaitTime {
+                    wchan: "balance_dirty_pages".into(),
+                    time_ns: STEP_NS,
+                }],
+                ..Default::default()
+            };
+        }
+        let found = writeback_stall(&report);
+        assert_eq!(codes(&found), ["writeback-stall"], "{found:?}");
+        assert_eq!(
+            found[0].evidence[0], "usual per-interval max latency 1.0 ms, worst 1.0 ms",
+            "expected the usual max from the intervals that completed writes"
         );
     }
 
