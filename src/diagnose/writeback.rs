@@ -180,11 +180,12 @@ impl Stall {
             duration_text(self.usual_max_ns),
             duration_text(self.worst_ns)
         )];
-        if self.throttled_ns > 0 {
-            let span_ns = t[self.to].saturating_sub(t[self.from]).max(1);
+        let span_ns = t[self.to].saturating_sub(t[self.from]).max(1);
+        let pct = self.throttled_ns as f64 / (self.workers * span_ns) as f64 * 100.0;
+        // Below 1% the wait-channel samples show nothing (they may have been missed).
+        if pct >= 0.5 {
             evidence.push(format!(
-                "the writers spent {:.0}% of their time in {}",
-                self.throttled_ns as f64 / (self.workers * span_ns) as f64 * 100.0,
+                "the writers spent {pct:.0}% of their time in {}",
                 THROTTLE_WCHANS.join(" / ")
             ));
         }
@@ -274,8 +275,21 @@ mod tests {
             let m = &mut report.observations.memory_series[i];
             m.dirty_bytes = 1_932_735_283;
         }
+        // A few wait-channel samples in a long stall are no share worth quoting.
+        report.observations.jobs[0].intervals[60].waits = vec![WaitTime {
+            wchan: "folio_wait_bit".into(),
+            time_ns: 1_000_000,
+        }];
         let found = writeback_stall(&report);
         assert_eq!(codes(&found), ["writeback-stall"]);
+        assert!(
+            !found[0]
+                .evidence
+                .iter()
+                .any(|e| e.contains("% of their time")),
+            "expected no share of time under 1%, saw {:?}",
+            found[0].evidence
+        );
         let title = &found[0].title;
         assert!(title.contains("up to 150 ms from t=4.9 s"), "{title}");
         assert_eq!(found[0].at_ns, Some(4_900_000_000));
