@@ -49,14 +49,20 @@ pub fn render_table(r: &RepeatReport) -> String {
         out.push_str("\nfindings of the repetitions\n");
     }
     for o in &occurrences {
-        let _ = write!(out, "  {} in repetitions {}", o.code, run_numbers(&o.runs));
-        for (job, label) in &o.splits {
-            let _ = write!(out, " — those are the {label} cluster of job '{job}'");
-        }
-        out.push('\n');
+        let _ = writeln!(out, "  {}", occurrence_line(o));
     }
     out.push_str(&super::findings_text::render(&r.findings));
     out
+}
+
+/// "pagecache-under-direct-io in repetitions #2, #4 — those are the slow cluster
+/// of job 'rr'": the repetitions that had a finding (text and HTML say it alike).
+pub fn occurrence_line(o: &repetitions::Occurrence) -> String {
+    let mut line = format!("{} in repetitions {}", o.code, run_numbers(&o.runs));
+    for (job, label) in &o.splits {
+        let _ = write!(line, " — those are the {label} cluster of job '{job}'");
+    }
+    line
 }
 
 #[cfg(test)]
