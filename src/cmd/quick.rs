@@ -109,7 +109,7 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     emit(&mut Destination::Stdout, &rendered)?;
     // With a baseline the page is the comparison, which holds this run's charts too.
     if let (Some(path), None) = (&args.html, baseline) {
-        write_html(path, &html::render_quick(&report))?;
+        write_html(path, &html::render_run(&report))?;
     }
     let code = run_status(&report);
     let reports = [report];

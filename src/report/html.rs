@@ -22,20 +22,12 @@ padding:.3em .8em;margin:.6em 0}.finding.warning{border-color:#d55e00}.note{colo
 table.kv td{text-align:left}pre{white-space:pre-wrap}
 @media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}";
 
-/// The report of one run.
+/// The report of one run; a run of the `quick` suite (also one read from the
+/// history) opens with its results side by side.
 pub fn render_run(report: &RunReport) -> String {
-    run_page(report, false)
-}
-
-/// The report of the `quick` suite: the run's, opening with its results side by side.
-pub fn render_quick(report: &RunReport) -> String {
-    run_page(report, true)
-}
-
-fn run_page(report: &RunReport, with_overview: bool) -> String {
     let mut body = String::new();
     header(&mut body, report);
-    if with_overview {
+    if report.command_line.first().is_some_and(|c| c == "quick") {
         overview(&mut body, report);
     }
     findings(&mut body, &report.findings, Some(&report.observations));
@@ -1087,7 +1079,8 @@ mod tests {
         for job in r.jobs.iter_mut().filter(|j| j.name.ends_with("write")) {
             job.dirs.swap(0, 1);
         }
-        let html = render_quick(&r);
+        r.command_line = vec!["quick".into(), "/data".into()];
+        let html = render_run(&r);
         let overview = html.find("id=\"overview\"").unwrap_or(usize::MAX);
         assert!(
             overview < html.find("id=\"findings\"").unwrap(),
@@ -1119,9 +1112,10 @@ mod tests {
             8,
             "expected 2 tests × read/write in MB/s and in IOPS"
         );
+        r.command_line = vec!["run".into(), "job.fio".into()];
         assert!(
             !render_run(&r).contains("id=\"overview\""),
-            "expected no side-by-side results on a run's page"
+            "expected no side-by-side results on the page of `iolens run`"
         );
     }
 

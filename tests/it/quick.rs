@@ -56,6 +56,30 @@ fn the_suite_prints_one_row_per_test_and_removes_its_file() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"chart-job-7-pct\"") && page.contains("RND4K-Q1T1-write"));
+    // The stored run's page is the same quick page, opening with the results side by side.
+    let stored = dir.path().join("stored.html");
+    let out = iolens(&[
+        "report",
+        "1",
+        "--db",
+        &db,
+        "--html",
+        stored.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected `iolens report 1` to write the page: {}",
+        stderr(&out)
+    );
+    for (name, path) in [("quick's page", &html), ("the stored run's page", &stored)] {
+        let page = std::fs::read_to_string(path).unwrap();
+        assert!(
+            page.contains("id=\"chart-overview-mbs\"")
+                && page.contains("id=\"chart-overview-iops\""),
+            "expected {name} to open with the MB/s and IOPS of the tests side by side"
+        );
+    }
 
     // The next run compares itself with this one, also as a side-by-side page.
     let compared = dir.path().join("compared.html");
