@@ -969,19 +969,8 @@ mod tests {
         assert!(iops_row.contains("+50.0 %") && iops_row.contains("no verdict (single run)"));
         assert!(html.contains("no verdict is possible"));
         // Same axes: B's 4000 IOPS sets the top tick of A's chart too.
-        let chart = |id: &str| html.split(&format!("id=\"{id}\"")).nth(1).unwrap();
-        assert!(chart("chart-a-job-0-iops")
-            .split("</figure>")
-            .next()
-            .unwrap()
-            .contains(">4k<"));
-        let a_finding = html
-            .split("id=\"finding-a-0\">")
-            .nth(1)
-            .and_then(|rest| rest.split("</div>").next())
-            .unwrap_or_else(|| {
-                panic!("expected A's finding as a block with id finding-a-0, saw {html}")
-            });
+        assert!(element(&html, "chart-a-job-0-iops", "figure").contains(">4k<"));
+        let a_finding = element(&html, "finding-a-0", "div");
         for part in [
             "warning: cache &amp; co",
             "<code>c</code>",
@@ -997,13 +986,17 @@ mod tests {
         assert!(!html.contains("<script") && !html.contains("http"));
     }
 
+    /// The element with id `id` in `html` up to its first `end` tag ("figure", "div").
+    fn element<'a>(html: &'a str, id: &str, end: &str) -> &'a str {
+        html.split(&format!("id=\"{id}\""))
+            .nth(1)
+            .and_then(|rest| rest.split(&format!("</{end}>")).next())
+            .unwrap_or_else(|| panic!("expected an element with id {id} in {html}"))
+    }
+
     /// The x range (`data-x-from`, `data-x-to`) of chart `id` in `html`.
     fn x_range(html: &str, id: &str) -> (f64, f64) {
-        let chart = html
-            .split(&format!("id=\"{id}\""))
-            .nth(1)
-            .and_then(|rest| rest.split("</figure>").next())
-            .unwrap_or_else(|| panic!("expected chart {id} in {html}"));
+        let chart = element(html, id, "figure");
         let attr = |name: &str| -> f64 {
             let value = chart
                 .split(&format!("{name}=\""))
@@ -1055,8 +1048,7 @@ mod tests {
             close(seen, (0.0, 1.0)),
             "expected the system's chart over the whole run, from a's start (0..1.0 s), saw {seen:?}"
         );
-        let system = html.split("id=\"chart-obs-ios\"").nth(1).unwrap();
-        let system = system.split("</figure>").next().unwrap();
+        let system = element(&html, "chart-obs-ios", "figure");
         assert_eq!(
             system.matches("class=\"band\"").count(),
             2,
@@ -1094,11 +1086,7 @@ mod tests {
             ("mbs", "read", "SEQ1M Q8T1", "4.096"),
             ("mbs", "write", "RND4K Q1T1", "1.2288"),
         ] {
-            let figure = html
-                .split(&format!("id=\"chart-overview-{chart}\""))
-                .nth(1)
-                .and_then(|rest| rest.split("</figure>").next())
-                .unwrap_or_default();
+            let figure = element(&html, &format!("chart-overview-{chart}"), "figure");
             let bar =
                 format!("class=\"bar {direction}\" data-group=\"{test}\" data-value=\"{value}\"");
             assert!(
@@ -1122,8 +1110,7 @@ mod tests {
     #[test]
     fn the_percentile_curve_has_a_nines_axis() {
         let html = render_run(&observed_report());
-        let chart = html.split("id=\"chart-job-0-pct\"").nth(1).unwrap();
-        let chart = chart.split("</figure>").next().unwrap();
+        let chart = element(&html, "chart-job-0-pct", "figure");
         for tick in [">p50<", ">p90<", ">p99<"] {
             assert!(chart.contains(tick), "expected the tick {tick} in {chart}");
         }
@@ -1146,13 +1133,7 @@ mod tests {
             html.contains("<p class=\"occurrence\">c in repetitions #2</p>"),
             "expected the text summary's line naming repetition #2, saw {html}"
         );
-        let block = html
-            .split("id=\"finding-rep-0\">")
-            .nth(1)
-            .and_then(|rest| rest.split("</div>").next())
-            .unwrap_or_else(|| {
-                panic!("expected the finding of repetition #2 as a block, saw {html}")
-            });
+        let block = element(&html, "finding-rep-0", "div");
         for part in [
             "repetition #2: warning: cache &amp; co",
             "<li>e1</li>",

@@ -646,8 +646,7 @@ mod tests {
         for tick in [">100<", ">1k<", ">10k<", ">100k<"] {
             assert!(svg.contains(tick), "{tick} missing");
         }
-        let points = svg.split("points=\"").nth(1).unwrap();
-        assert_eq!(points.split('"').next().unwrap().split(' ').count(), 2);
+        assert_eq!(first_line_points(&svg).len(), 2);
     }
 
     #[test]
@@ -704,6 +703,16 @@ mod tests {
         assert_eq!(dots.matches("dot outlier").count(), 1);
     }
 
+    /// The "x,y" points of the first polyline in `svg`.
+    fn first_line_points(svg: &str) -> Vec<&str> {
+        let points = svg
+            .split("points=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("expected a polyline in {svg}"));
+        points.split(' ').collect()
+    }
+
     /// The x of each tick label in `svg` with that text.
     fn tick_x(svg: &str, label: &str) -> f64 {
         let end = svg
@@ -743,17 +752,11 @@ mod tests {
             (x[4] - (WIDTH - RIGHT)).abs() < 0.1 && x[0] > LEFT && x[0] < x[1],
             "expected p99.99 at the right edge and p50 left of p90, saw {x:?}"
         );
-        let points = svg
-            .split("points=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap();
+        let points = first_line_points(&svg);
         assert_eq!(
-            points.split(' ').count(),
+            points.len(),
             4,
-            "expected p100 (no place on a nines axis) left out, saw points {points}"
+            "expected p100 (no place on a nines axis) left out, saw points {points:?}"
         );
         assert_eq!(percentile_label(from_nines(3.0)), "p99.9");
         assert_eq!(percentile_label(90.0), "p90");
@@ -785,17 +788,11 @@ mod tests {
             svg.contains(r#"data-x-from="2" data-x-to="4""#),
             "expected the x range 2..4 on the frame, saw {svg}"
         );
-        let points = svg
-            .split("points=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap();
+        let points = first_line_points(&svg);
         assert_eq!(
-            points.split(' ').count(),
+            points.len(),
             2,
-            "expected only the points at 2.5 s and 3.5 s, saw {points}"
+            "expected only the points at 2.5 s and 3.5 s, saw {points:?}"
         );
         assert!(
             svg.contains(">in<") && !svg.contains(">out<"),
