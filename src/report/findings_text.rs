@@ -34,6 +34,18 @@ fn write_finding(out: &mut String, f: &Finding) {
     }
 }
 
+/// The findings of a code of the repetitions as the first repetition that had
+/// it reported them (one per job, say).
+pub fn first_reported<'r>(
+    r: &'r RepeatReport,
+    o: &'r Occurrence,
+) -> impl Iterator<Item = &'r Finding> + 'r {
+    r.repetitions[o.runs[0]]
+        .findings
+        .iter()
+        .filter(move |f| f.code == o.code)
+}
+
 /// The findings of both sides of a comparison: A's block and B's (a side of
 /// several runs gives each finding once, with the runs that had it, then the
 /// findings over its repetitions), then the findings only one side had, which
@@ -91,8 +103,7 @@ impl<'a> SideFindings<'a> {
         }
         out.push_str("):\n");
         for o in &self.occurrences {
-            let first = &self.repeat.repetitions[o.runs[0]];
-            for f in first.findings.iter().filter(|f| f.code == o.code) {
+            for f in first_reported(&self.repeat, o) {
                 write_finding(out, f);
             }
             if total > 1 {

@@ -74,7 +74,13 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
         "expected show of a single run to print its findings and no repetitions, saw:\n{shown}"
     );
 
-    read(&holes, &[&db, "--repeat", "3"]);
+    let repeated = stdout(&read(&holes, &[&db, "--repeat", "3"]));
+    assert!(
+        repeated.contains("  read-from-holes in repetitions #1, #2, #3\n")
+            && repeated.contains("\nFindings:\n  [WARNING] job 'r' read ")
+            && repeated.matches(HOLES).count() == 1,
+        "expected --repeat's line naming the repetitions, then the finding in full once, saw:\n{repeated}"
+    );
     let repetition = stdout(&ok(&["show", "3", &db]));
     let lines = "\nfindings of the repetitions\n  read-from-holes in repetitions #1, #2, #3\n";
     assert!(
@@ -119,22 +125,32 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
 fn quick_prints_the_findings_of_its_target_and_none_of_a_laid_out_file() {
     let dir = scratch();
     let holes = sparse(dir.path(), "sparse", 8 << 20);
-    let quick = |target: &Path| {
-        stdout(&ok(&[
+    let quick = |target: &Path, extra: &[&str]| {
+        let target = target.display().to_string();
+        let mut args = vec![
             "quick",
-            &target.display().to_string(),
+            &target,
             "--read-only",
             "--duration=200ms",
             "--ramp=0",
             "--no-history",
-        ]))
+        ];
+        args.extend(extra);
+        stdout(&ok(&args))
     };
-    let text = quick(&holes);
+    let text = quick(&holes, &[]);
     assert!(
         text.contains("\nFindings:\n  [WARNING] ") && text.contains(HOLES),
         "expected quick's table followed by the findings block with read-from-holes, saw:\n{text}"
     );
-    let clean = quick(dir.path());
+    let repeated = quick(&holes, &["--repeat=2"]);
+    assert!(
+        repeated.contains("  read-from-holes in repetitions #1, #2\n")
+            && repeated.contains("\nFindings:\n  [WARNING] ")
+            && repeated.contains("  [WARNING] job 'SEQ1M-Q8T1-read' read "),
+        "expected quick --repeat to name the repetitions with the finding and show it in full, saw:\n{repeated}"
+    );
+    let clean = quick(dir.path(), &[]);
     assert!(
         clean.contains("RND4K-Q1T1-read") && !clean.contains("read-from-holes"),
         "expected quick on a laid-out file to have no read-from-holes finding, saw:\n{clean}"
