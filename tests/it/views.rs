@@ -243,3 +243,26 @@ fn compare_of_a_buffered_and_a_direct_run_shows_their_cpu_cost_and_findings() {
         "expected the warm buffered run's served-from-cache finding on A's side only, saw:\n{text}"
     );
 }
+
+/// `ab` prints the comparison of its two arms with the findings of each.
+#[test]
+fn ab_names_the_finding_only_one_arm_had() {
+    let dir = scratch();
+    let arm = |file: &Path| format!("--name=r --filename={} --rw=read --thread", file.display());
+    let (holes, full) = (
+        sparse(dir.path(), "sparse", 1 << 20),
+        written(dir.path(), "full", "1m"),
+    );
+    let text = stdout(&ok(&[
+        "ab",
+        &arm(&holes),
+        &arm(&full),
+        "--pairs=1",
+        "--no-history",
+    ]));
+    assert!(
+        text.contains("\nFindings of A (A `")
+            && text.contains("  read-from-holes: only A had it\n"),
+        "expected A's findings block and read-from-holes named as A's only, saw:\n{text}"
+    );
+}
