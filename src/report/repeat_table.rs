@@ -1,9 +1,11 @@
 //! `--repeat`: the compact table of the statistics over the repetitions,
-//! which repetitions had which finding, then the findings over them (made in
+//! which repetitions had which finding, then the findings: each repetition
+//! finding in full once, and those over the repetitions (made in
 //! `diagnose::repetitions`).
 
+use super::findings_text;
 use crate::diagnose::repetitions;
-use crate::model::RepeatReport;
+use crate::model::{Finding, RepeatReport};
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 
@@ -51,7 +53,14 @@ pub fn render_table(r: &RepeatReport) -> String {
     for o in &occurrences {
         let _ = writeln!(out, "  {}", occurrence_line(o));
     }
-    out.push_str(&super::findings_text::render(&r.findings));
+    // Each repetition finding in full once, then those over the repetitions.
+    let findings: Vec<Finding> = occurrences
+        .iter()
+        .flat_map(|o| findings_text::first_reported(r, o))
+        .chain(&r.findings)
+        .cloned()
+        .collect();
+    out.push_str(&findings_text::render(&findings));
     out
 }
 
@@ -87,6 +96,13 @@ mod tests {
         assert!(
             table.contains(line),
             "expected the line {line:?}, got:\n{table}"
+        );
+        let full =
+            "\nFindings:\n  [WARNING] pagecache-under-direct-io (pagecache-under-direct-io)\n";
+        assert!(
+            table.contains(full)
+                && table.matches("[WARNING] pagecache-under-direct-io").count() == 1,
+            "expected the repetitions' finding in full once in the findings block, got:\n{table}"
         );
     }
 
