@@ -2,6 +2,7 @@
 //! Per job its I/O over time and latency distribution, the system observations on
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
 
+use super::findings_text;
 use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use super::quick::{main_direction, p99_ns};
 use super::repeat_table::occurrence_line;
@@ -100,8 +101,8 @@ pub fn render_repeat(result: &RepeatReport) -> String {
         result.warmup,
         escape(&result.tool_version)
     );
-    findings(&mut body, &result.findings, None);
-    repetition_findings(&mut body, result);
+    body.push_str("<h2 id=\"findings\">Findings</h2>");
+    findings_of_runs(&mut body, "finding", result);
     body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
     for (i, m) in result.summary.iter().enumerate() {
         let frame = Frame {
@@ -130,33 +131,33 @@ pub fn render_repeat(result: &RepeatReport) -> String {
     page("iolens repeat report", &body)
 }
 
-/// Per finding of the repetitions the repetitions that had it (the lines of the
-/// text summary), each with the finding as its first repetition reported it.
-fn repetition_findings(out: &mut String, result: &RepeatReport) {
-    let occurrences = repetitions::occurrences(result);
-    if occurrences.is_empty() {
-        return;
+/// The findings of several runs (the repetitions of `--repeat`, a side of a
+/// comparison), as the text reports give them: per finding code the finding as
+/// the first run that had it reported it, after the line naming the runs that
+/// had it (when there are several runs), then the findings over the runs. Ids
+/// are `{id_prefix}-N`.
+fn findings_of_runs(out: &mut String, id_prefix: &str, runs: &RepeatReport) {
+    let occurrences = repetitions::occurrences(runs);
+    if occurrences.is_empty() && runs.findings.is_empty() {
+        out.push_str(NO_FINDINGS);
     }
-    out.push_str("<h3 id=\"repetition-findings\">Findings of the repetitions</h3>");
-    for (i, o) in occurrences.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<p class=\"occurrence\">{}</p>",
-            escape(&occurrence_line(o))
-        );
-        let first = o.runs.first().and_then(|&r| {
-            let f = result
-                .repetitions
-                .get(r)?
-                .findings
-                .iter()
-                .find(|f| f.code == o.code)?;
-            Some((r, f))
-        });
-        if let Some((r, f)) = first {
-            let whose = format!("repetition #{}: ", r + 1);
-            finding(out, &format!("finding-rep-{i}"), &whose, f, None);
+    let mut shown = 0;
+    for o in &occurrences {
+        if runs.repetitions.len() > 1 {
+            let _ = write!(
+                out,
+                "<p class=\"occurrence\">{}</p>",
+                escape(&occurrence_line(o))
+            );
         }
+        for f in findings_text::first_reported(runs, o) {
+            finding(out, &format!("{id_prefix}-{shown}"), f, None);
+            shown += 1;
+        }
+    }
+    for f in &runs.findings {
+        finding(out, &format!("{id_prefix}-{shown}"), f, None);
+        shown += 1;
     }
 }
 
@@ -271,30 +272,18 @@ fn job_charts_from_its_start(
     )
 }
 
-/// One side's findings as the run page shows them (each run's, when the side has several).
+/// One side's findings as the repeat page shows them (as the run page does, for one run).
 fn side_findings(out: &mut String, key: &str, side: &Side) {
     let _ = write!(
         out,
         "<h2 id=\"findings-{key}\">Findings of {}</h2>",
         key.to_uppercase()
     );
-    let all: Vec<(usize, &Finding)> = side
-        .runs
-        .iter()
-        .enumerate()
-        .flat_map(|(r, run)| run.findings.iter().map(move |f| (r, f)))
-        .collect();
-    if all.is_empty() {
-        out.push_str(NO_FINDINGS);
-    }
-    for (i, (r, f)) in all.into_iter().enumerate() {
-        let whose = if side.runs.len() > 1 {
-            format!("run {}: ", r + 1)
-        } else {
-            String::new()
-        };
-        finding(out, &format!("finding-{key}-{i}"), &whose, f, None);
-    }
+    findings_of_runs(
+        out,
+        &format!("finding-{key}"),
+        &repetitions::build(side.runs.clone(), 0),
+    );
 }
 
 fn page(title: &str, body: &str) -> String {
@@ -332,18 +321,17 @@ fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observatio
         out.push_str(NO_FINDINGS);
     }
     for (i, f) in findings.iter().enumerate() {
-        finding(out, &format!("finding-{i}"), "", f, observed);
+        finding(out, &format!("finding-{i}"), f, observed);
     }
 }
 
-/// One finding as every page shows it: severity, title and code (after `whose`,
-/// e.g. "run 2: "), the evidence, what to do, and the link to its moment.
-fn finding(out: &mut String, id: &str, whose: &str, f: &Finding, observed: Option<&Observations>) {
+/// One finding as every page shows it: severity, title and code, the evidence,
+/// what to do, and the link to its moment.
+fn finding(out: &mut String, id: &str, f: &Finding, observed: Option<&Observations>) {
     let severity = f.severity.name();
     let _ = write!(
         out,
-        "<div class=\"finding {severity}\" id=\"{id}\"><strong>{}{severity}: {}</strong> <code>{}</code><ul>",
-        escape(whose),
+        "<div class=\"finding {severity}\" id=\"{id}\"><strong>{severity}: {}</strong> <code>{}</code><ul>",
         escape(&f.title),
         escape(&f.code)
     );
@@ -986,6 +974,31 @@ mod tests {
         assert!(!html.contains("<script") && !html.contains("http"));
     }
 
+    #[test]
+    fn a_compare_side_of_several_runs_names_the_runs_of_each_finding() {
+        let clean = run_report(&[("seq <read>", 1000.0)]);
+        let a = Side {
+            label: "batch".into(),
+            runs: vec![clean.clone(), observed_report()],
+        };
+        let b = Side {
+            label: "one".into(),
+            runs: vec![observed_report()],
+        };
+        let html = render_compare(&a, &b, "");
+        let a_part = html.split("id=\"findings-a\"").nth(1).unwrap();
+        let a_part = a_part.split("id=\"findings-b\"").next().unwrap();
+        assert!(
+            a_part.contains("<p class=\"occurrence\">c in repetitions #2</p>"),
+            "expected A's finding named with the run that had it, saw {a_part}"
+        );
+        let b_part = html.split("id=\"findings-b\"").nth(1).unwrap();
+        assert!(
+            !b_part.contains("class=\"occurrence\"") && b_part.contains("id=\"finding-b-0\""),
+            "expected B's one run's finding without a line of runs, saw {b_part}"
+        );
+    }
+
     /// The element with id `id` in `html` up to its first `end` tag ("figure", "div").
     fn element<'a>(html: &'a str, id: &str, end: &str) -> &'a str {
         html.split(&format!("id=\"{id}\""))
@@ -1133,12 +1146,8 @@ mod tests {
             html.contains("<p class=\"occurrence\">c in repetitions #2</p>"),
             "expected the text summary's line naming repetition #2, saw {html}"
         );
-        let block = element(&html, "finding-rep-0", "div");
-        for part in [
-            "repetition #2: warning: cache &amp; co",
-            "<li>e1</li>",
-            "What to do: a",
-        ] {
+        let block = element(&html, "finding-0", "div");
+        for part in ["warning: cache &amp; co", "<li>e1</li>", "What to do: a"] {
             assert!(block.contains(part), "expected {part} in {block}");
         }
     }
