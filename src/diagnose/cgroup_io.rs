@@ -107,10 +107,27 @@ fn on_device(report: &RunReport, series: &JobSeries, name: &str) -> bool {
                     .source
                     .rsplit('/')
                     .next()
-                    .is_some_and(|source| source.starts_with(name))
+                    .is_some_and(|source| is_on_disk(source, name))
         });
         found_from_target || filesystem_on_it
     })
+}
+
+/// `device` ("sda1", "nvme0n1p2", "loop3") is the disk `disk` or one of its
+/// partitions: digits after a name ending in a letter, "p" and digits after
+/// one ending in a digit.
+fn is_on_disk(device: &str, disk: &str) -> bool {
+    let Some(rest) = device.strip_prefix(disk) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ends_in_digit = disk.bytes().last().is_some_and(|b| b.is_ascii_digit());
+    rest.is_empty()
+        || if ends_in_digit {
+            rest.strip_prefix('p').is_some_and(digits)
+        } else {
+            digits(rest)
+        }
 }
 
 /// Per second of `bound`'s quantity over the job's active span less its first
@@ -253,6 +270,34 @@ mod tests {
                     .contains("2560 IOPS measured, limit 2600 IOPS"),
             "expected 2560 IOPS under a 2600 IOPS limit to be capped, saw {found:?}"
         );
+    }
+
+    #[test]
+    fn a_file_target_is_on_the_disk_of_its_filesystem() {
+        let mut report = limited("sda", write_bps(10 << 20));
+        report.observations.devices.clear();
+        report
+            .environment
+            .filesystems
+            .push(crate::model::FilesystemInfo {
+                target: TARGET.into(),
+                source: "/dev/sda2".into(),
+                ..Default::default()
+            });
+        assert_eq!(codes(&cgroup_io_limit(&report)), ["cgroup-io-limit"]);
+        for (device, disk, on) in [
+            ("sda2", "sda", true),
+            ("sda", "sda", true),
+            ("nvme0n1p2", "nvme0n1", true),
+            ("loop10", "loop1", false),
+            ("sdab", "sda", false),
+        ] {
+            assert_eq!(
+                is_on_disk(device, disk),
+                on,
+                "expected {device} on {disk}: {on}"
+            );
+        }
     }
 
     #[test]
