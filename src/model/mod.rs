@@ -507,6 +507,9 @@ pub struct Observations {
     pub sampler_cpu_ns: u64,
     /// What could not be observed, and why.
     pub notes: Vec<String>,
+    /// Who had a direct-I/O target open when its cached pages grew (see `OpenerScan`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub opener_scans: Vec<OpenerScan>,
 }
 
 impl Observations {
@@ -562,6 +565,34 @@ pub struct CacheGuard {
     pub pages_after: Option<u64>,
     /// Why the purge failed, if it did.
     pub error: Option<String>,
+}
+
+/// A look through `/proc/*/fd`, at the sample where a direct-I/O target's
+/// cached pages grew, for the other processes that had the target open then
+/// (the same device number for a block device, the same inode for a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenerScan {
+    /// The sample's time, nanoseconds since the run started.
+    pub t_ns: u64,
+    pub path: String,
+    /// Processes other than iolens and its workers that had it open.
+    pub openers: Vec<Opener>,
+    /// Processes whose descriptors could not be read (another user's, without root).
+    pub unreadable: u32,
+    /// The scan stopped at its bound before it had looked at every process.
+    pub truncated: bool,
+}
+
+/// A process seen holding a target open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Opener {
+    pub pid: u32,
+    /// Its name (`/proc/PID/comm`).
+    pub comm: String,
+    /// Its command line, shortened.
+    pub cmdline: String,
 }
 
 /// A file iolens laid out (wrote with data) before the jobs, and the page

@@ -1,0 +1,429 @@
+//! Who else has a direct-I/O target open (seed 000's reader). When the
+//! sampler sees such a target's cached pages grow, something read it through
+//! the page cache; a look through `/proc/*/fd` at that moment names the
+//! processes that still hold it open. A short-lived reader (udev's blkid) may
+//! be gone by then: the scan then records that nobody else was seen.
+//!
+//! A scan costs a `stat` per descriptor of every process, so it runs only on
+//! growth, at most once per `MIN_SCAN_GAP`, over at most `MAX_PROCESSES`
+//! processes (newest first: a reader started for the occasion has a high pid)
+//! and `MAX_FDS` descriptors each. iolens itself and its worker processes
+//! (its children) are never reported.
+
+use crate::model::{Opener, OpenerScan, TargetObservation};
+use std::fs::{File, Metadata};
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The kernel's process directory.
+pub const PROC: &str = "/proc";
+
+/// At most one scan per this long.
+const MIN_SCAN_GAP: Duration = Duration::from_secs(1);
+/// Processes looked at per scan.
+const MAX_PROCESSES: usize = 4096;
+/// Descriptors looked at per process.
+const MAX_FDS: usize = 4096;
+/// Characters of a command line kept.
+const CMDLINE_CHARS: usize = 120;
+
+/// What makes two opens the same target: the device number of a device node
+/// (two nodes of one device are the same device), else the inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeId {
+    Device { block: bool, rdev: u64 },
+    Inode { dev: u64, ino: u64 },
+}
+
+impl NodeId {
+    pub fn of(meta: &Metadata) -> NodeId {
+        let kind = meta.file_type();
+        if kind.is_block_device() || kind.is_char_device() {
+            NodeId::Device {
+                block: kind.is_block_device(),
+                rdev: meta.rdev(),
+            }
+        } else {
+            NodeId::Inode {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            }
+        }
+    }
+}
+
+/// What one pass over the processes found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ScanResult {
+    /// (index into the wanted nodes, the process that has it open).
+    pub hits: Vec<(usize, Opener)>,
+    pub unreadable: u32,
+    pub truncated: bool,
+}
+
+/// The processes under `proc_root` (a `/proc`) that have one of `wanted`
+/// open, leaving out `own_pid` and its children (iolens and its workers).
+pub fn scan(proc_root: &Path, own_pid: u32, wanted: &[NodeId]) -> ScanResult {
+    let mut result = ScanResult::default();
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return result;
+    };
+    let mut pids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&pid| pid != own_pid)
+        .collect();
+    pids.sort_unstable_by(|a, b| b.cmp(a));
+    if pids.len() > MAX_PROCESSES {
+        pids.truncate(MAX_PROCESSES);
+        result.truncated = true;
+    }
+    for pid in pids {
+        let dir = proc_root.join(pid.to_string());
+        let fds = match std::fs::read_dir(dir.join("fd")) {
+            Ok(fds) => fds,
+            // Gone since the listing.
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(_) => {
+                result.unreadable += 1;
+                continue;
+            }
+        };
+        let mut held: Vec<usize> = Vec::new();
+        for (n, fd) in fds.enumerate() {
+            if n == MAX_FDS {
+                result.truncated = true;
+                break;
+            }
+            let Ok(fd) = fd else { continue };
+            // Follows the descriptor's link to the open file itself.
+            let Ok(meta) = std::fs::metadata(fd.path()) else {
+                continue;
+            };
+            let node = NodeId::of(&meta);
+            held.extend(wanted.iter().position(|w| *w == node));
+        }
+        if held.is_empty() {
+            continue;
+        }
+        let Some((comm, ppid)) = read_stat(&dir) else {
+            continue;
+        };
+        if ppid == own_pid {
+            continue;
+        }
+        held.sort_unstable();
+        held.dedup();
+        let cmdline = read_cmdline(&dir);
+        for w in held {
+            result.hits.push((
+                w,
+                Opener {
+                    pid,
+                    comm: comm.clone(),
+                    cmdline: cmdline.clone(),
+                },
+            ));
+        }
+    }
+    result
+}
+
+/// (comm, ppid) from `/proc/PID/stat`; the name is in parentheses and may hold any character.
+fn read_stat(dir: &Path) -> Option<(String, u32)> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?.to_string();
+    let ppid = stat
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((comm, ppid))
+}
+
+/// The command line with spaces for its NULs, shortened; empty for a kernel thread or a process gone.
+fn read_cmdline(dir: &Path) -> String {
+    let raw = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+    let text = String::from_utf8_lossy(&raw);
+    let line = text.trim_end_matches('\0').replace('\0', " ");
+    if line.chars().count() > CMDLINE_CHARS {
+        let short: String = line.chars().take(CMDLINE_CHARS).collect();
+        format!("{short}…")
+    } else {
+        line
+    }
+}
+
+/// One watched target: a direct-I/O job's, at its index in `Observations::targets`.
+struct Watched {
+    index: usize,
+    node: NodeId,
+    /// Cached pages at the last sample that read them.
+    last_cached: Option<u64>,
+    /// Grew since the last scan, which the rate limit put off.
+    pending: bool,
+}
+
+/// The sampler's side: notices growth and scans, rate-limited.
+pub struct OpenerWatch {
+    proc_root: PathBuf,
+    own_pid: u32,
+    watched: Vec<Watched>,
+    last_scan: Option<Instant>,
+}
+
+impl OpenerWatch {
+    /// Watch the targets given as (index in `Observations::targets`, open file);
+    /// one whose metadata cannot be read is left out.
+    pub fn new<'a>(
+        proc_root: PathBuf,
+        own_pid: u32,
+        targets: impl IntoIterator<Item = (usize, &'a File)>,
+    ) -> OpenerWatch {
+        let watched = targets
+            .into_iter()
+            .filter_map(|(index, file)| {
+                Some(Watched {
+                    index,
+                    node: NodeId::of(&file.metadata().ok()?),
+                    last_cached: None,
+                    pending: false,
+                })
+            })
+            .collect();
+        OpenerWatch {
+            proc_root,
+            own_pid,
+            watched,
+            last_scan: None,
+        }
+    }
+
+    /// After each sample (taken at `t_ns`, now `now`): note the watched targets
+    /// whose cached pages grew, and scan for them unless the last scan is less
+    /// than `MIN_SCAN_GAP` old (then at a later sample).
+    pub fn after_sample(
+        &mut self,
+        t_ns: u64,
+        now: Instant,
+        targets: &[TargetObservation],
+        scans: &mut Vec<OpenerScan>,
+    ) {
+        for w in &mut self.watched {
+            let Some(Some(pages)) = targets.get(w.index).and_then(|t| t.cache_series.last()) else {
+                continue;
+            };
+            w.pending |= w.last_cached.is_some_and(|last| pages.cached > last);
+            w.last_cached = Some(pages.cached);
+        }
+        let due = self
+            .last_scan
+            .is_none_or(|last| now.saturating_duration_since(last) >= MIN_SCAN_GAP);
+        if !due || !self.watched.iter().any(|w| w.pending) {
+            return;
+        }
+        self.last_scan = Some(now);
+        let pending: Vec<&mut Watched> = self.watched.iter_mut().filter(|w| w.pending).collect();
+        let nodes: Vec<NodeId> = pending.iter().map(|w| w.node).collect();
+        let found = scan(&self.proc_root, self.own_pid, &nodes);
+        for (k, w) in pending.into_iter().enumerate() {
+            w.pending = false;
+            scans.push(OpenerScan {
+                t_ns,
+                path: targets[w.index].path.clone(),
+                openers: found
+                    .hits
+                    .iter()
+                    .filter(|(hit, _)| *hit == k)
+                    .map(|(_, opener)| opener.clone())
+                    .collect(),
+                unreadable: found.unreadable,
+                truncated: found.truncated,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CachePages;
+    use crate::testutil::scratch_dir;
+    use std::os::unix::fs::symlink;
+
+    /// iolens' pid in the tests where no fake process is iolens or its child.
+    const NOT_HERE: u32 = 999_999;
+
+    /// A fake /proc: each process a directory with `stat`, `cmdline` and `fd/N` links.
+    struct FakeProc {
+        root: PathBuf,
+    }
+
+    impl FakeProc {
+        fn new(dir: &Path) -> FakeProc {
+            let root = dir.join("proc");
+            std::fs::create_dir_all(root.join("self")).unwrap();
+            FakeProc { root }
+        }
+
+        fn process(&self, pid: u32, comm: &str, ppid: u32, cmdline: &[&str], fds: &[&Path]) {
+            let dir = self.root.join(pid.to_string());
+            std::fs::create_dir_all(dir.join("fd")).unwrap();
+            let stat = format!("{pid} ({comm}) S {ppid} {pid} {pid} 0 -1 4194560");
+            std::fs::write(dir.join("stat"), stat).unwrap();
+            std::fs::write(dir.join("cmdline"), cmdline.join("\0") + "\0").unwrap();
+            for (n, target) in fds.iter().enumerate() {
+                symlink(target, dir.join("fd").join(n.to_string())).unwrap();
+            }
+        }
+    }
+
+    fn node(path: &Path) -> NodeId {
+        NodeId::of(&std::fs::metadata(path).unwrap())
+    }
+
+    #[test]
+    fn finds_other_processes_holding_the_target_but_not_iolens_or_its_workers() {
+        let dir = scratch_dir();
+        let target = dir.path().join("target");
+        let other = dir.path().join("other");
+        std::fs::write(&target, b"x").unwrap();
+        std::fs::write(&other, b"y").unwrap();
+        let fake = FakeProc::new(dir.path());
+        let own = 500;
+        fake.process(own, "iolens", 1, &["iolens", "run"], &[&target]);
+        fake.process(501, "iolens", own, &["iolens", "__worker"], &[&target]);
+        fake.process(
+            4182,
+            "blkid",
+            1,
+            &["blkid", "-p", "/dev/loop3"],
+            &[&other, &target],
+        );
+        fake.process(77, "a (b) c", 1, &[], &[&target, &target]);
+        fake.process(78, "bash", 1, &["bash"], &[&other]);
+
+        let found = scan(&fake.root, own, &[node(&target)]);
+        let seen: Vec<(usize, u32, &str, &str)> = found
+            .hits
+            .iter()
+            .map(|(w, o)| (*w, o.pid, o.comm.as_str(), o.cmdline.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (0, 4182, "blkid", "blkid -p /dev/loop3"),
+                (0, 77, "a (b) c", "")
+            ],
+            "expected blkid (newest first) and the process with a parenthesised name, \
+             not iolens (500), its worker (501) or bash (78); saw {found:?}"
+        );
+        assert_eq!((found.unreadable, found.truncated), (0, false), "{found:?}");
+    }
+
+    #[test]
+    fn a_device_is_matched_by_its_device_number_and_unreadable_processes_are_counted() {
+        let dir = scratch_dir();
+        let fake = FakeProc::new(dir.path());
+        // A second node of the same device, as a container's /dev would have.
+        let alias = dir.path().join("null-alias");
+        symlink("/dev/null", &alias).unwrap();
+        fake.process(10, "holder", 1, &["holder"], &[&alias]);
+        let broken = fake.root.join("11");
+        std::fs::create_dir_all(&broken).unwrap();
+        std::fs::write(broken.join("fd"), b"").unwrap();
+
+        let found = scan(
+            &fake.root,
+            NOT_HERE,
+            &[node(Path::new("/dev/zero")), node(Path::new("/dev/null"))],
+        );
+        let pids: Vec<(usize, u32)> = found
+            .hits
+            .iter()
+            .map(|(w, o)| (w.to_owned(), o.pid))
+            .collect();
+        assert_eq!(
+            pids,
+            [(1, 10)],
+            "expected pid 10 holding the second node (/dev/null), saw {found:?}"
+        );
+        assert_eq!(
+            found.unreadable, 1,
+            "expected pid 11's fd listing to count as unreadable, saw {found:?}"
+        );
+    }
+
+    #[test]
+    fn a_long_command_line_is_shortened() {
+        let dir = scratch_dir();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let fake = FakeProc::new(dir.path());
+        let long = "a".repeat(300);
+        fake.process(9, "sh", 1, &["sh", &long], &[&target]);
+        let found = scan(&fake.root, NOT_HERE, &[node(&target)]);
+        let line = &found.hits[0].1.cmdline;
+        assert_eq!(
+            line.chars().count(),
+            CMDLINE_CHARS + 1,
+            "expected {CMDLINE_CHARS} characters and an ellipsis, saw {line:?}"
+        );
+    }
+
+    fn target_with(path: &Path, cached: &[u64]) -> TargetObservation {
+        TargetObservation {
+            path: path.display().to_string(),
+            cache_series: cached
+                .iter()
+                .map(|&c| {
+                    Some(CachePages {
+                        cached: c,
+                        ..Default::default()
+                    })
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn scans_on_growth_at_most_once_a_second() {
+        let dir = scratch_dir();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let fake = FakeProc::new(dir.path());
+        fake.process(4182, "blkid", 1, &["blkid"], &[&target]);
+        let file = File::open(&target).unwrap();
+        let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)]);
+        let start = Instant::now();
+        let mut scans = Vec::new();
+        // Cached pages per sample, 100 ms apart: growth at samples 2, 4 and 25.
+        let mut series = vec![0, 0, 25, 25];
+        series.extend([30; 9]);
+        series.extend([10; 12]);
+        series.push(12);
+        for i in 0..series.len() {
+            let target = target_with(&target, &series[..=i]);
+            let t = Duration::from_millis(100 * i as u64);
+            watch.after_sample(t.as_nanos() as u64, start + t, &[target], &mut scans);
+        }
+        let at: Vec<u64> = scans.iter().map(|s| s.t_ns / 100_000_000).collect();
+        assert_eq!(
+            at,
+            [2, 12, 25],
+            "expected scans at the first growth (sample 2), the growth at 4 put off to a second later (12), \
+             and the growth at 25; saw {scans:?}"
+        );
+        assert!(
+            scans
+                .iter()
+                .all(|s| s.openers.len() == 1 && s.openers[0].pid == 4182),
+            "expected each scan to see pid 4182, saw {scans:?}"
+        );
+    }
+}
