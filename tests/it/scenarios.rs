@@ -7,7 +7,7 @@ use crate::scenario_support::{
     dirty_limit, flush_buffers, have_tools, one_at_a_time, read_through_cache, stable_writes,
     write_throttle, Ext4, Holder,
 };
-use crate::support::{iolens, json, scratch, LoopDevice};
+use crate::support::{command, iolens, json, scratch, LoopDevice};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -176,7 +176,65 @@ fn seed000_pages_read_during_a_direct_write_run_are_seen_when_they_appear() {
     let finding = expect_warning(&report, "pagecache-under-direct-io");
     let text = finding_text(finding);
     assert!(text.contains(&format!("{most} pages")), "{text}");
-    assert!(text.contains(&format!("t={appeared_s:.1} s")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "pages appeared at {appeared_s:.1} s (job 'seed000')"
+        )),
+        "expected the moment the pages appeared ({appeared_s:.1} s) and the job, saw {text}"
+    );
+}
+
+#[test]
+fn seed000_the_process_holding_the_device_when_pages_appear_is_named() {
+    let _one = one_at_a_time();
+    let Some(seed) = Seed000::new() else { return };
+    if !have_tools(&["sh", "dd"]) {
+        return;
+    }
+    let mut all = strings(&["run", "--output-format=iolens-json"]);
+    all.extend(seed.args(5, &[]));
+    let iolens_run = command()
+        .args(&all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolens");
+    let iolens_pid = iolens_run.id();
+    // Read 2 s into the 5 s run, then held open past the sample that sees the pages.
+    std::thread::sleep(Duration::from_millis(2000));
+    let reader = Holder::read_and_hold(&seed.device.device, POLLUTED_OFFSET, 64, 4);
+    let reader_pid = reader.pid();
+    let report = json(&iolens_run.wait_with_output().expect("wait for iolens"));
+    drop(reader);
+
+    let finding = expect_warning(&report, "pagecache-under-direct-io");
+    let text = finding_text(finding);
+    eprintln!("{text}");
+    let device = seed.device.path();
+    let named = text
+        .lines()
+        .find(|l| l.starts_with(&format!("process {reader_pid} (")))
+        .unwrap_or_else(|| {
+            panic!(
+                "expected the reader (pid {reader_pid}) named; saw {text}\nscans: {}",
+                report["observations"]["opener_scans"]
+            )
+        });
+    let comm_ok = ["(sh)", "(dd)", "(sleep)"]
+        .iter()
+        .any(|c| named.contains(c));
+    assert!(
+        comm_ok && named.contains(&format!("had {device} open at")),
+        "expected the reader's name (sh, dd or sleep, as far as it got) and the device, saw {named:?}"
+    );
+    assert!(
+        text.contains("pages appeared at ") && text.contains("(job 'seed000')"),
+        "expected when the pages appeared and during which job, saw {text}"
+    );
+    assert!(
+        !text.contains(&format!("process {iolens_pid} (")),
+        "expected iolens ({iolens_pid}) never named as the reader, saw {text}"
+    );
 }
 
 #[test]
