@@ -42,6 +42,7 @@ pub mod aio;
 pub mod buf;
 pub mod cachestat;
 pub mod clock;
+pub mod fanotify;
 pub mod fd;
 pub mod mmap;
 pub mod os;
@@ -57,6 +58,7 @@ pub use aio::AioRing;
 pub use buf::{AlignedBuf, Slots};
 pub use cachestat::{cachestat, CacheStat};
 pub use clock::FastClock;
+pub use fanotify::{OpenEvent, OpenWatch};
 pub use fd::{
     blk_flush_buffers, blk_logical_sector, blk_physical_sector, blk_size_bytes, dio_alignment,
     fadvise_dontneed, is_block_device, open_flags, preadv, preadv2, pwritev, pwritev2, DioAlign,
