@@ -6,7 +6,10 @@
 //! measured.
 
 use super::{bytes_text, seconds_at};
-use crate::model::{CacheGuard, Finding, JobSeries, OpenerScan, RunReport, Severity};
+use crate::model::{
+    CacheGuard, Finding, JobSeries, Observations, Opener, RunReport, Severity, TargetObservation,
+    TargetOpen,
+};
 
 const CODE: &str = "pagecache-under-direct-io";
 
@@ -102,14 +105,7 @@ fn cached_during(
             line.push_str(&format!(", up from {before}"));
         }
         evidence.push(line);
-        let scan = obs
-            .opener_scans
-            .iter()
-            .find(|s| s.path == path && s.t_ns >= obs.t_ns[i] && s.t_ns <= obs.t_ns[to]);
-        evidence.extend(
-            scan.map(|s| who(s, target.is_block_device))
-                .unwrap_or_default(),
-        );
+        evidence.extend(who(obs, target, i, to));
     }
     let cause = if at_start > 0 && !series.invalidate {
         "invalidate=0 left pages that were there before the run".to_string()
@@ -173,52 +169,123 @@ fn running_jobs(report: &RunReport, i: usize) -> String {
 /// Processes shown by name in the evidence; the rest are counted.
 const OPENERS_SHOWN: usize = 4;
 
-/// Evidence lines naming who had the target open at the scan, or, when nobody
-/// was seen, that the reader was gone and how to catch it.
-fn who(scan: &OpenerScan, block_device: bool) -> Vec<String> {
-    let at = scan.t_ns as f64 / 1e9;
-    let path = &scan.path;
-    let mut lines: Vec<String> = scan
-        .openers
+/// Evidence naming who opened `target` around sample `i`, where new pages
+/// were first seen (fanotify), and who had it open then (the /proc scan made
+/// at that sample or, rate-limited, later in the job, up to sample `to`); when
+/// nobody was seen, that the reader was gone and how to catch it. Nothing when
+/// neither was watched (a report from before they existed).
+fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> Vec<String> {
+    let path = &target.path;
+    let since = i
+        .checked_sub(1)
+        .map_or(0, |p| obs.t_ns[p].saturating_sub(obs.interval_ns));
+    let mut opened: Vec<&TargetOpen> = Vec::new();
+    for open in obs.target_opens.iter().filter(|o| &o.path == path) {
+        let pid = open.opener.pid;
+        if (since..=obs.t_ns[i]).contains(&open.t_ns) && !opened.iter().any(|o| o.opener.pid == pid)
+        {
+            opened.push(open);
+        }
+    }
+    let scan = obs
+        .opener_scans
         .iter()
-        .take(OPENERS_SHOWN)
-        .map(|o| {
-            let mut line = format!(
-                "process {} ({}) had {path} open at {at:.1} s",
-                o.pid, o.comm
-            );
-            if !o.cmdline.is_empty() {
-                line.push_str(&format!(": {}", o.cmdline));
+        .find(|s| &s.path == path && s.t_ns >= obs.t_ns[i] && s.t_ns <= obs.t_ns[to]);
+    if scan.is_none() && !obs.opens_watched {
+        return Vec::new();
+    }
+    let mut lines = named(
+        opened.iter().map(|o| {
+            let at = o.t_ns as f64 / 1e9;
+            if o.opener.comm.is_empty() {
+                format!(
+                    "process {} opened {path} at {at:.2} s (it exited before it could be named)",
+                    o.opener.pid
+                )
+            } else {
+                with_cmdline(
+                    format!(
+                        "process {} ({}) opened {path} at {at:.2} s",
+                        o.opener.pid, o.opener.comm
+                    ),
+                    &o.opener,
+                )
             }
-            line
-        })
-        .collect();
-    if scan.openers.len() > OPENERS_SHOWN {
-        lines.push(format!(
-            "and {} more processes had it open",
-            scan.openers.len() - OPENERS_SHOWN
+        }),
+        opened.len(),
+        "opened it",
+    );
+    if let Some(scan) = scan {
+        let at = scan.t_ns as f64 / 1e9;
+        lines.extend(named(
+            scan.openers.iter().map(|o| {
+                with_cmdline(
+                    format!(
+                        "process {} ({}) had {path} open at {at:.1} s",
+                        o.pid, o.comm
+                    ),
+                    o,
+                )
+            }),
+            scan.openers.len(),
+            "had it open",
         ));
     }
     if lines.is_empty() {
-        let catch = if block_device {
+        let mut seen = Vec::new();
+        if obs.opens_watched {
+            seen.push(format!("opened {path} around {:.1} s", seconds_at(obs, i)));
+        }
+        if let Some(scan) = scan {
+            let it = if seen.is_empty() { path.as_str() } else { "it" };
+            seen.push(format!("had {it} open at {:.1} s", scan.t_ns as f64 / 1e9));
+        }
+        let catch = if target.is_block_device {
             "to catch it, watch `udevadm monitor --udev` while the job runs (udev probes a block device with blkid each time a writer closes it), and look for a writer that closes and reopens the device"
         } else {
             "to catch it, look for a process that opens and reads the file while the job runs (an indexer, a backup, a second benchmark)"
         };
-        lines.push(format!(
-            "no other process had {path} open at {at:.1} s: the reader had already closed it; {catch}"
-        ));
+        let mut line = format!(
+            "no other process {}: the reader had already closed it; {catch}",
+            seen.join(" or ")
+        );
+        if !obs.opens_watched {
+            line.push_str(" (as root, iolens also watches the target's opens with fanotify and names such a reader)");
+        }
+        lines.push(line);
     }
-    if scan.unreadable > 0 {
-        lines.push(format!(
-            "{} processes' open files could not be read (run as root to see them)",
-            scan.unreadable
-        ));
-    }
-    if scan.truncated {
-        lines.push("the scan stopped at its bound before it had seen every process".into());
+    if let Some(scan) = scan {
+        if scan.unreadable > 0 {
+            lines.push(format!(
+                "{} processes' open files could not be read (run as root to see them)",
+                scan.unreadable
+            ));
+        }
+        if scan.truncated {
+            lines.push("the scan stopped at its bound before it had seen every process".into());
+        }
     }
     lines
+}
+
+/// The first `OPENERS_SHOWN` lines, then how many more processes `did`.
+fn named(lines: impl Iterator<Item = String>, count: usize, did: &str) -> Vec<String> {
+    let mut shown: Vec<String> = lines.take(OPENERS_SHOWN).collect();
+    if count > OPENERS_SHOWN {
+        shown.push(format!(
+            "and {} more processes {did}",
+            count - OPENERS_SHOWN
+        ));
+    }
+    shown
+}
+
+/// `line`, then the opener's command line when there is one.
+fn with_cmdline(mut line: String, opener: &Opener) -> String {
+    if !opener.cmdline.is_empty() {
+        line.push_str(&format!(": {}", opener.cmdline));
+    }
+    line
 }
 
 /// What the cached pages cost the job's direct I/O: a direct write invalidates the
@@ -248,7 +315,7 @@ fn advice(series: &JobSeries, max_dirty: u64) -> String {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::model::Opener;
+    use crate::model::OpenerScan;
 
     fn guard(before: u64, purged: bool) -> CacheGuard {
         CacheGuard {
@@ -357,6 +424,65 @@ mod tests {
                 .iter()
                 .any(|e| e.starts_with("3 processes' open files could not be read")),
             "expected the unreadable processes counted, saw {evidence:?}"
+        );
+    }
+
+    #[test]
+    fn openers_seen_by_fanotify_around_the_moment_are_named_once_each() {
+        let open = |ms: u64, pid: u32, comm: &str| TargetOpen {
+            t_ns: ms * 1_000_000,
+            path: TARGET.into(),
+            opener: Opener {
+                pid,
+                comm: comm.into(),
+                cmdline: if comm.is_empty() {
+                    String::new()
+                } else {
+                    format!("{comm} {TARGET}")
+                },
+            },
+        };
+        let mut report = run(30);
+        add_job(&mut report, "w", true, io(0, 500));
+        add_target(&mut report, |i| if i >= 12 { 25 } else { 0 });
+        let obs = &mut report.observations;
+        obs.opens_watched = true;
+        // Pages first seen at sample 12 (1.2 s): opens from 1.0 s (one interval
+        // before the sample before it) count; the one at 0.5 s does not.
+        obs.target_opens = vec![
+            open(500, 10, "early"),
+            open(1_150, 4182, "blkid"),
+            open(1_160, 4182, "blkid"),
+            open(1_190, 4190, ""),
+        ];
+        let found = pagecache_under_direct_io(&report);
+        let evidence = &found[0].evidence;
+        let opened: Vec<&String> = evidence.iter().filter(|e| e.contains(" opened ")).collect();
+        assert_eq!(
+            opened,
+            [
+                &format!("process 4182 (blkid) opened {TARGET} at 1.15 s: blkid {TARGET}"),
+                &format!("process 4190 opened {TARGET} at 1.19 s (it exited before it could be named)"),
+            ],
+            "expected blkid named once and the nameless opener, not the early one; saw {evidence:?}"
+        );
+        assert!(
+            !evidence.iter().any(|e| e.contains("no other process")),
+            "expected no 'nobody seen' line, saw {evidence:?}"
+        );
+
+        report.observations.target_opens.clear();
+        let found = pagecache_under_direct_io(&report);
+        let nobody = format!(
+            "no other process opened {TARGET} around 1.2 s: the reader had already closed it"
+        );
+        assert!(
+            found[0]
+                .evidence
+                .iter()
+                .any(|e| e.starts_with(&nobody) && !e.contains("as root")),
+            "expected {nobody:?} without the root hint, saw {:?}",
+            found[0].evidence
         );
     }
 

@@ -510,6 +510,12 @@ pub struct Observations {
     /// Who had a direct-I/O target open when its cached pages grew (see `OpenerScan`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub opener_scans: Vec<OpenerScan>,
+    /// The opens of direct-I/O targets were watched (fanotify, which needs root).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub opens_watched: bool,
+    /// Every open of a direct-I/O target by another process, as it happened.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub target_opens: Vec<TargetOpen>,
 }
 
 impl Observations {
@@ -582,6 +588,18 @@ pub struct OpenerScan {
     pub unreadable: u32,
     /// The scan stopped at its bound before it had looked at every process.
     pub truncated: bool,
+}
+
+/// An open of a direct-I/O target by another process, seen by fanotify as it
+/// happened (a short-lived reader such as blkid is gone before any scan).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetOpen {
+    /// Nanoseconds since the run started.
+    pub t_ns: u64,
+    pub path: String,
+    /// Its comm and cmdline are empty when it was gone before it could be named.
+    pub opener: Opener,
 }
 
 /// A process seen holding a target open.

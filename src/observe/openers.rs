@@ -9,12 +9,20 @@
 //! processes (newest first: a reader started for the occasion has a high pid)
 //! and `MAX_FDS` descriptors each. iolens itself and its worker processes
 //! (its children) are never reported.
+//!
+//! Where fanotify works (root), a thread of its own is also told of every open
+//! of those targets as it happens and names the opener at once, so a reader
+//! that opens, reads and closes between two samples is still caught.
 
-use crate::model::{Opener, OpenerScan, TargetObservation};
+use crate::model::{Observations, Opener, OpenerScan, TargetObservation, TargetOpen};
+use iolens_sys::{OpenEvent, OpenWatch};
 use std::fs::{File, Metadata};
 use std::io::ErrorKind;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The kernel's process directory.
@@ -28,6 +36,10 @@ const MAX_PROCESSES: usize = 4096;
 const MAX_FDS: usize = 4096;
 /// Characters of a command line kept.
 const CMDLINE_CHARS: usize = 120;
+/// Opens recorded per run; more are counted in a note.
+const MAX_OPENS: usize = 1000;
+/// How long the open log's thread waits for an event before it checks for the stop.
+const OPEN_POLL: Duration = Duration::from_millis(100);
 
 /// What makes two opens the same target: the device number of a device node
 /// (two nodes of one device are the same device), else the inode.
@@ -107,27 +119,28 @@ pub fn scan(proc_root: &Path, own_pid: u32, wanted: &[NodeId]) -> ScanResult {
         if held.is_empty() {
             continue;
         }
-        let Some((comm, ppid)) = read_stat(&dir) else {
+        let Some(opener) = name(proc_root, pid, own_pid) else {
             continue;
         };
-        if ppid == own_pid {
-            continue;
-        }
         held.sort_unstable();
         held.dedup();
-        let cmdline = read_cmdline(&dir);
-        for w in held {
-            result.hits.push((
-                w,
-                Opener {
-                    pid,
-                    comm: comm.clone(),
-                    cmdline: cmdline.clone(),
-                },
-            ));
-        }
+        result
+            .hits
+            .extend(held.into_iter().map(|w| (w, opener.clone())));
     }
     result
+}
+
+/// Process `pid` named from `/proc/PID`; None when it is iolens' child (a worker)
+/// or gone (then nothing can tell whether it was one).
+fn name(proc_root: &Path, pid: u32, own_pid: u32) -> Option<Opener> {
+    let dir = proc_root.join(pid.to_string());
+    let (comm, ppid) = read_stat(&dir)?;
+    (ppid != own_pid).then(|| Opener {
+        pid,
+        comm,
+        cmdline: read_cmdline(&dir),
+    })
 }
 
 /// (comm, ppid) from `/proc/PID/stat`; the name is in parentheses and may hold any character.
@@ -168,38 +181,71 @@ struct Watched {
     pending: bool,
 }
 
-/// The sampler's side: notices growth and scans, rate-limited.
+/// The sampler's side: notices growth and scans, rate-limited; owns the open log.
 pub struct OpenerWatch {
     proc_root: PathBuf,
     own_pid: u32,
     watched: Vec<Watched>,
     last_scan: Option<Instant>,
+    opens: Option<OpenLog>,
 }
 
 impl OpenerWatch {
     /// Watch the targets given as (index in `Observations::targets`, open file);
-    /// one whose metadata cannot be read is left out.
+    /// one whose metadata cannot be read is left out. With `opens_since` (the
+    /// run's start), also log their opens where fanotify works.
     pub fn new<'a>(
         proc_root: PathBuf,
         own_pid: u32,
         targets: impl IntoIterator<Item = (usize, &'a File)>,
+        opens_since: Option<Instant>,
     ) -> OpenerWatch {
-        let watched = targets
+        let mut files = Vec::new();
+        let watched: Vec<Watched> = targets
             .into_iter()
             .filter_map(|(index, file)| {
+                let node = NodeId::of(&file.metadata().ok()?);
+                files.push(file);
                 Some(Watched {
                     index,
-                    node: NodeId::of(&file.metadata().ok()?),
+                    node,
                     last_cached: None,
                     pending: false,
                 })
             })
             .collect();
+        let nodes: Vec<NodeId> = watched.iter().map(|w| w.node).collect();
+        let opens = opens_since
+            .filter(|_| !files.is_empty())
+            .and_then(|start| OpenLog::start(&proc_root, own_pid, &files, nodes, start));
         OpenerWatch {
             proc_root,
             own_pid,
             watched,
             last_scan: None,
+            opens,
+        }
+    }
+
+    /// Stop the open log and put what it saw into `obs`.
+    pub fn finish(self, obs: &mut Observations) {
+        let Some(log) = self.opens else { return };
+        let record = log.stop();
+        obs.opens_watched = true;
+        for (t_ns, w, opener) in record.opens {
+            let path = obs.targets[self.watched[w].index].path.clone();
+            obs.target_opens.push(TargetOpen { t_ns, path, opener });
+        }
+        if record.lost > 0 {
+            obs.notes.push(format!(
+                "fanotify: {} opens of the targets not recorded (more than {MAX_OPENS}, or the kernel's queue overflowed)",
+                record.lost
+            ));
+        }
+        if let Some(error) = record.error {
+            obs.notes.push(format!(
+                "fanotify: stopped watching the targets' opens: {error}"
+            ));
         }
     }
 
@@ -244,6 +290,120 @@ impl OpenerWatch {
                 unreadable: found.unreadable,
                 truncated: found.truncated,
             });
+        }
+    }
+}
+
+/// What the open log saw: (t_ns, index among the watched targets, opener).
+#[derive(Default)]
+struct OpenRecord {
+    opens: Vec<(u64, usize, Opener)>,
+    lost: u64,
+    error: Option<String>,
+}
+
+/// A thread told by fanotify of every open of the watched targets.
+struct OpenLog {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<OpenRecord>,
+}
+
+impl OpenLog {
+    /// None when fanotify is not available (not root, or an old kernel).
+    fn start(
+        proc_root: &Path,
+        own_pid: u32,
+        files: &[&File],
+        nodes: Vec<NodeId>,
+        run_start: Instant,
+    ) -> Option<OpenLog> {
+        let mut watch = OpenWatch::new().ok()?;
+        for file in files {
+            watch.mark(file).ok()?;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = stop.clone();
+        let proc_root = proc_root.to_path_buf();
+        let handle = std::thread::Builder::new()
+            .name("iolens-opens".into())
+            .spawn(move || {
+                let mut record = OpenRecord::default();
+                while !thread_stop.load(Ordering::Relaxed) {
+                    let events = watch.wait(OPEN_POLL).and_then(|_| watch.read());
+                    match events {
+                        Ok(events) => {
+                            let t_ns = run_start.elapsed().as_nanos() as u64;
+                            for event in events {
+                                record.note(event, t_ns, &proc_root, own_pid, &nodes);
+                            }
+                        }
+                        Err(e) => {
+                            record.error = Some(e.to_string());
+                            return record;
+                        }
+                    }
+                }
+                // Opens queued between the last wait and the stop.
+                let t_ns = run_start.elapsed().as_nanos() as u64;
+                for event in watch.read().unwrap_or_default() {
+                    record.note(event, t_ns, &proc_root, own_pid, &nodes);
+                }
+                record
+            })
+            .ok()?;
+        Some(OpenLog { stop, handle })
+    }
+
+    fn stop(self) -> OpenRecord {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+impl OpenRecord {
+    /// Record one event, the opener named at once, unless it is iolens or its worker.
+    fn note(
+        &mut self,
+        event: OpenEvent,
+        t_ns: u64,
+        proc_root: &Path,
+        own_pid: u32,
+        nodes: &[NodeId],
+    ) {
+        let (pid, file) = match event {
+            OpenEvent::Overflow => {
+                self.lost += 1;
+                return;
+            }
+            OpenEvent::Opened { pid, file } => (pid, file),
+        };
+        if pid == own_pid {
+            return;
+        }
+        let node = file.and_then(|f| f.metadata().ok()).map(|m| NodeId::of(&m));
+        let Some(w) = nodes
+            .iter()
+            .position(|n| Some(*n) == node)
+            .or((nodes.len() == 1).then_some(0))
+        else {
+            return;
+        };
+        let dir = proc_root.join(pid.to_string());
+        let opener = if dir.exists() {
+            match name(proc_root, pid, own_pid) {
+                Some(opener) => opener,
+                None => return,
+            }
+        } else {
+            Opener {
+                pid,
+                ..Default::default()
+            }
+        };
+        if self.opens.len() < MAX_OPENS {
+            self.opens.push((t_ns, w, opener));
+        } else {
+            self.lost += 1;
         }
     }
 }
@@ -375,6 +535,78 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_open_names_its_process_unless_it_is_iolens_or_its_worker_and_keeps_a_gone_one_by_pid() {
+        let dir = scratch_dir();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let fake = FakeProc::new(dir.path());
+        let own = 500;
+        fake.process(501, "iolens", own, &["iolens", "__worker"], &[]);
+        fake.process(4182, "blkid", 1, &["blkid", "-p", "/dev/loop3"], &[]);
+        let mut record = OpenRecord::default();
+        for pid in [own, 501, 4182, 4183] {
+            let event = OpenEvent::Opened {
+                pid,
+                file: Some(File::open(&target).unwrap()),
+            };
+            record.note(event, 7, &fake.root, own, &[node(&target)]);
+        }
+        record.note(OpenEvent::Overflow, 8, &fake.root, own, &[node(&target)]);
+        let seen: Vec<(u64, usize, u32, &str)> = record
+            .opens
+            .iter()
+            .map(|(t, w, o)| (*t, *w, o.pid, o.comm.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [(7, 0, 4182, "blkid"), (7, 0, 4183, "")],
+            "expected blkid named and 4183 (gone) kept by pid, not iolens or its worker; saw {seen:?}"
+        );
+        assert_eq!(record.lost, 1, "expected the overflow counted");
+    }
+
+    #[test]
+    fn fanotify_logs_another_process_opening_a_watched_target() {
+        let dir = scratch_dir();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let file = File::open(&target).unwrap();
+        let watch = OpenerWatch::new(PROC.into(), NOT_HERE, [(0, &file)], Some(Instant::now()));
+        if watch.opens.is_none() {
+            eprintln!("skipped: fanotify unavailable (it needs root)");
+            return;
+        }
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exec 3<\"$1\"; exec sleep 30", "sh"])
+            .arg(&target)
+            .spawn()
+            .expect("spawn sh");
+        // Until the shell has opened the target (its fd 3 shows it).
+        let fd3 = PathBuf::from(format!("/proc/{}/fd/3", child.id()));
+        let opened = (0..1000).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            std::fs::metadata(&fd3).is_ok_and(|m| NodeId::of(&m) == node(&target))
+        });
+        let mut obs = Observations {
+            targets: vec![target_with(&target, &[0])],
+            ..Default::default()
+        };
+        watch.finish(&mut obs);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(opened, "the shell never opened the target");
+        assert!(obs.opens_watched, "expected opens_watched set");
+        let pid = child.id();
+        assert!(
+            obs.target_opens
+                .iter()
+                .any(|o| o.opener.pid == pid && ["sh", "sleep"].contains(&o.opener.comm.as_str())),
+            "expected the shell ({pid}, sh or sleep by then) logged as an opener, saw {:?}",
+            obs.target_opens
+        );
+    }
+
     fn target_with(path: &Path, cached: &[u64]) -> TargetObservation {
         TargetObservation {
             path: path.display().to_string(),
@@ -399,7 +631,7 @@ mod tests {
         let fake = FakeProc::new(dir.path());
         fake.process(4182, "blkid", 1, &["blkid"], &[&target]);
         let file = File::open(&target).unwrap();
-        let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)]);
+        let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)], None);
         let start = Instant::now();
         let mut scans = Vec::new();
         // Cached pages per sample, 100 ms apart: growth at samples 2, 4 and 25.

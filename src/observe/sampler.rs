@@ -246,6 +246,7 @@ impl State {
             PROC.into(),
             std::process::id(),
             direct_targets.map(|(i, t)| (i, &*t.file)),
+            Some(run_start),
         );
         State {
             interval: setup.interval.max(Duration::from_millis(1)),
@@ -482,6 +483,7 @@ impl State {
     }
 
     fn finish(mut self) -> Observations {
+        self.openers.finish(&mut self.obs);
         self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
         for series in &mut self.obs.jobs {
             series.cpu_wait = CpuWait::of(series, &self.obs.t_ns);

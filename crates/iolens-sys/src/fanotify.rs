@@ -1,11 +1,9 @@
 //! `fanotify(7)`: the processes that open a file or device node, as they do it.
 //! Needs CAP_SYS_ADMIN (root); `OpenWatch::new` fails with EPERM otherwise.
 
-use std::ffi::CString;
+use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 /// A fanotify group told of every open of the inodes marked on it.
@@ -15,12 +13,15 @@ pub struct OpenWatch {
 }
 
 /// One open seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum OpenEvent {
     /// A process opened a marked inode.
     Opened {
         /// The process (its thread group id).
         pid: u32,
+        /// The object it opened, opened read-only for us by the kernel (to tell
+        /// which marked inode it was); None when the kernel could not.
+        file: Option<File>,
     },
     /// The kernel's queue overflowed: opens were lost.
     Overflow,
@@ -46,19 +47,18 @@ impl OpenWatch {
         })
     }
 
-    /// Be told of opens of the inode `path` names (for a device node: that node).
-    pub fn mark(&self, path: &Path) -> io::Result<()> {
-        let c_path = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // SAFETY: the group's descriptor is open (owned by self) and `c_path` is a
-        // NUL-terminated string that outlives the call.
+    /// Be told of opens of the inode `file` was opened through (for a device
+    /// node: that node, not other nodes of the same device).
+    pub fn mark(&self, file: impl AsFd) -> io::Result<()> {
+        // SAFETY: both descriptors are open for the call (the group's owned by self, the
+        // other borrowed); a null path makes the kernel mark the object of the second.
         let ret = unsafe {
             libc::fanotify_mark(
                 self.fd.as_raw_fd(),
                 libc::FAN_MARK_ADD,
                 libc::FAN_OPEN,
-                libc::AT_FDCWD,
-                c_path.as_ptr(),
+                file.as_fd().as_raw_fd(),
+                std::ptr::null(),
             )
         };
         if ret < 0 {
@@ -91,8 +91,7 @@ impl OpenWatch {
         }
     }
 
-    /// The events queued now (none when nothing is: never blocks). The
-    /// descriptor each event carries is closed here.
+    /// The events queued now (none when nothing is: never blocks).
     pub fn read(&mut self) -> io::Result<Vec<OpenEvent>> {
         // SAFETY: `buf` is writable for its whole length and outlives the call.
         let n = unsafe {
@@ -122,16 +121,15 @@ impl OpenWatch {
             if meta.vers != libc::FANOTIFY_METADATA_VERSION || len < meta_len {
                 break;
             }
-            if meta.fd >= 0 {
-                // SAFETY: the kernel opened this descriptor for us with the event; we
-                // own it and close it at once (we only want the pid).
-                drop(unsafe { OwnedFd::from_raw_fd(meta.fd) });
-            }
+            // SAFETY: the kernel opened this descriptor for us with the event and
+            // nobody else owns it; taking it here closes it whatever happens next.
+            let file = (meta.fd >= 0).then(|| File::from(unsafe { OwnedFd::from_raw_fd(meta.fd) }));
             if meta.mask & libc::FAN_Q_OVERFLOW != 0 {
                 events.push(OpenEvent::Overflow);
             } else if meta.mask & libc::FAN_OPEN != 0 {
                 events.push(OpenEvent::Opened {
                     pid: meta.pid as u32,
+                    file,
                 });
             }
             at += len;
@@ -144,6 +142,7 @@ impl OpenWatch {
 mod tests {
     use super::*;
     use crate::test_support::scratch_dir;
+    use std::os::unix::fs::MetadataExt;
 
     #[test]
     fn sees_the_pid_of_an_open_of_a_marked_file() {
@@ -159,24 +158,35 @@ mod tests {
         let other = dir.path().join("other");
         std::fs::write(&marked, b"x").unwrap();
         std::fs::write(&other, b"y").unwrap();
-        watch.mark(&marked).unwrap();
-        assert_eq!(
-            watch.read().unwrap(),
-            [],
-            "expected no event before any open"
+        watch.mark(File::open(&marked).unwrap()).unwrap();
+        let before = watch.read().unwrap();
+        assert!(
+            before.is_empty(),
+            "expected no event before any open, saw {before:?}"
         );
-        std::fs::File::open(&other).unwrap();
-        std::fs::File::open(&marked).unwrap();
+        File::open(&other).unwrap();
+        File::open(&marked).unwrap();
         assert!(
             watch.wait(Duration::from_secs(10)).unwrap(),
             "expected the open queued"
         );
         let me = std::process::id();
         let events = watch.read().unwrap();
+        let marked_ino = std::fs::metadata(&marked).unwrap().ino();
+        let seen: Vec<(u32, Option<u64>)> = events
+            .iter()
+            .filter_map(|e| match e {
+                OpenEvent::Opened { pid, file } => {
+                    Some((*pid, file.as_ref().map(|f| f.metadata().unwrap().ino())))
+                }
+                OpenEvent::Overflow => None,
+            })
+            .collect();
         assert_eq!(
-            events,
-            [OpenEvent::Opened { pid: me }],
-            "expected one open of the marked file by this process ({me}), not the other file's"
+            seen,
+            [(me, Some(marked_ino))],
+            "expected one open of the marked file (inode {marked_ino}) by this process ({me}), \
+             not the other file's; saw {events:?}"
         );
     }
 }
