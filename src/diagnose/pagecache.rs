@@ -191,7 +191,8 @@ fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> V
         .opener_scans
         .iter()
         .find(|s| &s.path == path && s.t_ns >= obs.t_ns[i] && s.t_ns <= obs.t_ns[to]);
-    if scan.is_none() && !obs.opens_watched {
+    let opens_watched = obs.opens_watched.contains(path);
+    if scan.is_none() && !opens_watched {
         return Vec::new();
     }
     let mut lines = named(
@@ -233,7 +234,7 @@ fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> V
     }
     if lines.is_empty() {
         let mut seen = Vec::new();
-        if obs.opens_watched {
+        if opens_watched {
             seen.push(format!("opened {path} around {:.1} s", seconds_at(obs, i)));
         }
         if let Some(scan) = scan {
@@ -249,8 +250,8 @@ fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> V
             "no other process {}: the reader had already closed it; {catch}",
             seen.join(" or ")
         );
-        if !obs.opens_watched {
-            line.push_str(" (as root, iolens also watches the target's opens with fanotify and names such a reader)");
+        if !opens_watched && !target.is_block_device {
+            line.push_str(" (as root, iolens also watches the file's opens with fanotify and names such a reader)");
         }
         lines.push(line);
     }
@@ -446,7 +447,9 @@ mod tests {
         add_job(&mut report, "w", true, io(0, 500));
         add_target(&mut report, |i| if i >= 12 { 25 } else { 0 });
         let obs = &mut report.observations;
-        obs.opens_watched = true;
+        // fanotify watches the opens of regular files only.
+        obs.targets[0].is_block_device = false;
+        obs.opens_watched = vec![TARGET.into()];
         // Pages first seen at sample 12 (1.2 s): opens from 1.0 s (one interval
         // before the sample before it) count; the one at 0.5 s does not.
         obs.target_opens = vec![

@@ -510,9 +510,10 @@ pub struct Observations {
     /// Who had a direct-I/O target open when its cached pages grew (see `OpenerScan`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub opener_scans: Vec<OpenerScan>,
-    /// The opens of direct-I/O targets were watched (fanotify, which needs root).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub opens_watched: bool,
+    /// Direct-I/O targets whose opens were watched: fanotify, which needs root
+    /// and reports opens of regular files only, not of device nodes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub opens_watched: Vec<String>,
     /// Every open of a direct-I/O target by another process, as it happened.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub target_opens: Vec<TargetOpen>,

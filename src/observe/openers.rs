@@ -12,7 +12,9 @@
 //!
 //! Where fanotify works (root), a thread of its own is also told of every open
 //! of those targets as it happens and names the opener at once, so a reader
-//! that opens, reads and closes between two samples is still caught.
+//! that opens, reads and closes between two samples is still caught. fanotify
+//! reports opens of regular files only (none of device nodes, whatever the
+//! mark), so block-device targets rely on the scan.
 
 use crate::model::{Observations, Opener, OpenerScan, TargetObservation, TargetOpen};
 use iolens_sys::{OpenEvent, OpenWatch};
@@ -205,7 +207,9 @@ impl OpenerWatch {
             .into_iter()
             .filter_map(|(index, file)| {
                 let node = NodeId::of(&file.metadata().ok()?);
-                files.push(file);
+                if matches!(node, NodeId::Inode { .. }) {
+                    files.push(file);
+                }
                 Some(Watched {
                     index,
                     node,
@@ -214,10 +218,9 @@ impl OpenerWatch {
                 })
             })
             .collect();
-        let nodes: Vec<NodeId> = watched.iter().map(|w| w.node).collect();
         let opens = opens_since
             .filter(|_| !files.is_empty())
-            .and_then(|start| OpenLog::start(&proc_root, own_pid, &files, nodes, start));
+            .and_then(|start| OpenLog::start(&proc_root, own_pid, &files, &watched, start));
         OpenerWatch {
             proc_root,
             own_pid,
@@ -230,12 +233,17 @@ impl OpenerWatch {
     /// Stop the open log and put what it saw into `obs`.
     pub fn finish(self, obs: &mut Observations) {
         let Some(log) = self.opens else { return };
+        let paths: Vec<String> = log
+            .watched
+            .iter()
+            .map(|&w| obs.targets[self.watched[w].index].path.clone())
+            .collect();
         let record = log.stop();
-        obs.opens_watched = true;
-        for (t_ns, w, opener) in record.opens {
-            let path = obs.targets[self.watched[w].index].path.clone();
+        for (t_ns, k, opener) in record.opens {
+            let path = paths[k].clone();
             obs.target_opens.push(TargetOpen { t_ns, path, opener });
         }
+        obs.opens_watched = paths;
         if record.lost > 0 {
             obs.notes.push(format!(
                 "fanotify: {} opens of the targets not recorded (more than {MAX_OPENS}, or the kernel's queue overflowed)",
@@ -294,7 +302,7 @@ impl OpenerWatch {
     }
 }
 
-/// What the open log saw: (t_ns, index among the watched targets, opener).
+/// What the open log saw: (t_ns, index among the log's targets, opener).
 #[derive(Default)]
 struct OpenRecord {
     opens: Vec<(u64, usize, Opener)>,
@@ -302,25 +310,32 @@ struct OpenRecord {
     error: Option<String>,
 }
 
-/// A thread told by fanotify of every open of the watched targets.
+/// A thread told by fanotify of every open of the watched regular files.
 struct OpenLog {
+    /// Index in `OpenerWatch::watched` of each of its targets.
+    watched: Vec<usize>,
     stop: Arc<AtomicBool>,
     handle: JoinHandle<OpenRecord>,
 }
 
 impl OpenLog {
-    /// None when fanotify is not available (not root, or an old kernel).
+    /// Watch `files`, the regular files among `watched`, in that order. None
+    /// when fanotify is not available (not root, or an old kernel).
     fn start(
         proc_root: &Path,
         own_pid: u32,
         files: &[&File],
-        nodes: Vec<NodeId>,
+        watched: &[Watched],
         run_start: Instant,
     ) -> Option<OpenLog> {
         let mut watch = OpenWatch::new().ok()?;
         for file in files {
             watch.mark(file).ok()?;
         }
+        let of_files: Vec<usize> = (0..watched.len())
+            .filter(|&w| matches!(watched[w].node, NodeId::Inode { .. }))
+            .collect();
+        let nodes: Vec<NodeId> = of_files.iter().map(|&w| watched[w].node).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
         let proc_root = proc_root.to_path_buf();
@@ -351,7 +366,11 @@ impl OpenLog {
                 record
             })
             .ok()?;
-        Some(OpenLog { stop, handle })
+        Some(OpenLog {
+            watched: of_files,
+            stop,
+            handle,
+        })
     }
 
     fn stop(self) -> OpenRecord {
@@ -596,7 +615,11 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         assert!(opened, "the shell never opened the target");
-        assert!(obs.opens_watched, "expected opens_watched set");
+        assert_eq!(
+            obs.opens_watched,
+            [target.display().to_string()],
+            "expected the target's opens watched"
+        );
         let pid = child.id();
         assert!(
             obs.target_opens

@@ -294,6 +294,68 @@ fn seed000_a_clean_device_gives_no_finding() {
     expect_no_warning(&report, "pagecache-under-direct-io");
 }
 
+/// fanotify reports the opens of regular files (not of device nodes): a
+/// direct-write job on a file, and a reader that opens, reads and closes it
+/// between two samples.
+#[test]
+fn a_short_lived_reader_of_a_file_target_is_named_as_it_opens_it() {
+    let _one = one_at_a_time();
+    if !have_tools(&["dd"]) {
+        return;
+    }
+    let dir = scratch();
+    let target = dir.path().join("target");
+    std::fs::File::create(&target)
+        .and_then(|f| f.set_len(64 * MIB))
+        .unwrap();
+    let iolens_run = command()
+        .args([
+            "run",
+            "--output-format=iolens-json",
+            "--name=w",
+            "--direct=1",
+        ])
+        .args([
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=48m",
+            "--time_based",
+            "--runtime=5",
+        ])
+        .arg(format!("--filename={}", target.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolens");
+    std::thread::sleep(Duration::from_millis(2000));
+    // Reads 64 pages past the writes' range; not waited for until iolens is
+    // done, so its /proc entry (without descriptors) stays to be named.
+    let mut dd = std::process::Command::new("dd")
+        .arg(format!("if={}", target.display()))
+        .args(["of=/dev/null", "bs=4096", "count=64"])
+        .arg(format!("skip={}", 56 * MIB / 4096))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn dd");
+    let report = json(&iolens_run.wait_with_output().expect("wait for iolens"));
+    let dd_pid = dd.id();
+    let _ = dd.wait();
+
+    let obs = &report["observations"];
+    if obs["opens_watched"].as_array().is_none_or(|w| w.is_empty()) {
+        eprintln!("skipped: fanotify could not watch the file's opens");
+        return;
+    }
+    let text = finding_text(expect_warning(&report, "pagecache-under-direct-io"));
+    eprintln!("{text}");
+    let named = format!("process {dd_pid} (dd) opened {} at ", target.display());
+    assert!(
+        text.contains(&named),
+        "expected {named:?} in the finding; saw {text}\nopens: {}",
+        obs["target_opens"]
+    );
+}
+
 // ---- seed 003: the page cache answers instead of the device ---------------
 
 #[test]
