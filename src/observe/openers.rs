@@ -17,7 +17,7 @@
 //! mark), so block-device targets rely on the scan.
 
 use crate::model::{Observations, Opener, OpenerScan, TargetObservation, TargetOpen};
-use iolens_sys::{OpenEvent, OpenWatch};
+use iolens_sys::{OpenAlarm, OpenEvent, OpenWatch};
 use std::fs::{File, Metadata};
 use std::io::ErrorKind;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -189,38 +189,63 @@ pub struct OpenerWatch {
     own_pid: u32,
     watched: Vec<Watched>,
     last_scan: Option<Instant>,
-    opens: Option<OpenLog>,
+    opens: Vec<OpenLog>,
 }
 
 impl OpenerWatch {
     /// Watch the targets given as (index in `Observations::targets`, open file);
     /// one whose metadata cannot be read is left out. With `opens_since` (the
-    /// run's start), also log their opens where fanotify works.
+    /// run's start), also log their opens: fanotify for regular files (root),
+    /// inotify and a scan for device nodes.
     pub fn new<'a>(
         proc_root: PathBuf,
         own_pid: u32,
         targets: impl IntoIterator<Item = (usize, &'a File)>,
         opens_since: Option<Instant>,
     ) -> OpenerWatch {
-        let mut files = Vec::new();
-        let watched: Vec<Watched> = targets
-            .into_iter()
-            .filter_map(|(index, file)| {
-                let node = NodeId::of(&file.metadata().ok()?);
-                if matches!(node, NodeId::Inode { .. }) {
-                    files.push(file);
-                }
-                Some(Watched {
-                    index,
-                    node,
-                    last_cached: None,
-                    pending: false,
-                })
-            })
-            .collect();
-        let opens = opens_since
-            .filter(|_| !files.is_empty())
-            .and_then(|start| OpenLog::start(&proc_root, own_pid, &files, &watched, start));
+        let mut files = (Vec::new(), Vec::new());
+        let mut devices = (Vec::new(), Vec::new());
+        let mut watched = Vec::new();
+        for (index, file) in targets {
+            let Ok(meta) = file.metadata() else { continue };
+            let node = NodeId::of(&meta);
+            let (which, of) = match node {
+                NodeId::Inode { .. } => (&mut files.0, &mut files.1),
+                NodeId::Device { .. } => (&mut devices.0, &mut devices.1),
+            };
+            which.push(watched.len());
+            of.push(file);
+            watched.push(Watched {
+                index,
+                node,
+                last_cached: None,
+                pending: false,
+            });
+        }
+        let mut opens = Vec::new();
+        if let Some(start) = opens_since {
+            let ctx = |targets: Vec<usize>| LogContext {
+                proc_root: proc_root.clone(),
+                own_pid,
+                nodes: targets.iter().map(|&w| watched[w].node).collect(),
+                targets,
+                run_start: start,
+            };
+            let sources = [
+                (!files.0.is_empty())
+                    .then(|| Source::files(&files.1).map(|s| (s, ctx(files.0.clone()))))
+                    .flatten(),
+                (!devices.0.is_empty())
+                    .then(|| Source::devices(&devices.1).map(|s| (s, ctx(devices.0.clone()))))
+                    .flatten(),
+            ];
+            opens.extend(
+                sources
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(source, ctx)| OpenLog::start(source, ctx)),
+            );
+        }
         OpenerWatch {
             proc_root,
             own_pid,
@@ -230,30 +255,31 @@ impl OpenerWatch {
         }
     }
 
-    /// Stop the open log and put what it saw into `obs`.
+    /// Stop the open logs and put what they saw into `obs`.
     pub fn finish(self, obs: &mut Observations) {
-        let Some(log) = self.opens else { return };
-        let paths: Vec<String> = log
-            .watched
-            .iter()
-            .map(|&w| obs.targets[self.watched[w].index].path.clone())
-            .collect();
-        let record = log.stop();
-        for (t_ns, k, opener) in record.opens {
-            let path = paths[k].clone();
-            obs.target_opens.push(TargetOpen { t_ns, path, opener });
-        }
-        obs.opens_watched = paths;
-        if record.lost > 0 {
-            obs.notes.push(format!(
-                "fanotify: {} opens of the targets not recorded (more than {MAX_OPENS}, or the kernel's queue overflowed)",
-                record.lost
-            ));
-        }
-        if let Some(error) = record.error {
-            obs.notes.push(format!(
-                "fanotify: stopped watching the targets' opens: {error}"
-            ));
+        for log in self.opens {
+            let paths: Vec<String> = log
+                .targets
+                .iter()
+                .map(|&w| obs.targets[self.watched[w].index].path.clone())
+                .collect();
+            let record = log.stop();
+            for (t_ns, k, opener) in record.opens {
+                let path = paths[k].clone();
+                obs.target_opens.push(TargetOpen { t_ns, path, opener });
+            }
+            obs.target_opens.sort_by_key(|o| o.t_ns);
+            obs.opens_watched.extend(paths);
+            if record.lost > 0 {
+                obs.notes.push(format!(
+                    "{} opens of the targets not recorded (more than {MAX_OPENS}, or the kernel's queue overflowed)",
+                    record.lost
+                ));
+            }
+            if let Some(error) = record.error {
+                obs.notes
+                    .push(format!("stopped watching the targets' opens: {error}"));
+            }
         }
     }
 
@@ -310,64 +336,149 @@ struct OpenRecord {
     error: Option<String>,
 }
 
-/// A thread told by fanotify of every open of the watched regular files.
+/// Where a log learns of opens.
+enum Source {
+    /// fanotify: each open of a regular file, with the process that made it.
+    Files(OpenWatch),
+    /// inotify: that a device node was opened; a scan at once finds the
+    /// opener among the processes holding it (those that did not before).
+    Devices {
+        alarm: OpenAlarm,
+        /// (target, pid) holding a target at the last scan.
+        holders: Vec<(usize, u32)>,
+        last_scan: Option<Instant>,
+    },
+}
+
+impl Source {
+    /// None when fanotify is not available (not root, or an old kernel).
+    fn files(files: &[&File]) -> Option<Source> {
+        let watch = OpenWatch::new().ok()?;
+        for file in files {
+            watch.mark(file).ok()?;
+        }
+        Some(Source::Files(watch))
+    }
+
+    fn devices(devices: &[&File]) -> Option<Source> {
+        let alarm = OpenAlarm::new().ok()?;
+        for device in devices {
+            alarm.watch(device).ok()?;
+        }
+        Some(Source::Devices {
+            alarm,
+            holders: Vec::new(),
+            last_scan: None,
+        })
+    }
+
+    fn wait(&self, timeout: Duration) -> std::io::Result<bool> {
+        match self {
+            Source::Files(watch) => watch.wait(timeout),
+            Source::Devices { alarm, .. } => alarm.wait(timeout),
+        }
+    }
+
+    /// Record what is queued (never blocks); with `force`, a device log scans
+    /// even without an alarm (to learn who already holds the devices).
+    fn collect(
+        &mut self,
+        ctx: &LogContext,
+        record: &mut OpenRecord,
+        force: bool,
+    ) -> std::io::Result<()> {
+        match self {
+            Source::Files(watch) => {
+                let t_ns = ctx.run_start.elapsed().as_nanos() as u64;
+                for event in watch.read()? {
+                    record.note(event, t_ns, ctx);
+                }
+            }
+            Source::Devices {
+                alarm,
+                holders,
+                last_scan,
+            } => {
+                if !alarm.take()? && !force {
+                    return Ok(());
+                }
+                // A process opening in a loop must not keep this thread scanning.
+                if let Some(gap) = last_scan.and_then(|l| DEVICE_SCAN_GAP.checked_sub(l.elapsed()))
+                {
+                    std::thread::sleep(gap);
+                    alarm.take()?;
+                }
+                *last_scan = Some(Instant::now());
+                let t_ns = ctx.run_start.elapsed().as_nanos() as u64;
+                let found = scan(&ctx.proc_root, ctx.own_pid, &ctx.nodes);
+                let now: Vec<(usize, u32)> = found.hits.iter().map(|(k, o)| (*k, o.pid)).collect();
+                if !force {
+                    for (k, opener) in found.hits {
+                        if !holders.contains(&(k, opener.pid)) {
+                            record.push(t_ns, k, opener);
+                        }
+                    }
+                }
+                *holders = now;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a log's thread needs besides its source.
+struct LogContext {
+    proc_root: PathBuf,
+    own_pid: u32,
+    /// Index in `OpenerWatch::watched` of each of its targets, and their nodes.
+    targets: Vec<usize>,
+    nodes: Vec<NodeId>,
+    run_start: Instant,
+}
+
+/// Least time between two scans of a device log.
+const DEVICE_SCAN_GAP: Duration = Duration::from_millis(20);
+
+/// A thread that logs the opens of some of the watched targets.
 struct OpenLog {
     /// Index in `OpenerWatch::watched` of each of its targets.
-    watched: Vec<usize>,
+    targets: Vec<usize>,
     stop: Arc<AtomicBool>,
     handle: JoinHandle<OpenRecord>,
 }
 
 impl OpenLog {
-    /// Watch `files`, the regular files among `watched`, in that order. None
-    /// when fanotify is not available (not root, or an old kernel).
-    fn start(
-        proc_root: &Path,
-        own_pid: u32,
-        files: &[&File],
-        watched: &[Watched],
-        run_start: Instant,
-    ) -> Option<OpenLog> {
-        let mut watch = OpenWatch::new().ok()?;
-        for file in files {
-            watch.mark(file).ok()?;
-        }
-        let of_files: Vec<usize> = (0..watched.len())
-            .filter(|&w| matches!(watched[w].node, NodeId::Inode { .. }))
-            .collect();
-        let nodes: Vec<NodeId> = of_files.iter().map(|&w| watched[w].node).collect();
+    fn start(mut source: Source, ctx: LogContext) -> Option<OpenLog> {
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
-        let proc_root = proc_root.to_path_buf();
+        let targets = ctx.targets.clone();
         let handle = std::thread::Builder::new()
             .name("iolens-opens".into())
             .spawn(move || {
                 let mut record = OpenRecord::default();
-                while !thread_stop.load(Ordering::Relaxed) {
-                    let events = watch.wait(OPEN_POLL).and_then(|_| watch.read());
-                    match events {
-                        Ok(events) => {
-                            let t_ns = run_start.elapsed().as_nanos() as u64;
-                            for event in events {
-                                record.note(event, t_ns, &proc_root, own_pid, &nodes);
-                            }
-                        }
-                        Err(e) => {
-                            record.error = Some(e.to_string());
-                            return record;
-                        }
-                    }
+                let mut run = |source: &mut Source, force: bool| {
+                    source
+                        .collect(&ctx, &mut record, force)
+                        .map_err(|e| e.to_string())
+                };
+                let mut outcome = run(&mut source, true);
+                while outcome.is_ok() && !thread_stop.load(Ordering::Relaxed) {
+                    outcome = match source.wait(OPEN_POLL) {
+                        Ok(true) => run(&mut source, false),
+                        Ok(false) => Ok(()),
+                        Err(e) => Err(e.to_string()),
+                    };
                 }
                 // Opens queued between the last wait and the stop.
-                let t_ns = run_start.elapsed().as_nanos() as u64;
-                for event in watch.read().unwrap_or_default() {
-                    record.note(event, t_ns, &proc_root, own_pid, &nodes);
+                if outcome.is_ok() {
+                    outcome = run(&mut source, false);
                 }
+                record.error = outcome.err();
                 record
             })
             .ok()?;
         Some(OpenLog {
-            watched: of_files,
+            targets,
             stop,
             handle,
         })
@@ -380,15 +491,8 @@ impl OpenLog {
 }
 
 impl OpenRecord {
-    /// Record one event, the opener named at once, unless it is iolens or its worker.
-    fn note(
-        &mut self,
-        event: OpenEvent,
-        t_ns: u64,
-        proc_root: &Path,
-        own_pid: u32,
-        nodes: &[NodeId],
-    ) {
+    /// Record one fanotify event, the opener named at once, unless it is iolens or its worker.
+    fn note(&mut self, event: OpenEvent, t_ns: u64, ctx: &LogContext) {
         let (pid, file) = match event {
             OpenEvent::Overflow => {
                 self.lost += 1;
@@ -396,20 +500,20 @@ impl OpenRecord {
             }
             OpenEvent::Opened { pid, file } => (pid, file),
         };
-        if pid == own_pid {
+        if pid == ctx.own_pid {
             return;
         }
         let node = file.and_then(|f| f.metadata().ok()).map(|m| NodeId::of(&m));
-        let Some(w) = nodes
+        let nodes = &ctx.nodes;
+        let Some(k) = nodes
             .iter()
             .position(|n| Some(*n) == node)
             .or((nodes.len() == 1).then_some(0))
         else {
             return;
         };
-        let dir = proc_root.join(pid.to_string());
-        let opener = if dir.exists() {
-            match name(proc_root, pid, own_pid) {
+        let opener = if ctx.proc_root.join(pid.to_string()).exists() {
+            match name(&ctx.proc_root, pid, ctx.own_pid) {
                 Some(opener) => opener,
                 None => return,
             }
@@ -419,8 +523,12 @@ impl OpenRecord {
                 ..Default::default()
             }
         };
+        self.push(t_ns, k, opener);
+    }
+
+    fn push(&mut self, t_ns: u64, k: usize, opener: Opener) {
         if self.opens.len() < MAX_OPENS {
-            self.opens.push((t_ns, w, opener));
+            self.opens.push((t_ns, k, opener));
         } else {
             self.lost += 1;
         }
@@ -563,15 +671,22 @@ mod tests {
         let own = 500;
         fake.process(501, "iolens", own, &["iolens", "__worker"], &[]);
         fake.process(4182, "blkid", 1, &["blkid", "-p", "/dev/loop3"], &[]);
+        let ctx = LogContext {
+            proc_root: fake.root.clone(),
+            own_pid: own,
+            targets: vec![0],
+            nodes: vec![node(&target)],
+            run_start: Instant::now(),
+        };
         let mut record = OpenRecord::default();
         for pid in [own, 501, 4182, 4183] {
             let event = OpenEvent::Opened {
                 pid,
                 file: Some(File::open(&target).unwrap()),
             };
-            record.note(event, 7, &fake.root, own, &[node(&target)]);
+            record.note(event, 7, &ctx);
         }
-        record.note(OpenEvent::Overflow, 8, &fake.root, own, &[node(&target)]);
+        record.note(OpenEvent::Overflow, 8, &ctx);
         let seen: Vec<(u64, usize, u32, &str)> = record
             .opens
             .iter()
@@ -592,7 +707,7 @@ mod tests {
         std::fs::write(&target, b"x").unwrap();
         let file = File::open(&target).unwrap();
         let watch = OpenerWatch::new(PROC.into(), NOT_HERE, [(0, &file)], Some(Instant::now()));
-        if watch.opens.is_none() {
+        if watch.opens.is_empty() {
             eprintln!("skipped: fanotify unavailable (it needs root)");
             return;
         }

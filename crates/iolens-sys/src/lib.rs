@@ -42,9 +42,9 @@ pub mod aio;
 pub mod buf;
 pub mod cachestat;
 pub mod clock;
-pub mod fanotify;
 pub mod fd;
 pub mod mmap;
+pub mod notify;
 pub mod os;
 pub mod ring;
 pub mod sched;
@@ -58,12 +58,12 @@ pub use aio::AioRing;
 pub use buf::{AlignedBuf, Slots};
 pub use cachestat::{cachestat, CacheStat};
 pub use clock::FastClock;
-pub use fanotify::{OpenEvent, OpenWatch};
 pub use fd::{
     blk_flush_buffers, blk_logical_sector, blk_physical_sector, blk_size_bytes, dio_alignment,
     fadvise_dontneed, is_block_device, open_flags, preadv, preadv2, pwritev, pwritev2, DioAlign,
 };
 pub use mmap::Mapping;
+pub use notify::{OpenAlarm, OpenEvent, OpenWatch};
 pub use os::{clock_ticks_per_sec, gettid, page_size, process_rusage, thread_rusage, Rusage};
 pub use ring::IoRing;
 pub use shm::SharedRegion;

@@ -1,9 +1,12 @@
-//! `fanotify(7)`: the processes that open a file or device node, as they do it.
-//! Needs CAP_SYS_ADMIN (root); `OpenWatch::new` fails with EPERM otherwise.
+//! Opens of a target as they happen. `fanotify(7)` ([`OpenWatch`]) names the
+//! process that opens a regular file; it needs CAP_SYS_ADMIN (root; `new`
+//! fails with EPERM otherwise) and reports no opens of device nodes.
+//! `inotify(7)` ([`OpenAlarm`]) reports opens of a device node too, but not
+//! who made them.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 /// A fanotify group told of every open of the inodes marked on it.
@@ -69,49 +72,15 @@ impl OpenWatch {
 
     /// Wait up to `timeout` for events; true when some are queued.
     pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
-        let mut pfd = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: one pollfd, valid for the call; the descriptor is open.
-        let ret = unsafe { libc::poll(&mut pfd, 1, ms) };
-        match ret {
-            r if r < 0 => {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    Ok(false)
-                } else {
-                    Err(e)
-                }
-            }
-            0 => Ok(false),
-            _ => Ok(true),
-        }
+        wait_readable(self.fd.as_fd(), timeout)
     }
 
     /// The events queued now (none when nothing is: never blocks).
     pub fn read(&mut self) -> io::Result<Vec<OpenEvent>> {
-        // SAFETY: `buf` is writable for its whole length and outlives the call.
-        let n = unsafe {
-            libc::read(
-                self.fd.as_raw_fd(),
-                self.buf.as_mut_ptr().cast(),
-                self.buf.len(),
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(Vec::new()),
-                _ => Err(e),
-            };
-        }
+        let end = read_queued(self.fd.as_fd(), &mut self.buf)?;
         let mut events = Vec::new();
         let meta_len = std::mem::size_of::<libc::fanotify_event_metadata>();
         let mut at = 0;
-        let end = n as usize;
         while at + meta_len <= end {
             // SAFETY: `at + meta_len <= end <= buf.len()`, so the read stays in the
             // buffer; read_unaligned copes with any alignment of the kernel's records.
@@ -136,6 +105,93 @@ impl OpenWatch {
         }
         Ok(events)
     }
+}
+
+/// An inotify instance told of opens (IN_OPEN) of the inodes watched on it.
+pub struct OpenAlarm {
+    fd: OwnedFd,
+    buf: Vec<u8>,
+}
+
+impl OpenAlarm {
+    /// An instance whose reads never block.
+    pub fn new() -> io::Result<OpenAlarm> {
+        // SAFETY: plain flags; the result is a new descriptor we own, or -1.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(OpenAlarm {
+            // SAFETY: inotify_init1 returned a fresh descriptor nobody else owns.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            buf: vec![0; 4096],
+        })
+    }
+
+    /// Be told of opens of the inode `file` was opened through (its
+    /// `/proc/self/fd` link names that inode).
+    pub fn watch(&self, file: impl AsFd) -> io::Result<()> {
+        let link = format!("/proc/self/fd/{}\0", file.as_fd().as_raw_fd());
+        // SAFETY: the instance's descriptor is open and `link` is NUL-terminated and
+        // outlives the call; `file` is borrowed, so its descriptor stays open meanwhile.
+        let ret = unsafe {
+            libc::inotify_add_watch(self.fd.as_raw_fd(), link.as_ptr().cast(), libc::IN_OPEN)
+        };
+        if ret < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Wait up to `timeout` for opens; true when some are queued.
+    pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
+        wait_readable(self.fd.as_fd(), timeout)
+    }
+
+    /// Take the queued events; true when there were any (never blocks).
+    pub fn take(&mut self) -> io::Result<bool> {
+        Ok(read_queued(self.fd.as_fd(), &mut self.buf)? > 0)
+    }
+}
+
+/// poll(2) for input on `fd` for up to `timeout`; an interrupted wait is a timeout.
+fn wait_readable(fd: BorrowedFd, timeout: Duration) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: one pollfd, valid for the call; the descriptor is borrowed, so open.
+    let ret = unsafe { libc::poll(&mut pfd, 1, ms) };
+    match ret {
+        r if r < 0 => {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                Ok(false)
+            } else {
+                Err(e)
+            }
+        }
+        0 => Ok(false),
+        _ => Ok(true),
+    }
+}
+
+/// read(2) what a non-blocking notification descriptor has queued into `buf`:
+/// the bytes read, 0 when nothing is queued.
+fn read_queued(fd: BorrowedFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is writable for its whole length and outlives the call; the
+    // descriptor is borrowed, so open.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+            _ => Err(e),
+        };
+    }
+    Ok(n as usize)
 }
 
 #[cfg(test)]
@@ -187,6 +243,20 @@ mod tests {
             [(me, Some(marked_ino))],
             "expected one open of the marked file (inode {marked_ino}) by this process ({me}), \
              not the other file's; saw {events:?}"
+        );
+    }
+
+    #[test]
+    fn an_open_of_a_watched_device_node_is_reported_but_not_of_another() {
+        let mut alarm = OpenAlarm::new().unwrap();
+        alarm.watch(File::open("/dev/null").unwrap()).unwrap();
+        assert!(!alarm.take().unwrap(), "expected nothing before any open");
+        File::open("/dev/zero").unwrap();
+        assert!(!alarm.take().unwrap(), "expected no alarm for /dev/zero");
+        File::open("/dev/null").unwrap();
+        assert!(
+            alarm.wait(Duration::from_secs(10)).unwrap() && alarm.take().unwrap(),
+            "expected the open of /dev/null reported"
         );
     }
 }
