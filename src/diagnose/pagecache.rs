@@ -235,7 +235,10 @@ fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> V
     if lines.is_empty() {
         let mut seen = Vec::new();
         if opens_watched {
-            seen.push(format!("opened {path} around {:.1} s", seconds_at(obs, i)));
+            seen.push(format!(
+                "was seen opening {path} around {:.1} s",
+                seconds_at(obs, i)
+            ));
         }
         if let Some(scan) = scan {
             let it = if seen.is_empty() { path.as_str() } else { "it" };
@@ -477,7 +480,7 @@ mod tests {
         report.observations.target_opens.clear();
         let found = pagecache_under_direct_io(&report);
         let nobody = format!(
-            "no other process opened {TARGET} around 1.2 s: the reader had already closed it"
+            "no other process was seen opening {TARGET} around 1.2 s: the reader had already closed it"
         );
         assert!(
             found[0]
