@@ -27,4 +27,5 @@ mod scenario_support;
 mod scenarios;
 mod support;
 mod verify;
+mod views;
 mod watchdog;
