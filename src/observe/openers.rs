@@ -569,6 +569,15 @@ mod tests {
         }
     }
 
+    /// A scratch directory with a file `target` and an empty fake /proc.
+    fn scene() -> (tempfile::TempDir, PathBuf, FakeProc) {
+        let dir = scratch_dir();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"x").unwrap();
+        let fake = FakeProc::new(dir.path());
+        (dir, target, fake)
+    }
+
     fn node(path: &Path) -> NodeId {
         NodeId::of(&std::fs::metadata(path).unwrap())
     }
@@ -647,10 +656,7 @@ mod tests {
 
     #[test]
     fn a_long_command_line_is_shortened() {
-        let dir = scratch_dir();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"x").unwrap();
-        let fake = FakeProc::new(dir.path());
+        let (_dir, target, fake) = scene();
         let long = "a".repeat(300);
         fake.process(9, "sh", 1, &["sh", &long], &[&target]);
         let found = scan(&fake.root, NOT_HERE, &[node(&target)]);
@@ -664,10 +670,7 @@ mod tests {
 
     #[test]
     fn an_open_names_its_process_unless_it_is_iolens_or_its_worker_and_keeps_a_gone_one_by_pid() {
-        let dir = scratch_dir();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"x").unwrap();
-        let fake = FakeProc::new(dir.path());
+        let (_dir, target, fake) = scene();
         let own = 500;
         fake.process(501, "iolens", own, &["iolens", "__worker"], &[]);
         fake.process(4182, "blkid", 1, &["blkid", "-p", "/dev/loop3"], &[]);
@@ -763,10 +766,7 @@ mod tests {
 
     #[test]
     fn scans_on_growth_at_most_once_a_second() {
-        let dir = scratch_dir();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"x").unwrap();
-        let fake = FakeProc::new(dir.path());
+        let (_dir, target, fake) = scene();
         fake.process(4182, "blkid", 1, &["blkid"], &[&target]);
         let file = File::open(&target).unwrap();
         let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)], None);

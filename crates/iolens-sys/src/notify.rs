@@ -11,8 +11,7 @@ use std::time::Duration;
 
 /// A fanotify group told of every open of the inodes marked on it.
 pub struct OpenWatch {
-    fd: OwnedFd,
-    buf: Vec<u8>,
+    queue: Queue,
 }
 
 /// One open seen.
@@ -40,13 +39,8 @@ impl OpenWatch {
                 (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_LARGEFILE) as libc::c_uint,
             )
         };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
         Ok(OpenWatch {
-            // SAFETY: fanotify_init returned a fresh descriptor nobody else owns.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-            buf: vec![0; 4096],
+            queue: Queue::adopt(fd)?,
         })
     }
 
@@ -57,7 +51,7 @@ impl OpenWatch {
         // other borrowed); a null path makes the kernel mark the object of the second.
         let ret = unsafe {
             libc::fanotify_mark(
-                self.fd.as_raw_fd(),
+                self.queue.fd.as_raw_fd(),
                 libc::FAN_MARK_ADD,
                 libc::FAN_OPEN,
                 file.as_fd().as_raw_fd(),
@@ -72,20 +66,21 @@ impl OpenWatch {
 
     /// Wait up to `timeout` for events; true when some are queued.
     pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
-        wait_readable(self.fd.as_fd(), timeout)
+        self.queue.wait(timeout)
     }
 
     /// The events queued now (none when nothing is: never blocks).
     pub fn read(&mut self) -> io::Result<Vec<OpenEvent>> {
-        let end = read_queued(self.fd.as_fd(), &mut self.buf)?;
+        let bytes = self.queue.read()?;
+        let end = bytes.len();
         let mut events = Vec::new();
         let meta_len = std::mem::size_of::<libc::fanotify_event_metadata>();
         let mut at = 0;
         while at + meta_len <= end {
-            // SAFETY: `at + meta_len <= end <= buf.len()`, so the read stays in the
-            // buffer; read_unaligned copes with any alignment of the kernel's records.
+            // SAFETY: `at + meta_len <= end == bytes.len()`, so the read stays in the
+            // bytes read; read_unaligned copes with any alignment of the kernel's records.
             let meta: libc::fanotify_event_metadata =
-                unsafe { std::ptr::read_unaligned(self.buf.as_ptr().add(at).cast()) };
+                unsafe { std::ptr::read_unaligned(bytes.as_ptr().add(at).cast()) };
             let len = meta.event_len as usize;
             if meta.vers != libc::FANOTIFY_METADATA_VERSION || len < meta_len {
                 break;
@@ -109,8 +104,7 @@ impl OpenWatch {
 
 /// An inotify instance told of opens (IN_OPEN) of the inodes watched on it.
 pub struct OpenAlarm {
-    fd: OwnedFd,
-    buf: Vec<u8>,
+    queue: Queue,
 }
 
 impl OpenAlarm {
@@ -118,13 +112,8 @@ impl OpenAlarm {
     pub fn new() -> io::Result<OpenAlarm> {
         // SAFETY: plain flags; the result is a new descriptor we own, or -1.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
         Ok(OpenAlarm {
-            // SAFETY: inotify_init1 returned a fresh descriptor nobody else owns.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-            buf: vec![0; 4096],
+            queue: Queue::adopt(fd)?,
         })
     }
 
@@ -135,7 +124,11 @@ impl OpenAlarm {
         // SAFETY: the instance's descriptor is open and `link` is NUL-terminated and
         // outlives the call; `file` is borrowed, so its descriptor stays open meanwhile.
         let ret = unsafe {
-            libc::inotify_add_watch(self.fd.as_raw_fd(), link.as_ptr().cast(), libc::IN_OPEN)
+            libc::inotify_add_watch(
+                self.queue.fd.as_raw_fd(),
+                link.as_ptr().cast(),
+                libc::IN_OPEN,
+            )
         };
         if ret < 0 {
             return Err(io::Error::last_os_error());
@@ -145,12 +138,43 @@ impl OpenAlarm {
 
     /// Wait up to `timeout` for opens; true when some are queued.
     pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
-        wait_readable(self.fd.as_fd(), timeout)
+        self.queue.wait(timeout)
     }
 
     /// Take the queued events; true when there were any (never blocks).
     pub fn take(&mut self) -> io::Result<bool> {
-        Ok(read_queued(self.fd.as_fd(), &mut self.buf)? > 0)
+        Ok(!self.queue.read()?.is_empty())
+    }
+}
+
+/// A non-blocking notification descriptor and the buffer its events are read into.
+struct Queue {
+    fd: OwnedFd,
+    buf: Vec<u8>,
+}
+
+impl Queue {
+    /// Own `fd`, just returned by fanotify_init or inotify_init1 (-1: their error).
+    fn adopt(fd: libc::c_int) -> io::Result<Queue> {
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Queue {
+            // SAFETY: the init call returned a fresh descriptor nobody else owns.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            buf: vec![0; 4096],
+        })
+    }
+
+    /// poll(2) for input for up to `timeout`; an interrupted wait is a timeout.
+    fn wait(&self, timeout: Duration) -> io::Result<bool> {
+        wait_readable(self.fd.as_fd(), timeout)
+    }
+
+    /// What is queued now (empty when nothing is).
+    fn read(&mut self) -> io::Result<&[u8]> {
+        let n = read_queued(self.fd.as_fd(), &mut self.buf)?;
+        Ok(&self.buf[..n])
     }
 }
 
