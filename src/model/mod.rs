@@ -510,8 +510,8 @@ pub struct Observations {
     /// Who had a direct-I/O target open when its cached pages grew (see `OpenerScan`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub opener_scans: Vec<OpenerScan>,
-    /// Direct-I/O targets whose opens were watched: fanotify, which needs root
-    /// and reports opens of regular files only, not of device nodes.
+    /// Direct-I/O targets whose opens were watched (see `TargetOpen`); fanotify,
+    /// for regular files, needs root.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub opens_watched: Vec<String>,
     /// Every open of a direct-I/O target by another process, as it happened.
@@ -591,8 +591,10 @@ pub struct OpenerScan {
     pub truncated: bool,
 }
 
-/// An open of a direct-I/O target by another process, seen by fanotify as it
-/// happened (a short-lived reader such as blkid is gone before any scan).
+/// An open of a direct-I/O target by another process, seen as it happened (a
+/// short-lived reader such as blkid is gone before the next sample): fanotify
+/// names the opener of a regular file; for a device node, where fanotify
+/// reports nothing, an inotify open alarm makes a scan find the new holder.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TargetOpen {
