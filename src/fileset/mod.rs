@@ -9,6 +9,7 @@
 mod contain;
 mod guard;
 mod layout;
+mod names;
 
 use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
@@ -71,10 +72,16 @@ pub struct OpenMode {
     pub write: bool,
     pub direct: bool,
     pub sync: SyncMode,
+    /// A file operation engine's target: only its name is used, and the descriptor
+    /// is a placeholder (`/dev/null`), since the name may not exist yet.
+    pub names_only: bool,
 }
 
 /// Open `path` for I/O the way `mode` says (always readable).
 pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
+    if mode.names_only {
+        return File::open(DISKLESS_TARGET);
+    }
     let mut flags = 0;
     if mode.direct {
         flags |= fd::open_flags::DIRECT;
@@ -156,6 +163,7 @@ struct OpenKey {
     sync: SyncMode,
     /// `sync` engine workers seek on their descriptor, so each gets its own.
     private_to: Option<(usize, u32)>,
+    names_only: bool,
 }
 
 /// What jobs with the null engine "open": they move no data and touch no file.
@@ -294,6 +302,9 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
         );
     }
 
+    for (job, plan) in jobs.iter().zip(&plans) {
+        names::make_ready(job, plan)?;
+    }
     set.diskless = jobs.iter().map(is_diskless).collect();
     for (j, (job, plan)) in jobs.iter().zip(plans).enumerate() {
         let later = plan
@@ -373,12 +384,13 @@ impl FileSet {
         let diskless = is_diskless(job);
         // An engine that reads and writes at the file position needs a descriptor per worker.
         let own_descriptor = job.engine.kind.def().uses_file_position;
+        let names_only = job.engine.kind.def().file_op.is_some();
         let mut job_workers = Vec::new();
         for (w, worker) in plan.iter().enumerate() {
             let mut files = Vec::new();
             for (path, start, len) in worker {
                 // The null engine does no I/O: its workers share one harmless descriptor.
-                let path = if diskless {
+                let path = if diskless && !names_only {
                     Path::new(DISKLESS_TARGET)
                 } else {
                     path.as_path()
@@ -392,6 +404,7 @@ impl FileSet {
                         job.io.sync
                     },
                     private_to: own_descriptor.then_some((j, w as u32)),
+                    names_only,
                 };
                 let target = match self.opened.get(&key) {
                     Some(&t) => t,
@@ -551,6 +564,7 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
         write,
         direct: key.direct,
         sync: key.sync,
+        names_only: key.names_only,
     };
     let file = open_file(path, open_mode).map_err(|e| {
             if key.direct && e.raw_os_error() == Some(libc::EINVAL) {
@@ -782,6 +796,7 @@ mod tests {
                 write: false,
                 direct: false,
                 sync: crate::job::spec::SyncMode::None,
+                names_only: false,
             },
         };
         target.drop_cache().unwrap();

@@ -290,6 +290,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fixedbufs", &[], Kind::Bool, Some("0"), "1", "Register buffers with io_uring"),
     opt("registerfiles", &[], Kind::Bool, Some("0"), "1", "Register files with io_uring"),
     opt("sqthread_poll", &[], Kind::Bool, Some("0"), "1", "Kernel thread polls the io_uring submission queue"),
+    opt("stat_type", &[], Kind::Choice(StatType::NAMES), Some("stat"), "statx", "The call filestat and dirstat time: stat, lstat or statx"),
     opt("zero_buffers", &[], Kind::Bool, Some("0"), "1", "Fill write buffers with zeros"),
     opt("refill_buffers", &[], Kind::Bool, Some("0"), "1", "New random data for every write"),
     opt("scramble_buffers", &[], Kind::Bool, Some("1"), "0", "Lightly change buffers between writes"),
@@ -494,7 +495,6 @@ pub static OPTIONS: &[OptionDef] = &[
     engine_only("hdfsdirectory", &[], Kind::Text),
     engine_only("verb", &[], Kind::Text),
     engine_only("bindname", &[], Kind::Text),
-    engine_only("stat_type", &[], Kind::Text),
     engine_only("readfua", &[], Kind::Bool),
     engine_only("writefua", &[], Kind::Bool),
     engine_only("sg_write_mode", &[], Kind::Text),
@@ -630,6 +630,7 @@ pub mod opt {
     pub const SLAT_PERCENTILES: &OptionDef = entry("slat_percentiles");
     pub const SQTHREAD_POLL: &OptionDef = entry("sqthread_poll");
     pub const STARTDELAY: &OptionDef = entry("startdelay");
+    pub const STAT_TYPE: &OptionDef = entry("stat_type");
     pub const STATS: &OptionDef = entry("stats");
     pub const STEADYSTATE: &OptionDef = entry("steadystate");
     pub const STEADYSTATE_DURATION: &OptionDef = entry("steadystate_duration");

@@ -474,6 +474,7 @@ mod tests {
                     write: true,
                     direct: true,
                     sync: SyncMode::Dsync,
+                    names_only: false,
                 },
                 size: 1 << 30,
                 region_start: 4096,

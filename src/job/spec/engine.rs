@@ -29,6 +29,9 @@ pub struct EngineDef {
     /// Reads and writes at the descriptor's file position (lseek, then read/write), so
     /// every worker needs a descriptor of its own.
     pub uses_file_position: bool,
+    /// A metadata engine: each I/O is this operation on its file's name, and no data
+    /// moves (`diskless` too: the workers' descriptors are placeholders).
+    pub file_op: Option<FileOp>,
     /// The boolean options of the option table this engine honours; an engine that does
     /// not list one warns that it ignores it.
     pub options: &'static [EngineOption],
@@ -42,7 +45,14 @@ const BLOCKING: EngineDef = EngineDef {
     diskless: false,
     maps_files: false,
     uses_file_position: false,
+    file_op: None,
     options: &[],
+};
+
+/// A metadata engine: no data, one operation on each file's name per I/O.
+const FILE_OPS: EngineDef = EngineDef {
+    diskless: true,
+    ..BLOCKING
 };
 
 /// Declares `EngineKind`, one variant per row, and `EngineKind::ALL`, the rows in the
@@ -79,7 +89,69 @@ engines! {
     Mmap => EngineDef { name: "mmap", maps_files: true, ..BLOCKING },
     // No syscall at all; it emulates a queue so the async path can be measured.
     Null => EngineDef { name: "null", is_async: true, diskless: true, ..BLOCKING },
+    // fio's file and directory operation engines: an I/O is one create, stat or delete.
+    Filecreate => EngineDef { name: "filecreate", file_op: Some(FileOp::CreateFile), ..FILE_OPS },
+    Filestat => EngineDef { name: "filestat", file_op: Some(FileOp::StatFile), ..FILE_OPS },
+    Filedelete => EngineDef { name: "filedelete", file_op: Some(FileOp::DeleteFile), ..FILE_OPS },
+    Dircreate => EngineDef { name: "dircreate", file_op: Some(FileOp::CreateDir), ..FILE_OPS },
+    Dirstat => EngineDef { name: "dirstat", file_op: Some(FileOp::StatDir), ..FILE_OPS },
+    Dirdelete => EngineDef { name: "dirdelete", file_op: Some(FileOp::DeleteDir), ..FILE_OPS },
 }
+
+/// What a metadata engine does to a file's name as one I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileOp {
+    /// open(O_CREAT), then close.
+    CreateFile,
+    /// `stat_type` on a file laid out before the run.
+    StatFile,
+    /// unlink of a file laid out before the run.
+    DeleteFile,
+    /// mkdir.
+    CreateDir,
+    /// `stat_type` on a directory made before the run.
+    StatDir,
+    /// rmdir of a directory made before the run.
+    DeleteDir,
+}
+
+impl FileOp {
+    /// What must exist before the first I/O: None, a file, or a directory.
+    pub fn needs(self) -> Option<Existing> {
+        match self {
+            Self::CreateFile | Self::CreateDir => None,
+            Self::StatFile | Self::DeleteFile => Some(Existing::File),
+            Self::StatDir | Self::DeleteDir => Some(Existing::Dir),
+        }
+    }
+
+    /// True for the operations that take `stat_type`.
+    pub fn stats(self) -> bool {
+        matches!(self, Self::StatFile | Self::StatDir)
+    }
+}
+
+/// What a metadata engine finds in place of each name when it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    File,
+    Dir,
+}
+
+/// `stat_type=`: the call filestat and dirstat time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StatType {
+    #[default]
+    Stat,
+    Lstat,
+    Statx,
+}
+
+crate::job::choice::choice_words!(StatType {
+    "stat" => StatType::Stat,
+    "lstat" => StatType::Lstat,
+    "statx" => StatType::Statx,
+});
 
 /// The `ioengine=` values: the names of `ALL`, each with its kind.
 impl Choice for EngineKind {
@@ -150,9 +222,6 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
     "pmemblk",
     "dev-dax",
     "external",
-    "filecreate",
-    "filestat",
-    "filedelete",
     "libpmem",
     "ime_psync",
     "ime_psyncv",
@@ -206,6 +275,8 @@ pub struct EngineSpec {
     pub io_uring: IoUringOptions,
     /// pvsync2's options; all off unless the engine is pvsync2.
     pub pvsync2: Pvsync2Options,
+    /// filestat's and dirstat's call; `stat` for the other engines.
+    pub stat_type: StatType,
 }
 
 /// io_uring's own options, by fio's names.
@@ -289,6 +360,13 @@ impl EngineSpec {
                 ));
             }
         }
+        let stat_type = layers.choice(opt::STAT_TYPE)?;
+        let takes_stat_type = kind.def().file_op.is_some_and(FileOp::stats);
+        if layers.given(opt::STAT_TYPE).is_some() && !takes_stat_type {
+            warnings.push(format!(
+                "job '{job}': stat_type is ignored by ioengine={name} (it is filestat's and dirstat's)"
+            ));
+        }
         Ok(Self {
             kind,
             iodepth,
@@ -302,6 +380,11 @@ impl EngineSpec {
             pvsync2: match kind {
                 EngineKind::Pvsync2 => Pvsync2Options::resolve(layers)?,
                 _ => Pvsync2Options::default(),
+            },
+            stat_type: if takes_stat_type {
+                stat_type
+            } else {
+                StatType::default()
             },
         })
     }
