@@ -9,6 +9,7 @@ use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
+use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
 
 /// One engine: its fio name and what the rest of iolens asks about it.
@@ -122,6 +123,21 @@ impl FileOp {
             Self::CreateFile | Self::CreateDir => None,
             Self::StatFile | Self::DeleteFile => Some(Existing::File),
             Self::StatDir | Self::DeleteDir => Some(Existing::Dir),
+        }
+    }
+
+    /// The syscall one I/O makes, for messages.
+    pub fn call(self, stat_type: StatType) -> &'static str {
+        match self {
+            Self::CreateFile => "open(O_CREAT)",
+            Self::StatFile | Self::StatDir => match stat_type {
+                StatType::Stat => "stat",
+                StatType::Lstat => "lstat",
+                StatType::Statx => "statx",
+            },
+            Self::DeleteFile => "unlink",
+            Self::CreateDir => "mkdir",
+            Self::DeleteDir => "rmdir",
         }
     }
 
@@ -387,6 +403,67 @@ impl EngineSpec {
                 StatType::default()
             },
         })
+    }
+}
+
+/// What a file operation engine cannot do: trims, `unlink=1`, or files of other than
+/// one block (it makes one operation per file, and fio times only one per file too).
+pub(crate) fn check_file_ops(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
+    if spec.engine.kind.def().file_op.is_none() {
+        return Ok(());
+    }
+    let name = spec.engine.kind.name();
+    let refuse = |def, reason: String, hint: String| match layers.setting(def) {
+        Some(setting) => setting.invalid_with_hint(reason, hint),
+        None => layers.problem(format!("{}: {reason} ({hint})", def.name)),
+    };
+    if spec.workload.rw.trims() {
+        return Err(refuse(
+            opt::RW,
+            format!("ioengine={name} has nothing to trim: an I/O is one operation on a name"),
+            "use rw=read or rw=write, the direction the operations are counted in".into(),
+        ));
+    }
+    if spec.io.unlink {
+        return Err(refuse(
+            opt::UNLINK,
+            format!("ioengine={name} does not remove what the job leaves"),
+            "use unlink=0 and a filedelete or dirdelete job after it".into(),
+        ));
+    }
+    let t = &spec.target;
+    let files = match t.filenames.len() {
+        0 => u64::from(t.nrfiles.max(1)),
+        n => n as u64,
+    };
+    let per_file = match (t.filesize, t.size) {
+        (Some(size), _) => Some((opt::FILESIZE, size)),
+        (None, Some(SizeOrPercent::Bytes(size))) => Some((opt::SIZE, size / files)),
+        _ => None,
+    };
+    let mut blocks = spec.workload.used_block_sizes();
+    let block =
+        match (blocks.next(), blocks.next()) {
+            (Some(&BlockSizes::Fixed(b)), None) => b,
+            (Some(&BlockSizes::Fixed(b)), Some(&BlockSizes::Fixed(c))) if b == c => b,
+            _ => return Err(refuse(
+                opt::BS,
+                format!(
+                    "ioengine={name} needs one block size: each file is one block, one operation"
+                ),
+                "give one size, e.g. bs=4k".into(),
+            )),
+        };
+    match per_file {
+        Some((def, size)) if size != block => Err(refuse(
+            def,
+            format!(
+                "ioengine={name} makes one operation per file, so each file must be one block, \
+                 but a file here is {size} bytes and bs={block}"
+            ),
+            format!("set filesize={block}, or bs= to the file size"),
+        )),
+        _ => Ok(()),
     }
 }
 
