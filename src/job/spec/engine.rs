@@ -442,18 +442,22 @@ pub(crate) fn check_file_ops(layers: &Layers, spec: &JobSpec) -> Result<(), JobE
         _ => None,
     };
     let mut blocks = spec.workload.used_block_sizes();
-    let block =
-        match (blocks.next(), blocks.next()) {
-            (Some(&BlockSizes::Fixed(b)), None) => b,
-            (Some(&BlockSizes::Fixed(b)), Some(&BlockSizes::Fixed(c))) if b == c => b,
-            _ => return Err(refuse(
-                opt::BS,
+    let block = match (blocks.next(), blocks.next()) {
+        (Some(&BlockSizes::Fixed(b)), None) => b,
+        (Some(&BlockSizes::Fixed(b)), Some(&BlockSizes::Fixed(c))) if b == c => b,
+        _ => {
+            let given = [opt::BSSPLIT, opt::BSRANGE]
+                .into_iter()
+                .find(|&def| layers.given(def).is_some());
+            return Err(refuse(
+                given.unwrap_or(opt::BS),
                 format!(
                     "ioengine={name} needs one block size: each file is one block, one operation"
                 ),
                 "give one size, e.g. bs=4k".into(),
-            )),
-        };
+            ));
+        }
+    };
     match per_file {
         Some((def, size)) if size != block => Err(refuse(
             def,
@@ -553,7 +557,8 @@ mod tests {
         assert_eq!(
             error(&["--name=a", "--size=1m", "--ioengine=nosuch"]),
             "command line argument 3: ioengine=nosuch: unknown value 'nosuch' (use one of sync, \
-             psync, pvsync, pvsync2, libaio, io_uring, mmap, null, e.g. ioengine=io_uring)"
+             psync, pvsync, pvsync2, libaio, io_uring, mmap, null, filecreate, filestat, filedelete, \
+             dircreate, dirstat, dirdelete, e.g. ioengine=io_uring)"
         );
         assert_eq!(
             error(&["--name=t", "--size=1m", "--ioengine=posixaio"]),
@@ -587,7 +592,8 @@ mod tests {
                 let engine = format!("--ioengine={}", row.name);
                 let option_name = option.def().name;
                 let flag = format!("--{option_name}");
-                let resolved = run(&["--name=a", "--size=1m", &engine, &flag]).unwrap();
+                // one block, which the file operation engines also take
+                let resolved = run(&["--name=a", "--size=4k", &engine, &flag]).unwrap();
                 let expected = format!(
                     "job 'a': {option_name}=1 is ignored by ioengine={}",
                     row.name
@@ -664,6 +670,122 @@ mod tests {
             (IoUringOptions::default(), Pvsync2Options::default()),
             "psync: expected every engine option off (each one ignored with a warning)"
         );
+    }
+
+    #[test]
+    fn stat_type_reaches_only_the_stat_engines() {
+        for (engine, expected) in [
+            ("filestat", StatType::Statx),
+            ("dirstat", StatType::Statx),
+            ("filecreate", StatType::Stat),
+        ] {
+            let resolved = run(&[
+                "--name=a",
+                "--size=4k",
+                &format!("--ioengine={engine}"),
+                "--stat_type=statx",
+            ])
+            .unwrap();
+            assert_eq!(
+                resolved.jobs[0].engine.stat_type, expected,
+                "ioengine={engine} stat_type=statx: expected {expected:?}"
+            );
+            let warned = resolved
+                .warnings
+                .iter()
+                .any(|w| w.contains("stat_type is ignored"));
+            assert_eq!(
+                warned,
+                expected == StatType::Stat,
+                "ioengine={engine} stat_type=statx: expected a warning only where it is ignored, saw {:?}",
+                resolved.warnings
+            );
+        }
+        assert_eq!(
+            job(&["--ioengine=filestat"]).engine.stat_type,
+            StatType::Stat,
+            "filestat's default call should be stat, as in fio"
+        );
+    }
+
+    #[test]
+    fn file_operation_engines_take_one_block_per_file_and_no_trims_or_unlink() {
+        let ok = run(&[
+            "--name=a",
+            "--ioengine=filecreate",
+            "--nrfiles=200",
+            "--filesize=4k",
+        ]);
+        assert!(
+            ok.is_ok(),
+            "filesize=bs: expected the job to resolve, saw {:?}",
+            ok.err()
+        );
+        let ok = run(&[
+            "--name=a",
+            "--ioengine=dirstat",
+            "--nrfiles=4",
+            "--size=32k",
+            "--bs=8k",
+        ]);
+        assert!(
+            ok.is_ok(),
+            "size/nrfiles=bs: expected the job to resolve, saw {:?}",
+            ok.err()
+        );
+        for (args, expected) in [
+            (
+                &["--ioengine=filestat", "--nrfiles=2", "--filesize=8k"][..],
+                "command line argument 4: filesize=8k: ioengine=filestat makes one operation per \
+                 file, so each file must be one block, but a file here is 8192 bytes and bs=4096 \
+                 (set filesize=4096, or bs= to the file size)",
+            ),
+            (
+                &["--ioengine=filedelete", "--size=4k", "--bsrange=4k-8k"],
+                "command line argument 4: bsrange=4k-8k: ioengine=filedelete needs one block size: \
+                 each file is one block, one operation (give one size, e.g. bs=4k)",
+            ),
+            (
+                &["--ioengine=dircreate", "--size=4k", "--rw=randtrim"],
+                "command line argument 4: rw=randtrim: ioengine=dircreate has nothing to trim: an \
+                 I/O is one operation on a name (use rw=read or rw=write, the direction the \
+                 operations are counted in)",
+            ),
+            (
+                &["--ioengine=filecreate", "--size=4k", "--unlink=1"],
+                "command line argument 4: unlink=1: ioengine=filecreate does not remove what the \
+                 job leaves (use unlink=0 and a filedelete or dirdelete job after it)",
+            ),
+        ] {
+            let mut all = vec!["--name=a"];
+            all.extend(args);
+            assert_eq!(error(&all), expected, "{args:?}: expected this refusal");
+        }
+    }
+
+    #[test]
+    fn file_operation_rows_name_their_operation() {
+        for row in EngineKind::ALL {
+            let expected = match row.name {
+                "filecreate" => Some(FileOp::CreateFile),
+                "filestat" => Some(FileOp::StatFile),
+                "filedelete" => Some(FileOp::DeleteFile),
+                "dircreate" => Some(FileOp::CreateDir),
+                "dirstat" => Some(FileOp::StatDir),
+                "dirdelete" => Some(FileOp::DeleteDir),
+                _ => None,
+            };
+            assert_eq!(
+                row.file_op, expected,
+                "ioengine={}: its operation",
+                row.name
+            );
+            assert!(
+                row.file_op.is_none() || (row.diskless && !row.is_async),
+                "ioengine={}: a file operation engine moves no data and completes in queue",
+                row.name
+            );
+        }
     }
 
     #[test]
