@@ -11,6 +11,7 @@ mod differential;
 mod engines;
 mod errors;
 mod fail_on;
+mod file_ops;
 mod fio_match;
 mod fio_offsets;
 mod golden;
