@@ -63,6 +63,7 @@ pub fn apply(op: FileOp, stat_type: StatType, path: &Path) -> io::Result<()> {
             .read(true)
             .write(true)
             .create(true)
+            .truncate(false)
             .mode(0o600)
             .open(path)
             .map(drop),

@@ -149,7 +149,14 @@ fn all_counted_in(read: bool) -> Counted {
 
 #[test]
 fn each_file_and_dir_engine_does_one_operation_per_name_as_fio_does() {
-    let cases: [(&str, Option<&str>, &[&str], Vec<String>); 7] = [
+    // engine, the engine run first, extra options, the names left
+    type Case = (
+        &'static str,
+        Option<&'static str>,
+        &'static [&'static str],
+        Vec<String>,
+    );
+    let cases: [Case; 7] = [
         ("filecreate", None, &["--rw=write"], names("")),
         ("filecreate", None, &[], names("")),
         ("filestat", None, &[], names("")),
