@@ -193,7 +193,11 @@ impl State {
             .map(|d| Path::new("/sys/block").join(&d.name).join("stat"))
             .collect();
         let device_names: Vec<String> = obs.devices.iter().map(|d| d.name.clone()).collect();
-        let cgroup = match cgroup::live_probe(&device_names) {
+        let cgroup_place = cgroup::live_place("self");
+        let cgroup = match cgroup_place
+            .as_ref()
+            .map(|p| cgroup::live_probe(p, &device_names))
+        {
             Some(Ok((probe, io))) => {
                 obs.cgroup_io = io;
                 Some(probe)
@@ -262,7 +266,7 @@ impl State {
             workers,
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
             cgroup,
-            cgroup_place: cgroup::live_place("self"),
+            cgroup_place,
             on_second: setup.on_second,
             second_first_sample: 0,
             buf: String::with_capacity(8192),
@@ -425,7 +429,7 @@ impl State {
         };
         let global = self.obs.memory_series.last().copied().unwrap_or_default();
         let mut sample = CgroupSample::default();
-        let all_read = probe.sample(&mut self.buf, &global, &mut sample, &mut self.obs.cgroup_io);
+        let all_read = probe.sample(&global, &mut sample, &mut self.obs.cgroup_io);
         self.obs.cgroup_series.push(sample);
         let note =
             "cgroup: some of the run's cgroup files could not be read (zeros in those samples)";
