@@ -5,9 +5,9 @@
 use super::common::{print, write_html, CmdError, HistoryFlags};
 use crate::model::{RepeatReport, RunReport};
 use crate::report::config::{comparable_path, job_configuration};
-use crate::report::html;
 pub use crate::report::metric_changes::Side;
-use crate::report::metric_changes::{metric_changes, verdicts_possible, NO_VERDICT};
+use crate::report::metric_changes::{cpu_costs, metric_changes, verdicts_possible, NO_VERDICT};
+use crate::report::{findings_text, html};
 use crate::units::format_value;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -111,7 +111,42 @@ pub fn render(a: &Side, b: &Side) -> String {
     if !verdicts_possible(a, b) {
         let _ = writeln!(out, "\n{NO_VERDICT}");
     }
+    let costs = cpu_costs(a, b);
+    if !costs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nCPU cost (user+sys CPU time{}; B/A):",
+            if a.runs.len() + b.runs.len() > 2 {
+                ", means over each side's runs"
+            } else {
+                ""
+            }
+        );
+    }
+    for c in &costs {
+        let _ = writeln!(
+            out,
+            "  job {}: CPU per MiB {} → {} ({}), CPU per I/O {} → {} ({})",
+            c.job,
+            format_value(c.per_mib.0, "ns"),
+            format_value(c.per_mib.1, "ns"),
+            ratio_text(c.per_mib),
+            format_value(c.per_io.0, "ns"),
+            format_value(c.per_io.1, "ns"),
+            ratio_text(c.per_io),
+        );
+    }
+    out.push_str(&findings_text::render_comparison(a, b));
     out
+}
+
+/// B/A as "x0.17"; "x-" when A used no measurable CPU.
+fn ratio_text((a, b): (f64, f64)) -> String {
+    if a > 0.0 {
+        format!("x{:.2}", b / a)
+    } else {
+        "x-".into()
+    }
 }
 
 fn plural(n: usize) -> &'static str {
@@ -321,6 +356,40 @@ mod tests {
         assert!(
             text.contains("no verdict is possible without repetitions"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn single_runs_show_cpu_per_mib_and_per_io_with_the_ratio_and_the_findings() {
+        let with_cpu = |cpu_ms: u64, code: &str| {
+            let mut r = run_report(&[("rr", 256.0)]);
+            r.jobs[0].cpu.sys_ns = cpu_ms * 1_000_000;
+            r.jobs[0].cpu.cpu_ns_per_io = (cpu_ms * 1_000_000) as f64 / 256.0;
+            r.findings = vec![crate::testutil::finding(code)];
+            Side {
+                label: format!("{code}.json"),
+                runs: vec![r],
+            }
+        };
+        let text = render(
+            &with_cpu(4, "served-from-cache"),
+            &with_cpu(1, "cpu-starvation"),
+        );
+        let line = "  job rr: CPU per MiB 4.00 ms → 1.00 ms (x0.25), CPU per I/O 15.62 µs → 3.91 µs (x0.25)";
+        assert!(
+            text.contains("\nCPU cost (user+sys CPU time; B/A):\n") && text.contains(line),
+            "expected the CPU cost block with {line:?} for single runs, got:\n{text}"
+        );
+        assert!(
+            text.contains("Findings of A (served-from-cache.json):")
+                && text.contains("  served-from-cache: only A had it\n")
+                && text.contains("  cpu-starvation: only B had it\n"),
+            "expected each side's findings and those of one side only, got:\n{text}"
+        );
+        let idle = render(&with_cpu(0, "x"), &with_cpu(1, "x"));
+        assert!(
+            idle.contains("CPU per MiB 0.0 ns → 1.00 ms (x-)"),
+            "expected no ratio when A used no measurable CPU, got:\n{idle}"
         );
     }
 

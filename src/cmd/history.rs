@@ -4,10 +4,10 @@
 use super::common::{print, write_html, CmdError, HistoryFlags};
 use super::output;
 use super::EXIT_OK;
-use crate::cli::Formats;
+use crate::cli::{Format, Formats};
 use crate::diagnose::repetitions;
 use crate::model::metrics::Metric;
-use crate::report::html;
+use crate::report::{html, repeat_table};
 use crate::stats::significance::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::summary::median;
 use crate::store::{self, Filter};
@@ -40,12 +40,28 @@ pub fn history_command(history: &HistoryFlags, query: &HistoryQuery) -> Result<i
     print(&text.map_err(|e| CmdError::run_failed(e.to_string()))?)
 }
 
+/// A stored run in the formats asked for; in the normal text, a run of a
+/// `--repeat` batch is followed by the batch's summary as `--repeat` printed it.
 pub fn show_command(history: &HistoryFlags, id: i64, formats: &Formats) -> Result<i32, CmdError> {
-    let report = history
-        .open()
-        .and_then(|s| s.report(id).map_err(|e| e.to_string()))
-        .map_err(CmdError::run_failed)?;
-    print(&output::render(&report, &formats.0))
+    let store = history.open().map_err(CmdError::run_failed)?;
+    let report = store
+        .report(id)
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
+    let mut text = output::render(&report, &formats.0);
+    if formats.0 == [Format::Normal] {
+        let batch = store
+            .batch_of(id)
+            .map_err(|e| CmdError::run_failed(e.to_string()))?;
+        if batch.len() > 1 {
+            let _ = write!(
+                text,
+                "\nrun {id} is one of the {} repetitions of one --repeat run; over all of them:\n{}",
+                batch.len(),
+                repeat_table::render_table(&repetitions::build(batch, 0))
+            );
+        }
+    }
+    print(&text)
 }
 
 /// `iolens report ID --html FILE`: a stored run, or the whole `--repeat` batch it belongs to.

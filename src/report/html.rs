@@ -2,9 +2,12 @@
 //! Per job its I/O over time and latency distribution, the system observations on
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
 
+use super::findings_text;
 use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use super::quick::{main_direction, p99_ns};
-use super::svg::{self, escape, Axis, Frame, Marker, Series};
+use super::repeat_table::occurrence_line;
+use super::svg::{self, escape, Axis, BarGroup, Frame, Marker, Series};
+use crate::diagnose::repetitions;
 use crate::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport,
 };
@@ -20,19 +23,74 @@ padding:.3em .8em;margin:.6em 0}.finding.warning{border-color:#d55e00}.note{colo
 table.kv td{text-align:left}pre{white-space:pre-wrap}
 @media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}";
 
-/// The report of one run.
+/// The report of one run; a run of the `quick` suite (also one read from the
+/// history) opens with its results side by side.
 pub fn render_run(report: &RunReport) -> String {
     let mut body = String::new();
     header(&mut body, report);
+    if report.command_line.first().is_some_and(|c| c == "quick") {
+        overview(&mut body, report);
+    }
     findings(&mut body, &report.findings, Some(&report.observations));
     summary_table(&mut body, report);
     environment(&mut body, report);
-    let markers = time_markers(report);
+    let moments = finding_markers(&report.findings);
     for (i, job) in report.jobs.iter().enumerate() {
-        job_section(&mut body, i, job, &report.observations, &markers);
+        job_section(&mut body, i, job, &report.observations, &moments);
     }
+    let mut markers = job_bands(&report.observations);
+    markers.extend(moments);
     observations(&mut body, &report.observations, &markers);
     page("iolens report", &body)
+}
+
+/// The results side by side as CrystalDiskMark shows them: per test (SEQ1M Q8T1, …)
+/// its read and its write bar, in MB/s and in IOPS.
+fn overview(out: &mut String, report: &RunReport) {
+    let mut tests: Vec<(String, [Option<&DirReport>; 2])> = Vec::new();
+    for job in &report.jobs {
+        let (test, direction) = match job.name.strip_suffix("-write") {
+            Some(test) => (test, 1),
+            None => (job.name.strip_suffix("-read").unwrap_or(&job.name), 0),
+        };
+        let label = test.replace('-', " ");
+        let index = match tests.iter().position(|(l, _)| *l == label) {
+            Some(i) => i,
+            None => {
+                tests.push((label, [None, None]));
+                tests.len() - 1
+            }
+        };
+        tests[index].1[direction] = Some(main_direction(job));
+    }
+    let groups = |value: fn(&DirReport) -> f64| -> Vec<BarGroup> {
+        tests
+            .iter()
+            .map(|(label, dirs)| BarGroup {
+                label: label.clone(),
+                values: dirs.iter().map(|d| d.map(value)).collect(),
+            })
+            .collect()
+    };
+    out.push_str("<h2 id=\"overview\">Results side by side</h2>");
+    let frame = |kind: &str, title: &str, unit: &str| Frame {
+        id: format!("chart-overview-{kind}"),
+        title: title.into(),
+        x: Axis::linear("test"),
+        y: Axis::linear(unit),
+    };
+    out.push_str(&svg::grouped_bars(
+        &frame("mbs", "Bandwidth per test (MB/s, decimal)", "MB/s"),
+        &["read", "write"],
+        &groups(|d| d.bw_bytes_per_sec / 1e6),
+        |v| format!("{v:.1}"),
+    ));
+    out.push_str(&svg::grouped_bars(
+        &frame("iops", "IOPS per test", "IOPS"),
+        &["read", "write"],
+        &groups(|d| d.iops),
+        |v| format!("{v:.0}"),
+    ));
 }
 
 /// The repetitions of `--repeat`: per job and metric each repetition's value, outliers marked.
@@ -43,7 +101,8 @@ pub fn render_repeat(result: &RepeatReport) -> String {
         result.warmup,
         escape(&result.tool_version)
     );
-    findings(&mut body, &result.findings, None);
+    body.push_str("<h2 id=\"findings\">Findings</h2>");
+    findings_of_runs(&mut body, "finding", result);
     body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
     for (i, m) in result.summary.iter().enumerate() {
         let frame = Frame {
@@ -70,6 +129,36 @@ pub fn render_repeat(result: &RepeatReport) -> String {
         environment(&mut body, first);
     }
     page("iolens repeat report", &body)
+}
+
+/// The findings of several runs (the repetitions of `--repeat`, a side of a
+/// comparison), as the text reports give them: per finding code the finding as
+/// the first run that had it reported it, after the line naming the runs that
+/// had it (when there are several runs), then the findings over the runs. Ids
+/// are `{id_prefix}-N`.
+fn findings_of_runs(out: &mut String, id_prefix: &str, runs: &RepeatReport) {
+    let occurrences = repetitions::occurrences(runs);
+    if occurrences.is_empty() && runs.findings.is_empty() {
+        out.push_str(NO_FINDINGS);
+    }
+    let mut shown = 0;
+    for o in &occurrences {
+        if runs.repetitions.len() > 1 {
+            let _ = write!(
+                out,
+                "<p class=\"occurrence\">{}</p>",
+                escape(&occurrence_line(o))
+            );
+        }
+        for f in findings_text::first_reported(runs, o) {
+            finding(out, &format!("{id_prefix}-{shown}"), f, None);
+            shown += 1;
+        }
+    }
+    for f in &runs.findings {
+        finding(out, &format!("{id_prefix}-{shown}"), f, None);
+        shown += 1;
+    }
 }
 
 /// Two results side by side (`iolens compare A B --html`): what differs in their
@@ -162,13 +251,9 @@ fn job_charts_from_its_start(
         .iter()
         .find(|s| s.name == job)
         .map_or(&[][..], |s| &s.intervals[..]);
-    let busy = |iv: &JobInterval| iv.ios[0] + iv.ios[1] > 0;
-    let window = match (
-        intervals.iter().position(busy),
-        intervals.iter().rposition(busy),
-    ) {
-        (Some(first), Some(last)) => first.saturating_sub(1)..last + 1,
-        _ => 0..0,
+    let window = match busy_intervals(intervals) {
+        Some((first, last)) => first.saturating_sub(1)..last + 1,
+        None => 0..0,
     };
     // A report read from a file may hold fewer sample times than intervals: no chart then.
     let t_ns = obs.t_ns.get(window.clone()).unwrap_or_default();
@@ -180,45 +265,25 @@ fn job_charts_from_its_start(
     let lengths: Vec<Option<f64>> = window.clone().map(|i| obs.rate_secs(i)).collect();
     job_charts(
         id_prefix,
-        "time since the job started (s)",
+        Axis::linear("time since the job started (s)"),
         &t,
         &intervals[window],
         &lengths,
     )
 }
 
-/// One side's findings as a short list (each run's, when the side has several).
+/// One side's findings as the repeat page shows them (as the run page does, for one run).
 fn side_findings(out: &mut String, key: &str, side: &Side) {
     let _ = write!(
         out,
         "<h2 id=\"findings-{key}\">Findings of {}</h2>",
         key.to_uppercase()
     );
-    let all: Vec<(usize, &Finding)> = side
-        .runs
-        .iter()
-        .enumerate()
-        .flat_map(|(r, run)| run.findings.iter().map(move |f| (r, f)))
-        .collect();
-    if all.is_empty() {
-        out.push_str("<p class=\"note\">No findings.</p>");
-        return;
-    }
-    out.push_str("<ul>");
-    for (r, f) in all {
-        let run = if side.runs.len() > 1 {
-            format!("run {}: ", r + 1)
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            out,
-            "<li class=\"finding-{key}\">{run}<code>{}</code> {}</li>",
-            escape(&f.code),
-            escape(&f.title)
-        );
-    }
-    out.push_str("</ul>");
+    findings_of_runs(
+        out,
+        &format!("finding-{key}"),
+        &repetitions::build(side.runs.clone(), 0),
+    );
 }
 
 fn page(title: &str, body: &str) -> String {
@@ -245,42 +310,48 @@ fn header(out: &mut String, r: &RunReport) {
     );
 }
 
+const NO_FINDINGS: &str =
+    "<p class=\"note\">No findings: no rule saw a reason to doubt these numbers.</p>";
+
 /// The findings, each linked to the charts of the run when there are any
 /// (`observed`): to the moment it names, else to the system's charts.
 fn findings(out: &mut String, findings: &[Finding], observed: Option<&Observations>) {
     out.push_str("<h2 id=\"findings\">Findings</h2>");
     if findings.is_empty() {
-        out.push_str(
-            "<p class=\"note\">No findings: no rule saw a reason to doubt these numbers.</p>",
-        );
-        return;
+        out.push_str(NO_FINDINGS);
     }
     for (i, f) in findings.iter().enumerate() {
-        let severity = f.severity.name();
-        let _ = write!(
-            out,
-            "<div class=\"finding {severity}\" id=\"finding-{i}\"><strong>{severity}: {}</strong> <code>{}</code><ul>",
-            escape(&f.title),
-            escape(&f.code)
-        );
-        for e in &f.evidence {
-            let _ = write!(out, "<li>{}</li>", escape(e));
-        }
-        let _ = write!(out, "</ul><p>What to do: {}</p>", escape(&f.advice));
-        if let Some(obs) = observed {
-            let link = match f.at_ns {
-                Some(at_ns) => format!(
-                    "<a href=\"#{}\">See t={:.1} s in the charts</a> (marked <code>{}</code>)",
-                    chart_at(obs, at_ns),
-                    at_ns as f64 / 1e9,
-                    escape(&f.code)
-                ),
-                None => "<a href=\"#observations\">See the system during the run</a>".into(),
-            };
-            let _ = write!(out, "<p class=\"note\">{link}</p>");
-        }
-        out.push_str("</div>");
+        finding(out, &format!("finding-{i}"), f, observed);
     }
+}
+
+/// One finding as every page shows it: severity, title and code, the evidence,
+/// what to do, and the link to its moment.
+fn finding(out: &mut String, id: &str, f: &Finding, observed: Option<&Observations>) {
+    let severity = f.severity.name();
+    let _ = write!(
+        out,
+        "<div class=\"finding {severity}\" id=\"{id}\"><strong>{severity}: {}</strong> <code>{}</code><ul>",
+        escape(&f.title),
+        escape(&f.code)
+    );
+    for e in &f.evidence {
+        let _ = write!(out, "<li>{}</li>", escape(e));
+    }
+    let _ = write!(out, "</ul><p>What to do: {}</p>", escape(&f.advice));
+    if let Some(obs) = observed {
+        let link = match f.at_ns {
+            Some(at_ns) => format!(
+                "<a href=\"#{}\">See t={:.1} s in the charts</a> (marked <code>{}</code>)",
+                chart_at(obs, at_ns),
+                at_ns as f64 / 1e9,
+                escape(&f.code)
+            ),
+            None => "<a href=\"#observations\">See the system during the run</a>".into(),
+        };
+        let _ = write!(out, "<p class=\"note\">{link}</p>");
+    }
+    out.push_str("</div>");
 }
 
 /// The chart to show for a moment: the IOPS chart of the job doing I/O then, else the system's.
@@ -362,28 +433,69 @@ fn seconds(obs: &Observations) -> Vec<f64> {
     obs.t_ns.iter().map(|&t| t as f64 / 1e9).collect()
 }
 
-/// Markers for every time chart: where each job began (its cache check just
-/// before its first I/O) and the moments findings point at, linked to them.
-fn time_markers(report: &RunReport) -> Vec<Marker> {
-    let mut markers: Vec<Marker> = report
-        .observations
-        .cache_guards
+/// The first and the last interval in which the job completed I/Os.
+fn busy_intervals(intervals: &[JobInterval]) -> Option<(usize, usize)> {
+    let busy = |iv: &JobInterval| iv.ios[0] + iv.ios[1] > 0;
+    Some((
+        intervals.iter().position(busy)?,
+        intervals.iter().rposition(busy)?,
+    ))
+}
+
+/// A job's window in seconds since the run started: from the start of its first
+/// interval with I/O to the end of its last (interval i ends at sample i).
+fn job_window(obs: &Observations, intervals: &[JobInterval]) -> Option<(f64, f64)> {
+    let (first, last) = busy_intervals(intervals)?;
+    let from = first
+        .checked_sub(1)
+        .map_or(Some(0), |i| obs.t_ns.get(i).copied())?;
+    let to = *obs.t_ns.get(last)?;
+    Some((from as f64 / 1e9, to as f64 / 1e9))
+}
+
+/// The run-wide charts' marks of the jobs: a band over each job's window, labelled with its name.
+fn job_bands(obs: &Observations) -> Vec<Marker> {
+    obs.jobs
         .iter()
-        .map(|g| Marker {
-            x: g.t_ns as f64 / 1e9,
-            label: g.job.clone(),
-            link: None,
+        .filter_map(|job| {
+            let (from, to) = job_window(obs, &job.intervals)?;
+            Some(Marker {
+                x: from,
+                until: Some(to),
+                label: job.name.clone(),
+                link: None,
+            })
         })
-        .collect();
-    markers.dedup_by(|a, b| a.label == b.label);
-    markers.extend(report.findings.iter().enumerate().filter_map(|(i, f)| {
-        Some(Marker {
-            x: f.at_ns? as f64 / 1e9,
-            label: f.code.clone(),
-            link: Some(format!("#finding-{i}")),
+        .collect()
+}
+
+/// The moments findings point at, linked to them.
+fn finding_markers(findings: &[Finding]) -> Vec<Marker> {
+    findings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            Some(Marker {
+                x: f.at_ns? as f64 / 1e9,
+                until: None,
+                label: f.code.clone(),
+                link: Some(format!("#finding-{i}")),
+            })
         })
-    }));
-    markers
+        .collect()
+}
+
+/// The x axis of a job's time charts: run time over the job's window with a margin
+/// of a twentieth of it each side (the whole run when the job did no I/O).
+fn job_time_axis(window: Option<(f64, f64)>) -> Axis {
+    let axis = Axis::linear(RUN_TIME);
+    match window {
+        Some((from, to)) => {
+            let margin = (to - from) / 20.0;
+            axis.spanning((from - margin).max(0.0), to + margin)
+        }
+        None => axis,
+    }
 }
 
 const RUN_TIME: &str = "time since the run started (s)";
@@ -417,7 +529,7 @@ fn job_section(
     let lengths: Vec<Option<f64>> = (0..intervals.len()).map(|i| obs.rate_secs(i)).collect();
     let charts = job_charts(
         &format!("chart-job-{index}"),
-        RUN_TIME,
+        job_time_axis(job_window(obs, intervals)),
         &seconds(obs),
         intervals,
         &lengths,
@@ -430,12 +542,12 @@ fn job_section(
 }
 
 /// A job's I/O over time: IOPS and bandwidth per direction, latency mean, p99 and
-/// max; `t` is the x of each interval, labelled `x_label`, and `lengths` the
-/// seconds each interval really lasted (None: too short for a rate, no point).
+/// max; `t` is the x of each interval on axis `x`, and `lengths` the seconds
+/// each interval really lasted (None: too short for a rate, no point).
 /// Frame ids are `{id_prefix}-iops|bw|lat`.
 fn job_charts(
     id_prefix: &str,
-    x_label: &str,
+    x: Axis,
     t: &[f64],
     intervals: &[JobInterval],
     lengths: &[Option<f64>],
@@ -443,7 +555,7 @@ fn job_charts(
     let frame = |kind: &str, title: &str, y: Axis| Frame {
         id: format!("{id_prefix}-{kind}"),
         title: title.into(),
-        x: Axis::linear(x_label),
+        x: x.clone(),
         y,
     };
     let per_dir = |value: &dyn Fn(usize, &JobInterval) -> f64| -> Vec<Series> {
@@ -532,8 +644,8 @@ fn latency_distribution(out: &mut String, index: usize, dir: &DirReport) {
     out.push_str(&svg::line_chart(
         &Frame {
             id: format!("chart-job-{index}-pct"),
-            title: "Completion latency percentiles".into(),
-            x: Axis::linear("percentile"),
+            title: "Completion latency percentiles (x in nines: the tail spread out)".into(),
+            x: Axis::nines("percentile"),
             y: Axis::log("completion latency (µs)"),
         },
         &[curve],
@@ -735,7 +847,8 @@ mod tests {
         };
         let intervals = vec![io(100), io(300), io(8)];
         let lengths: Vec<Option<f64>> = (0..3).map(|i| obs.rate_secs(i)).collect();
-        let [(_, iops), (_, bw), _] = job_charts("c", "t", &seconds(obs), &intervals, &lengths);
+        let [(_, iops), (_, bw), _] =
+            job_charts("c", Axis::linear("t"), &seconds(obs), &intervals, &lengths);
         let points = |series: &[Series]| series[0].points.clone();
         assert_eq!(
             points(&iops),
@@ -844,15 +957,199 @@ mod tests {
         assert!(iops_row.contains("+50.0 %") && iops_row.contains("no verdict (single run)"));
         assert!(html.contains("no verdict is possible"));
         // Same axes: B's 4000 IOPS sets the top tick of A's chart too.
-        let chart = |id: &str| html.split(&format!("id=\"{id}\"")).nth(1).unwrap();
-        assert!(chart("chart-a-job-0-iops")
-            .split("</figure>")
-            .next()
-            .unwrap()
-            .contains(">4k<"));
-        assert_eq!(html.matches("class=\"finding-a\"").count(), 1);
-        assert!(html.contains("Findings of B</h2><p class=\"note\">No findings."));
+        assert!(element(&html, "chart-a-job-0-iops", "figure").contains(">4k<"));
+        let a_finding = element(&html, "finding-a-0", "div");
+        for part in [
+            "warning: cache &amp; co",
+            "<code>c</code>",
+            "<li>e1</li>",
+            "What to do: a",
+        ] {
+            assert!(
+                a_finding.contains(part),
+                "expected A's finding to show {part} as the run page does, saw {a_finding}"
+            );
+        }
+        assert!(html.contains("Findings of B</h2><p class=\"note\">No findings:"));
         assert!(!html.contains("<script") && !html.contains("http"));
+    }
+
+    #[test]
+    fn a_compare_side_of_several_runs_names_the_runs_of_each_finding() {
+        let clean = run_report(&[("seq <read>", 1000.0)]);
+        let a = Side {
+            label: "batch".into(),
+            runs: vec![clean.clone(), observed_report()],
+        };
+        let b = Side {
+            label: "one".into(),
+            runs: vec![observed_report()],
+        };
+        let html = render_compare(&a, &b, "");
+        let a_part = html.split("id=\"findings-a\"").nth(1).unwrap();
+        let a_part = a_part.split("id=\"findings-b\"").next().unwrap();
+        assert!(
+            a_part.contains("<p class=\"occurrence\">c in repetitions #2</p>"),
+            "expected A's finding named with the run that had it, saw {a_part}"
+        );
+        let b_part = html.split("id=\"findings-b\"").nth(1).unwrap();
+        assert!(
+            !b_part.contains("class=\"occurrence\"") && b_part.contains("id=\"finding-b-0\""),
+            "expected B's one run's finding without a line of runs, saw {b_part}"
+        );
+    }
+
+    /// The element with id `id` in `html` up to its first `end` tag ("figure", "div").
+    fn element<'a>(html: &'a str, id: &str, end: &str) -> &'a str {
+        html.split(&format!("id=\"{id}\""))
+            .nth(1)
+            .and_then(|rest| rest.split(&format!("</{end}>")).next())
+            .unwrap_or_else(|| panic!("expected an element with id {id} in {html}"))
+    }
+
+    /// The x range (`data-x-from`, `data-x-to`) of chart `id` in `html`.
+    fn x_range(html: &str, id: &str) -> (f64, f64) {
+        let chart = element(html, id, "figure");
+        let attr = |name: &str| -> f64 {
+            let value = chart
+                .split(&format!("{name}=\""))
+                .nth(1)
+                .unwrap_or_else(|| panic!("expected {name} in chart {id}, saw {chart}"));
+            value.split('"').next().unwrap().parse().unwrap()
+        };
+        (attr("data-x-from"), attr("data-x-to"))
+    }
+
+    #[test]
+    fn each_job_is_charted_over_its_own_window_and_the_system_over_the_run() {
+        let mut r = run_report(&[("a", 1000.0), ("b", 1000.0)]);
+        let obs = &mut r.observations;
+        obs.interval_ns = 100_000_000;
+        obs.t_ns = (1..=10).map(|i| i * 100_000_000).collect();
+        // Stonewalled: a does I/O in intervals 0..=2 (up to 0.3 s), b in 5..=8 (0.5 s to 0.9 s).
+        let series = |name: &str, busy: std::ops::RangeInclusive<usize>| JobSeries {
+            name: name.into(),
+            workers: 1,
+            intervals: (0..10)
+                .map(|i| JobInterval {
+                    ios: [if busy.contains(&i) { 100 } else { 0 }, 0],
+                    lat_mean_ns: if busy.contains(&i) { 2_000 } else { 0 },
+                    ..JobInterval::default()
+                })
+                .collect(),
+            ..JobSeries::default()
+        };
+        obs.jobs = vec![series("a", 0..=2), series("b", 5..=8)];
+        let html = render_run(&r);
+        let close = |seen: (f64, f64), expected: (f64, f64)| {
+            (seen.0 - expected.0).abs() < 1e-9 && (seen.1 - expected.1).abs() < 1e-9
+        };
+        for kind in ["iops", "bw", "lat"] {
+            let seen = x_range(&html, &format!("chart-job-1-{kind}"));
+            assert!(
+                close(seen, (0.48, 0.92)),
+                "expected b's {kind} chart over its window 0.5..0.9 s with 5 % margins (0.48..0.92), saw {seen:?}"
+            );
+        }
+        let seen = x_range(&html, "chart-job-0-iops");
+        assert!(
+            close(seen, (0.0, 0.315)),
+            "expected a's chart from the run's start to 0.3 s plus 5 % (0..0.315), saw {seen:?}"
+        );
+        let seen = x_range(&html, "chart-obs-ios");
+        assert!(
+            close(seen, (0.0, 1.0)),
+            "expected the system's chart over the whole run, from a's start (0..1.0 s), saw {seen:?}"
+        );
+        let system = element(&html, "chart-obs-ios", "figure");
+        assert_eq!(
+            system.matches("class=\"band\"").count(),
+            2,
+            "expected a band per job on the system's chart, saw {system}"
+        );
+        assert!(
+            system.contains("fill=\"#888\">a</text>") && system.contains("fill=\"#888\">b</text>"),
+            "expected the bands labelled a and b, saw {system}"
+        );
+    }
+
+    #[test]
+    fn a_quick_page_opens_with_its_results_side_by_side() {
+        let mut r = run_report(&[
+            ("SEQ1M-Q8T1-read", 1000.0),
+            ("SEQ1M-Q8T1-write", 500.0),
+            ("RND4K-Q1T1-read", 2000.0),
+            ("RND4K-Q1T1-write", 300.0),
+        ]);
+        for job in r.jobs.iter_mut().filter(|j| j.name.ends_with("write")) {
+            job.dirs.swap(0, 1);
+        }
+        r.command_line = vec!["quick".into(), "/data".into()];
+        let html = render_run(&r);
+        let overview = html.find("id=\"overview\"").unwrap_or(usize::MAX);
+        assert!(
+            overview < html.find("id=\"findings\"").unwrap(),
+            "expected the side-by-side results before the findings, saw {html}"
+        );
+        for (chart, direction, test, value) in [
+            ("iops", "read", "SEQ1M Q8T1", "1000"),
+            ("iops", "write", "SEQ1M Q8T1", "500"),
+            ("iops", "read", "RND4K Q1T1", "2000"),
+            ("iops", "write", "RND4K Q1T1", "300"),
+            ("mbs", "read", "SEQ1M Q8T1", "4.096"),
+            ("mbs", "write", "RND4K Q1T1", "1.2288"),
+        ] {
+            let figure = element(&html, &format!("chart-overview-{chart}"), "figure");
+            let bar =
+                format!("class=\"bar {direction}\" data-group=\"{test}\" data-value=\"{value}\"");
+            assert!(
+                figure.contains(&bar),
+                "expected {bar} in the {chart} overview, saw {figure}"
+            );
+        }
+        assert_eq!(
+            html.matches("class=\"bar read\"").count()
+                + html.matches("class=\"bar write\"").count(),
+            8,
+            "expected 2 tests × read/write in MB/s and in IOPS"
+        );
+        r.command_line = vec!["run".into(), "job.fio".into()];
+        assert!(
+            !render_run(&r).contains("id=\"overview\""),
+            "expected no side-by-side results on the page of `iolens run`"
+        );
+    }
+
+    #[test]
+    fn the_percentile_curve_has_a_nines_axis() {
+        let html = render_run(&observed_report());
+        let chart = element(&html, "chart-job-0-pct", "figure");
+        for tick in [">p50<", ">p90<", ">p99<"] {
+            assert!(chart.contains(tick), "expected the tick {tick} in {chart}");
+        }
+    }
+
+    #[test]
+    fn a_repeat_page_names_the_repetitions_of_each_finding_and_shows_it() {
+        let reps: Vec<RunReport> = [100.0, 60.0, 100.0]
+            .iter()
+            .map(|&v| {
+                let mut r = run_report(&[("j", v)]);
+                if v < 80.0 {
+                    r.findings = observed_report().findings;
+                }
+                r
+            })
+            .collect();
+        let html = render_repeat(&crate::diagnose::repetitions::build(reps, 0));
+        assert!(
+            html.contains("<p class=\"occurrence\">c in repetitions #2</p>"),
+            "expected the text summary's line naming repetition #2, saw {html}"
+        );
+        let block = element(&html, "finding-0", "div");
+        for part in ["warning: cache &amp; co", "<li>e1</li>", "What to do: a"] {
+            assert!(block.contains(part), "expected {part} in {block}");
+        }
     }
 
     #[test]

@@ -2,8 +2,7 @@
 //! with its confidence interval and a verdict. The text and the HTML comparison
 //! both render these rows.
 
-use crate::model::metrics::values_of;
-use crate::model::metrics::Metric;
+use crate::model::metrics::{cpu_ns_per_mib, job_values, values_of, Metric};
 use crate::model::RunReport;
 use crate::stats::significance::{compare, Direction};
 
@@ -71,6 +70,39 @@ pub fn metric_changes(a: &Side, b: &Side) -> Vec<MetricChange> {
     changes
 }
 
+/// One job's CPU cost on both sides (means over each side's runs), nanoseconds:
+/// shown with the ratio even for single runs, where buffered against direct
+/// I/O differ most (seed 001).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuCost {
+    pub job: String,
+    /// CPU per MiB moved, (A, B).
+    pub per_mib: (f64, f64),
+    /// CPU per completed I/O, (A, B).
+    pub per_io: (f64, f64),
+}
+
+/// The CPU cost of every job both sides ran and moved data in, in A's job order.
+pub fn cpu_costs(a: &Side, b: &Side) -> Vec<CpuCost> {
+    let both = |name: &str, value: &dyn Fn(&crate::model::JobReport) -> Option<f64>| {
+        Some((
+            mean(&job_values(&a.runs, name, value)?),
+            mean(&job_values(&b.runs, name, value)?),
+        ))
+    };
+    a.runs[0]
+        .jobs
+        .iter()
+        .filter_map(|job| {
+            Some(CpuCost {
+                job: job.name.clone(),
+                per_mib: both(&job.name, &cpu_ns_per_mib)?,
+                per_io: both(&job.name, &|j| Metric::CpuPerIo.of(j))?,
+            })
+        })
+        .collect()
+}
+
 /// Why a comparison of single runs has no verdicts.
 pub const NO_VERDICT: &str = "no verdict is possible without repetitions on both sides: the noise of a single run is unknown (use --repeat N, or `iolens ab`)";
 
@@ -135,6 +167,35 @@ mod tests {
             }
             .ci_text(),
             "-"
+        );
+    }
+
+    #[test]
+    fn cpu_costs_are_means_over_each_sides_runs_for_jobs_on_both_sides() {
+        let runs = |sys_ms: &[u64]| Side {
+            label: "s".into(),
+            runs: sys_ms
+                .iter()
+                .map(|&ms| {
+                    let mut r = run_report(&[("rr", 256.0), ("only", 256.0)]);
+                    r.jobs[0].cpu.sys_ns = ms * 1_000_000;
+                    r.jobs[0].cpu.cpu_ns_per_io = ms as f64;
+                    r
+                })
+                .collect(),
+        };
+        let mut b = runs(&[1, 3]);
+        for r in &mut b.runs {
+            r.jobs.truncate(1);
+        }
+        assert_eq!(
+            cpu_costs(&runs(&[4]), &b),
+            [CpuCost {
+                job: "rr".into(),
+                per_mib: (4e6, 2e6),
+                per_io: (4.0, 2.0),
+            }],
+            "expected job rr's means (1 MiB moved per run) and no row for a job only A ran"
         );
     }
 

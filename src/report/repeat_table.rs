@@ -1,9 +1,11 @@
 //! `--repeat`: the compact table of the statistics over the repetitions,
-//! which repetitions had which finding, then the findings over them (made in
+//! which repetitions had which finding, then the findings: each repetition
+//! finding in full once, and those over the repetitions (made in
 //! `diagnose::repetitions`).
 
+use super::findings_text;
 use crate::diagnose::repetitions;
-use crate::model::RepeatReport;
+use crate::model::{Finding, RepeatReport};
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 
@@ -49,14 +51,27 @@ pub fn render_table(r: &RepeatReport) -> String {
         out.push_str("\nfindings of the repetitions\n");
     }
     for o in &occurrences {
-        let _ = write!(out, "  {} in repetitions {}", o.code, run_numbers(&o.runs));
-        for (job, label) in &o.splits {
-            let _ = write!(out, " — those are the {label} cluster of job '{job}'");
-        }
-        out.push('\n');
+        let _ = writeln!(out, "  {}", occurrence_line(o));
     }
-    out.push_str(&super::findings_text::render(&r.findings));
+    // Each repetition finding in full once, then those over the repetitions.
+    let findings: Vec<Finding> = occurrences
+        .iter()
+        .flat_map(|o| findings_text::first_reported(r, o))
+        .chain(&r.findings)
+        .cloned()
+        .collect();
+    out.push_str(&findings_text::render(&findings));
     out
+}
+
+/// "pagecache-under-direct-io in repetitions #2, #4 — those are the slow cluster
+/// of job 'rr'": the repetitions that had a finding (text and HTML say it alike).
+pub fn occurrence_line(o: &repetitions::Occurrence) -> String {
+    let mut line = format!("{} in repetitions {}", o.code, run_numbers(&o.runs));
+    for (job, label) in &o.splits {
+        let _ = write!(line, " — those are the {label} cluster of job '{job}'");
+    }
+    line
 }
 
 #[cfg(test)]
@@ -81,6 +96,13 @@ mod tests {
         assert!(
             table.contains(line),
             "expected the line {line:?}, got:\n{table}"
+        );
+        let full =
+            "\nFindings:\n  [WARNING] pagecache-under-direct-io (pagecache-under-direct-io)\n";
+        assert!(
+            table.contains(full)
+                && table.matches("[WARNING] pagecache-under-direct-io").count() == 1,
+            "expected the repetitions' finding in full once in the findings block, got:\n{table}"
         );
     }
 

@@ -1,6 +1,7 @@
-//! Inline SVG charts for the HTML report: line charts over time (linear or log y),
-//! a log-x histogram and dot plots, with labelled axes. Small on purpose: the report
-//! needs four chart shapes, not a plotting library.
+//! Inline SVG charts for the HTML report: line charts over time (linear or log y,
+//! or a percentile axis in nines), a log-x histogram, dot plots and grouped bars,
+//! with labelled axes. Small on purpose: the report needs five chart shapes, not a
+//! plotting library.
 
 use std::fmt::Write;
 
@@ -22,6 +23,9 @@ pub enum Scale {
     Linear,
     /// Base 10; values ≤ 0 are left out.
     Log,
+    /// Percentiles (0 ≤ p < 100) placed by their nines, −log10(1 − p/100), so that
+    /// p90, p99, p99.9 and p99.99 are evenly spread and the tail has room.
+    Nines,
 }
 
 #[derive(Debug, Clone)]
@@ -29,19 +33,32 @@ pub struct Axis {
     /// With the unit: "time (s)", "latency (µs)".
     pub label: String,
     pub scale: Scale,
+    /// The span shown, when it is not fitted to the data (a job's window of the run).
+    pub span: Option<(f64, f64)>,
 }
 
 impl Axis {
-    pub fn linear(label: &str) -> Axis {
+    fn new(label: &str, scale: Scale) -> Axis {
         Axis {
             label: label.into(),
-            scale: Scale::Linear,
+            scale,
+            span: None,
         }
     }
+    pub fn linear(label: &str) -> Axis {
+        Axis::new(label, Scale::Linear)
+    }
     pub fn log(label: &str) -> Axis {
+        Axis::new(label, Scale::Log)
+    }
+    pub fn nines(label: &str) -> Axis {
+        Axis::new(label, Scale::Nines)
+    }
+    /// This axis showing `from..to` whatever the data: points outside are not drawn.
+    pub fn spanning(self, from: f64, to: f64) -> Axis {
         Axis {
-            label: label.into(),
-            scale: Scale::Log,
+            span: Some((from, to)),
+            ..self
         }
     }
 }
@@ -52,10 +69,12 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A vertical line at `x` with a short label: a job start, a moment a finding points at.
+/// A vertical line at `x` with a short label: a job start, a moment a finding points at;
+/// with `until`, a shaded band from `x` to it (a job's window).
 #[derive(Debug, Clone)]
 pub struct Marker {
     pub x: f64,
+    pub until: Option<f64>,
     pub label: String,
     /// Where the marker links to (a finding's anchor); such markers are drawn in the warning colour.
     pub link: Option<String>,
@@ -73,7 +92,10 @@ pub struct Frame {
 /// Lines through each series' points, in order.
 pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let all = series.iter().flat_map(|s| s.points.iter().copied());
-    match Plot::fit(frame, all, markers.iter().map(|m| m.x)) {
+    let marked = markers
+        .iter()
+        .flat_map(|m| std::iter::once(m.x).chain(m.until));
+    match Plot::fit(frame, all, marked) {
         Some(plot) => draw_lines(&plot, frame, series, markers),
         None => empty(frame),
     }
@@ -103,7 +125,7 @@ fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker])
     let mut body = plot.axes(frame);
     // Linked markers' labels step down in three rows, so that close moments stay readable.
     let mut linked = 0;
-    for m in markers {
+    for m in markers.iter().filter(|m| plot.x.covers(m.x)) {
         let row = match m.link {
             Some(_) => {
                 linked += 1;
@@ -132,12 +154,25 @@ fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker])
 }
 
 /// A marker with its label on the top line (`row` 0) or, for rows 1, 2, 3, 4, …,
-/// on the first, second, third, first, … line below it.
+/// on the first, second, third, first, … line below it; a band shaded up to `until`.
 fn marker(body: &mut String, plot: &Plot, m: &Marker, row: usize) {
     let x = plot.px(m.x);
     let color = if m.link.is_some() { PALETTE[1] } else { "#888" };
+    if let Some(until) = m.until {
+        let end = plot.px(until.min(plot.x.hi));
+        let _ = write!(
+            body,
+            r##"<rect class="band" x="{x:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="#888" fill-opacity="0.1"/>"##,
+            (end - x).max(0.0),
+            HEIGHT - TOP - BOTTOM
+        );
+    }
     let line = if row == 0 { 0 } else { (row - 1) % 3 + 1 };
-    let label_y = TOP + 11.0 + 12.0 * line as f64;
+    // A band's label sits above the frame, clear of the lines and the legend.
+    let label_y = match m.until {
+        Some(_) => TOP - 6.0,
+        None => TOP + 11.0 + 12.0 * line as f64,
+    };
     let drawn = format!(
         r#"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3"/><text x="{:.1}" y="{label_y:.1}" font-size="11" fill="{color}">{}</text>"#,
         HEIGHT - BOTTOM,
@@ -194,6 +229,67 @@ pub fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> St
     wrap(frame, &body)
 }
 
+/// A group of bars side by side, one per series (None: that series has no bar here).
+#[derive(Debug, Clone)]
+pub struct BarGroup {
+    pub label: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// Groups of bars along x, each bar in its series' colour with its value above it
+/// (`value_text`); the y axis is linear from zero.
+pub fn grouped_bars(
+    frame: &Frame,
+    series: &[&str],
+    groups: &[BarGroup],
+    value_text: fn(f64) -> String,
+) -> String {
+    let values = groups
+        .iter()
+        .flat_map(|g| g.values.iter().flatten().copied());
+    let Some(mut y) = Range::of(values.chain([0.0]), Scale::Linear) else {
+        return empty(frame);
+    };
+    // Room above the tallest bar for its value.
+    y.hi *= 1.15;
+    let x = Range {
+        lo: 0.0,
+        hi: groups.len() as f64,
+        scale: Scale::Linear,
+    };
+    let plot = Plot { x, y, y_min: 0.0 };
+    let ticks = groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (i as f64 + 0.5, g.label.clone()))
+        .collect();
+    let mut body = plot.axes_with(frame, ticks);
+    let width = 0.7 / series.len().max(1) as f64;
+    for (i, g) in groups.iter().enumerate() {
+        for (s, value) in g.values.iter().enumerate() {
+            let Some(value) = *value else { continue };
+            let from = i as f64 + 0.15 + s as f64 * width;
+            let (x0, x1, top) = (plot.px(from), plot.px(from + width), plot.py(value));
+            let _ = write!(
+                body,
+                r#"<rect class="bar {}" data-group="{}" data-value="{value}" x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+                escape(series.get(s).copied().unwrap_or_default()),
+                escape(&g.label),
+                x1 - x0 - 2.0,
+                (plot.py(0.0) - top).max(0.0),
+                PALETTE[s % PALETTE.len()],
+                (x0 + x1) / 2.0,
+                top - 4.0,
+                escape(&value_text(value))
+            );
+        }
+    }
+    for (s, label) in series.iter().enumerate() {
+        legend(&mut body, s, label, PALETTE[s % PALETTE.len()]);
+    }
+    wrap(frame, &body)
+}
+
 /// Data ranges mapped onto the drawing area.
 struct Plot {
     x: Range,
@@ -209,9 +305,18 @@ struct Range {
 }
 
 impl Range {
+    /// The range of `values` on `axis`: its span when it has one (and values to show).
+    fn on(axis: &Axis, values: impl Iterator<Item = f64>) -> Option<Range> {
+        let fitted = Range::of(values, axis.scale)?;
+        Some(match axis.span {
+            Some((lo, hi)) if hi > lo => Range { lo, hi, ..fitted },
+            _ => fitted,
+        })
+    }
+
     fn of(values: impl Iterator<Item = f64>, scale: Scale) -> Option<Range> {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
+        for v in values.filter(|&v| Range::valid(scale, v)) {
             lo = lo.min(v);
             hi = hi.max(v);
         }
@@ -219,6 +324,12 @@ impl Range {
             return None;
         }
         Some(match scale {
+            // From p0 to the first whole number of nines at or above the highest percentile.
+            Scale::Nines => Range {
+                lo: 0.0,
+                hi: from_nines((nines(hi) - 1e-9).ceil().max(1.0)),
+                scale,
+            },
             Scale::Log => Range {
                 lo: 10f64.powf(lo.log10().floor()),
                 hi: 10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
@@ -233,21 +344,58 @@ impl Range {
         })
     }
 
+    /// A value this scale can place: finite, positive for log, a percentile below 100 for nines.
+    fn valid(scale: Scale, v: f64) -> bool {
+        v.is_finite()
+            && match scale {
+                Scale::Linear => true,
+                Scale::Log => v > 0.0,
+                Scale::Nines => (0.0..100.0).contains(&v),
+            }
+    }
+
     /// 0..1 across the range.
     fn fraction(&self, v: f64) -> f64 {
         match self.scale {
             Scale::Linear => (v - self.lo) / (self.hi - self.lo),
             Scale::Log => (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10()),
+            Scale::Nines => (nines(v) - nines(self.lo)) / (nines(self.hi) - nines(self.lo)),
         }
     }
 
+    /// A value that can be drawn: placeable and, on a spanned axis, inside the span.
     fn contains(&self, v: f64) -> bool {
-        v.is_finite() && (self.scale == Scale::Linear || v > 0.0)
+        Range::valid(self.scale, v) && self.covers(v)
     }
 
-    /// Tick values: powers of ten for log, about five round steps for linear.
+    /// Inside the range (with a rounding error's tolerance).
+    fn covers(&self, v: f64) -> bool {
+        let slack = (self.hi - self.lo).abs() * 1e-9;
+        v >= self.lo - slack && v <= self.hi + slack
+    }
+
+    /// Ticks with their labels.
+    fn labelled_ticks(&self) -> Vec<(f64, String)> {
+        self.ticks()
+            .into_iter()
+            .map(|t| match self.scale {
+                Scale::Nines => (t, percentile_label(t)),
+                _ => (t, tick_label(t)),
+            })
+            .collect()
+    }
+
+    /// Tick values: powers of ten for log, about five round steps for linear,
+    /// p50 and each whole number of nines (p90, p99, p99.9, …) for nines.
     fn ticks(&self) -> Vec<f64> {
         match self.scale {
+            Scale::Nines => {
+                let top = nines(self.hi).round() as i32;
+                std::iter::once(50.0)
+                    .chain((1..=top).map(|k| from_nines(f64::from(k))))
+                    .filter(|&p| self.covers(p))
+                    .collect()
+            }
             Scale::Log => {
                 let (a, b) = (
                     self.lo.log10().round() as i32,
@@ -263,6 +411,22 @@ impl Range {
             }
         }
     }
+}
+
+/// The number of nines of percentile `p`: 1 for p90, 2 for p99, 3 for p99.9.
+fn nines(p: f64) -> f64 {
+    -(1.0 - p / 100.0).log10()
+}
+
+/// The percentile with `k` nines.
+fn from_nines(k: f64) -> f64 {
+    100.0 * (1.0 - 10f64.powf(-k))
+}
+
+/// "p50", "p99", "p99.99": as many decimals as its nines need.
+fn percentile_label(p: f64) -> String {
+    let decimals = (nines(p).round() as usize).saturating_sub(2);
+    format!("p{p:.decimals$}")
 }
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
@@ -284,8 +448,10 @@ impl Plot {
         points: impl Iterator<Item = (f64, f64)> + Clone,
         extra_x: impl Iterator<Item = f64>,
     ) -> Option<Plot> {
-        let x = Range::of(points.clone().map(|p| p.0).chain(extra_x), frame.x.scale)?;
-        let mut y = Range::of(points.map(|p| p.1), frame.y.scale)?;
+        let x = Range::on(&frame.x, points.clone().map(|p| p.0).chain(extra_x))?;
+        // The y range of the points shown: inside x's span when it has one.
+        let shown = points.filter(|p| x.covers(p.0)).map(|p| p.1);
+        let mut y = Range::on(&frame.y, shown)?;
         // Rates and counts read best from zero.
         if y.scale == Scale::Linear && y.lo > 0.0 {
             y.lo = 0.0;
@@ -307,30 +473,38 @@ impl Plot {
 
     /// Frame, grid, ticks and axis labels.
     fn axes(&self, frame: &Frame) -> String {
+        self.axes_with(frame, self.x.labelled_ticks())
+    }
+
+    /// Frame, grid, the x ticks given, y ticks and axis labels. The frame carries
+    /// the x range shown (`data-x-from`, `data-x-to`) for readers of the page.
+    fn axes_with(&self, frame: &Frame, x_ticks: Vec<(f64, String)>) -> String {
         let (x0, x1, y0, y1) = (LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP);
         let mut out = format!(
-            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
+            r##"<rect class="plot-area" data-x-from="{}" data-x-to="{}" x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
+            self.x.lo,
+            self.x.hi,
             x1 - x0,
             y0 - y1
         );
-        for t in self.x.ticks() {
+        for (t, label) in x_ticks {
             let x = self.px(t);
             let _ = write!(
                 out,
                 r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{:.1}" stroke="#999"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"##,
                 y0 + 4.0,
                 y0 + 16.0,
-                tick_label(t)
+                escape(&label)
             );
         }
-        for t in self.y.ticks() {
+        for (t, label) in self.y.labelled_ticks() {
             let y = self.py(t);
             let _ = write!(
                 out,
                 r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
                 x0 - 6.0,
                 y + 4.0,
-                tick_label(t)
+                escape(&label)
             );
         }
         let _ = write!(
@@ -429,11 +603,13 @@ mod tests {
         };
         let job_start = Marker {
             x: 1.0,
+            until: None,
             label: "job b".into(),
             link: None,
         };
         let finding = Marker {
             x: 1.5,
+            until: None,
             label: "writeback-stall".into(),
             link: Some("#finding-0".into()),
         };
@@ -470,8 +646,7 @@ mod tests {
         for tick in [">100<", ">1k<", ">10k<", ">100k<"] {
             assert!(svg.contains(tick), "{tick} missing");
         }
-        let points = svg.split("points=\"").nth(1).unwrap();
-        assert_eq!(points.split('"').next().unwrap().split(' ').count(), 2);
+        assert_eq!(first_line_points(&svg).len(), 2);
     }
 
     #[test]
@@ -526,6 +701,192 @@ mod tests {
         );
         assert_eq!(dots.matches("<circle").count(), 2);
         assert_eq!(dots.matches("dot outlier").count(), 1);
+    }
+
+    /// The "x,y" points of the first polyline in `svg`.
+    fn first_line_points(svg: &str) -> Vec<&str> {
+        let points = svg
+            .split("points=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("expected a polyline in {svg}"));
+        points.split(' ').collect()
+    }
+
+    /// The x of each tick label in `svg` with that text.
+    fn tick_x(svg: &str, label: &str) -> f64 {
+        let end = svg
+            .find(&format!(r#"text-anchor="middle">{label}</text>"#))
+            .unwrap_or_else(|| panic!("expected a tick labelled {label} in {svg}"));
+        let start = svg[..end].rfind("<text x=\"").unwrap() + 9;
+        svg[start..].split('"').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn a_nines_axis_spreads_the_tail_evenly_and_labels_it() {
+        let f = Frame {
+            x: Axis::nines("percentile"),
+            ..frame(Axis::log("latency (µs)"))
+        };
+        let curve = Series {
+            label: "clat".into(),
+            points: vec![
+                (1.0, 10.0),
+                (50.0, 20.0),
+                (99.0, 80.0),
+                (99.99, 900.0),
+                (100.0, 5000.0),
+            ],
+        };
+        let svg = line_chart(&f, &[curve], &[]);
+        let x: Vec<f64> = ["p50", "p90", "p99", "p99.9", "p99.99"]
+            .iter()
+            .map(|label| tick_x(&svg, label))
+            .collect();
+        let steps: Vec<f64> = x.windows(2).skip(1).map(|w| w[1] - w[0]).collect();
+        assert!(
+            steps.iter().all(|s| (s - steps[0]).abs() < 0.2) && steps[0] > 200.0,
+            "expected p90, p99, p99.9, p99.99 a quarter of the width apart, saw ticks at {x:?}"
+        );
+        assert!(
+            (x[4] - (WIDTH - RIGHT)).abs() < 0.1 && x[0] > LEFT && x[0] < x[1],
+            "expected p99.99 at the right edge and p50 left of p90, saw {x:?}"
+        );
+        let points = first_line_points(&svg);
+        assert_eq!(
+            points.len(),
+            4,
+            "expected p100 (no place on a nines axis) left out, saw points {points:?}"
+        );
+        assert_eq!(percentile_label(from_nines(3.0)), "p99.9");
+        assert_eq!(percentile_label(90.0), "p90");
+    }
+
+    #[test]
+    fn a_spanned_axis_shows_its_span_and_nothing_outside() {
+        let f = Frame {
+            x: Axis::linear("time (s)").spanning(2.0, 4.0),
+            ..frame(Axis::linear("IOPS"))
+        };
+        let s = Series {
+            label: "read".into(),
+            points: vec![(1.0, 500.0), (2.5, 10.0), (3.5, 20.0), (9.0, 700.0)],
+        };
+        let inside = Marker {
+            x: 3.0,
+            until: None,
+            label: "in".into(),
+            link: None,
+        };
+        let outside = Marker {
+            x: 8.0,
+            label: "out".into(),
+            ..inside.clone()
+        };
+        let svg = line_chart(&f, &[s], &[inside, outside]);
+        assert!(
+            svg.contains(r#"data-x-from="2" data-x-to="4""#),
+            "expected the x range 2..4 on the frame, saw {svg}"
+        );
+        let points = first_line_points(&svg);
+        assert_eq!(
+            points.len(),
+            2,
+            "expected only the points at 2.5 s and 3.5 s, saw {points:?}"
+        );
+        assert!(
+            svg.contains(">in<") && !svg.contains(">out<"),
+            "expected the marker at 3 s drawn and the one at 8 s not, saw {svg}"
+        );
+        assert!(
+            !svg.contains(">600<"),
+            "expected the y axis fitted to the points shown (up to 20), not to the 700 outside, saw {svg}"
+        );
+    }
+
+    #[test]
+    fn a_band_shades_a_window_with_its_label_above_the_frame() {
+        let band = Marker {
+            x: 1.0,
+            until: Some(3.0),
+            label: "job a".into(),
+            link: None,
+        };
+        let s = Series {
+            label: "busy".into(),
+            points: vec![(0.0, 1.0), (4.0, 2.0)],
+        };
+        let svg = line_chart(&frame(Axis::linear("%")), &[s], &[band]);
+        let quarter = (WIDTH - LEFT - RIGHT) / 4.0;
+        let expected = format!(
+            r#"<rect class="band" x="{:.1}" y="{TOP}" width="{:.1}""#,
+            LEFT + quarter,
+            2.0 * quarter
+        );
+        assert!(
+            svg.contains(&expected),
+            "expected {expected} (1 s to 3 s of 0..4 s), saw {svg}"
+        );
+        assert!(
+            svg.contains(&format!(
+                r##"y="{:.1}" font-size="11" fill="#888">job a<"##,
+                TOP - 6.0
+            )),
+            "expected the band's label above the frame, saw {svg}"
+        );
+    }
+
+    #[test]
+    fn grouped_bars_have_a_bar_per_value_with_its_number() {
+        let groups = [
+            BarGroup {
+                label: "SEQ1M Q8T1".into(),
+                values: vec![Some(400.0), Some(200.0)],
+            },
+            BarGroup {
+                label: "RND4K Q1T1".into(),
+                values: vec![Some(50.0), None],
+            },
+        ];
+        let svg = grouped_bars(
+            &frame(Axis::linear("MB/s")),
+            &["read", "write"],
+            &groups,
+            |v| format!("{v:.1}"),
+        );
+        assert_eq!(
+            svg.matches(r#"class="bar read""#).count(),
+            2,
+            "expected a read bar per group in {svg}"
+        );
+        assert_eq!(
+            svg.matches(r#"class="bar write""#).count(),
+            1,
+            "expected one write bar (the second group has none) in {svg}"
+        );
+        for text in [
+            r#"data-group="SEQ1M Q8T1" data-value="200""#,
+            ">400.0</text>",
+            ">50.0</text>",
+            ">RND4K Q1T1</text>",
+        ] {
+            assert!(svg.contains(text), "expected {text} in {svg}");
+        }
+        // Bars stand on zero: the 200 bar is half as tall as the 400 one.
+        let height = |value: &str| -> f64 {
+            let bar = svg
+                .split(&format!(r#"data-value="{value}""#))
+                .nth(1)
+                .unwrap();
+            let h = bar.split("height=\"").nth(1).unwrap();
+            h.split('"').next().unwrap().parse().unwrap()
+        };
+        assert!(
+            (height("400") - 2.0 * height("200")).abs() < 0.2,
+            "expected the 400 bar twice the 200 bar, saw {} and {}",
+            height("400"),
+            height("200")
+        );
     }
 
     #[test]

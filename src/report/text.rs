@@ -43,13 +43,9 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
     Ok(())
 }
 
-/// (usr + sys) CPU per MiB moved, milliseconds: buffered vs direct I/O is a CPU story (seed 001).
+/// (usr + sys) CPU per MiB moved, milliseconds.
 fn cpu_ms_per_mib(job: &JobReport) -> f64 {
-    let mib = job.dirs.iter().map(|d| d.io_bytes).sum::<u64>() as f64 / (1u64 << 20) as f64;
-    if mib == 0.0 {
-        return 0.0;
-    }
-    (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / 1e6 / mib
+    crate::model::metrics::cpu_ns_per_mib(job).unwrap_or(0.0) / 1e6
 }
 
 fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Result {

@@ -29,4 +29,5 @@ mod scenario_support;
 mod scenarios;
 mod support;
 mod verify;
+mod views;
 mod watchdog;

@@ -56,6 +56,30 @@ fn the_suite_prints_one_row_per_test_and_removes_its_file() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"chart-job-7-pct\"") && page.contains("RND4K-Q1T1-write"));
+    // The stored run's page is the same quick page, opening with the results side by side.
+    let stored = dir.path().join("stored.html");
+    let out = iolens(&[
+        "report",
+        "1",
+        "--db",
+        &db,
+        "--html",
+        stored.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected `iolens report 1` to write the page: {}",
+        stderr(&out)
+    );
+    for (name, path) in [("quick's page", &html), ("the stored run's page", &stored)] {
+        let page = std::fs::read_to_string(path).unwrap();
+        assert!(
+            page.contains("id=\"chart-overview-mbs\"")
+                && page.contains("id=\"chart-overview-iops\""),
+            "expected {name} to open with the MB/s and IOPS of the tests side by side"
+        );
+    }
 
     // The next run compares itself with this one, also as a side-by-side page.
     let compared = dir.path().join("compared.html");
@@ -147,40 +171,49 @@ fn the_html_report_renders_in_a_browser() {
     let html = dir.path().join("report.html");
     let out = quick(
         dir.path(),
-        &[
-            "--read-only",
-            "--json",
-            "--no-history",
-            "--html",
-            html.to_str().unwrap(),
-        ],
+        &["--json", "--no-history", "--html", html.to_str().unwrap()],
     );
     let report = json(&out);
     let url = format!("file://{}", html.display());
-    let png = dir.path().join("shot.png");
-    let profile = tempfile::tempdir().unwrap();
-    let shot = headless(
-        &chromium,
-        profile.path(),
-        &[
-            "--window-size=1280,2400",
-            &format!("--screenshot={}", png.display()),
-            &url,
-        ],
-    );
-    let log = stderr(&shot);
-    assert!(png.exists(), "no screenshot: {log}");
-    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
-    let (width, colours) = png_width_and_colours(&png);
-    assert_eq!(width, 1280);
-    assert!(colours > 16, "a blank page has few colours: {colours}");
+    // The page as a desktop and as a narrow window shows it.
+    for (width, height) in [(1280, 2400), (720, 1600)] {
+        let png = dir.path().join(format!("shot-{width}.png"));
+        let profile = tempfile::tempdir().unwrap();
+        let shot = headless(
+            &chromium,
+            profile.path(),
+            &[
+                &format!("--window-size={width},{height}"),
+                &format!("--screenshot={}", png.display()),
+                &url,
+            ],
+        );
+        let log = stderr(&shot);
+        assert!(
+            png.exists(),
+            "expected a screenshot {width}×{height}, saw none: {log}"
+        );
+        let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+        assert!(
+            console.is_empty(),
+            "expected no console messages, saw {console:?}"
+        );
+        let (seen_width, colours) = png_width_and_colours(&png);
+        assert_eq!(
+            seen_width, width,
+            "expected the screenshot as wide as the window"
+        );
+        assert!(
+            colours > 16,
+            "expected the charts' colours (a blank page has few), saw {colours} colours"
+        );
+    }
 
     let profile = tempfile::tempdir().unwrap();
     let dom = stdout(&headless(&chromium, profile.path(), &["--dump-dom", &url]));
-    let jobs = report["jobs"].as_array().unwrap().len();
-    assert_eq!(jobs, 4);
-    let mut ids: Vec<String> = (0..jobs)
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 8, "expected the eight tests");
+    let mut ids: Vec<String> = (0..jobs.len())
         .flat_map(|j| ["iops", "bw", "lat", "hist", "pct"].map(|c| format!("chart-job-{j}-{c}")))
         .collect();
     ids.extend(["cache", "dirty", "ios", "cpu"].map(|c| format!("chart-obs-{c}")));
@@ -189,10 +222,121 @@ fn the_html_report_renders_in_a_browser() {
     for id in ids {
         assert!(
             dom.contains(&format!("id=\"{id}\"")),
-            "{id} missing from the DOM"
+            "expected {id} in the DOM Chromium built"
         );
     }
-    assert!(dom.matches("<svg").count() >= jobs * 5 + 4);
+    assert!(dom.matches("<svg").count() >= jobs.len() * 5 + 4 + 2);
+    overview_has_each_result(&dom, jobs);
+    for (j, job) in jobs.iter().enumerate() {
+        job_charts_span_its_window(
+            &dom,
+            &report["observations"],
+            j,
+            job["name"].as_str().unwrap(),
+        );
+    }
+    let pct = chart(&dom, "chart-job-0-pct");
+    for tick in [">p50<", ">p90<", ">p99<", ">p99.9<", ">p99.99<"] {
+        assert!(
+            pct.contains(tick),
+            "expected the percentile tick {tick} in {pct}"
+        );
+    }
+}
+
+/// The figure with id `id` in the page.
+fn chart<'a>(dom: &'a str, id: &str) -> &'a str {
+    dom.split(&format!("id=\"{id}\""))
+        .nth(1)
+        .and_then(|rest| rest.split("</figure>").next())
+        .unwrap_or_else(|| panic!("expected the chart {id} in the DOM"))
+}
+
+/// The number in attribute `name` of the first element of `svg` that has it.
+fn attribute(svg: &str, name: &str) -> f64 {
+    let value = svg
+        .split(&format!("{name}=\""))
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("expected {name} in {svg}"));
+    value
+        .parse()
+        .unwrap_or_else(|e| panic!("expected a number in {name}, saw {value}: {e}"))
+}
+
+/// The overview opens the page with a read or write bar per test, in MB/s and in
+/// IOPS, each the value the JSON has for its job.
+fn overview_has_each_result(dom: &str, jobs: &[serde_json::Value]) {
+    assert!(
+        dom.find("id=\"chart-overview-mbs\"") < dom.find("id=\"findings\""),
+        "expected the results side by side before the findings"
+    );
+    for (kind, key, scale) in [("mbs", "bw_bytes_per_sec", 1e6), ("iops", "iops", 1.0)] {
+        let figure = chart(dom, &format!("chart-overview-{kind}"));
+        let bars = figure.matches("class=\"bar ").count();
+        assert_eq!(
+            bars, 8,
+            "expected 4 tests × read/write bars in {kind}, saw {bars}"
+        );
+        for job in jobs {
+            let name = job["name"].as_str().unwrap();
+            let (test, direction, d) = match name.strip_suffix("-write") {
+                Some(test) => (test, "write", 1),
+                None => (name.strip_suffix("-read").unwrap(), "read", 0),
+            };
+            let group = test.replace('-', " ");
+            let bar = figure
+                .split(&format!("class=\"bar {direction}\" data-group=\"{group}\""))
+                .nth(1)
+                .unwrap_or_else(|| panic!("expected a {direction} bar for {group} in {kind}"));
+            let expected = job["dirs"][d][key].as_f64().unwrap() / scale;
+            let seen = attribute(bar, "data-value");
+            assert!(
+                (seen - expected).abs() <= expected.abs() * 1e-9,
+                "expected {name}'s bar in {kind} at {expected}, saw {seen}"
+            );
+        }
+    }
+}
+
+/// A job's IOPS, bandwidth and latency charts show its window (the start of its
+/// first interval with I/O to the end of its last), not the whole run.
+fn job_charts_span_its_window(dom: &str, obs: &serde_json::Value, index: usize, name: &str) {
+    let t: Vec<f64> = obs["t_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap() / 1e9)
+        .collect();
+    let series = obs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("expected the samples of {name}"));
+    let busy: Vec<usize> = series["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, iv)| iv["ios"][0].as_u64().unwrap() + iv["ios"][1].as_u64().unwrap() > 0)
+        .map(|(i, _)| i)
+        .collect();
+    let (first, last) = (busy[0], *busy.last().unwrap());
+    let from = first.checked_sub(1).map_or(0.0, |i| t[i]);
+    let to = t[last];
+    for kind in ["iops", "bw", "lat"] {
+        let figure = chart(dom, &format!("chart-job-{index}-{kind}"));
+        let (seen_from, seen_to) = (
+            attribute(figure, "data-x-from"),
+            attribute(figure, "data-x-to"),
+        );
+        assert!(
+            seen_from <= from + 1e-9 && seen_to >= to - 1e-9 && seen_to - seen_from <= 1.2 * (to - from),
+            "expected {name}'s {kind} chart over its window {from:.3}..{to:.3} s (within 20 %), saw {seen_from:.3}..{seen_to:.3} s of a {:.3} s run",
+            t.last().unwrap()
+        );
+    }
 }
 
 /// The image width and the number of distinct RGB colours in it.
@@ -261,8 +405,12 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
         verdicts.iter().any(|v| iops.contains(v)),
         "expected a verdict with repetitions on both sides, got: {iops}"
     );
+    // The differences come between the sides' names and the table (a finding's
+    // evidence after the table may name the file).
+    let comparison = &second[second.find("A: run ").unwrap()..];
+    let differences = &comparison[..comparison.find("\njob ").unwrap_or(comparison.len())];
     assert!(
-        !second.contains(".iolens-quick-"),
-        "expected the temporary file's name not to be listed as a difference, got:\n{second}"
+        !differences.contains(".iolens-quick-"),
+        "expected the temporary file's name not to be listed as a difference, got:\n{differences}"
     );
 }
