@@ -407,6 +407,31 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_cannot_be_read_is_reported_and_the_rest_still_read() {
+        let dir = crate::testutil::scratch_dir();
+        std::fs::write(dir.path().join("memory.current"), "4096\n").unwrap();
+        std::fs::create_dir(dir.path().join("memory.stat")).unwrap();
+        let group = crate::model::CgroupDir {
+            dir: dir.path().display().to_string(),
+            mount_point: dir.path().display().to_string(),
+            ..Default::default()
+        };
+        let place = CgroupPlace {
+            memory: Some(group),
+            ..Default::default()
+        };
+        let limits = crate::model::CgroupLimits::default();
+        let (mut probe, mut io) = CgroupProbe::new(&place, &limits, &[], dir.path());
+        let mut s = CgroupSample::default();
+        let all = probe.sample(&MemorySample::default(), &mut s, &mut io);
+        assert!(!all, "expected the unreadable memory.stat reported");
+        assert_eq!(
+            s.memory_usage_bytes, 4096,
+            "expected memory.current read all the same"
+        );
+    }
+
+    #[test]
     fn reads_memory_stat_of_v2() {
         let mut s = CgroupSample::default();
         let text = "anon 4096\nfile 8192\nfile_dirty 4096\nfile_writeback 0\npgscan 7\npgsteal 5\n";
