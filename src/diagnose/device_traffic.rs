@@ -91,9 +91,25 @@ pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
         let Some((from, to)) = span(series) else {
             continue;
         };
-        let moved = job_bytes(report, from, to, 0) + job_bytes(report, from, to, 1);
-        let Some(device) = device_bytes(report, from, to, |c| c.read_sectors + c.write_sectors)
-        else {
+        // Reads of holes never reach the device by design (read-from-holes
+        // names them): then only the writes can show a cache in the way.
+        let reads_holes = report
+            .observations
+            .targets
+            .iter()
+            .any(|t| t.sparse && series.targets.contains(&t.path));
+        let (moved, device) = if reads_holes {
+            (
+                job_bytes(report, from, to, 1),
+                device_bytes(report, from, to, |c| c.write_sectors),
+            )
+        } else {
+            (
+                job_bytes(report, from, to, 0) + job_bytes(report, from, to, 1),
+                device_bytes(report, from, to, |c| c.read_sectors + c.write_sectors),
+            )
+        };
+        let Some(device) = device else {
             continue;
         };
         if moved < MIN_JOB_BYTES || device as f64 >= DIRECT_SHARE_MIN * moved as f64 {
@@ -174,6 +190,30 @@ mod tests {
         add_job(&mut honest, "w", true, io(0, 1000));
         device(&mut honest, 0, 8000);
         assert!(direct_io_not_honoured(&honest).is_empty());
+    }
+
+    #[test]
+    fn direct_reads_of_holes_are_left_to_read_from_holes() {
+        let mut report = run(20);
+        add_job(&mut report, "rr", true, io(1000, 0));
+        add_target(&mut report, |_| 0);
+        report.observations.targets[0].sparse = true;
+        device(&mut report, 0, 0);
+        assert!(
+            direct_io_not_honoured(&report).is_empty(),
+            "holes read as zeros without the device; one finding (read-from-holes) names that"
+        );
+
+        // Writes to the same sparse file still must reach the device.
+        let mut writer = run(20);
+        add_job(&mut writer, "w", true, io(0, 1000));
+        add_target(&mut writer, |_| 0);
+        writer.observations.targets[0].sparse = true;
+        device(&mut writer, 0, 100);
+        assert_eq!(
+            codes(&direct_io_not_honoured(&writer)),
+            ["direct-io-not-honoured"]
+        );
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! measured.
 
 use super::{bytes_text, seconds_at};
-use crate::model::{CacheGuard, Finding, JobSeries, RunReport, Severity};
+use crate::model::{
+    CacheGuard, Finding, JobSeries, Observations, Opener, RunReport, Severity, TargetObservation,
+    TargetOpen,
+};
 
 const CODE: &str = "pagecache-under-direct-io";
 
@@ -68,7 +71,7 @@ fn cached_during(
     let from = from + 1;
     let pages = |i: usize| target.cache_series.get(i).copied().flatten();
     let cached = |i: usize| pages(i).map(|p| p.cached);
-    let first_seen = (from..=to).find(|&i| cached(i).is_some_and(|c| c > 0));
+    let appeared = first_growth((from..=to).map(|i| (i, cached(i))), at_start);
     let max = (from..=to)
         .filter_map(cached)
         .max()
@@ -91,11 +94,18 @@ fn cached_during(
         evidence.push(format!(
             "{at_start} pages were already cached at the job's first I/O"
         ));
-    } else if let Some(i) = first_seen {
-        evidence.push(format!(
-            "the cache was empty at the start; pages first seen at t={:.1} s",
-            seconds_at(obs, i)
-        ));
+    }
+    if let Some((i, before, now)) = appeared {
+        let mut line = format!(
+            "pages appeared at {:.1} s ({}): {now} pages",
+            seconds_at(obs, i),
+            running_jobs(report, i)
+        );
+        if before > 0 {
+            line.push_str(&format!(", up from {before}"));
+        }
+        evidence.push(line);
+        evidence.extend(who(obs, target, i, to));
     }
     let cause = if at_start > 0 && !series.invalidate {
         "invalidate=0 left pages that were there before the run".to_string()
@@ -118,9 +128,168 @@ fn cached_during(
         at_ns: if at_start > 0 {
             guard.map(|g| g.t_ns)
         } else {
-            first_seen.map(|i| obs.t_ns[i])
+            appeared.map(|(i, _, _)| obs.t_ns[i])
         },
     })
+}
+
+/// The first sample whose cached pages exceed the count before it (`start`
+/// before the first): (sample, pages before, pages then). Unread samples are skipped.
+fn first_growth(
+    samples: impl Iterator<Item = (usize, Option<u64>)>,
+    start: u64,
+) -> Option<(usize, u64, u64)> {
+    let mut before = start;
+    for (i, cached) in samples {
+        let Some(now) = cached else { continue };
+        if now > before {
+            return Some((i, before, now));
+        }
+        before = now;
+    }
+    None
+}
+
+/// "job 'w'" or "jobs 'a', 'b'": the jobs doing I/O in the interval that ends at sample `i`.
+fn running_jobs(report: &RunReport, i: usize) -> String {
+    let names: Vec<String> = report
+        .observations
+        .jobs
+        .iter()
+        .filter(|j| j.active_span().is_some_and(|(a, b)| a < i && i <= b))
+        .map(|j| format!("'{}'", j.name))
+        .collect();
+    match names.len() {
+        0 => "no job doing I/O".into(),
+        1 => format!("job {}", names[0]),
+        _ => format!("jobs {}", names.join(", ")),
+    }
+}
+
+/// Processes shown by name in the evidence; the rest are counted.
+const OPENERS_SHOWN: usize = 4;
+
+/// Evidence naming who opened `target` around sample `i`, where new pages
+/// were first seen (fanotify), and who had it open then (the /proc scan made
+/// at that sample or, rate-limited, later in the job, up to sample `to`); when
+/// nobody was seen, that the reader was gone and how to catch it. Nothing when
+/// neither was watched (a report from before they existed).
+fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> Vec<String> {
+    let path = &target.path;
+    let since = i
+        .checked_sub(1)
+        .map_or(0, |p| obs.t_ns[p].saturating_sub(obs.interval_ns));
+    let mut opened: Vec<&TargetOpen> = Vec::new();
+    for open in obs.target_opens.iter().filter(|o| &o.path == path) {
+        let pid = open.opener.pid;
+        if (since..=obs.t_ns[i]).contains(&open.t_ns) && !opened.iter().any(|o| o.opener.pid == pid)
+        {
+            opened.push(open);
+        }
+    }
+    let scan = obs
+        .opener_scans
+        .iter()
+        .find(|s| &s.path == path && s.t_ns >= obs.t_ns[i] && s.t_ns <= obs.t_ns[to]);
+    let opens_watched = obs.opens_watched.contains(path);
+    if scan.is_none() && !opens_watched {
+        return Vec::new();
+    }
+    let mut lines = named(
+        opened.iter().map(|o| {
+            let at = o.t_ns as f64 / 1e9;
+            if o.opener.comm.is_empty() {
+                format!(
+                    "process {} opened {path} at {at:.2} s (it exited before it could be named)",
+                    o.opener.pid
+                )
+            } else {
+                with_cmdline(
+                    format!(
+                        "process {} ({}) opened {path} at {at:.2} s",
+                        o.opener.pid, o.opener.comm
+                    ),
+                    &o.opener,
+                )
+            }
+        }),
+        opened.len(),
+        "opened it",
+    );
+    if let Some(scan) = scan {
+        let at = scan.t_ns as f64 / 1e9;
+        lines.extend(named(
+            scan.openers.iter().map(|o| {
+                with_cmdline(
+                    format!(
+                        "process {} ({}) had {path} open at {at:.1} s",
+                        o.pid, o.comm
+                    ),
+                    o,
+                )
+            }),
+            scan.openers.len(),
+            "had it open",
+        ));
+    }
+    if lines.is_empty() {
+        let mut seen = Vec::new();
+        if opens_watched {
+            seen.push(format!(
+                "was seen opening {path} around {:.1} s",
+                seconds_at(obs, i)
+            ));
+        }
+        if let Some(scan) = scan {
+            let it = if seen.is_empty() { path.as_str() } else { "it" };
+            seen.push(format!("had {it} open at {:.1} s", scan.t_ns as f64 / 1e9));
+        }
+        let catch = if target.is_block_device {
+            "to catch it, watch `udevadm monitor --udev` while the job runs (udev probes a block device with blkid each time a writer closes it), and look for a writer that closes and reopens the device"
+        } else {
+            "to catch it, look for a process that opens and reads the file while the job runs (an indexer, a backup, a second benchmark)"
+        };
+        let mut line = format!(
+            "no other process {}: the reader had already closed it; {catch}",
+            seen.join(" or ")
+        );
+        if !opens_watched && !target.is_block_device {
+            line.push_str(" (as root, iolens also watches the file's opens with fanotify and names such a reader)");
+        }
+        lines.push(line);
+    }
+    if let Some(scan) = scan {
+        if scan.unreadable > 0 {
+            lines.push(format!(
+                "{} processes' open files could not be read (run as root to see them)",
+                scan.unreadable
+            ));
+        }
+        if scan.truncated {
+            lines.push("the scan stopped at its bound before it had seen every process".into());
+        }
+    }
+    lines
+}
+
+/// The first `OPENERS_SHOWN` lines, then how many more processes `did`.
+fn named(lines: impl Iterator<Item = String>, count: usize, did: &str) -> Vec<String> {
+    let mut shown: Vec<String> = lines.take(OPENERS_SHOWN).collect();
+    if count > OPENERS_SHOWN {
+        shown.push(format!(
+            "and {} more processes {did}",
+            count - OPENERS_SHOWN
+        ));
+    }
+    shown
+}
+
+/// `line`, then the opener's command line when there is one.
+fn with_cmdline(mut line: String, opener: &Opener) -> String {
+    if !opener.cmdline.is_empty() {
+        line.push_str(&format!(": {}", opener.cmdline));
+    }
+    line
 }
 
 /// What the cached pages cost the job's direct I/O: a direct write invalidates the
@@ -150,6 +319,7 @@ fn advice(series: &JobSeries, max_dirty: u64) -> String {
 mod tests {
     use super::super::fixture::*;
     use super::*;
+    use crate::model::OpenerScan;
 
     fn guard(before: u64, purged: bool) -> CacheGuard {
         CacheGuard {
@@ -174,11 +344,181 @@ mod tests {
         let f = &found[0];
         assert_eq!(f.severity, Severity::Warning);
         assert!(f.title.contains("192 pages"), "{f:?}");
-        assert!(f.evidence.iter().any(|e| e.contains("t=1.2 s")), "{f:?}");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e == "pages appeared at 1.2 s (job 'w'): 192 pages"),
+            "expected when the pages appeared, during which job and how many; saw {f:?}"
+        );
         assert_eq!(f.at_ns, Some(1_200_000_000));
         assert!(
             f.evidence.iter().any(|e| e.contains("another process")),
             "{f:?}"
+        );
+    }
+
+    fn scan_at(sample: u64, openers: Vec<Opener>) -> OpenerScan {
+        OpenerScan {
+            t_ns: sample * STEP_NS,
+            path: TARGET.into(),
+            openers,
+            ..Default::default()
+        }
+    }
+
+    fn blkid() -> Opener {
+        Opener {
+            pid: 4182,
+            comm: "blkid".into(),
+            cmdline: format!("/sbin/blkid -o udev -p {TARGET}"),
+        }
+    }
+
+    /// The warning's evidence for pages appearing at sample 12 of a job 'w', with `scans`.
+    fn evidence_with(scans: Vec<OpenerScan>) -> Vec<String> {
+        let mut report = run(30);
+        add_job(&mut report, "w", true, io(0, 500));
+        add_target(&mut report, |i| if i >= 12 { 25 } else { 0 });
+        report.observations.opener_scans = scans;
+        let found = pagecache_under_direct_io(&report);
+        assert_eq!(codes(&found), [CODE], "expected the warning, saw {found:?}");
+        found[0].evidence.clone()
+    }
+
+    #[test]
+    fn the_process_seen_holding_the_target_when_the_pages_appeared_is_named() {
+        let evidence = evidence_with(vec![scan_at(12, vec![blkid()])]);
+        let named = format!(
+            "process 4182 (blkid) had {TARGET} open at 1.2 s: /sbin/blkid -o udev -p {TARGET}"
+        );
+        assert!(
+            evidence.contains(&named),
+            "expected the line {named:?}, saw {evidence:?}"
+        );
+        let many = evidence_with(vec![scan_at(12, vec![blkid(); 6])]);
+        let lines = many
+            .iter()
+            .filter(|e| e.starts_with("process 4182"))
+            .count();
+        assert_eq!(
+            lines, OPENERS_SHOWN,
+            "expected {OPENERS_SHOWN} named, saw {many:?}"
+        );
+        assert!(
+            many.contains(&"and 2 more processes had it open".to_string()),
+            "expected the rest counted, saw {many:?}"
+        );
+    }
+
+    #[test]
+    fn a_reader_gone_before_the_scan_is_said_to_be_gone_with_how_to_catch_it() {
+        let mut scan = scan_at(12, Vec::new());
+        scan.unreadable = 3;
+        let evidence = evidence_with(vec![scan]);
+        let gone = evidence
+            .iter()
+            .find(|e| e.starts_with(&format!("no other process had {TARGET} open at 1.2 s")))
+            .unwrap_or_else(|| panic!("expected a line saying nobody was seen, saw {evidence:?}"));
+        assert!(
+            gone.contains("already closed it") && gone.contains("udevadm monitor"),
+            "expected the reader gone and udevadm monitor advised, saw {gone:?}"
+        );
+        assert!(
+            evidence
+                .iter()
+                .any(|e| e.starts_with("3 processes' open files could not be read")),
+            "expected the unreadable processes counted, saw {evidence:?}"
+        );
+    }
+
+    #[test]
+    fn openers_seen_by_fanotify_around_the_moment_are_named_once_each() {
+        let open = |ms: u64, pid: u32, comm: &str| TargetOpen {
+            t_ns: ms * 1_000_000,
+            path: TARGET.into(),
+            opener: Opener {
+                pid,
+                comm: comm.into(),
+                cmdline: if comm.is_empty() {
+                    String::new()
+                } else {
+                    format!("{comm} {TARGET}")
+                },
+            },
+        };
+        let mut report = run(30);
+        add_job(&mut report, "w", true, io(0, 500));
+        add_target(&mut report, |i| if i >= 12 { 25 } else { 0 });
+        let obs = &mut report.observations;
+        // fanotify watches the opens of regular files only.
+        obs.targets[0].is_block_device = false;
+        obs.opens_watched = vec![TARGET.into()];
+        // Pages first seen at sample 12 (1.2 s): opens from 1.0 s (one interval
+        // before the sample before it) count; the one at 0.5 s does not.
+        obs.target_opens = vec![
+            open(500, 10, "early"),
+            open(1_150, 4182, "blkid"),
+            open(1_160, 4182, "blkid"),
+            open(1_190, 4190, ""),
+        ];
+        let found = pagecache_under_direct_io(&report);
+        let evidence = &found[0].evidence;
+        let opened: Vec<&String> = evidence.iter().filter(|e| e.contains(" opened ")).collect();
+        assert_eq!(
+            opened,
+            [
+                &format!("process 4182 (blkid) opened {TARGET} at 1.15 s: blkid {TARGET}"),
+                &format!("process 4190 opened {TARGET} at 1.19 s (it exited before it could be named)"),
+            ],
+            "expected blkid named once and the nameless opener, not the early one; saw {evidence:?}"
+        );
+        assert!(
+            !evidence.iter().any(|e| e.contains("no other process")),
+            "expected no 'nobody seen' line, saw {evidence:?}"
+        );
+
+        report.observations.target_opens.clear();
+        let found = pagecache_under_direct_io(&report);
+        let nobody = format!(
+            "no other process was seen opening {TARGET} around 1.2 s: the reader had already closed it"
+        );
+        assert!(
+            found[0]
+                .evidence
+                .iter()
+                .any(|e| e.starts_with(&nobody) && !e.contains("as root")),
+            "expected {nobody:?} without the root hint, saw {:?}",
+            found[0].evidence
+        );
+    }
+
+    #[test]
+    fn a_scan_before_the_pages_appeared_or_of_another_target_names_nobody() {
+        let mut other = scan_at(12, vec![blkid()]);
+        other.path = "/dev/loop8".into();
+        let evidence = evidence_with(vec![scan_at(5, vec![blkid()]), other]);
+        assert!(
+            !evidence
+                .iter()
+                .any(|e| e.contains("4182") || e.contains("no other process")),
+            "expected no scan to be quoted, saw {evidence:?}"
+        );
+    }
+
+    #[test]
+    fn pages_appearing_over_those_there_at_the_start_name_every_running_job() {
+        let mut report = run(30);
+        add_job(&mut report, "w", true, io(0, 500));
+        add_job(&mut report, "other", false, io(10, 0));
+        report.observations.jobs[0].invalidate = false;
+        add_target(&mut report, |i| if i >= 7 { 60 } else { 20 });
+        report.observations.cache_guards.push(guard(20, false));
+        let found = pagecache_under_direct_io(&report);
+        let evidence = &found[0].evidence;
+        let line = "pages appeared at 0.7 s (jobs 'w', 'other'): 60 pages, up from 20";
+        assert!(
+            evidence.iter().any(|e| e == line),
+            "expected {line:?}, saw {evidence:?}"
         );
     }
 

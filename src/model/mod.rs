@@ -520,6 +520,16 @@ pub struct Observations {
     pub sampler_cpu_ns: u64,
     /// What could not be observed, and why.
     pub notes: Vec<String>,
+    /// Who had a direct-I/O target open when its cached pages grew (see `OpenerScan`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub opener_scans: Vec<OpenerScan>,
+    /// Direct-I/O targets whose opens were watched (see `TargetOpen`); fanotify,
+    /// for regular files, needs root.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub opens_watched: Vec<String>,
+    /// Every open of a direct-I/O target by another process, as it happened.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub target_opens: Vec<TargetOpen>,
 }
 
 impl Observations {
@@ -575,6 +585,48 @@ pub struct CacheGuard {
     pub pages_after: Option<u64>,
     /// Why the purge failed, if it did.
     pub error: Option<String>,
+}
+
+/// A look through `/proc/*/fd`, at the sample where a direct-I/O target's
+/// cached pages grew, for the other processes that had the target open then
+/// (the same device number for a block device, the same inode for a file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OpenerScan {
+    /// The sample's time, nanoseconds since the run started.
+    pub t_ns: u64,
+    pub path: String,
+    /// Processes other than iolens and its workers that had it open.
+    pub openers: Vec<Opener>,
+    /// Processes whose descriptors could not be read (another user's, without root).
+    pub unreadable: u32,
+    /// The scan stopped at its bound before it had looked at every process.
+    pub truncated: bool,
+}
+
+/// An open of a direct-I/O target by another process, seen as it happened (a
+/// short-lived reader such as blkid is gone before the next sample): fanotify
+/// names the opener of a regular file; for a device node, where fanotify
+/// reports nothing, an inotify open alarm makes a scan find the new holder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetOpen {
+    /// Nanoseconds since the run started.
+    pub t_ns: u64,
+    pub path: String,
+    /// Its comm and cmdline are empty when it was gone before it could be named.
+    pub opener: Opener,
+}
+
+/// A process seen holding a target open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Opener {
+    pub pid: u32,
+    /// Its name (`/proc/PID/comm`).
+    pub comm: String,
+    /// Its command line, shortened.
+    pub cmdline: String,
 }
 
 /// A file iolens laid out (wrote with data) before the jobs, and the page

@@ -11,6 +11,7 @@ pub mod diskstats;
 pub mod environment;
 pub mod live;
 pub mod meminfo;
+pub mod openers;
 pub mod pagecache;
 pub mod pressure;
 pub mod sampler;

@@ -4,7 +4,8 @@
 //! clock (when cpufreq is exposed), each job's
 //! I/O from the live counters, and changes of `vm.dirty_*`. While a buffered
 //! writer runs it also samples the writers' kernel wait channels on a fast
-//! tick (~100 Hz) of the same thread.
+//! tick (~100 Hz) of the same thread. When a direct-I/O target's cached pages
+//! grow it looks for the other processes holding the target open (openers).
 //!
 //! Cheap by construction: every file is read into a reused buffer, paths are
 //! built once, and the thread sleeps between ticks (parked, so `stop` wakes it).
@@ -14,6 +15,7 @@ use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
 use super::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use super::diskstats::{devices_behind, parse_stat};
 use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
+use super::openers::{OpenerWatch, PROC};
 use super::pagecache::CacheProbe;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
@@ -146,6 +148,8 @@ struct State {
     cgroup: Option<CgroupProbe>,
     /// The run's cgroups, which each worker's are compared with when it starts.
     cgroup_place: Option<CgroupPlace>,
+    /// Who has a direct-I/O target open when its cache grows.
+    openers: OpenerWatch,
     on_second: Option<SecondHook>,
     /// First sample of the second the hook has not been shown yet.
     second_first_sample: usize,
@@ -252,6 +256,19 @@ impl State {
                 });
             }
         }
+        let direct_targets = setup.targets.iter().enumerate().filter(|(_, t)| {
+            let path = t.path.display().to_string();
+            setup
+                .jobs
+                .iter()
+                .any(|j| j.direct && j.targets.contains(&path))
+        });
+        let openers = OpenerWatch::new(
+            PROC.into(),
+            std::process::id(),
+            direct_targets.map(|(i, t)| (i, &*t.file)),
+            Some(run_start),
+        );
         State {
             interval: setup.interval.max(Duration::from_millis(1)),
             run_start,
@@ -267,6 +284,7 @@ impl State {
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
             cgroup,
             cgroup_place,
+            openers,
             on_second: setup.on_second,
             second_first_sample: 0,
             buf: String::with_capacity(8192),
@@ -360,6 +378,8 @@ impl State {
         let t_ns = now.saturating_duration_since(self.run_start).as_nanos() as u64;
         self.obs.t_ns.push(t_ns);
         self.sample_cache(last);
+        self.openers
+            .after_sample(t_ns, now, &self.obs.targets, &mut self.obs.opener_scans);
         for (path, device) in self.device_stat_paths.iter().zip(&mut self.obs.devices) {
             let counters = if read_into(path, &mut self.buf) {
                 parse_stat(&self.buf).unwrap_or_default()
@@ -506,6 +526,7 @@ impl State {
     }
 
     fn finish(mut self) -> Observations {
+        self.openers.finish(&mut self.obs);
         self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
         for series in &mut self.obs.jobs {
             series.cpu_wait = CpuWait::of(series, &self.obs.t_ns);

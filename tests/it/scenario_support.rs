@@ -58,6 +58,27 @@ impl Holder {
                 .expect("spawn sleep"),
         )
     }
+
+    /// A shell that opens `device`, has dd read `pages` pages at `offset`
+    /// through the page cache (as blkid would), then keeps the device open as
+    /// `sleep` for `hold_s` seconds.
+    pub fn read_and_hold(device: &Path, offset: u64, pages: usize, hold_s: u32) -> Holder {
+        let script = format!(
+            "exec 3<\"$1\"; dd if=\"$1\" of=/dev/null bs=4096 count={pages} skip={} 2>/dev/null; exec sleep {hold_s}",
+            offset / 4096
+        );
+        Holder(
+            Command::new("sh")
+                .args(["-c", &script, "sh"])
+                .arg(device)
+                .spawn()
+                .expect("spawn sh"),
+        )
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
 }
 
 impl Drop for Holder {

@@ -7,7 +7,7 @@ use crate::scenario_support::{
     dirty_limit, flush_buffers, have_tools, one_at_a_time, read_through_cache, stable_writes,
     write_throttle, Ext4, Holder,
 };
-use crate::support::{iolens, json, scratch, LoopDevice};
+use crate::support::{command, iolens, json, scratch, LoopDevice};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -176,7 +176,69 @@ fn seed000_pages_read_during_a_direct_write_run_are_seen_when_they_appear() {
     let finding = expect_warning(&report, "pagecache-under-direct-io");
     let text = finding_text(finding);
     assert!(text.contains(&format!("{most} pages")), "{text}");
-    assert!(text.contains(&format!("t={appeared_s:.1} s")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "pages appeared at {appeared_s:.1} s (job 'seed000')"
+        )),
+        "expected the moment the pages appeared ({appeared_s:.1} s) and the job, saw {text}"
+    );
+}
+
+#[test]
+fn seed000_the_process_holding_the_device_when_pages_appear_is_named() {
+    let _one = one_at_a_time();
+    let Some(seed) = Seed000::new() else { return };
+    if !have_tools(&["sh", "dd"]) {
+        return;
+    }
+    let mut all = strings(&["run", "--output-format=iolens-json"]);
+    all.extend(seed.args(5, &[]));
+    let iolens_run = command()
+        .args(&all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolens");
+    let iolens_pid = iolens_run.id();
+    // Read 2 s into the 5 s run, then held open past the sample that sees the pages.
+    std::thread::sleep(Duration::from_millis(2000));
+    let reader = Holder::read_and_hold(&seed.device.device, POLLUTED_OFFSET, 64, 4);
+    let reader_pid = reader.pid();
+    let report = json(&iolens_run.wait_with_output().expect("wait for iolens"));
+    drop(reader);
+
+    let finding = expect_warning(&report, "pagecache-under-direct-io");
+    let text = finding_text(finding);
+    eprintln!("{text}");
+    let device = seed.device.path();
+    // Named twice: as it opened the device (the open alarm's scan) and as a
+    // holder when the sampler saw the pages; sh, dd or sleep as far as it got.
+    let named = |did: &str| {
+        text.lines().any(|l| {
+            l.starts_with(&format!("process {reader_pid} ("))
+                && ["(sh)", "(dd)", "(sleep)"].iter().any(|c| l.contains(c))
+                && l.contains(did)
+        })
+    };
+    for did in [
+        format!("opened {device} at"),
+        format!("had {device} open at"),
+    ] {
+        assert!(
+            named(&did),
+            "expected a line naming the reader (pid {reader_pid}) that {did:?}; saw {text}\nscans: {}\nopens: {}",
+            report["observations"]["opener_scans"],
+            report["observations"]["target_opens"]
+        );
+    }
+    assert!(
+        text.contains("pages appeared at ") && text.contains("(job 'seed000')"),
+        "expected when the pages appeared and during which job, saw {text}"
+    );
+    assert!(
+        !text.contains(&format!("process {iolens_pid} (")),
+        "expected iolens ({iolens_pid}) never named as the reader, saw {text}"
+    );
 }
 
 #[test]
@@ -234,6 +296,68 @@ fn seed000_a_clean_device_gives_no_finding() {
     assert!(series.iter().all(|&(_, c)| c == 0), "{series:?}");
     assert!(job_bytes(&report, 1) > 0);
     expect_no_warning(&report, "pagecache-under-direct-io");
+}
+
+/// fanotify reports the opens of regular files (not of device nodes): a
+/// direct-write job on a file, and a reader that opens, reads and closes it
+/// between two samples.
+#[test]
+fn a_short_lived_reader_of_a_file_target_is_named_as_it_opens_it() {
+    let _one = one_at_a_time();
+    if !have_tools(&["dd"]) {
+        return;
+    }
+    let dir = scratch();
+    let target = dir.path().join("target");
+    std::fs::File::create(&target)
+        .and_then(|f| f.set_len(64 * MIB))
+        .unwrap();
+    let iolens_run = command()
+        .args([
+            "run",
+            "--output-format=iolens-json",
+            "--name=w",
+            "--direct=1",
+        ])
+        .args([
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=48m",
+            "--time_based",
+            "--runtime=5",
+        ])
+        .arg(format!("--filename={}", target.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolens");
+    std::thread::sleep(Duration::from_millis(2000));
+    // Reads 64 pages past the writes' range; not waited for until iolens is
+    // done, so its /proc entry (without descriptors) stays to be named.
+    let mut dd = std::process::Command::new("dd")
+        .arg(format!("if={}", target.display()))
+        .args(["of=/dev/null", "bs=4096", "count=64"])
+        .arg(format!("skip={}", 56 * MIB / 4096))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn dd");
+    let report = json(&iolens_run.wait_with_output().expect("wait for iolens"));
+    let dd_pid = dd.id();
+    let _ = dd.wait();
+
+    let obs = &report["observations"];
+    if obs["opens_watched"].as_array().is_none_or(|w| w.is_empty()) {
+        eprintln!("skipped: fanotify could not watch the file's opens");
+        return;
+    }
+    let text = finding_text(expect_warning(&report, "pagecache-under-direct-io"));
+    eprintln!("{text}");
+    let named = format!("process {dd_pid} (dd) opened {} at ", target.display());
+    assert!(
+        text.contains(&named),
+        "expected {named:?} in the finding; saw {text}\nopens: {}",
+        obs["target_opens"]
+    );
 }
 
 // ---- seed 003: the page cache answers instead of the device ---------------

@@ -44,6 +44,7 @@ pub mod cachestat;
 pub mod clock;
 pub mod fd;
 pub mod mmap;
+pub mod notify;
 pub mod os;
 pub mod ring;
 pub mod sched;
@@ -62,6 +63,7 @@ pub use fd::{
     fadvise_dontneed, is_block_device, open_flags, preadv, preadv2, pwritev, pwritev2, DioAlign,
 };
 pub use mmap::Mapping;
+pub use notify::{OpenAlarm, OpenEvent, OpenWatch};
 pub use os::{clock_ticks_per_sec, gettid, page_size, process_rusage, thread_rusage, Rusage};
 pub use ring::IoRing;
 pub use shm::SharedRegion;
