@@ -2,7 +2,8 @@
 //! cache of each target, the counters of the devices behind them, memory and
 //! dirty-throttling state, pressure, system and per-worker CPU, each CPU's
 //! clock (when cpufreq is exposed), each job's
-//! I/O from the live counters, and changes of `vm.dirty_*`. While a buffered
+//! I/O from the live counters, changes of `vm.dirty_*`, and the run's cgroup
+//! (usage, limit hits, throttling, io; see cgroup/sample.rs). While a buffered
 //! writer runs it also samples the writers' kernel wait channels on a fast
 //! tick (~100 Hz) of the same thread. When a direct-I/O target's cached pages
 //! grow it looks for the other processes holding the target open (openers).
