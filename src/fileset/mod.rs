@@ -144,6 +144,8 @@ pub struct FileSet {
     opened: HashMap<OpenKey, usize>,
     /// What the run needs of each path, and whether the run created it.
     paths: HashMap<PathBuf, PathState>,
+    /// The one placeholder descriptor every name of a file operation engine shares.
+    placeholder: Option<Arc<File>>,
     /// Per job: its regions, while a file of it is still to be created when its
     /// group starts (`create_on_open`); its `workers` entry is empty until then.
     pending: Vec<Option<Vec<Vec<PlannedRegion>>>>,
@@ -412,8 +414,12 @@ impl FileSet {
                         let state = self.paths.get(path);
                         let needs_write = state.is_some_and(|s| s.needs.writes);
                         let was_created = state.is_some_and(|s| s.created);
-                        self.targets
-                            .push(open_target(&key, needs_write, was_created)?);
+                        let target = if names_only {
+                            self.name_target(&key.path)?
+                        } else {
+                            open_target(&key, needs_write, was_created)?
+                        };
+                        self.targets.push(target);
                         self.opened.insert(key, self.targets.len() - 1);
                         self.targets.len() - 1
                     }
@@ -428,6 +434,36 @@ impl FileSet {
         }
         check_alignment(job, &self.targets, &job_workers)?;
         Ok(job_workers)
+    }
+}
+
+impl FileSet {
+    /// A file operation engine's name: a target that shares the placeholder descriptor,
+    /// so a job with tens of thousands of names holds one descriptor, not one per name.
+    fn name_target(&mut self, path: &Path) -> Result<Target, TargetError> {
+        let file = match &self.placeholder {
+            Some(file) => file.clone(),
+            None => {
+                let file = File::open(DISKLESS_TARGET)
+                    .map_err(|e| TargetError::io(Path::new(DISKLESS_TARGET), "open", e))?;
+                self.placeholder.insert(Arc::new(file)).clone()
+            }
+        };
+        Ok(Target {
+            path: path.to_path_buf(),
+            file,
+            size: 0,
+            is_block_device: false,
+            dio_offset_align: 1,
+            dio_mem_align: 1,
+            created: false,
+            open_mode: OpenMode {
+                write: false,
+                direct: false,
+                sync: SyncMode::None,
+                names_only: true,
+            },
+        })
     }
 }
 

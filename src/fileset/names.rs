@@ -42,3 +42,66 @@ pub(super) fn make_ready(job: &JobSpec, plan: &[Vec<PlannedRegion>]) -> Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::fileset::prepare;
+    use crate::testutil::{job_spec, scratch_dir};
+    use std::sync::Arc;
+
+    /// What `prepare` made of a metadata job on three names in a scratch dir: the paths
+    /// its targets carry, whether they share one descriptor, and what is on disk.
+    fn prepared(engine: &str) -> (Vec<String>, bool, Vec<String>) {
+        let dir = scratch_dir();
+        let job = job_spec(&[
+            "--name=t",
+            &format!("--directory={}", dir.path().display()),
+            &format!("--ioengine={engine}"),
+            "--filesize=4k",
+            "--nrfiles=3",
+        ]);
+        let set = prepare(&[job], false).unwrap();
+        let name = |p: &std::path::Path| p.file_name().unwrap().to_string_lossy().into_owned();
+        let paths = set.targets.iter().map(|t| name(&t.path)).collect();
+        let first = &set.targets[0].file;
+        let shared = set.targets.iter().all(|t| Arc::ptr_eq(&t.file, first));
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let kind = if e.file_type().unwrap().is_dir() {
+                    "/"
+                } else {
+                    ""
+                };
+                format!("{}{kind}", e.file_name().to_string_lossy())
+            })
+            .collect();
+        on_disk.sort();
+        (paths, shared, on_disk)
+    }
+
+    #[test]
+    fn names_share_one_descriptor_and_only_stat_and_delete_engines_find_them_made() {
+        let names = vec!["t.0.0", "t.0.1", "t.0.2"];
+        for (engine, suffix) in [
+            ("filecreate", None),
+            ("dircreate", None),
+            ("filestat", Some("")),
+            ("filedelete", Some("")),
+            ("dirstat", Some("/")),
+            ("dirdelete", Some("/")),
+        ] {
+            let made = match suffix {
+                Some(s) => names.iter().map(|n| format!("{n}{s}")).collect(),
+                None => Vec::new(),
+            };
+            assert_eq!(
+                prepared(engine),
+                (names.iter().map(|n| n.to_string()).collect(), true, made),
+                "ioengine={engine}: expected targets named by the files, one shared \
+                 descriptor, and these names made before the run"
+            );
+        }
+    }
+}
