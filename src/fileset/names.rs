@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn names_share_one_descriptor_and_only_stat_and_delete_engines_find_them_made() {
-        let names = vec!["t.0.0", "t.0.1", "t.0.2"];
+        let names = ["t.0.0", "t.0.1", "t.0.2"];
         for (engine, suffix) in [
             ("filecreate", None),
             ("dircreate", None),
