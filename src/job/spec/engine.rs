@@ -764,6 +764,25 @@ mod tests {
     }
 
     #[test]
+    fn openfiles_warns_only_where_every_file_holds_a_descriptor() {
+        for (engine, warns) in [("psync", true), ("filecreate", false), ("dirstat", false)] {
+            let resolved = run(&[
+                "--name=a",
+                "--size=4k",
+                &format!("--ioengine={engine}"),
+                "--openfiles=1",
+            ])
+            .unwrap();
+            let warned = resolved.warnings.iter().any(|w| w.contains("openfiles=1"));
+            assert_eq!(
+                warned, warns,
+                "ioengine={engine} openfiles=1: expected a descriptor warning: {warns}, saw {:?}",
+                resolved.warnings
+            );
+        }
+    }
+
+    #[test]
     fn file_operation_rows_name_their_operation() {
         for row in EngineKind::ALL {
             let expected = match row.name {
