@@ -112,7 +112,7 @@ fn run_both(engine: &str, before: Option<&str>, extra: &[&str]) -> Vec<(Counted,
     };
     for (i, dir) in dirs.into_iter().enumerate() {
         std::fs::create_dir(dir.join("d")).unwrap();
-        let run = |engine: &str| {
+        let run = |engine: &str, extra: &[&str]| {
             let args = job_args(engine, extra);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             if i == 0 {
@@ -122,9 +122,9 @@ fn run_both(engine: &str, before: Option<&str>, extra: &[&str]) -> Vec<(Counted,
             }
         };
         if let Some(first) = before {
-            run(first);
+            run(first, &[]);
         }
-        let doc = run(engine);
+        let doc = run(engine, extra);
         seen.push((counted(&doc, counted_in), listing(&dir.join("d"))));
     }
     seen
