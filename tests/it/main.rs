@@ -11,6 +11,7 @@ mod differential;
 mod engines;
 mod errors;
 mod fail_on;
+mod fio_command_line;
 mod fio_match;
 mod fio_offsets;
 mod golden;
