@@ -8,6 +8,7 @@ mod cgroup_support;
 mod cli;
 mod diagnose;
 mod differential;
+mod engine_refusals;
 mod engines;
 mod errors;
 mod fail_on;
