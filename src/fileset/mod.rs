@@ -474,6 +474,19 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                 let existing = existing_size(path)?;
                 let base_size = existing.unwrap_or(0);
                 let offset = start_of(w, base_size);
+                let device = is_block_device(path);
+                let whole = t.size.is_none() && t.filesize.is_none();
+                // fio: without size= (and on a device always) the region ends at the end
+                if let Some(end) = existing.filter(|&end| end > 0 && offset >= end) {
+                    if whole || device {
+                        return Err(TargetError::Config(format!(
+                            "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, is not before the end of {} ({end} bytes), which leaves nothing to do I/O on (fio refuses it too); lower offset= or offset_increment= (or numjobs=)",
+                            job.name,
+                            job_index + 1,
+                            path.display()
+                        )));
+                    }
+                }
                 let len = match (t.size, t.filesize, existing) {
                     // fio: a percentage of the file past the offset, whole blocks
                     (Some(SizeOrPercent::Percent(p)), _, _) => {
@@ -484,19 +497,34 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                     }
                     (Some(s), _, _) => s.resolve(base_size) / t.filenames.len() as u64,
                     (None, Some(fs), _) => fs,
-                    (None, None, Some(sz)) if sz > offset => sz - offset,
-                    _ => {
+                    // fio: no size= is the whole file or device past the offset
+                    (None, None, Some(end)) if end > 0 => end - offset,
+                    (None, None, found) => {
+                        let state = if found.is_some() {
+                            "is empty"
+                        } else {
+                            "does not exist"
+                        };
                         return Err(TargetError::Config(format!(
-                            "job '{}': {} does not exist or is empty and no size= is given (set size=, e.g. size=1g)",
+                            "job '{}': {} {state}, and without size= a job uses the whole existing file (fio refuses it too: it needs size=); set size= (e.g. size=1g) to have it laid out",
                             job.name,
                             path.display()
-                        )))
+                        )));
                     }
                 };
                 if matches!(t.size, Some(SizeOrPercent::Percent(_))) && existing.is_none() {
                     return Err(TargetError::Config(format!(
                         "job '{}': size= is a percentage but {} does not exist yet (give size= in bytes, e.g. size=1g)",
                         job.name,
+                        path.display()
+                    )));
+                }
+                // fio stops at a device's end; a job asking for more is refused
+                if device && offset + len > base_size {
+                    return Err(TargetError::Config(format!(
+                        "job '{}' (job {}, clone {w}): its region, {len} bytes from offset= + {w} x offset_increment= = {offset}, ends past the end of {}: the device holds {base_size} bytes (lower size=, offset= or offset_increment=, or leave size= out to use the rest of the device)",
+                        job.name,
+                        job_index + 1,
                         path.display()
                     )));
                 }
@@ -528,6 +556,10 @@ fn generated_name(format: &str, job_name: &str, worker: u32, file: u32) -> Strin
         .replace("$jobname", job_name)
         .replace("$jobnum", &worker.to_string())
         .replace("$filenum", &file.to_string())
+}
+
+fn is_block_device(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 /// Current size of a path: file length or block device size; None if absent.
@@ -793,6 +825,63 @@ mod tests {
         assert_eq!(
             left, 0,
             "expected no page of a dirty 4 MiB file left cached after the drop, saw {left}"
+        );
+    }
+
+    #[test]
+    fn without_size_each_clone_uses_the_rest_of_the_existing_file() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("whole");
+        std::fs::write(&path, vec![1u8; 8 << 20]).unwrap();
+        let filename = format!("--filename={}", path.display());
+        let regions = |extra: &[&str]| {
+            let mut args = vec!["--name=w", filename.as_str(), "--bs=64k"];
+            args.extend_from_slice(extra);
+            plan_job(0, &job(&args)).map(|plan| {
+                plan.iter()
+                    .map(|worker| (worker[0].1, worker[0].2))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mib = 1u64 << 20;
+        for (extra, want) in [
+            (&[][..], vec![(0, 8 * mib)]),
+            (&["--size=0"][..], vec![(0, 8 * mib)]),
+            (&["--offset=1m"][..], vec![(mib, 7 * mib)]),
+            (
+                &["--numjobs=2", "--offset_increment=4m"][..],
+                vec![(0, 8 * mib), (4 * mib, 4 * mib)],
+            ),
+        ] {
+            let seen = regions(extra).unwrap();
+            assert_eq!(
+                seen, want,
+                "expected (start, len) per clone {want:?} with {extra:?}, saw {seen:?}"
+            );
+        }
+        let past = regions(&["--numjobs=3", "--offset_increment=4m"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            past.contains("clone 2") && past.contains("is not before the end of"),
+            "expected clone 2 (starting at 8 MiB, the file's end) refused, saw: {past}"
+        );
+        let missing = format!("--filename={}", dir.path().join("absent").display());
+        let message = plan_job(0, &job(&["--name=m", &missing, "--size=0"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("does not exist") && message.contains("set size="),
+            "expected a missing file without size= refused with the fix, saw: {message}"
+        );
+        std::fs::write(dir.path().join("empty"), b"").unwrap();
+        let empty = format!("--filename={}", dir.path().join("empty").display());
+        let message = plan_job(0, &job(&["--name=e", &empty]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("is empty") && message.contains("set size="),
+            "expected an empty file without size= refused with the fix, saw: {message}"
         );
     }
 

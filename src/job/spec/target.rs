@@ -153,8 +153,14 @@ impl Layers<'_> {
             .given(opt::FILENAME)
             .map(|s| split_filenames(s.text))
             .unwrap_or_default();
-        let size = self.size_or_percent(opt::SIZE)?;
-        let filesize = self.parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?;
+        // fio: size=0 and filesize=0 are the same as not giving them (the whole
+        // existing file or device; see plan_job in fileset)
+        let size = self
+            .size_or_percent(opt::SIZE)?
+            .filter(|s| *s != SizeOrPercent::Bytes(0));
+        let filesize = self
+            .parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?
+            .filter(|&bytes| bytes != 0);
         if filenames.is_empty() && size.is_none() && filesize.is_none() {
             return Err(self.problem(
                 "no target and no amount of data: set size= or filename= (e.g. size=1g)",
@@ -391,6 +397,20 @@ mod tests {
              filename= (e.g. size=1g)"
         );
         assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
+        assert!(
+            error(&["--name=a", "--size=0"]).contains("no target and no amount of data"),
+            "expected size=0 without filename= to count as no size"
+        );
+    }
+
+    #[test]
+    fn size_0_and_filesize_0_are_not_given() {
+        let t = job(&["--size=0", "--filesize=0"]).target;
+        assert_eq!(
+            (t.size, t.filesize),
+            (None, None),
+            "expected size=0 and filesize=0 to mean the whole file, as when not given"
+        );
         assert_eq!(run(&["--bs=4k"]).unwrap_err(), JobError::NoJobs);
     }
 }
