@@ -9,6 +9,7 @@
 mod contain;
 mod guard;
 mod layout;
+mod readonly;
 
 use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
@@ -220,11 +221,19 @@ impl PathNeeds {
 
 /// Prepare every target of `jobs`: create and lay out files, open them, and
 /// assign each worker its regions. `allow_device_write` (`--allow-destructive`)
-/// lifts the guard on block devices that hold data or are in use.
+/// lifts the guard on block devices that hold data or are in use; `readonly`
+/// (fio's `--readonly`) refuses jobs that write and files that need laying out.
 ///
 /// A missing file that only `create_on_open` jobs use is neither created nor
 /// opened here: `open_on_start` does that when the job's group starts.
-pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
+pub fn prepare(
+    jobs: &[JobSpec],
+    allow_device_write: bool,
+    readonly: bool,
+) -> Result<FileSet, TargetError> {
+    if readonly {
+        readonly::refuse_writing_jobs(jobs)?;
+    }
     let mut set = FileSet::default();
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()
@@ -258,6 +267,9 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
                 },
             );
             continue;
+        }
+        if readonly && !is_block_device(path) {
+            readonly::refuse_layout(path, existing_size(path)?, need.extent)?;
         }
         let outcome = layout::ensure(
             path,
@@ -1000,7 +1012,7 @@ mod tests {
             "--rw=write",
             "--create_on_open=1",
         ]);
-        let mut set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        let mut set = prepare(std::slice::from_ref(&writer), false, false).unwrap();
         assert!(!path.exists() && set.targets.is_empty() && set.job_targets(0).is_empty());
         set.open_on_start(0, &writer).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "no layout");
@@ -1011,12 +1023,12 @@ mod tests {
         assert_eq!(set.targets.len(), 1, "opened once");
 
         // A file that exists already is prepared as without the option.
-        let set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        let set = prepare(std::slice::from_ref(&writer), false, false).unwrap();
         assert_eq!(set.job_targets(0), [0]);
 
         std::fs::remove_file(&path).unwrap();
         let reader = job(&["--name=r", &filename, "--size=1m", "--create_on_open=1"]);
-        let message = prepare(&[reader], false).unwrap_err().to_string();
+        let message = prepare(&[reader], false, false).unwrap_err().to_string();
         assert!(
             message.contains("create_on_open=1") && message.contains("read"),
             "{message}"
@@ -1029,7 +1041,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let filename = format!("--filename={}", dir.path().join("f").display());
         let spec = job(&["--name=p", &filename, "--size=4m", "--pre_read=1"]);
-        let set = prepare(std::slice::from_ref(&spec), false).unwrap();
+        let set = prepare(std::slice::from_ref(&spec), false, false).unwrap();
         let target = &set.targets[0];
         target.drop_cache().unwrap();
         let cached = || match iolens_sys::cachestat::cachestat(&*target.file, 0, 4 << 20) {
