@@ -13,6 +13,7 @@ mod errors;
 mod fail_on;
 mod fio_match;
 mod fio_offsets;
+mod fio_wholesize;
 mod golden;
 mod history;
 mod jobfiles;
