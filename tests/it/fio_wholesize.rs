@@ -85,9 +85,10 @@ fn whole_target_reads(case: &str, dir: &Path, target: &str, extra: &[&str], slic
 fn without_size_a_job_reads_the_whole_existing_file_as_fio_does() {
     let dir = scratch();
     std::fs::write(dir.path().join("f"), vec![3u8; 8 << 20]).expect("write the 8 MiB file");
-    let cases: [(&str, &[&str], &Slices); 5] = [
+    let cases: [(&str, &[&str], &Slices); 6] = [
         ("no size", &[], &[(0, 8)]),
         ("size=0", &["--size=0"], &[(0, 8)]),
+        ("io_size=0", &["--io_size=0"], &[(0, 8)]),
         ("offset=1m", &["--offset=1m"], &[(1, 7)]),
         (
             "numjobs=2 offset_increment=4m",
