@@ -8,7 +8,7 @@ use super::progress;
 use super::{EXIT_FINDING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::diagnose::repetitions;
-use crate::fileset::TargetError;
+use crate::fileset::{self, TargetError};
 use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
@@ -164,6 +164,10 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
         warnings.extend(lenient::relax(&mut layered));
     }
     let resolved = job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
+    // fio refuses them while parsing, so --parse-only does too
+    if flags.readonly {
+        fileset::refuse_writing_jobs(&resolved.jobs).map_err(|e| CmdError::usage(e.to_string()))?;
+    }
     for w in warnings.iter().chain(&resolved.warnings) {
         eprintln!("iolens: warning: {w}");
     }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
 pub use layout::has_holes;
 use layout::LayoutRequest;
+pub use readonly::refuse_writing_jobs;
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -222,7 +223,8 @@ impl PathNeeds {
 /// Prepare every target of `jobs`: create and lay out files, open them, and
 /// assign each worker its regions. `allow_device_write` (`--allow-destructive`)
 /// lifts the guard on block devices that hold data or are in use; `readonly`
-/// (fio's `--readonly`) refuses jobs that write and files that need laying out.
+/// (fio's `--readonly`, whose jobs `refuse_writing_jobs` has checked) refuses
+/// files that need laying out.
 ///
 /// A missing file that only `create_on_open` jobs use is neither created nor
 /// opened here: `open_on_start` does that when the job's group starts.
@@ -231,9 +233,6 @@ pub fn prepare(
     allow_device_write: bool,
     readonly: bool,
 ) -> Result<FileSet, TargetError> {
-    if readonly {
-        readonly::refuse_writing_jobs(jobs)?;
-    }
     let mut set = FileSet::default();
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()

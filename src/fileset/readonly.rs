@@ -1,7 +1,8 @@
 //! fio's `--readonly`: a safety net against writing the target by mistake. A job
-//! that writes or trims is refused before anything is opened (fio's rule, which
-//! holds for every engine), and so is a file that would have to be created or
-//! extended before the jobs could read it (fio refuses to lay it out).
+//! that writes or trims is refused as the jobs are loaded (fio's rule, which holds
+//! for every engine, also with --parse-only), and a file that would have to be
+//! created or extended before the jobs could read it when the files are prepared
+//! (fio refuses to lay it out).
 
 use super::TargetError;
 use crate::job::choice::Choice;

@@ -239,7 +239,7 @@ fn readonly_refuses_writes_and_trims_and_leaves_the_file_alone() {
     std::fs::write(dir.path().join("f"), data).expect("write the 1 MiB file");
     let before = fingerprint(&dir.path().join("f"));
     let job = |rw: &'static str| ["--name=r", "--filename=f", "--bs=4k", rw];
-    let cases: [(&str, Vec<&str>); 5] = [
+    let cases: [(&str, Vec<&str>); 6] = [
         (
             "randwrite, --readonly first",
             [&["--readonly"][..], &job("--rw=randwrite")].concat(),
@@ -252,6 +252,10 @@ fn readonly_refuses_writes_and_trims_and_leaves_the_file_alone() {
         (
             "trimwrite",
             [&["--readonly"][..], &job("--rw=trimwrite")].concat(),
+        ),
+        (
+            "--parse-only: refused while parsing, as in fio",
+            [&["--parse-only", "--readonly"][..], &job("--rw=write")].concat(),
         ),
         (
             "null engine",
