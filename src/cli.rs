@@ -338,6 +338,9 @@ pub struct RunFlags {
     /// Write to a block device that holds data or is in use.
     #[arg(long, visible_alias = "allow-device-write")]
     pub allow_destructive: bool,
+    /// fio's --readonly: refuse jobs that write or trim, and files that would have to be laid out.
+    #[arg(long)]
+    pub readonly: bool,
     /// How often the system is sampled during the run (default 100ms, at least 10ms).
     #[arg(long, value_name = "TIME", value_parser = parse_observe_interval)]
     pub observe_interval: Option<Duration>,

@@ -8,7 +8,7 @@ use super::progress;
 use super::{EXIT_FINDING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::diagnose::repetitions;
-use crate::fileset::TargetError;
+use crate::fileset::{self, TargetError};
 use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
@@ -179,6 +179,10 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
         warnings.extend(lenient::relax(&mut layered));
     }
     let resolved = job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
+    // fio refuses them while parsing, so --parse-only does too
+    if flags.readonly {
+        fileset::refuse_writing_jobs(&resolved.jobs).map_err(|e| CmdError::usage(e.to_string()))?;
+    }
     if flags.notes_on_stderr() {
         for w in warnings.iter().chain(&resolved.warnings) {
             eprintln!("iolens: warning: {w}");
@@ -195,6 +199,7 @@ pub struct JobSet {
     specs: Vec<job::spec::JobSpec>,
     command_line: Vec<String>,
     allow_device_write: bool,
+    readonly: bool,
     observe_interval: Duration,
     timeline: bool,
     eta: EtaMode,
@@ -215,6 +220,7 @@ impl JobSet {
             specs: loaded.specs,
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_destructive,
+            readonly: flags.readonly,
             observe_interval: flags.observe_interval.unwrap_or(DEFAULT_INTERVAL),
             timeline: flags.timeline,
             eta: flags.eta.unwrap_or_default(),
@@ -241,6 +247,7 @@ pub fn run_once(
         jobs: &jobs.specs,
         command_line: jobs.command_line.clone(),
         allow_device_write: jobs.allow_device_write,
+        readonly: jobs.readonly,
         observe_interval: jobs.observe_interval,
         on_second: jobs.timeline.then_some(print_timeline as SecondHook),
         stop,

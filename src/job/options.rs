@@ -263,7 +263,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("directory", &[], Kind::Text, None, "/mnt/test", "Directory for generated file names"),
     opt("nrfiles", &["nr_files"], Kind::Count, Some("1"), "4", "Files per job when no filename is given"),
     opt("filesize", &[], Kind::Size, None, "1g", "Size of each file (default: size / nrfiles)"),
-    opt("size", &[], Kind::SizeOrPercent, None, "1g", "Total bytes of the job's region"),
+    opt("size", &[], Kind::SizeOrPercent, None, "1g", "Total bytes of the job's region (not given or 0: all of an existing file or device past the offset)"),
     opt("offset", &["fileoffset"], Kind::SizeOrPercent, Some("0"), "1g", "Start of the region in each file"),
     opt("offset_increment", &[], Kind::SizeOrPercent, Some("0"), "1g", "Added to offset for each numjobs clone"),
     opt("io_size", &["io_limit"], Kind::SizeOrPercent, None, "10g", "Bytes to transfer (default: size)"),

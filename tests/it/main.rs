@@ -15,6 +15,7 @@ mod fail_on;
 mod fio_command_line;
 mod fio_match;
 mod fio_offsets;
+mod fio_wholesize;
 mod golden;
 mod history;
 mod jobfiles;
