@@ -10,13 +10,36 @@ use std::os::unix::fs::DirBuilderExt;
 
 /// Make what `job`'s engine expects at each of its names; nothing for other engines.
 /// An existing file is kept (grown to its region if shorter); an existing directory is
-/// used as it is. `allow_file_create=0` refuses to make either.
-pub(super) fn make_ready(job: &JobSpec, plan: &[Vec<PlannedRegion>]) -> Result<(), TargetError> {
-    let Some(existing) = job.engine.kind.def().file_op.and_then(|op| op.needs()) else {
+/// used as it is. `allow_file_create=0` refuses to make either. `--readonly` refuses the
+/// engines that create or delete, and lets a stat engine only find its names.
+pub(super) fn make_ready(
+    job: &JobSpec,
+    plan: &[Vec<PlannedRegion>],
+    readonly: bool,
+) -> Result<(), TargetError> {
+    let Some(op) = job.engine.kind.def().file_op else {
+        return Ok(());
+    };
+    if readonly && !op.stats() {
+        return Err(TargetError::Config(format!(
+            "job '{}': ioengine={} changes the filesystem ({} on each name), which --readonly forbids; use ioengine=filestat or dirstat, or drop --readonly",
+            job.name,
+            job.engine.kind.name(),
+            op.call(job.engine.stat_type)
+        )));
+    }
+    let Some(existing) = op.needs() else {
         return Ok(());
     };
     let may_create = job.files.allow_file_create;
     for (path, start, len) in plan.iter().flatten() {
+        if readonly {
+            // a missing name is refused; an existing one is used as it is
+            if !path.exists() {
+                super::readonly::refuse_layout(path, None, 0)?;
+            }
+            continue;
+        }
         match existing {
             Existing::File => {
                 let request = LayoutRequest {
@@ -60,7 +83,7 @@ mod tests {
             "--filesize=4k",
             "--nrfiles=3",
         ]);
-        let set = prepare(&[job], false).unwrap();
+        let set = prepare(&[job], false, false).unwrap();
         let name = |p: &std::path::Path| p.file_name().unwrap().to_string_lossy().into_owned();
         let paths = set.targets.iter().map(|t| name(&t.path)).collect();
         let first = &set.targets[0].file;
@@ -79,6 +102,49 @@ mod tests {
             .collect();
         on_disk.sort();
         (paths, shared, on_disk)
+    }
+
+    #[test]
+    fn readonly_refuses_creating_and_deleting_and_lets_a_stat_find_its_names() {
+        let dir = scratch_dir();
+        let job = |engine: &str| {
+            job_spec(&[
+                "--name=t",
+                &format!("--directory={}", dir.path().display()),
+                &format!("--ioengine={engine}"),
+                "--filesize=4k",
+                "--nrfiles=2",
+            ])
+        };
+        for (engine, call) in [
+            ("filecreate", "open(O_CREAT)"),
+            ("filedelete", "unlink"),
+            ("dircreate", "mkdir"),
+            ("dirdelete", "rmdir"),
+        ] {
+            let message = prepare(&[job(engine)], false, true)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                message.contains(&format!("ioengine={engine} changes the filesystem ({call}"))
+                    && message.contains("--readonly forbids"),
+                "{engine} --readonly: expected a refusal naming the engine and its call, saw: {message}"
+            );
+        }
+        let message = prepare(&[job("filestat")], false, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("t.0.0: does not exist") && message.contains("--readonly"),
+            "filestat --readonly of missing files: expected a refusal naming the file, saw: {message}"
+        );
+        prepare(&[job("filestat")], false, false).unwrap();
+        let set = prepare(&[job("filestat")], false, true);
+        assert!(
+            set.is_ok(),
+            "filestat --readonly of existing files: expected them used, saw {:?}",
+            set.err()
+        );
     }
 
     #[test]
