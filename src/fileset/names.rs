@@ -88,19 +88,19 @@ mod tests {
         let paths = set.targets.iter().map(|t| name(&t.path)).collect();
         let first = &set.targets[0].file;
         let shared = set.targets.iter().all(|t| Arc::ptr_eq(&t.file, first));
-        let mut on_disk: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                let kind = if e.file_type().unwrap().is_dir() {
-                    "/"
-                } else {
-                    ""
-                };
-                format!("{}{kind}", e.file_name().to_string_lossy())
+        // what each target's name is on disk now: a file, a directory ("/") or nothing
+        let on_disk = set
+            .targets
+            .iter()
+            .filter(|t| t.path.exists())
+            .map(|t| {
+                format!(
+                    "{}{}",
+                    name(&t.path),
+                    if t.path.is_dir() { "/" } else { "" }
+                )
             })
             .collect();
-        on_disk.sort();
         (paths, shared, on_disk)
     }
 
