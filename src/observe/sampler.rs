@@ -298,7 +298,10 @@ impl State {
         let mut next_sample = Instant::now();
         let mut next_wchan = next_sample;
         let mut next_second = next_sample + Duration::from_secs(1);
-        while !stop.load(Ordering::Relaxed) {
+        // The first pass (the first sample) runs however soon the run
+        // stops: the rules diff every counter against that sample.
+        let mut first = true;
+        while std::mem::take(&mut first) || !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
             if now >= next_sample {
                 self.sample(now, false);
@@ -644,10 +647,17 @@ mod tests {
         let read: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[0]).sum();
         assert_eq!(read, FILE_BYTES as u64);
         assert!(obs.jobs[0].intervals.iter().any(|i| i.lat_max_ns > 0));
-        assert!(obs.jobs[0]
-            .intervals
-            .iter()
-            .all(|i| (i.lat_p99_ns > 0) == (i.ios[0] > 0) && i.lat_p99_ns <= i.lat_max_ns * 9 / 8));
+        // An I/O recorded while a sample is read may have its count, bucket
+        // and max land in neighbouring intervals (see `record_io`): one I/O
+        // per interval may disagree, never more.
+        let intervals = &obs.jobs[0].intervals;
+        let max = intervals.iter().map(|i| i.lat_max_ns).max().unwrap_or(0);
+        assert!(
+            intervals
+                .iter()
+                .all(|i| (i.ios[0] < 2 || i.lat_p99_ns > 0) && i.lat_p99_ns <= max * 9 / 8),
+            "expected a p99 in every interval with I/Os, within the run's max {max}, saw {intervals:?}"
+        );
         let worker = &obs.workers[0];
         assert_ne!(worker.tid, 0);
         assert!(worker.cpu_ns > 0 && worker.wchan_samples > 0, "{worker:?}");
@@ -680,8 +690,8 @@ mod tests {
             on_second: None,
         };
         let started = Instant::now();
+        // Stopped at once: the thread may not have looked at the clock yet.
         let sampler = Sampler::start(setup, board, started).unwrap();
-        std::thread::sleep(Duration::from_millis(10));
         let obs = sampler.stop();
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(obs.t_ns.len(), 2);
