@@ -398,7 +398,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
     opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),
     opt("verify_interval", &[], Kind::Size, None, "4k", "Size of each verified block (default: the write block size)"),
-    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (0x hex or a quoted string)"),
+    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern)"),
     opt("verify_fatal", &[], Kind::Bool, Some("0"), "1", "Stop verifying at the first bad block"),
     opt("verify_dump", &[], Kind::Bool, Some("0"), "1", "Write the found and expected copies of each bad block to the current directory"),
     unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
