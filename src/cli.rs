@@ -3,6 +3,7 @@
 
 mod values;
 
+use crate::job::front::cli_args::option_text;
 use crate::model::Severity;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -79,27 +80,26 @@ pub fn order_run_words(words: &[String]) -> Vec<String> {
             jobs.extend(rest.by_ref().cloned());
             break;
         }
-        let Some(flag) = word.strip_prefix("--") else {
-            if word == "-h" {
-                flags.push(word.clone());
-            } else {
-                jobs.push(word.clone());
-            }
+        if word == "-h" {
+            flags.push(word.clone());
+            continue;
+        }
+        let Some(flag) = option_text(word) else {
+            jobs.push(word.clone());
             continue;
         };
         let (name, value) = match flag.split_once('=') {
             Some((name, _)) => (name, true),
             None => (flag, false),
         };
-        if name == "help" {
-            flags.push(word.clone());
-            continue;
-        }
-        let Some(arg) = own(name) else {
+        let arg = own(name);
+        if arg.is_none() && name != "help" {
             jobs.push(word.clone());
             continue;
-        };
-        flags.push(word.clone());
+        }
+        // Like fio, one dash works too: `-output-format=json` reaches clap as `--output-format=json`.
+        flags.push(format!("--{flag}"));
+        let Some(arg) = arg else { continue };
         if !value && arg.get_action().takes_values() && !arg.is_require_equals_set() {
             flags.extend(rest.next().cloned());
         }
@@ -338,6 +338,9 @@ pub struct RunFlags {
     /// Write to a block device that holds data or is in use.
     #[arg(long, visible_alias = "allow-device-write")]
     pub allow_destructive: bool,
+    /// fio's --readonly: refuse jobs that write or trim, and files that would have to be laid out.
+    #[arg(long)]
+    pub readonly: bool,
     /// How often the system is sampled during the run (default 100ms, at least 10ms).
     #[arg(long, value_name = "TIME", value_parser = parse_observe_interval)]
     pub observe_interval: Option<Duration>,
@@ -373,6 +376,16 @@ pub struct RunFlags {
     /// warning, or info (any finding).
     #[arg(long, value_name = "SEVERITY", value_parser = parse_fail_on)]
     pub fail_on: Option<Severity>,
+    /// fio's limit on its job count; accepted, and without effect as in fio.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_jobs: Option<u32>,
+    /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
+    /// history line), which the fio drop-in leaves out because fio would not print them.
+    #[arg(long)]
+    pub iolens_notes: bool,
+    /// Started as `fio` (set by the drop-in, not a flag).
+    #[arg(skip)]
+    pub started_as_fio: bool,
     #[command(flatten)]
     pub db: DbArgs,
     /// Do not store the run in the history.
@@ -381,6 +394,17 @@ pub struct RunFlags {
 }
 
 impl RunFlags {
+    /// Whether iolens' own notes (warnings, finding lines, the history line) go to stderr:
+    /// always for `iolens run`, only with `--iolens-notes` when started as `fio`.
+    pub fn notes_on_stderr(&self) -> bool {
+        !self.started_as_fio || self.iolens_notes
+    }
+
+    /// No line per finding on stderr: `--quiet-findings`, or iolens' notes kept off it.
+    pub fn no_finding_lines(&self) -> bool {
+        self.quiet_findings || !self.notes_on_stderr()
+    }
+
     /// The report formats: `--output-format`, else `--minimal`'s terse, else normal.
     pub fn formats(&self) -> Vec<Format> {
         match (&self.output_format, self.minimal) {
@@ -424,6 +448,34 @@ mod tests {
                 "--time_based",
             ]),
             "expected own flags (with a spaced value, an optional value, an alias) first"
+        );
+    }
+
+    #[test]
+    fn own_flags_take_one_dash_like_fio_and_max_jobs_is_accepted() {
+        let run = run_line(&[
+            "-name=x",
+            "-output-format",
+            "json",
+            "--max-jobs=16",
+            "-iodepth",
+            "4",
+            "-section=a",
+            "-",
+        ]);
+        assert_eq!(
+            (run.flags.formats(), run.flags.max_jobs, run.flags.section),
+            (vec![Format::FioJson], Some(16), vec!["a".to_string()]),
+            "expected -output-format json, --max-jobs=16 and -section=a to be read as own flags"
+        );
+        assert_eq!(
+            run.args,
+            strings(&["-name=x", "-iodepth", "4", "-"]),
+            "expected the job options and the stdin job file to stay as given"
+        );
+        assert!(
+            refusal(&["--max-jobs=0"]).contains("--max-jobs"),
+            "expected --max-jobs=0 to be refused naming the flag"
         );
     }
 

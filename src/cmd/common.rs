@@ -8,7 +8,7 @@ use super::progress;
 use super::{EXIT_FINDING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::diagnose::repetitions;
-use crate::fileset::TargetError;
+use crate::fileset::{self, TargetError};
 use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
@@ -74,6 +74,8 @@ impl fmt::Display for CmdError {
 pub struct HistoryFlags {
     pub db: Option<PathBuf>,
     pub enabled: bool,
+    /// Say on stderr where the run was saved (not when started as `fio`).
+    pub announce: bool,
 }
 
 impl Default for HistoryFlags {
@@ -81,6 +83,7 @@ impl Default for HistoryFlags {
         HistoryFlags {
             db: None,
             enabled: true,
+            announce: true,
         }
     }
 }
@@ -91,6 +94,16 @@ impl HistoryFlags {
         HistoryFlags {
             db: db.db.clone(),
             enabled: !no_history,
+            announce: true,
+        }
+    }
+
+    /// From run's flags: `--db`, `--no-history`, and silent about the history when
+    /// iolens' notes stay off stderr (started as `fio`).
+    pub fn for_run(flags: &RunFlags) -> Self {
+        HistoryFlags {
+            announce: flags.notes_on_stderr(),
+            ..Self::new(&flags.db, flags.no_history)
         }
     }
 
@@ -113,6 +126,7 @@ impl HistoryFlags {
             Ok(first)
         });
         match stored {
+            _ if !self.announce => {}
             Ok(id) => {
                 eprintln!("iolens: saved in the history as run {id} (see `iolens show {id}`)")
             }
@@ -144,7 +158,8 @@ pub struct LoadedJobs {
     pub specs: Vec<job::spec::JobSpec>,
 }
 
-/// Command-line options and job files → resolved jobs; warnings go to stderr.
+/// Command-line options and job files → resolved jobs; warnings go to stderr (when
+/// iolens' notes do: not when started as `fio`).
 pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, CmdError> {
     let lenient = flags.fio_compat == Some(FioCompat::Lenient);
     let line = job::parse_command_line(job_args).map_err(|e| CmdError::usage(e.to_string()))?;
@@ -164,8 +179,14 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
         warnings.extend(lenient::relax(&mut layered));
     }
     let resolved = job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
-    for w in warnings.iter().chain(&resolved.warnings) {
-        eprintln!("iolens: warning: {w}");
+    // fio refuses them while parsing, so --parse-only does too
+    if flags.readonly {
+        fileset::refuse_writing_jobs(&resolved.jobs).map_err(|e| CmdError::usage(e.to_string()))?;
+    }
+    if flags.notes_on_stderr() {
+        for w in warnings.iter().chain(&resolved.warnings) {
+            eprintln!("iolens: warning: {w}");
+        }
     }
     Ok(LoadedJobs {
         layered,
@@ -178,10 +199,13 @@ pub struct JobSet {
     specs: Vec<job::spec::JobSpec>,
     command_line: Vec<String>,
     allow_device_write: bool,
+    readonly: bool,
     observe_interval: Duration,
     timeline: bool,
     eta: EtaMode,
     io_timeout: Option<Duration>,
+    /// The run's warnings go to stderr (`RunFlags::notes_on_stderr`).
+    notes: bool,
 }
 
 impl JobSet {
@@ -196,10 +220,12 @@ impl JobSet {
             specs: loaded.specs,
             command_line: command_line.to_vec(),
             allow_device_write: flags.allow_destructive,
+            readonly: flags.readonly,
             observe_interval: flags.observe_interval.unwrap_or(DEFAULT_INTERVAL),
             timeline: flags.timeline,
             eta: flags.eta.unwrap_or_default(),
             io_timeout: flags.io_timeout,
+            notes: flags.notes_on_stderr(),
         })
     }
 }
@@ -221,6 +247,7 @@ pub fn run_once(
         jobs: &jobs.specs,
         command_line: jobs.command_line.clone(),
         allow_device_write: jobs.allow_device_write,
+        readonly: jobs.readonly,
         observe_interval: jobs.observe_interval,
         on_second: jobs.timeline.then_some(print_timeline as SecondHook),
         stop,
@@ -232,7 +259,7 @@ pub fn run_once(
         TargetError::Config(_) => CmdError::usage(e.to_string()),
         _ => CmdError::run_failed(e.to_string()),
     })?;
-    for w in &outcome.warnings {
+    for w in outcome.warnings.iter().filter(|_| jobs.notes) {
         eprintln!("iolens: warning: {w}");
     }
     Ok(outcome)
@@ -489,7 +516,8 @@ mod tests {
             HistoryFlags::new(&db, true),
             HistoryFlags {
                 db: Some(PathBuf::from("h.db")),
-                enabled: false
+                enabled: false,
+                announce: true,
             },
             "expected --no-history to turn recording off and --db to be kept"
         );

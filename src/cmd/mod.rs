@@ -114,7 +114,10 @@ fn fio(args: &[String]) -> Result<i32, CmdError> {
         println!("{}", shim::fio_version());
         return Ok(EXIT_OK);
     }
-    common::with_run_args(args, |run| run_line(&run, args))
+    common::with_run_args(args, |mut run| {
+        run.flags.started_as_fio = true;
+        run_line(&run, args)
+    })
 }
 
 fn history_at(db: &DbArgs) -> HistoryFlags {

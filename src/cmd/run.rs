@@ -17,7 +17,7 @@ use std::cell::RefCell;
 /// Run the jobs; `command_line` is what the user typed after `run`, for the report.
 pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
     let flags = &args.flags;
-    let history = HistoryFlags::new(&flags.db, flags.no_history);
+    let history = HistoryFlags::for_run(flags);
     let formats = flags.formats();
     let jobs = JobSet::load(flags, &args.args, command_line)?;
     let stop = stop_flag()?;
@@ -32,7 +32,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
             compare_with: flags.compare_with,
             html: flags.html.as_deref(),
             fail_on: flags.fail_on,
-            quiet_findings: flags.quiet_findings,
+            quiet_findings: flags.no_finding_lines(),
         };
         return run_repeated(&jobs, &options, &stop);
     }
@@ -53,7 +53,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         &mut destination.borrow_mut(),
         &output::render(&outcome.report, &formats),
     )?;
-    output::print_findings_summary(&outcome.report.findings, &formats, flags.quiet_findings);
+    output::print_findings_summary(&outcome.report.findings, &formats, flags.no_finding_lines());
     if let Some(path) = &flags.html {
         write_html(path, &html::render_run(&outcome.report))?;
     }

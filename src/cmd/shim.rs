@@ -18,9 +18,10 @@ pub fn invoked_as_fio(argv0: &OsStr) -> bool {
     Path::new(argv0).file_name() == Some(OsStr::new("fio"))
 }
 
-/// `fio --version` (anywhere among the words) answers like fio instead of running.
+/// `fio --version` (or fio's `-version`, anywhere among the words) answers like fio
+/// instead of running.
 pub fn asks_for_version(args: &[String]) -> bool {
-    args.iter().any(|a| a == "--version")
+    args.iter().any(|a| a == "--version" || a == "-version")
 }
 
 /// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable

@@ -95,6 +95,17 @@ pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, Tar
         )));
     }
     let current = meta.as_ref().map_or(0, |m| m.len());
+    // Long enough already: nothing to write, so the file is not opened for writing
+    // (a read-only file or filesystem serves reads, as with fio's --readonly)
+    if let Some(m) = meta.as_ref().filter(|_| current >= extent) {
+        return Ok(LayoutOutcome {
+            created: false,
+            is_block_device: false,
+            sparse: has_holes(m, extent),
+            preallocation_failed: None,
+            written: None,
+        });
+    }
     let mut preallocation_failed = None;
     let mut written = None;
     let mut file = OpenOptions::new()

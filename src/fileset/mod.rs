@@ -9,6 +9,7 @@
 mod contain;
 mod guard;
 mod layout;
+mod readonly;
 
 use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
 pub use layout::has_holes;
 use layout::LayoutRequest;
+pub use readonly::refuse_writing_jobs;
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -220,11 +222,17 @@ impl PathNeeds {
 
 /// Prepare every target of `jobs`: create and lay out files, open them, and
 /// assign each worker its regions. `allow_device_write` (`--allow-destructive`)
-/// lifts the guard on block devices that hold data or are in use.
+/// lifts the guard on block devices that hold data or are in use; `readonly`
+/// (fio's `--readonly`, whose jobs `refuse_writing_jobs` has checked) refuses
+/// files that need laying out.
 ///
 /// A missing file that only `create_on_open` jobs use is neither created nor
 /// opened here: `open_on_start` does that when the job's group starts.
-pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, TargetError> {
+pub fn prepare(
+    jobs: &[JobSpec],
+    allow_device_write: bool,
+    readonly: bool,
+) -> Result<FileSet, TargetError> {
     let mut set = FileSet::default();
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()
@@ -258,6 +266,9 @@ pub fn prepare(jobs: &[JobSpec], allow_device_write: bool) -> Result<FileSet, Ta
                 },
             );
             continue;
+        }
+        if readonly && !is_block_device(path) {
+            readonly::refuse_layout(path, existing_size(path)?, need.extent)?;
         }
         let outcome = layout::ensure(
             path,
@@ -474,6 +485,19 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                 let existing = existing_size(path)?;
                 let base_size = existing.unwrap_or(0);
                 let offset = start_of(w, base_size);
+                let device = is_block_device(path);
+                let whole = t.size.is_none() && t.filesize.is_none();
+                // fio: without size= (and on a device always) the region ends at the end
+                if let Some(end) = existing.filter(|&end| end > 0 && offset >= end) {
+                    if whole || device {
+                        return Err(TargetError::Config(format!(
+                            "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, is not before the end of {} ({end} bytes), which leaves nothing to do I/O on (fio refuses it too); lower offset= or offset_increment= (or numjobs=)",
+                            job.name,
+                            job_index + 1,
+                            path.display()
+                        )));
+                    }
+                }
                 let len = match (t.size, t.filesize, existing) {
                     // fio: a percentage of the file past the offset, whole blocks
                     (Some(SizeOrPercent::Percent(p)), _, _) => {
@@ -484,19 +508,34 @@ fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, 
                     }
                     (Some(s), _, _) => s.resolve(base_size) / t.filenames.len() as u64,
                     (None, Some(fs), _) => fs,
-                    (None, None, Some(sz)) if sz > offset => sz - offset,
-                    _ => {
+                    // fio: no size= is the whole file or device past the offset
+                    (None, None, Some(end)) if end > 0 => end - offset,
+                    (None, None, found) => {
+                        let state = if found.is_some() {
+                            "is empty"
+                        } else {
+                            "does not exist"
+                        };
                         return Err(TargetError::Config(format!(
-                            "job '{}': {} does not exist or is empty and no size= is given (set size=, e.g. size=1g)",
+                            "job '{}': {} {state}, and without size= a job uses the whole existing file (fio refuses it too: it needs size=); set size= (e.g. size=1g) to have it laid out",
                             job.name,
                             path.display()
-                        )))
+                        )));
                     }
                 };
                 if matches!(t.size, Some(SizeOrPercent::Percent(_))) && existing.is_none() {
                     return Err(TargetError::Config(format!(
                         "job '{}': size= is a percentage but {} does not exist yet (give size= in bytes, e.g. size=1g)",
                         job.name,
+                        path.display()
+                    )));
+                }
+                // fio stops at a device's end; a job asking for more is refused
+                if device && offset + len > base_size {
+                    return Err(TargetError::Config(format!(
+                        "job '{}' (job {}, clone {w}): its region, {len} bytes from offset= + {w} x offset_increment= = {offset}, ends past the end of {}: the device holds {base_size} bytes (lower size=, offset= or offset_increment=, or leave size= out to use the rest of the device)",
+                        job.name,
+                        job_index + 1,
                         path.display()
                     )));
                 }
@@ -528,6 +567,10 @@ fn generated_name(format: &str, job_name: &str, worker: u32, file: u32) -> Strin
         .replace("$jobname", job_name)
         .replace("$jobnum", &worker.to_string())
         .replace("$filenum", &file.to_string())
+}
+
+fn is_block_device(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 /// Current size of a path: file length or block device size; None if absent.
@@ -797,6 +840,63 @@ mod tests {
     }
 
     #[test]
+    fn without_size_each_clone_uses_the_rest_of_the_existing_file() {
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("whole");
+        std::fs::write(&path, vec![1u8; 8 << 20]).unwrap();
+        let filename = format!("--filename={}", path.display());
+        let regions = |extra: &[&str]| {
+            let mut args = vec!["--name=w", filename.as_str(), "--bs=64k"];
+            args.extend_from_slice(extra);
+            plan_job(0, &job(&args)).map(|plan| {
+                plan.iter()
+                    .map(|worker| (worker[0].1, worker[0].2))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mib = 1u64 << 20;
+        for (extra, want) in [
+            (&[][..], vec![(0, 8 * mib)]),
+            (&["--size=0"][..], vec![(0, 8 * mib)]),
+            (&["--offset=1m"][..], vec![(mib, 7 * mib)]),
+            (
+                &["--numjobs=2", "--offset_increment=4m"][..],
+                vec![(0, 8 * mib), (4 * mib, 4 * mib)],
+            ),
+        ] {
+            let seen = regions(extra).unwrap();
+            assert_eq!(
+                seen, want,
+                "expected (start, len) per clone {want:?} with {extra:?}, saw {seen:?}"
+            );
+        }
+        let past = regions(&["--numjobs=3", "--offset_increment=4m"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            past.contains("clone 2") && past.contains("is not before the end of"),
+            "expected clone 2 (starting at 8 MiB, the file's end) refused, saw: {past}"
+        );
+        let missing = format!("--filename={}", dir.path().join("absent").display());
+        let message = plan_job(0, &job(&["--name=m", &missing, "--size=0"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("does not exist") && message.contains("set size="),
+            "expected a missing file without size= refused with the fix, saw: {message}"
+        );
+        std::fs::write(dir.path().join("empty"), b"").unwrap();
+        let empty = format!("--filename={}", dir.path().join("empty").display());
+        let message = plan_job(0, &job(&["--name=e", &empty]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("is empty") && message.contains("set size="),
+            "expected an empty file without size= refused with the fix, saw: {message}"
+        );
+    }
+
+    #[test]
     fn filename_format_names_the_generated_files_and_lets_clones_share_them() {
         assert_eq!(
             generated_name("$jobname.$jobnum.$filenum", "j", 2, 3),
@@ -911,7 +1011,7 @@ mod tests {
             "--rw=write",
             "--create_on_open=1",
         ]);
-        let mut set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        let mut set = prepare(std::slice::from_ref(&writer), false, false).unwrap();
         assert!(!path.exists() && set.targets.is_empty() && set.job_targets(0).is_empty());
         set.open_on_start(0, &writer).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "no layout");
@@ -922,12 +1022,12 @@ mod tests {
         assert_eq!(set.targets.len(), 1, "opened once");
 
         // A file that exists already is prepared as without the option.
-        let set = prepare(std::slice::from_ref(&writer), false).unwrap();
+        let set = prepare(std::slice::from_ref(&writer), false, false).unwrap();
         assert_eq!(set.job_targets(0), [0]);
 
         std::fs::remove_file(&path).unwrap();
         let reader = job(&["--name=r", &filename, "--size=1m", "--create_on_open=1"]);
-        let message = prepare(&[reader], false).unwrap_err().to_string();
+        let message = prepare(&[reader], false, false).unwrap_err().to_string();
         assert!(
             message.contains("create_on_open=1") && message.contains("read"),
             "{message}"
@@ -940,7 +1040,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let filename = format!("--filename={}", dir.path().join("f").display());
         let spec = job(&["--name=p", &filename, "--size=4m", "--pre_read=1"]);
-        let set = prepare(std::slice::from_ref(&spec), false).unwrap();
+        let set = prepare(std::slice::from_ref(&spec), false, false).unwrap();
         let target = &set.targets[0];
         target.drop_cache().unwrap();
         let cached = || match iolens_sys::cachestat::cachestat(&*target.file, 0, 4 << 20) {

@@ -140,20 +140,45 @@ const fn unsupported(
     }
 }
 
-/// An option of an I/O engine iolens does not have.
-const fn engine_only(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    kind: Kind,
-) -> OptionDef {
-    unsupported(
-        name,
-        aliases,
-        kind,
-        None,
-        "belongs to an ioengine iolens does not have",
-        "ioengine=io_uring, libaio or psync",
-    )
+/// An option of fio's I/O engines `$engines`, which iolens does not have: the refusal
+/// names the engine, so the fix is plain.
+macro_rules! engine_only {
+    ($engines:literal, $name:literal, $aliases:expr, $kind:expr) => {
+        unsupported(
+            $name,
+            $aliases,
+            $kind,
+            None,
+            concat!(
+                "an option of ioengine=",
+                $engines,
+                ", which iolens does not have"
+            ),
+            "ioengine=io_uring, libaio or psync",
+        )
+    };
+}
+
+/// Why an external engine (a fio plugin) is refused; `concat!` needs it as a literal.
+macro_rules! plugin_reason {
+    () => {
+        " (a fio plugin, loaded with ioengine=PATH), which iolens cannot load"
+    };
+}
+
+/// An option of `$engine`, an external engine (a fio plugin built outside fio, loaded
+/// with `ioengine=PATH`), which iolens cannot load.
+macro_rules! plugin_only {
+    ($engine:literal, $name:literal, $kind:expr) => {
+        unsupported(
+            $name,
+            &[],
+            $kind,
+            None,
+            concat!("needs the external engine ", $engine, plugin_reason!()),
+            "ioengine=io_uring, libaio or psync",
+        )
+    };
 }
 
 const SECONDS: Kind = Kind::Time(TimeUnit::Seconds);
@@ -166,6 +191,15 @@ pub const BARE_TEXT_OPTIONS: &[&OptionDef] = &[
     opt::WRITE_LAT_LOG,
     opt::WRITE_HIST_LOG,
 ];
+
+/// External engines (fio plugins built outside fio) by the names their options use.
+const PLUGIN_ENGINES: &[&str] = &["spdk_bdev", "spdk"];
+
+/// Why `ioengine=PATH` (or a plugin's name) is refused, and what to use instead.
+const EXTERNAL_ENGINE: (&str, &str) = (
+    concat!("an external engine", plugin_reason!()),
+    "ioengine=io_uring, libaio or psync",
+);
 
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
 /// what to use instead.
@@ -184,6 +218,12 @@ pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
         FIO_ONLY_ENGINES,
         "this ioengine is not implemented",
         "ioengine=io_uring, libaio or psync",
+    ),
+    (
+        opt::IOENGINE,
+        PLUGIN_ENGINES,
+        EXTERNAL_ENGINE.0,
+        EXTERNAL_ENGINE.1,
     ),
     (
         opt::ZONEMODE,
@@ -207,6 +247,9 @@ pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.
 pub fn unsupported_value(option: &OptionDef, value: &str) -> Option<(&'static str, &'static str)> {
+    if option.name == opt::IOENGINE.name && value.contains('/') {
+        return Some(EXTERNAL_ENGINE);
+    }
     UNSUPPORTED_VALUES
         .iter()
         .find(|(def, values, _, _)| def.name == option.name && values.contains(&value))
@@ -220,7 +263,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("directory", &[], Kind::Text, None, "/mnt/test", "Directory for generated file names"),
     opt("nrfiles", &["nr_files"], Kind::Count, Some("1"), "4", "Files per job when no filename is given"),
     opt("filesize", &[], Kind::Size, None, "1g", "Size of each file (default: size / nrfiles)"),
-    opt("size", &[], Kind::SizeOrPercent, None, "1g", "Total bytes of the job's region"),
+    opt("size", &[], Kind::SizeOrPercent, None, "1g", "Total bytes of the job's region (not given or 0: all of an existing file or device past the offset)"),
     opt("offset", &["fileoffset"], Kind::SizeOrPercent, Some("0"), "1g", "Start of the region in each file"),
     opt("offset_increment", &[], Kind::SizeOrPercent, Some("0"), "1g", "Added to offset for each numjobs clone"),
     opt("io_size", &["io_limit"], Kind::SizeOrPercent, None, "10g", "Bytes to transfer (default: size)"),
@@ -458,73 +501,77 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("log_alternate_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch_clock_id", &[], Kind::Count, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_prio", &[], Kind::Bool, Some("0"), "I/O priorities are not logged", "the default"),
-    engine_only("volume", &[], Kind::Text),
-    engine_only("brick", &[], Kind::Text),
-    engine_only("gpu_dev_id", &[], Kind::Count),
-    engine_only("cpuload", &[], Kind::Count),
-    engine_only("cpuchunks", &[], Kind::Count),
-    engine_only("cpumode", &[], Kind::Text),
-    engine_only("namenode", &[], Kind::Text),
-    engine_only("port", &[], Kind::Count),
-    engine_only("hostname", &[], Kind::Text),
-    engine_only("serverip", &[], Kind::Text),
-    engine_only("direct_write_to_pmem", &[], Kind::Bool),
-    engine_only("busy_wait_polling", &[], Kind::Bool),
-    engine_only("interface", &[], Kind::Text),
-    engine_only("ttl", &[], Kind::Count),
-    engine_only("nodelay", &[], Kind::Bool),
-    engine_only("protocol", &["proto"], Kind::Text),
-    engine_only("listen", &[], Kind::Bool),
-    engine_only("pingpong", &[], Kind::Bool),
-    engine_only("window_size", &[], Kind::Size),
-    engine_only("mss", &[], Kind::Count),
-    engine_only("donorname", &[], Kind::Text),
-    engine_only("inplace", &[], Kind::Count),
-    engine_only("clustername", &[], Kind::Text),
-    engine_only("rbdname", &[], Kind::Text),
-    engine_only("clientname", &[], Kind::Text),
-    engine_only("conf", &[], Kind::Text),
-    engine_only("busy_poll", &[], Kind::Bool),
-    engine_only("touch_objects", &[], Kind::Bool),
-    engine_only("pool", &[], Kind::Text),
-    engine_only("cont", &[], Kind::Text),
-    engine_only("chunk_size", &[], Kind::Size),
-    engine_only("object_class", &[], Kind::Text),
-    engine_only("skip_bad", &[], Kind::Bool),
-    engine_only("hdfsdirectory", &[], Kind::Text),
-    engine_only("verb", &[], Kind::Text),
-    engine_only("bindname", &[], Kind::Text),
-    engine_only("stat_type", &[], Kind::Text),
-    engine_only("readfua", &[], Kind::Bool),
-    engine_only("writefua", &[], Kind::Bool),
-    engine_only("sg_write_mode", &[], Kind::Text),
-    engine_only("stream_id", &[], Kind::Count),
-    engine_only("http_host", &[], Kind::Text),
-    engine_only("http_user", &[], Kind::Text),
-    engine_only("http_pass", &[], Kind::Text),
-    engine_only("https", &[], Kind::Text),
-    engine_only("http_mode", &[], Kind::Text),
-    engine_only("http_s3_region", &[], Kind::Text),
-    engine_only("http_s3_key", &[], Kind::Text),
-    engine_only("http_s3_keyid", &[], Kind::Text),
-    engine_only("http_s3_sse_customer_key", &[], Kind::Text),
-    engine_only("http_s3_sse_customer_algorithm", &[], Kind::Text),
-    engine_only("http_s3_storage_class", &[], Kind::Text),
-    engine_only("http_swift_auth_token", &[], Kind::Text),
-    engine_only("http_verbose", &[], Kind::Count),
-    engine_only("uri", &[], Kind::Text),
-    engine_only("gpu_dev_ids", &[], Kind::Text),
-    engine_only("cuda_io", &[], Kind::Text),
-    engine_only("nfs_url", &[], Kind::Text),
-    engine_only("program", &[], Kind::Text),
-    engine_only("arguments", &[], Kind::Text),
-    engine_only("grace_time", &[], Kind::Count),
-    engine_only("std_redirect", &[], Kind::Bool),
-    engine_only("xnvme_async", &[], Kind::Text),
-    engine_only("xnvme_sync", &[], Kind::Text),
-    engine_only("xnvme_admin", &[], Kind::Text),
-    engine_only("xnvme_dev_nsid", &[], Kind::Count),
-    engine_only("xnvme_iovec", &[], Kind::Count),
+    engine_only!("gfapi or gfapi_async", "volume", &[], Kind::Text),
+    engine_only!("gfapi or gfapi_async", "brick", &[], Kind::Text),
+    engine_only!("rdma", "gpu_dev_id", &[], Kind::Count),
+    engine_only!("cpuio", "cpuload", &[], Kind::Count),
+    engine_only!("cpuio", "cpuchunks", &[], Kind::Count),
+    engine_only!("cpuio", "cpumode", &[], Kind::Text),
+    engine_only!("libhdfs", "namenode", &[], Kind::Text),
+    engine_only!("net, rdma or libhdfs", "port", &[], Kind::Count),
+    engine_only!("net, rdma or libhdfs", "hostname", &[], Kind::Text),
+    engine_only!("librpma_apm_* or librpma_gpspm_*", "serverip", &[], Kind::Text),
+    engine_only!("librpma_apm_* or librpma_gpspm_*", "direct_write_to_pmem", &[], Kind::Bool),
+    engine_only!("librpma_apm_* or librpma_gpspm_*", "busy_wait_polling", &[], Kind::Bool),
+    engine_only!("net or netsplice", "interface", &[], Kind::Text),
+    engine_only!("net or netsplice", "ttl", &[], Kind::Count),
+    engine_only!("net or netsplice", "nodelay", &[], Kind::Bool),
+    engine_only!("net or netsplice", "protocol", &["proto"], Kind::Text),
+    engine_only!("net or netsplice", "listen", &[], Kind::Bool),
+    engine_only!("net or netsplice", "pingpong", &[], Kind::Bool),
+    engine_only!("net or netsplice", "window_size", &[], Kind::Size),
+    engine_only!("net or netsplice", "mss", &[], Kind::Count),
+    engine_only!("e4defrag", "donorname", &[], Kind::Text),
+    engine_only!("e4defrag", "inplace", &[], Kind::Count),
+    engine_only!("rbd or rados", "clustername", &[], Kind::Text),
+    engine_only!("rbd", "rbdname", &[], Kind::Text),
+    engine_only!("rbd or rados", "clientname", &[], Kind::Text),
+    engine_only!("rados", "conf", &[], Kind::Text),
+    engine_only!("rbd or rados", "busy_poll", &[], Kind::Bool),
+    engine_only!("rados", "touch_objects", &[], Kind::Bool),
+    engine_only!("rbd, rados or dfs", "pool", &[], Kind::Text),
+    engine_only!("dfs", "cont", &[], Kind::Text),
+    engine_only!("dfs or libhdfs", "chunk_size", &[], Kind::Size),
+    engine_only!("dfs", "object_class", &[], Kind::Text),
+    engine_only!("mtd", "skip_bad", &[], Kind::Bool),
+    engine_only!("libhdfs", "hdfsdirectory", &[], Kind::Text),
+    engine_only!("rdma", "verb", &[], Kind::Text),
+    engine_only!("rdma", "bindname", &[], Kind::Text),
+    engine_only!("filestat", "stat_type", &[], Kind::Text),
+    engine_only!("sg or io_uring_cmd", "readfua", &[], Kind::Bool),
+    engine_only!("sg or io_uring_cmd", "writefua", &[], Kind::Bool),
+    engine_only!("sg", "sg_write_mode", &[], Kind::Text),
+    engine_only!("sg", "stream_id", &[], Kind::Count),
+    engine_only!("http", "http_host", &[], Kind::Text),
+    engine_only!("http", "http_user", &[], Kind::Text),
+    engine_only!("http", "http_pass", &[], Kind::Text),
+    engine_only!("http", "https", &[], Kind::Text),
+    engine_only!("http", "http_mode", &[], Kind::Text),
+    engine_only!("http", "http_s3_region", &[], Kind::Text),
+    engine_only!("http", "http_s3_key", &[], Kind::Text),
+    engine_only!("http", "http_s3_keyid", &[], Kind::Text),
+    engine_only!("http", "http_s3_sse_customer_key", &[], Kind::Text),
+    engine_only!("http", "http_s3_sse_customer_algorithm", &[], Kind::Text),
+    engine_only!("http", "http_s3_storage_class", &[], Kind::Text),
+    engine_only!("http", "http_swift_auth_token", &[], Kind::Text),
+    engine_only!("http", "http_verbose", &[], Kind::Count),
+    engine_only!("nbd", "uri", &[], Kind::Text),
+    engine_only!("libcufile", "gpu_dev_ids", &[], Kind::Text),
+    engine_only!("libcufile", "cuda_io", &[], Kind::Text),
+    engine_only!("nfs", "nfs_url", &[], Kind::Text),
+    engine_only!("exec", "program", &[], Kind::Text),
+    engine_only!("exec", "arguments", &[], Kind::Text),
+    engine_only!("exec", "grace_time", &[], Kind::Count),
+    engine_only!("exec", "std_redirect", &[], Kind::Bool),
+    engine_only!("xnvme", "xnvme_async", &[], Kind::Text),
+    engine_only!("xnvme", "xnvme_sync", &[], Kind::Text),
+    engine_only!("xnvme", "xnvme_admin", &[], Kind::Text),
+    engine_only!("xnvme", "xnvme_dev_nsid", &[], Kind::Count),
+    engine_only!("xnvme", "xnvme_iovec", &[], Kind::Count),
+    plugin_only!("spdk_bdev", "spdk_conf", Kind::Text),
+    plugin_only!("spdk_bdev", "spdk_json_conf", Kind::Text),
+    plugin_only!("spdk_bdev", "spdk_mem", Kind::Count),
+    plugin_only!("spdk_bdev", "spdk_single_seg", Kind::Bool),
 ];
 
 /// Handles to table rows for the code that reads options (`opt::BS` is the `bs` row).

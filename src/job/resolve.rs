@@ -7,6 +7,7 @@ use super::options::{opt, Kind, Status};
 use super::raw::{LayeredJob, RawJob};
 use super::spec::*;
 use crate::units::{self, KbBase};
+use std::collections::BTreeSet;
 
 /// Resolved jobs plus notes about things accepted but probably not meant.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,9 +34,12 @@ fn resolve_pairs<'a>(
         return Err(JobError::NoJobs);
     }
     let mut warnings = Vec::new();
+    let mut ignored_named = BTreeSet::new();
     let mut jobs: Vec<JobSpec> = Vec::with_capacity(pairs.len());
     for (job, global) in pairs {
-        let spec = Layers::new(job, global)?.job_spec(&mut warnings)?;
+        let layers = Layers::new(job, global)?;
+        layers.check_statuses(&mut warnings, &mut ignored_named)?;
+        let spec = layers.job_spec(&mut warnings)?;
         if let Some(waitee) = &spec.control.wait_for {
             if !jobs.iter().any(|earlier| &earlier.name == waitee) {
                 let setting = Layers::new(job, global)?
@@ -53,16 +57,27 @@ fn resolve_pairs<'a>(
 }
 
 impl Layers<'_> {
-    /// Ignored options become warnings; unsupported ones are errors unless left at their
-    /// default, which changes nothing.
-    fn check_statuses(&self, warnings: &mut Vec<String>) -> Result<(), JobError> {
+    /// Ignored options become warnings, one per option and run (`ignored_named` holds the
+    /// options already warned about: a `[global]` one is in effect in every section);
+    /// unsupported ones are errors unless left at their default, which changes nothing.
+    /// The engine comes first: with `ioengine=rbd`, that is the error, not `pool=`.
+    fn check_statuses(
+        &self,
+        warnings: &mut Vec<String>,
+        ignored_named: &mut BTreeSet<&'static str>,
+    ) -> Result<(), JobError> {
+        self.choice::<EngineKind>(opt::IOENGINE)?;
         for option in self.in_effect() {
             match option.def.status {
                 Status::Supported => {}
-                Status::Ignored(why) => warnings.push(format!(
-                    "{}: {}={}: ignored: {why}",
-                    option.source, option.def.name, option.value
-                )),
+                Status::Ignored(why) => {
+                    if ignored_named.insert(option.def.name) {
+                        warnings.push(format!(
+                            "{}: {}={}: ignored: {why}",
+                            option.source, option.def.name, option.value
+                        ));
+                    }
+                }
                 Status::Unsupported { reason, instead } => {
                     if option.def.default != Some(option.value.trim()) {
                         return Err(JobError::Unsupported {
@@ -80,7 +95,6 @@ impl Layers<'_> {
     }
 
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
-        self.check_statuses(warnings)?;
         let engine = EngineSpec::resolve(self, warnings)?;
         let queue = self.queue(&engine)?;
         let files = self.files(engine.kind)?;
@@ -307,6 +321,66 @@ pub(crate) mod tests {
             error(&["--name=t", "--size=1m", "--verify=sha512"]),
             "command line argument 3: verify=sha512: not supported by iolens: this checksum is \
              not implemented (instead: verify=crc32c, crc64, xxhash, sha256 or md5)"
+        );
+    }
+
+    #[test]
+    fn the_engine_comes_first_in_an_engine_options_refusal() {
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--pool=x", "--ioengine=rbd"]),
+            "command line argument 4: ioengine=rbd: not supported by iolens: this ioengine \
+             is not implemented (instead: ioengine=io_uring, libaio or psync)",
+            "expected the rbd job to be refused for its engine, not for pool="
+        );
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--pool=x"]),
+            "command line argument 3: pool=x: not supported by iolens: an option of \
+             ioengine=rbd, rados or dfs, which iolens does not have (instead: ioengine=io_uring, \
+             libaio or psync)",
+            "expected pool= alone to name the engines it belongs to"
+        );
+        assert_eq!(
+            error(&["--name=t", "--size=1m", "--spdk_json_conf=x"]),
+            "command line argument 3: spdk_json_conf=x: not supported by iolens: needs the \
+             external engine spdk_bdev (a fio plugin, loaded with ioengine=PATH), which iolens \
+             cannot load (instead: ioengine=io_uring, libaio or psync)",
+            "expected a plugin's option to name its external engine"
+        );
+        for engine in ["/usr/local/lib/spdk_bdev", "spdk_bdev", "spdk"] {
+            let said = error(&[
+                "--name=t",
+                "--size=1m",
+                "--spdk_json_conf=x",
+                &format!("--ioengine={engine}"),
+            ]);
+            assert!(
+                said.starts_with(&format!("command line argument 4: ioengine={engine}: "))
+                    && said.contains("an external engine (a fio plugin"),
+                "expected ioengine={engine} to be refused first, as an external engine: {said}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_ignored_option_warns_once_per_run() {
+        let resolved = run(&[
+            "--disk_util=0",
+            "--name=a",
+            "--size=1m",
+            "--name=b",
+            "--size=1m",
+            "--disk_util=1",
+        ])
+        .unwrap();
+        let about: Vec<&String> = resolved
+            .warnings
+            .iter()
+            .filter(|w| w.contains("disk_util"))
+            .collect();
+        assert_eq!(
+            about,
+            ["command line argument 1: disk_util=0: ignored: device statistics are always collected"],
+            "expected one warning for disk_util across both jobs"
         );
     }
 

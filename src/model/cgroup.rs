@@ -113,7 +113,7 @@ pub struct CgroupLimits {
     /// The period of `cpu_quota_us`, microseconds.
     pub cpu_period_us: Option<u64>,
     /// The CPUs the group may run on (`cpuset.cpus.effective`, v1
-    /// `cpuset.effective_cpus`) when fewer than the machine's.
+    /// `cpuset.effective_cpus`) when not all the machine's online CPUs.
     pub cpuset_cpus: Option<String>,
     /// The dirty-page thresholds of the group's own writeback domain at the
     /// start (cgroup v2 with a memory limit and the io controller: the

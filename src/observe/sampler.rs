@@ -2,7 +2,8 @@
 //! cache of each target, the counters of the devices behind them, memory and
 //! dirty-throttling state, pressure, system and per-worker CPU, each CPU's
 //! clock (when cpufreq is exposed), each job's
-//! I/O from the live counters, and changes of `vm.dirty_*`. While a buffered
+//! I/O from the live counters, changes of `vm.dirty_*`, and the run's cgroup
+//! (usage, limit hits, throttling, io; see cgroup/sample.rs). While a buffered
 //! writer runs it also samples the writers' kernel wait channels on a fast
 //! tick (~100 Hz) of the same thread. When a direct-I/O target's cached pages
 //! grow it looks for the other processes holding the target open (openers).
@@ -197,7 +198,11 @@ impl State {
             .map(|d| Path::new("/sys/block").join(&d.name).join("stat"))
             .collect();
         let device_names: Vec<String> = obs.devices.iter().map(|d| d.name.clone()).collect();
-        let cgroup = match cgroup::live_probe(&device_names) {
+        let cgroup_place = cgroup::live_place("self");
+        let cgroup = match cgroup_place
+            .as_ref()
+            .map(|p| cgroup::live_probe(p, &device_names))
+        {
             Some(Ok((probe, io))) => {
                 obs.cgroup_io = io;
                 Some(probe)
@@ -279,7 +284,7 @@ impl State {
             workers,
             tunables: DirtyTunables::read(Path::new(PROC_SYS_VM)),
             cgroup,
-            cgroup_place: cgroup::live_place("self"),
+            cgroup_place,
             openers,
             on_second: setup.on_second,
             second_first_sample: 0,
@@ -445,7 +450,7 @@ impl State {
         };
         let global = self.obs.memory_series.last().copied().unwrap_or_default();
         let mut sample = CgroupSample::default();
-        let all_read = probe.sample(&mut self.buf, &global, &mut sample, &mut self.obs.cgroup_io);
+        let all_read = probe.sample(&global, &mut sample, &mut self.obs.cgroup_io);
         self.obs.cgroup_series.push(sample);
         let note =
             "cgroup: some of the run's cgroup files could not be read (zeros in those samples)";

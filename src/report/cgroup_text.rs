@@ -4,7 +4,7 @@
 //! limit is set.
 
 use super::system_text::human_bytes;
-use crate::model::{CgroupRecord, CgroupSample, IoLimit, Observations, RunReport};
+use crate::model::{CgroupRecord, CgroupSample, CgroupVersion, IoLimit, Observations, RunReport};
 use std::fmt::{self, Write};
 
 /// What the group used over the run, from its first and last samples.
@@ -108,6 +108,10 @@ fn describe(record: &CgroupRecord, usage: Option<&Usage>) -> Option<String> {
             human_bytes(hard),
             human_bytes(background)
         ));
+    } else if limits.memory_max_bytes.is_some()
+        && record.place.memory.as_ref().map(|m| m.version) == Some(CgroupVersion::V1)
+    {
+        parts.push("the global dirty thresholds (v1 has no per-group ones)".into());
     }
     parts.extend(limits.io.iter().flat_map(io_limits));
     if let Some(cpus) = limits.cpu_quota_cpus() {
@@ -162,7 +166,7 @@ pub fn write_cgroup(out: &mut String, report: &RunReport) -> fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CgroupDir, CgroupLimits, CgroupPlace, CgroupVersion, WorkerCgroup};
+    use crate::model::{CgroupDir, CgroupLimits, CgroupPlace, WorkerCgroup};
 
     fn record(limits: CgroupLimits) -> CgroupRecord {
         CgroupRecord {
@@ -224,7 +228,7 @@ mod tests {
         assert_eq!(
             out,
             "  cgroup /bench (v1): memory limit 128.0 MiB (peak usage 127.9 MiB, hit the limit 4312 times), \
-             write limit 10.0 MiB/s on loop3, CPU quota 0.50 CPU (throttled 87 of 150 periods, 4.3 s)\n"
+             the global dirty thresholds (v1 has no per-group ones), write limit 10.0 MiB/s on loop3, CPU quota 0.50 CPU (throttled 87 of 150 periods, 4.3 s)\n"
         );
     }
 

@@ -46,6 +46,8 @@ pub struct RunRequest<'a> {
     pub jobs: &'a [JobSpec],
     pub command_line: Vec<String>,
     pub allow_device_write: bool,
+    /// `--readonly`: nothing may write to the targets (fio's flag).
+    pub readonly: bool,
     /// How often the sampler records the system (`--observe-interval`).
     pub observe_interval: Duration,
     /// `--timeline`: called from the sampler about once a second.
@@ -80,7 +82,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut files = fileset::prepare(req.jobs, req.allow_device_write)?;
+    let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly)?;
     iolens_sys::clock::calibrate();
     let mut warnings = files.warnings.clone();
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));

@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// [read, write] × [io_bytes, total_ios] of one entry.
-type Counts = [[u64; 2]; 2];
+pub type Counts = [[u64; 2]; 2];
 
 /// Runs fio with `args` in `dir`; None (and a printed reason) without fio.
 pub fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
@@ -53,7 +53,7 @@ pub fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
 
 /// Per entry: name, groupid and [read, write] × [io_bytes, total_ios]; fio's
 /// entries that stand for no job (groupid -1, see README) are left out.
-fn entries(doc: &Value) -> Vec<(String, u64, Counts)> {
+pub fn entries(doc: &Value) -> Vec<(String, u64, Counts)> {
     let jobs = doc["jobs"].as_array().expect("a jobs array");
     jobs.iter()
         .filter(|j| j["groupid"] != u32::MAX)

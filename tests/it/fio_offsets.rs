@@ -10,15 +10,15 @@ use serde_json::Value;
 use std::path::Path;
 
 /// (offset KiB, length KiB) of each I/O, in issue order.
-type Ios = Vec<(u64, u64)>;
+pub type Ios = Vec<(u64, u64)>;
 
 /// [read, write] io_bytes of the first job entry.
 fn io_bytes(doc: &Value) -> [u64; 2] {
     ["read", "write"].map(|d| doc["jobs"][0][d]["io_bytes"].as_u64().unwrap_or(0))
 }
 
-/// The I/Os in an iolens per-I/O log (`time, value, ddir, bs, offset, prio`).
-fn iolens_log(path: &Path) -> Ios {
+/// The I/Os in a per-I/O log of iolens or fio (`time, value, ddir, bs, offset, prio`).
+pub fn per_io_log(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected iolens to write {}: {e}", path.display()));
     text.lines()
@@ -72,7 +72,7 @@ fn offsets_match(
         code, 0,
         "{case}: expected iolens to succeed, saw exit {code}: {doc}"
     );
-    let issued = iolens_log(&dir.path().join("io_clat.1.log"));
+    let issued = per_io_log(&dir.path().join("io_clat.1.log"));
     assert_eq!(
         &issued, expected,
         "{case}: expected iolens to issue these (offset KiB, length KiB), saw the left ones"

@@ -291,6 +291,10 @@ fn mask_json(value: &mut Value) {
                     *child = Value::String("<masked>".into());
                 } else if SHAPE_ONLY_KEYS.contains(&key.as_str()) {
                     *child = shape(child);
+                } else if key.ends_with("_samples") && child.is_object() {
+                    // Per-interval bandwidth/IOPS samples: how many intervals a
+                    // run lasted is the machine's doing, even their count.
+                    mask_all_numbers(child);
                 } else if child.is_number() {
                     if !COUNT_KEYS.contains(&key.as_str()) {
                         *child = Value::String("#".into());
@@ -312,6 +316,15 @@ fn mask_json(value: &mut Value) {
                 }
             }
         }
+        _ => {}
+    }
+}
+
+fn mask_all_numbers(value: &mut Value) {
+    match value {
+        Value::Number(_) => *value = Value::String("#".into()),
+        Value::Object(map) => map.values_mut().for_each(mask_all_numbers),
+        Value::Array(items) => items.iter_mut().for_each(mask_all_numbers),
         _ => {}
     }
 }

@@ -168,6 +168,10 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
     "guasi",
     "binject",
     "cpp_null",
+    "librpma_apm_client",
+    "librpma_apm_server",
+    "librpma_gpspm_client",
+    "librpma_gpspm_server",
 ];
 
 /// An engine's own option: a boolean row of the option table that only some engines honour.

@@ -153,8 +153,12 @@ impl Layers<'_> {
             .given(opt::FILENAME)
             .map(|s| split_filenames(s.text))
             .unwrap_or_default();
-        let size = self.size_or_percent(opt::SIZE)?;
-        let filesize = self.parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?;
+        // fio: size=0, filesize=0 and io_size=0 are the same as not giving them (the
+        // whole existing file or device; see plan_job in fileset)
+        let size = self.size_or_percent(opt::SIZE)?.filter(given);
+        let filesize = self
+            .parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?
+            .filter(|&bytes| bytes != 0);
         if filenames.is_empty() && size.is_none() && filesize.is_none() {
             return Err(self.problem(
                 "no target and no amount of data: set size= or filename= (e.g. size=1g)",
@@ -177,7 +181,7 @@ impl Layers<'_> {
             offset_increment: self
                 .size_or_percent(opt::OFFSET_INCREMENT)?
                 .unwrap_or(SizeOrPercent::Bytes(0)),
-            io_size: self.size_or_percent(opt::IO_SIZE)?,
+            io_size: self.size_or_percent(opt::IO_SIZE)?.filter(given),
             number_ios: self.count(opt::NUMBER_IOS)?,
             loops: self.count_u32(opt::LOOPS, 1)?,
             allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
@@ -243,6 +247,11 @@ impl Layers<'_> {
             (None, None) => self.bool(opt::DIRECT),
         }
     }
+}
+
+/// Not `0`, which fio takes for "not given".
+fn given(size: &SizeOrPercent) -> bool {
+    *size != SizeOrPercent::Bytes(0)
 }
 
 /// `a:b:c` with `\:` for a colon inside a name.
@@ -391,6 +400,20 @@ mod tests {
              filename= (e.g. size=1g)"
         );
         assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
+        assert!(
+            error(&["--name=a", "--size=0"]).contains("no target and no amount of data"),
+            "expected size=0 without filename= to count as no size"
+        );
+    }
+
+    #[test]
+    fn zero_sizes_are_not_given() {
+        let t = job(&["--size=0", "--filesize=0", "--io_size=0"]).target;
+        assert_eq!(
+            (t.size, t.filesize, t.io_size),
+            (None, None, None),
+            "expected size=0, filesize=0 and io_size=0 to mean the whole file, as when not given"
+        );
         assert_eq!(run(&["--bs=4k"]).unwrap_err(), JobError::NoJobs);
     }
 }

@@ -2,7 +2,8 @@
 //! ancestor up to its hierarchy's mount point, the tightest kept (a limit
 //! on a parent caps its children too). v1: `memory.limit_in_bytes`,
 //! `memory.memsw.limit_in_bytes`, `blkio.throttle.*_device`,
-//! `cpu.cfs_quota_us`/`cfs_period_us`, `cpuset.effective_cpus`; v2:
+//! `cpu.cfs_quota_us`/`cfs_period_us`, `cpuset.effective_cpus` (kept when
+//! fewer than the machine's online CPUs); v2:
 //! `memory.max`/`high`/`swap.max`, `io.max`, `cpu.max`, `cpuset.cpus.effective`.
 
 use crate::model::{CgroupDir, CgroupLimits, CgroupPlace, CgroupVersion, IoLimit};
@@ -182,7 +183,8 @@ pub fn read(place: &CgroupPlace, root: &Path, devices: &[String]) -> CgroupLimit
             CgroupVersion::V2 => "cpuset.cpus.effective",
         };
         let own = read_file(Path::new(&cpuset.dir), file).map(|t| t.trim().to_string());
-        let all = read_file(Path::new(&cpuset.mount_point), file).map(|t| t.trim().to_string());
+        let all =
+            read_file(&root.join("sys/devices/system/cpu"), "online").map(|t| t.trim().to_string());
         limits.cpuset_cpus = own.filter(|own| !own.is_empty() && Some(own) != all.as_ref());
     }
     limits
@@ -316,7 +318,11 @@ mod tests {
             (Some(50000), Some(100000))
         );
         assert_eq!(limits.cpu_quota_cpus(), Some(0.5));
-        assert_eq!(limits.cpuset_cpus.as_deref(), Some("0-1"));
+        assert_eq!(
+            limits.cpuset_cpus.as_deref(),
+            Some("0-1"),
+            "expected 2 of the 4 online CPUs, also when the whole mounted tree has only those"
+        );
         assert_eq!(
             limits.dirty_threshold_bytes, None,
             "v1 has no per-group dirty limits"

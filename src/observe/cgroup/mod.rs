@@ -198,7 +198,7 @@ pub fn record(place: CgroupPlace, root: &Path, devices: &[String]) -> CgroupReco
         meminfo::parse_into(&buf, &mut global);
     }
     let mut now = CgroupSample::default();
-    probe.sample(&mut buf, &global, &mut now, &mut io);
+    probe.sample(&global, &mut now, &mut io);
     if now.dirty_threshold_bytes > 0 {
         limits.dirty_threshold_bytes = Some(now.dirty_threshold_bytes);
         limits.dirty_background_threshold_bytes = Some(now.dirty_background_threshold_bytes);
@@ -216,21 +216,20 @@ pub fn capture(devices: &[String]) -> Option<CgroupRecord> {
     Some(record(live_place("self")?, Path::new("/"), devices))
 }
 
-/// The sampler's probe of this process's group on the live system and its
-/// io series; Err with a note when the group's files cannot be read, None
-/// when no cgroup filesystem is mounted.
+/// The sampler's probe of `place` on the live system and its io series;
+/// Err with a note when none of the group's files can be read.
 pub fn live_probe(
+    place: &CgroupPlace,
     devices: &[String],
-) -> Option<Result<(CgroupProbe, Vec<CgroupIoSeries>), String>> {
-    let place = live_place("self")?;
-    let (_, probe, io) = self::probe(&place, Path::new("/"), devices);
+) -> Result<(CgroupProbe, Vec<CgroupIoSeries>), String> {
+    let (_, probe, io) = self::probe(place, Path::new("/"), devices);
     if probe.is_empty() {
         let path = place.main().map_or("/", |g| g.path.as_str());
-        return Some(Err(format!(
+        return Err(format!(
             "cgroup {path}: none of its memory, CPU or io files can be read"
-        )));
+        ));
     }
-    Some(Ok((probe, io)))
+    Ok((probe, io))
 }
 
 /// The group of thread `tid` of process `pid` when it is not `run`'s

@@ -1,14 +1,17 @@
 //! What the run's group uses, once per sample: memory (usage, page cache,
 //! dirty and writeback pages, limit hits, reclaim, pressure), CPU
 //! throttling and the io controller's counters on the targets' devices.
-//! `CgroupProbe` finds the files once; each sample reads only those that
-//! exist, into the sampler's reused buffer.
+//! `CgroupProbe` opens the files once; each sample re-reads those that
+//! exist from their start (pread) into one reused buffer: opening a file is
+//! most of what reading a small kernel file costs.
 
 use crate::model::{
     CgroupIoCounters, CgroupIoSeries, CgroupPlace, CgroupSample, CgroupVersion, MemorySample,
 };
-use crate::observe::{pressure, read_into};
-use std::path::{Path, PathBuf};
+use crate::observe::pressure;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 /// v1 `memory.stat` names its hierarchical totals with this prefix.
 const V1_TOTAL: &str = "total_";
@@ -192,21 +195,22 @@ pub fn group_dirty_thresholds(
     (hard, background)
 }
 
-/// The files of the run's group, found once.
+/// The files of the run's group, opened once.
 pub struct CgroupProbe {
     memory_version: CgroupVersion,
-    usage: Option<PathBuf>,
-    stat: Option<PathBuf>,
+    usage: Option<File>,
+    stat: Option<File>,
     /// v2 `memory.events`.
-    events: Option<PathBuf>,
+    events: Option<File>,
     /// v1 `memory.failcnt` and `memory.oom_control`.
-    failcnt: Option<PathBuf>,
-    oom_control: Option<PathBuf>,
-    pressure: Option<PathBuf>,
-    cpu_stat: Option<PathBuf>,
-    /// v2 `io.stat`, or v1 (service bytes, serviced).
-    io_stat: Option<PathBuf>,
-    blkio: Option<(PathBuf, PathBuf)>,
+    failcnt: Option<File>,
+    oom_control: Option<File>,
+    pressure: Option<File>,
+    cpu_stat: Option<File>,
+    /// v2 `io.stat`; v1 `blkio.throttle.io_service_bytes` and `io_serviced`.
+    io_stat: Option<File>,
+    blkio_bytes: Option<File>,
+    blkio_ios: Option<File>,
     /// "maj:min" of each device in `Observations::cgroup_io`.
     devices: Vec<String>,
     /// The tightest memory.max/high when the group is its own writeback
@@ -215,17 +219,34 @@ pub struct CgroupProbe {
     share: DirtyShare,
     /// The io counters of the current sample, reused.
     io: Vec<CgroupIoCounters>,
+    /// Every file is read into this (see `read_whole`).
+    bytes: Vec<u8>,
 }
 
-fn existing(dir: &Path, file: &str) -> Option<PathBuf> {
-    let path = dir.join(file);
-    path.exists().then_some(path)
+fn open(dir: &Path, file: &str) -> Option<File> {
+    File::open(dir.join(file)).ok()
+}
+
+/// The whole of `file`, read from its start with one pread into `scratch`
+/// (its length is its size; doubled while a read fills it); None when the
+/// read fails (the group was removed) or the text is not UTF-8. A cgroup
+/// file is one record, produced whole by each read from offset 0.
+fn read_whole<'a>(file: &File, scratch: &'a mut Vec<u8>) -> Option<&'a str> {
+    loop {
+        let n = file.read_at(scratch, 0).ok()?;
+        if n < scratch.len() {
+            return std::str::from_utf8(&scratch[..n]).ok();
+        }
+        let bigger = scratch.len() * 2;
+        scratch.resize(bigger, 0);
+    }
 }
 
 impl CgroupProbe {
     /// The probe of `place` with the limits found for it; `devices` are
-    /// (kernel name, "maj:min") of the devices behind the targets. The io
-    /// series it will fill are returned beside it, one per device.
+    /// (kernel name, "maj:min") of the devices behind the targets; `root`
+    /// the filesystem root (for `vm.dirty_*`). The io series it will fill
+    /// are returned beside it, one per device.
     pub fn new(
         place: &CgroupPlace,
         limits: &crate::model::CgroupLimits,
@@ -233,34 +254,16 @@ impl CgroupProbe {
         root: &Path,
     ) -> (CgroupProbe, Vec<CgroupIoSeries>) {
         let memory = place.memory.as_ref();
-        let memory_dir = memory.map(|m| PathBuf::from(&m.dir));
         let memory_version = memory.map_or(CgroupVersion::V2, |m| m.version);
-        let in_memory = |v1: &str, v2: &str| {
-            let dir = memory_dir.as_deref()?;
-            existing(
-                dir,
-                if memory_version == CgroupVersion::V1 {
-                    v1
-                } else {
-                    v2
-                },
-            )
-        };
-        let v1_memory = |file: &str| {
-            (memory_version == CgroupVersion::V1)
-                .then(|| memory_dir.as_deref().and_then(|d| existing(d, file)))
-                .flatten()
+        let in_memory = |version: CgroupVersion, file: &str| {
+            memory
+                .filter(|m| m.version == version)
+                .and_then(|m| open(Path::new(&m.dir), file))
         };
         let io = place.io.as_ref();
-        let io_dir = io.map(|g| PathBuf::from(&g.dir));
-        let (io_stat, blkio) = match (io.map(|g| g.version), io_dir.as_deref()) {
-            (Some(CgroupVersion::V2), Some(dir)) => (existing(dir, "io.stat"), None),
-            (Some(CgroupVersion::V1), Some(dir)) => (
-                None,
-                existing(dir, "blkio.throttle.io_service_bytes")
-                    .zip(existing(dir, "blkio.throttle.io_serviced")),
-            ),
-            _ => (None, None),
+        let in_io = |version: CgroupVersion, file: &str| {
+            io.filter(|g| g.version == version)
+                .and_then(|g| open(Path::new(&g.dir), file))
         };
         let writeback_domain = memory_version == CgroupVersion::V2
             && memory.is_some()
@@ -271,32 +274,29 @@ impl CgroupProbe {
             .min();
         let probe = CgroupProbe {
             memory_version,
-            usage: in_memory("memory.usage_in_bytes", "memory.current"),
-            stat: in_memory("memory.stat", "memory.stat"),
-            events: (memory_version == CgroupVersion::V2)
-                .then(|| {
-                    memory_dir
-                        .as_deref()
-                        .and_then(|d| existing(d, "memory.events"))
-                })
-                .flatten(),
-            failcnt: v1_memory("memory.failcnt"),
-            oom_control: v1_memory("memory.oom_control"),
+            usage: in_memory(CgroupVersion::V1, "memory.usage_in_bytes")
+                .or_else(|| in_memory(CgroupVersion::V2, "memory.current")),
+            stat: memory.and_then(|m| open(Path::new(&m.dir), "memory.stat")),
+            events: in_memory(CgroupVersion::V2, "memory.events"),
+            failcnt: in_memory(CgroupVersion::V1, "memory.failcnt"),
+            oom_control: in_memory(CgroupVersion::V1, "memory.oom_control"),
             pressure: place
                 .unified
                 .as_ref()
                 .filter(|u| u.path != "/")
-                .and_then(|u| existing(Path::new(&u.dir), "memory.pressure")),
+                .and_then(|u| open(Path::new(&u.dir), "memory.pressure")),
             cpu_stat: place
                 .cpu
                 .as_ref()
-                .and_then(|g| existing(Path::new(&g.dir), "cpu.stat")),
-            io_stat,
-            blkio,
+                .and_then(|g| open(Path::new(&g.dir), "cpu.stat")),
+            io_stat: in_io(CgroupVersion::V2, "io.stat"),
+            blkio_bytes: in_io(CgroupVersion::V1, "blkio.throttle.io_service_bytes"),
+            blkio_ios: in_io(CgroupVersion::V1, "blkio.throttle.io_serviced"),
             devices: devices.iter().map(|(_, dev)| dev.clone()).collect(),
             dirty_ceiling: ceiling.filter(|_| writeback_domain),
             share: DirtyShare::read(root),
             io: vec![CgroupIoCounters::default(); devices.len()],
+            bytes: vec![0; 16 << 10],
         };
         let series = devices
             .iter()
@@ -309,75 +309,69 @@ impl CgroupProbe {
         (probe, series)
     }
 
-    /// Whether any of the group's files is there to read.
+    /// Whether none of the group's files could be opened.
     pub fn is_empty(&self) -> bool {
         [
             &self.usage,
             &self.stat,
             &self.events,
             &self.failcnt,
+            &self.oom_control,
             &self.pressure,
             &self.cpu_stat,
             &self.io_stat,
+            &self.blkio_bytes,
+            &self.blkio_ios,
         ]
         .iter()
-        .all(|p| p.is_none())
-            && self.blkio.is_none()
+        .all(|f| f.is_none())
     }
 
-    /// One sample into `sample`, the io counters into `io` (one series per
-    /// device, pushed); `global` is the machine's memory at the same moment.
-    /// False when a file that was there could not be read.
+    /// One sample into `sample`, the io counters pushed onto `io` (one
+    /// series per device); `global` is the machine's memory at the same
+    /// moment. False when a file that was open could not be read.
     pub fn sample(
         &mut self,
-        buf: &mut String,
         global: &MemorySample,
         sample: &mut CgroupSample,
         io: &mut [CgroupIoSeries],
     ) -> bool {
         let mut all_read = true;
-        let mut read = |path: Option<&Path>, buf: &mut String| match path {
-            Some(p) => {
-                let ok = read_into(p, buf);
-                all_read &= ok;
-                ok
-            }
-            None => false,
-        };
-        if read(self.usage.as_deref(), buf) {
-            sample.memory_usage_bytes = buf.trim().parse().unwrap_or(0);
-        }
-        if read(self.stat.as_deref(), buf) {
-            parse_memory_stat(buf, self.memory_version, sample);
-        }
-        if read(self.events.as_deref(), buf) {
-            parse_memory_events(buf, sample);
-        }
-        if read(self.failcnt.as_deref(), buf) {
-            sample.memory_max_events = buf.trim().parse().unwrap_or(0);
-        }
-        if read(self.oom_control.as_deref(), buf) {
-            sample.oom_kills = keyed(buf, "oom_kill").unwrap_or(0);
-        }
-        if read(self.pressure.as_deref(), buf) {
-            (sample.memory_some_us, sample.memory_full_us) =
-                pressure::parse_totals(buf).unwrap_or_default();
-        }
-        if read(self.cpu_stat.as_deref(), buf) {
-            parse_cpu_stat(buf, sample);
-        }
-        self.io.fill(CgroupIoCounters::default());
-        if read(self.io_stat.as_deref(), buf) {
-            parse_io_stat(buf, &self.devices, &mut self.io);
-        }
-        if let Some((bytes, ios)) = &self.blkio {
-            for (path, ios) in [(bytes, false), (ios, true)] {
-                if read(Some(path), buf) {
-                    parse_blkio(buf, &self.devices, ios, &mut self.io);
+        let bytes = &mut self.bytes;
+        let mut read = |file: &Option<File>, parse: &mut dyn FnMut(&str)| {
+            if let Some(file) = file {
+                match read_whole(file, bytes) {
+                    Some(text) => parse(text),
+                    None => all_read = false,
                 }
             }
-        }
-        for (series, counters) in io.iter_mut().zip(&self.io) {
+        };
+        let number = |text: &str| text.trim().parse().unwrap_or(0);
+        read(&self.usage, &mut |t| sample.memory_usage_bytes = number(t));
+        read(&self.stat, &mut |t| {
+            parse_memory_stat(t, self.memory_version, sample)
+        });
+        read(&self.events, &mut |t| parse_memory_events(t, sample));
+        read(&self.failcnt, &mut |t| sample.memory_max_events = number(t));
+        read(&self.oom_control, &mut |t| {
+            sample.oom_kills = keyed(t, "oom_kill").unwrap_or(0)
+        });
+        read(&self.pressure, &mut |t| {
+            (sample.memory_some_us, sample.memory_full_us) =
+                pressure::parse_totals(t).unwrap_or_default()
+        });
+        read(&self.cpu_stat, &mut |t| parse_cpu_stat(t, sample));
+        let counters = &mut self.io;
+        counters.fill(CgroupIoCounters::default());
+        let devices = &self.devices;
+        read(&self.io_stat, &mut |t| parse_io_stat(t, devices, counters));
+        read(&self.blkio_bytes, &mut |t| {
+            parse_blkio(t, devices, false, counters)
+        });
+        read(&self.blkio_ios, &mut |t| {
+            parse_blkio(t, devices, true, counters)
+        });
+        for (series, counters) in io.iter_mut().zip(counters.iter()) {
             series.counter_series.push(*counters);
         }
         if let Some(ceiling) = self.dirty_ceiling {
@@ -395,6 +389,47 @@ mod tests {
     use super::*;
     use crate::observe::cgroup::tests::fixture;
     use crate::observe::cgroup::{limits, place_of};
+
+    #[test]
+    fn a_file_larger_than_the_scratch_buffer_is_read_whole() {
+        let dir = crate::testutil::scratch_dir();
+        let text = "x".repeat(100) + "\n";
+        let path = dir.path().join("memory.stat");
+        std::fs::write(&path, &text).unwrap();
+        let file = File::open(&path).unwrap();
+        let mut scratch = vec![0; 16];
+        assert_eq!(read_whole(&file, &mut scratch), Some(text.as_str()));
+        assert_eq!(
+            read_whole(&file, &mut scratch),
+            Some(text.as_str()),
+            "expected the same text read again"
+        );
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_reported_and_the_rest_still_read() {
+        let dir = crate::testutil::scratch_dir();
+        std::fs::write(dir.path().join("memory.current"), "4096\n").unwrap();
+        std::fs::create_dir(dir.path().join("memory.stat")).unwrap();
+        let group = crate::model::CgroupDir {
+            dir: dir.path().display().to_string(),
+            mount_point: dir.path().display().to_string(),
+            ..Default::default()
+        };
+        let place = CgroupPlace {
+            memory: Some(group),
+            ..Default::default()
+        };
+        let limits = crate::model::CgroupLimits::default();
+        let (mut probe, mut io) = CgroupProbe::new(&place, &limits, &[], dir.path());
+        let mut s = CgroupSample::default();
+        let all = probe.sample(&MemorySample::default(), &mut s, &mut io);
+        assert!(!all, "expected the unreadable memory.stat reported");
+        assert_eq!(
+            s.memory_usage_bytes, 4096,
+            "expected memory.current read all the same"
+        );
+    }
 
     #[test]
     fn reads_memory_stat_of_v2() {
@@ -538,12 +573,7 @@ mod tests {
     fn samples_the_v1_fixture_tree() {
         let (mut probe, mut io) = probe_of("v1");
         let mut s = CgroupSample::default();
-        let all = probe.sample(
-            &mut String::new(),
-            &MemorySample::default(),
-            &mut s,
-            &mut io,
-        );
+        let all = probe.sample(&MemorySample::default(), &mut s, &mut io);
         assert!(all, "expected every file found to be read");
         assert_eq!(s.memory_usage_bytes, 134115328);
         assert_eq!(
@@ -576,7 +606,7 @@ mod tests {
             cached_bytes: 1 << 30,
             ..Default::default()
         };
-        assert!(probe.sample(&mut String::new(), &global, &mut s, &mut io));
+        assert!(probe.sample(&global, &mut s, &mut io));
         assert_eq!(s.memory_usage_bytes, 199229440);
         assert_eq!(
             (s.file_bytes, s.dirty_bytes, s.writeback_bytes),
