@@ -2,7 +2,7 @@
 //! setup builder, and one write-then-read-back check every engine passes.
 
 use super::{Completion, Engine, EngineSetup, IoRequest, Queued};
-use crate::job::spec::{Ddir, EngineKind, EngineSpec, IoUringOptions, Pvsync2Options};
+use crate::job::spec::{Ddir, EngineKind, EngineSpec, IoUringOptions, Pvsync2Options, StatType};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::Arc;
@@ -22,6 +22,7 @@ pub fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
         batch_complete_max: iodepth,
         io_uring: IoUringOptions::default(),
         pvsync2: Pvsync2Options::default(),
+        stat_type: StatType::default(),
     }
 }
 
@@ -34,6 +35,7 @@ pub fn setup<'a>(
     EngineSetup {
         spec,
         files,
+        paths: &[],
         file_sizes: sizes,
         slots,
         slot_size: BS as usize,

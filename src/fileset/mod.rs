@@ -9,6 +9,7 @@
 mod contain;
 mod guard;
 mod layout;
+mod names;
 mod readonly;
 
 use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
@@ -73,10 +74,16 @@ pub struct OpenMode {
     pub write: bool,
     pub direct: bool,
     pub sync: SyncMode,
+    /// A file operation engine's target: only its name is used, and the descriptor
+    /// is a placeholder (`/dev/null`), since the name may not exist yet.
+    pub names_only: bool,
 }
 
 /// Open `path` for I/O the way `mode` says (always readable).
 pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
+    if mode.names_only {
+        return File::open(DISKLESS_TARGET);
+    }
     let mut flags = 0;
     if mode.direct {
         flags |= fd::open_flags::DIRECT;
@@ -139,6 +146,8 @@ pub struct FileSet {
     opened: HashMap<OpenKey, usize>,
     /// What the run needs of each path, and whether the run created it.
     paths: HashMap<PathBuf, PathState>,
+    /// The one placeholder descriptor every name of a file operation engine shares.
+    placeholder: Option<Arc<File>>,
     /// Per job: its regions, while a file of it is still to be created when its
     /// group starts (`create_on_open`); its `workers` entry is empty until then.
     pending: Vec<Option<Vec<Vec<PlannedRegion>>>>,
@@ -158,6 +167,7 @@ struct OpenKey {
     sync: SyncMode,
     /// `sync` engine workers seek on their descriptor, so each gets its own.
     private_to: Option<(usize, u32)>,
+    names_only: bool,
 }
 
 /// What jobs with the null engine "open": they move no data and touch no file.
@@ -305,6 +315,9 @@ pub fn prepare(
         );
     }
 
+    for (job, plan) in jobs.iter().zip(&plans) {
+        names::make_ready(job, plan, readonly)?;
+    }
     set.diskless = jobs.iter().map(is_diskless).collect();
     for (j, (job, plan)) in jobs.iter().zip(plans).enumerate() {
         let later = plan
@@ -384,12 +397,13 @@ impl FileSet {
         let diskless = is_diskless(job);
         // An engine that reads and writes at the file position needs a descriptor per worker.
         let own_descriptor = job.engine.kind.def().uses_file_position;
+        let names_only = job.engine.kind.def().file_op.is_some();
         let mut job_workers = Vec::new();
         for (w, worker) in plan.iter().enumerate() {
             let mut files = Vec::new();
             for (path, start, len) in worker {
                 // The null engine does no I/O: its workers share one harmless descriptor.
-                let path = if diskless {
+                let path = if diskless && !names_only {
                     Path::new(DISKLESS_TARGET)
                 } else {
                     path.as_path()
@@ -403,6 +417,7 @@ impl FileSet {
                         job.io.sync
                     },
                     private_to: own_descriptor.then_some((j, w as u32)),
+                    names_only,
                 };
                 let target = match self.opened.get(&key) {
                     Some(&t) => t,
@@ -410,8 +425,12 @@ impl FileSet {
                         let state = self.paths.get(path);
                         let needs_write = state.is_some_and(|s| s.needs.writes);
                         let was_created = state.is_some_and(|s| s.created);
-                        self.targets
-                            .push(open_target(&key, needs_write, was_created)?);
+                        let target = if names_only {
+                            self.name_target(&key.path)?
+                        } else {
+                            open_target(&key, needs_write, was_created)?
+                        };
+                        self.targets.push(target);
                         self.opened.insert(key, self.targets.len() - 1);
                         self.targets.len() - 1
                     }
@@ -426,6 +445,36 @@ impl FileSet {
         }
         check_alignment(job, &self.targets, &job_workers)?;
         Ok(job_workers)
+    }
+}
+
+impl FileSet {
+    /// A file operation engine's name: a target that shares the placeholder descriptor,
+    /// so a job with tens of thousands of names holds one descriptor, not one per name.
+    fn name_target(&mut self, path: &Path) -> Result<Target, TargetError> {
+        let file = match &self.placeholder {
+            Some(file) => file.clone(),
+            None => {
+                let file = File::open(DISKLESS_TARGET)
+                    .map_err(|e| TargetError::io(Path::new(DISKLESS_TARGET), "open", e))?;
+                self.placeholder.insert(Arc::new(file)).clone()
+            }
+        };
+        Ok(Target {
+            path: path.to_path_buf(),
+            file,
+            size: 0,
+            is_block_device: false,
+            dio_offset_align: 1,
+            dio_mem_align: 1,
+            created: false,
+            open_mode: OpenMode {
+                write: false,
+                direct: false,
+                sync: SyncMode::None,
+                names_only: true,
+            },
+        })
     }
 }
 
@@ -594,6 +643,7 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
         write,
         direct: key.direct,
         sync: key.sync,
+        names_only: key.names_only,
     };
     let file = open_file(path, open_mode).map_err(|e| {
             if key.direct && e.raw_os_error() == Some(libc::EINVAL) {
@@ -825,6 +875,7 @@ mod tests {
                 write: false,
                 direct: false,
                 sync: crate::job::spec::SyncMode::None,
+                names_only: false,
             },
         };
         target.drop_cache().unwrap();

@@ -333,6 +333,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fixedbufs", &[], Kind::Bool, Some("0"), "1", "Register buffers with io_uring"),
     opt("registerfiles", &[], Kind::Bool, Some("0"), "1", "Register files with io_uring"),
     opt("sqthread_poll", &[], Kind::Bool, Some("0"), "1", "Kernel thread polls the io_uring submission queue"),
+    opt("stat_type", &[], Kind::Choice(StatType::NAMES), Some("stat"), "statx", "The call filestat and dirstat time: stat, lstat or statx"),
     opt("zero_buffers", &[], Kind::Bool, Some("0"), "1", "Fill write buffers with zeros"),
     opt("refill_buffers", &[], Kind::Bool, Some("0"), "1", "New random data for every write"),
     opt("scramble_buffers", &[], Kind::Bool, Some("1"), "0", "Lightly change buffers between writes"),
@@ -537,7 +538,6 @@ pub static OPTIONS: &[OptionDef] = &[
     engine_only!("libhdfs", "hdfsdirectory", &[], Kind::Text),
     engine_only!("rdma", "verb", &[], Kind::Text),
     engine_only!("rdma", "bindname", &[], Kind::Text),
-    engine_only!("filestat", "stat_type", &[], Kind::Text),
     engine_only!("sg or io_uring_cmd", "readfua", &[], Kind::Bool),
     engine_only!("sg or io_uring_cmd", "writefua", &[], Kind::Bool),
     engine_only!("sg", "sg_write_mode", &[], Kind::Text),
@@ -680,6 +680,7 @@ pub mod opt {
     pub const SLAT_PERCENTILES: &OptionDef = entry("slat_percentiles");
     pub const SQTHREAD_POLL: &OptionDef = entry("sqthread_poll");
     pub const STARTDELAY: &OptionDef = entry("startdelay");
+    pub const STAT_TYPE: &OptionDef = entry("stat_type");
     pub const STATS: &OptionDef = entry("stats");
     pub const STEADYSTATE: &OptionDef = entry("steadystate");
     pub const STEADYSTATE_DURATION: &OptionDef = entry("steadystate_duration");

@@ -126,6 +126,7 @@ impl Layers<'_> {
             verify: None,
         };
         spec.verify = self.verify(&spec)?;
+        check_file_ops(self, &spec)?;
         Ok(spec)
     }
 

@@ -205,10 +205,19 @@ impl<'a> Checks<'a> {
                 return Ok(());
             }
         }
+        let engine = &self.job.engine;
+        let what = match engine.kind.def().file_op {
+            Some(op) => format!(
+                "ioengine={}: {} {}",
+                engine.kind.name(),
+                op.call(engine.stat_type),
+                files[io.file as usize].path.display()
+            ),
+            None => describe_io(io, files),
+        };
         Err(IoFailure {
             message: format!(
-                "{}: {}",
-                describe_io(io, files),
+                "{what}: {}",
                 crate::errno::describe(&std::io::Error::from_raw_os_error(errno))
             ),
             errno,

@@ -346,19 +346,25 @@ pub fn serve_worker() -> Result<(), ChildError> {
     std::io::stdin().lock().read_line(&mut line)?;
     let mut task: WorkerTask =
         serde_json::from_str(&line).map_err(|e| ChildError::Task(e.to_string()))?;
-    let files = task
-        .files
-        .iter()
-        .map(|f| {
-            fileset::open_file(&f.path, f.open_mode)
+    // The names of a file operation engine share one placeholder descriptor.
+    let mut placeholder: Option<Arc<File>> = None;
+    let mut files = Vec::with_capacity(task.files.len());
+    for f in &task.files {
+        let file = match &placeholder {
+            Some(shared) if f.open_mode.names_only => shared.clone(),
+            _ => fileset::open_file(&f.path, f.open_mode)
                 .map(Arc::new)
                 .map_err(|source| ChildError::Open {
                     who: task.who(),
                     path: f.path.clone(),
                     source,
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+                })?,
+        };
+        if f.open_mode.names_only {
+            placeholder = Some(file.clone());
+        }
+        files.push(file);
+    }
     iolens_sys::clock::calibrate();
     let start = ParentGo { stop: stop.clone() };
     let slot = StatusSlot::default();
@@ -474,6 +480,7 @@ mod tests {
                     write: true,
                     direct: true,
                     sync: SyncMode::Dsync,
+                    names_only: false,
                 },
                 size: 1 << 30,
                 region_start: 4096,

@@ -32,9 +32,11 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     let slot_size = slot_size(&job.workload);
     let handles = handles(&ctx.files);
     let file_sizes: Vec<u64> = ctx.files.iter().map(|f| f.size).collect();
+    let paths: Vec<_> = ctx.files.iter().map(|f| f.path.clone()).collect();
     let setup = EngineSetup {
         spec: &job.engine,
         files: &handles,
+        paths: &paths,
         file_sizes: &file_sizes,
         slots: queue.depth(),
         slot_size,

@@ -13,6 +13,7 @@ mod engine_refusals;
 mod engines;
 mod errors;
 mod fail_on;
+mod file_ops;
 mod fio_command_line;
 mod fio_match;
 mod fio_offsets;

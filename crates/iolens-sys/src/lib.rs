@@ -44,6 +44,7 @@ pub mod cachestat;
 pub mod clock;
 pub mod fd;
 pub mod mmap;
+pub mod names;
 pub mod notify;
 pub mod os;
 pub mod ring;

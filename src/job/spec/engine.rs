@@ -9,6 +9,7 @@ use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
+use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
 
 /// One engine: its fio name and what the rest of iolens asks about it.
@@ -29,6 +30,9 @@ pub struct EngineDef {
     /// Reads and writes at the descriptor's file position (lseek, then read/write), so
     /// every worker needs a descriptor of its own.
     pub uses_file_position: bool,
+    /// A metadata engine: each I/O is this operation on its file's name, and no data
+    /// moves (`diskless` too: the workers' descriptors are placeholders).
+    pub file_op: Option<FileOp>,
     /// The boolean options of the option table this engine honours; an engine that does
     /// not list one warns that it ignores it.
     pub options: &'static [EngineOption],
@@ -42,7 +46,14 @@ const BLOCKING: EngineDef = EngineDef {
     diskless: false,
     maps_files: false,
     uses_file_position: false,
+    file_op: None,
     options: &[],
+};
+
+/// A metadata engine: no data, one operation on each file's name per I/O.
+const FILE_OPS: EngineDef = EngineDef {
+    diskless: true,
+    ..BLOCKING
 };
 
 /// Declares `EngineKind`, one variant per row, and `EngineKind::ALL`, the rows in the
@@ -79,7 +90,84 @@ engines! {
     Mmap => EngineDef { name: "mmap", maps_files: true, ..BLOCKING },
     // No syscall at all; it emulates a queue so the async path can be measured.
     Null => EngineDef { name: "null", is_async: true, diskless: true, ..BLOCKING },
+    // fio's file and directory operation engines: an I/O is one create, stat or delete.
+    Filecreate => EngineDef { name: "filecreate", file_op: Some(FileOp::CreateFile), ..FILE_OPS },
+    Filestat => EngineDef { name: "filestat", file_op: Some(FileOp::StatFile), ..FILE_OPS },
+    Filedelete => EngineDef { name: "filedelete", file_op: Some(FileOp::DeleteFile), ..FILE_OPS },
+    Dircreate => EngineDef { name: "dircreate", file_op: Some(FileOp::CreateDir), ..FILE_OPS },
+    Dirstat => EngineDef { name: "dirstat", file_op: Some(FileOp::StatDir), ..FILE_OPS },
+    Dirdelete => EngineDef { name: "dirdelete", file_op: Some(FileOp::DeleteDir), ..FILE_OPS },
 }
+
+/// What a metadata engine does to a file's name as one I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileOp {
+    /// open(O_CREAT), then close.
+    CreateFile,
+    /// `stat_type` on a file laid out before the run.
+    StatFile,
+    /// unlink of a file laid out before the run.
+    DeleteFile,
+    /// mkdir.
+    CreateDir,
+    /// `stat_type` on a directory made before the run.
+    StatDir,
+    /// rmdir of a directory made before the run.
+    DeleteDir,
+}
+
+impl FileOp {
+    /// What must exist before the first I/O: None, a file, or a directory.
+    pub fn needs(self) -> Option<Existing> {
+        match self {
+            Self::CreateFile | Self::CreateDir => None,
+            Self::StatFile | Self::DeleteFile => Some(Existing::File),
+            Self::StatDir | Self::DeleteDir => Some(Existing::Dir),
+        }
+    }
+
+    /// The syscall one I/O makes, for messages.
+    pub fn call(self, stat_type: StatType) -> &'static str {
+        match self {
+            Self::CreateFile => "open(O_CREAT)",
+            Self::StatFile | Self::StatDir => match stat_type {
+                StatType::Stat => "stat",
+                StatType::Lstat => "lstat",
+                StatType::Statx => "statx",
+            },
+            Self::DeleteFile => "unlink",
+            Self::CreateDir => "mkdir",
+            Self::DeleteDir => "rmdir",
+        }
+    }
+
+    /// True for the operations that take `stat_type`.
+    pub fn stats(self) -> bool {
+        matches!(self, Self::StatFile | Self::StatDir)
+    }
+}
+
+/// What a metadata engine finds in place of each name when it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    File,
+    Dir,
+}
+
+/// `stat_type=`: the call filestat and dirstat time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StatType {
+    #[default]
+    Stat,
+    Lstat,
+    Statx,
+}
+
+crate::job::choice::choice_words!(StatType {
+    "stat" => StatType::Stat,
+    "lstat" => StatType::Lstat,
+    "statx" => StatType::Statx,
+});
 
 /// The `ioengine=` values: the names of `ALL`, each with its kind.
 impl Choice for EngineKind {
@@ -150,9 +238,6 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
     "pmemblk",
     "dev-dax",
     "external",
-    "filecreate",
-    "filestat",
-    "filedelete",
     "libpmem",
     "ime_psync",
     "ime_psyncv",
@@ -210,6 +295,8 @@ pub struct EngineSpec {
     pub io_uring: IoUringOptions,
     /// pvsync2's options; all off unless the engine is pvsync2.
     pub pvsync2: Pvsync2Options,
+    /// filestat's and dirstat's call; `stat` for the other engines.
+    pub stat_type: StatType,
 }
 
 /// io_uring's own options, by fio's names.
@@ -293,6 +380,13 @@ impl EngineSpec {
                 ));
             }
         }
+        let stat_type = layers.choice(opt::STAT_TYPE)?;
+        let takes_stat_type = kind.def().file_op.is_some_and(FileOp::stats);
+        if layers.given(opt::STAT_TYPE).is_some() && !takes_stat_type {
+            warnings.push(format!(
+                "job '{job}': stat_type is ignored by ioengine={name} (it is filestat's and dirstat's)"
+            ));
+        }
         Ok(Self {
             kind,
             iodepth,
@@ -307,7 +401,77 @@ impl EngineSpec {
                 EngineKind::Pvsync2 => Pvsync2Options::resolve(layers)?,
                 _ => Pvsync2Options::default(),
             },
+            stat_type: if takes_stat_type {
+                stat_type
+            } else {
+                StatType::default()
+            },
         })
+    }
+}
+
+/// What a file operation engine cannot do: trims, `unlink=1`, or files of other than
+/// one block (it makes one operation per file, and fio times only one per file too).
+pub(crate) fn check_file_ops(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
+    if spec.engine.kind.def().file_op.is_none() {
+        return Ok(());
+    }
+    let name = spec.engine.kind.name();
+    let refuse = |def, reason: String, hint: String| match layers.setting(def) {
+        Some(setting) => setting.invalid_with_hint(reason, hint),
+        None => layers.problem(format!("{}: {reason} ({hint})", def.name)),
+    };
+    if spec.workload.rw.trims() {
+        return Err(refuse(
+            opt::RW,
+            format!("ioengine={name} has nothing to trim: an I/O is one operation on a name"),
+            "use rw=read or rw=write, the direction the operations are counted in".into(),
+        ));
+    }
+    if spec.io.unlink {
+        return Err(refuse(
+            opt::UNLINK,
+            format!("ioengine={name} does not remove what the job leaves"),
+            "use unlink=0 and a filedelete or dirdelete job after it".into(),
+        ));
+    }
+    let t = &spec.target;
+    let files = match t.filenames.len() {
+        0 => u64::from(t.nrfiles.max(1)),
+        n => n as u64,
+    };
+    let per_file = match (t.filesize, t.size) {
+        (Some(size), _) => Some((opt::FILESIZE, size)),
+        (None, Some(SizeOrPercent::Bytes(size))) => Some((opt::SIZE, size / files)),
+        _ => None,
+    };
+    let mut blocks = spec.workload.used_block_sizes();
+    let block = match (blocks.next(), blocks.next()) {
+        (Some(&BlockSizes::Fixed(b)), None) => b,
+        (Some(&BlockSizes::Fixed(b)), Some(&BlockSizes::Fixed(c))) if b == c => b,
+        _ => {
+            let given = [opt::BSSPLIT, opt::BSRANGE]
+                .into_iter()
+                .find(|&def| layers.given(def).is_some());
+            return Err(refuse(
+                given.unwrap_or(opt::BS),
+                format!(
+                    "ioengine={name} needs one block size: each file is one block, one operation"
+                ),
+                "give one size, e.g. bs=4k".into(),
+            ));
+        }
+    };
+    match per_file {
+        Some((def, size)) if size != block => Err(refuse(
+            def,
+            format!(
+                "ioengine={name} makes one operation per file, so each file must be one block, \
+                 but a file here is {size} bytes and bs={block}"
+            ),
+            format!("set filesize={block}, or bs= to the file size"),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -397,7 +561,8 @@ mod tests {
         assert_eq!(
             error(&["--name=a", "--size=1m", "--ioengine=nosuch"]),
             "command line argument 3: ioengine=nosuch: unknown value 'nosuch' (use one of sync, \
-             psync, pvsync, pvsync2, libaio, io_uring, mmap, null, e.g. ioengine=io_uring)"
+             psync, pvsync, pvsync2, libaio, io_uring, mmap, null, filecreate, filestat, filedelete, \
+             dircreate, dirstat, dirdelete, e.g. ioengine=io_uring)"
         );
         assert_eq!(
             error(&["--name=t", "--size=1m", "--ioengine=posixaio"]),
@@ -431,7 +596,8 @@ mod tests {
                 let engine = format!("--ioengine={}", row.name);
                 let option_name = option.def().name;
                 let flag = format!("--{option_name}");
-                let resolved = run(&["--name=a", "--size=1m", &engine, &flag]).unwrap();
+                // one block, which the file operation engines also take
+                let resolved = run(&["--name=a", "--size=4k", &engine, &flag]).unwrap();
                 let expected = format!(
                     "job 'a': {option_name}=1 is ignored by ioengine={}",
                     row.name
@@ -508,6 +674,141 @@ mod tests {
             (IoUringOptions::default(), Pvsync2Options::default()),
             "psync: expected every engine option off (each one ignored with a warning)"
         );
+    }
+
+    #[test]
+    fn stat_type_reaches_only_the_stat_engines() {
+        for (engine, expected) in [
+            ("filestat", StatType::Statx),
+            ("dirstat", StatType::Statx),
+            ("filecreate", StatType::Stat),
+        ] {
+            let resolved = run(&[
+                "--name=a",
+                "--size=4k",
+                &format!("--ioengine={engine}"),
+                "--stat_type=statx",
+            ])
+            .unwrap();
+            assert_eq!(
+                resolved.jobs[0].engine.stat_type, expected,
+                "ioengine={engine} stat_type=statx: expected {expected:?}"
+            );
+            let warned = resolved
+                .warnings
+                .iter()
+                .any(|w| w.contains("stat_type is ignored"));
+            assert_eq!(
+                warned,
+                expected == StatType::Stat,
+                "ioengine={engine} stat_type=statx: expected a warning only where it is ignored, saw {:?}",
+                resolved.warnings
+            );
+        }
+        assert_eq!(
+            job(&["--ioengine=filestat"]).engine.stat_type,
+            StatType::Stat,
+            "filestat's default call should be stat, as in fio"
+        );
+    }
+
+    #[test]
+    fn file_operation_engines_take_one_block_per_file_and_no_trims_or_unlink() {
+        let ok = run(&[
+            "--name=a",
+            "--ioengine=filecreate",
+            "--nrfiles=200",
+            "--filesize=4k",
+        ]);
+        assert!(
+            ok.is_ok(),
+            "filesize=bs: expected the job to resolve, saw {:?}",
+            ok.err()
+        );
+        let ok = run(&[
+            "--name=a",
+            "--ioengine=dirstat",
+            "--nrfiles=4",
+            "--size=32k",
+            "--bs=8k",
+        ]);
+        assert!(
+            ok.is_ok(),
+            "size/nrfiles=bs: expected the job to resolve, saw {:?}",
+            ok.err()
+        );
+        for (args, expected) in [
+            (
+                &["--ioengine=filestat", "--nrfiles=2", "--filesize=8k"][..],
+                "command line argument 4: filesize=8k: ioengine=filestat makes one operation per \
+                 file, so each file must be one block, but a file here is 8192 bytes and bs=4096 \
+                 (set filesize=4096, or bs= to the file size)",
+            ),
+            (
+                &["--ioengine=filedelete", "--size=4k", "--bsrange=4k-8k"],
+                "command line argument 4: bsrange=4k-8k: ioengine=filedelete needs one block size: \
+                 each file is one block, one operation (give one size, e.g. bs=4k)",
+            ),
+            (
+                &["--ioengine=dircreate", "--size=4k", "--rw=randtrim"],
+                "command line argument 4: rw=randtrim: ioengine=dircreate has nothing to trim: an \
+                 I/O is one operation on a name (use rw=read or rw=write, the direction the \
+                 operations are counted in)",
+            ),
+            (
+                &["--ioengine=filecreate", "--size=4k", "--unlink=1"],
+                "command line argument 4: unlink=1: ioengine=filecreate does not remove what the \
+                 job leaves (use unlink=0 and a filedelete or dirdelete job after it)",
+            ),
+        ] {
+            let mut all = vec!["--name=a"];
+            all.extend(args);
+            assert_eq!(error(&all), expected, "{args:?}: expected this refusal");
+        }
+    }
+
+    #[test]
+    fn openfiles_warns_only_where_every_file_holds_a_descriptor() {
+        for (engine, warns) in [("psync", true), ("filecreate", false), ("dirstat", false)] {
+            let resolved = run(&[
+                "--name=a",
+                "--size=4k",
+                &format!("--ioengine={engine}"),
+                "--openfiles=1",
+            ])
+            .unwrap();
+            let warned = resolved.warnings.iter().any(|w| w.contains("openfiles=1"));
+            assert_eq!(
+                warned, warns,
+                "ioengine={engine} openfiles=1: expected a descriptor warning: {warns}, saw {:?}",
+                resolved.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn file_operation_rows_name_their_operation() {
+        for row in EngineKind::ALL {
+            let expected = match row.name {
+                "filecreate" => Some(FileOp::CreateFile),
+                "filestat" => Some(FileOp::StatFile),
+                "filedelete" => Some(FileOp::DeleteFile),
+                "dircreate" => Some(FileOp::CreateDir),
+                "dirstat" => Some(FileOp::StatDir),
+                "dirdelete" => Some(FileOp::DeleteDir),
+                _ => None,
+            };
+            assert_eq!(
+                row.file_op, expected,
+                "ioengine={}: its operation",
+                row.name
+            );
+            assert!(
+                row.file_op.is_none() || (row.diskless && !row.is_async),
+                "ioengine={}: a file operation engine moves no data and completes in queue",
+                row.name
+            );
+        }
     }
 
     #[test]

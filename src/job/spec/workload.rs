@@ -362,12 +362,17 @@ impl Layers<'_> {
 
     /// `openfiles`: a cap on the files a worker uses at a time. fio closes and reopens
     /// files to stay under it; here every file stays open (opened once before the
-    /// run), so a user counting on it to limit descriptors is told.
+    /// run), so a user counting on it to limit descriptors is told. The file operation
+    /// engines hold one descriptor for all their names, so they need no warning.
     fn open_files(&self, warnings: &mut Vec<String>) -> Result<Option<u32>, JobError> {
         let Some(setting) = self.given(opt::OPENFILES) else {
             return Ok(None);
         };
         let limit = self.count_u32(opt::OPENFILES, 1)?;
+        let engine: EngineKind = self.choice(opt::IOENGINE)?;
+        if engine.def().file_op.is_some() {
+            return Ok(Some(limit));
+        }
         warnings.push(format!(
             "{}: openfiles={limit}: each worker uses at most {limit} of its files at a time, \
              but all of them stay open for the whole run; it does not limit file descriptors",
