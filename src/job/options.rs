@@ -337,7 +337,10 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("zero_buffers", &[], Kind::Bool, Some("0"), "1", "Fill write buffers with zeros"),
     opt("refill_buffers", &[], Kind::Bool, Some("0"), "1", "New random data for every write"),
     opt("scramble_buffers", &[], Kind::Bool, Some("1"), "0", "Lightly change buffers between writes"),
-    opt("buffer_compress_percentage", &[], Kind::Percent, Some("0"), "50", "Share of each buffer that compresses"),
+    opt("buffer_compress_percentage", &[], Kind::Percent, Some("0"), "50", "Share of each buffer_compress_chunk that compresses (zeros or buffer_pattern after random bytes)"),
+    opt("buffer_compress_chunk", &[], Kind::Size, Some("512"), "4k", "Bytes per random-then-compressible run (0: one run per buffer)"),
+    opt("buffer_pattern", &[], Kind::Text, None, "0xdeadface\"abcd\"-12", "Fill write buffers with this pattern: 0x hex, decimal, \"string\", 'file', in any order"),
+    opt("dedupe_percentage", &[], Kind::Percent, Some("0"), "30", "Share of writes that repeat an earlier write's contents"),
     opt("gtod_reduce", &[], Kind::Bool, Some("0"), "1", "Measure no latencies (disable_lat, _clat, _slat)"),
     opt("disable_lat", &[], Kind::Bool, Some("0"), "1", "Do not measure total latency"),
     opt("disable_clat", &[], Kind::Bool, Some("0"), "1", "Do not measure completion latency"),
@@ -429,12 +432,9 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("softrandommap", &[], Kind::Bool, Some("0"), "the random map is never dropped", "norandommap"),
     unsupported("bs_is_seq_rand", &[], Kind::Bool, Some("0"), "block sizes are per direction only", "bs=read,write"),
     unsupported("blocksize_unaligned", &["bs_unaligned"], Kind::Bool, Some("0"), "block sizes are always sector aligned", "bsrange="),
-    unsupported("buffer_pattern", &[], Kind::Text, None, "fixed buffer patterns are not implemented", "zero_buffers"),
-    unsupported("buffer_compress_chunk", &[], Kind::Size, Some("512"), "the compressible share is always one run per buffer", "buffer_compress_percentage"),
-    unsupported("dedupe_percentage", &[], Kind::Percent, Some("0"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
-    unsupported("dedupe_mode", &[], Kind::Text, Some("repeat"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
-    unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
-    unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicate buffers are not implemented", "buffer_compress_percentage"),
+    unsupported("dedupe_mode", &[], Kind::Text, Some("repeat"), "only dedupe_mode=repeat is implemented (a duplicate repeats the last unique write)", "dedupe_mode=repeat"),
+    unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "it sizes dedupe_mode=working_set, which is not implemented", "dedupe_mode=repeat"),
+    unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
     unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
     unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
     opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
@@ -442,7 +442,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
     opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),
     opt("verify_interval", &[], Kind::Size, None, "4k", "Size of each verified block (default: the write block size)"),
-    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (0x hex or a quoted string)"),
+    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern)"),
     opt("verify_fatal", &[], Kind::Bool, Some("0"), "1", "Stop verifying at the first bad block"),
     opt("verify_dump", &[], Kind::Bool, Some("0"), "1", "Write the found and expected copies of each bad block to the current directory"),
     unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
@@ -585,7 +585,9 @@ pub mod opt {
     pub const BS: &OptionDef = entry("bs");
     pub const BSRANGE: &OptionDef = entry("bsrange");
     pub const BSSPLIT: &OptionDef = entry("bssplit");
+    pub const BUFFER_COMPRESS_CHUNK: &OptionDef = entry("buffer_compress_chunk");
     pub const BUFFER_COMPRESS_PERCENTAGE: &OptionDef = entry("buffer_compress_percentage");
+    pub const BUFFER_PATTERN: &OptionDef = entry("buffer_pattern");
     pub const BUFFERED: &OptionDef = entry("buffered");
     pub const CLAT_PERCENTILES: &OptionDef = entry("clat_percentiles");
     pub const CONTINUE_ON_ERROR: &OptionDef = entry("continue_on_error");
@@ -594,6 +596,7 @@ pub mod opt {
     pub const CPUS_ALLOWED_POLICY: &OptionDef = entry("cpus_allowed_policy");
     pub const CREATE_ON_OPEN: &OptionDef = entry("create_on_open");
     pub const CREATE_ONLY: &OptionDef = entry("create_only");
+    pub const DEDUPE_PERCENTAGE: &OptionDef = entry("dedupe_percentage");
     pub const DESCRIPTION: &OptionDef = entry("description");
     pub const DIRECT: &OptionDef = entry("direct");
     pub const DIRECTORY: &OptionDef = entry("directory");

@@ -141,7 +141,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue) -> Self {
         let job = ctx.job;
         let depth = queue.depth();
-        let mut filler = BufferFiller::new(&job.buffers, ctx.seed);
+        let mut filler = BufferFiller::new(&job.buffers, job.workload.rw.reads(), ctx.seed);
         for slot in 0..depth {
             filler.fill(engine.buffer(slot));
         }

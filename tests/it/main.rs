@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod blockdev;
+mod buffer_contents;
 mod cgroup_observe;
 mod cgroup_scenarios;
 mod cgroup_support;

@@ -2,12 +2,13 @@
 //! meaningful (an engine that stores data, blocks that hold a header, a pattern that
 //! parses). A job that only reads checks that every block holds what its header says.
 
+use super::pattern::parse_pattern;
 use super::JobSpec;
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::opt;
-use crate::units::{self, UnitError};
+use crate::units;
 use serde::{Deserialize, Serialize};
 
 /// How the checksum of a verified block is computed (fio's `verify=`).
@@ -140,64 +141,10 @@ impl Layers<'_> {
     }
 }
 
-/// fio's `verify_pattern`: `0x` hex bytes, a quoted string, or a decimal byte,
-/// several of them separated by spaces.
-pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
-    let invalid = |why: String| UnitError::Invalid(why);
-    let mut bytes = Vec::new();
-    let mut rest = text.trim();
-    while !rest.is_empty() {
-        if let Some(quoted) = rest.strip_prefix(['"', '\'']) {
-            let quote = rest.as_bytes()[0] as char;
-            let end = quoted
-                .find(quote)
-                .ok_or_else(|| invalid(format!("unclosed {quote} in the pattern")))?;
-            bytes.extend_from_slice(&quoted.as_bytes()[..end]);
-            rest = quoted[end + 1..].trim_start();
-            continue;
-        }
-        let (word, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        rest = tail.trim_start();
-        if let Some(hex) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
-            if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(invalid(format!("'{word}' is not a hex number")));
-            }
-            // An odd digit count means a leading zero nibble: 0xabc is 0x0a 0xbc.
-            let padded = format!("{}{hex}", "0".repeat(hex.len() % 2));
-            for pair in padded.as_bytes().chunks(2) {
-                let pair = std::str::from_utf8(pair).expect("ASCII hex digits");
-                bytes.push(u8::from_str_radix(pair, 16).expect("checked hex digits"));
-            }
-        } else {
-            let byte = word.parse::<u8>().map_err(|_| {
-                invalid(format!("'{word}' is not 0x hex, a quoted string or 0-255"))
-            })?;
-            bytes.push(byte);
-        }
-    }
-    if bytes.is_empty() {
-        return Err(invalid("the pattern is empty".into()));
-    }
-    Ok(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::job::resolve::tests::{error, job};
-
-    #[test]
-    fn patterns_in_fio_notation() {
-        assert_eq!(
-            parse_pattern("0xdeadbeef").unwrap(),
-            [0xde, 0xad, 0xbe, 0xef]
-        );
-        assert_eq!(parse_pattern("0xabc").unwrap(), [0x0a, 0xbc]);
-        assert_eq!(parse_pattern("'ab' 0x01 7").unwrap(), [b'a', b'b', 1, 7]);
-        for bad in ["", "0x", "0xzz", "'open", "256", "word"] {
-            assert!(parse_pattern(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn verify_options_resolve() {

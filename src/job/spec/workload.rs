@@ -296,8 +296,21 @@ pub struct BufferSpec {
     pub zero_buffers: bool,
     pub refill_buffers: bool,
     pub scramble_buffers: bool,
-    /// 0..=100: share of each buffer that compresses well (filled with zeros).
+    /// 0..=100: share of each chunk that compresses well (zeros or the pattern).
     pub compress_percentage: u32,
+    /// `buffer_compress_chunk`: bytes per random-then-fixed run (0: one run per buffer).
+    #[serde(default = "default_compress_chunk")]
+    pub compress_chunk: u64,
+    /// `buffer_pattern`: bytes repeated over each buffer instead of random data.
+    #[serde(default)]
+    pub pattern: Option<Vec<u8>>,
+    /// `dedupe_percentage`: share of writes that repeat an earlier write's contents.
+    #[serde(default)]
+    pub dedupe_percentage: u32,
+}
+
+fn default_compress_chunk() -> u64 {
+    512
 }
 
 impl Layers<'_> {
@@ -525,6 +538,11 @@ impl Layers<'_> {
             refill_buffers: self.bool(opt::REFILL_BUFFERS)?,
             scramble_buffers: self.bool(opt::SCRAMBLE_BUFFERS)?,
             compress_percentage: self.percent(opt::BUFFER_COMPRESS_PERCENTAGE)?,
+            compress_chunk: self.parse_defaulted(opt::BUFFER_COMPRESS_CHUNK, |t| {
+                units::parse_size(t, self.kb_base)
+            })?,
+            pattern: self.parse(opt::BUFFER_PATTERN, parse_pattern)?,
+            dedupe_percentage: self.percent(opt::DEDUPE_PERCENTAGE)?,
         })
     }
 }
