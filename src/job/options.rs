@@ -941,4 +941,40 @@ mod tests {
             }
         }
     }
+
+    /// The README's option status table counts the table's rows.
+    #[test]
+    fn the_readme_counts_the_options_of_each_status() {
+        let readme = include_str!("../../README.md");
+        let stated = |status: &str| -> usize {
+            let row = format!("| {status} | ");
+            let line = readme
+                .lines()
+                .find(|l| l.starts_with(&row))
+                .unwrap_or_else(|| panic!("README has no option status row {row:?}"));
+            line[row.len()..]
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("README's row {line:?} has no count"))
+        };
+        let count =
+            |wanted: fn(&Status) -> bool| OPTIONS.iter().filter(|d| wanted(&d.status)).count();
+        let counted = [
+            ("supported", count(|s| matches!(s, Status::Supported))),
+            ("ignored", count(|s| matches!(s, Status::Ignored(_)))),
+            (
+                "unsupported",
+                count(|s| matches!(s, Status::Unsupported { .. })),
+            ),
+        ];
+        for (status, rows) in counted {
+            assert_eq!(
+                stated(status),
+                rows,
+                "README's option status table says {} {status} options; the table has {rows}",
+                stated(status)
+            );
+        }
+    }
 }
