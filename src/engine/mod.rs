@@ -144,6 +144,7 @@ pub mod io_uring;
 pub mod libaio;
 pub mod mmap;
 pub mod null;
+pub mod posixaio;
 pub mod psync;
 pub mod pvsync;
 pub mod pvsync2;
@@ -169,6 +170,7 @@ pub fn with_engine<F: ForEngine>(kind: EngineKind, f: F) -> F::Output {
         EngineKind::Pvsync2 => f.run::<pvsync2::Pvsync2>(),
         EngineKind::Libaio => f.run::<libaio::Libaio>(),
         EngineKind::IoUring => f.run::<io_uring::IoUring>(),
+        EngineKind::Posixaio => f.run::<posixaio::PosixAio>(),
         EngineKind::Mmap => f.run::<mmap::Mmap>(),
         EngineKind::Null => f.run::<null::Null>(),
         EngineKind::Filecreate

@@ -1,4 +1,4 @@
-//! The shared body of the asynchronous engines (libaio, io_uring): `queue` prepares,
+//! The shared body of the asynchronous engines (libaio, io_uring, posixaio): `queue` prepares,
 //! `commit` submits, `reap` reports. Each engine file only says how to open its ring.
 
 use super::{sync_file, trim_is_not_queued, Completion, Engine, EngineSetup, IoRequest, Queued};
@@ -11,6 +11,10 @@ use std::sync::Arc;
 /// A ring that can be built from an engine setup.
 pub trait OpenRing: IoRing + Sized {
     fn open_ring(setup: &EngineSetup) -> io::Result<Self>;
+    /// fsync (or fdatasync) `files[file]` with nothing in flight; by default fsync(2) itself.
+    fn sync_file(&mut self, files: &[Arc<File>], file: u32, datasync: bool) -> io::Result<()> {
+        sync_file(&files[file as usize], datasync)
+    }
 }
 
 pub struct RingEngine<R> {
@@ -71,6 +75,6 @@ impl<R: OpenRing> Engine for RingEngine<R> {
     }
 
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()> {
-        sync_file(&self.files[file as usize], datasync)
+        self.ring.sync_file(&self.files, file, datasync)
     }
 }

@@ -923,7 +923,7 @@ mod tests {
                 option.name
             );
         }
-        assert!(unsupported_value(opt::IOENGINE, "posixaio").is_some());
+        assert!(unsupported_value(opt::IOENGINE, "splice").is_some());
         assert!(unsupported_value(opt::IOENGINE, "psync").is_none());
     }
 

@@ -388,8 +388,8 @@ pub(crate) mod tests {
     #[test]
     fn fio_engines_iolens_lacks_are_named_as_unsupported() {
         assert_eq!(
-            error(&["--name=t", "--size=1m", "--ioengine=posixaio"]),
-            "command line argument 3: ioengine=posixaio: not supported by iolens: this ioengine \
+            error(&["--name=t", "--size=1m", "--ioengine=splice"]),
+            "command line argument 3: ioengine=splice: not supported by iolens: this ioengine \
              is not implemented (instead: ioengine=io_uring, libaio or psync)"
         );
         assert!(error(&["--name=t", "--size=1m", "--rw=randtrimwrite"]).contains("not supported"));

@@ -120,8 +120,8 @@ fn an_unknown_engine_is_one_line_naming_the_engines_in_a_job_file_and_on_the_com
     let dir = scratch();
     let file = dir.path().join("unknown.fio");
     std::fs::write(&file, "[a]\nioengine=nosuch\nsize=1m\n").unwrap();
-    let choices = "(use one of sync, psync, pvsync, pvsync2, libaio, io_uring, mmap, null, \
-                   filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, \
+    let choices = "(use one of sync, psync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, \
+                   null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, \
                    e.g. ioengine=io_uring)";
     let cases = [
         (

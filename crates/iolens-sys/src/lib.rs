@@ -47,6 +47,7 @@ pub mod mmap;
 pub mod names;
 pub mod notify;
 pub mod os;
+pub mod posixaio;
 pub mod ring;
 pub mod sched;
 pub mod shm;
@@ -66,6 +67,7 @@ pub use fd::{
 pub use mmap::Mapping;
 pub use notify::{OpenAlarm, OpenEvent, OpenWatch};
 pub use os::{clock_ticks_per_sec, gettid, page_size, process_rusage, thread_rusage, Rusage};
+pub use posixaio::PosixAio;
 pub use ring::IoRing;
 pub use shm::SharedRegion;
 pub use uring::{Uring, UringOptions};

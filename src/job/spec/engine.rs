@@ -87,6 +87,8 @@ engines! {
         options: IoUringOptions::OPTIONS,
         ..BLOCKING
     },
+    // The C library's POSIX AIO (glibc: helper threads doing pread/pwrite).
+    Posixaio => EngineDef { name: "posixaio", is_async: true, ..BLOCKING },
     Mmap => EngineDef { name: "mmap", maps_files: true, ..BLOCKING },
     // No syscall at all; it emulates a queue so the async path can be measured.
     Null => EngineDef { name: "null", is_async: true, diskless: true, ..BLOCKING },
@@ -215,7 +217,6 @@ impl EngineKind {
 /// fio's I/O engines that iolens does not have.
 pub const FIO_ONLY_ENGINES: &[&str] = &[
     "vsync",
-    "posixaio",
     "solarisaio",
     "windowsaio",
     "splice",
@@ -531,7 +532,7 @@ mod tests {
 
     #[test]
     fn only_the_table_s_names_are_engines() {
-        for name in ["nosuch", "", "PSYNC", "posixaio", "io_uring_cmd"] {
+        for name in ["nosuch", "", "PSYNC", "splice", "io_uring_cmd"] {
             assert_eq!(
                 EngineKind::named(name),
                 None,
@@ -561,12 +562,12 @@ mod tests {
         assert_eq!(
             error(&["--name=a", "--size=1m", "--ioengine=nosuch"]),
             "command line argument 3: ioengine=nosuch: unknown value 'nosuch' (use one of sync, \
-             psync, pvsync, pvsync2, libaio, io_uring, mmap, null, filecreate, filestat, filedelete, \
-             dircreate, dirstat, dirdelete, e.g. ioengine=io_uring)"
+             psync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, null, filecreate, filestat, \
+             filedelete, dircreate, dirstat, dirdelete, e.g. ioengine=io_uring)"
         );
         assert_eq!(
-            error(&["--name=t", "--size=1m", "--ioengine=posixaio"]),
-            "command line argument 3: ioengine=posixaio: not supported by iolens: this ioengine \
+            error(&["--name=t", "--size=1m", "--ioengine=splice"]),
+            "command line argument 3: ioengine=splice: not supported by iolens: this ioengine \
              is not implemented (instead: ioengine=io_uring, libaio or psync)"
         );
     }
