@@ -26,6 +26,7 @@ mod options;
 mod outputs;
 mod pacing;
 mod pipes;
+mod posixaio;
 mod processes;
 mod quick;
 mod safety;
