@@ -23,11 +23,8 @@ pub type PosixAio = RingEngine<Requests>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::test_support::{
-        roundtrip, roundtrip_direct, run_batch, scratch_file, setup, spec,
-    };
-    use crate::engine::{Completion, Engine, IoRequest};
-    use crate::job::spec::{Ddir, EngineKind};
+    use crate::engine::test_support::{roundtrip, roundtrip_direct, write_to_read_only_result};
+    use crate::job::spec::EngineKind;
 
     #[test]
     fn buffered_roundtrip_depth_8() {
@@ -41,24 +38,10 @@ mod tests {
 
     #[test]
     fn a_write_to_a_read_only_file_completes_with_ebadf() {
-        let (dir, _file) = scratch_file(4096);
-        let read_only = [Arc::new(File::open(dir.path().join("data")).unwrap())];
-        let spec = spec(EngineKind::Posixaio, 1);
-        let mut engine = PosixAio::open(&setup(&spec, &read_only, &[4096], 1)).unwrap();
-        let write = IoRequest {
-            slot: 0,
-            ddir: Ddir::Write,
-            file: 0,
-            offset: 0,
-            len: 4096,
-        };
         assert_eq!(
-            run_batch(&mut engine, &[write]),
-            [Completion {
-                slot: 0,
-                result: -i64::from(libc::EBADF)
-            }],
-            "expected the write to a read-only descriptor to complete with -EBADF"
+            write_to_read_only_result::<PosixAio>(EngineKind::Posixaio),
+            -i64::from(libc::EBADF),
+            "expected a write through a read-only descriptor to complete with -EBADF"
         );
     }
 }

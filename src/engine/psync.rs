@@ -35,10 +35,8 @@ pub type Psync = Blocking<Pread>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::test_support::{roundtrip, roundtrip_direct, scratch_file, setup, spec};
-    use crate::engine::{Engine, IoRequest, Queued};
-    use crate::job::spec::{Ddir, EngineKind};
-    use std::sync::Arc;
+    use crate::engine::test_support::{roundtrip, roundtrip_direct, write_to_read_only_result};
+    use crate::job::spec::EngineKind;
 
     #[test]
     fn buffered_roundtrip() {
@@ -52,18 +50,11 @@ mod tests {
 
     #[test]
     fn failed_io_is_a_negative_errno_result() {
-        let (dir, _file) = scratch_file(4096);
-        let read_only = [Arc::new(File::open(dir.path().join("data")).unwrap())];
-        let spec = spec(EngineKind::Psync, 1);
-        let mut engine = Psync::open(&setup(&spec, &read_only, &[4096], 1)).unwrap();
-        let write = IoRequest {
-            slot: 0,
-            ddir: Ddir::Write,
-            file: 0,
-            offset: 0,
-            len: 4096,
-        };
         const EBADF: i64 = 9;
-        assert_eq!(engine.queue(&write).unwrap(), Queued::Completed(-EBADF));
+        assert_eq!(
+            write_to_read_only_result::<Psync>(EngineKind::Psync),
+            -EBADF,
+            "expected a write through a read-only descriptor to complete with -EBADF"
+        );
     }
 }

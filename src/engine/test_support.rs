@@ -166,3 +166,20 @@ pub fn roundtrip<E: Engine>(kind: EngineKind, depth: u32) {
 pub fn roundtrip_direct<E: Engine>(kind: EngineKind, depth: u32) {
     roundtrip_with::<E>(&spec(kind, depth), true);
 }
+
+/// What engine `E` reports for a 4 KiB write through a read-only descriptor: -EBADF
+/// when the error reaches the I/O's result.
+pub fn write_to_read_only_result<E: Engine>(kind: EngineKind) -> i64 {
+    let (dir, _file) = scratch_file(u64::from(BS));
+    let read_only = [Arc::new(File::open(dir.path().join("data")).unwrap())];
+    let spec = spec(kind, 1);
+    let mut engine = E::open(&setup(&spec, &read_only, &[u64::from(BS)], 1)).unwrap();
+    let write = IoRequest {
+        slot: 0,
+        ddir: Ddir::Write,
+        file: 0,
+        offset: 0,
+        len: BS,
+    };
+    run_batch(&mut engine, &[write])[0].result
+}

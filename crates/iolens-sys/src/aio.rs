@@ -342,7 +342,9 @@ impl Drop for AioRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{open_direct, ring_roundtrip, scratch_file, BS, DEPTH};
+    use crate::test_support::{
+        drop_with_reads_in_flight, open_direct, ring_roundtrip, scratch_file, BS, DEPTH,
+    };
     use std::os::unix::fs::FileExt;
 
     fn roundtrip(file: Arc<File>, plain: &File) {
@@ -407,13 +409,8 @@ mod tests {
     #[test]
     fn drop_waits_for_in_flight_io() {
         let (_dir, file) = scratch_file(DEPTH as u64 * BS as u64);
-        let mut ring = AioRing::new(DEPTH, BS, 4096, &[Arc::new(file)]).unwrap();
-        for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
-                .unwrap();
-        }
-        ring.submit().unwrap();
-        drop(ring);
+        let ring = AioRing::new(DEPTH, BS, 4096, &[Arc::new(file)]).unwrap();
+        drop_with_reads_in_flight(ring);
     }
 
     #[test]

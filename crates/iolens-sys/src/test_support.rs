@@ -168,3 +168,14 @@ pub fn ring_roundtrip(ring: &mut impl IoRing, plain: &File) {
         );
     }
 }
+
+/// Reads DEPTH blocks of file 0 (it must hold them) into every slot of `ring`, then drops
+/// the ring with the reads in flight: its Drop must wait for them before freeing anything.
+pub fn drop_with_reads_in_flight(mut ring: impl IoRing) {
+    for slot in 0..DEPTH {
+        ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
+            .unwrap();
+    }
+    ring.submit().unwrap();
+    drop(ring);
+}

@@ -379,7 +379,9 @@ impl Drop for Uring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{open_direct, ring_roundtrip, scratch_file, BS, DEPTH};
+    use crate::test_support::{
+        drop_with_reads_in_flight, open_direct, ring_roundtrip, scratch_file, BS, DEPTH,
+    };
 
     fn roundtrip(file: Arc<File>, plain: &File, options: UringOptions) -> Vec<String> {
         let mut ring = Uring::new(DEPTH, BS, 4096, &[file], options).unwrap();
@@ -592,13 +594,8 @@ mod tests {
     #[test]
     fn drop_waits_for_in_flight_io() {
         let (_dir, _plain, file) = direct_file();
-        let mut ring = Uring::new(DEPTH, BS, 4096, &[file], UringOptions::default()).unwrap();
-        for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
-                .unwrap();
-        }
-        ring.submit().unwrap();
-        drop(ring);
+        let ring = Uring::new(DEPTH, BS, 4096, &[file], UringOptions::default()).unwrap();
+        drop_with_reads_in_flight(ring);
     }
 
     #[test]
