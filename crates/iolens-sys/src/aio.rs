@@ -4,7 +4,7 @@
 //! kernel reported its completion, and `Drop` waits for every I/O still in flight.
 
 use crate::buf::Slots;
-use crate::ring::{IoRing, LentSlots};
+use crate::ring::{timespec, IoRing, LentSlots};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -240,15 +240,9 @@ impl IoRing for AioRing {
         max: u32,
         mut on_complete: impl FnMut(u32, i64),
     ) -> io::Result<u32> {
-        let mut done = 0;
-        while done < max {
-            let Some((slot, result)) = self.refused.pop() else {
-                break;
-            };
-            self.bufs.give_back(slot);
-            on_complete(slot, result);
-            done += 1;
-        }
+        let mut done = self
+            .bufs
+            .report_refused(&mut self.refused, max, &mut on_complete);
         // Completions already in the ring cost no syscall; io_getevents only to wait.
         done += self.reap_from_user_ring(max - done, &mut on_complete);
         if done >= min {
@@ -294,10 +288,7 @@ impl IoRing for AioRing {
     }
 
     fn set_wait_limit(&mut self, limit: Option<Duration>) {
-        self.wait_limit = limit.map(|d| libc::timespec {
-            tv_sec: d.as_secs() as libc::time_t,
-            tv_nsec: d.subsec_nanos().into(),
-        });
+        self.wait_limit = limit.map(timespec);
     }
 
     fn in_flight(&self) -> u32 {

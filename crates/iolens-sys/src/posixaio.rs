@@ -8,7 +8,7 @@
 //! the blocks and buffers on purpose).
 
 use crate::buf::Slots;
-use crate::ring::{IoRing, LentSlots};
+use crate::ring::{timespec, IoRing, LentSlots};
 use std::fs::File;
 use std::io;
 use std::mem::ManuallyDrop;
@@ -209,15 +209,9 @@ impl IoRing for PosixAio {
         mut on_complete: impl FnMut(u32, i64),
     ) -> io::Result<u32> {
         let min = min.min(self.in_flight());
-        let mut done = 0;
-        while done < max {
-            let Some((slot, result)) = self.refused.pop() else {
-                break;
-            };
-            self.bufs.give_back(slot);
-            on_complete(slot, result);
-            done += 1;
-        }
+        let mut done = self
+            .bufs
+            .report_refused(&mut self.refused, max, &mut on_complete);
         loop {
             let mut i = 0;
             while i < self.submitted.len() && done < max {
@@ -246,10 +240,7 @@ impl IoRing for PosixAio {
     }
 
     fn set_wait_limit(&mut self, limit: Option<Duration>) {
-        self.wait_limit = limit.map(|d| libc::timespec {
-            tv_sec: d.as_secs() as libc::time_t,
-            tv_nsec: d.subsec_nanos().into(),
-        });
+        self.wait_limit = limit.map(timespec);
     }
 
     fn in_flight(&self) -> u32 {

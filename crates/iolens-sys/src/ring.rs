@@ -40,6 +40,14 @@ pub trait IoRing {
     }
 }
 
+/// A wait limit as the `timespec` the AIO calls take.
+pub(crate) fn timespec(limit: Duration) -> libc::timespec {
+    libc::timespec {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_nsec: limit.subsec_nanos().into(),
+    }
+}
+
 /// A ring's buffer slots and which of them the kernel may be using. Shared by
 /// both rings so the lending rules live in one place: a lent slot cannot be
 /// borrowed, and the memory is only freed by a ring that drained every I/O.
@@ -86,6 +94,26 @@ impl LentSlots {
     pub(crate) fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         assert!(!self.busy[slot as usize], "slot {slot} is in flight");
         self.bufs.slot_mut(slot)
+    }
+
+    /// Report (at most `max` of) the I/Os refused at submission, each with its -errno, and
+    /// take their slots back; how many.
+    pub(crate) fn report_refused(
+        &mut self,
+        refused: &mut Vec<(u32, i64)>,
+        max: u32,
+        on_complete: &mut impl FnMut(u32, i64),
+    ) -> u32 {
+        let mut done = 0;
+        while done < max {
+            let Some((slot, result)) = refused.pop() else {
+                break;
+            };
+            self.give_back(slot);
+            on_complete(slot, result);
+            done += 1;
+        }
+        done
     }
 
     /// Free the memory once every I/O is drained; otherwise leak it on purpose,
