@@ -90,12 +90,12 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
         "expected --repeat's line naming the repetitions, then the finding in full once, saw:\n{repeated}"
     );
     let repetition = stdout(&ok(&["show", "3", &db]));
-    let lines = "\nfindings of the repetitions\n  read-from-holes in repetitions #1, #2, #3\n";
+    let line = "  read-from-holes in repetitions #1, #2, #3\n";
     assert!(
         repetition.contains(HOLES)
             && repetition.contains("run 3 is one of the 3 repetitions of one --repeat run")
-            && repetition.contains(lines),
-        "expected show of a repetition to print its findings, then the batch's lines {lines:?}, saw:\n{repetition}"
+            && block_holds(&repetition, "\nfindings of the repetitions\n", line),
+        "expected show of a repetition to print its findings, then the batch's line {line:?}, saw:\n{repetition}"
     );
     let terse = stdout(&ok(&["show", "3", &db, "--output-format=terse"]));
     assert!(
