@@ -365,7 +365,10 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("write_hist_log", &[], Kind::Text, None, "mylog", "Latency histogram log PREFIX_clat_hist.N.log, needs log_hist_msec"),
     opt("log_avg_msec", &[], Kind::Count, Some("0"), "500", "Average log entries over this many ms (0: one entry per I/O)"),
     opt("log_hist_msec", &[], Kind::Count, Some("0"), "1000", "Histogram log window in ms (0: no histogram entries)"),
-    opt("log_max_value", &[], Kind::Bool, Some("0"), "1", "Windowed latency entries hold the maximum, not the mean"),
+    opt("log_window_value", &[], Kind::Choice(LogWindow::NAMES), Some("avg"), "both", "Windowed entries hold the mean (avg, 0), the maximum (max, 1) or both"),
+    opt("log_max_value", &[], Kind::Bool, Some("0"), "1", "fio 3.33's spelling of log_window_value=max (newer fio makes it an alias of log_window_value)"),
+    opt("log_prio", &[], Kind::Bool, Some("0"), "1", "Log entries carry the I/O priority (0x%04x) instead of 1 for the realtime class"),
+    opt("log_issue_time", &[], Kind::Bool, Some("0"), "1", "slat and clat entries end with the issue time in ns (needs write_lat_log and log_offset)"),
     opt("log_offset", &[], Kind::Bool, Some("0"), "1", "Log entries carry the I/O's offset"),
     opt("continue_on_error", &[], Kind::Text, Some("none"), "write", "Keep going after EIO/EILSEQ (or ignore_error's list): none, read, write, io, verify, all"),
     opt("ignore_error", &[], Kind::Text, None, ",ENOSPC", "errno names or numbers continue_on_error tolerates: READ,WRITE,VERIFY lists, ':' within one (as fio runs it)"),
@@ -495,13 +498,12 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("bwavgtime", &[], Kind::Count, Some("500"), "bandwidth samples always cover 500 ms", "log_avg_msec for the logs"),
     unsupported("iopsavgtime", &[], Kind::Count, Some("500"), "IOPS samples always cover 500 ms", "log_avg_msec for the logs"),
     unsupported("log_hist_coarseness", &[], Kind::Count, Some("0"), "histogram logs always have every bin", "the default"),
-    unsupported("log_compression", &[], Kind::Size, Some("0"), "compressed logs are not implemented", "compress the log files afterwards"),
-    unsupported("log_compression_cpus", &[], Kind::Text, None, "compressed logs are not implemented", "compress the log files afterwards"),
+    ignored("log_compression", &[], Kind::Size, Some("0"), "logs go to disk in bounded chunks while the job runs, so they never fill memory; the files are the same"),
+    ignored("log_compression_cpus", &[], Kind::Text, None, "logs go to disk in bounded chunks while the job runs: nothing to compress in memory"),
     unsupported("log_store_compressed", &[], Kind::Bool, Some("0"), "compressed logs are not implemented", "compress the log files afterwards"),
     unsupported("log_unix_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch_clock_id", &[], Kind::Count, Some("0"), "log times are always relative to the job's start", "the default"),
-    unsupported("log_prio", &[], Kind::Bool, Some("0"), "I/O priorities are not logged", "the default"),
     engine_only!("gfapi or gfapi_async", "volume", &[], Kind::Text),
     engine_only!("gfapi or gfapi_async", "brick", &[], Kind::Text),
     engine_only!("rdma", "gpu_dev_id", &[], Kind::Count),
@@ -637,7 +639,10 @@ pub mod opt {
     pub const LATENCY_WINDOW: &OptionDef = entry("latency_window");
     pub const LOG_AVG_MSEC: &OptionDef = entry("log_avg_msec");
     pub const LOG_HIST_MSEC: &OptionDef = entry("log_hist_msec");
+    pub const LOG_WINDOW_VALUE: &OptionDef = entry("log_window_value");
     pub const LOG_MAX_VALUE: &OptionDef = entry("log_max_value");
+    pub const LOG_PRIO: &OptionDef = entry("log_prio");
+    pub const LOG_ISSUE_TIME: &OptionDef = entry("log_issue_time");
     pub const LOG_OFFSET: &OptionDef = entry("log_offset");
     pub const LOOPS: &OptionDef = entry("loops");
     pub const MAX_LATENCY: &OptionDef = entry("max_latency");
