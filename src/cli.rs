@@ -378,6 +378,10 @@ pub struct RunFlags {
     /// warning, or info (any finding).
     #[arg(long, value_name = "SEVERITY", value_parser = parse_fail_on)]
     pub fail_on: Option<Severity>,
+    /// fio's --bandwidth-log: the run's bandwidth per direction every 500 ms in
+    /// agg-read_bw.log, agg-write_bw.log and agg-trim_bw.log.
+    #[arg(long)]
+    pub bandwidth_log: bool,
     /// fio's limit on its job count; accepted, and without effect as in fio.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_jobs: Option<u32>,
