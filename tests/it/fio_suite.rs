@@ -119,3 +119,133 @@ fn bandwidth_log_writes_fios_aggregate_files() {
         check_agg_lines("fio", &log_lines(fio_dir.path(), name), ddir);
     }
 }
+
+/// What does not depend on timing in a per-I/O log: every column but the time, the
+/// latency and the issue time, sorted (fio completes psync I/Os in order, iolens too,
+/// but the comparison should not rest on it).
+fn fixed_columns(lines: &[Vec<String>], timed: &[usize]) -> Vec<Vec<String>> {
+    let mut fixed: Vec<Vec<String>> = lines
+        .iter()
+        .map(|l| {
+            l.iter()
+                .enumerate()
+                .filter(|(i, _)| !timed.contains(i))
+                .map(|(_, v)| v.clone())
+                .collect()
+        })
+        .collect();
+    fixed.sort();
+    fixed
+}
+
+/// Runs `job` with iolens (the drop-in) and with fio (None without fio) in two scratch
+/// dirs, and gives each one's lines of the log `name`.
+fn both_logs(job: &[&str], name: &str) -> (Vec<Vec<String>>, Option<Vec<Vec<String>>>) {
+    let dir = scratch();
+    let out = shim(dir.path())(job);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "iolens {job:?}: {}",
+        stderr(&out)
+    );
+    let ours = log_lines(dir.path(), name);
+    let fio_dir = scratch();
+    let fio = match crate::support::isolated("fio")
+        .args(job)
+        .current_dir(fio_dir.path())
+        .output()
+    {
+        Ok(fio) => fio,
+        Err(e) => {
+            eprintln!("skipping the fio comparison: fio cannot run ({e})");
+            return (ours, None);
+        }
+    };
+    if stderr(&fio).contains("unrecognized option") {
+        eprintln!("skipping the fio comparison: this fio lacks an option of {job:?}");
+        return (ours, None);
+    }
+    assert_eq!(fio.status.code(), Some(0), "fio {job:?}: {}", stderr(&fio));
+    (ours, Some(log_lines(fio_dir.path(), name)))
+}
+
+const LOGGED_JOB: [&str; 12] = [
+    "--name=x",
+    "--ioengine=psync",
+    "--filename=f",
+    "--size=64k",
+    "--bs=4k",
+    "--rw=write",
+    "--write_lat_log=l",
+    "--log_offset=1",
+    "--log_prio=1",
+    "--prioclass=2",
+    "--prio=3",
+    "--output-format=terse",
+];
+
+#[test]
+fn log_prio_writes_the_priority_as_fio_does() {
+    let (ours, fio) = both_logs(&LOGGED_JOB, "l_clat.1.log");
+    let expected: Vec<Vec<String>> = (0..16)
+        .map(|block| {
+            vec![
+                "1".into(),
+                "4096".into(),
+                (block * 4096).to_string(),
+                "0x4003".into(),
+            ]
+        })
+        .collect();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(
+        fixed_columns(&ours, &[0, 1]),
+        expected,
+        "expected time, clat, 1, 4096, offset, 0x4003 (best effort, level 3) per write"
+    );
+    if let Some(fio) = fio {
+        assert_eq!(
+            fixed_columns(&ours, &[0, 1]),
+            fixed_columns(&fio, &[0, 1]),
+            "expected iolens' clat log columns to be fio's"
+        );
+    }
+}
+
+#[test]
+fn log_window_value_and_issue_time_columns_are_upstream_fios() {
+    let mut job = LOGGED_JOB.to_vec();
+    job.extend(["--log_window_value=both", "--log_issue_time=1"]);
+    // time, clat, 0 (no maximum per I/O), ddir, bs, offset, priority, issue time.
+    let (ours, fio) = both_logs(&job, "l_clat.1.log");
+    let mut expected: Vec<Vec<String>> = (0..16)
+        .map(|block| {
+            let offset = (block * 4096).to_string();
+            ["0", "1", "4096", &offset, "0x4003"]
+                .map(String::from)
+                .to_vec()
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(
+        fixed_columns(&ours, &[0, 1, 7]),
+        expected,
+        "expected time, clat, 0, 1, 4096, offset, 0x4003, issue time per write"
+    );
+    let (clat_ms, issued_ns): (u64, u64) =
+        (ours[0][0].parse().unwrap(), ours[0][7].parse().unwrap());
+    assert!(
+        issued_ns / 1_000_000 <= clat_ms,
+        "expected the issue time ({issued_ns} ns) at or before the completion ({clat_ms} ms)"
+    );
+    // fio 3.33 knows neither option: compared only with a later fio.
+    if let Some(fio) = fio {
+        assert_eq!(
+            fixed_columns(&ours, &[0, 1, 7]),
+            fixed_columns(&fio, &[0, 1, 7]),
+            "expected iolens' columns to be upstream fio's"
+        );
+    }
+}
