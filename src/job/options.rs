@@ -457,7 +457,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_backlog_batch", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("block_error_percentiles", &[], Kind::Bool, Some("0"), "trim block error histograms are not implemented", "the latency percentiles"),
-    unsupported("write_iolog", &[], Kind::Text, None, "I/O logs for replay are not implemented", "a job file that describes the workload"),
+    opt("write_iolog", &[], Kind::Text, None, "job.iolog", "Append the issued I/Os to FILE as fio's version 3 I/O log"),
     unsupported("read_iolog", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
     unsupported("read_iolog_chunked", &[], Kind::Bool, Some("0"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
     unsupported("replay_no_stall", &[], Kind::Bool, Some("0"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
@@ -705,6 +705,7 @@ pub mod opt {
     pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
     pub const WAIT_FOR: &OptionDef = entry("wait_for");
     pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
+    pub const WRITE_IOLOG: &OptionDef = entry("write_iolog");
     pub const WRITE_HIST_LOG: &OptionDef = entry("write_hist_log");
     pub const WRITE_IOPS_LOG: &OptionDef = entry("write_iops_log");
     pub const WRITE_LAT_LOG: &OptionDef = entry("write_lat_log");

@@ -124,6 +124,7 @@ impl Layers<'_> {
                 global: self.global.listed_options(),
             },
             verify: None,
+            iolog: self.iolog()?,
         };
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;

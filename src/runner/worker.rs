@@ -15,6 +15,7 @@ use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::Verifier;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
+use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
 use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
@@ -179,7 +180,20 @@ impl<'a, E: Engine> Worker<'a, E> {
             Ok(methods) => (methods, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        let setup_error = verify_error.or(trim_error);
+        let paths: Vec<&std::path::Path> = ctx.files.iter().map(|f| f.path.as_path()).collect();
+        let iolog = job
+            .iolog
+            .write
+            .as_ref()
+            .map(|path| IologWriter::create(path, &paths, clock.now_ns()));
+        let (iolog, iolog_error) = match iolog {
+            Some(Ok(log)) => (Some(log), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let setup_error = verify_error.or(trim_error).or(iolog_error);
+        let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
+        checks.iolog = iolog;
         Worker {
             engine,
             gen,
@@ -201,7 +215,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             done_issuing: setup_error.is_some(),
             error: setup_error,
-            checks: Checks::new(job, verify, ctx.status, depth, ramp_end_ns),
+            checks,
             verify_ns: 0,
             pass_verified: false,
             out_of_time: false,
@@ -248,7 +262,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             if self.queue.in_flight() > 0 {
                 self.reap();
             } else if self.sync_due() {
-                self.sync_dirty_files();
+                self.sync_dirty_files(true);
             } else if self
                 .checks
                 .verify
@@ -264,7 +278,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
         }
         if self.ctx.job.io.end_fsync && self.error.is_none() {
-            self.sync_dirty_files();
+            self.sync_dirty_files(false);
         }
     }
 
@@ -345,6 +359,8 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     #[inline]
     fn issue(&mut self, io: NextIo) {
+        let clock = &self.clock;
+        self.checks.on_issue(&io, || clock.now_ns());
         if io.ddir == Ddir::Trim {
             self.trim(io);
             return;
@@ -650,7 +666,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             verify,
             ..WorkerResult::empty()
         };
-        self.checks.finish(runtime_ns, &mut result);
+        self.checks.finish(runtime_ns, end, &mut result);
         result
     }
 }

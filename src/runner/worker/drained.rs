@@ -49,13 +49,20 @@ impl<E: Engine> Worker<'_, E> {
         every > 0 && self.writes_since_sync >= every
     }
 
-    pub(super) fn sync_dirty_files(&mut self) {
+    /// Sync each file written since the last sync; `logged`: the sync goes in
+    /// the `write_iolog` (fio logs the syncs of fsync=N, not end_fsync's).
+    pub(super) fn sync_dirty_files(&mut self, logged: bool) {
         let datasync = self.ctx.job.io.fsync == 0 && self.ctx.job.io.fdatasync > 0;
         for file in 0..self.dirty_files.len() {
             if !self.dirty_files[file] {
                 continue;
             }
             let start = self.clock.now_ns();
+            if logged {
+                if let Some(log) = &mut self.checks.iolog {
+                    log.sync(start, file as u32, datasync);
+                }
+            }
             let result = self.engine.sync_file(file as u32, datasync);
             let end = self.clock.now_ns();
             match result {
