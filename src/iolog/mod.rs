@@ -6,9 +6,11 @@
 //! version 3, and so does iolens.
 
 mod read;
+mod replay;
 mod write;
 
 pub use read::{parse_line, LogLine, LogVersion, ParsedLine};
+pub use replay::{Op, ReplayReader, Timed};
 pub use write::IologWriter;
 
 /// The first line of a version 2 log.

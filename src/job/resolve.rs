@@ -126,6 +126,9 @@ impl Layers<'_> {
             verify: None,
             iolog: self.iolog()?,
         };
+        if let Some(replay) = &spec.iolog.replay {
+            replay.shape(&mut spec.target, &mut spec.workload);
+        }
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;
         Ok(spec)

@@ -6,6 +6,7 @@
 //! allocation, no lock.
 
 mod drained;
+mod replay;
 mod trim;
 
 use super::budget::Budget;
@@ -22,6 +23,7 @@ use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
+use replay::Replayer;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use trim::trim_methods;
@@ -127,6 +129,8 @@ struct Worker<'a, E: Engine> {
     pass_verified: bool,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
+    /// `read_iolog`: the log the I/Os come from; None for generated I/O.
+    replay: Option<Replayer<'a>>,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
@@ -191,7 +195,17 @@ impl<'a, E: Engine> Worker<'a, E> {
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
             None => (None, None),
         };
-        let setup_error = verify_error.or(trim_error).or(iolog_error);
+        let replay = job
+            .iolog
+            .replay
+            .as_ref()
+            .map(|spec| Replayer::open(spec, clock.now_ns()));
+        let (replay, replay_error) = match replay {
+            Some(Ok(r)) => (Some(r), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let setup_error = verify_error.or(trim_error).or(iolog_error).or(replay_error);
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
         Worker {
@@ -221,6 +235,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             out_of_time: false,
             used,
             trim_methods,
+            replay,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             ctx,
@@ -245,8 +260,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 }
                 let Some(io) = self.next_io() else {
-                    // a verify between passes pauses issuing; anything else ends it
-                    self.done_issuing = !self.pass_verify_due();
+                    // a verify between passes or a replayed sync pauses issuing; anything else ends it
+                    self.done_issuing = !(self.pass_verify_due() || self.replay_sync_due());
                     break;
                 };
                 self.pace(&io);
@@ -306,6 +321,9 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// The next I/O within size, loop and count limits.
     #[inline]
     fn next_io(&mut self) -> Option<NextIo> {
+        if self.replay.is_some() {
+            return self.next_replayed();
+        }
         // a fresh pass that yields nothing (no block fits) ends the job
         let mut restarted = false;
         loop {
@@ -336,6 +354,7 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     #[inline]
     fn pace(&mut self, io: &NextIo) {
+        self.wait_for_replay_time();
         if self.pacer.is_unpaced() {
             return;
         }
