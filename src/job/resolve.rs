@@ -127,7 +127,7 @@ impl Layers<'_> {
             iolog: self.iolog()?,
         };
         if let Some(replay) = &spec.iolog.replay {
-            replay.shape(&mut spec.target, &mut spec.workload);
+            replay.shape(&mut spec.target, &mut spec.workload, &mut spec.files);
         }
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;

@@ -1,7 +1,9 @@
 //! fio's I/O logs: `write_iolog` (the issued I/Os as a log) and `read_iolog`
 //! with the `replay_*` options (a log's I/Os instead of the workload's).
 
-use super::{BlockSizes, Ddir, RwPattern, SizeOrPercent, TargetSpec, WorkloadSpec, DDIRS};
+use super::{
+    BlockSizes, Ddir, FilesSpec, RwPattern, SizeOrPercent, TargetSpec, WorkloadSpec, DDIRS,
+};
 use crate::iolog::{Op, ReplayReader};
 use crate::job::error::JobError;
 use crate::job::layers::{Layers, Setting};
@@ -89,9 +91,16 @@ impl ReplaySpec {
         Ok(())
     }
 
-    /// The job as the replay runs it: the log's files, sized to hold the
-    /// logged bytes as in fio, with the log's directions and largest blocks.
-    pub fn shape(&self, target: &mut TargetSpec, workload: &mut WorkloadSpec) {
+    /// The job as the replay runs it: the log's files (a missing one created
+    /// empty, not laid out, as in fio), its size the logged bytes, with the
+    /// log's directions and largest blocks.
+    pub fn shape(
+        &self,
+        target: &mut TargetSpec,
+        workload: &mut WorkloadSpec,
+        files: &mut FilesSpec,
+    ) {
+        files.create_on_open = true;
         let given = target.size.map_or(0, |s| s.resolve(0));
         target.filenames.clone_from(&self.files);
         target.nrfiles = self.files.len() as u32;
