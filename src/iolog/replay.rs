@@ -50,20 +50,16 @@ impl<'s> ReplayReader<'s> {
     pub fn open(spec: &'s ReplaySpec) -> Result<Self, String> {
         let file = File::open(&spec.log).map_err(|e| {
             format!(
-                "read_iolog={}: cannot open it: {}; give the path of a log written by write_iolog",
+                "cannot open {}: {}; give the path of a log written by write_iolog",
                 spec.log.display(),
                 crate::errno::describe(&e)
             )
         })?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let mut first = Vec::new();
-        reader.read_until(b'\n', &mut first).map_err(|e| {
-            format!(
-                "read_iolog={}: {}",
-                spec.log.display(),
-                crate::errno::describe(&e)
-            )
-        })?;
+        reader
+            .read_until(b'\n', &mut first)
+            .map_err(|e| format!("{}: {}", spec.log.display(), crate::errno::describe(&e)))?;
         if is_blktrace(&first) {
             return Err(format!(
                 "{} is a blktrace binary trace; replaying blktrace traces is not implemented: \
@@ -99,7 +95,7 @@ impl<'s> ReplayReader<'s> {
             self.line.clear();
             let read = self.reader.read_line(&mut self.line).map_err(|e| {
                 format!(
-                    "read_iolog={}: {}",
+                    "{}: {}",
                     self.spec.log.display(),
                     crate::errno::describe(&e)
                 )

@@ -426,3 +426,111 @@ fn replay_skip_leaves_out_the_kinds_it_names() {
         );
     }
 }
+
+/// iolens `run` in `dir` with `args`: its exit code and stderr.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = command()
+        .args(["run", "--no-history"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run iolens");
+    (out.status.code(), stderr(&out))
+}
+
+#[test]
+fn a_bad_log_is_refused_in_one_line_naming_its_line_and_the_fix() {
+    let dir = scratch();
+    let logs = [
+        (
+            "undeclared.log",
+            "fio version 3 iolog\n0 a add\n3 b write 0 4096\n",
+            "read_iolog=undeclared.log: undeclared.log:3: file \"b\" has no add line above this one (fix the line or write the log again with write_iolog)",
+        ),
+        (
+            "short.log",
+            "fio version 2 iolog\na add\na write 4096\n",
+            "short.log:3: write needs an offset and a length (fix the line",
+        ),
+        (
+            "v1.log",
+            "a write 0 4096\n",
+            "v1.log:1: the first line is \"a write 0 4096\", not \"fio version 2 iolog\" or \"fio version 3 iolog\"",
+        ),
+        ("missing.log", "", "read_iolog=none.log: cannot open none.log: ENOENT"),
+    ];
+    for (name, text, expected) in logs {
+        let log = if text.is_empty() {
+            "none.log".to_string()
+        } else {
+            std::fs::write(dir.path().join(name), text).expect("write the log");
+            name.to_string()
+        };
+        let arg = format!("--read_iolog={log}");
+        let (code, err) = run_in(dir.path(), &["--name=r", &arg]);
+        assert_eq!(
+            code,
+            Some(2),
+            "{name}: expected exit 2 (a configuration error), saw {code:?}: {err}"
+        );
+        assert!(
+            err.contains(expected) && err.trim_end().lines().count() == 1,
+            "{name}: expected one line containing {expected:?}, saw {err}"
+        );
+    }
+    let (code, err) = run_in(
+        dir.path(),
+        &["--name=r", "--read_iolog=short.log", "--replay_align=3000"],
+    );
+    assert!(
+        code == Some(2) && err.contains("replay_align=3000: must be a power of two"),
+        "expected replay_align=3000 refused, saw {code:?}: {err}"
+    );
+}
+
+#[test]
+fn a_blktrace_trace_is_refused_until_blktrace_replay_exists() {
+    let dir = scratch();
+    // the start of a blktrace record: its magic with trace version 7
+    let mut trace = 0x6561_7407u32.to_le_bytes().to_vec();
+    trace.extend([0u8; 44]);
+    std::fs::write(dir.path().join("t.blktrace"), trace).expect("write the trace");
+    let (code, err) = run_in(dir.path(), &["--name=r", "--read_iolog=t.blktrace"]);
+    assert!(
+        code == Some(2) && err.contains("t.blktrace is a blktrace binary trace (replaying blktrace traces is not implemented"),
+        "expected the trace refused in one line, saw {code:?}: {err}"
+    );
+}
+
+#[test]
+fn the_logged_times_are_kept_and_scaled() {
+    // Two writes 300 ms apart in the log: the replay takes at least that
+    // long, and at replay_time_scale=50 (half the rate) at least twice that.
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("slow.log"),
+        "fio version 3 iolog\n0 t add\n0 t open\n0 t write 0 4096\n300000 t write 4096 4096\n300000 t close\n",
+    )
+    .expect("write the log");
+    for (scale, at_least_ms) in [("100", 300), ("50", 600)] {
+        let arg = format!("--replay_time_scale={scale}");
+        let (doc, code) = iolens_json(
+            dir.path(),
+            &[
+                "--name=r",
+                "--read_iolog=slow.log",
+                &arg,
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(
+            code, 0,
+            "expected the replay to succeed, saw exit {code}: {doc}"
+        );
+        let runtime_ms = doc["jobs"][0]["write"]["runtime"].as_u64().unwrap_or(0);
+        assert!(
+            runtime_ms >= at_least_ms,
+            "replay_time_scale={scale}: expected the second write at least {at_least_ms} ms after the first, saw a {runtime_ms} ms run"
+        );
+    }
+}

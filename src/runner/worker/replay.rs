@@ -24,7 +24,7 @@ pub(super) struct Replayer<'a> {
 impl<'a> Replayer<'a> {
     pub(super) fn open(spec: &'a ReplaySpec, now_ns: u64) -> Result<Self, String> {
         Ok(Replayer {
-            reader: ReplayReader::open(spec)?,
+            reader: ReplayReader::open(spec).map_err(|e| format!("read_iolog: {e}"))?,
             start_ns: now_ns,
             due_ns: 0,
             sync: None,
@@ -54,6 +54,7 @@ impl<E: Engine> Worker<'_, E> {
             }
             Ok(None) => None,
             Err(message) => {
+                let message = format!("read_iolog: {message}");
                 self.fail(IoFailure { message, errno: 0 });
                 None
             }
