@@ -2,7 +2,8 @@
 //! the same job, and the replay of one tool's log by the other.
 
 use crate::fio_match::{fio, iolens_json};
-use crate::support::{command, scratch, stderr};
+use crate::fio_wholesize::iolens_refusal;
+use crate::support::scratch;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -173,24 +174,11 @@ fn write_iolog_of_a_random_job_holds_fios_blocks() {
 #[test]
 fn an_unwritable_write_iolog_fails_the_job_in_one_line() {
     let dir = scratch();
-    let out = command()
-        .args([
-            "run",
-            "--no-history",
-            "--name=x",
-            "--size=64k",
-            "--write_iolog=no/such/dir/x.log",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .expect("run iolens");
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected exit 1, saw {:?}: {err}",
-        out.status
+    let (code, err) = iolens_refusal(
+        dir.path(),
+        &["--name=x", "--size=64k", "--write_iolog=no/such/dir/x.log"],
     );
+    assert_eq!(code, 1, "expected exit 1, saw {code}: {err}");
     assert!(
         err.contains("write_iolog=no/such/dir/x.log: cannot open it: ENOENT"),
         "expected one line naming write_iolog and the cause, saw {err}"
@@ -427,17 +415,6 @@ fn replay_skip_leaves_out_the_kinds_it_names() {
     }
 }
 
-/// iolens `run` in `dir` with `args`: its exit code and stderr.
-fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = command()
-        .args(["run", "--no-history"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run iolens");
-    (out.status.code(), stderr(&out))
-}
-
 #[test]
 fn a_bad_log_is_refused_in_one_line_naming_its_line_and_the_fix() {
     let dir = scratch();
@@ -467,10 +444,10 @@ fn a_bad_log_is_refused_in_one_line_naming_its_line_and_the_fix() {
             name.to_string()
         };
         let arg = format!("--read_iolog={log}");
-        let (code, err) = run_in(dir.path(), &["--name=r", &arg]);
+        let (code, err) = iolens_refusal(dir.path(), &["--name=r", &arg]);
         assert_eq!(
             code,
-            Some(2),
+            2,
             "{name}: expected exit 2 (a configuration error), saw {code:?}: {err}"
         );
         assert!(
@@ -478,12 +455,12 @@ fn a_bad_log_is_refused_in_one_line_naming_its_line_and_the_fix() {
             "{name}: expected one line containing {expected:?}, saw {err}"
         );
     }
-    let (code, err) = run_in(
+    let (code, err) = iolens_refusal(
         dir.path(),
         &["--name=r", "--read_iolog=short.log", "--replay_align=3000"],
     );
     assert!(
-        code == Some(2) && err.contains("replay_align=3000: must be a power of two"),
+        code == 2 && err.contains("replay_align=3000: must be a power of two"),
         "expected replay_align=3000 refused, saw {code:?}: {err}"
     );
 }
@@ -495,9 +472,9 @@ fn a_blktrace_trace_is_refused_until_blktrace_replay_exists() {
     let mut trace = 0x6561_7407u32.to_le_bytes().to_vec();
     trace.extend([0u8; 44]);
     std::fs::write(dir.path().join("t.blktrace"), trace).expect("write the trace");
-    let (code, err) = run_in(dir.path(), &["--name=r", "--read_iolog=t.blktrace"]);
+    let (code, err) = iolens_refusal(dir.path(), &["--name=r", "--read_iolog=t.blktrace"]);
     assert!(
-        code == Some(2) && err.contains("t.blktrace is a blktrace binary trace (replaying blktrace traces is not implemented"),
+        code == 2 && err.contains("t.blktrace is a blktrace binary trace (replaying blktrace traces is not implemented"),
         "expected the trace refused in one line, saw {code:?}: {err}"
     );
 }
