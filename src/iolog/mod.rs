@@ -3,8 +3,10 @@
 //! line, then per line either a file action (`NAME add|open|close`) or an I/O
 //! (`NAME read|write|trim|sync|datasync OFFSET LENGTH`); version 3 puts the
 //! microseconds since the log started in front of each line. fio 3.33 writes
-//! version 3, and so does iolens.
+//! version 3, and so does iolens. `read_iolog` also takes a blktrace binary
+//! trace (blktrace.rs).
 
+mod blktrace;
 mod read;
 mod replay;
 mod write;

@@ -1,15 +1,17 @@
-//! `read_iolog`: a log's I/Os, read a line at a time, in place of the
-//! workload generator's. The job's resolver reads the log once through to
+//! `read_iolog`: a log's I/Os (fio's text log, or a blktrace trace's queue
+//! events), read one line or record at a time, in place of the workload
+//! generator's. The job's resolver reads the log once through to
 //! check every line and learn its files; each worker streams it again while it
 //! runs (so a log of any length takes little memory, whatever
 //! `read_iolog_chunked` says).
 
+use super::blktrace::{self, Event, Record, RECORD_LEN};
 use super::{parse_line, Action, LogVersion};
 use crate::job::spec::{Ddir, ReplaySpec};
 use crate::workload::NextIo;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, ErrorKind, Read};
 
 /// What a replayed line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,14 +32,26 @@ pub struct Timed {
     pub due_us: Option<u64>,
 }
 
+/// What the log is.
+enum Format {
+    Text(LogVersion),
+    /// A blktrace trace; `swap`: its byte order is not this machine's.
+    Trace {
+        swap: bool,
+        /// File index by device number, for the devices seen so far.
+        devices: HashMap<u32, u32>,
+    },
+}
+
 /// Reads a log's ops in order, applying the job's `replay_*` options.
 pub struct ReplayReader<'s> {
     spec: &'s ReplaySpec,
     reader: BufReader<File>,
-    version: LogVersion,
+    format: Format,
     line: String,
+    /// The line (text) or record (trace) read last, from 1.
     line_no: u64,
-    /// File index by name, in the order of the log's `add` lines.
+    /// File index by name, in the order of the log's `add` lines (a trace's devices as met).
     files: HashMap<String, u32>,
     /// The time of the first timed line (version 3).
     first_us: Option<u64>,
@@ -56,25 +70,30 @@ impl<'s> ReplayReader<'s> {
             )
         })?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
-        let mut first = Vec::new();
-        reader
-            .read_until(b'\n', &mut first)
-            .map_err(|e| format!("{}: {}", spec.log.display(), crate::errno::describe(&e)))?;
-        if is_blktrace(&first) {
-            return Err(format!(
-                "{} is a blktrace binary trace; replaying blktrace traces is not implemented: \
-                 replay fio's text log of the workload (write_iolog) instead",
-                spec.log.display()
-            ));
-        }
-        let version = LogVersion::from_header(&String::from_utf8_lossy(&first))
-            .map_err(|why| format!("{}:1: {why}", spec.log.display()))?;
+        let failed =
+            |e: std::io::Error| format!("{}: {}", spec.log.display(), crate::errno::describe(&e));
+        let (format, line_no) = match blktrace::byte_order(reader.fill_buf().map_err(failed)?) {
+            Some(swap) => (
+                Format::Trace {
+                    swap,
+                    devices: HashMap::new(),
+                },
+                0,
+            ),
+            None => {
+                let mut first = Vec::new();
+                reader.read_until(b'\n', &mut first).map_err(failed)?;
+                let version = LogVersion::from_header(&String::from_utf8_lossy(&first))
+                    .map_err(|why| format!("{}:1: {why}", spec.log.display()))?;
+                (Format::Text(version), 1)
+            }
+        };
         Ok(ReplayReader {
             spec,
             reader,
-            version,
+            format,
             line: String::new(),
-            line_no: 1,
+            line_no,
             files: HashMap::new(),
             first_us: None,
             wait_until_us: 0,
@@ -89,8 +108,11 @@ impl<'s> ReplayReader<'s> {
     }
 
     /// The next op, `None` at the end of the log; Err is one line naming the
-    /// log's file and line and how to fix it.
+    /// log's file and line (or record) and how to fix it.
     pub fn next_op(&mut self) -> Result<Option<Timed>, String> {
+        if let Format::Trace { .. } = self.format {
+            return self.next_record();
+        }
         loop {
             self.line.clear();
             let read = self.reader.read_line(&mut self.line).map_err(|e| {
@@ -120,7 +142,10 @@ impl<'s> ReplayReader<'s> {
                 self.line_no
             )
         };
-        let Some(line) = parse_line(self.version, &self.line).map_err(at)? else {
+        let Format::Text(version) = self.format else {
+            unreachable!("a text line is read from a text log")
+        };
+        let Some(line) = parse_line(version, &self.line).map_err(at)? else {
             return Ok(None);
         };
         if let Some(t) = line.time_us {
@@ -177,6 +202,99 @@ impl<'s> ReplayReader<'s> {
         }))
     }
 
+    /// The next replayed queue event of a trace; `None` at its end (a record
+    /// cut short ends it too, as in fio).
+    fn next_record(&mut self) -> Result<Option<Timed>, String> {
+        let mut raw = [0u8; RECORD_LEN];
+        loop {
+            let log = self.spec.log.display();
+            match self.reader.read_exact(&mut raw) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(None),
+                Err(e) => return Err(format!("{log}: {}", crate::errno::describe(&e))),
+            }
+            self.line_no += 1;
+            let Format::Trace { swap, .. } = self.format else {
+                unreachable!("a record is read from a trace")
+            };
+            let record = Record::parse(&raw, swap).map_err(|why| {
+                format!(
+                    "{log}: record {}: {why}; give a trace as blkparse -d writes it",
+                    self.line_no
+                )
+            })?;
+            self.reader
+                .seek_relative(i64::from(record.pdu_len))
+                .map_err(|e| format!("{log}: {}", crate::errno::describe(&e)))?;
+            if record.is_queued() {
+                self.first_us.get_or_insert(record.time_ns / 1000);
+            }
+            if let Some(timed) = self.take_record(&record)? {
+                return Ok(Some(timed));
+            }
+        }
+    }
+
+    /// The op of a trace record, if it is one that is replayed.
+    fn take_record(&mut self, record: &Record) -> Result<Option<Timed>, String> {
+        let spec = self.spec;
+        let op = match record.event() {
+            None => return Ok(None),
+            Some(Event::Flush) if spec.skip.sync => return Ok(None),
+            Some(Event::Io(ddir)) if spec.skip.ddir[ddir.index()] => return Ok(None),
+            Some(Event::Flush) => Op::Sync {
+                file: self.device_file(record)?,
+                datasync: false,
+            },
+            Some(Event::Io(ddir)) => {
+                // fio rounds a trace's lengths up to replay_align
+                let len = match spec.align {
+                    0 => record.bytes,
+                    align => u32::try_from(u64::from(record.bytes).next_multiple_of(align))
+                        .unwrap_or(u32::MAX),
+                };
+                Op::Io(NextIo {
+                    ddir,
+                    file: self.device_file(record)?,
+                    offset: spec.place(record.sector.saturating_mul(512)),
+                    len,
+                })
+            }
+        };
+        Ok(Some(Timed {
+            op,
+            due_us: self.due_us(Some(record.time_ns / 1000)),
+        }))
+    }
+
+    /// The file index of the record's device: the redirect, else the block
+    /// device under /dev with its numbers.
+    fn device_file(&mut self, record: &Record) -> Result<u32, String> {
+        if self.spec.redirect.is_some() {
+            return Ok(0);
+        }
+        let Format::Trace { devices, .. } = &mut self.format else {
+            unreachable!("a record is read from a trace")
+        };
+        if let Some(&index) = devices.get(&record.device) {
+            return Ok(index);
+        }
+        let (major, minor) = record.major_minor();
+        let path = blktrace::find_device(major, minor).ok_or_else(|| {
+            format!(
+                "{}: record {}: the traced device {major}:{minor} is not under /dev; \
+                 give replay_redirect=PATH to replay the trace on a file or device",
+                self.spec.log.display(),
+                self.line_no
+            )
+        })?;
+        let name = path.display().to_string();
+        let next = self.files.len() as u32;
+        let index = *self.files.entry(name).or_insert(next);
+        devices.insert(record.device, index);
+        Ok(index)
+    }
+
     /// When an op logged at `time_us` is due, after `replay_time_scale`.
     fn due_us(&mut self, time_us: Option<u64>) -> Option<u64> {
         if self.spec.no_stall {
@@ -189,19 +307,6 @@ impl<'s> ReplayReader<'s> {
         let scaled = (u128::from(logged) * 100 / u128::from(self.spec.time_scale.max(1))) as u64;
         Some(scaled.max(self.wait_until_us))
     }
-}
-
-/// blktrace's magic (0x65617400, the low byte the trace version) opens the
-/// first record, in either byte order.
-fn is_blktrace(start: &[u8]) -> bool {
-    const MAGIC: u32 = 0x6561_7400;
-    let Some(word) = start.get(..4) else {
-        return false;
-    };
-    let word: [u8; 4] = word.try_into().expect("four bytes");
-    [u32::from_le_bytes(word), u32::from_be_bytes(word)]
-        .iter()
-        .any(|w| w & 0xffff_ff00 == MAGIC)
 }
 
 #[cfg(test)]
@@ -364,18 +469,79 @@ mod tests {
     }
 
     #[test]
-    fn a_blktrace_trace_is_recognised_by_its_magic() {
-        let mut record = 0x6561_7407u32.to_le_bytes().to_vec();
-        record.extend([0u8; 44]);
-        let err = ops(&String::from_utf8_lossy(&record), |_| ()).unwrap_err();
-        assert!(err.contains("is a blktrace binary trace"), "saw {err:?}");
-        assert!(
-            is_blktrace(&0x6561_7407u32.to_be_bytes()),
-            "expected the big-endian magic too"
+    fn a_trace_replays_its_queue_events_on_the_redirect() {
+        use crate::iolog::blktrace::tests::{queued, record};
+        let write = queued(1 << 1);
+        let mut trace = Vec::new();
+        trace.extend(record(1_000_000, 8, 4096, write, 8 << 20));
+        // a notification with a payload of 5 bytes, which is skipped
+        let mut note = record(1_500_000, 0, 0, queued(1 << 10), 8 << 20);
+        note[46..48].copy_from_slice(&5u16.to_ne_bytes());
+        note.extend(b"hello");
+        trace.extend(note);
+        // the write's completion is no queue event
+        trace.extend(record(
+            1_700_000,
+            8,
+            4096,
+            8 | (1 << 1 | 1 << 7) << 16,
+            8 << 20,
+        ));
+        trace.extend(record(3_000_000, 64, 1024, queued(0), 8 << 20));
+        trace.extend(record(4_000_000, 0, 0, queued(1 << 1 | 1 << 2), 8 << 20));
+        trace.extend(record(
+            5_000_000,
+            16,
+            8192,
+            queued(1 << 1 | 1 << 13),
+            8 << 20,
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("t.bin");
+        std::fs::write(&log, &trace).unwrap();
+        let mut spec = spec(&log);
+        spec.redirect = Some(PathBuf::from("target"));
+        spec.align = 4096;
+        let mut reader = ReplayReader::open(&spec).unwrap();
+        let mut got = Vec::new();
+        while let Some(op) = reader.next_op().unwrap() {
+            got.push(op);
+        }
+        let expected = [
+            (io(Ddir::Write, 0, 4096, 4096), 0),
+            (io(Ddir::Read, 0, 32768, 4096), 2000),
+            (
+                Op::Sync {
+                    file: 0,
+                    datasync: false,
+                },
+                3000,
+            ),
+            (io(Ddir::Trim, 0, 8192, 8192), 4000),
+        ]
+        .map(|(op, us)| Timed {
+            op,
+            due_us: Some(us),
+        });
+        assert_eq!(
+            got, expected,
+            "expected the queued write, read (1k rounded up to replay_align), flush and discard"
         );
+    }
+
+    #[test]
+    fn a_trace_of_an_unknown_device_needs_replay_redirect() {
+        use crate::iolog::blktrace::tests::{queued, record};
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("t.bin");
+        std::fs::write(&log, record(0, 0, 4096, queued(0), 4095 << 20 | 99_999)).unwrap();
+        let err = match ReplayReader::open(&spec(&log)).unwrap().next_op() {
+            Err(err) => err,
+            Ok(op) => panic!("expected the unknown device refused, saw {op:?}"),
+        };
         assert!(
-            !is_blktrace(b"fio version 3 iolog"),
-            "expected a text log not to be blktrace"
+            err.ends_with("t.bin: record 1: the traced device 4095:99999 is not under /dev; give replay_redirect=PATH to replay the trace on a file or device"),
+            "expected the record and the fix named, saw {err:?}"
         );
     }
 }
