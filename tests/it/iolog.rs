@@ -570,8 +570,9 @@ fn a_blktrace_trace_of_a_loop_device_is_replayed_on_it() {
         "--name=replay",
         log_arg.as_str(),
         "--replay_no_stall=1",
-        "--write_iolog=replayed.log",
+        "--buffer_pattern=0x77",
         "--output-format=json",
+        "--write_iolog=replayed.log",
     ];
     let (doc, code) = iolens_json(dir.path(), &args);
     assert_eq!(
@@ -585,6 +586,25 @@ fn a_blktrace_trace_of_a_loop_device_is_replayed_on_it() {
         replayed.ios, expected,
         "expected the trace replayed on the device its numbers name (right)"
     );
+    let written = std::fs::read(dev.backing()).expect("read the loop device's backing file");
+    assert!(
+        written[..4096].iter().all(|&b| b == 0x77)
+            && written[4096..8192].iter().all(|&b| b == 0x77),
+        "expected the first two 4k blocks of the device written with the pattern"
+    );
+    std::fs::write(dev.backing(), vec![0u8; 1 << 20]).expect("zero the device again");
+    if let Some(fio_doc) = fio(dir.path(), &args[..5]) {
+        assert_eq!(
+            counts(&doc),
+            counts(&fio_doc),
+            "expected iolens' [read, write] [bytes, ios] and syncs (left) to be fio's"
+        );
+        let fio_written = std::fs::read(dev.backing()).expect("read the backing file");
+        assert!(
+            written == fio_written,
+            "expected iolens to leave the device as fio's replay of the trace does"
+        );
+    }
 }
 
 #[test]
