@@ -126,6 +126,142 @@ impl Record {
     }
 }
 
+/// Copy of a raw record in this machine's byte order with its time set to
+/// `time_ns` and no payload (a merged trace carries none, as fio's).
+fn rewritten(raw: &[u8; RECORD_LEN], swap: bool, time_ns: u64) -> [u8; RECORD_LEN] {
+    let mut out = *raw;
+    if swap {
+        for (at, len) in [
+            (0, 4),
+            (4, 4),
+            (8, 8),
+            (16, 8),
+            (24, 4),
+            (28, 4),
+            (32, 4),
+            (36, 4),
+            (40, 4),
+            (44, 2),
+        ] {
+            out[at..at + len].reverse();
+        }
+    }
+    out[8..16].copy_from_slice(&time_ns.to_ne_bytes());
+    out[46..48].copy_from_slice(&[0, 0]);
+    out
+}
+
+/// One trace being merged.
+struct Cursor {
+    name: String,
+    reader: std::io::BufReader<std::fs::File>,
+    swap: bool,
+    /// `merge_blktrace_scalars`: per cent of the trace's times.
+    scalar: u64,
+    /// `merge_blktrace_iters`: passes over the trace, and the pass now read.
+    iters: u32,
+    iter: u32,
+    /// The scaled time of the trace's last event, set after its first pass.
+    length: u64,
+    /// The next event to merge, with its merged time.
+    next: Option<([u8; RECORD_LEN], u64)>,
+}
+
+impl Cursor {
+    /// Read on to the next queued read, write or discard (fio merges only
+    /// those), starting the trace over while passes remain; None at the end.
+    fn advance(&mut self) -> Result<(), String> {
+        use std::io::{Read, Seek};
+        let mut raw = [0u8; RECORD_LEN];
+        loop {
+            match self.reader.read_exact(&mut raw) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    self.iter += 1;
+                    if self.iter >= self.iters {
+                        self.next = None;
+                        return Ok(());
+                    }
+                    self.reader
+                        .rewind()
+                        .map_err(|e| format!("{}: {}", self.name, crate::errno::describe(&e)))?;
+                    continue;
+                }
+                Err(e) => return Err(format!("{}: {}", self.name, crate::errno::describe(&e))),
+            }
+            let record =
+                Record::parse(&raw, self.swap).map_err(|why| format!("{}: {why}", self.name))?;
+            self.reader
+                .seek_relative(i64::from(record.pdu_len))
+                .map_err(|e| format!("{}: {}", self.name, crate::errno::describe(&e)))?;
+            let category = |bit: u32| record.action & (bit << CATEGORY_SHIFT) != 0;
+            let has_direction =
+                category(1) || category(CATEGORY_WRITE) || category(CATEGORY_DISCARD);
+            if record.action & 0xffff != ACTION_QUEUE || !has_direction {
+                continue;
+            }
+            let time = (u128::from(record.time_ns)
+                + u128::from(self.iter) * u128::from(self.length))
+                * u128::from(self.scalar)
+                / 100;
+            let time = u64::try_from(time).unwrap_or(u64::MAX);
+            if self.iter == 0 {
+                self.length = time;
+            }
+            self.next = Some((rewritten(&raw, self.swap, time), time));
+            return Ok(());
+        }
+    }
+}
+
+/// fio's `merge_blktrace_file`: the queued events of `traces` in one trace at
+/// `out`, ordered by time, each trace's times scaled by its `scalars` per
+/// cent and the trace repeated `iters` times (each pass after the one before).
+pub fn merge(traces: &[(String, u64, u32)], out: &std::path::Path) -> Result<(), String> {
+    use std::io::{BufRead, Write};
+    let mut cursors = Vec::with_capacity(traces.len());
+    for (name, scalar, iters) in traces {
+        let file = std::fs::File::open(name)
+            .map_err(|e| format!("cannot open {name}: {}", crate::errno::describe(&e)))?;
+        let mut reader = std::io::BufReader::new(file);
+        let start = reader
+            .fill_buf()
+            .map_err(|e| format!("{name}: {}", crate::errno::describe(&e)))?;
+        let swap = byte_order(start).ok_or_else(|| format!("{name} is not a blktrace trace"))?;
+        let mut cursor = Cursor {
+            name: name.clone(),
+            reader,
+            swap,
+            scalar: *scalar,
+            iters: (*iters).max(1),
+            iter: 0,
+            length: 0,
+            next: None,
+        };
+        cursor.advance()?;
+        cursors.push(cursor);
+    }
+    let file = std::fs::File::create(out).map_err(|e| {
+        format!(
+            "cannot create {}: {}",
+            out.display(),
+            crate::errno::describe(&e)
+        )
+    })?;
+    let mut writer = std::io::BufWriter::with_capacity(128 * 1024, file);
+    let failed = |e: std::io::Error| format!("{}: {}", out.display(), crate::errno::describe(&e));
+    // the earliest next event of all traces, the first trace's on a tie
+    while let Some(index) = (0..cursors.len())
+        .filter(|&i| cursors[i].next.is_some())
+        .min_by_key(|&i| cursors[i].next.map(|(_, time)| time))
+    {
+        let (raw, _) = cursors[index].next.expect("a next event");
+        writer.write_all(&raw).map_err(failed)?;
+        cursors[index].advance()?;
+    }
+    writer.flush().map_err(failed)
+}
+
 /// The block device under /dev with these numbers, searched as fio does
 /// (subdirectories too, symbolic links not followed).
 pub fn find_device(major: u32, minor: u32) -> Option<std::path::PathBuf> {
@@ -254,6 +390,56 @@ pub mod tests {
             byte_order(b"fio version 3 iolog"),
             None,
             "a text log is no trace"
+        );
+    }
+
+    #[test]
+    fn merging_orders_the_traces_by_scaled_time_and_repeats_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = queued(CATEGORY_WRITE);
+        let trace = |events: &[(u64, u64)]| -> Vec<u8> {
+            let mut raw = Vec::new();
+            for &(time, sector) in events {
+                raw.extend(record(time, sector, 4096, write, 8 << 20));
+                // a completion between, which the merge leaves out
+                raw.extend(record(
+                    time + 10,
+                    sector,
+                    4096,
+                    8 | (CATEGORY_WRITE | 1 << 7) << CATEGORY_SHIFT,
+                    8 << 20,
+                ));
+            }
+            raw
+        };
+        let a = dir.path().join("a.bin");
+        let b = dir.path().join("b.bin");
+        std::fs::write(&a, trace(&[(0, 1), (2_000_000, 2), (4_000_000, 3)])).unwrap();
+        std::fs::write(&b, trace(&[(1_000_000, 11), (3_000_000, 12)])).unwrap();
+        let out = dir.path().join("m.bin");
+        let name = |p: &std::path::Path| p.display().to_string();
+        merge(&[(name(&a), 100, 2), (name(&b), 50, 1)], &out).unwrap();
+        let merged = std::fs::read(&out).unwrap();
+        let events: Vec<(u64, u64)> = merged
+            .chunks(RECORD_LEN)
+            .map(|raw| {
+                let r = Record::parse(raw.try_into().unwrap(), false).unwrap();
+                (r.time_ns, r.sector)
+            })
+            .collect();
+        let expected = [
+            (0, 1),
+            (500_000, 11),
+            (1_500_000, 12),
+            (2_000_000, 2),
+            (4_000_000, 3),
+            (4_000_000, 1),
+            (6_000_000, 2),
+            (8_000_000, 3),
+        ];
+        assert_eq!(
+            events, expected,
+            "expected b at half its times, a twice (its second pass after its last event)"
         );
     }
 

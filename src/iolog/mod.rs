@@ -11,6 +11,7 @@ mod read;
 mod replay;
 mod write;
 
+pub use blktrace::merge as merge_blktrace;
 pub use read::{parse_line, LogLine, LogVersion, ParsedLine};
 pub use replay::{Op, ReplayReader, Timed};
 pub use write::IologWriter;

@@ -466,9 +466,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("replay_align", &[], Kind::Count, None, "4096", "Round the logged offsets down to this power of two"),
     opt("replay_time_scale", &[], Kind::Count, Some("100"), "200", "Replay at this per cent of the logged rate"),
     opt("replay_skip", &[], Kind::Text, None, "write,trim", "Leave these logged I/O kinds out: read, write, trim, sync"),
-    unsupported("merge_blktrace_file", &[], Kind::Text, None, "merging blktrace traces is not implemented", "read_iolog=TRACE, one job per trace"),
-    unsupported("merge_blktrace_scalars", &[], Kind::Text, None, "merging blktrace traces is not implemented", "read_iolog=TRACE, one job per trace"),
-    unsupported("merge_blktrace_iters", &[], Kind::Text, None, "merging blktrace traces is not implemented", "read_iolog=TRACE, one job per trace"),
+    opt("merge_blktrace_file", &[], Kind::Text, None, "merged.bin", "Merge the blktrace traces read_iolog lists (NAME:NAME) into FILE by time, then replay it"),
+    opt("merge_blktrace_scalars", &[], Kind::Text, None, "50:100", "Per cent of each merged trace's times, in read_iolog's order"),
+    opt("merge_blktrace_iters", &[], Kind::Text, None, "2:1", "Passes over each merged trace, in read_iolog's order"),
     unsupported("exec_prerun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command before iolens"),
     unsupported("exec_postrun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command after iolens"),
     unsupported("uid", &[], Kind::Count, None, "switching users is not implemented", "run iolens as that user"),
@@ -707,6 +707,9 @@ pub mod opt {
     pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
     pub const WRITE_IOLOG: &OptionDef = entry("write_iolog");
     pub const READ_IOLOG: &OptionDef = entry("read_iolog");
+    pub const MERGE_BLKTRACE_FILE: &OptionDef = entry("merge_blktrace_file");
+    pub const MERGE_BLKTRACE_ITERS: &OptionDef = entry("merge_blktrace_iters");
+    pub const MERGE_BLKTRACE_SCALARS: &OptionDef = entry("merge_blktrace_scalars");
     pub const REPLAY_ALIGN: &OptionDef = entry("replay_align");
     pub const REPLAY_NO_STALL: &OptionDef = entry("replay_no_stall");
     pub const REPLAY_REDIRECT: &OptionDef = entry("replay_redirect");

@@ -639,3 +639,74 @@ fn the_logged_times_are_kept_and_scaled() {
         );
     }
 }
+
+#[test]
+fn merged_blktrace_traces_are_replayed_in_time_order() {
+    // fio 3.33's merge reads no trace (fixed in later fio): iolens merges, and
+    // fio replays the merged trace as the oracle.
+    let dir = scratch();
+    let trace = |events: &[(u64, u64)]| -> Vec<u8> {
+        events
+            .iter()
+            .flat_map(|&(time_ms, sector)| {
+                trace_record(time_ms * 1_000_000, sector, 4096, QUEUE_WRITE, 8 << 20)
+            })
+            .collect()
+    };
+    std::fs::write(dir.path().join("a.bin"), trace(&[(0, 0), (2, 8), (4, 16)]))
+        .expect("write a trace");
+    std::fs::write(dir.path().join("b.bin"), trace(&[(1, 100), (3, 108)])).expect("write a trace");
+    let args = [
+        "--name=merge",
+        "--read_iolog=a.bin:b.bin",
+        "--merge_blktrace_file=merged.bin",
+        "--merge_blktrace_scalars=100:50",
+        "--merge_blktrace_iters=2:1",
+        "--replay_redirect=t",
+        "--replay_no_stall=1",
+        "--output-format=json",
+        "--write_iolog=replayed.log",
+    ];
+    let (doc, code) = iolens_json(dir.path(), &args);
+    assert_eq!(
+        code, 0,
+        "expected the merged replay to succeed, saw exit {code}: {doc}"
+    );
+    let sectors: Vec<u64> = read_log(&dir.path().join("replayed.log"))
+        .ios
+        .iter()
+        .map(|io| io.2 / 512)
+        .collect();
+    assert_eq!(
+        sectors,
+        [0, 100, 108, 8, 16, 0, 8, 16],
+        "expected b's writes at half their times between a's, then a's second pass"
+    );
+    let (replayed, _) = replay_both(
+        "merged trace",
+        &dir.path().join("merged.bin"),
+        &["--replay_redirect=t", "--buffer_pattern=0x21"],
+        &["t"],
+    );
+    let offsets: Vec<u64> = replayed.ios.iter().map(|io| io.2 / 512).collect();
+    assert_eq!(
+        offsets, sectors,
+        "expected the merged trace to replay alike on its own"
+    );
+    let (code, err) = iolens_refusal(
+        dir.path(),
+        &[
+            "--name=m",
+            "--read_iolog=a.bin:b.bin",
+            "--merge_blktrace_file=m.bin",
+            "--merge_blktrace_iters=2",
+        ],
+    );
+    assert!(
+        code == 2
+            && err.contains(
+                "merge_blktrace_iters=2: gives 1 values for the 2 traces read_iolog lists"
+            ),
+        "expected a list of the wrong length refused, saw {code}: {err}"
+    );
+}

@@ -158,7 +158,7 @@ impl Layers<'_> {
             return Err(setting.invalid("must be a percentage above 0, as replay_time_scale=200"));
         }
         let mut spec = ReplaySpec {
-            log: path_of(log, "read_iolog=job.iolog")?,
+            log: self.replayed_log(log)?,
             redirect: self
                 .given(opt::REPLAY_REDIRECT)
                 .map(|s| path_of(&s, "replay_redirect=/dev/sdc"))
@@ -180,6 +180,66 @@ impl Layers<'_> {
             log.invalid_with_hint(reason, fix)
         })?;
         Ok(spec)
+    }
+
+    /// The log to replay: read_iolog's, or the merge of the blktrace traces it
+    /// lists into `merge_blktrace_file` (written now, as fio does when the job is set up).
+    fn replayed_log(&self, log: &Setting<'_>) -> Result<PathBuf, JobError> {
+        let names: Vec<&str> = log.text.split(':').map(str::trim).collect();
+        let Some(merged) = self.given(opt::MERGE_BLKTRACE_FILE) else {
+            if names.len() > 1 {
+                return Err(log.invalid_with_hint(
+                    "names several logs",
+                    "give each job its own log, or merge_blktrace_file=FILE to merge blktrace traces",
+                ));
+            }
+            return path_of(log, "read_iolog=job.iolog");
+        };
+        let out = path_of(&merged, "merge_blktrace_file=merged.bin")?;
+        let per_trace = |def, default: u64| -> Result<Vec<u64>, JobError> {
+            let Some(setting) = self.given(def) else {
+                return Ok(vec![default; names.len()]);
+            };
+            let values: Vec<u64> = setting
+                .text
+                .split(':')
+                .map(|v| {
+                    v.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| *v > 0.0)
+                        .map(|v| v as u64)
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    setting.invalid("give a positive number per trace, separated by ':'")
+                })?;
+            if values.len() != names.len() {
+                return Err(setting.invalid(format!(
+                    "gives {} values for the {} traces read_iolog lists; give one per trace",
+                    values.len(),
+                    names.len()
+                )));
+            }
+            Ok(values)
+        };
+        let scalars = per_trace(opt::MERGE_BLKTRACE_SCALARS, 100)?;
+        let iters = per_trace(opt::MERGE_BLKTRACE_ITERS, 1)?;
+        let traces: Vec<(String, u64, u32)> = names
+            .iter()
+            .zip(scalars.iter().zip(&iters))
+            .map(|(name, (&scalar, &iters))| {
+                (
+                    name.to_string(),
+                    scalar,
+                    u32::try_from(iters).unwrap_or(u32::MAX),
+                )
+            })
+            .collect();
+        crate::iolog::merge_blktrace(&traces, &out).map_err(|why| {
+            log.invalid_with_hint(why, "give blktrace traces to merge, separated by ':'")
+        })?;
+        Ok(out)
     }
 
     fn replay_skip(&self) -> Result<ReplaySkip, JobError> {
