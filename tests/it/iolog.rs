@@ -710,3 +710,40 @@ fn merged_blktrace_traces_are_replayed_in_time_order() {
         "expected a list of the wrong length refused, saw {code}: {err}"
     );
 }
+
+#[test]
+fn readonly_refuses_a_replay_that_writes_and_runs_its_reads_alone() {
+    let dir = scratch();
+    let log = mixed_log(dir.path(), false);
+    for name in ["a", "b"] {
+        std::fs::write(dir.path().join(name), vec![1u8; 256 << 10]).expect("write a target");
+    }
+    let log_arg = format!("--read_iolog={}", log.display());
+    let (code, err) = iolens_refusal(dir.path(), &["--readonly", "--name=r", &log_arg]);
+    assert!(
+        code == 2
+            && err.contains(
+                "replays writes or trims, which --readonly forbids; add replay_skip=write,trim"
+            ),
+        "expected the writing replay refused with the fix, saw {code}: {err}"
+    );
+    let (doc, code) = iolens_json(
+        dir.path(),
+        &[
+            "--readonly",
+            "--name=r",
+            &log_arg,
+            "--replay_skip=write,trim",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(
+        code, 0,
+        "expected the reads replayed, saw exit {code}: {doc}"
+    );
+    assert_eq!(
+        counts(&doc),
+        ([[4096, 1], [0, 0]], 1),
+        "expected the log's one read and its sync, and no write"
+    );
+}
