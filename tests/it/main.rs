@@ -21,6 +21,7 @@ mod fio_suite;
 mod fio_wholesize;
 mod golden;
 mod history;
+mod iolog;
 mod jobfiles;
 mod observe;
 mod options;
