@@ -379,7 +379,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fallocate", &[], Kind::Choice(Fallocate::NAMES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
     opt("fadvise_hint", &[], Kind::Choice(FadviseHint::NAMES), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
-    opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone) and $filenum; without $jobnum the clones share the files"),
+    opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone), $filenum and $clientuid (empty: no client/server mode); a / makes subdirectories inside directory=; without $jobnum the clones share the files"),
     opt("openfiles", &[], Kind::Count, None, "4", "Files a worker uses at a time, moving on as each is done; unlike fio, all stay open (no descriptor limit)"),
     opt("zonemode", &[], Kind::Choice(ZoneMode::NAMES), Some("none"), "strided", "none, or strided: I/O stays in one zone for zonesize bytes, then moves on to the next"),
     opt("zonesize", &[], Kind::Size, Some("0"), "16m", "zonemode=strided: bytes transferred in a zone before the next"),

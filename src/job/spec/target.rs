@@ -154,16 +154,12 @@ impl Layers<'_> {
             .map(|s| split_filenames(s.text))
             .unwrap_or_default();
         // fio: size=0, filesize=0 and io_size=0 are the same as not giving them (the
-        // whole existing file or device; see plan_job in fileset)
+        // whole existing file or device, named or generated: see plan_job in fileset,
+        // which refuses a missing one)
         let size = self.size_or_percent(opt::SIZE)?.filter(given);
         let filesize = self
             .parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?
             .filter(|&bytes| bytes != 0);
-        if filenames.is_empty() && size.is_none() && filesize.is_none() {
-            return Err(self.problem(
-                "no target and no amount of data: set size= or filename= (e.g. size=1g)",
-            ));
-        }
         Ok(TargetSpec {
             filenames,
             directory: self.given(opt::DIRECTORY).map(|s| PathBuf::from(s.text)),
@@ -393,17 +389,21 @@ mod tests {
     }
 
     #[test]
-    fn a_job_needs_a_target_or_a_size() {
-        assert_eq!(
-            error(&["--bs=8k", "--name=a"]),
-            "command line argument 2: job 'a': no target and no amount of data: set size= or \
-             filename= (e.g. size=1g)"
-        );
-        assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
-        assert!(
-            error(&["--name=a", "--size=0"]).contains("no target and no amount of data"),
-            "expected size=0 without filename= to count as no size"
-        );
+    fn a_job_without_size_or_filename_is_left_to_its_existing_generated_files() {
+        for args in [&["--bs=8k", "--name=a"][..], &["--name=a", "--size=0"]] {
+            let t = run(args)
+                .unwrap_or_else(|e| {
+                    panic!("expected {args:?} to resolve (fio uses a.0.0 whole), saw {e}")
+                })
+                .jobs[0]
+                .target
+                .clone();
+            assert_eq!(
+                (t.filenames.len(), t.size, t.filesize),
+                (0, None, None),
+                "expected {args:?} to leave the size to the existing file"
+            );
+        }
     }
 
     #[test]
