@@ -324,6 +324,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("invalidate", &[], Kind::Bool, Some("1"), "0", "Drop the target's page cache before starting"),
     opt("overwrite", &[], Kind::Bool, Some("0"), "1", "Lay out files fully before writing"),
     opt("unlink", &[], Kind::Bool, Some("0"), "1", "Delete generated files when done"),
+    opt("unlink_each_loop", &[], Kind::Bool, Some("0"), "1", "Empty the job's files before each pass of loops after the first, so each pass writes a fresh file (write jobs)"),
     opt("ioengine", &[], Kind::Choice(EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
     opt("iodepth", &[], Kind::Count, Some("1"), "32", "I/Os kept in flight (asynchronous engines)"),
     opt("iodepth_batch_submit", &["iodepth_batch"], Kind::Count, Some("1"), "8", "I/Os submitted at once"),
@@ -399,7 +400,8 @@ pub static OPTIONS: &[OptionDef] = &[
     ignored("iomem_align", &["mem_align"], Kind::Count, Some("0"), "buffers are always aligned to the page and the device"),
     ignored("hugepage-size", &[], Kind::Size, None, "buffers never use huge pages"),
     ignored("lockmem", &[], Kind::Size, Some("0"), "iolens does not pin memory to simulate less of it"),
-    ignored("create_serialize", &[], Kind::Bool, Some("1"), "files are laid out one by one anyway"),
+    ignored("create_serialize", &[], Kind::Bool, Some("1"), "files are laid out one by one anyway, before any job starts"),
+    ignored("write_barrier", &[], Kind::Count, Some("0"), "fio marks barrier writes only for ioengine=libpmem and no engine acts on the mark, so with the engines iolens has fio issues plain writes too"),
     ignored("disable_bw_measurement", &["disable_bw"], Kind::Bool, Some("0"), "bandwidth accounting costs nothing measurable"),
     ignored("exit_on_io_done", &[], Kind::Bool, Some("0"), "belongs to ioengine=cpuio"),
 
@@ -421,9 +423,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("zone_reset_frequency", &[], Kind::Text, None, "zoned block devices are not supported", "offset= and size= per job"),
     unsupported("unit_base", &[], Kind::Count, Some("0"), "results are always reported in bytes", "the default"),
     unsupported("atomic", &[], Kind::Bool, Some("0"), "atomic writes are not implemented", "direct=1"),
-    unsupported("write_barrier", &[], Kind::Count, Some("0"), "barrier writes are not implemented", "fsync="),
     unsupported("sync_file_range", &[], Kind::Text, None, "sync_file_range is not implemented", "fdatasync="),
-    unsupported("unlink_each_loop", &[], Kind::Bool, Some("0"), "files are removed once, after the job", "unlink"),
     unsupported("write_hint", &[], Kind::Text, Some("none"), "write lifetime hints are not implemented", "the default"),
     unsupported("ioscheduler", &[], Kind::Text, None, "iolens does not change the device's scheduler", "set it in /sys/block/DEV/queue/scheduler before the run"),
     unsupported("fill_device", &["fill_fs"], Kind::Bool, Some("0"), "writing until the device is full is not implemented", "size=100%"),
@@ -695,6 +695,7 @@ pub mod opt {
     pub const TIME_BASED: &OptionDef = entry("time_based");
     pub const UNIFIED_RW_REPORTING: &OptionDef = entry("unified_rw_reporting");
     pub const UNLINK: &OptionDef = entry("unlink");
+    pub const UNLINK_EACH_LOOP: &OptionDef = entry("unlink_each_loop");
     pub const VERIFY: &OptionDef = entry("verify");
     pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
     pub const VERIFY_DUMP: &OptionDef = entry("verify_dump");

@@ -127,6 +127,7 @@ impl Layers<'_> {
         };
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;
+        check_unlink_each_loop(self, &spec)?;
         Ok(spec)
     }
 

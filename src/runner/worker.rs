@@ -124,6 +124,8 @@ struct Worker<'a, E: Engine> {
     verify_ns: u64,
     /// This pass's writes were read back (`loops`: fio verifies after each pass).
     pass_verified: bool,
+    /// `unlink_each_loop` emptied the files after this pass.
+    pass_emptied: bool,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
     /// Async engines: when the ages of the I/Os in flight are next checked.
@@ -204,6 +206,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             checks: Checks::new(job, verify, ctx.status, depth, ramp_end_ns),
             verify_ns: 0,
             pass_verified: false,
+            pass_emptied: false,
             out_of_time: false,
             used,
             trim_methods,
@@ -231,8 +234,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 }
                 let Some(io) = self.next_io() else {
-                    // a verify between passes pauses issuing; anything else ends it
-                    self.done_issuing = !self.pass_verify_due();
+                    // a verify or emptying between passes pauses issuing; anything else ends it
+                    self.done_issuing = !self.pass_break_due();
                     break;
                 };
                 self.pace(&io);
@@ -259,6 +262,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             } else if self.pass_verify_due() {
                 self.pass_verified = true;
                 self.verify_pass();
+            } else if self.pass_empty_due() {
+                self.empty_files();
             } else if self.done_issuing {
                 break;
             }
@@ -311,10 +316,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.budget.regions_exhausted();
             }
             // fio reads a pass's writes back before the next pass starts
-            if restarted || self.pass_verify_due() || !self.budget.next_pass() {
+            if restarted || self.pass_break_due() || !self.budget.next_pass() {
                 return None;
             }
             self.pass_verified = false;
+            self.pass_emptied = false;
             self.gen.restart();
             restarted = true;
         }

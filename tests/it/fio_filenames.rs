@@ -247,3 +247,70 @@ fn generated_names_without_size_and_no_file_are_refused_as_fio_does() {
         tree(dir.path())
     );
 }
+
+/// A write job of two passes over [32 KiB, 96 KiB) of a 96 KiB file, in a fresh
+/// scratch directory: what it wrote, and the file's length and allocated bytes after.
+fn two_passes(
+    runner: &dyn Fn(&Path, &[&str]) -> Option<serde_json::Value>,
+    unlink_each_loop: &str,
+) -> Option<(Vec<Counts>, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = scratch();
+    let directory = format!("--directory={}", dir.path().display());
+    let each = format!("--unlink_each_loop={unlink_each_loop}");
+    let args = [
+        "--name=u",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--offset=32k",
+        "--loops=2",
+        each.as_str(),
+        directory.as_str(),
+        "--output-format=json",
+    ];
+    let doc = runner(dir.path(), &args)?;
+    let counts = entries(&doc).into_iter().map(|e| e.2).collect();
+    let meta = std::fs::metadata(dir.path().join("u.0.0")).expect("the job's file is left");
+    Some((counts, meta.len(), meta.blocks() * 512))
+}
+
+#[test]
+fn unlink_each_loop_gives_each_pass_a_fresh_file_as_fio_does() {
+    let iolens = |dir: &Path, args: &[&str]| {
+        let (doc, code) = iolens_json(dir, args);
+        assert_eq!(
+            code, 0,
+            "expected iolens {args:?} to succeed, saw {code}: {doc}"
+        );
+        Some(doc)
+    };
+    let wrote = vec![[[0, 0], [128 << 10, 32]]];
+    let (counts, len, allocated) = two_passes(&iolens, "1").expect("iolens ran");
+    assert_eq!(
+        counts, wrote,
+        "expected two passes of 64 KiB (right), saw the left"
+    );
+    assert_eq!(
+        len,
+        96 << 10,
+        "expected the file 96 KiB long after the last pass"
+    );
+    // the last pass wrote only [32 KiB, 96 KiB) of the fresh file: the first 32 KiB are a hole
+    assert!(
+        allocated < len,
+        "expected the emptied file's first 32 KiB left a hole (allocated < {len}), saw {allocated} allocated"
+    );
+    let (_, kept_len, kept_allocated) = two_passes(&iolens, "0").expect("iolens ran");
+    assert!(
+        kept_allocated >= kept_len,
+        "expected without unlink_each_loop the laid-out file fully allocated ({kept_len}), saw {kept_allocated}"
+    );
+    if let Some((fio_counts, fio_len, fio_allocated)) = two_passes(&|d, a| fio(d, a), "1") {
+        assert_eq!(
+            (fio_counts, fio_len, fio_allocated),
+            (counts, len, allocated),
+            "expected fio's counts, length and allocation (left) to be iolens' (right)"
+        );
+    }
+}

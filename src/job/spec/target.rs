@@ -114,6 +114,8 @@ pub struct FilesSpec {
     pub fadvise: FadviseHint,
     /// `allow_mounted_write`: writing to a mounted block device is allowed.
     pub allow_mounted_write: bool,
+    /// `unlink_each_loop`: each pass of `loops` after the first finds the job's files empty.
+    pub unlink_each_loop: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -205,6 +207,7 @@ impl Layers<'_> {
             pre_read: self.bool(opt::PRE_READ)?,
             fadvise,
             allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
+            unlink_each_loop: self.bool(opt::UNLINK_EACH_LOOP)?,
         })
     }
 
@@ -269,6 +272,30 @@ fn split_filenames(text: &str) -> Vec<PathBuf> {
         .filter(|name| !name.is_empty())
         .map(PathBuf::from)
         .collect()
+}
+
+/// `unlink_each_loop` empties the files between passes: a job that reads them, or an
+/// engine that maps them, would find nothing there from its second pass on (fio's read
+/// fails with ENOENT then), so it is refused before the run.
+pub(crate) fn check_unlink_each_loop(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
+    let Some(setting) = layers.given(opt::UNLINK_EACH_LOOP) else {
+        return Ok(());
+    };
+    if !spec.files.unlink_each_loop || spec.target.loops < 2 || spec.exec.time_based {
+        return Ok(());
+    }
+    let engine = spec.engine.kind;
+    let why = if spec.workload.rw.reads() {
+        "a job that reads finds its files empty from the second pass of loops on (fio's read fails with ENOENT there)".to_string()
+    } else if engine.def().maps_files {
+        format!(
+            "ioengine={} maps the files, which are empty from the second pass of loops on",
+            engine.name()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(setting.invalid_with_hint(why, "use it with a write job, or drop it"))
 }
 
 #[cfg(test)]
@@ -386,6 +413,41 @@ mod tests {
         assert!(
             error(&["--name=a", "--size=1m", "--direct=1", "--buffered=1"]).contains("contradicts")
         );
+    }
+
+    #[test]
+    fn unlink_each_loop_is_refused_where_a_later_pass_would_find_nothing() {
+        let base = [
+            "--name=u",
+            "--size=64k",
+            "--loops=2",
+            "--unlink_each_loop=1",
+        ];
+        let with = |extra: &[&'static str]| [&base[..], extra].concat();
+        let write = run(&with(&["--rw=write"])).expect("a write job resolves");
+        assert!(
+            write.jobs[0].files.unlink_each_loop,
+            "expected unlink_each_loop=1 kept for a write job"
+        );
+        let reads = error(&with(&["--rw=randrw"]));
+        assert!(
+            reads.contains("unlink_each_loop=1") && reads.contains("ENOENT"),
+            "expected a reading job refused naming the option and fio's ENOENT, saw: {reads}"
+        );
+        let maps = error(&with(&["--rw=write", "--ioengine=mmap"]));
+        assert!(
+            maps.contains("ioengine=mmap maps the files"),
+            "expected ioengine=mmap refused, saw: {maps}"
+        );
+        for harmless in [
+            &["--rw=read", "--loops=1"][..],
+            &["--rw=read", "--time_based=1", "--runtime=1"],
+        ] {
+            assert!(
+                run(&with(harmless)).is_ok(),
+                "expected {harmless:?} accepted: no later pass empties the files"
+            );
+        }
     }
 
     #[test]
