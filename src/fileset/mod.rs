@@ -11,6 +11,7 @@ mod guard;
 mod layout;
 mod names;
 mod readonly;
+mod scheduler;
 
 use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
@@ -25,6 +26,7 @@ pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, G
 pub use layout::has_holes;
 use layout::LayoutRequest;
 pub use readonly::refuse_writing_jobs;
+pub use scheduler::SchedulerSwitch;
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]

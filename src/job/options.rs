@@ -324,6 +324,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("invalidate", &[], Kind::Bool, Some("1"), "0", "Drop the target's page cache before starting"),
     opt("overwrite", &[], Kind::Bool, Some("0"), "1", "Lay out files fully before writing"),
     opt("unlink", &[], Kind::Bool, Some("0"), "1", "Delete generated files when done"),
+    opt("ioscheduler", &[], Kind::Text, None, "mq-deadline", "Switch the scheduler of the device holding each file (a partition's disk) for the job, and switch it back after"),
+    opt("exec_prerun", &[], Kind::Text, None, "CMD", "Run CMD with sh -c once per clone before the job starts, its output in JOBNAME.prerun.txt; a failure fails the job"),
+    opt("exec_postrun", &[], Kind::Text, None, "CMD", "Run CMD with sh -c once per clone after the job ends, its output in JOBNAME.postrun.txt"),
     opt("unlink_each_loop", &[], Kind::Bool, Some("0"), "1", "Empty the job's files before each pass of loops after the first, so each pass writes a fresh file (write jobs)"),
     opt("ioengine", &[], Kind::Choice(EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
     opt("iodepth", &[], Kind::Count, Some("1"), "32", "I/Os kept in flight (asynchronous engines)"),
@@ -425,7 +428,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("atomic", &[], Kind::Bool, Some("0"), "atomic writes are not implemented", "direct=1"),
     unsupported("sync_file_range", &[], Kind::Text, None, "sync_file_range is not implemented", "fdatasync="),
     unsupported("write_hint", &[], Kind::Text, Some("none"), "write lifetime hints are not implemented", "the default"),
-    unsupported("ioscheduler", &[], Kind::Text, None, "iolens does not change the device's scheduler", "set it in /sys/block/DEV/queue/scheduler before the run"),
     unsupported("fill_device", &["fill_fs"], Kind::Bool, Some("0"), "writing until the device is full is not implemented", "size=100%"),
     unsupported("file_append", &[], Kind::Bool, Some("0"), "appending to files is not implemented", "offset="),
     unsupported("offset_align", &[], Kind::Size, Some("0"), "aligning a percentage offset is not implemented", "offset= in bytes"),
@@ -469,8 +471,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("merge_blktrace_file", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
     unsupported("merge_blktrace_scalars", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
     unsupported("merge_blktrace_iters", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("exec_prerun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command before iolens"),
-    unsupported("exec_postrun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command after iolens"),
     unsupported("uid", &[], Kind::Count, None, "switching users is not implemented", "run iolens as that user"),
     unsupported("gid", &[], Kind::Count, None, "switching groups is not implemented", "run iolens as that group"),
     unsupported("cgroup", &[], Kind::Text, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
@@ -696,6 +696,9 @@ pub mod opt {
     pub const UNIFIED_RW_REPORTING: &OptionDef = entry("unified_rw_reporting");
     pub const UNLINK: &OptionDef = entry("unlink");
     pub const UNLINK_EACH_LOOP: &OptionDef = entry("unlink_each_loop");
+    pub const IOSCHEDULER: &OptionDef = entry("ioscheduler");
+    pub const EXEC_PRERUN: &OptionDef = entry("exec_prerun");
+    pub const EXEC_POSTRUN: &OptionDef = entry("exec_postrun");
     pub const VERIFY: &OptionDef = entry("verify");
     pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
     pub const VERIFY_DUMP: &OptionDef = entry("verify_dump");

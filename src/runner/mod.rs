@@ -7,6 +7,7 @@ mod collect;
 pub mod ctx;
 pub mod error_tally;
 mod group_control;
+mod job_hooks;
 mod latency_target;
 pub mod logs;
 pub mod plan;
@@ -106,6 +107,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             .jobs
             .iter()
             .partition(|&&j| req.jobs[j].files.create_only);
+        let mut hooks = job_hooks::GroupHooks::default();
+        let (io_jobs, refused) = hooks.start(req.jobs, io_jobs, &files, &mut warnings)?;
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
             warnings.extend(guards.warnings);
@@ -130,6 +133,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
+        hooks.finish(req.jobs, &io_jobs, &mut warnings);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -139,7 +143,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                     .collect(),
             )
         });
-        for (j, r) in io_jobs.iter().copied().zip(group_results).chain(idle) {
+        let ran = io_jobs.iter().copied().zip(group_results);
+        for (j, r) in ran.chain(idle).chain(refused) {
             for w in &r {
                 warnings.extend(
                     w.notes

@@ -116,6 +116,8 @@ pub struct FilesSpec {
     pub allow_mounted_write: bool,
     /// `unlink_each_loop`: each pass of `loops` after the first finds the job's files empty.
     pub unlink_each_loop: bool,
+    /// `ioscheduler=`: the scheduler the devices holding the job's files use while it runs.
+    pub ioscheduler: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -208,6 +210,9 @@ impl Layers<'_> {
             fadvise,
             allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
             unlink_each_loop: self.bool(opt::UNLINK_EACH_LOOP)?,
+            ioscheduler: self
+                .given(opt::IOSCHEDULER)
+                .map(|s| s.text.trim().to_string()),
         })
     }
 

@@ -1,0 +1,295 @@
+//! What runs around a job: `exec_prerun`/`exec_postrun` (once per clone, with `sh -c`,
+//! output in JOBNAME.prerun.txt / .postrun.txt, compared with fio where installed) and
+//! `ioscheduler=` on a loop device (switched for the job, switched back after).
+
+use crate::support::{command, isolated, scratch, stderr, LoopDevice};
+use std::path::Path;
+use std::process::Output;
+
+/// `iolens run --no-history ARGS` in `dir`.
+fn iolens_in(dir: &Path, args: &[&str]) -> Output {
+    command()
+        .args([&["run", "--no-history"][..], args].concat())
+        .current_dir(dir)
+        .output()
+        .expect("run iolens")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("expected {} made: {e}", path.display()))
+}
+
+const MARKERS: &[&str] = &[
+    "--name=p",
+    "--rw=write",
+    "--bs=4k",
+    "--size=16k",
+    "--numjobs=2",
+    // fio appends its own redirection to the command's text, which would override one at
+    // its end: a nested shell keeps the marker's redirection the same in both
+    "--exec_prerun=sh -c 'echo pre >> marker'",
+    "--exec_postrun=sh -c 'echo post >> marker'",
+];
+
+#[test]
+fn prerun_and_postrun_run_once_per_clone_around_the_job_as_in_fio() {
+    let dir = scratch();
+    let out = iolens_in(dir.path(), MARKERS);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected the job to run: {}",
+        stderr(&out)
+    );
+    let marker = read(&dir.path().join("marker"));
+    assert_eq!(
+        marker, "pre\npre\npost\npost\n",
+        "expected both clones' prerun before and both postruns after, saw the left"
+    );
+    let fio_dir = scratch();
+    if let Ok(fio_out) = isolated("fio")
+        .args(MARKERS)
+        .current_dir(fio_dir.path())
+        .output()
+    {
+        assert!(
+            fio_out.status.success(),
+            "expected fio to run: {}",
+            stderr(&fio_out)
+        );
+        assert_eq!(
+            read(&fio_dir.path().join("marker")),
+            marker,
+            "expected fio's marker (left) to be iolens' (right)"
+        );
+    }
+}
+
+#[test]
+fn a_command_s_output_and_errors_go_to_the_job_s_file_as_in_fio() {
+    let args = [
+        "--name=o",
+        "--rw=write",
+        "--bs=4k",
+        "--size=16k",
+        "--exec_prerun=sh -c 'echo out; echo err >&2'",
+        "--exec_postrun=echo done",
+    ];
+    let dir = scratch();
+    let out = iolens_in(dir.path(), &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected the job to run: {}",
+        stderr(&out)
+    );
+    let seen = [
+        read(&dir.path().join("o.prerun.txt")),
+        read(&dir.path().join("o.postrun.txt")),
+    ];
+    assert_eq!(
+        seen,
+        ["out\nerr\n", "done\n"],
+        "expected the commands' stdout and stderr in o.prerun.txt and o.postrun.txt"
+    );
+    let fio_dir = scratch();
+    if let Ok(fio_out) = isolated("fio")
+        .args(args)
+        .current_dir(fio_dir.path())
+        .output()
+    {
+        assert!(
+            fio_out.status.success(),
+            "expected fio to run: {}",
+            stderr(&fio_out)
+        );
+        let fio_seen = [
+            read(&fio_dir.path().join("o.prerun.txt")),
+            read(&fio_dir.path().join("o.postrun.txt")),
+        ];
+        assert_eq!(
+            fio_seen, seen,
+            "expected fio's files (left) to hold iolens' (right)"
+        );
+    }
+}
+
+#[test]
+fn a_command_s_own_redirections_and_lists_keep_their_meaning() {
+    // fio binds its redirection to the last simple command only, so under fio `one`
+    // would print on its stdout and `own` would stay empty: a deliberate difference
+    let dir = scratch();
+    let out = iolens_in(
+        dir.path(),
+        &[
+            "--name=r",
+            "--rw=write",
+            "--bs=4k",
+            "--size=16k",
+            "--exec_prerun=echo one; echo two > own",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected the job to run: {}",
+        stderr(&out)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .expect("expected stdout to hold only the JSON report");
+    let seen = [
+        read(&dir.path().join("r.prerun.txt")),
+        read(&dir.path().join("own")),
+    ];
+    assert_eq!(
+        seen,
+        ["one\n", "two\n"],
+        "expected the list's output in r.prerun.txt and the redirection kept"
+    );
+}
+
+#[test]
+fn a_failed_prerun_fails_its_job_before_any_io_and_skips_its_postrun() {
+    let dir = scratch();
+    let out = iolens_in(
+        dir.path(),
+        &[
+            "--name=f",
+            "--rw=write",
+            "--bs=4k",
+            "--size=16k",
+            "--exec_prerun=exit 3",
+            "--exec_postrun=echo post >> marker",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected the run to fail (exit 1), saw: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("exec_prerun=exit 3: exited with status 3"),
+        "expected the failure to name the command and its status, saw: {}",
+        stderr(&out)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let written = &doc["jobs"][0]["write"]["io_bytes"];
+    assert_eq!(
+        written, 0,
+        "expected no I/O after a failed prerun, saw {written}"
+    );
+    assert!(
+        !dir.path().join("marker").exists(),
+        "expected no postrun after a failed prerun (fio skips it too)"
+    );
+}
+
+/// The active scheduler and the choices of a `queue/scheduler` file.
+fn scheduler(file: &Path) -> (String, Vec<String>) {
+    let text = read(file);
+    let active = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .unwrap_or(text.trim())
+        .to_string();
+    let choices = text
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .collect();
+    (active, choices)
+}
+
+#[test]
+fn ioscheduler_switches_the_device_for_the_job_and_back_after() {
+    let Some(dev) = LoopDevice::create(16 << 20) else {
+        return;
+    };
+    let name = Path::new(dev.path())
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let file = Path::new("/sys/block").join(&name).join("queue/scheduler");
+    let (before, choices) = scheduler(&file);
+    let Some(wanted) = choices.iter().find(|c| **c != before).cloned() else {
+        eprintln!(
+            "skipped: {} offers no scheduler but {before}",
+            file.display()
+        );
+        return;
+    };
+    let dir = scratch();
+    let filename = format!("--filename={}", dev.path());
+    let prerun = format!("--exec_prerun=cat {} > seen", file.display());
+    let switch = format!("--ioscheduler={wanted}");
+    let job = |extra: &[&str]| {
+        let base = [
+            "--name=s",
+            filename.as_str(),
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+        ];
+        iolens_in(dir.path(), &[&base[..], extra].concat())
+    };
+
+    let out = job(&[switch.as_str(), prerun.as_str()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "expected the job to run: {}",
+        stderr(&out)
+    );
+    let during = scheduler(&dir.path().join("seen")).0;
+    assert_eq!(
+        during, wanted,
+        "expected {wanted} active while the job ran, saw {during}"
+    );
+    let after = scheduler(&file).0;
+    assert_eq!(
+        after, before,
+        "expected {before} back after the job, saw {after}"
+    );
+
+    let failed = job(&[switch.as_str(), "--exec_prerun=exit 1"]);
+    assert_eq!(
+        failed.status.code(),
+        Some(1),
+        "expected the job failed: {}",
+        stderr(&failed)
+    );
+    let after = scheduler(&file).0;
+    assert_eq!(
+        after, before,
+        "expected {before} back after a failed job, saw {after}"
+    );
+
+    let unknown = job(&["--ioscheduler=no-such-scheduler"]);
+    assert_eq!(
+        unknown.status.code(),
+        Some(2),
+        "expected an unknown scheduler refused, saw: {}",
+        stderr(&unknown)
+    );
+    let message = stderr(&unknown);
+    assert!(
+        message.contains("ioscheduler=no-such-scheduler")
+            && message.contains(&format!("it offers {}", choices.join(", "))),
+        "expected the refusal to list {choices:?}, saw: {message}"
+    );
+    assert_eq!(
+        message.lines().count(),
+        1,
+        "expected one line, saw: {message}"
+    );
+    assert_eq!(
+        scheduler(&file).0,
+        before,
+        "expected {before} untouched by a refusal"
+    );
+}
