@@ -9,6 +9,7 @@
 mod contain;
 mod guard;
 mod layout;
+mod lockfile;
 mod names;
 mod readonly;
 mod scheduler;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
 pub use layout::has_holes;
 use layout::LayoutRequest;
+pub use lockfile::FileLocks;
 pub use readonly::refuse_writing_jobs;
 pub use scheduler::SchedulerSwitch;
 

@@ -327,6 +327,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("ioscheduler", &[], Kind::Text, None, "mq-deadline", "Switch the scheduler of the device holding each file (a partition's disk) for the job, and switch it back after"),
     opt("exec_prerun", &[], Kind::Text, None, "CMD", "Run CMD with sh -c once per clone before the job starts, its output in JOBNAME.prerun.txt; a failure fails the job"),
     opt("exec_postrun", &[], Kind::Text, None, "CMD", "Run CMD with sh -c once per clone after the job ends, its output in JOBNAME.postrun.txt"),
+    opt("lockfile", &[], Kind::Choice(LockMode::NAMES), Some("none"), "exclusive", "Serialise the I/O of the job's clones on a shared file: exclusive (one I/O at a time) or readwrite (reads together, a write alone)"),
     opt("unlink_each_loop", &[], Kind::Bool, Some("0"), "1", "Empty the job's files before each pass of loops after the first, so each pass writes a fresh file (write jobs)"),
     opt("ioengine", &[], Kind::Choice(EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
     opt("iodepth", &[], Kind::Count, Some("1"), "32", "I/Os kept in flight (asynchronous engines)"),
@@ -412,7 +413,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
-    unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
     unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
     unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
@@ -697,6 +697,7 @@ pub mod opt {
     pub const UNLINK: &OptionDef = entry("unlink");
     pub const UNLINK_EACH_LOOP: &OptionDef = entry("unlink_each_loop");
     pub const IOSCHEDULER: &OptionDef = entry("ioscheduler");
+    pub const LOCKFILE: &OptionDef = entry("lockfile");
     pub const EXEC_PRERUN: &OptionDef = entry("exec_prerun");
     pub const EXEC_POSTRUN: &OptionDef = entry("exec_postrun");
     pub const VERIFY: &OptionDef = entry("verify");

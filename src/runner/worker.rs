@@ -15,6 +15,7 @@ use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::Verifier;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
+use crate::fileset::FileLocks;
 use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
 use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
@@ -43,11 +44,13 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
     };
-    let engine = crate::fileset::advise_access(job, &handles).and_then(|()| E::open(&setup));
+    let engine = crate::fileset::advise_access(job, &handles)
+        .and_then(|()| E::open(&setup))
+        .and_then(|engine| Ok((engine, FileLocks::open(FileLocks::mode_of(job), &paths)?)));
     ctx.live.worker_started();
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
-    let engine = match engine {
+    let (engine, locks) = match engine {
         Ok(e) => e,
         Err(e) => {
             ctx.live.worker_finished();
@@ -65,7 +68,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, queue);
+    let mut worker = Worker::new(ctx, engine, queue, locks);
     worker.run();
     let result = worker.finish();
     live.worker_finished();
@@ -133,6 +136,8 @@ struct Worker<'a, E: Engine> {
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
     /// free their buffers, so it is leaked rather than dropped.
     abandoned_in_flight: bool,
+    /// `lockfile=`: held while an I/O is handed to the engine.
+    locks: FileLocks,
 }
 
 /// How often an async worker looks for its oldest I/O in flight without
@@ -140,7 +145,7 @@ struct Worker<'a, E: Engine> {
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
-    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue) -> Self {
+    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue, locks: FileLocks) -> Self {
         let job = ctx.job;
         let depth = queue.depth();
         let mut filler = BufferFiller::new(&job.buffers, job.workload.rw.reads(), ctx.seed);
@@ -212,6 +217,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             trim_methods,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
+            locks,
             ctx,
         }
     }
@@ -371,9 +377,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             offset: io.offset,
             len: io.len,
         };
+        if let Err(e) = self.locks.lock(io.file, io.ddir) {
+            self.queue.release(slot);
+            return self.lock_failed(e);
+        }
         let start_ns = self.clock.now_ns();
         self.ctx.live.waiting_on(io.file, io.offset, start_ns);
         let queued = self.engine.queue(&req);
+        if let Err(e) = self.locks.unlock(io.file) {
+            self.lock_failed(e);
+        }
         let in_flight = InFlight {
             start_ns,
             submit_ns: start_ns,
@@ -604,6 +617,14 @@ impl<'a, E: Engine> Worker<'a, E> {
         );
         self.fail(IoFailure {
             message,
+            errno: e.raw_os_error().unwrap_or(0),
+        });
+    }
+
+    #[cold]
+    fn lock_failed(&mut self, e: std::io::Error) {
+        self.fail(IoFailure {
+            message: format!("lockfile: {}", crate::errno::describe(&e)),
             errno: e.raw_os_error().unwrap_or(0),
         });
     }

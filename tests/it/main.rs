@@ -23,6 +23,7 @@ mod golden;
 mod history;
 mod job_hooks;
 mod jobfiles;
+mod lockfile;
 mod observe;
 mod options;
 mod outputs;

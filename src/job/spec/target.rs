@@ -118,7 +118,24 @@ pub struct FilesSpec {
     pub unlink_each_loop: bool,
     /// `ioscheduler=`: the scheduler the devices holding the job's files use while it runs.
     pub ioscheduler: Option<String>,
+    /// `lockfile=`: how the job's workers serialise their I/O on a shared file.
+    pub lockfile: LockMode,
 }
+
+/// `lockfile=`: how the I/O of a job's workers on a shared file is serialised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LockMode {
+    #[default]
+    None,
+    Exclusive,
+    ReadWrite,
+}
+
+choice_words!(LockMode {
+    "none" => LockMode::None,
+    "exclusive" => LockMode::Exclusive,
+    "readwrite" => LockMode::ReadWrite,
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SyncMode {
@@ -213,6 +230,7 @@ impl Layers<'_> {
             ioscheduler: self
                 .given(opt::IOSCHEDULER)
                 .map(|s| s.text.trim().to_string()),
+            lockfile: self.choice(opt::LOCKFILE)?,
         })
     }
 
@@ -316,6 +334,16 @@ mod tests {
         assert_eq!(defaults.fallocate, Fallocate::Native);
         assert_eq!(defaults.fadvise, FadviseHint::ByPattern);
         assert!(!defaults.allow_mounted_write);
+        assert_eq!(
+            defaults.lockfile,
+            LockMode::None,
+            "expected no lock by default"
+        );
+        assert_eq!(
+            job(&["--lockfile=readwrite"]).files.lockfile,
+            LockMode::ReadWrite,
+            "expected lockfile=readwrite read"
+        );
         let spec = job(&[
             "--allow_file_create=0",
             "--create_only=1",
