@@ -73,23 +73,15 @@ mod tests {
     /// Whether another descriptor of `path` could take an exclusive / a shared lock now.
     fn free(path: &std::path::Path) -> (bool, bool) {
         let probe = File::open(path).unwrap();
-        let exclusive = match probe.try_lock() {
+        let try_with = |take: fn(&File) -> Result<(), TryLockError>| match take(&probe) {
             Ok(()) => {
                 probe.unlock().unwrap();
                 true
             }
             Err(TryLockError::WouldBlock) => false,
-            Err(TryLockError::Error(e)) => panic!("try_lock failed: {e}"),
+            Err(TryLockError::Error(e)) => panic!("taking a probe lock failed: {e}"),
         };
-        let shared = match probe.try_lock_shared() {
-            Ok(()) => {
-                probe.unlock().unwrap();
-                true
-            }
-            Err(TryLockError::WouldBlock) => false,
-            Err(TryLockError::Error(e)) => panic!("try_lock_shared failed: {e}"),
-        };
-        (exclusive, shared)
+        (try_with(File::try_lock), try_with(File::try_lock_shared))
     }
 
     #[test]
