@@ -347,6 +347,12 @@ pub fn prepare(
             set.pending.push(None);
         }
     }
+    // a scheduler a disk does not offer is refused before any job runs
+    for (j, job) in jobs.iter().enumerate() {
+        if let Some(wanted) = &job.files.ioscheduler {
+            scheduler::check_offered(&set, j, &job.name, wanted)?;
+        }
+    }
     Ok(set)
 }
 

@@ -23,6 +23,16 @@ fn choices(text: &str) -> (Vec<String>, Option<String>) {
     (names, crate::observe::environment::parse_scheduler(text))
 }
 
+/// What switching one disk's scheduler takes.
+enum Step {
+    /// Nothing: the scheduler is active already.
+    Nothing,
+    /// Nothing can be switched there (why, as a note).
+    Note(String),
+    /// Write the wanted one, replacing `original`.
+    Switch { original: String },
+}
+
 impl SchedulerSwitch {
     /// Switch the disks of job `job_index`'s files in `files` to `wanted`. A file on no
     /// disk (tmpfs) or a queue without a choice is left as it is, with a note, as fio does;
@@ -35,64 +45,19 @@ impl SchedulerSwitch {
         wanted: &str,
     ) -> Result<Vec<String>, TargetError> {
         let mut notes = Vec::new();
-        let mut disks: Vec<String> = Vec::new();
-        for t in files.job_targets(job_index) {
-            let path = &files.targets[t].path;
-            match crate::observe::diskstats::disk_of(path) {
-                Some(disk) if !disks.contains(&disk) => disks.push(disk),
-                Some(_) => {}
-                None => notes.push(format!(
-                    "job '{job_name}': ioscheduler={wanted}: {} is on no block device, so there is no scheduler to switch",
-                    path.display()
-                )),
+        for (file, step) in steps(files, job_index, job_name, wanted)? {
+            match step {
+                Step::Nothing => {}
+                Step::Note(note) => notes.push(note),
+                Step::Switch { original } => {
+                    write_scheduler(&file, wanted)?;
+                    if !self.replaced.iter().any(|(f, _)| *f == file) {
+                        self.replaced.push((file, original));
+                    }
+                }
             }
-        }
-        for disk in disks {
-            let file = Path::new("/sys/block").join(&disk).join("queue/scheduler");
-            notes.extend(self.switch(&file, &disk, job_name, wanted)?);
         }
         Ok(notes)
-    }
-
-    fn switch(
-        &mut self,
-        file: &Path,
-        disk: &str,
-        job_name: &str,
-        wanted: &str,
-    ) -> Result<Option<String>, TargetError> {
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Some(format!(
-                "job '{job_name}': ioscheduler={wanted}: {disk} has no scheduler to switch (no {})",
-                file.display()
-            )))
-            }
-            Err(e) => return Err(TargetError::io(file, "read the scheduler", e)),
-        };
-        let (offered, active) = choices(&text);
-        if active.as_deref() == Some(wanted) {
-            return Ok(None);
-        }
-        if offered.len() < 2 {
-            return Ok(Some(format!(
-                "job '{job_name}': ioscheduler={wanted}: the scheduler of {disk} cannot be switched (it offers only {})",
-                text.trim()
-            )));
-        }
-        if !offered.iter().any(|name| name == wanted) {
-            return Err(TargetError::Config(format!(
-                "job '{job_name}': ioscheduler={wanted}: {disk} does not offer it; it offers {} (pick one of them, or load the scheduler's module)",
-                offered.join(", ")
-            )));
-        }
-        let original = active.unwrap_or_default();
-        write_scheduler(file, wanted)?;
-        if !self.replaced.iter().any(|(f, _)| f == file) {
-            self.replaced.push((file.to_path_buf(), original));
-        }
-        Ok(None)
     }
 
     /// Put back every scheduler switched, the last switched first; what failed, as notes.
@@ -119,6 +84,76 @@ impl Drop for SchedulerSwitch {
             eprintln!("iolens: {note}");
         }
     }
+}
+
+/// Refuse, before the run, a job whose `ioscheduler=` a disk of its files does not offer.
+pub fn check_offered(
+    files: &FileSet,
+    job_index: usize,
+    job_name: &str,
+    wanted: &str,
+) -> Result<(), TargetError> {
+    steps(files, job_index, job_name, wanted).map(drop)
+}
+
+/// Per disk holding a file of the job (each once): its `queue/scheduler` file and the step
+/// that switches it; a file on no disk is a note.
+fn steps(
+    files: &FileSet,
+    job_index: usize,
+    job_name: &str,
+    wanted: &str,
+) -> Result<Vec<(PathBuf, Step)>, TargetError> {
+    let mut steps: Vec<(PathBuf, Step)> = Vec::new();
+    for t in files.job_targets(job_index) {
+        let path = &files.targets[t].path;
+        let Some(disk) = crate::observe::diskstats::disk_of(path) else {
+            let note = format!(
+                "job '{job_name}': ioscheduler={wanted}: {} is on no block device, so there is no scheduler to switch",
+                path.display()
+            );
+            steps.push((path.clone(), Step::Note(note)));
+            continue;
+        };
+        let file = Path::new("/sys/block").join(&disk).join("queue/scheduler");
+        if !steps.iter().any(|(f, _)| *f == file) {
+            let step = step(&file, &disk, job_name, wanted)?;
+            steps.push((file, step));
+        }
+    }
+    Ok(steps)
+}
+
+fn step(file: &Path, disk: &str, job_name: &str, wanted: &str) -> Result<Step, TargetError> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Step::Note(format!(
+                "job '{job_name}': ioscheduler={wanted}: {disk} has no scheduler to switch (no {})",
+                file.display()
+            )))
+        }
+        Err(e) => return Err(TargetError::io(file, "read the scheduler", e)),
+    };
+    let (offered, active) = choices(&text);
+    if active.as_deref() == Some(wanted) {
+        return Ok(Step::Nothing);
+    }
+    if offered.len() < 2 {
+        return Ok(Step::Note(format!(
+            "job '{job_name}': ioscheduler={wanted}: the scheduler of {disk} cannot be switched (it offers only {})",
+            text.trim()
+        )));
+    }
+    if !offered.iter().any(|name| name == wanted) {
+        return Err(TargetError::Config(format!(
+            "job '{job_name}': ioscheduler={wanted}: {disk} does not offer it; it offers {} (pick one of them, or load the scheduler's module)",
+            offered.join(", ")
+        )));
+    }
+    Ok(Step::Switch {
+        original: active.unwrap_or_default(),
+    })
 }
 
 /// Write `name` to a `queue/scheduler` file and check that it became the active one.

@@ -239,7 +239,20 @@ fn ioscheduler_switches_the_device_for_the_job_and_back_after() {
         "expected {before} back after a failed job, saw {after}"
     );
 
-    let unknown = job(&["--ioscheduler=no-such-scheduler"]);
+    // refused before any job runs: the first group's prerun leaves no marker
+    let unknown = job(&[
+        "--exec_prerun=touch first-ran",
+        "--name=t",
+        filename.as_str(),
+        "--rw=read",
+        "--size=1m",
+        "--stonewall",
+        "--ioscheduler=no-such-scheduler",
+    ]);
+    assert!(
+        !dir.path().join("first-ran").exists(),
+        "expected the refusal before the first group ran"
+    );
     let offered = format!("it offers {}", choices.join(", "));
     assert_failed_saying(&unknown, 2, &offered);
     let message = stderr(&unknown);
