@@ -304,3 +304,34 @@ fn unlink_each_loop_gives_each_pass_a_fresh_file_as_fio_does() {
         );
     }
 }
+
+#[test]
+fn write_barrier_and_create_serialize_change_nothing_as_in_fio() {
+    let args = [
+        "--name=b",
+        "--rw=write",
+        "--bs=4k",
+        "--size=32k",
+        "--nrfiles=2",
+        "--write_barrier=2",
+        "--create_serialize=0",
+    ];
+    let wanted = vec![[[0, 0], [32 << 10, 8]]];
+    let ((made, counts), fio_side) = both(&args);
+    assert_eq!(
+        counts, wanted,
+        "expected 8 plain 4 KiB writes (right), saw the left"
+    );
+    assert_eq!(
+        made,
+        ["f 16384 b.0.0", "f 16384 b.0.1"],
+        "expected the two files laid out"
+    );
+    if let Some(fio_outcome) = fio_side {
+        assert_eq!(
+            fio_outcome,
+            (made, counts),
+            "expected fio's files and counts (left) to be iolens' (right)"
+        );
+    }
+}
