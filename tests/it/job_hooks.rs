@@ -3,8 +3,8 @@
 //! `ioscheduler=` on a loop device (switched for the job, switched back after).
 
 use crate::support::{assert_failed_saying, command, isolated, scratch, stderr, LoopDevice};
-use std::path::Path;
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// `iolens run --no-history ARGS` in `dir`.
 fn iolens_in(dir: &Path, args: &[&str]) -> Output {
@@ -178,24 +178,103 @@ fn scheduler(file: &Path) -> (String, Vec<String>) {
     (active, choices)
 }
 
-#[test]
-fn ioscheduler_switches_the_device_for_the_job_and_back_after() {
-    let Some(dev) = LoopDevice::create(16 << 20) else {
-        return;
-    };
-    let name = Path::new(dev.path())
-        .file_name()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string();
-    let file = Path::new("/sys/block").join(&name).join("queue/scheduler");
+/// The loop device's `queue/scheduler` file, its active scheduler and choices, and
+/// another one to switch to (None, with the reason printed, when it offers no other).
+fn switchable(dev: &LoopDevice) -> Option<(PathBuf, String, Vec<String>, String)> {
+    let name = Path::new(dev.path()).file_name()?.to_str()?.to_string();
+    let file = Path::new("/sys/block").join(name).join("queue/scheduler");
     let (before, choices) = scheduler(&file);
     let Some(wanted) = choices.iter().find(|c| **c != before).cloned() else {
         eprintln!(
             "skipped: {} offers no scheduler but {before}",
             file.display()
         );
+        return None;
+    };
+    Some((file, before, choices, wanted))
+}
+
+/// The job's prerun saw `wanted` in `file` (its copy is `seen` in `dir`), and `before` is
+/// back in it now.
+fn switched_then_back(dir: &Path, file: &Path, before: &str, wanted: &str) {
+    let during = scheduler(&dir.join("seen")).0;
+    assert_eq!(
+        during, wanted,
+        "expected {wanted} active while the job ran, saw {during}"
+    );
+    let after = scheduler(file).0;
+    assert_eq!(
+        after, before,
+        "expected {before} back after the job, saw {after}"
+    );
+}
+
+/// A filesystem mounted on a scratch directory, unmounted when dropped (also when the
+/// test fails).
+struct Mounted(tempfile::TempDir);
+
+impl Mounted {
+    /// An ext4 filesystem made on `dev` and mounted; None (reason printed) where it cannot be.
+    fn ext4(dev: &LoopDevice) -> Option<Mounted> {
+        let quiet = |cmd: &mut Command| {
+            cmd.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !quiet(Command::new("mkfs.ext4").args(["-q", dev.path()])) {
+            eprintln!("skipped: mkfs.ext4 is not available");
+            return None;
+        }
+        let dir = scratch();
+        if !quiet(Command::new("mount").arg(dev.path()).arg(dir.path())) {
+            eprintln!("skipped: cannot mount a loop device here");
+            return None;
+        }
+        Some(Mounted(dir))
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        crate::support::unmount(self.0.path());
+    }
+}
+
+#[test]
+fn ioscheduler_of_a_file_switches_the_device_holding_it() {
+    let Some(dev) = LoopDevice::create(32 << 20) else {
+        return;
+    };
+    let Some((file, before, _, wanted)) = switchable(&dev) else {
+        return;
+    };
+    let Some(mounted) = Mounted::ext4(&dev) else {
+        return;
+    };
+    let dir = scratch();
+    let out = iolens_in(
+        dir.path(),
+        &[
+            "--name=f",
+            &format!("--filename={}", mounted.0.path().join("data").display()),
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            &format!("--ioscheduler={wanted}"),
+            &format!("--exec_prerun=cat {} > seen", file.display()),
+        ],
+    );
+    assert_ran(&out);
+    switched_then_back(dir.path(), &file, &before, &wanted);
+}
+
+#[test]
+fn ioscheduler_switches_the_device_for_the_job_and_back_after() {
+    let Some(dev) = LoopDevice::create(16 << 20) else {
+        return;
+    };
+    let Some((file, before, choices, wanted)) = switchable(&dev) else {
         return;
     };
     let dir = scratch();
@@ -215,16 +294,7 @@ fn ioscheduler_switches_the_device_for_the_job_and_back_after() {
 
     let out = job(&[switch.as_str(), prerun.as_str()]);
     assert_ran(&out);
-    let during = scheduler(&dir.path().join("seen")).0;
-    assert_eq!(
-        during, wanted,
-        "expected {wanted} active while the job ran, saw {during}"
-    );
-    let after = scheduler(&file).0;
-    assert_eq!(
-        after, before,
-        "expected {before} back after the job, saw {after}"
-    );
+    switched_then_back(dir.path(), &file, &before, &wanted);
 
     let failed = job(&[switch.as_str(), "--exec_prerun=exit 1"]);
     assert_eq!(
