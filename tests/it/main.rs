@@ -21,6 +21,7 @@ mod fio_offsets;
 mod fio_wholesize;
 mod golden;
 mod history;
+mod iolog;
 mod job_hooks;
 mod jobfiles;
 mod lockfile;
