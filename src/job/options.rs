@@ -449,8 +449,8 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads", "cpus_allowed"),
     opt("verify_backlog", &[], Kind::Count, Some("0"), "1024", "Verify after every N written blocks, not only at the end"),
     unsupported("verify_backlog_batch", &[], Kind::Count, None, "a backlog is always verified whole", "verify_backlog"),
-    unsupported("verify_state_save", &[], Kind::Bool, Some("1"), "verify state files are not implemented", "verify_only=1 with the same job"),
-    unsupported("verify_state_load", &[], Kind::Bool, Some("0"), "verify state files are not implemented", "verify_only=1 with the same job"),
+    opt("verify_state_save", &[], Kind::Bool, Some("1"), "0", "When a write job with verify ends (also cut short), save how far its writes got to local-<job>-<n>-verify.state (in --aux-path)"),
+    opt("verify_state_load", &[], Kind::Bool, Some("0"), "1", "Verify only what the saved verify state says the writer finished"),
     unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "the experimental verifier is not implemented", "verify=crc32c"),
     unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
@@ -703,6 +703,8 @@ pub mod opt {
     pub const VERIFY_OFFSET: &OptionDef = entry("verify_offset");
     pub const VERIFY_ONLY: &OptionDef = entry("verify_only");
     pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
+    pub const VERIFY_STATE_LOAD: &OptionDef = entry("verify_state_load");
+    pub const VERIFY_STATE_SAVE: &OptionDef = entry("verify_state_save");
     pub const WAIT_FOR: &OptionDef = entry("wait_for");
     pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
     pub const WRITE_HIST_LOG: &OptionDef = entry("write_hist_log");

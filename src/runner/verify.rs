@@ -9,6 +9,10 @@
 //! counts it among the job's reads as fio does (`verify_backlog` reads inside
 //! the run, the rest in the pass after the writes).
 
+mod state;
+
+pub use state::VerifyState;
+
 use super::ctx::OpenFile;
 use crate::job::spec::{JobSpec, VerifySpec};
 use crate::model::{BadBlock, VerifyReport};
@@ -59,13 +63,33 @@ pub struct Verifier {
     read_buf: AlignedBuf,
     scratch: Vec<u8>,
     report: VerifyReport,
+    /// `verify_state_load`: what the writer finished; only that is checked.
+    loaded: Option<VerifyState>,
+    /// The worker's place in its job (its state file's number).
+    worker: u32,
+    seed: u64,
+    /// Writes completed (or replayed) and their bytes: the state saved at the end.
+    done_writes: u64,
+    done_bytes: u64,
+}
+
+/// Who a verifier works for: the worker's seed and place in its job, and the
+/// state an earlier writer saved (`verify_state_load`).
+pub struct VerifierFor {
+    pub seed: u64,
+    pub worker: u32,
+    pub loaded: Option<VerifyState>,
 }
 
 impl Verifier {
     pub fn new(
         spec: &VerifySpec,
         job: &JobSpec,
-        seed: u64,
+        VerifierFor {
+            seed,
+            worker,
+            loaded,
+        }: VerifierFor,
         files: &[OpenFile],
         align: usize,
     ) -> Result<Self, String> {
@@ -119,6 +143,11 @@ impl Verifier {
                 job: job.name.clone(),
                 ..VerifyReport::default()
             },
+            loaded,
+            worker,
+            seed,
+            done_writes: 0,
+            done_bytes: 0,
         })
     }
 
@@ -160,12 +189,27 @@ impl Verifier {
         self.log_write(file, offset, buf.len() as u32);
     }
 
-    /// `verify_only`: note a write the job would have made.
-    pub fn record_write(&mut self, file: u32, offset: u64, len: u32) {
+    /// `verify_only`: note a write the job would have made; false when the
+    /// loaded state says the writer never finished it (the replay ends there, as in fio).
+    pub fn record_write(&mut self, file: u32, offset: u64, len: u32) -> bool {
+        if self
+            .loaded
+            .as_ref()
+            .is_some_and(|s| self.done_writes >= s.writes)
+        {
+            return false;
+        }
         for i in 0..u64::from(len) / self.block {
             self.bump_generation(file, offset + i * self.block);
         }
         self.log_write(file, offset, len);
+        self.count_write(len);
+        true
+    }
+
+    fn count_write(&mut self, len: u32) {
+        self.done_writes += 1;
+        self.done_bytes += u64::from(len);
     }
 
     /// Log a write for reading back.
@@ -191,6 +235,7 @@ impl Verifier {
     /// A write completed; with `verify_backlog` it waits to be read back.
     #[inline]
     pub fn note_completed(&mut self, file: u32, offset: u64, len: u32) {
+        self.count_write(len);
         if self.spec.backlog > 0 {
             self.backlog.push(Written { file, offset, len });
         }
@@ -280,12 +325,16 @@ impl Verifier {
         Ok(keep_going)
     }
 
-    /// A job that only reads: check every block of its regions, written by anyone.
+    /// A job that only reads: check every block of its regions, written by anyone
+    /// (with a loaded state, only as many bytes from the start as the writer finished).
     fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
+        let mut left = self.loaded.as_ref().map_or(u64::MAX, |s| s.bytes);
         for r in 0..self.files.len() {
             let FileRegion {
                 file, start, len, ..
             } = self.files[r].region;
+            let len = len.min(left);
+            left -= len;
             let blocks = (len / self.block) as usize;
             let mut i = 0;
             while i < blocks {
@@ -390,8 +439,19 @@ impl Verifier {
         });
     }
 
-    /// What the pass found; the one-line error when a block was bad.
+    /// What the pass found; the one-line error when a block was bad (or the
+    /// verify state could not be saved).
     pub fn finish(self) -> (VerifyReport, Option<String>) {
+        let saved = match self.spec.state_save && self.reads_back_writes() {
+            true => VerifyState::new(
+                &self.report.job,
+                self.seed,
+                self.done_writes,
+                self.done_bytes,
+            )
+            .save(&self.spec, self.worker),
+            false => Ok(()),
+        };
         let error = self.report.bad_blocks.first().map(|first| {
             format!(
                 "verify: {} bad of {} blocks checked in {}; first: {}",
@@ -401,7 +461,7 @@ impl Verifier {
                 first.message
             )
         });
-        (self.report, error)
+        (self.report, error.or(saved.err()))
     }
 }
 

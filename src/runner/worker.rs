@@ -13,7 +13,7 @@ use super::checks::{describe_io, Checks, Flow, Measured};
 use super::ctx::{handles, WorkerCtx};
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
-use super::verify::Verifier;
+use super::verify::{Verifier, VerifierFor, VerifyState};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
 use crate::stats::{IntervalSampler, WorkerStats};
@@ -148,7 +148,19 @@ impl<'a, E: Engine> Worker<'a, E> {
         let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
         let budget = Budget::new(job, region_total);
         let regions = ctx.files.iter().map(|f| f.region).collect();
-        let gen = IoGenerator::new(&job.workload, regions, ctx.seed);
+        // verify_state_load: the writer's seed, so a replay issues the writer's offsets.
+        let loaded = job
+            .verify
+            .as_ref()
+            .filter(|spec| spec.state_load)
+            .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_index));
+        let (loaded, load_error) = match loaded {
+            Some(Ok(state)) => (Some(state), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let seed = loaded.as_ref().map_or(ctx.seed, |s| s.seed);
+        let gen = IoGenerator::new(&job.workload, regions, seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -166,10 +178,14 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
-        let verify = job
-            .verify
-            .as_ref()
-            .map(|spec| Verifier::new(spec, job, ctx.seed, &ctx.files, ctx.buffer_align));
+        let verify = job.verify.as_ref().map(|spec| {
+            let owner = VerifierFor {
+                seed,
+                worker: ctx.worker_index,
+                loaded,
+            };
+            Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
+        });
         let (verify, verify_error) = match verify {
             Some(Ok(v)) => (Some(v), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
@@ -179,7 +195,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             Ok(methods) => (methods, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        let setup_error = verify_error.or(trim_error);
+        let setup_error = load_error.or(verify_error).or(trim_error);
         Worker {
             engine,
             gen,

@@ -433,6 +433,9 @@ mod tests {
             backlog: 0,
             fatal: false,
             dump: false,
+            state_save: false,
+            state_load: false,
+            state_files: Default::default(),
         }
     }
 

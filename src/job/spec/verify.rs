@@ -63,6 +63,52 @@ pub struct VerifySpec {
     pub fatal: bool,
     /// `verify_dump`: write found and expected copies of bad blocks.
     pub dump: bool,
+    /// `verify_state_save`: a job that writes saves how far its writes got when it ends.
+    pub state_save: bool,
+    /// `verify_state_load`: check only what the saved state says was written.
+    pub state_load: bool,
+    /// Where the state files are and the numbers in their names.
+    pub state_files: StateFiles,
+}
+
+/// fio's verify state file names: `local-<job>-<thread>-verify.state` in the
+/// current directory or `--aux-path`, numbered by the thread's place in the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateFiles {
+    /// `--aux-path`; None: the current directory.
+    pub dir: Option<std::path::PathBuf>,
+    /// The run-wide number of the job's first worker (fio's thread index).
+    pub first_thread: u32,
+}
+
+impl StateFiles {
+    /// The state file of worker `worker` of job `job` (a `/` in the name becomes `.`, as in fio).
+    pub fn path(&self, job: &str, worker: u32) -> std::path::PathBuf {
+        let name = format!(
+            "local-{}-{}-verify.state",
+            job.replace('/', "."),
+            self.first_thread + worker
+        );
+        match &self.dir {
+            Some(dir) => dir.join(name),
+            None => name.into(),
+        }
+    }
+}
+
+/// Number the jobs' workers across the run (fio's thread index, which names the
+/// state files) and put the state files in `aux_path` when given.
+pub fn place_state_files(jobs: &mut [JobSpec], aux_path: Option<&std::path::Path>) {
+    let mut first_thread = 0;
+    for job in jobs {
+        if let Some(v) = &mut job.verify {
+            v.state_files = StateFiles {
+                dir: aux_path.map(std::path::Path::to_path_buf),
+                first_thread,
+            };
+        }
+        first_thread += job.exec.numjobs;
+    }
 }
 
 impl Layers<'_> {
@@ -137,6 +183,9 @@ impl Layers<'_> {
             backlog: self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0),
             fatal: self.bool(opt::VERIFY_FATAL)?,
             dump: self.bool(opt::VERIFY_DUMP)?,
+            state_save: self.bool(opt::VERIFY_STATE_SAVE)?,
+            state_load: self.bool(opt::VERIFY_STATE_LOAD)?,
+            state_files: StateFiles::default(),
         }))
     }
 }
