@@ -146,7 +146,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler.fill(engine.buffer(slot));
         }
         let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
-        let budget = Budget::new(job, region_total);
+        let mut budget = Budget::new(job, region_total);
         let regions = ctx.files.iter().map(|f| f.region).collect();
         // verify_state_load: the writer's seed, so a replay issues the writer's offsets.
         let loaded = job
@@ -160,6 +160,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             None => (None, None),
         };
         let seed = loaded.as_ref().map_or(ctx.seed, |s| s.seed);
+        if let Some(state) = loaded.as_ref().filter(|_| !job.workload.rw.writes()) {
+            budget.cap_ios(state.writes);
+        }
         let gen = IoGenerator::new(&job.workload, regions, seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
@@ -178,14 +181,19 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
-        let verify = job.verify.as_ref().map(|spec| {
-            let owner = VerifierFor {
-                seed,
-                worker: ctx.worker_index,
-                loaded,
-            };
-            Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
-        });
+        // A state that failed to load: no verifier, so none saves a state either.
+        let verify = job
+            .verify
+            .as_ref()
+            .filter(|_| load_error.is_none())
+            .map(|spec| {
+                let owner = VerifierFor {
+                    seed,
+                    worker: ctx.worker_index,
+                    loaded,
+                };
+                Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
+            });
         let (verify, verify_error) = match verify {
             Some(Ok(v)) => (Some(v), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),

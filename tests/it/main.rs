@@ -36,5 +36,6 @@ mod scenario_support;
 mod scenarios;
 mod support;
 mod verify;
+mod verify_state;
 mod views;
 mod watchdog;
