@@ -82,7 +82,7 @@ fn interrupted_writer(tool: Tool, dir: &Path, rw: &str, extra: &[&str]) -> Optio
     );
     let written = io_bytes(&doc(&out, "writer"), "write");
     assert!(
-        written > 0 && written < SIZE && written % 4096 == 0,
+        written > 0 && written < SIZE && written.is_multiple_of(4096),
         "{tool:?}: expected the 1 s writer at 2 MiB/s to write some 4 KiB blocks of \
          {SIZE}, saw {written} bytes"
     );
