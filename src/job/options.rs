@@ -437,12 +437,13 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
     unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
     unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
-    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
+    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern: the pattern alone, pattern_hdr, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
     opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),
     opt("verify_interval", &[], Kind::Size, None, "4k", "Size of each verified block (default: the write block size)"),
-    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern)"),
+    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern, plus %o: the block's offset); alone it means verify=pattern_hdr"),
+    opt("verify_pattern_interval", &[], Kind::Size, Some("0"), "512", "Start verify_pattern (and its %o) again every N bytes of a block (0: once per block)"),
     opt("verify_fatal", &[], Kind::Bool, Some("0"), "1", "Stop verifying at the first bad block"),
     opt("verify_dump", &[], Kind::Bool, Some("0"), "1", "Write the found and expected copies of each bad block to the current directory"),
     unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
@@ -703,6 +704,7 @@ pub mod opt {
     pub const VERIFY_OFFSET: &OptionDef = entry("verify_offset");
     pub const VERIFY_ONLY: &OptionDef = entry("verify_only");
     pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
+    pub const VERIFY_PATTERN_INTERVAL: &OptionDef = entry("verify_pattern_interval");
     pub const VERIFY_STATE_LOAD: &OptionDef = entry("verify_state_load");
     pub const VERIFY_STATE_SAVE: &OptionDef = entry("verify_state_save");
     pub const WAIT_FOR: &OptionDef = entry("wait_for");

@@ -2,7 +2,7 @@
 //! meaningful (an engine that stores data, blocks that hold a header, a pattern that
 //! parses). A job that only reads checks that every block holds what its header says.
 
-use super::pattern::parse_pattern;
+use super::pattern::{parse_verify_pattern, Pattern};
 use super::JobSpec;
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
@@ -19,10 +19,19 @@ pub enum VerifyKind {
     Xxhash,
     Sha256,
     Md5,
-    /// The payload must equal `verify_pattern`; no checksum.
+    /// The block must hold `verify_pattern` and nothing else (fio's strict pattern: no header).
     Pattern,
     /// Only the block header (offset, generation, writer) is checked.
     Meta,
+    /// A header, and the rest of the block must equal `verify_pattern`.
+    PatternHdr,
+}
+
+impl VerifyKind {
+    /// Whether each block carries the header (all but the strict pattern).
+    pub fn has_header(self) -> bool {
+        self != VerifyKind::Pattern
+    }
 }
 
 // `None`: verification off.
@@ -35,6 +44,7 @@ choice_words!(Option<VerifyKind> {
     "sha256" => Some(VerifyKind::Sha256),
     "md5" => Some(VerifyKind::Md5),
     "pattern" => Some(VerifyKind::Pattern),
+    "pattern_hdr" => Some(VerifyKind::PatternHdr),
     "meta" => Some(VerifyKind::Meta),
     "null" => None,
 });
@@ -48,7 +58,10 @@ pub const VERIFY_HEADER_LEN: u64 = 80;
 pub struct VerifySpec {
     pub kind: VerifyKind,
     /// `verify_pattern`: bytes repeated over each block's payload; None: seeded random data.
-    pub pattern: Option<Vec<u8>>,
+    pub pattern: Option<Pattern>,
+    /// `verify_pattern_interval`: the pattern starts again (with its `%o`) every so
+    /// many bytes of a block; None: once per block.
+    pub pattern_interval: Option<u64>,
     /// `verify_interval`: bytes per header; None: the smallest write block size.
     pub interval: Option<u64>,
     /// `verify_offset`: where in each block its header sits.
@@ -115,12 +128,18 @@ impl Layers<'_> {
     pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
         let chosen = self.choice_with_parameter(opt::VERIFY)?;
         chosen.no_parameter()?;
-        let (Some(kind), setting) = (chosen.value, chosen.setting) else {
-            return Ok(None);
+        // As in fio, verify_pattern alone turns on the pattern with a header.
+        let implied = self
+            .given(opt::VERIFY_PATTERN)
+            .filter(|_| self.given(opt::VERIFY).is_none());
+        let (kind, setting) = match (chosen.value, implied) {
+            (Some(kind), _) => (kind, chosen.setting),
+            (None, Some(pattern)) => (VerifyKind::PatternHdr, pattern),
+            (None, None) => return Ok(None),
         };
         let pattern = match self.given(opt::VERIFY_PATTERN) {
-            Some(s) => Some(parse_pattern(s.text).map_err(|e| s.invalid(e))?),
-            None if kind == VerifyKind::Pattern => {
+            Some(s) => Some(parse_verify_pattern(s.text).map_err(|e| s.invalid(e))?),
+            None if matches!(kind, VerifyKind::Pattern | VerifyKind::PatternHdr) => {
                 return Err(setting.invalid_with_hint(
                     "needs verify_pattern",
                     "e.g. verify=pattern verify_pattern=0xdeadbeef",
@@ -138,7 +157,13 @@ impl Layers<'_> {
             ));
         }
         let write_sizes = &job.workload.bs[1];
-        let interval = self.parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?;
+        // fio verifies a write smaller than verify_interval as one block.
+        let interval = self
+            .parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?
+            .map(|i| match i > write_sizes.max() {
+                true => write_sizes.min(),
+                false => i,
+            });
         let block = interval.unwrap_or(write_sizes.min());
         let divides_every_write = match write_sizes {
             crate::job::spec::BlockSizes::Split(v) => {
@@ -156,7 +181,7 @@ impl Layers<'_> {
         let header_offset = self
             .parse(opt::VERIFY_OFFSET, |t| units::parse_size(t, self.kb_base))?
             .unwrap_or(0);
-        if header_offset + VERIFY_HEADER_LEN > block {
+        if kind.has_header() && header_offset + VERIFY_HEADER_LEN > block {
             let at = self.given(opt::VERIFY_OFFSET).unwrap_or(setting);
             return Err(at.invalid_with_hint(
                 format!(
@@ -173,9 +198,13 @@ impl Layers<'_> {
                  (drop time_based)",
             ));
         }
+        let pattern_interval = self.parse(opt::VERIFY_PATTERN_INTERVAL, |t| {
+            units::parse_size(t, self.kb_base)
+        })?;
         Ok(Some(VerifySpec {
             kind,
             pattern,
+            pattern_interval: pattern_interval.filter(|&i| i > 0),
             interval,
             header_offset,
             after_writes: self.bool(opt::DO_VERIFY)?,
@@ -218,7 +247,42 @@ mod tests {
         );
         assert!(spec.fatal && spec.dump && spec.after_writes && !spec.only);
         let pattern = job(&["--rw=write", "--verify=pattern", "--verify_pattern=0xff"]);
-        assert_eq!(pattern.verify.unwrap().pattern, Some(vec![0xff]));
+        let pattern = pattern.verify.unwrap();
+        assert_eq!(
+            (pattern.kind, pattern.pattern.map(|p| p.bytes)),
+            (VerifyKind::Pattern, Some(vec![0xff])),
+            "expected the strict pattern ff"
+        );
+        let alone = job(&["--rw=write", "--verify_pattern=%o"]).verify.unwrap();
+        assert_eq!(
+            (alone.kind, alone.pattern.map(|p| p.offsets_at)),
+            (VerifyKind::PatternHdr, Some(vec![0])),
+            "expected verify_pattern alone to turn on pattern_hdr, as in fio"
+        );
+        let clamped = job(&[
+            "--rw=write",
+            "--bs=4k",
+            "--verify=md5",
+            "--verify_interval=64k",
+        ]);
+        assert_eq!(
+            clamped.verify.unwrap().interval,
+            Some(4096),
+            "expected verify_interval larger than bs clamped to bs, as in fio"
+        );
+        let strict = job(&[
+            "--rw=write",
+            "--bs=512",
+            "--verify=pattern",
+            "--verify_pattern=0x01",
+            "--verify_offset=500",
+            "--verify_pattern_interval=128",
+        ]);
+        assert_eq!(
+            strict.verify.unwrap().pattern_interval,
+            Some(128),
+            "expected a strict pattern to need no room for a header"
+        );
     }
 
     #[test]
