@@ -449,10 +449,12 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
     unsupported("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads", "cpus_allowed"),
     opt("verify_backlog", &[], Kind::Count, Some("0"), "1024", "Verify after every N written blocks, not only at the end"),
-    unsupported("verify_backlog_batch", &[], Kind::Count, None, "a backlog is always verified whole", "verify_backlog"),
+    opt("verify_backlog_batch", &[], Kind::Count, None, "8", "How many of the waiting blocks each verify_backlog check reads (default: verify_backlog)"),
+    opt("verify_write_sequence", &[], Kind::Bool, Some("1"), "0", "A block holding an earlier (or later) write of its offset is bad"),
+    opt("verify_header_seed", &[], Kind::Bool, None, "0", "A good block from another job or worker is bad (default: in jobs that read and write without verify_backlog)"),
     opt("verify_state_save", &[], Kind::Bool, Some("1"), "0", "When a write job with verify ends (also cut short), save how far its writes got to local-<job>-<n>-verify.state (in --aux-path)"),
     opt("verify_state_load", &[], Kind::Bool, Some("0"), "1", "Verify only what the saved verify state says the writer finished"),
-    unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "the experimental verifier is not implemented", "verify=crc32c"),
+    opt("experimental_verify", &[], Kind::Bool, Some("0"), "1", "fio's verifier that replays the offsets: accepted; iolens' write log reads back the same blocks"),
     unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
@@ -698,6 +700,9 @@ pub mod opt {
     pub const UNLINK: &OptionDef = entry("unlink");
     pub const VERIFY: &OptionDef = entry("verify");
     pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
+    pub const VERIFY_BACKLOG_BATCH: &OptionDef = entry("verify_backlog_batch");
+    pub const VERIFY_HEADER_SEED: &OptionDef = entry("verify_header_seed");
+    pub const VERIFY_WRITE_SEQUENCE: &OptionDef = entry("verify_write_sequence");
     pub const VERIFY_DUMP: &OptionDef = entry("verify_dump");
     pub const VERIFY_FATAL: &OptionDef = entry("verify_fatal");
     pub const VERIFY_INTERVAL: &OptionDef = entry("verify_interval");

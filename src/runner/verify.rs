@@ -111,10 +111,11 @@ impl Verifier {
                 .collect(),
         };
         // fio compares the writer's seed only in jobs that read and write
-        // without verify_backlog (and not in verify_only).
+        // without verify_backlog (and not in verify_only), unless verify_header_seed says.
         let rw = job.workload.rw;
         let codec = BlockCodec::new(spec, Writer::new(&job.name, seed));
-        let codec = match rw.reads() && rw.writes() && spec.backlog == 0 && !spec.only {
+        let by_default = rw.reads() && rw.writes() && spec.backlog == 0 && !spec.only;
+        let codec = match spec.header_seed.unwrap_or(by_default) {
             true => codec,
             false => codec.accepting_any_writer(),
         };
@@ -236,7 +237,8 @@ impl Verifier {
     #[inline]
     pub fn note_completed(&mut self, file: u32, offset: u64, len: u32) {
         self.count_write(len);
-        if self.spec.backlog > 0 {
+        // As in fio, do_verify=0 keeps no backlog either.
+        if self.spec.backlog > 0 && self.spec.after_writes {
             self.backlog.push(Written { file, offset, len });
         }
     }
@@ -247,15 +249,17 @@ impl Verifier {
         self.spec.backlog > 0 && self.backlog.len() as u64 >= self.spec.backlog
     }
 
-    /// Verify the writes waiting in the backlog that are still logged (a later
-    /// overlapping write replaced the others); false when a bad block means stop.
+    /// Verify the oldest `verify_backlog_batch` writes waiting in the backlog that
+    /// are still logged (a later overlapping write replaced the others); the
+    /// rest wait for the next round. False when a bad block means stop.
     pub fn verify_backlog(
         &mut self,
         reads: &mut ReadBack<'_, impl Clock>,
     ) -> std::io::Result<bool> {
         let mut waiting = std::mem::take(&mut self.backlog);
         let mut keep_going = true;
-        for w in waiting.drain(..) {
+        let batch = (self.spec.backlog_batch as usize).min(waiting.len());
+        for w in waiting.drain(..batch) {
             let Some((r, i)) = self.locate(w.file, w.offset) else {
                 continue;
             };

@@ -147,6 +147,8 @@ pub struct BlockCodec {
     writer: Writer,
     /// A good block from another writer is a fault (`ForeignWriter`).
     checks_writer: bool,
+    /// `verify_write_sequence`: a block of another generation is a fault (`Stale`).
+    checks_generation: bool,
 }
 
 impl BlockCodec {
@@ -158,6 +160,7 @@ impl BlockCodec {
             header_at: spec.header_offset as usize,
             writer,
             checks_writer: true,
+            checks_generation: spec.write_sequence,
         }
     }
 
@@ -242,7 +245,7 @@ impl BlockCodec {
             if self.checks_writer && foreign {
                 return bad(Fault::ForeignWriter, Some(found));
             }
-            if found.generation != expected {
+            if self.checks_generation && found.generation != expected {
                 return bad(
                     Fault::Stale {
                         found: found.generation,
@@ -468,6 +471,9 @@ mod tests {
             after_writes: true,
             only: false,
             backlog: 0,
+            backlog_batch: 0,
+            write_sequence: true,
+            header_seed: None,
             fatal: false,
             dump: false,
             state_save: false,

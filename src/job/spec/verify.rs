@@ -72,6 +72,15 @@ pub struct VerifySpec {
     pub only: bool,
     /// `verify_backlog`: also verify after every N written blocks (0: only at the end).
     pub backlog: u64,
+    /// `verify_backlog_batch`: how many of the waiting blocks each backlog
+    /// verify reads (default: `backlog`, all of them); the rest wait for the next.
+    pub backlog_batch: u64,
+    /// `verify_write_sequence`: a block from an earlier or later write of its
+    /// offset is bad (its generation is checked).
+    pub write_sequence: bool,
+    /// `verify_header_seed`: given, whether a good block from another writer is
+    /// bad; None: where fio checks it (jobs that read and write, no backlog).
+    pub header_seed: Option<bool>,
     /// `verify_fatal`: stop at the first bad block.
     pub fatal: bool,
     /// `verify_dump`: write found and expected copies of bad blocks.
@@ -201,6 +210,7 @@ impl Layers<'_> {
         let pattern_interval = self.parse(opt::VERIFY_PATTERN_INTERVAL, |t| {
             units::parse_size(t, self.kb_base)
         })?;
+        let backlog = self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0);
         Ok(Some(VerifySpec {
             kind,
             pattern,
@@ -209,7 +219,16 @@ impl Layers<'_> {
             header_offset,
             after_writes: self.bool(opt::DO_VERIFY)?,
             only,
-            backlog: self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0),
+            backlog,
+            backlog_batch: self
+                .count(opt::VERIFY_BACKLOG_BATCH)?
+                .filter(|&n| n > 0)
+                .unwrap_or(backlog),
+            write_sequence: self.bool(opt::VERIFY_WRITE_SEQUENCE)?,
+            header_seed: self
+                .given(opt::VERIFY_HEADER_SEED)
+                .map(|_| self.bool(opt::VERIFY_HEADER_SEED))
+                .transpose()?,
             fatal: self.bool(opt::VERIFY_FATAL)?,
             dump: self.bool(opt::VERIFY_DUMP)?,
             state_save: self.bool(opt::VERIFY_STATE_SAVE)?,
@@ -242,8 +261,34 @@ mod tests {
         .unwrap();
         assert_eq!(spec.kind, VerifyKind::Sha256);
         assert_eq!(
-            (spec.interval, spec.header_offset, spec.backlog),
-            (Some(4096), 512, 16)
+            (
+                spec.interval,
+                spec.header_offset,
+                spec.backlog,
+                spec.backlog_batch
+            ),
+            (Some(4096), 512, 16, 16),
+            "expected the interval, offset, backlog and its batch (the backlog by default)"
+        );
+        assert!(
+            spec.write_sequence && spec.header_seed.is_none(),
+            "expected fio's defaults"
+        );
+        let set = job(&[
+            "--rw=write",
+            "--verify=md5",
+            "--verify_backlog=16",
+            "--verify_backlog_batch=4",
+            "--verify_write_sequence=0",
+            "--verify_header_seed=1",
+            "--experimental_verify=1",
+        ])
+        .verify
+        .unwrap();
+        assert_eq!(
+            (set.backlog_batch, set.write_sequence, set.header_seed),
+            (4, false, Some(true)),
+            "expected the batch, no sequence check and the seed check as set"
         );
         assert!(spec.fatal && spec.dump && spec.after_writes && !spec.only);
         let pattern = job(&["--rw=write", "--verify=pattern", "--verify_pattern=0xff"]);
