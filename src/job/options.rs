@@ -455,10 +455,10 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("verify_state_save", &[], Kind::Bool, Some("1"), "0", "When a write job with verify ends (also cut short), save how far its writes got to local-<job>-<n>-verify.state (in --aux-path)"),
     opt("verify_state_load", &[], Kind::Bool, Some("0"), "1", "Verify only what the saved verify state says the writer finished"),
     opt("experimental_verify", &[], Kind::Bool, Some("0"), "1", "fio's verifier that replays the offsets: accepted; iolens' write log reads back the same blocks"),
-    unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_backlog_batch", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
+    opt("trim_percentage", &[], Kind::Percent, Some("0"), "10", "With verify= and trim_backlog: the share of written blocks to trim (they then read back as zeros)"),
+    opt("trim_verify_zero", &[], Kind::Bool, Some("1"), "0", "A trimmed block must read back as zeros (0: it is not read back)"),
+    opt("trim_backlog", &[], Kind::Count, None, "64", "Trim blocks picked by trim_percentage after every N written blocks"),
+    opt("trim_backlog_batch", &[], Kind::Count, None, "8", "How many picked blocks each trim_backlog round trims (default: trim_backlog)"),
     unsupported("block_error_percentiles", &[], Kind::Bool, Some("0"), "trim block error histograms are not implemented", "the latency percentiles"),
     unsupported("write_iolog", &[], Kind::Text, None, "I/O logs for replay are not implemented", "a job file that describes the workload"),
     unsupported("read_iolog", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
@@ -698,6 +698,10 @@ pub mod opt {
     pub const TIME_BASED: &OptionDef = entry("time_based");
     pub const UNIFIED_RW_REPORTING: &OptionDef = entry("unified_rw_reporting");
     pub const UNLINK: &OptionDef = entry("unlink");
+    pub const TRIM_BACKLOG: &OptionDef = entry("trim_backlog");
+    pub const TRIM_BACKLOG_BATCH: &OptionDef = entry("trim_backlog_batch");
+    pub const TRIM_PERCENTAGE: &OptionDef = entry("trim_percentage");
+    pub const TRIM_VERIFY_ZERO: &OptionDef = entry("trim_verify_zero");
     pub const VERIFY: &OptionDef = entry("verify");
     pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
     pub const VERIFY_BACKLOG_BATCH: &OptionDef = entry("verify_backlog_batch");

@@ -14,12 +14,15 @@ mod state;
 pub use state::VerifyState;
 
 use super::ctx::OpenFile;
-use crate::job::spec::{JobSpec, VerifySpec};
+use crate::job::spec::{Ddir, JobSpec, TrimVerify, VerifySpec};
 use crate::model::{BadBlock, VerifyReport};
 use crate::workload::pacing::Clock;
-use crate::workload::verify_header::{BlockCodec, Mismatch, Writer};
-use crate::workload::FileRegion;
+use crate::workload::rng::{stream_rng, RngStream, WorkerRng};
+use crate::workload::verify_header::{BlockCodec, Fault, Mismatch, Writer};
+use crate::workload::{FileRegion, NextIo};
 use iolens_sys::buf::AlignedBuf;
+use rand::RngCore;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,6 +74,24 @@ pub struct Verifier {
     /// Writes completed (or replayed) and their bytes: the state saved at the end.
     done_writes: u64,
     done_bytes: u64,
+    /// `trim_percentage`: the written blocks picked for trimming, and those trimmed.
+    trims: Option<Trims>,
+}
+
+/// fio's trims of verified blocks, per worker.
+struct Trims {
+    spec: TrimVerify,
+    rng: WorkerRng,
+    /// Writes picked for trimming, oldest first.
+    picked: VecDeque<Written>,
+    /// Writes logged so far: every `backlog` of them a round of trims starts.
+    logged: u64,
+    /// `logged` when the last round started (one round per count).
+    round_at: Option<u64>,
+    /// Trims left in the current round.
+    left: u64,
+    /// Per region and block: trimmed since it was last written.
+    trimmed: Vec<Vec<bool>>,
 }
 
 /// Who a verifier works for: the worker's seed and place in its job, and the
@@ -127,6 +148,18 @@ impl Verifier {
             .max()
             .unwrap_or(block);
         let writes = WriteLog::new(block, largest, &generations);
+        let trims = spec
+            .trim
+            .filter(|_| !generations.is_empty())
+            .map(|trim| Trims {
+                spec: trim,
+                rng: stream_rng(seed, RngStream::VerifyTrims),
+                picked: VecDeque::with_capacity(trim.backlog as usize),
+                logged: 0,
+                round_at: None,
+                left: 0,
+                trimmed: generations.iter().map(|g| vec![false; g.len()]).collect(),
+            });
         let read_len = (READ_CHUNK as u64 / block).max(1) * block;
         let read_buf = AlignedBuf::new(read_len as usize, align.max(1))
             .map_err(|e| format!("verify: cannot allocate the read-back buffer: {e}"))?;
@@ -149,6 +182,7 @@ impl Verifier {
             seed,
             done_writes: 0,
             done_bytes: 0,
+            trims,
         })
     }
 
@@ -188,6 +222,85 @@ impl Verifier {
             self.codec.write_block(chunk, at, generation);
         }
         self.log_write(file, offset, buf.len() as u32);
+        if self.trims.is_some() {
+            self.pick_for_trim(file, offset, buf.len() as u32);
+        }
+    }
+
+    /// `trim_percentage`: the write's blocks are not trimmed any more; the
+    /// write joins the trim list by chance, as fio picks it when logging it.
+    #[cold]
+    fn pick_for_trim(&mut self, file: u32, offset: u64, len: u32) {
+        let located = self.locate(file, offset);
+        let span = u64::from(len).div_ceil(self.block) as usize;
+        let Some(t) = self.trims.as_mut() else {
+            return;
+        };
+        if let Some((r, i)) = located {
+            let blocks = &mut t.trimmed[r];
+            let end = (i + span).min(blocks.len());
+            blocks[i.min(end)..end].fill(false);
+        }
+        t.logged += 1;
+        if t.rng.next_u64() % 100 < u64::from(t.spec.percentage) {
+            t.picked.push_back(Written { file, offset, len });
+        }
+    }
+
+    /// The next trim of a picked write, when a round is due (every
+    /// `trim_backlog` writes, `trim_backlog_batch` trims in a row, as fio).
+    #[inline]
+    pub fn next_trim(&mut self) -> Option<NextIo> {
+        let t = self.trims.as_mut()?;
+        if t.picked.is_empty() {
+            t.left = 0;
+            return None;
+        }
+        if t.left > 0 {
+            t.left -= 1;
+        } else if t.logged % t.spec.backlog == 0 && t.round_at != Some(t.logged) {
+            t.round_at = Some(t.logged);
+            t.left = t.spec.batch - 1;
+        } else {
+            return None;
+        }
+        let w = t.picked.pop_front()?;
+        self.mark_trimmed(w);
+        Some(NextIo {
+            ddir: Ddir::Trim,
+            file: w.file,
+            offset: w.offset,
+            len: w.len,
+        })
+    }
+
+    /// A picked write is trimmed: its blocks must read back as zeros
+    /// (`trim_verify_zero`), or it is not read back at all.
+    #[cold]
+    fn mark_trimmed(&mut self, w: Written) {
+        let Some((r, i)) = self.locate(w.file, w.offset) else {
+            return;
+        };
+        let span = u64::from(w.len).div_ceil(self.block) as usize;
+        let Some(t) = self.trims.as_mut() else {
+            return;
+        };
+        if t.spec.zero {
+            let blocks = &mut t.trimmed[r];
+            let end = (i + span).min(blocks.len());
+            blocks[i.min(end)..end].fill(true);
+        } else {
+            self.writes.take_if(r, i, w.len);
+        }
+    }
+
+    fn is_trimmed(&self, file: u32, offset: u64) -> bool {
+        let Some(t) = &self.trims else {
+            return false;
+        };
+        self.locate(file, offset)
+            .and_then(|(r, i)| t.trimmed[r].get(i).copied())
+            .unwrap_or(false)
     }
 
     /// `verify_only`: note a write the job would have made; false when the
@@ -384,9 +497,21 @@ impl Verifier {
                 let expected = self.expected_generation(file, block_offset);
                 let block = &self.read_buf[i * b..(i + 1) * b];
                 self.report.verified_blocks += 1;
-                let checked =
-                    self.codec
-                        .check_block(block, block_offset, expected, &mut self.scratch);
+                let checked = match self.is_trimmed(file, block_offset) {
+                    true => match block.iter().position(|&byte| byte != 0) {
+                        None => Ok(()),
+                        Some(first) => Err(Mismatch {
+                            fault: Fault::TrimmedNotZero {
+                                first_byte: first as u32,
+                            },
+                            found: None,
+                        }),
+                    },
+                    false => {
+                        self.codec
+                            .check_block(block, block_offset, expected, &mut self.scratch)
+                    }
+                };
                 if let Err(mismatch) = checked {
                     self.record_bad(file, block_offset, i * b, expected, &mismatch);
                     if self.spec.fatal {

@@ -254,7 +254,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 if self.done_issuing {
                     break;
                 }
-                let Some(io) = self.next_io() else {
+                let trim = self.checks.verify.as_mut().and_then(Verifier::next_trim);
+                let Some(io) = trim.or_else(|| self.next_io()) else {
                     // a verify between passes pauses issuing; anything else ends it
                     self.done_issuing = !self.pass_verify_due();
                     break;

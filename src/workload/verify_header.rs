@@ -71,6 +71,8 @@ pub enum Fault {
     Stale { found: u32, expected: u32 },
     /// Header current, but the block ends in the previous generation's data.
     Torn { new_bytes: u32 },
+    /// Trimmed (`trim_verify_zero`), yet not all zeros: the first nonzero byte.
+    TrimmedNotZero { first_byte: u32 },
     /// Header current, payload differs from what was written.
     Corrupt {
         differing_bytes: u32,
@@ -89,6 +91,7 @@ impl Fault {
             Fault::ForeignWriter => "foreign_writer",
             Fault::Stale { .. } => "stale",
             Fault::Torn { .. } => "torn",
+            Fault::TrimmedNotZero { .. } => "trimmed_not_zero",
             Fault::Corrupt { .. } => "corrupt",
         }
     }
@@ -117,6 +120,9 @@ impl Fault {
             ),
             Fault::Torn { new_bytes } => format!(
                 "block at offset {offset} holds new data in its first {new_bytes} bytes and the previous write's after them (torn write)"
+            ),
+            Fault::TrimmedNotZero { first_byte } => format!(
+                "block at offset {offset} was trimmed but holds data from byte {first_byte} on (the trim did not zero it)"
             ),
             Fault::Corrupt {
                 differing_bytes,
@@ -472,6 +478,7 @@ mod tests {
             only: false,
             backlog: 0,
             backlog_batch: 0,
+            trim: None,
             write_sequence: true,
             header_seed: None,
             fatal: false,

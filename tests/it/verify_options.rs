@@ -113,3 +113,73 @@ fn verify_write_sequence_0_accepts_other_generations_and_header_seed_1_other_wri
         "expected verify_header_seed=1 to refuse another job's blocks"
     );
 }
+
+/// `trim_percentage` on `target` (a loop device, where fio can trim):
+/// [reads, writes, trims] and the error, or None when fio cannot run.
+fn trimmed(tool_is_fio: bool, target: &str, extra: &[&str]) -> Option<([u64; 3], u64)> {
+    let dir = scratch();
+    let mut args = vec![
+        "--name=t".to_string(),
+        format!("--filename={target}"),
+        "--rw=trimwrite".into(),
+        "--bs=4k".into(),
+        "--size=1m".into(),
+        "--verify=crc32c".into(),
+        "--trim_percentage=25".into(),
+        "--trim_backlog=16".into(),
+        "--output-format=json".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let doc = match tool_is_fio {
+        true => fio(
+            dir.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?,
+        false => {
+            args.push("--allow-destructive".into());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (doc, code) = iolens_json(dir.path(), &args);
+            assert_eq!(code, 0, "expected iolens {extra:?} to pass: {doc}");
+            doc
+        }
+    };
+    let job = &doc["jobs"][0];
+    let ios = |dir: &str| job[dir]["total_ios"].as_u64().expect("total_ios");
+    Some((
+        [ios("read"), ios("write"), ios("trim")],
+        job["error"].as_u64().unwrap_or(0),
+    ))
+}
+
+#[test]
+fn trim_percentage_trims_a_share_of_the_written_blocks_which_read_back_as_zeros() {
+    let Some(dev) = crate::support::LoopDevice::create(4 << 20) else {
+        return;
+    };
+    for tool_is_fio in [false, true] {
+        for zero in ["--trim_verify_zero=1", "--trim_verify_zero=0"] {
+            let Some(([reads, writes, trims], error)) = trimmed(tool_is_fio, dev.path(), &[zero])
+            else {
+                return;
+            };
+            let who = if tool_is_fio { "fio" } else { "iolens" };
+            // rw=trimwrite trims each of the 256 blocks once; the rest are the picks.
+            let picked = trims.saturating_sub(256);
+            // 25 % of 256 blocks: 64, within five standard deviations (6.9).
+            assert!(
+                error == 0 && writes == 256 && (30..=98).contains(&picked),
+                "{who} {zero}: expected no error, 256 writes and about 64 picked trims, saw \
+                 error {error}, {writes} writes, {trims} trims"
+            );
+            let read_back = if zero.ends_with('1') {
+                256
+            } else {
+                256 - picked
+            };
+            assert_eq!(
+                reads, read_back,
+                "{who} {zero}: expected {read_back} blocks read back ({picked} trimmed)"
+            );
+        }
+    }
+}

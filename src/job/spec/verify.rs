@@ -85,12 +85,27 @@ pub struct VerifySpec {
     pub fatal: bool,
     /// `verify_dump`: write found and expected copies of bad blocks.
     pub dump: bool,
+    /// `trim_percentage` with `trim_backlog`: trim a share of the written blocks
+    /// during the job; None: no trims of verified blocks.
+    pub trim: Option<TrimVerify>,
     /// `verify_state_save`: a job that writes saves how far its writes got when it ends.
     pub state_save: bool,
     /// `verify_state_load`: check only what the saved state says was written.
     pub state_load: bool,
     /// Where the state files are and the numbers in their names.
     pub state_files: StateFiles,
+}
+
+/// fio's trims of verified blocks: each logged write joins the trim list with
+/// `percentage` chance; every `backlog` writes, `batch` of the list are trimmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrimVerify {
+    pub percentage: u32,
+    /// `trim_verify_zero`: a trimmed block must read back as zeros (else it is not read back).
+    pub zero: bool,
+    pub backlog: u64,
+    /// `trim_backlog_batch` (default `trim_backlog`).
+    pub batch: u64,
 }
 
 /// fio's verify state file names: `local-<job>-<thread>-verify.state` in the
@@ -211,6 +226,7 @@ impl Layers<'_> {
             units::parse_size(t, self.kb_base)
         })?;
         let backlog = self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0);
+        let trim = self.trim_verify(job)?;
         Ok(Some(VerifySpec {
             kind,
             pattern,
@@ -231,9 +247,40 @@ impl Layers<'_> {
                 .transpose()?,
             fatal: self.bool(opt::VERIFY_FATAL)?,
             dump: self.bool(opt::VERIFY_DUMP)?,
+            trim,
             state_save: self.bool(opt::VERIFY_STATE_SAVE)?,
             state_load: self.bool(opt::VERIFY_STATE_LOAD)?,
             state_files: StateFiles::default(),
+        }))
+    }
+}
+
+impl Layers<'_> {
+    /// `trim_percentage` and `trim_backlog` both set (fio trims nothing without
+    /// either), in a job whose `rw=` trims (fio 3.33 aborts any other).
+    fn trim_verify(&self, job: &JobSpec) -> Result<Option<TrimVerify>, JobError> {
+        let percentage = self.percent(opt::TRIM_PERCENTAGE)?;
+        let backlog = self.count(opt::TRIM_BACKLOG)?.unwrap_or(0);
+        if percentage == 0 || backlog == 0 {
+            return Ok(None);
+        }
+        if !job.workload.rw.trims() {
+            let at = self
+                .given(opt::TRIM_PERCENTAGE)
+                .expect("a percentage was given");
+            return Err(at.invalid_with_hint(
+                "trims verified blocks only in a job whose rw= trims",
+                "use rw=trimwrite",
+            ));
+        }
+        Ok(Some(TrimVerify {
+            percentage,
+            zero: self.bool(opt::TRIM_VERIFY_ZERO)?,
+            backlog,
+            batch: self
+                .count(opt::TRIM_BACKLOG_BATCH)?
+                .filter(|&n| n > 0)
+                .unwrap_or(backlog),
         }))
     }
 }
@@ -285,6 +332,25 @@ mod tests {
         ])
         .verify
         .unwrap();
+        let trims = |extra: &[&str]| {
+            let args = [&["--rw=trimwrite", "--verify=md5"][..], extra].concat();
+            job(&args).verify.unwrap().trim
+        };
+        assert_eq!(
+            trims(&["--trim_percentage=10"]),
+            None,
+            "expected no trims without trim_backlog, as in fio"
+        );
+        assert_eq!(
+            trims(&["--trim_percentage=10", "--trim_backlog=8"]),
+            Some(TrimVerify {
+                percentage: 10,
+                zero: true,
+                backlog: 8,
+                batch: 8
+            }),
+            "expected trim_backlog_batch to default to trim_backlog"
+        );
         assert_eq!(
             (set.backlog_batch, set.write_sequence, set.header_seed),
             (4, false, Some(true)),
@@ -369,6 +435,15 @@ mod tests {
                     "--time_based",
                 ],
                 "time_based",
+            ),
+            (
+                &[
+                    "--rw=write",
+                    "--verify=md5",
+                    "--trim_percentage=10",
+                    "--trim_backlog=8",
+                ],
+                "trim_percentage=10: trims verified blocks only in a job whose rw= trims",
             ),
         ] {
             let e = error(&[&["--name=t", "--filename=/tmp/f"], args].concat());
