@@ -228,3 +228,44 @@ fn a_read_job_with_the_state_reads_and_checks_what_was_written() {
         );
     }
 }
+
+#[test]
+fn a_writer_stopped_by_ctrl_c_saves_its_state_too() {
+    let dir = scratch();
+    let child = command()
+        .args(["run", "--no-history"])
+        .args(job("write", &["--rate=2m"]))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start iolens");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "expected kill -INT to reach iolens");
+    let out = child.wait_with_output().expect("wait for iolens");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "expected the interrupted exit code 130: {}",
+        stderr(&out)
+    );
+    let written = io_bytes(&doc(&out, "interrupted writer"), "write");
+    assert!(
+        written > 0 && written < SIZE,
+        "expected part of {SIZE} bytes written before Ctrl-C, saw {written}"
+    );
+    let verify = job("write", &["--verify_only=1", "--verify_state_load=1"]);
+    let out = Tool::Iolens.run(dir.path(), &verify).expect("iolens runs");
+    let read = io_bytes(&doc(&out, "verify"), "read");
+    assert!(
+        out.status.success() && read == written,
+        "expected the saved state to verify the {written} bytes written, saw exit {:?} \
+         and {read}: {}",
+        out.status.code(),
+        stderr(&out)
+    );
+}
