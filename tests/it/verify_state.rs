@@ -269,3 +269,44 @@ fn a_writer_stopped_by_ctrl_c_saves_its_state_too() {
         stderr(&out)
     );
 }
+
+#[test]
+fn state_files_are_named_as_fio_names_them() {
+    let job = "[global]\nrw=write\nbs=4k\nsize=64k\nverify=crc32c\n\
+               [a]\nnumjobs=2\nfilename=fa\n[b/c]\nfilename=fb\n";
+    let names = |tool: Tool| -> Option<Vec<String>> {
+        let dir = scratch();
+        std::fs::write(dir.path().join("j.fio"), job).expect("write the job file");
+        let out = tool.run(dir.path(), &["j.fio".to_string()])?;
+        assert!(
+            out.status.success(),
+            "{tool:?}: expected the job file to run: {}",
+            stderr(&out)
+        );
+        let mut found: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list the scratch dir")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|n| n.ends_with("-verify.state"))
+            .collect();
+        found.sort();
+        Some(found)
+    };
+    let ours = names(Tool::Iolens).expect("iolens runs");
+    assert_eq!(
+        ours,
+        [
+            "local-a-0-verify.state",
+            "local-a-1-verify.state",
+            "local-b.c-2-verify.state"
+        ],
+        "expected one state per worker, numbered across the run, / turned into ."
+    );
+    if let Some(theirs) = names(Tool::Fio) {
+        assert_eq!(theirs, ours, "expected fio's state file names (left)");
+    }
+}
