@@ -648,6 +648,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .verify
             .as_ref()
             .is_some_and(Verifier::reads_back_writes);
+        let state_note = self.checks.verify.as_ref().and_then(Verifier::save_state);
         let verify = self.verify_at_end();
         let end = if read_back {
             self.clock.now_ns()
@@ -658,7 +659,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
-        let notes = self.engine.notes();
+        let mut notes = self.engine.notes();
+        notes.extend(state_note);
         if self.abandoned_in_flight {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
             std::mem::forget(self.engine);

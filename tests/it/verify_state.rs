@@ -310,3 +310,27 @@ fn state_files_are_named_as_fio_names_them() {
         assert_eq!(theirs, ours, "expected fio's state file names (left)");
     }
 }
+
+#[test]
+fn a_state_that_cannot_be_saved_is_said_and_fails_nothing() {
+    for tool in [Tool::Iolens, Tool::Fio] {
+        let dir = scratch();
+        let missing = dir.path().join("missing");
+        let aux = format!("--aux-path={}", missing.display());
+        let mut args = job("write", &[&aux]);
+        if tool == Tool::Iolens {
+            args.push("--iolens-notes".into());
+        }
+        let Some(out) = tool.run(dir.path(), &args) else {
+            return;
+        };
+        let name = missing.join("local-w-0-verify.state");
+        assert!(
+            out.status.success() && stderr(&out).contains(&name.display().to_string()),
+            "{tool:?}: expected success and {} named on stderr, saw {:?}: {}",
+            name.display(),
+            out.status.code(),
+            stderr(&out)
+        );
+    }
+}
