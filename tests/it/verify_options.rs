@@ -1,6 +1,6 @@
 //! fio's verify options beside the method: `verify_backlog_batch` (and no backlog
-//! with `do_verify=0`), `experimental_verify`, `verify_write_sequence` and
-//! `verify_header_seed`. fio 3.33 runs the same jobs where it has the option and
+//! with `do_verify=0`), `experimental_verify`, `verify_async` (accepted),
+//! `verify_write_sequence`, `verify_header_seed` and the trims of `trim_percentage`. fio 3.33 runs the same jobs where it has the option and
 //! must count the same reads and writes.
 
 use crate::fio_match::{fio, iolens_json};
@@ -20,7 +20,7 @@ fn counts(doc: &Value) -> ([u64; 2], u64) {
 #[test]
 fn backlog_batches_and_experimental_verify_read_back_what_fio_reads() {
     // (options, reads iolens must count for 256 writes of 4 KiB)
-    let cases: [(&[&str], u64); 6] = [
+    let cases: [(&[&str], u64); 7] = [
         (&["--verify_backlog=16", "--verify_backlog_batch=8"], 256),
         (&["--verify_backlog=16", "--verify_backlog_batch=32"], 256),
         (
@@ -34,6 +34,7 @@ fn backlog_batches_and_experimental_verify_read_back_what_fio_reads() {
         (&["--verify_backlog=16", "--do_verify=0"], 0),
         (&["--experimental_verify=1"], 256),
         (&["--rw=randwrite", "--experimental_verify=1"], 256),
+        (&["--verify_async=2", "--verify_async_cpus=0"], 256),
     ];
     for (extra, reads) in cases {
         let dir = scratch();
