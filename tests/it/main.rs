@@ -20,6 +20,7 @@ mod fio_offsets;
 mod fio_wholesize;
 mod golden;
 mod history;
+mod iolog;
 mod jobfiles;
 mod observe;
 mod options;
