@@ -376,6 +376,9 @@ pub struct RunFlags {
     /// warning, or info (any finding).
     #[arg(long, value_name = "SEVERITY", value_parser = parse_fail_on)]
     pub fail_on: Option<Severity>,
+    /// fio's --aux-path: the directory for verify state files (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub aux_path: Option<PathBuf>,
     /// fio's limit on its job count; accepted, and without effect as in fio.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_jobs: Option<u32>,

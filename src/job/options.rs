@@ -439,25 +439,28 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
     unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
     unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
-    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
+    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern: the pattern alone, pattern_hdr, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
     opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),
     opt("verify_interval", &[], Kind::Size, None, "4k", "Size of each verified block (default: the write block size)"),
-    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern)"),
+    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern, plus %o: the block's offset); alone it means verify=pattern_hdr"),
+    opt("verify_pattern_interval", &[], Kind::Size, Some("0"), "512", "Start verify_pattern (and its %o) again every N bytes of a block (0: once per block)"),
     opt("verify_fatal", &[], Kind::Bool, Some("0"), "1", "Stop verifying at the first bad block"),
     opt("verify_dump", &[], Kind::Bool, Some("0"), "1", "Write the found and expected copies of each bad block to the current directory"),
-    unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
-    unsupported("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads", "cpus_allowed"),
+    ignored("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads; the same blocks are checked"),
+    ignored("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads; the same blocks are checked"),
     opt("verify_backlog", &[], Kind::Count, Some("0"), "1024", "Verify after every N written blocks, not only at the end"),
-    unsupported("verify_backlog_batch", &[], Kind::Count, None, "a backlog is always verified whole", "verify_backlog"),
-    unsupported("verify_state_save", &[], Kind::Bool, Some("1"), "verify state files are not implemented", "verify_only=1 with the same job"),
-    unsupported("verify_state_load", &[], Kind::Bool, Some("0"), "verify state files are not implemented", "verify_only=1 with the same job"),
-    unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "the experimental verifier is not implemented", "verify=crc32c"),
-    unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_backlog_batch", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
+    opt("verify_backlog_batch", &[], Kind::Count, None, "8", "How many of the waiting blocks each verify_backlog check reads (default: verify_backlog)"),
+    opt("verify_write_sequence", &[], Kind::Bool, Some("1"), "0", "A block holding an earlier (or later) write of its offset is bad"),
+    opt("verify_header_seed", &[], Kind::Bool, None, "0", "A good block from another job or worker is bad (default: in jobs that read and write without verify_backlog)"),
+    opt("verify_state_save", &[], Kind::Bool, Some("1"), "0", "When a write job with verify ends (also cut short), save how far its writes got to local-<job>-<n>-verify.state (in --aux-path)"),
+    opt("verify_state_load", &[], Kind::Bool, Some("0"), "1", "Verify only what the saved verify state says the writer finished"),
+    opt("experimental_verify", &[], Kind::Bool, Some("0"), "1", "fio's verifier that replays the offsets: accepted; iolens' write log reads back the same blocks"),
+    opt("trim_percentage", &[], Kind::Percent, Some("0"), "10", "With verify= and trim_backlog: the share of written blocks to trim (they then read back as zeros)"),
+    opt("trim_verify_zero", &[], Kind::Bool, Some("1"), "0", "A trimmed block must read back as zeros (0: it is not read back)"),
+    opt("trim_backlog", &[], Kind::Count, None, "64", "Trim blocks picked by trim_percentage after every N written blocks"),
+    opt("trim_backlog_batch", &[], Kind::Count, None, "8", "How many picked blocks each trim_backlog round trims (default: trim_backlog)"),
     unsupported("block_error_percentiles", &[], Kind::Bool, Some("0"), "trim block error histograms are not implemented", "the latency percentiles"),
     opt("write_iolog", &[], Kind::Text, None, "job.iolog", "Append the issued I/Os to FILE as fio's version 3 I/O log"),
     opt("read_iolog", &[], Kind::Text, None, "job.iolog", "Replay the I/Os of fio's I/O log FILE (version 2 or 3) or blktrace trace instead of the workload's"),
@@ -700,14 +703,24 @@ pub mod opt {
     pub const LOCKFILE: &OptionDef = entry("lockfile");
     pub const EXEC_PRERUN: &OptionDef = entry("exec_prerun");
     pub const EXEC_POSTRUN: &OptionDef = entry("exec_postrun");
+    pub const TRIM_BACKLOG: &OptionDef = entry("trim_backlog");
+    pub const TRIM_BACKLOG_BATCH: &OptionDef = entry("trim_backlog_batch");
+    pub const TRIM_PERCENTAGE: &OptionDef = entry("trim_percentage");
+    pub const TRIM_VERIFY_ZERO: &OptionDef = entry("trim_verify_zero");
     pub const VERIFY: &OptionDef = entry("verify");
     pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
+    pub const VERIFY_BACKLOG_BATCH: &OptionDef = entry("verify_backlog_batch");
+    pub const VERIFY_HEADER_SEED: &OptionDef = entry("verify_header_seed");
+    pub const VERIFY_WRITE_SEQUENCE: &OptionDef = entry("verify_write_sequence");
     pub const VERIFY_DUMP: &OptionDef = entry("verify_dump");
     pub const VERIFY_FATAL: &OptionDef = entry("verify_fatal");
     pub const VERIFY_INTERVAL: &OptionDef = entry("verify_interval");
     pub const VERIFY_OFFSET: &OptionDef = entry("verify_offset");
     pub const VERIFY_ONLY: &OptionDef = entry("verify_only");
     pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
+    pub const VERIFY_PATTERN_INTERVAL: &OptionDef = entry("verify_pattern_interval");
+    pub const VERIFY_STATE_LOAD: &OptionDef = entry("verify_state_load");
+    pub const VERIFY_STATE_SAVE: &OptionDef = entry("verify_state_save");
     pub const WAIT_FOR: &OptionDef = entry("wait_for");
     pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
     pub const WRITE_IOLOG: &OptionDef = entry("write_iolog");

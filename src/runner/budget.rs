@@ -86,6 +86,12 @@ impl Budget {
         }
     }
 
+    /// Issue at most `ios` I/Os in all (`verify_state_load` on a job that reads:
+    /// fio stops it after as many reads as the writer finished writes).
+    pub fn cap_ios(&mut self, ios: u64) {
+        self.ios_limit = Some(self.ios_limit.map_or(ios, |n| n.min(ios)));
+    }
+
     /// No more I/O at all: the byte or I/O count over all passes is reached.
     pub fn spent(&self) -> bool {
         !self.time_based

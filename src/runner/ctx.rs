@@ -19,6 +19,8 @@ pub struct WorkerCtx<'a> {
     pub files: Vec<OpenFile>,
     pub buffer_align: usize,
     pub seed: u64,
+    /// The worker's place in its job (0 for the first of `numjobs`).
+    pub worker_index: u32,
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.

@@ -389,6 +389,7 @@ fn worker_ctx<'s>(
         files: OpenFile::list(task_files(files, job_index, worker_index), handles),
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
+        worker_index,
         start,
         stop,
         live,

@@ -374,6 +374,7 @@ pub fn serve_worker() -> Result<(), ChildError> {
         files: OpenFile::list(std::mem::take(&mut task.files), files),
         buffer_align: task.buffer_align,
         seed: task.seed,
+        worker_index: task.worker_index,
         start: &start,
         stop: &stop,
         live: board.slot(index),

@@ -14,7 +14,7 @@ use super::checks::{describe_io, Checks, Flow, Measured};
 use super::ctx::{handles, WorkerCtx};
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
-use super::verify::Verifier;
+use super::verify::{Verifier, VerifierFor, VerifyState};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
@@ -158,9 +158,24 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler.fill(engine.buffer(slot));
         }
         let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
-        let budget = Budget::new(job, region_total);
+        let mut budget = Budget::new(job, region_total);
         let regions = ctx.files.iter().map(|f| f.region).collect();
-        let gen = IoGenerator::new(&job.workload, regions, ctx.seed);
+        // verify_state_load: the writer's seed, so a replay issues the writer's offsets.
+        let loaded = job
+            .verify
+            .as_ref()
+            .filter(|spec| spec.state_load)
+            .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_index));
+        let (loaded, load_error) = match loaded {
+            Some(Ok(state)) => (Some(state), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let seed = loaded.as_ref().map_or(ctx.seed, |s| s.seed);
+        if let Some(state) = loaded.as_ref().filter(|_| !job.workload.rw.writes()) {
+            budget.cap_ios(state.writes);
+        }
+        let gen = IoGenerator::new(&job.workload, regions, seed);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -178,10 +193,19 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
+        // A state that failed to load: no verifier, so none saves a state either.
         let verify = job
             .verify
             .as_ref()
-            .map(|spec| Verifier::new(spec, job, ctx.seed, &ctx.files, ctx.buffer_align));
+            .filter(|_| load_error.is_none())
+            .map(|spec| {
+                let owner = VerifierFor {
+                    seed,
+                    worker: ctx.worker_index,
+                    loaded,
+                };
+                Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
+            });
         let (verify, verify_error) = match verify {
             Some(Ok(v)) => (Some(v), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
@@ -212,7 +236,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
             None => (None, None),
         };
-        let setup_error = verify_error.or(trim_error).or(iolog_error).or(replay_error);
+        let setup_error = load_error
+            .or(verify_error)
+            .or(trim_error)
+            .or(iolog_error)
+            .or(replay_error);
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
         Worker {
@@ -268,7 +296,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 if self.done_issuing {
                     break;
                 }
-                let Some(io) = self.next_io() else {
+                let trim = self.checks.verify.as_mut().and_then(Verifier::next_trim);
+                let Some(io) = trim.or_else(|| self.next_io()) else {
                     // a verify or emptying between passes, or a replayed sync, pauses issuing;
                     // anything else ends it
                     self.done_issuing = !(self.pass_break_due() || self.replay_sync_due());
@@ -686,6 +715,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .verify
             .as_ref()
             .is_some_and(Verifier::reads_back_writes);
+        let state_note = self.checks.verify.as_ref().and_then(Verifier::save_state);
         let verify = self.verify_at_end();
         let end = if read_back {
             self.clock.now_ns()
@@ -696,7 +726,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
-        let notes = self.engine.notes();
+        let mut notes = self.engine.notes();
+        notes.extend(state_note);
         if self.abandoned_in_flight {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
             std::mem::forget(self.engine);

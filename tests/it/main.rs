@@ -40,5 +40,8 @@ mod scenario_support;
 mod scenarios;
 mod support;
 mod verify;
+mod verify_options;
+mod verify_pattern;
+mod verify_state;
 mod views;
 mod watchdog;

@@ -151,7 +151,9 @@ impl<E: Engine> Worker<'_, E> {
     pub(super) fn replay_writes_for_verify(&mut self) {
         while let Some(io) = self.next_io() {
             if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.checks.verify) {
-                v.record_write(io.file, io.offset, io.len);
+                if !v.record_write(io.file, io.offset, io.len) {
+                    break;
+                }
                 let written = &mut self.stats.dirs[Ddir::Write.index()];
                 written.ios += 1;
                 written.bytes += u64::from(io.len);
