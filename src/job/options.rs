@@ -280,6 +280,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("norandommap", &[], Kind::Bool, Some("0"), "1", "Random offsets may repeat before all blocks are done"),
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
+    opt("random_generator", &[], Kind::Choice(RandomGenerator::NAMES), Some("tausworthe"), "lfsr", "Uniform random offsets: tausworthe or tausworthe64 (iolens' own seeded generator), or lfsr (each block once per pass without a random map, in fio's order)"),
     opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
     opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
     opt("file_service_type", &[], Kind::Choice(FileServiceWord::NAMES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
@@ -393,7 +394,6 @@ pub static OPTIONS: &[OptionDef] = &[
     ignored("disk_util", &[], Kind::Bool, Some("1"), "device statistics are always collected"),
     ignored("unique_filename", &[], Kind::Bool, Some("1"), "only matters for fio's client/server mode"),
     ignored("error_dump", &[], Kind::Bool, Some("0"), "the first error of each worker is always reported"),
-    ignored("random_generator", &[], Kind::Text, Some("tausworthe"), "iolens always uses its own seeded generator"),
     ignored("allrandrepeat", &[], Kind::Bool, Some("0"), "all of iolens's random streams follow randrepeat"),
     ignored("iomem", &["mem"], Kind::Text, Some("malloc"), "buffers are always aligned anonymous memory"),
     ignored("iomem_align", &["mem_align"], Kind::Count, Some("0"), "buffers are always aligned to the page and the device"),
@@ -659,6 +659,7 @@ pub mod opt {
     pub const PRIOCLASS: &OptionDef = entry("prioclass");
     pub const RAMP_TIME: &OptionDef = entry("ramp_time");
     pub const RANDOM_DISTRIBUTION: &OptionDef = entry("random_distribution");
+    pub const RANDOM_GENERATOR: &OptionDef = entry("random_generator");
     pub const RANDREPEAT: &OptionDef = entry("randrepeat");
     pub const RANDSEED: &OptionDef = entry("randseed");
     pub const RATE: &OptionDef = entry("rate");

@@ -19,6 +19,8 @@ pub struct WorkerCtx<'a> {
     pub files: Vec<OpenFile>,
     pub buffer_align: usize,
     pub seed: u64,
+    /// fio's number of this worker: 1, 2, … across the run, in job order.
+    pub worker_number: u64,
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.

@@ -384,12 +384,18 @@ fn worker_ctx<'s>(
         files: OpenFile::list(task_files(files, job_index, worker_index), handles),
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
+        worker_number: worker_number(req.jobs, job_index, worker_index),
         start,
         stop,
         live,
         status: None,
         io_timeout: req.io_timeout,
     }
+}
+
+/// fio's 1-based number of a worker in the run.
+fn worker_number(jobs: &[JobSpec], job_index: usize, worker_index: u32) -> u64 {
+    (first_worker_numbers(jobs)[job_index] + worker_index as usize) as u64
 }
 
 fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {

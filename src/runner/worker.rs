@@ -148,7 +148,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
         let budget = Budget::new(job, region_total);
         let regions = ctx.files.iter().map(|f| f.region).collect();
-        let gen = IoGenerator::new(&job.workload, regions, ctx.seed);
+        let mut gen = IoGenerator::new(&job.workload, regions, ctx.seed);
+        gen.seed_lfsr_as_fio(&job.workload, ctx.worker_number);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());

@@ -33,7 +33,7 @@ pub fn per_io_log(path: &Path) -> Ios {
 }
 
 /// The reads and writes in a fio `write_iolog` (`time file action offset len`).
-fn fio_iolog(path: &Path) -> Ios {
+pub fn fio_iolog(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected fio to write {}: {e}", path.display()));
     text.lines()

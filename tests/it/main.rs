@@ -17,6 +17,7 @@ mod file_ops;
 mod fio_command_line;
 mod fio_match;
 mod fio_offsets;
+mod fio_patterns;
 mod fio_wholesize;
 mod golden;
 mod history;

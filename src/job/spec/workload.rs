@@ -142,6 +142,24 @@ choice_words!(DistributionWord {
     "zoned" => DistributionWord::Zoned,
 });
 
+/// fio's `random_generator=`: how a uniform random pattern picks its blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum RandomGenerator {
+    /// fio's tausworthe generators; iolens draws from its own seeded generator,
+    /// with the random map unless `norandommap`.
+    #[default]
+    Tausworthe,
+    /// fio's maximal-length shift register: each block once per pass, no random
+    /// map, in fio's order.
+    Lfsr,
+}
+
+choice_words!(RandomGenerator {
+    "tausworthe" => RandomGenerator::Tausworthe,
+    "lfsr" => RandomGenerator::Lfsr,
+    "tausworthe64" => RandomGenerator::Tausworthe,
+});
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateProcess {
     Linear,
@@ -188,6 +206,12 @@ pub struct WorkloadSpec {
     /// False: seed from entropy, so each run differs.
     pub randrepeat: bool,
     pub randseed: u64,
+    /// `randseed=` with `randrepeat=0`: only then does fio 3.33 seed its random
+    /// offsets from `randseed` (otherwise from a constant and the worker's number).
+    #[serde(default)]
+    pub offsets_from_randseed: bool,
+    #[serde(default)]
+    pub random_generator: RandomGenerator,
     pub distribution: Distribution,
     /// `percentage_random` per direction: in random patterns, the share of I/Os at a
     /// random offset; the others continue where the previous I/O ended (100 = all random).
@@ -350,6 +374,8 @@ impl Layers<'_> {
             // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
             randrepeat: self.bool(opt::RANDREPEAT)? || randseed.is_some(),
             randseed: self.count(opt::RANDSEED)?.expect("randseed has a default"),
+            offsets_from_randseed: randseed.is_some() && !self.bool(opt::RANDREPEAT)?,
+            random_generator: self.choice(opt::RANDOM_GENERATOR)?,
             distribution: self.distribution()?,
             percentage_random: self
                 .per_direction(opt::PERCENTAGE_RANDOM, units::parse_percent_number)?
@@ -757,6 +783,34 @@ mod tests {
         assert_eq!(spec.workload.randseed, 42);
         assert!(spec.workload.randrepeat, "an explicit seed is repeatable");
         assert!(!job(&["--randrepeat=0"]).workload.randrepeat);
+        assert!(
+            spec.workload.offsets_from_randseed,
+            "expected randseed with randrepeat=0 to seed the offsets as fio 3.33 does"
+        );
+        assert!(
+            !job(&["--randseed=42"]).workload.offsets_from_randseed,
+            "expected randseed alone to leave fio 3.33's offset seed at its constant"
+        );
+    }
+
+    #[test]
+    fn random_generator_words() {
+        let generator = |v: &str| {
+            job(&[&format!("--random_generator={v}")])
+                .workload
+                .random_generator
+        };
+        assert_eq!(generator("lfsr"), RandomGenerator::Lfsr);
+        assert_eq!(generator("tausworthe"), RandomGenerator::Tausworthe);
+        assert_eq!(generator("tausworthe64"), RandomGenerator::Tausworthe);
+        assert_eq!(
+            job(&[]).workload.random_generator,
+            RandomGenerator::Tausworthe
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--random_generator=mt"]).contains("random_generator"),
+            "expected an unknown generator to be refused naming the option"
+        );
     }
 
     #[test]
