@@ -92,3 +92,38 @@ fn lfsr_passes_on_a_file_follow_fio() {
         );
     }
 }
+
+#[test]
+fn skewed_distributions_take_fios_default_parameter() {
+    // fio: pareto 0.2, zipf 1.1, normal its own bell when no :value is given
+    for distribution in ["pareto", "zipf", "normal"] {
+        let args = [
+            "--name=skew",
+            "--ioengine=null",
+            "--size=1M",
+            "--rw=randread",
+            &format!("--random_distribution={distribution}"),
+            "--output-format=json",
+        ];
+        let dir = scratch();
+        let (doc, code) = iolens_json(dir.path(), &args);
+        assert_eq!(
+            code, 0,
+            "{distribution}: expected iolens to run it, saw exit {code}: {doc}"
+        );
+        let read = |doc: &serde_json::Value| doc["jobs"][0]["read"]["io_bytes"].as_u64();
+        assert_eq!(
+            read(&doc),
+            Some(1 << 20),
+            "{distribution}: expected 1 MiB read, saw {:?}",
+            read(&doc)
+        );
+        if let Some(fio_doc) = fio(dir.path(), &args) {
+            assert_eq!(
+                read(&fio_doc),
+                read(&doc),
+                "{distribution}: expected fio's bytes (left)"
+            );
+        }
+    }
+}

@@ -124,6 +124,13 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
+/// fio's parameters for `zipf`, `pareto` and `normal` given without one: θ 1.1,
+/// h 0.2, and for `normal` no added deviation, which leaves the bell fio's mean
+/// of 12 uniform draws makes: σ = 1/12 of the region.
+const FIO_ZIPF_THETA: f64 = 1.1;
+const FIO_PARETO_H: f64 = 0.2;
+const FIO_BELL_SIGMA: f64 = 100.0 / 12.0;
+
 /// A `random_distribution=` word; its `:parameter` makes the `Distribution`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DistributionWord {
@@ -510,8 +517,11 @@ impl Layers<'_> {
     fn distribution(&self) -> Result<Distribution, JobError> {
         let chosen = self.choice_with_parameter(opt::RANDOM_DISTRIBUTION)?;
         let (word, parameter, setting) = (chosen.word, chosen.parameter, chosen.setting);
-        let number = |test: fn(f64) -> bool, range: &str| {
-            let text = parameter.ok_or_else(|| setting.invalid(format!("{word} needs :value")))?;
+        // without a :value, fio's default for the distribution
+        let number = |default: f64, test: fn(f64) -> bool, range: &str| {
+            let Some(text) = parameter else {
+                return Ok(default);
+            };
             text.trim()
                 .parse::<f64>()
                 .ok()
@@ -523,14 +533,20 @@ impl Layers<'_> {
                 chosen.no_parameter()?;
                 Distribution::Random
             }
-            DistributionWord::Zipf => {
-                Distribution::Zipf(number(|v| v > 0.0 && v != 1.0, "above 0 and not 1")?)
-            }
-            DistributionWord::Pareto => {
-                Distribution::Pareto(number(|v| v > 0.0 && v < 1.0, "between 0 and 1")?)
-            }
+            DistributionWord::Zipf => Distribution::Zipf(number(
+                FIO_ZIPF_THETA,
+                |v| v > 0.0 && v != 1.0,
+                "above 0 and not 1",
+            )?),
+            DistributionWord::Pareto => Distribution::Pareto(number(
+                FIO_PARETO_H,
+                |v| v > 0.0 && v < 1.0,
+                "between 0 and 1",
+            )?),
             DistributionWord::Normal => {
-                Distribution::Normal(number(|v| v > 0.0 && v <= 100.0, "in (0, 100]")?)
+                let sigma = number(0.0, |v| (0.0..100.0).contains(&v), "in [0, 100)")?;
+                // fio's deviation 0 leaves the bell its averaging of draws makes
+                Distribution::Normal(if sigma == 0.0 { FIO_BELL_SIGMA } else { sigma })
             }
             DistributionWord::Zoned => Distribution::Zoned(
                 parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
@@ -827,7 +843,28 @@ mod tests {
             d("zoned:60/10:40/90"),
             Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
         );
-        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
+        // fio's defaults where the parameter is left out
+        assert_eq!(
+            d("zipf"),
+            Distribution::Zipf(1.1),
+            "expected fio's zipf default"
+        );
+        assert_eq!(
+            d("pareto"),
+            Distribution::Pareto(0.2),
+            "expected fio's pareto default"
+        );
+        assert_eq!(
+            d("normal"),
+            Distribution::Normal(100.0 / 12.0),
+            "expected fio's bell"
+        );
+        assert_eq!(
+            d("normal:0"),
+            d("normal"),
+            "expected normal:0 to be fio's bell"
+        );
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=normal:100"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
         assert_eq!(
