@@ -237,12 +237,6 @@ pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
         "skewed file choice is not implemented",
         "file_service_type=random or roundrobin",
     ),
-    (
-        opt::RW,
-        &["randtrimwrite"],
-        "random trim-then-write is not implemented",
-        "rw=trimwrite or rw=randtrim",
-    ),
 ];
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.

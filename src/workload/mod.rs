@@ -14,7 +14,7 @@ pub mod verify_header;
 
 pub use offsets::FileRegion;
 
-use crate::job::spec::{Ddir, FileService, RwPattern, WorkloadSpec, DDIRS};
+use crate::job::spec::{Ddir, FileService, WorkloadSpec, DDIRS};
 use choice::{DirectionPicker, SizePicker};
 use offsets::{OffsetRules, RegionCursor};
 use rand::Rng;
@@ -40,7 +40,7 @@ pub struct NextIo {
 pub struct IoGenerator {
     direction: DirectionPicker,
     sizes: [SizePicker; DDIRS],
-    /// `rw=trimwrite`: each trim is followed by a write of the same block.
+    /// `rw=trimwrite` and `randtrimwrite`: each trim is followed by a write of the same block.
     write_after_trim: bool,
     /// The write due after the last trim of a `trimwrite` job.
     follow_up: Option<NextIo>,
@@ -115,7 +115,7 @@ impl IoGenerator {
         Self {
             direction,
             sizes,
-            write_after_trim: w.rw == RwPattern::TrimWrite,
+            write_after_trim: w.rw.writes_after_trim(),
             follow_up: None,
             rules,
             active: regions.len(),
@@ -616,6 +616,47 @@ mod tests {
             .collect();
         let pairs = [0, 4, 8, 12].map(|kib| [(Ddir::Trim, kib), (Ddir::Write, kib)]);
         assert_eq!(ios, pairs.concat());
+    }
+
+    #[test]
+    fn randtrimwrite_writes_each_random_block_right_after_trimming_it() {
+        let mut generator = IoGenerator::new(
+            &spec(RwPattern::RandTrimWrite, 4 * KIB),
+            one_file(64 * KIB),
+            3,
+        );
+        let ios = pass(&mut generator);
+        assert_eq!(
+            ios.len(),
+            32,
+            "expected 16 trims and 16 writes, saw {ios:?}"
+        );
+        let mut trimmed: Vec<u64> = ios
+            .chunks(2)
+            .map(|pair| {
+                assert!(
+                    pair[0].ddir == Ddir::Trim
+                        && pair[1]
+                            == NextIo {
+                                ddir: Ddir::Write,
+                                ..pair[0]
+                            },
+                    "expected a trim then a write of the same block, saw {pair:?}"
+                );
+                pair[0].offset / (4 * KIB)
+            })
+            .collect();
+        assert_ne!(
+            trimmed,
+            (0..16).collect::<Vec<_>>(),
+            "expected a random order"
+        );
+        trimmed.sort_unstable();
+        assert_eq!(
+            trimmed,
+            (0..16).collect::<Vec<_>>(),
+            "expected each block once"
+        );
     }
 
     #[test]

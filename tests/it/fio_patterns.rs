@@ -127,3 +127,122 @@ fn skewed_distributions_take_fios_default_parameter() {
         }
     }
 }
+
+/// fio's write_iolog as (action, offset KiB) for trims and writes.
+fn fio_trims_and_writes(path: &std::path::Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("expected fio to write {}: {e}", path.display()));
+    text.lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 5 && matches!(f[2], "trim" | "write"))
+        .map(|f| {
+            (
+                f[2].to_string(),
+                f[3].parse::<u64>().expect("an offset") / 1024,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn randtrimwrite_trims_then_writes_the_same_block_as_fio() {
+    // with lfsr both tools pick the same blocks, so the whole sequence compares
+    let args = [
+        "--name=rtw",
+        "--ioengine=null",
+        "--size=64k",
+        "--bs=4k",
+        "--rw=randtrimwrite",
+        "--random_generator=lfsr",
+        "--output-format=json",
+    ];
+    let dir = scratch();
+    let with_log = [&args[..], &["--write_lat_log=io", "--log_offset=1"]].concat();
+    let (doc, code) = iolens_json(dir.path(), &with_log);
+    assert_eq!(
+        code, 0,
+        "expected iolens to run randtrimwrite, saw exit {code}: {doc}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("io_clat.1.log")).expect("iolens' log");
+    let ours: Vec<(String, u64)> = log
+        .lines()
+        .map(|line| {
+            let fields: Vec<u64> = line
+                .split(',')
+                .map(|f| f.trim().parse().expect("a number"))
+                .collect();
+            let action = if fields[2] == 2 { "trim" } else { "write" };
+            (action.to_string(), fields[4] / 1024)
+        })
+        .collect();
+    // fio 3.33's order: trims and writes in pairs over blocks 15, 11, 9, 14, …
+    let blocks = [15, 11, 9, 14, 3, 8, 0, 4, 6, 7, 10, 1, 12, 2, 5, 13];
+    let expected: Vec<(String, u64)> = blocks
+        .iter()
+        .flat_map(|b| [("trim".to_string(), b * 4), ("write".to_string(), b * 4)])
+        .collect();
+    assert_eq!(
+        ours, expected,
+        "expected fio 3.33's trims and writes (right), saw iolens' (left)"
+    );
+    for (ddir, ios) in [("trim", 16), ("write", 16)] {
+        let job = &doc["jobs"][0][ddir];
+        assert_eq!(
+            (job["io_bytes"].as_u64(), job["total_ios"].as_u64()),
+            (Some(64 << 10), Some(ios)),
+            "expected {ddir}: 64 KiB in {ios} I/Os, saw {job}"
+        );
+    }
+    let fio_args = [&args[..], &["--write_iolog=fio.iolog"]].concat();
+    if let Some(fio_doc) = fio(dir.path(), &fio_args) {
+        let theirs = fio_trims_and_writes(&dir.path().join("fio.iolog"));
+        assert_eq!(
+            ours, theirs,
+            "expected the installed fio's trims and writes (right)"
+        );
+        for ddir in ["trim", "write"] {
+            assert_eq!(
+                fio_doc["jobs"][0][ddir]["io_bytes"], doc["jobs"][0][ddir]["io_bytes"],
+                "expected fio's {ddir} bytes (left)"
+            );
+        }
+    }
+}
+
+#[test]
+fn randtrimwrite_on_a_file_punches_each_block_then_fills_it() {
+    // fio 3.33's psync cannot trim a regular file (ENOTTY); iolens punches a hole
+    let dir = scratch();
+    let (doc, code) = iolens_json(
+        dir.path(),
+        &[
+            "--name=rtw",
+            "--filename=rtw.dat",
+            "--size=256k",
+            "--rw=randtrimwrite",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(
+        code, 0,
+        "expected iolens to run randtrimwrite on a file, saw exit {code}: {doc}"
+    );
+    for ddir in ["trim", "write"] {
+        let job = &doc["jobs"][0][ddir];
+        assert_eq!(
+            (job["io_bytes"].as_u64(), job["total_ios"].as_u64()),
+            (Some(256 << 10), Some(64)),
+            "expected {ddir}: 256 KiB in 64 I/Os, saw {job}"
+        );
+    }
+    let data = std::fs::read(dir.path().join("rtw.dat")).expect("the target file");
+    assert_eq!(data.len(), 256 << 10, "expected the file to keep its size");
+    let zero_blocks = data
+        .chunks(4096)
+        .filter(|b| b.iter().all(|&x| x == 0))
+        .count();
+    assert_eq!(
+        zero_blocks, 0,
+        "expected every trimmed block written again, saw {zero_blocks} zero blocks"
+    );
+}

@@ -25,6 +25,8 @@ pub enum RwPattern {
     RandTrim,
     /// Sequential: trim a block, then write the same block.
     TrimWrite,
+    /// Random: trim a block, then write the same block.
+    RandTrimWrite,
 }
 
 choice_words!(RwPattern {
@@ -38,6 +40,7 @@ choice_words!(RwPattern {
     "trim" => RwPattern::Trim,
     "randtrim" => RwPattern::RandTrim,
     "trimwrite" => RwPattern::TrimWrite,
+    "randtrimwrite" => RwPattern::RandTrimWrite,
 });
 
 /// fio's `rw_sequencer=`: what a random pattern's I/Os between random offsets do.
@@ -58,7 +61,7 @@ impl RwPattern {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim
+            Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim | Self::RandTrimWrite
         )
     }
     pub fn reads(self) -> bool {
@@ -70,11 +73,23 @@ impl RwPattern {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw | Self::TrimWrite
+            Self::Write
+                | Self::RandWrite
+                | Self::ReadWrite
+                | Self::RandRw
+                | Self::TrimWrite
+                | Self::RandTrimWrite
         )
     }
     pub fn trims(self) -> bool {
-        matches!(self, Self::Trim | Self::RandTrim | Self::TrimWrite)
+        matches!(
+            self,
+            Self::Trim | Self::RandTrim | Self::TrimWrite | Self::RandTrimWrite
+        )
+    }
+    /// `trimwrite` and `randtrimwrite`: each trim is followed by a write of its block.
+    pub fn writes_after_trim(self) -> bool {
+        matches!(self, Self::TrimWrite | Self::RandTrimWrite)
     }
     /// Which directions the pattern issues, indexed by `Ddir::index`.
     pub fn directions(self) -> [bool; DDIRS] {

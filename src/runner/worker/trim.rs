@@ -100,6 +100,7 @@ fn rw_name(job: &JobSpec) -> &'static str {
     match job.workload.rw {
         RwPattern::RandTrim => "randtrim",
         RwPattern::TrimWrite => "trimwrite",
+        RwPattern::RandTrimWrite => "randtrimwrite",
         _ => "trim",
     }
 }
