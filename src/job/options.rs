@@ -470,9 +470,10 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("cgroup", &[], Kind::Text, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
     unsupported("cgroup_weight", &[], Kind::Count, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
     unsupported("cgroup_nodelete", &[], Kind::Bool, Some("0"), "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
-    unsupported("flow_id", &[], Kind::Count, None, "flow control between jobs is not implemented", "rate="),
-    unsupported("flow", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
-    unsupported("flow_sleep", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
+    opt("flow_id", &[], Kind::Count, Some("0"), "1", "Flow control: the jobs with the same flow_id share one flow"),
+    opt("flow", &[], Kind::Count, Some("0"), "2", "Flow control weight (1..1000): the jobs of a flow_id issue I/Os in the ratio of their weights"),
+    opt("flow_sleep", &[], Kind::Count, Some("0"), "100", "Flow control: microseconds a job ahead of its share waits (after its I/Os in flight) before trying again"),
+    ignored("flow_watermark", &[], Kind::Count, None, "fio ignores it too (deprecated: flow control has no watermark)"),
     unsupported("profile", &[], Kind::Text, None, "fio's built-in profiles are not included", "a job file"),
     unsupported("cmdprio_percentage", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
     unsupported("cmdprio_class", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
@@ -604,6 +605,9 @@ pub mod opt {
     pub const FADVISE_HINT: &OptionDef = entry("fadvise_hint");
     pub const FALLOCATE: &OptionDef = entry("fallocate");
     pub const FDATASYNC: &OptionDef = entry("fdatasync");
+    pub const FLOW: &OptionDef = entry("flow");
+    pub const FLOW_ID: &OptionDef = entry("flow_id");
+    pub const FLOW_SLEEP: &OptionDef = entry("flow_sleep");
     pub const FILE_SERVICE_TYPE: &OptionDef = entry("file_service_type");
     pub const FILENAME: &OptionDef = entry("filename");
     pub const FILENAME_FORMAT: &OptionDef = entry("filename_format");

@@ -25,6 +25,8 @@ pub struct WorkerCtx<'a> {
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.
     pub live: LiveCounters<'a>,
+    /// `flow`: the live counters of every worker in this job's flow (its own included).
+    pub flow_members: Vec<LiveCounters<'a>>,
     /// `--status-interval`: where to publish interim results, and how often
     /// (the runner asks more often than it reports).
     pub status: Option<(&'a StatusSlot, Duration)>,

@@ -6,6 +6,7 @@ mod checks;
 mod collect;
 pub mod ctx;
 pub mod error_tally;
+mod flow;
 mod group_control;
 mod latency_target;
 pub mod logs;
@@ -29,7 +30,7 @@ use crate::job::spec::{EngineKind, JobSpec};
 use crate::model::RunReport;
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
-use crate::observe::live::{LiveBoard, LiveCounters};
+use crate::observe::live::LiveBoard;
 use crate::workload::rng::worker_seed;
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
@@ -254,7 +255,7 @@ fn run_group(
                         let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
                         let spawned = if job.exec.thread {
                             let stop = control.stop_flag(position, w);
-                            let mut ctx = worker_ctx(req, files, j, w, start, stop, live);
+                            let mut ctx = worker_ctx(req, files, j, w, start, stop, board);
                             ctx.status = status;
                             thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
                         } else {
@@ -371,7 +372,7 @@ fn worker_ctx<'s>(
     worker_index: u32,
     start: &'s dyn StartSignal,
     stop: &'s AtomicBool,
-    live: LiveCounters<'s>,
+    board: &'s LiveBoard,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
     let handles = files.workers[job_index][worker_index as usize]
@@ -387,7 +388,11 @@ fn worker_ctx<'s>(
         worker_number: worker_number(req.jobs, job_index, worker_index),
         start,
         stop,
-        live,
+        live: board.worker(job_index, worker_index),
+        flow_members: flow::member_slots(req.jobs, job_index)
+            .into_iter()
+            .map(|slot| board.slot(slot))
+            .collect(),
         status: None,
         io_timeout: req.io_timeout,
     }

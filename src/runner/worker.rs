@@ -11,6 +11,7 @@ mod trim;
 use super::budget::Budget;
 use super::checks::{describe_io, Checks, Flow, Measured};
 use super::ctx::{handles, WorkerCtx};
+use super::flow::FlowControl;
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::Verifier;
@@ -26,7 +27,7 @@ use std::time::Duration;
 use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
-pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
+pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
     let queue = Queue::for_job(job);
     let slot_size = slot_size(&job.workload);
@@ -45,6 +46,12 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     };
     let engine = crate::fileset::advise_access(job, &handles).and_then(|()| E::open(&setup));
     ctx.live.worker_started();
+    // its weight counts in the flow before any worker of the group starts
+    let members = std::mem::take(&mut ctx.flow_members);
+    let flow = job
+        .pacing
+        .flow
+        .map(|spec| FlowControl::join(&spec, ctx.live, members));
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
     let engine = match engine {
@@ -65,7 +72,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, queue);
+    let mut worker = Worker::new(ctx, engine, queue, flow);
     worker.run();
     let result = worker.finish();
     live.worker_finished();
@@ -128,6 +135,8 @@ struct Worker<'a, E: Engine> {
     out_of_time: bool,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
+    /// `flow`: this worker's part in its flow.
+    flow: Option<FlowControl<'a>>,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
     /// free their buffers, so it is leaked rather than dropped.
     abandoned_in_flight: bool,
@@ -138,7 +147,7 @@ struct Worker<'a, E: Engine> {
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
-    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue) -> Self {
+    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue, flow: Option<FlowControl<'a>>) -> Self {
         let job = ctx.job;
         let depth = queue.depth();
         let mut filler = BufferFiller::new(&job.buffers, job.workload.rw.reads(), ctx.seed);
@@ -210,6 +219,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             trim_methods,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
+            flow,
             ctx,
         }
     }
@@ -228,7 +238,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 // The time of the last completion is fresh enough for the limits
                 // and saves a clock read per I/O.
                 self.check_limits(self.last_now_ns);
-                if self.done_issuing {
+                if self.done_issuing || !self.flow_admits() {
                     break;
                 }
                 let Some(io) = self.next_io() else {
@@ -277,6 +287,38 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         if !self.measuring && now >= self.ramp_end_ns {
             self.start_measuring(now);
+        }
+    }
+
+    /// fio's flow control: false while this worker is ahead of its share of
+    /// its flow; it then waits for its I/Os in flight and `flow_sleep` (or
+    /// just yields without one) before the loop asks again.
+    #[inline]
+    fn flow_admits(&mut self) -> bool {
+        let Some(flow) = &mut self.flow else {
+            return true;
+        };
+        if flow.admit() {
+            return true;
+        }
+        let sleep = flow.sleep;
+        if sleep.is_zero() {
+            std::thread::yield_now();
+        } else {
+            self.quiesce();
+            std::thread::sleep(sleep);
+        }
+        self.last_now_ns = self.clock.now_ns();
+        false
+    }
+
+    /// Submit what is queued and wait until nothing is in flight.
+    fn quiesce(&mut self) {
+        if self.queue.pending() > 0 {
+            self.commit();
+        }
+        while self.queue.in_flight() > 0 {
+            self.reap_at_least(self.queue.in_flight());
         }
     }
 

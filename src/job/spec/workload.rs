@@ -334,7 +334,26 @@ pub struct PacingSpec {
     /// pause comes after that many are sent; false (`complete`) counts completed ones.
     #[serde(default)]
     pub thinktime_counts_issued: bool,
+    /// fio's `flow`: token-based flow control between jobs; `None` without a weight.
+    #[serde(default)]
+    pub flow: Option<FlowSpec>,
 }
+
+/// fio's flow control: the jobs sharing a `flow_id` keep the I/Os they issue
+/// in the ratio of their `flow` weights; one ahead of its share waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// `flow_id`.
+    pub id: u32,
+    /// `flow`: 1..=1000.
+    pub weight: u32,
+    /// `flow_sleep`: a job held back waits for its I/Os in flight, then this long,
+    /// before it tries again (zero: it tries again at once).
+    pub sleep: Duration,
+}
+
+/// fio's largest `flow` weight.
+const FLOW_MAX_WEIGHT: u32 = 1000;
 
 /// Buffer contents for writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -586,7 +605,27 @@ impl Layers<'_> {
                 .choice_with_parameter::<ThinktimeCounts>(opt::THINKTIME_BLOCKS_TYPE)?
                 .value
                 == ThinktimeCounts::Issued,
+            flow: self.flow()?,
         })
+    }
+
+    fn flow(&self) -> Result<Option<FlowSpec>, JobError> {
+        let weight = self.parse_defaulted(opt::FLOW, |text| {
+            match units::parse_count(text, self.kb_base)? {
+                weight if weight <= u64::from(FLOW_MAX_WEIGHT) => Ok(weight as u32),
+                _ => Err(UnitError::Invalid(format!(
+                    "must be at most {FLOW_MAX_WEIGHT}"
+                ))),
+            }
+        })?;
+        if weight == 0 {
+            return Ok(None);
+        }
+        Ok(Some(FlowSpec {
+            id: self.count_u32(opt::FLOW_ID, 0)?,
+            weight,
+            sleep: Duration::from_micros(self.count_u32(opt::FLOW_SLEEP, 0)?.into()),
+        }))
     }
 
     pub(crate) fn buffers(&self) -> Result<BufferSpec, JobError> {
@@ -821,6 +860,25 @@ mod tests {
         assert!(
             !job(&["--randseed=42"]).workload.offsets_from_randseed,
             "expected randseed alone to leave fio 3.33's offset seed at its constant"
+        );
+    }
+
+    #[test]
+    fn flow_options() {
+        assert_eq!(job(&[]).pacing.flow, None, "expected no flow control by default");
+        assert_eq!(job(&["--flow_id=3"]).pacing.flow, None, "expected no flow without a weight");
+        assert_eq!(
+            job(&["--flow=5", "--flow_id=3", "--flow_sleep=100"]).pacing.flow,
+            Some(FlowSpec {
+                id: 3,
+                weight: 5,
+                sleep: Duration::from_micros(100),
+            })
+        );
+        let refused = error(&["--name=a", "--size=1m", "--flow=1001"]);
+        assert!(
+            refused.contains("flow=1001") && refused.contains("at most 1000"),
+            "expected fio's limit named, saw: {refused}"
         );
     }
 
