@@ -274,6 +274,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("norandommap", &[], Kind::Bool, Some("0"), "1", "Random offsets may repeat before all blocks are done"),
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
+    opt("serialize_overlap", &[], Kind::Bool, Some("0"), "1", "An I/O that overlaps one in flight waits until that one completes (jobs that write or trim, iodepth > 1)"),
     opt("random_generator", &[], Kind::Choice(RandomGenerator::NAMES), Some("tausworthe"), "lfsr", "Uniform random offsets: tausworthe or tausworthe64 (iolens' own seeded generator), or lfsr (each block once per pass without a random map, in fio's order)"),
     opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter (fio's default without: zipf 1.1, pareto 0.2, normal fio's own bell)"),
     opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
@@ -430,7 +431,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "it sizes dedupe_mode=working_set, which is not implemented", "dedupe_mode=repeat"),
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
     unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
-    unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
     opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
@@ -606,6 +606,7 @@ pub mod opt {
     pub const FALLOCATE: &OptionDef = entry("fallocate");
     pub const FDATASYNC: &OptionDef = entry("fdatasync");
     pub const FLOW: &OptionDef = entry("flow");
+    pub const SERIALIZE_OVERLAP: &OptionDef = entry("serialize_overlap");
     pub const FLOW_ID: &OptionDef = entry("flow_id");
     pub const FLOW_SLEEP: &OptionDef = entry("flow_sleep");
     pub const FILE_SERVICE_TYPE: &OptionDef = entry("file_service_type");

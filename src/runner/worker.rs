@@ -247,6 +247,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 };
                 self.pace(&io);
+                self.wait_out_overlap(&io);
                 self.issue(io);
                 if self.queue.pending() >= batch_submit {
                     self.commit();
@@ -310,6 +311,21 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         self.last_now_ns = self.clock.now_ns();
         false
+    }
+
+    /// `serialize_overlap`: the I/Os queued or in flight that `io` overlaps
+    /// complete before it goes out.
+    #[inline]
+    fn wait_out_overlap(&mut self, io: &NextIo) {
+        while self.queue.overlaps_in_flight(io.file, io.offset, io.len) {
+            if self.queue.pending() > 0 {
+                self.commit();
+            }
+            if self.queue.in_flight() == 0 {
+                break;
+            }
+            self.reap_at_least(1);
+        }
     }
 
     /// Submit what is queued and wait until nothing is in flight.

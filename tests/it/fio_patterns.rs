@@ -337,3 +337,49 @@ fn flow_keeps_the_jobs_of_a_flow_id_in_the_ratio_of_their_weights() {
         assert_flow_ratios("fio", &flow_ratios(dir.path()), 0.3);
     }
 }
+
+#[test]
+fn serialize_overlap_never_has_two_writes_of_one_block_in_flight() {
+    // every write of a one-block file overlaps the one before: serialised, the
+    // queue of 16 never holds two; reads are left alone, as in fio
+    let depth_share = |rw: &str, serialize: &str| {
+        let dir = scratch();
+        let (doc, code) = iolens_json(
+            dir.path(),
+            &[
+                "--name=overlap",
+                "--ioengine=null",
+                "--iodepth=16",
+                "--size=4k",
+                "--io_size=1m",
+                &format!("--rw={rw}"),
+                &format!("--serialize_overlap={serialize}"),
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(
+            code, 0,
+            "{rw}, serialize_overlap={serialize}: expected success, saw exit {code}: {doc}"
+        );
+        let job = &doc["jobs"][0];
+        let ios = job["read"]["total_ios"].as_u64().unwrap_or(0)
+            + job["write"]["total_ios"].as_u64().unwrap_or(0);
+        assert_eq!(
+            ios, 256,
+            "{rw}, serialize_overlap={serialize}: expected 256 I/Os, saw {ios}"
+        );
+        job["iodepth_level"]["1"].as_f64().expect("a depth-1 share")
+    };
+    assert_eq!(
+        depth_share("randwrite", "1"),
+        100.0,
+        "expected serialised writes of one block one at a time"
+    );
+    for (rw, serialize) in [("randwrite", "0"), ("randread", "1")] {
+        let share = depth_share(rw, serialize);
+        assert!(
+            share < 50.0,
+            "{rw}, serialize_overlap={serialize}: expected the queue to fill (depth 1 < 50 %), saw {share} %"
+        );
+    }
+}

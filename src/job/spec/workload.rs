@@ -865,10 +865,20 @@ mod tests {
 
     #[test]
     fn flow_options() {
-        assert_eq!(job(&[]).pacing.flow, None, "expected no flow control by default");
-        assert_eq!(job(&["--flow_id=3"]).pacing.flow, None, "expected no flow without a weight");
         assert_eq!(
-            job(&["--flow=5", "--flow_id=3", "--flow_sleep=100"]).pacing.flow,
+            job(&[]).pacing.flow,
+            None,
+            "expected no flow control by default"
+        );
+        assert_eq!(
+            job(&["--flow_id=3"]).pacing.flow,
+            None,
+            "expected no flow without a weight"
+        );
+        assert_eq!(
+            job(&["--flow=5", "--flow_id=3", "--flow_sleep=100"])
+                .pacing
+                .flow,
             Some(FlowSpec {
                 id: 3,
                 weight: 5,
