@@ -205,7 +205,11 @@ impl LiveCounters<'_> {
     pub fn worker_finished(&self) {
         self.slot[TID].store(0, Relaxed);
         self.slot[WAITING_START_NS].store(0, Relaxed);
-        // it leaves its flow: its weight and its I/Os no longer count there
+    }
+
+    /// The worker's weight and I/Os no longer count in its flow (as in fio,
+    /// once the group notices that it ended, not when it ends).
+    pub fn leave_flow(&self) {
         self.set_flow(0, 0);
     }
 

@@ -5,7 +5,9 @@
 //! I/Os (counted from 1) is no larger than its share of the flow's weights;
 //! otherwise it is held back and tries again (after waiting for its I/Os in
 //! flight and `flow_sleep`, when that is set). A worker's weight and its count
-//! take part from just before its group's start until it ends. Each worker
+//! take part from just before its group's start until the group's supervisor
+//! notices that it ended (fio's reap), so a job's end frees the others of its
+//! flow no earlier than it stops them under `exitall`. Each worker
 //! publishes both in its slot of the live board, so thread and process
 //! workers see each other the same way; nothing is locked.
 
@@ -131,7 +133,7 @@ mod tests {
             admitted, 1,
             "expected 1 I/O while the idle peer holds 3/4 of the weight"
         );
-        board.slot(1).worker_finished();
+        board.slot(1).leave_flow();
         let admitted = (0..100).filter(|_| light.admit()).count();
         assert_eq!(
             admitted, 100,

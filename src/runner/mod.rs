@@ -288,6 +288,16 @@ fn run_group(
                 .map(|hs| hs.iter().map(|h| h.is_finished()).collect())
                 .collect();
             control.observe(finished.iter().map(|f| f.iter().all(|&done| done)));
+            // fio's flow control: an ended worker leaves its flow once noticed,
+            // unless its end stops the group (exitall): a worker process hears
+            // of a stop later than a thread, and must not run free meanwhile
+            if !control.stopping() {
+                for (&j, done) in jobs.iter().zip(&finished) {
+                    for w in (0..).zip(done).filter_map(|(w, &done)| done.then_some(w)) {
+                        board.worker(j, w).leave_flow();
+                    }
+                }
+            }
             let now_ns = group_start.elapsed().as_nanos() as u64;
             steady.observe(now_ns, board, |position, workers| {
                 control.stop_workers(position, workers)
@@ -335,6 +345,9 @@ fn run_group(
                     .collect()
             })
             .collect();
+        for &j in jobs {
+            (0..req.jobs[j].exec.numjobs).for_each(|w| board.worker(j, w).leave_flow());
+        }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
         (results, watch.stopped())
