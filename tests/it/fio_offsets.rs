@@ -34,14 +34,22 @@ pub fn per_io_log(path: &Path) -> Ios {
 
 /// The reads and writes in a fio `write_iolog` (`time file action offset len`).
 fn fio_iolog(path: &Path) -> Ios {
+    fio_iolog_actions(path, &["read", "write"])
+        .into_iter()
+        .map(|(_, offset, len)| (offset, len))
+        .collect()
+}
+
+/// The I/Os of the given actions in a fio `write_iolog`: (action, offset KiB, length KiB).
+pub fn fio_iolog_actions(path: &Path, actions: &[&str]) -> Vec<(String, u64, u64)> {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected fio to write {}: {e}", path.display()));
     text.lines()
         .map(|line| line.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 5 && matches!(f[2], "read" | "write"))
+        .filter(|f| f.len() == 5 && actions.contains(&f[2]))
         .map(|f| {
             let number = |s: &str| s.parse::<u64>().expect("a number") / 1024;
-            (number(f[3]), number(f[4]))
+            (f[2].to_string(), number(f[3]), number(f[4]))
         })
         .collect()
 }

@@ -3,7 +3,7 @@
 //! where fio is installed, its own run beside iolens.
 
 use crate::fio_match::{fio, iolens_json};
-use crate::fio_offsets::{issued_by_both, Ios};
+use crate::fio_offsets::{fio_iolog_actions, issued_by_both, Ios};
 use crate::support::scratch;
 
 /// The I/Os iolens issues for `args` and, where fio is installed, those fio
@@ -114,22 +114,6 @@ fn skewed_distributions_take_fios_default_parameter() {
     }
 }
 
-/// fio's write_iolog as (action, offset KiB) for trims and writes.
-fn fio_trims_and_writes(path: &std::path::Path) -> Vec<(String, u64)> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("expected fio to write {}: {e}", path.display()));
-    text.lines()
-        .map(|line| line.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 5 && matches!(f[2], "trim" | "write"))
-        .map(|f| {
-            (
-                f[2].to_string(),
-                f[3].parse::<u64>().expect("an offset") / 1024,
-            )
-        })
-        .collect()
-}
-
 /// The job trimmed and wrote `bytes` each, in `ios` I/Os each.
 fn assert_trims_and_writes(doc: &serde_json::Value, bytes: u64, ios: u64) {
     for ddir in ["trim", "write"] {
@@ -186,7 +170,11 @@ fn randtrimwrite_trims_then_writes_the_same_block_as_fio() {
     assert_trims_and_writes(&doc, 64 << 10, 16);
     let fio_args = [&args[..], &["--write_iolog=fio.iolog"]].concat();
     if let Some(fio_doc) = fio(dir.path(), &fio_args) {
-        let theirs = fio_trims_and_writes(&dir.path().join("fio.iolog"));
+        let theirs: Vec<(String, u64)> =
+            fio_iolog_actions(&dir.path().join("fio.iolog"), &["trim", "write"])
+                .into_iter()
+                .map(|(action, offset, _)| (action, offset))
+                .collect();
         assert_eq!(
             ours, theirs,
             "expected the installed fio's trims and writes (right)"
