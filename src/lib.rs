@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod engine;
 pub mod errno;
 pub mod fileset;
+pub mod iolog;
 pub mod job;
 pub mod model;
 pub mod observe;

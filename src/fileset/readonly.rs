@@ -17,6 +17,13 @@ pub fn refuse_writing_jobs(jobs: &[JobSpec]) -> Result<(), TargetError> {
     else {
         return Ok(());
     };
+    if let Some(replay) = &job.iolog.replay {
+        return Err(TargetError::Config(format!(
+            "job '{}': read_iolog={} replays writes or trims, which --readonly forbids; add replay_skip=write,trim to replay only its reads, or drop --readonly",
+            job.name,
+            replay.log.display()
+        )));
+    }
     let rw = job.workload.rw;
     let word = RwPattern::WORDS
         .iter()

@@ -451,18 +451,18 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("trim_backlog_batch", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
     unsupported("block_error_percentiles", &[], Kind::Bool, Some("0"), "trim block error histograms are not implemented", "the latency percentiles"),
-    unsupported("write_iolog", &[], Kind::Text, None, "I/O logs for replay are not implemented", "a job file that describes the workload"),
-    unsupported("read_iolog", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("read_iolog_chunked", &[], Kind::Bool, Some("0"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("replay_no_stall", &[], Kind::Bool, Some("0"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("replay_redirect", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("replay_scale", &[], Kind::Count, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("replay_align", &[], Kind::Count, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("replay_time_scale", &[], Kind::Count, Some("100"), "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("replay_skip", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("merge_blktrace_file", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("merge_blktrace_scalars", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
-    unsupported("merge_blktrace_iters", &[], Kind::Text, None, "replaying I/O logs is not implemented", "a job file that describes the workload"),
+    opt("write_iolog", &[], Kind::Text, None, "job.iolog", "Append the issued I/Os to FILE as fio's version 3 I/O log"),
+    opt("read_iolog", &[], Kind::Text, None, "job.iolog", "Replay the I/Os of fio's I/O log FILE (version 2 or 3) or blktrace trace instead of the workload's"),
+    opt("read_iolog_chunked", &[], Kind::Bool, Some("0"), "1", "Read the replayed log as it goes (iolens always does: a log of any length takes little memory)"),
+    opt("replay_no_stall", &[], Kind::Bool, Some("0"), "1", "Replay as fast as possible, ignoring the log's times"),
+    opt("replay_redirect", &[], Kind::Text, None, "/dev/sdc", "Replay every logged I/O on this one file or device"),
+    opt("replay_scale", &[], Kind::Count, None, "8", "Divide the logged offsets by N"),
+    opt("replay_align", &[], Kind::Count, None, "4096", "Round the logged offsets down to this power of two"),
+    opt("replay_time_scale", &[], Kind::Count, Some("100"), "200", "Replay at this per cent of the logged rate"),
+    opt("replay_skip", &[], Kind::Text, None, "write,trim", "Leave these logged I/O kinds out: read, write, trim, sync"),
+    opt("merge_blktrace_file", &[], Kind::Text, None, "merged.bin", "Merge the blktrace traces read_iolog lists (NAME:NAME) into FILE by time, then replay it"),
+    opt("merge_blktrace_scalars", &[], Kind::Text, None, "50:100", "Per cent of each merged trace's times, in read_iolog's order"),
+    opt("merge_blktrace_iters", &[], Kind::Text, None, "2:1", "Passes over each merged trace, in read_iolog's order"),
     unsupported("exec_prerun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command before iolens"),
     unsupported("exec_postrun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command after iolens"),
     unsupported("uid", &[], Kind::Count, None, "switching users is not implemented", "run iolens as that user"),
@@ -705,6 +705,17 @@ pub mod opt {
     pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
     pub const WAIT_FOR: &OptionDef = entry("wait_for");
     pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
+    pub const WRITE_IOLOG: &OptionDef = entry("write_iolog");
+    pub const READ_IOLOG: &OptionDef = entry("read_iolog");
+    pub const MERGE_BLKTRACE_FILE: &OptionDef = entry("merge_blktrace_file");
+    pub const MERGE_BLKTRACE_ITERS: &OptionDef = entry("merge_blktrace_iters");
+    pub const MERGE_BLKTRACE_SCALARS: &OptionDef = entry("merge_blktrace_scalars");
+    pub const REPLAY_ALIGN: &OptionDef = entry("replay_align");
+    pub const REPLAY_NO_STALL: &OptionDef = entry("replay_no_stall");
+    pub const REPLAY_REDIRECT: &OptionDef = entry("replay_redirect");
+    pub const REPLAY_SCALE: &OptionDef = entry("replay_scale");
+    pub const REPLAY_SKIP: &OptionDef = entry("replay_skip");
+    pub const REPLAY_TIME_SCALE: &OptionDef = entry("replay_time_scale");
     pub const WRITE_HIST_LOG: &OptionDef = entry("write_hist_log");
     pub const WRITE_IOPS_LOG: &OptionDef = entry("write_iops_log");
     pub const WRITE_LAT_LOG: &OptionDef = entry("write_lat_log");

@@ -124,7 +124,11 @@ impl Layers<'_> {
                 global: self.global.listed_options(),
             },
             verify: None,
+            iolog: self.iolog()?,
         };
+        if let Some(replay) = &spec.iolog.replay {
+            replay.shape(&mut spec.target, &mut spec.workload, &mut spec.files);
+        }
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;
         Ok(spec)
@@ -254,8 +258,15 @@ pub(crate) mod tests {
         let supported = options::OPTIONS
             .iter()
             .filter(|d| d.status == Status::Supported);
+        // read_iolog reads its log while resolving: the example names a real one
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("job.iolog");
+        std::fs::write(&log, "fio version 3 iolog\n0 f add\n1 f read 0 4096\n").unwrap();
         for def in supported.filter(|d| d.name != "name") {
-            let arg = format!("--{}={}", def.name, def.example);
+            let arg = match def.name {
+                "read_iolog" => format!("--read_iolog={}", log.display()),
+                _ => format!("--{}={}", def.name, def.example),
+            };
             let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
             if def.name == "time_based" {
                 args.push("--runtime=1");

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 mod control;
 mod engine;
 mod exec;
+mod iolog;
 mod measure;
 mod pattern;
 mod target;
@@ -18,6 +19,7 @@ mod workload;
 pub use control::*;
 pub use engine::*;
 pub use exec::*;
+pub use iolog::*;
 pub use measure::*;
 pub use pattern::*;
 pub use target::*;
@@ -89,4 +91,7 @@ pub struct JobSpec {
     /// fio's `verify=`; None when off (`verify=0` or `verify=null`).
     #[serde(default)]
     pub verify: Option<VerifySpec>,
+    /// `write_iolog`.
+    #[serde(default)]
+    pub iolog: IologSpec,
 }

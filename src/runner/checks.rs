@@ -14,8 +14,10 @@ use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
 use super::verify::Verifier;
+use crate::iolog::IologWriter;
 use crate::job::spec::{error_kind, Ddir, JobSpec, DDIRS};
 use crate::stats::{RateSeries, WorkerStats};
+use crate::workload::NextIo;
 use iolens_sys::os::{thread_rusage, Rusage};
 use std::time::Duration;
 
@@ -84,6 +86,8 @@ pub struct Checks<'a> {
     tolerated: ErrorTally,
     /// Why the last `Flow::Fail` failed, until the worker takes it.
     failure: Option<IoFailure>,
+    /// `write_iolog`: the issued I/Os, logged at issue; None without it.
+    pub iolog: Option<IologWriter>,
 }
 
 impl<'a> Checks<'a> {
@@ -119,6 +123,15 @@ impl<'a> Checks<'a> {
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
             tolerated: ErrorTally::default(),
             failure: None,
+            iolog: None,
+        }
+    }
+
+    /// `io` is about to be issued at `now_ns` (`write_iolog`).
+    #[inline(always)]
+    pub fn on_issue(&mut self, io: &NextIo, now_ns: impl FnOnce() -> u64) {
+        if let Some(log) = &mut self.iolog {
+            log.io(now_ns(), io.file, io.ddir, io.offset, io.len);
         }
     }
 
@@ -231,8 +244,13 @@ impl<'a> Checks<'a> {
         }
     }
 
-    /// What the checks add to the worker's result, `runtime_ns` after measuring started.
-    pub fn finish(self, runtime_ns: u64, result: &mut WorkerResult) {
+    /// What the checks add to the worker's result, `runtime_ns` after measuring started
+    /// and at `end_ns` on the worker's clock.
+    /// A failure to write the `write_iolog` file becomes the job's error, unless it has one.
+    pub fn finish(self, runtime_ns: u64, end_ns: u64, result: &mut WorkerResult) {
+        if let Some(Err(message)) = self.iolog.map(|log| log.finish(end_ns)) {
+            result.error.get_or_insert(IoFailure { message, errno: 0 });
+        }
         result.tolerated = self.tolerated;
         result.logs = self.logs.map(|logs| logs.finish(runtime_ns));
         result.latency_depth = self.latency_target.as_ref().map(LatencyTarget::found_depth);
@@ -451,7 +469,7 @@ mod tests {
             "expected a window met at depth 1 to try depth 2, saw {flow:?}"
         );
         let mut result = WorkerResult::empty();
-        checks.finish(MS, &mut result);
+        checks.finish(MS, MS, &mut result);
         assert_eq!(
             result.latency_depth,
             Some(1),
@@ -517,7 +535,7 @@ mod tests {
             write.message
         );
         let mut result = WorkerResult::empty();
-        checks.finish(0, &mut result);
+        checks.finish(0, 0, &mut result);
         assert_eq!(
             (result.tolerated.count, result.tolerated.first_errno),
             (2, libc::EIO),
@@ -536,7 +554,7 @@ mod tests {
             "expected a read EIO to fail the job, saw {err:?}"
         );
         let mut result = WorkerResult::empty();
-        checks.finish(0, &mut result);
+        checks.finish(0, 0, &mut result);
         assert_eq!(
             result.tolerated.count, 0,
             "expected no tally, saw {:?}",

@@ -6,6 +6,7 @@
 //! allocation, no lock.
 
 mod drained;
+mod replay;
 mod trim;
 
 use super::budget::Budget;
@@ -16,12 +17,14 @@ use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::Verifier;
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
+use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
 use crate::stats::{IntervalSampler, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::{IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
+use replay::Replayer;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use trim::trim_methods;
@@ -133,6 +136,8 @@ struct Worker<'a, E: Engine> {
     pass_verified: bool,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
+    /// `read_iolog`: the log the I/Os come from; None for generated I/O.
+    replay: Option<Replayer<'a>>,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
     /// `flow`: this worker's part in its flow.
@@ -189,7 +194,30 @@ impl<'a, E: Engine> Worker<'a, E> {
             Ok(methods) => (methods, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        let setup_error = verify_error.or(trim_error);
+        let paths: Vec<&std::path::Path> = ctx.files.iter().map(|f| f.path.as_path()).collect();
+        let iolog = job
+            .iolog
+            .write
+            .as_ref()
+            .map(|path| IologWriter::create(path, &paths, clock.now_ns()));
+        let (iolog, iolog_error) = match iolog {
+            Some(Ok(log)) => (Some(log), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let replay = job
+            .iolog
+            .replay
+            .as_ref()
+            .map(|spec| Replayer::open(spec, clock.now_ns()));
+        let (replay, replay_error) = match replay {
+            Some(Ok(r)) => (Some(r), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let setup_error = verify_error.or(trim_error).or(iolog_error).or(replay_error);
+        let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
+        checks.iolog = iolog;
         Worker {
             engine,
             gen,
@@ -211,12 +239,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             dirty_files: vec![false; nfiles],
             done_issuing: setup_error.is_some(),
             error: setup_error,
-            checks: Checks::new(job, verify, ctx.status, depth, ramp_end_ns),
+            checks,
             verify_ns: 0,
             pass_verified: false,
             out_of_time: false,
             used,
             trim_methods,
+            replay,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             flow,
@@ -242,8 +271,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 }
                 let Some(io) = self.next_io() else {
-                    // a verify between passes pauses issuing; anything else ends it
-                    self.done_issuing = !self.pass_verify_due();
+                    // a verify between passes or a replayed sync pauses issuing; anything else ends it
+                    self.done_issuing = !(self.pass_verify_due() || self.replay_sync_due());
                     break;
                 };
                 self.pace(&io);
@@ -260,7 +289,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             if self.queue.in_flight() > 0 {
                 self.reap();
             } else if self.sync_due() {
-                self.sync_dirty_files();
+                self.sync_dirty_files(true);
             } else if self
                 .checks
                 .verify
@@ -276,7 +305,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
         }
         if self.ctx.job.io.end_fsync && self.error.is_none() {
-            self.sync_dirty_files();
+            self.sync_dirty_files(false);
         }
     }
 
@@ -351,6 +380,9 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// The next I/O within size, loop and count limits.
     #[inline]
     fn next_io(&mut self) -> Option<NextIo> {
+        if self.replay.is_some() {
+            return self.next_replayed();
+        }
         // a fresh pass that yields nothing (no block fits) ends the job
         let mut restarted = false;
         loop {
@@ -381,6 +413,7 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     #[inline]
     fn pace(&mut self, io: &NextIo) {
+        self.wait_for_replay_time();
         if self.pacer.is_unpaced() {
             return;
         }
@@ -404,6 +437,8 @@ impl<'a, E: Engine> Worker<'a, E> {
 
     #[inline]
     fn issue(&mut self, io: NextIo) {
+        let clock = &self.clock;
+        self.checks.on_issue(&io, || clock.now_ns());
         if io.ddir == Ddir::Trim {
             self.trim(io);
             return;
@@ -709,7 +744,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             verify,
             ..WorkerResult::empty()
         };
-        self.checks.finish(runtime_ns, &mut result);
+        self.checks.finish(runtime_ns, end, &mut result);
         result
     }
 }

@@ -21,6 +21,7 @@ mod fio_patterns;
 mod fio_wholesize;
 mod golden;
 mod history;
+mod iolog;
 mod jobfiles;
 mod observe;
 mod options;

@@ -159,7 +159,9 @@ impl Layers<'_> {
         let filesize = self
             .parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?
             .filter(|&bytes| bytes != 0);
-        if filenames.is_empty() && size.is_none() && filesize.is_none() {
+        // a replayed log names its files and their sizes
+        let replayed = self.given(opt::READ_IOLOG).is_some();
+        if filenames.is_empty() && size.is_none() && filesize.is_none() && !replayed {
             return Err(self.problem(
                 "no target and no amount of data: set size= or filename= (e.g. size=1g)",
             ));

@@ -46,40 +46,55 @@ impl<E: Engine> Worker<'_, E> {
     pub(super) fn sync_due(&self) -> bool {
         let io = &self.ctx.job.io;
         let every = if io.fsync > 0 { io.fsync } else { io.fdatasync };
-        every > 0 && self.writes_since_sync >= every
+        (every > 0 && self.writes_since_sync >= every) || self.replay_sync_due()
     }
 
-    pub(super) fn sync_dirty_files(&mut self) {
+    /// Sync each file written since the last sync (or the sync a replayed log
+    /// asks for); `logged`: the sync goes in the `write_iolog` (fio logs the
+    /// syncs of fsync=N, not end_fsync's).
+    pub(super) fn sync_dirty_files(&mut self, logged: bool) {
+        if self.replay_sync() {
+            return;
+        }
         let datasync = self.ctx.job.io.fsync == 0 && self.ctx.job.io.fdatasync > 0;
         for file in 0..self.dirty_files.len() {
-            if !self.dirty_files[file] {
-                continue;
+            if self.dirty_files[file] {
+                self.sync_file(file, datasync, logged);
             }
-            let start = self.clock.now_ns();
-            let result = self.engine.sync_file(file as u32, datasync);
-            let end = self.clock.now_ns();
-            match result {
-                Ok(()) => {
-                    self.stats.sync_ios += 1;
-                    if self.measuring {
-                        self.stats.sync_lat.record(end - start);
-                    }
-                }
-                Err(e) => {
-                    let what = if datasync { "fdatasync" } else { "fsync" };
-                    self.fail(IoFailure {
-                        message: format!(
-                            "{what} {}: {}",
-                            self.ctx.files[file].path.display(),
-                            crate::errno::describe(&e)
-                        ),
-                        errno: e.raw_os_error().unwrap_or(0),
-                    });
-                }
-            }
-            self.dirty_files[file] = false;
         }
         self.writes_since_sync = 0;
+    }
+
+    /// Sync one file and count it.
+    pub(super) fn sync_file(&mut self, file: usize, datasync: bool, logged: bool) {
+        let start = self.clock.now_ns();
+        if logged {
+            if let Some(log) = &mut self.checks.iolog {
+                log.sync(start, file as u32, datasync);
+            }
+        }
+        let result = self.engine.sync_file(file as u32, datasync);
+        let end = self.clock.now_ns();
+        match result {
+            Ok(()) => {
+                self.stats.sync_ios += 1;
+                if self.measuring {
+                    self.stats.sync_lat.record(end - start);
+                }
+            }
+            Err(e) => {
+                let what = if datasync { "fdatasync" } else { "fsync" };
+                self.fail(IoFailure {
+                    message: format!(
+                        "{what} {}: {}",
+                        self.ctx.files[file].path.display(),
+                        crate::errno::describe(&e)
+                    ),
+                    errno: e.raw_os_error().unwrap_or(0),
+                });
+            }
+        }
+        self.dirty_files[file] = false;
     }
 
     /// `verify_only`: walk the job's writes without issuing them, so the verify pass
