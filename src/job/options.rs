@@ -237,12 +237,6 @@ pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
         "skewed file choice is not implemented",
         "file_service_type=random or roundrobin",
     ),
-    (
-        opt::RW,
-        &["randtrimwrite"],
-        "random trim-then-write is not implemented",
-        "rw=trimwrite or rw=randtrim",
-    ),
 ];
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.
@@ -280,7 +274,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("norandommap", &[], Kind::Bool, Some("0"), "1", "Random offsets may repeat before all blocks are done"),
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
-    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
+    opt("serialize_overlap", &[], Kind::Bool, Some("0"), "1", "An I/O that overlaps one in flight waits until that one completes (jobs that write or trim, iodepth > 1)"),
+    opt("random_generator", &[], Kind::Choice(RandomGenerator::NAMES), Some("tausworthe"), "lfsr", "Uniform random offsets: tausworthe or tausworthe64 (iolens' own seeded generator), or lfsr (each block once per pass without a random map, in fio's order)"),
+    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter (fio's default without: zipf 1.1, pareto 0.2, normal fio's own bell)"),
     opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
     opt("file_service_type", &[], Kind::Choice(FileServiceWord::NAMES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
@@ -398,7 +394,6 @@ pub static OPTIONS: &[OptionDef] = &[
     ignored("disk_util", &[], Kind::Bool, Some("1"), "device statistics are always collected"),
     ignored("unique_filename", &[], Kind::Bool, Some("1"), "only matters for fio's client/server mode"),
     ignored("error_dump", &[], Kind::Bool, Some("0"), "the first error of each worker is always reported"),
-    ignored("random_generator", &[], Kind::Text, Some("tausworthe"), "iolens always uses its own seeded generator"),
     ignored("allrandrepeat", &[], Kind::Bool, Some("0"), "all of iolens's random streams follow randrepeat"),
     ignored("iomem", &["mem"], Kind::Text, Some("malloc"), "buffers are always aligned anonymous memory"),
     ignored("iomem_align", &["mem_align"], Kind::Count, Some("0"), "buffers are always aligned to the page and the device"),
@@ -437,8 +432,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_mode", &[], Kind::Text, Some("repeat"), "only dedupe_mode=repeat is implemented (a duplicate repeats the last unique write)", "dedupe_mode=repeat"),
     unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "it sizes dedupe_mode=working_set, which is not implemented", "dedupe_mode=repeat"),
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
-    unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
-    unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
+    unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission (fio: a pool of iodepth threads that submit, so even a sync engine has iodepth I/Os in flight) is not implemented", "ioengine=io_uring or libaio with the same iodepth"),
     opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern: the pattern alone, pattern_hdr, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
@@ -479,9 +473,10 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("cgroup", &[], Kind::Text, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
     unsupported("cgroup_weight", &[], Kind::Count, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
     unsupported("cgroup_nodelete", &[], Kind::Bool, Some("0"), "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
-    unsupported("flow_id", &[], Kind::Count, None, "flow control between jobs is not implemented", "rate="),
-    unsupported("flow", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
-    unsupported("flow_sleep", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
+    opt("flow_id", &[], Kind::Count, Some("0"), "1", "Flow control: the jobs with the same flow_id share one flow"),
+    opt("flow", &[], Kind::Count, Some("0"), "2", "Flow control weight (1..1000): the jobs of a flow_id issue I/Os in the ratio of their weights"),
+    opt("flow_sleep", &[], Kind::Count, Some("0"), "100", "Flow control: microseconds a job ahead of its share waits (after its I/Os in flight) before trying again"),
+    ignored("flow_watermark", &[], Kind::Count, None, "fio ignores it too (deprecated: flow control has no watermark)"),
     unsupported("profile", &[], Kind::Text, None, "fio's built-in profiles are not included", "a job file"),
     unsupported("cmdprio_percentage", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
     unsupported("cmdprio_class", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
@@ -613,6 +608,10 @@ pub mod opt {
     pub const FADVISE_HINT: &OptionDef = entry("fadvise_hint");
     pub const FALLOCATE: &OptionDef = entry("fallocate");
     pub const FDATASYNC: &OptionDef = entry("fdatasync");
+    pub const FLOW: &OptionDef = entry("flow");
+    pub const SERIALIZE_OVERLAP: &OptionDef = entry("serialize_overlap");
+    pub const FLOW_ID: &OptionDef = entry("flow_id");
+    pub const FLOW_SLEEP: &OptionDef = entry("flow_sleep");
     pub const FILE_SERVICE_TYPE: &OptionDef = entry("file_service_type");
     pub const FILENAME: &OptionDef = entry("filename");
     pub const FILENAME_FORMAT: &OptionDef = entry("filename_format");
@@ -662,6 +661,7 @@ pub mod opt {
     pub const PRIOCLASS: &OptionDef = entry("prioclass");
     pub const RAMP_TIME: &OptionDef = entry("ramp_time");
     pub const RANDOM_DISTRIBUTION: &OptionDef = entry("random_distribution");
+    pub const RANDOM_GENERATOR: &OptionDef = entry("random_generator");
     pub const RANDREPEAT: &OptionDef = entry("randrepeat");
     pub const RANDSEED: &OptionDef = entry("randseed");
     pub const RATE: &OptionDef = entry("rate");

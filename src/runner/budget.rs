@@ -39,12 +39,8 @@ impl Budget {
     /// `region_total`: the bytes of the worker's regions (its `size`).
     pub fn new(job: &JobSpec, region_total: u64) -> Self {
         let w = &job.workload;
-        // trimwrite moves each block twice, its trim and its write (fio counts both)
-        let moves_per_block = if w.rw == crate::job::spec::RwPattern::TrimWrite {
-            2
-        } else {
-            1
-        };
+        // (rand)trimwrite moves each block twice, its trim and its write (fio counts both)
+        let moves_per_block = if w.rw.writes_after_trim() { 2 } else { 1 };
         // fio: size= caps the bytes of all files (nrfiles × filesize may be more)
         let region_total = match job.target.size {
             Some(crate::job::spec::SizeOrPercent::Bytes(size)) if job.target.filesize.is_some() => {

@@ -68,8 +68,8 @@ pub struct Verifier {
     report: VerifyReport,
     /// `verify_state_load`: what the writer finished; only that is checked.
     loaded: Option<VerifyState>,
-    /// The worker's place in its job (its state file's number).
-    worker: u32,
+    /// fio's number of the worker across the run (it names the state file).
+    worker_number: u64,
     seed: u64,
     /// Writes completed (or replayed) and their bytes: the state saved at the end.
     done_writes: u64,
@@ -94,11 +94,11 @@ struct Trims {
     trimmed: Vec<Vec<bool>>,
 }
 
-/// Who a verifier works for: the worker's seed and place in its job, and the
+/// Who a verifier works for: the worker's seed and number in the run, and the
 /// state an earlier writer saved (`verify_state_load`).
 pub struct VerifierFor {
     pub seed: u64,
-    pub worker: u32,
+    pub worker_number: u64,
     pub loaded: Option<VerifyState>,
 }
 
@@ -108,7 +108,7 @@ impl Verifier {
         job: &JobSpec,
         VerifierFor {
             seed,
-            worker,
+            worker_number,
             loaded,
         }: VerifierFor,
         files: &[OpenFile],
@@ -178,7 +178,7 @@ impl Verifier {
                 ..VerifyReport::default()
             },
             loaded,
-            worker,
+            worker_number,
             seed,
             done_writes: 0,
             done_bytes: 0,
@@ -580,7 +580,7 @@ impl Verifier {
             self.done_writes,
             self.done_bytes,
         );
-        state.save(&self.spec, self.worker).err()
+        state.save(&self.spec, self.worker_number).err()
     }
 
     /// What the pass found; the one-line error when a block was bad.

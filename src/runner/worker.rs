@@ -12,6 +12,7 @@ mod trim;
 use super::budget::Budget;
 use super::checks::{describe_io, Checks, Flow, Measured};
 use super::ctx::{handles, WorkerCtx};
+use super::flow::FlowControl;
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::{Verifier, VerifierFor, VerifyState};
@@ -30,7 +31,7 @@ use std::time::Duration;
 use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
-pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
+pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
     let queue = Queue::for_job(job);
     let slot_size = slot_size(&job.workload);
@@ -51,6 +52,12 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         .and_then(|()| E::open(&setup))
         .and_then(|engine| Ok((engine, FileLocks::open(FileLocks::mode_of(job), &paths)?)));
     ctx.live.worker_started();
+    // its weight counts in the flow before any worker of the group starts
+    let members = std::mem::take(&mut ctx.flow_members);
+    let flow = job
+        .pacing
+        .flow
+        .map(|spec| FlowControl::join(&spec, ctx.live, members));
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
     let (engine, locks) = match engine {
@@ -71,7 +78,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, queue, locks);
+    let mut worker = Worker::new(ctx, engine, queue, locks, flow);
     worker.run();
     let result = worker.finish();
     live.worker_finished();
@@ -138,6 +145,8 @@ struct Worker<'a, E: Engine> {
     replay: Option<Replayer<'a>>,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
+    /// `flow`: this worker's part in its flow.
+    flow: Option<FlowControl<'a>>,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
     /// free their buffers, so it is leaked rather than dropped.
     abandoned_in_flight: bool,
@@ -150,7 +159,13 @@ struct Worker<'a, E: Engine> {
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
-    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue, locks: FileLocks) -> Self {
+    fn new(
+        ctx: WorkerCtx<'a>,
+        mut engine: E,
+        queue: Queue,
+        locks: FileLocks,
+        flow: Option<FlowControl<'a>>,
+    ) -> Self {
         let job = ctx.job;
         let depth = queue.depth();
         let mut filler = BufferFiller::new(&job.buffers, job.workload.rw.reads(), ctx.seed);
@@ -165,7 +180,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .verify
             .as_ref()
             .filter(|spec| spec.state_load)
-            .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_index));
+            .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_number));
         let (loaded, load_error) = match loaded {
             Some(Ok(state)) => (Some(state), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
@@ -175,7 +190,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         if let Some(state) = loaded.as_ref().filter(|_| !job.workload.rw.writes()) {
             budget.cap_ios(state.writes);
         }
-        let gen = IoGenerator::new(&job.workload, regions, seed);
+        let mut gen = IoGenerator::new(&job.workload, regions, seed);
+        gen.seed_lfsr_as_fio(&job.workload, ctx.worker_number);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -201,7 +217,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map(|spec| {
                 let owner = VerifierFor {
                     seed,
-                    worker: ctx.worker_index,
+                    worker_number: ctx.worker_number,
                     loaded,
                 };
                 Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
@@ -275,6 +291,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             locks,
+            flow,
             ctx,
         }
     }
@@ -293,7 +310,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 // The time of the last completion is fresh enough for the limits
                 // and saves a clock read per I/O.
                 self.check_limits(self.last_now_ns);
-                if self.done_issuing {
+                if self.done_issuing || !self.flow_admits() {
                     break;
                 }
                 let trim = self.checks.verify.as_mut().and_then(Verifier::next_trim);
@@ -304,6 +321,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                     break;
                 };
                 self.pace(&io);
+                self.wait_out_overlap(&io);
                 self.issue(io);
                 if self.queue.pending() >= batch_submit {
                     self.commit();
@@ -346,6 +364,53 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         if !self.measuring && now >= self.ramp_end_ns {
             self.start_measuring(now);
+        }
+    }
+
+    /// fio's flow control: false while this worker is ahead of its share of
+    /// its flow; it then waits for its I/Os in flight and `flow_sleep` (or
+    /// just yields without one) before the loop asks again.
+    #[inline]
+    fn flow_admits(&mut self) -> bool {
+        let Some(flow) = &mut self.flow else {
+            return true;
+        };
+        if flow.admit() {
+            return true;
+        }
+        let sleep = flow.sleep;
+        if sleep.is_zero() {
+            std::thread::yield_now();
+        } else {
+            self.quiesce();
+            std::thread::sleep(sleep);
+        }
+        self.last_now_ns = self.clock.now_ns();
+        false
+    }
+
+    /// `serialize_overlap`: the I/Os queued or in flight that `io` overlaps
+    /// complete before it goes out.
+    #[inline]
+    fn wait_out_overlap(&mut self, io: &NextIo) {
+        while self.queue.overlaps_in_flight(io.file, io.offset, io.len) {
+            if self.queue.pending() > 0 {
+                self.commit();
+            }
+            if self.queue.in_flight() == 0 {
+                break;
+            }
+            self.reap_at_least(1);
+        }
+    }
+
+    /// Submit what is queued and wait until nothing is in flight.
+    fn quiesce(&mut self) {
+        if self.queue.pending() > 0 {
+            self.commit();
+        }
+        while self.queue.in_flight() > 0 {
+            self.reap_at_least(self.queue.in_flight());
         }
     }
 

@@ -18,6 +18,7 @@ mod fio_command_line;
 mod fio_filenames;
 mod fio_match;
 mod fio_offsets;
+mod fio_patterns;
 mod fio_wholesize;
 mod golden;
 mod history;

@@ -109,22 +109,22 @@ pub struct TrimVerify {
 }
 
 /// fio's verify state file names: `local-<job>-<thread>-verify.state` in the
-/// current directory or `--aux-path`, numbered by the thread's place in the run.
+/// current directory or `--aux-path`, numbered by the thread's place in the run
+/// (fio counts from 0 there, while its worker numbers start at 1).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateFiles {
     /// `--aux-path`; None: the current directory.
     pub dir: Option<std::path::PathBuf>,
-    /// The run-wide number of the job's first worker (fio's thread index).
-    pub first_thread: u32,
 }
 
 impl StateFiles {
-    /// The state file of worker `worker` of job `job` (a `/` in the name becomes `.`, as in fio).
-    pub fn path(&self, job: &str, worker: u32) -> std::path::PathBuf {
+    /// The state file of the run's worker number `worker_number` (1, 2, …) of job `job`
+    /// (a `/` in the name becomes `.`, as in fio).
+    pub fn path(&self, job: &str, worker_number: u64) -> std::path::PathBuf {
         let name = format!(
             "local-{}-{}-verify.state",
             job.replace('/', "."),
-            self.first_thread + worker
+            worker_number - 1
         );
         match &self.dir {
             Some(dir) => dir.join(name),
@@ -133,18 +133,12 @@ impl StateFiles {
     }
 }
 
-/// Number the jobs' workers across the run (fio's thread index, which names the
-/// state files) and put the state files in `aux_path` when given.
+/// Put the jobs' verify state files in `aux_path` when given.
 pub fn place_state_files(jobs: &mut [JobSpec], aux_path: Option<&std::path::Path>) {
-    let mut first_thread = 0;
-    for job in jobs {
-        if let Some(v) = &mut job.verify {
-            v.state_files = StateFiles {
-                dir: aux_path.map(std::path::Path::to_path_buf),
-                first_thread,
-            };
-        }
-        first_thread += job.exec.numjobs;
+    for v in jobs.iter_mut().filter_map(|job| job.verify.as_mut()) {
+        v.state_files = StateFiles {
+            dir: aux_path.map(std::path::Path::to_path_buf),
+        };
     }
 }
 

@@ -36,9 +36,10 @@ impl VerifyState {
         }
     }
 
-    /// Write the state file of worker `worker`; the error is one line naming the file.
-    pub fn save(&self, spec: &VerifySpec, worker: u32) -> Result<(), String> {
-        let path = spec.state_files.path(&self.job, worker);
+    /// Write the state file of the run's worker number `worker_number`; the error is one
+    /// line naming the file.
+    pub fn save(&self, spec: &VerifySpec, worker_number: u64) -> Result<(), String> {
+        let path = spec.state_files.path(&self.job, worker_number);
         let text = serde_json::to_string(self).expect("a state serializes") + "\n";
         std::fs::write(&path, text).map_err(|e| {
             format!(
@@ -50,9 +51,10 @@ impl VerifyState {
         })
     }
 
-    /// The state worker `worker` of job `job` saved; the error is one line naming the file.
-    pub fn load(spec: &VerifySpec, job: &str, worker: u32) -> Result<Self, String> {
-        let path = spec.state_files.path(job, worker);
+    /// The state the run's worker number `worker_number` of job `job` saved; the error is
+    /// one line naming the file.
+    pub fn load(spec: &VerifySpec, job: &str, worker_number: u64) -> Result<Self, String> {
+        let path = spec.state_files.path(job, worker_number);
         let bytes = std::fs::read(&path).map_err(|e| {
             format!(
                 "verify_state_load: cannot read {}: {} (run the write job first, \
@@ -89,7 +91,6 @@ mod tests {
         let dir = tempfile::tempdir().expect("a scratch dir");
         let files = StateFiles {
             dir: Some(dir.path().to_path_buf()),
-            first_thread: 3,
         };
         let spec = crate::job::resolve::tests::job(&["--rw=write", "--verify=crc32c"])
             .verify
@@ -99,15 +100,16 @@ mod tests {
             ..spec
         };
         let state = VerifyState::new("a/b", 42, 7, 28672);
-        state.save(&spec, 1).expect("save the state");
+        // the run's fifth worker: fio numbers its state file 4
+        state.save(&spec, 5).expect("save the state");
         let name = dir.path().join("local-a.b-4-verify.state");
         assert!(name.exists(), "expected fio's name {}", name.display());
         assert_eq!(
-            VerifyState::load(&spec, "a/b", 1),
+            VerifyState::load(&spec, "a/b", 5),
             Ok(state),
             "expected the state saved to load back"
         );
-        let other = VerifyState::load(&spec, "a/b", 0).expect_err("worker 0 saved nothing");
+        let other = VerifyState::load(&spec, "a/b", 4).expect_err("worker 4 saved nothing");
         assert!(
             other.contains("local-a.b-3-verify.state") && other.contains("run the write job"),
             "expected the missing file named with the fix, got {other}"
