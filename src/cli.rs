@@ -382,6 +382,9 @@ pub struct RunFlags {
     /// agg-read_bw.log, agg-write_bw.log and agg-trim_bw.log.
     #[arg(long)]
     pub bandwidth_log: bool,
+    /// fio's --aux-path: the directory for verify state files (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub aux_path: Option<PathBuf>,
     /// fio's limit on its job count; accepted, and without effect as in fio.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_jobs: Option<u32>,

@@ -178,7 +178,9 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
     if lenient {
         warnings.extend(lenient::relax(&mut layered));
     }
-    let resolved = job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
+    let mut resolved =
+        job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
+    job::spec::place_state_files(&mut resolved.jobs, flags.aux_path.as_deref());
     // fio refuses them while parsing, so --parse-only does too
     if flags.readonly {
         fileset::refuse_writing_jobs(&resolved.jobs).map_err(|e| CmdError::usage(e.to_string()))?;

@@ -1,16 +1,22 @@
-//! Files iolens names inside `directory=` stay inside it: a job name cannot
-//! climb out with `/` or `..`, and a symlink planted at a generated name cannot
-//! redirect the layout (or a later unlink) to a file elsewhere.
+//! Files iolens names inside `directory=` stay inside it: a generated name may
+//! hold subdirectories (`filename_format=$jobname/$jobnum/$filenum`, made as fio
+//! makes them), but a `..` or a symlink that leads out of the directory is
+//! refused, so a symlink planted at a generated name cannot redirect the layout
+//! (or a later unlink) to a file elsewhere.
 
 use super::TargetError;
-use std::path::Path;
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Component, Path, PathBuf};
+
+const LEADS_OUT: &str = "the name leads out of the directory";
 
 /// Refuse a generated `path` that would lead out of `directory`.
 pub fn check_inside(directory: &Path, path: &Path) -> Result<(), TargetError> {
     let refuse = |why: String| {
         TargetError::Config(format!(
             "{}: {why}; iolens creates and removes files only inside directory={} \
-             (rename the job or remove the link)",
+             (change the job name or filename_format, or remove the link)",
             path.display(),
             directory.display()
         ))
@@ -19,19 +25,68 @@ pub fn check_inside(directory: &Path, path: &Path) -> Result<(), TargetError> {
     let Ok(dir) = std::fs::canonicalize(directory) else {
         return Ok(());
     };
-    let parent = path.parent().and_then(|p| std::fs::canonicalize(p).ok());
-    if parent.as_deref() != Some(dir.as_path()) {
-        return Err(refuse("the job name leads out of the directory".into()));
+    let Ok(name) = path.strip_prefix(directory) else {
+        return Err(refuse(LEADS_OUT.into()));
+    };
+    // Walk the name as the kernel will, following the links that exist already.
+    let mut at = dir.clone();
+    let last = name.components().count();
+    for (i, part) in name.components().enumerate() {
+        match part {
+            Component::Normal(part) => {
+                at = follow(at.join(part), i + 1 == last, &dir, &refuse)?;
+            }
+            Component::ParentDir => {
+                at.pop();
+            }
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => return Err(refuse(LEADS_OUT.into())),
+        }
+        if !at.starts_with(&dir) {
+            return Err(refuse(LEADS_OUT.into()));
+        }
     }
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
-            Ok(target) if target.starts_with(&dir) => Ok(()),
+    if at == dir {
+        return Err(refuse(LEADS_OUT.into()));
+    }
+    Ok(())
+}
+
+/// `next` as the kernel reaches it: a symbolic link is followed, and must lead to a
+/// place inside `dir`.
+fn follow(
+    next: PathBuf,
+    is_last: bool,
+    dir: &Path,
+    refuse: &dyn Fn(String) -> TargetError,
+) -> Result<PathBuf, TargetError> {
+    match std::fs::symlink_metadata(&next) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&next) {
+            Ok(target) if target.starts_with(dir) => Ok(target),
             Ok(target) => Err(refuse(format!(
-                "is a symbolic link to {} outside the directory",
+                "{} is a symbolic link to {} outside the directory",
+                next.display(),
                 target.display()
             ))),
-            Err(_) => Err(refuse("is a dangling symbolic link".into())),
+            Err(_) if is_last => Err(refuse("is a dangling symbolic link".into())),
+            Err(_) => Err(refuse(format!(
+                "{} is a dangling symbolic link",
+                next.display()
+            ))),
         },
+        _ => Ok(next),
+    }
+}
+
+/// Make the directories a generated name needs, as fio does (mode 0700); existing ones
+/// are used as they are.
+pub fn make_parents(path: &Path) -> Result<(), TargetError> {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(parent)
+            .map_err(|e| TargetError::io(parent, "create the directory", e)),
         _ => Ok(()),
     }
 }
@@ -40,29 +95,94 @@ pub fn check_inside(directory: &Path, path: &Path) -> Result<(), TargetError> {
 mod tests {
     use super::*;
 
+    fn refused(d: &Path, name: &str) -> String {
+        match check_inside(d, &d.join(name)) {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("expected {name} to be refused, it was accepted"),
+        }
+    }
+
     #[test]
     fn names_and_links_that_lead_out_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let d = dir.path();
         assert!(check_inside(d, &d.join("job.0.0")).is_ok());
-        let climbing = check_inside(d, &d.join("../job.0.0")).unwrap_err();
-        assert!(climbing.to_string().contains("leads out"), "{climbing}");
+        let climbing = refused(d, "../job.0.0");
+        assert!(
+            climbing.contains("leads out"),
+            "expected 'leads out', saw {climbing}"
+        );
 
         let victim = outside.path().join("precious");
         std::fs::write(&victim, b"keep").unwrap();
         std::os::unix::fs::symlink(&victim, d.join("job.0.1")).unwrap();
-        let linked = check_inside(d, &d.join("job.0.1")).unwrap_err();
+        let linked = refused(d, "job.0.1");
         assert!(
-            linked.to_string().contains("outside the directory"),
-            "{linked}"
+            linked.contains("outside the directory"),
+            "expected a link out refused as outside the directory, saw {linked}"
         );
 
         std::os::unix::fs::symlink(d.join("missing"), d.join("job.0.2")).unwrap();
-        assert!(check_inside(d, &d.join("job.0.2")).is_err());
+        assert!(refused(d, "job.0.2").contains("dangling"));
 
         std::fs::write(d.join("real"), b"").unwrap();
         std::os::unix::fs::symlink(d.join("real"), d.join("job.0.3")).unwrap();
         assert!(check_inside(d, &d.join("job.0.3")).is_ok());
+    }
+
+    #[test]
+    fn subdirectories_inside_are_accepted_and_ways_out_through_them_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for inside in ["job/0/0", "job/0/../1/0", "./job/x", "a/b/../../c"] {
+            let verdict = check_inside(d, &d.join(inside));
+            assert!(
+                verdict.is_ok(),
+                "expected {inside} to stay inside, saw {verdict:?}"
+            );
+        }
+        for out in ["job/../../x", "a/../../../x", "job/..", "."] {
+            let why = refused(d, out);
+            assert!(
+                why.contains("leads out"),
+                "expected {out} to lead out, saw {why}"
+            );
+        }
+        std::os::unix::fs::symlink(outside.path(), d.join("escape")).unwrap();
+        let via_link = refused(d, "escape/job.0.0");
+        assert!(
+            via_link.contains("outside the directory"),
+            "expected a name under a linked-out directory refused, saw {via_link}"
+        );
+        std::os::unix::fs::symlink(d.join("gone"), d.join("dangling")).unwrap();
+        let dangling = refused(d, "dangling/job.0.0");
+        assert!(
+            dangling.contains("dangling"),
+            "expected a dangling directory link refused, saw {dangling}"
+        );
+    }
+
+    #[test]
+    fn parents_are_made_private_and_existing_ones_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("j/0/1/j.0.0");
+        make_parents(&file).unwrap();
+        let made = dir.path().join("j/0/1");
+        assert!(made.is_dir(), "expected {} made", made.display());
+        let mode = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode & 0o077,
+            0,
+            "expected a private 0700 directory (less the umask), saw {mode:o}"
+        );
+        make_parents(&file).unwrap();
+        make_parents(Path::new("bare")).unwrap();
+        assert!(
+            !file.exists(),
+            "expected only directories made, saw the file itself"
+        );
     }
 }

@@ -9,8 +9,10 @@
 mod contain;
 mod guard;
 mod layout;
+mod lockfile;
 mod names;
 mod readonly;
+mod scheduler;
 
 use crate::job::spec::{BlockSizes, FadviseHint, Fallocate, JobSpec, SizeOrPercent, SyncMode};
 use iolens_sys::fd;
@@ -24,7 +26,9 @@ use std::sync::Arc;
 pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
 pub use layout::has_holes;
 use layout::LayoutRequest;
+pub use lockfile::FileLocks;
 pub use readonly::refuse_writing_jobs;
+pub use scheduler::SchedulerSwitch;
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -262,6 +266,15 @@ pub fn prepare(
             }
         }
     }
+    if !readonly {
+        // fio makes the directories of generated names (filename_format=$jobname/$filenum)
+        let generated = |job: &&JobSpec| job.target.filenames.is_empty() && !is_diskless(job);
+        for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| generated(job)) {
+            for (path, _, _) in plan.iter().flatten() {
+                contain::make_parents(path)?;
+            }
+        }
+    }
     let mut created_on_open = HashSet::new();
     let mut paths: Vec<_> = needs.iter().collect();
     paths.sort_by(|a, b| a.0.cmp(b.0));
@@ -332,6 +345,12 @@ pub fn prepare(
             let workers = set.open_job(j, job, &plan)?;
             set.workers.push(workers);
             set.pending.push(None);
+        }
+    }
+    // a scheduler a disk does not offer is refused before any job runs
+    for (j, job) in jobs.iter().enumerate() {
+        if let Some(wanted) = &job.files.ioscheduler {
+            scheduler::check_offered(&set, j, &job.name, wanted)?;
         }
     }
     Ok(set)
@@ -484,142 +503,209 @@ impl FileSet {
 
 /// The (path, start, len) regions of each worker of a job, before opening.
 fn plan_job(job_index: usize, job: &JobSpec) -> Result<Vec<Vec<PlannedRegion>>, TargetError> {
-    let t = &job.target;
-    // fio: offset= (plus offset_increment per worker) applies to every file,
-    // named or generated; a percentage is of the file's size
-    let start_of = |w: u32, file_size: u64| {
-        t.offset.resolve(file_size) + u64::from(w) * t.offset_increment.resolve(file_size)
-    };
-    let mut workers = Vec::new();
-    for w in 0..job.exec.numjobs {
-        let mut regions = Vec::new();
-        if t.filenames.is_empty() {
-            // Generated names live in `directory` (default: the current directory).
-            let nrfiles = t.nrfiles.max(1);
-            let total = match t.size {
-                Some(SizeOrPercent::Bytes(b)) => b,
-                _ => t.filesize.map(|f| f * u64::from(nrfiles)).ok_or_else(|| {
-                    TargetError::Config(format!(
-                        "job '{}': no filename= and no size= (set size=, e.g. size=1g, or filename=)",
-                        job.name
-                    ))
-                })?,
-            };
-            let filesize = t.filesize.unwrap_or(total / u64::from(nrfiles));
-            for f in 0..nrfiles {
-                let name = generated_name(&t.filename_format, &job.name, w, f);
-                let path = match &t.directory {
-                    Some(d) => {
-                        let path = d.join(name);
-                        contain::check_inside(d, &path)?;
-                        path
-                    }
-                    None => PathBuf::from(name),
-                };
-                let offset = start_of(w, filesize);
-                // fio: with filesize= the region is what lies past the offset
-                // (a start past the file's end is refused); without it the file
-                // grows to hold size/nrfiles past the offset
-                let len = match t.filesize {
-                    Some(fs) if offset > fs => {
-                        return Err(TargetError::Config(format!(
-                            "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, lies past filesize={fs} (fio refuses it too); lower offset= or offset_increment=, or raise filesize=",
-                            job.name,
-                            job_index + 1
-                        )))
-                    }
-                    Some(fs) => fs - offset,
-                    None => filesize,
-                };
-                regions.push((path, offset, len));
-            }
-        } else {
-            for path in &t.filenames {
-                let existing = existing_size(path)?;
-                let base_size = existing.unwrap_or(0);
-                let offset = start_of(w, base_size);
-                let device = is_block_device(path);
-                let whole = t.size.is_none() && t.filesize.is_none();
-                // fio: without size= (and on a device always) the region ends at the end
-                if let Some(end) = existing.filter(|&end| end > 0 && offset >= end) {
-                    if whole || device {
-                        return Err(TargetError::Config(format!(
-                            "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, is not before the end of {} ({end} bytes), which leaves nothing to do I/O on (fio refuses it too); lower offset= or offset_increment= (or numjobs=)",
-                            job.name,
-                            job_index + 1,
-                            path.display()
-                        )));
-                    }
-                }
-                let len = match (t.size, t.filesize, existing) {
-                    // fio: a percentage of the file past the offset, whole blocks
-                    (Some(SizeOrPercent::Percent(p)), _, _) => {
-                        let len = SizeOrPercent::Percent(p)
-                            .resolve(base_size)
-                            .min(base_size.saturating_sub(offset));
-                        len - len % smallest_block(job)
-                    }
-                    (Some(s), _, _) => s.resolve(base_size) / t.filenames.len() as u64,
-                    (None, Some(fs), _) => fs,
-                    // fio: no size= is the whole file or device past the offset
-                    (None, None, Some(end)) if end > 0 => end - offset,
-                    (None, None, found) => {
-                        let state = if found.is_some() {
-                            "is empty"
-                        } else {
-                            "does not exist"
-                        };
-                        return Err(TargetError::Config(format!(
-                            "job '{}': {} {state}, and without size= a job uses the whole existing file (fio refuses it too: it needs size=); set size= (e.g. size=1g) to have it laid out",
-                            job.name,
-                            path.display()
-                        )));
-                    }
-                };
-                if matches!(t.size, Some(SizeOrPercent::Percent(_))) && existing.is_none() {
-                    return Err(TargetError::Config(format!(
-                        "job '{}': size= is a percentage but {} does not exist yet (give size= in bytes, e.g. size=1g)",
-                        job.name,
-                        path.display()
-                    )));
-                }
-                // fio stops at a device's end; a job asking for more is refused
-                if device && offset + len > base_size {
-                    return Err(TargetError::Config(format!(
-                        "job '{}' (job {}, clone {w}): its region, {len} bytes from offset= + {w} x offset_increment= = {offset}, ends past the end of {}: the device holds {base_size} bytes (lower size=, offset= or offset_increment=, or leave size= out to use the rest of the device)",
-                        job.name,
-                        job_index + 1,
-                        path.display()
-                    )));
-                }
-                regions.push((path.clone(), offset, len));
-            }
-        }
-        // fio: the regions (at most size=) must hold the smallest block
-        let held: u64 = regions.iter().map(|r| r.2).sum();
-        let held = match t.size {
-            Some(SizeOrPercent::Bytes(size)) => held.min(size),
-            _ => held,
-        };
-        if held < smallest_block(job) {
-            return Err(TargetError::Config(format!(
-                "job '{}' (job {}, clone {w}): the region to do I/O on holds {held} bytes, less than the smallest block {} (check size=, offset=, offset_increment= and filesize=)",
-                job.name,
-                job_index + 1,
-                smallest_block(job)
-            )));
-        }
-        workers.push(regions);
-    }
-    Ok(workers)
+    (0..job.exec.numjobs)
+        .map(|w| checked_regions(job_index, job, w, clone_regions(job_index, job, w)?))
+        .collect()
 }
 
-/// fio's `filename_format` expansion; other `$words` are kept as written.
+/// The regions of clone `w` of a job: on its filename= files, else on its generated names.
+fn clone_regions(
+    job_index: usize,
+    job: &JobSpec,
+    w: u32,
+) -> Result<Vec<PlannedRegion>, TargetError> {
+    let t = &job.target;
+    let mut regions = Vec::new();
+    if !t.filenames.is_empty() {
+        for path in &t.filenames {
+            let files = t.filenames.len() as u64;
+            regions.push(named_region(job_index, job, w, path, files)?);
+        }
+        return Ok(regions);
+    }
+    // Generated names live in `directory` (default: the current directory).
+    let nrfiles = t.nrfiles.max(1);
+    let paths = (0..nrfiles).map(|f| generated_path(t, &job.name, w, f));
+    // fio: without size= a generated name, like a given one, is an existing file used whole
+    if t.size.is_none() && t.filesize.is_none() {
+        for path in paths {
+            regions.push(named_region(job_index, job, w, &path?, nrfiles.into())?);
+        }
+        return Ok(regions);
+    }
+    let total = match t.size {
+        Some(SizeOrPercent::Bytes(b)) => b,
+        _ => t.filesize.map(|f| f * u64::from(nrfiles)).ok_or_else(|| {
+            TargetError::Config(format!(
+                "job '{}': size= is a percentage, but without filename= there is no file it is a percentage of (give size= in bytes, e.g. size=1g, or filename=)",
+                job.name
+            ))
+        })?,
+    };
+    let filesize = t.filesize.unwrap_or(total / u64::from(nrfiles));
+    for path in paths {
+        let offset = start_of(t, w, filesize);
+        // fio: with filesize= the region is what lies past the offset
+        // (a start past the file's end is refused); without it the file
+        // grows to hold size/nrfiles past the offset
+        let len = match t.filesize {
+            Some(fs) if offset > fs => {
+                return Err(TargetError::Config(format!(
+                    "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, lies past filesize={fs} (fio refuses it too); lower offset= or offset_increment=, or raise filesize=",
+                    job.name,
+                    job_index + 1
+                )))
+            }
+            Some(fs) => fs - offset,
+            None => filesize,
+        };
+        regions.push((path?, offset, len));
+    }
+    Ok(regions)
+}
+
+/// fio: a clone's regions (at most size=) must hold the smallest block.
+fn checked_regions(
+    job_index: usize,
+    job: &JobSpec,
+    w: u32,
+    regions: Vec<PlannedRegion>,
+) -> Result<Vec<PlannedRegion>, TargetError> {
+    let t = &job.target;
+    let held: u64 = regions.iter().map(|r| r.2).sum();
+    let held = match t.size {
+        Some(SizeOrPercent::Bytes(size)) => held.min(size),
+        _ => held,
+    };
+    if held < smallest_block(job) {
+        return Err(TargetError::Config(format!(
+            "job '{}' (job {}, clone {w}): the region to do I/O on holds {held} bytes, less than the smallest block {} (check size=, offset=, offset_increment= and filesize=)",
+            job.name,
+            job_index + 1,
+            smallest_block(job)
+        )));
+    }
+    Ok(regions)
+}
+
+/// Where clone `w`'s file `f` of a job without filename= lives: its generated name in
+/// `directory` (which it must not lead out of), else in the current directory.
+fn generated_path(
+    t: &crate::job::spec::TargetSpec,
+    job_name: &str,
+    w: u32,
+    f: u32,
+) -> Result<PathBuf, TargetError> {
+    let name = generated_name(&t.filename_format, job_name, w, f);
+    match &t.directory {
+        Some(d) => {
+            let path = d.join(name);
+            contain::check_inside(d, &path)?;
+            Ok(path)
+        }
+        None => Ok(PathBuf::from(name)),
+    }
+}
+
+/// The region of clone `w` on `path`, an existing file or device (or one `size=` lays
+/// out), one of the job's `files` named or generated files.
+fn named_region(
+    job_index: usize,
+    job: &JobSpec,
+    w: u32,
+    path: &Path,
+    files: u64,
+) -> Result<PlannedRegion, TargetError> {
+    let t = &job.target;
+    let existing = existing_size(path)?;
+    let base_size = existing.unwrap_or(0);
+    let offset = start_of(t, w, base_size);
+    let device = is_block_device(path);
+    let whole = t.size.is_none() && t.filesize.is_none();
+    // fio: without size= (and on a device always) the region ends at the end
+    if let Some(end) = existing.filter(|&end| end > 0 && offset >= end) {
+        if whole || device {
+            return Err(TargetError::Config(format!(
+                "job '{}' (job {}, clone {w}): its start, offset= + {w} x offset_increment= = {offset} bytes, is not before the end of {} ({end} bytes), which leaves nothing to do I/O on (fio refuses it too); lower offset= or offset_increment= (or numjobs=)",
+                job.name,
+                job_index + 1,
+                path.display()
+            )));
+        }
+    }
+    let len = match (t.size, t.filesize, existing) {
+        // fio: a percentage of the file past the offset, whole blocks
+        (Some(SizeOrPercent::Percent(p)), _, _) => {
+            let len = SizeOrPercent::Percent(p)
+                .resolve(base_size)
+                .min(base_size.saturating_sub(offset));
+            len - len % smallest_block(job)
+        }
+        (Some(s), _, _) => s.resolve(base_size) / files,
+        (None, Some(fs), _) => fs,
+        // fio: no size= is the whole file or device past the offset
+        (None, None, Some(end)) if end > 0 => end - offset,
+        (None, None, found) => {
+            let state = if found.is_some() {
+                "is empty"
+            } else {
+                "does not exist"
+            };
+            return Err(TargetError::Config(format!(
+                "job '{}': {} {state}, and without size= a job uses the whole existing file (fio refuses it too: it needs size=); set size= (e.g. size=1g) to have it laid out",
+                job.name,
+                path.display()
+            )));
+        }
+    };
+    if matches!(t.size, Some(SizeOrPercent::Percent(_))) && existing.is_none() {
+        return Err(TargetError::Config(format!(
+            "job '{}': size= is a percentage but {} does not exist yet (give size= in bytes, e.g. size=1g)",
+            job.name,
+            path.display()
+        )));
+    }
+    // fio stops at a device's end; a job asking for more is refused
+    if device && offset + len > base_size {
+        return Err(TargetError::Config(format!(
+            "job '{}' (job {}, clone {w}): its region, {len} bytes from offset= + {w} x offset_increment= = {offset}, ends past the end of {}: the device holds {base_size} bytes (lower size=, offset= or offset_increment=, or leave size= out to use the rest of the device)",
+            job.name,
+            job_index + 1,
+            path.display()
+        )));
+    }
+    Ok((path.to_path_buf(), offset, len))
+}
+
+/// fio: offset= (plus offset_increment per clone) applies to every file, named or
+/// generated; a percentage is of the file's size.
+fn start_of(t: &crate::job::spec::TargetSpec, w: u32, file_size: u64) -> u64 {
+    t.offset.resolve(file_size) + u64::from(w) * t.offset_increment.resolve(file_size)
+}
+
+/// fio's `filename_format` expansion: its keywords in any case, `$clientuid` empty (it
+/// names the client of fio's client/server mode, which iolens does not have); other
+/// `$words` are kept as written.
 fn generated_name(format: &str, job_name: &str, worker: u32, file: u32) -> String {
-    format
-        .replace("$jobname", job_name)
-        .replace("$jobnum", &worker.to_string())
-        .replace("$filenum", &file.to_string())
+    let keywords = [
+        ("$jobname", job_name.to_string()),
+        ("$jobnum", worker.to_string()),
+        ("$filenum", file.to_string()),
+        ("$clientuid", String::new()),
+    ];
+    keywords
+        .iter()
+        .fold(format.to_string(), |name, (keyword, value)| {
+            let mut out = String::with_capacity(name.len());
+            let mut rest = name.as_str();
+            while let Some(at) = rest.to_ascii_lowercase().find(keyword) {
+                out.push_str(&rest[..at]);
+                out.push_str(value);
+                rest = &rest[at + keyword.len()..];
+            }
+            out.push_str(rest);
+            out
+        })
 }
 
 fn is_block_device(path: &Path) -> bool {
@@ -957,9 +1043,10 @@ mod tests {
             generated_name("$jobname.$jobnum.$filenum", "j", 2, 3),
             "j.2.3"
         );
+        // fio: keywords in any case; $clientuid is empty outside client/server mode
         assert_eq!(
-            generated_name("data-$filenum.$clientuid", "j", 0, 1),
-            "data-1.$clientuid"
+            generated_name("$JobName/$jobnum/data-$FILENUM.$clientuid$other", "j", 0, 1),
+            "j/0/data-1.$other"
         );
         let dir = crate::testutil::scratch_dir();
         let directory = format!("--directory={}", dir.path().display());

@@ -76,6 +76,7 @@ mod tests {
             "trim",
             "randtrim",
             "trimwrite",
+            "randtrimwrite",
         ] {
             let jobs = [job("--rw=read"), job(&format!("--rw={rw}"))];
             let message = refuse_writing_jobs(&jobs)

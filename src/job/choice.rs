@@ -51,7 +51,7 @@ mod tests {
             ("random_distribution", "zoned") => (":60/10:40/90", &[]),
             ("steadystate", _) => (":5%", &["--ss_dur=10s"]),
             ("zonemode", "strided") => ("", &["--zonesize=16m"]),
-            ("verify", "pattern") => ("", &["--verify_pattern=0xff"]),
+            ("verify", "pattern" | "pattern_hdr") => ("", &["--verify_pattern=0xff"]),
             _ => ("", &[]),
         }
     }

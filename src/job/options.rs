@@ -237,12 +237,6 @@ pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
         "skewed file choice is not implemented",
         "file_service_type=random or roundrobin",
     ),
-    (
-        opt::RW,
-        &["randtrimwrite"],
-        "random trim-then-write is not implemented",
-        "rw=trimwrite or rw=randtrim",
-    ),
 ];
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.
@@ -280,7 +274,9 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("norandommap", &[], Kind::Bool, Some("0"), "1", "Random offsets may repeat before all blocks are done"),
     opt("randrepeat", &[], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
-    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter"),
+    opt("serialize_overlap", &[], Kind::Bool, Some("0"), "1", "An I/O that overlaps one in flight waits until that one completes (jobs that write or trim, iodepth > 1)"),
+    opt("random_generator", &[], Kind::Choice(RandomGenerator::NAMES), Some("tausworthe"), "lfsr", "Uniform random offsets: tausworthe or tausworthe64 (iolens' own seeded generator), or lfsr (each block once per pass without a random map, in fio's order)"),
+    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter (fio's default without: zipf 1.1, pareto 0.2, normal fio's own bell)"),
     opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
     opt("file_service_type", &[], Kind::Choice(FileServiceWord::NAMES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
@@ -324,6 +320,11 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("invalidate", &[], Kind::Bool, Some("1"), "0", "Drop the target's page cache before starting"),
     opt("overwrite", &[], Kind::Bool, Some("0"), "1", "Lay out files fully before writing"),
     opt("unlink", &[], Kind::Bool, Some("0"), "1", "Delete generated files when done"),
+    opt("ioscheduler", &[], Kind::Text, None, "mq-deadline", "Switch the scheduler of the device holding each file (a partition's disk) for the job, and switch it back after"),
+    opt("exec_prerun", &[], Kind::Text, None, "CMD", "Run CMD with sh -c once per clone before the job starts, its output in JOBNAME.prerun.txt; a failure fails the job"),
+    opt("exec_postrun", &[], Kind::Text, None, "CMD", "Run CMD with sh -c once per clone after the job ends, its output in JOBNAME.postrun.txt"),
+    opt("lockfile", &[], Kind::Choice(LockMode::NAMES), Some("none"), "exclusive", "Serialise the I/O of the job's clones on a shared file: exclusive (one I/O at a time) or readwrite (reads together, a write alone)"),
+    opt("unlink_each_loop", &[], Kind::Bool, Some("0"), "1", "Empty the job's files before each pass of loops after the first, so each pass writes a fresh file (write jobs)"),
     opt("ioengine", &[], Kind::Choice(EngineKind::NAMES), Some("psync"), "io_uring", "How I/O is issued"),
     opt("iodepth", &[], Kind::Count, Some("1"), "32", "I/Os kept in flight (asynchronous engines)"),
     opt("iodepth_batch_submit", &["iodepth_batch"], Kind::Count, Some("1"), "8", "I/Os submitted at once"),
@@ -382,7 +383,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("fallocate", &[], Kind::Choice(Fallocate::NAMES), Some("native"), "posix", "How laid-out files get their blocks: none, native, posix, keep, truncate (0 = none, 1 = posix)"),
     opt("pre_read", &[], Kind::Bool, Some("0"), "1", "Read the job's files into the page cache before it starts (turns invalidate off)"),
     opt("fadvise_hint", &[], Kind::Choice(FadviseHint::NAMES), Some("1"), "random", "Readahead advice: 0 none, 1 by the rw pattern, sequential, random"),
-    opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone) and $filenum; without $jobnum the clones share the files"),
+    opt("filename_format", &[], Kind::Text, Some("$jobname.$jobnum.$filenum"), "$jobname.$filenum", "Generated file names from $jobname, $jobnum (the clone), $filenum and $clientuid (empty: no client/server mode); a / makes subdirectories inside directory=; without $jobnum the clones share the files"),
     opt("openfiles", &[], Kind::Count, None, "4", "Files a worker uses at a time, moving on as each is done; unlike fio, all stay open (no descriptor limit)"),
     opt("zonemode", &[], Kind::Choice(ZoneMode::NAMES), Some("none"), "strided", "none, or strided: I/O stays in one zone for zonesize bytes, then moves on to the next"),
     opt("zonesize", &[], Kind::Size, Some("0"), "16m", "zonemode=strided: bytes transferred in a zone before the next"),
@@ -396,13 +397,13 @@ pub static OPTIONS: &[OptionDef] = &[
     ignored("disk_util", &[], Kind::Bool, Some("1"), "device statistics are always collected"),
     ignored("unique_filename", &[], Kind::Bool, Some("1"), "only matters for fio's client/server mode"),
     ignored("error_dump", &[], Kind::Bool, Some("0"), "the first error of each worker is always reported"),
-    ignored("random_generator", &[], Kind::Text, Some("tausworthe"), "iolens always uses its own seeded generator"),
     ignored("allrandrepeat", &[], Kind::Bool, Some("0"), "all of iolens's random streams follow randrepeat"),
     ignored("iomem", &["mem"], Kind::Text, Some("malloc"), "buffers are always aligned anonymous memory"),
     ignored("iomem_align", &["mem_align"], Kind::Count, Some("0"), "buffers are always aligned to the page and the device"),
     ignored("hugepage-size", &[], Kind::Size, None, "buffers never use huge pages"),
     ignored("lockmem", &[], Kind::Size, Some("0"), "iolens does not pin memory to simulate less of it"),
-    ignored("create_serialize", &[], Kind::Bool, Some("1"), "files are laid out one by one anyway"),
+    ignored("create_serialize", &[], Kind::Bool, Some("1"), "files are laid out one by one anyway, before any job starts"),
+    ignored("write_barrier", &[], Kind::Count, Some("0"), "fio marks barrier writes only for ioengine=libpmem and no engine acts on the mark, so with the engines iolens has fio issues plain writes too"),
     ignored("disable_bw_measurement", &["disable_bw"], Kind::Bool, Some("0"), "bandwidth accounting costs nothing measurable"),
     ignored("exit_on_io_done", &[], Kind::Bool, Some("0"), "belongs to ioengine=cpuio"),
 
@@ -410,7 +411,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("exitall_on_error", &[], Kind::Bool, Some("0"), "stopping the other jobs on an error is not implemented", "the default: a job stops on its first error"),
     unsupported("create_fsync", &[], Kind::Bool, Some("1"), "laid-out files are not fsynced separately", "end_fsync"),
     unsupported("opendir", &[], Kind::Text, None, "collecting the files of a directory is not implemented", "filename= with ':'-separated names"),
-    unsupported("lockfile", &[], Kind::Text, Some("none"), "file locking between jobs is not implemented", "one job per file"),
     unsupported("rate_ignore_thinktime", &[], Kind::Bool, Some("0"), "rated I/O always includes thinktime", "the default"),
     unsupported("thinktime_iotime", &[], SECONDS, Some("0"), "think time after an I/O period is not implemented", "thinktime_blocks"),
     unsupported("numa_cpu_nodes", &[], Kind::Text, None, "NUMA binding is not implemented", "numactl around iolens"),
@@ -424,11 +424,8 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("zone_reset_frequency", &[], Kind::Text, None, "zoned block devices are not supported", "offset= and size= per job"),
     unsupported("unit_base", &[], Kind::Count, Some("0"), "results are always reported in bytes", "the default"),
     unsupported("atomic", &[], Kind::Bool, Some("0"), "atomic writes are not implemented", "direct=1"),
-    unsupported("write_barrier", &[], Kind::Count, Some("0"), "barrier writes are not implemented", "fsync="),
     unsupported("sync_file_range", &[], Kind::Text, None, "sync_file_range is not implemented", "fdatasync="),
-    unsupported("unlink_each_loop", &[], Kind::Bool, Some("0"), "files are removed once, after the job", "unlink"),
     unsupported("write_hint", &[], Kind::Text, Some("none"), "write lifetime hints are not implemented", "the default"),
-    unsupported("ioscheduler", &[], Kind::Text, None, "iolens does not change the device's scheduler", "set it in /sys/block/DEV/queue/scheduler before the run"),
     unsupported("fill_device", &["fill_fs"], Kind::Bool, Some("0"), "writing until the device is full is not implemented", "size=100%"),
     unsupported("file_append", &[], Kind::Bool, Some("0"), "appending to files is not implemented", "offset="),
     unsupported("offset_align", &[], Kind::Size, Some("0"), "aligning a percentage offset is not implemented", "offset= in bytes"),
@@ -438,27 +435,29 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_mode", &[], Kind::Text, Some("repeat"), "only dedupe_mode=repeat is implemented (a duplicate repeats the last unique write)", "dedupe_mode=repeat"),
     unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "it sizes dedupe_mode=working_set, which is not implemented", "dedupe_mode=repeat"),
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
-    unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission is not implemented", "the default"),
-    unsupported("serialize_overlap", &[], Kind::Bool, Some("0"), "overlapping I/Os are not serialised", "iodepth=1"),
-    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern, meta)"),
+    unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission (fio: a pool of iodepth threads that submit, so even a sync engine has iodepth I/Os in flight) is not implemented", "ioengine=io_uring or libaio with the same iodepth"),
+    opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern: the pattern alone, pattern_hdr, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
     opt("verify_offset", &[], Kind::Size, Some("0"), "512", "Where in each verified block its header sits"),
     opt("verify_interval", &[], Kind::Size, None, "4k", "Size of each verified block (default: the write block size)"),
-    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern)"),
+    opt("verify_pattern", &[], Kind::Text, None, "0xdeadbeef", "Fill verified blocks with this pattern (fio's notation, as buffer_pattern, plus %o: the block's offset); alone it means verify=pattern_hdr"),
+    opt("verify_pattern_interval", &[], Kind::Size, Some("0"), "512", "Start verify_pattern (and its %o) again every N bytes of a block (0: once per block)"),
     opt("verify_fatal", &[], Kind::Bool, Some("0"), "1", "Stop verifying at the first bad block"),
     opt("verify_dump", &[], Kind::Bool, Some("0"), "1", "Write the found and expected copies of each bad block to the current directory"),
-    unsupported("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads", "the default"),
-    unsupported("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads", "cpus_allowed"),
+    ignored("verify_async", &[], Kind::Count, Some("0"), "verification runs in the worker itself, not in helper threads; the same blocks are checked"),
+    ignored("verify_async_cpus", &[], Kind::Text, None, "verification runs in the worker itself, not in helper threads; the same blocks are checked"),
     opt("verify_backlog", &[], Kind::Count, Some("0"), "1024", "Verify after every N written blocks, not only at the end"),
-    unsupported("verify_backlog_batch", &[], Kind::Count, None, "a backlog is always verified whole", "verify_backlog"),
-    unsupported("verify_state_save", &[], Kind::Bool, Some("1"), "verify state files are not implemented", "verify_only=1 with the same job"),
-    unsupported("verify_state_load", &[], Kind::Bool, Some("0"), "verify state files are not implemented", "verify_only=1 with the same job"),
-    unsupported("experimental_verify", &[], Kind::Bool, Some("0"), "the experimental verifier is not implemented", "verify=crc32c"),
-    unsupported("trim_percentage", &[], Kind::Percent, Some("0"), "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_verify_zero", &[], Kind::Bool, Some("1"), "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_backlog", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
-    unsupported("trim_backlog_batch", &[], Kind::Count, None, "trimming verified blocks is not implemented", "a write job then a read job"),
+    opt("verify_backlog_batch", &[], Kind::Count, None, "8", "How many of the waiting blocks each verify_backlog check reads (default: verify_backlog)"),
+    opt("verify_write_sequence", &[], Kind::Bool, Some("1"), "0", "A block holding an earlier (or later) write of its offset is bad"),
+    opt("verify_header_seed", &[], Kind::Bool, None, "0", "A good block from another job or worker is bad (default: in jobs that read and write without verify_backlog)"),
+    opt("verify_state_save", &[], Kind::Bool, Some("1"), "0", "When a write job with verify ends (also cut short), save how far its writes got to local-<job>-<n>-verify.state (in --aux-path)"),
+    opt("verify_state_load", &[], Kind::Bool, Some("0"), "1", "Verify only what the saved verify state says the writer finished"),
+    opt("experimental_verify", &[], Kind::Bool, Some("0"), "1", "fio's verifier that replays the offsets: accepted; iolens' write log reads back the same blocks"),
+    opt("trim_percentage", &[], Kind::Percent, Some("0"), "10", "With verify= and trim_backlog: the share of written blocks to trim (they then read back as zeros)"),
+    opt("trim_verify_zero", &[], Kind::Bool, Some("1"), "0", "A trimmed block must read back as zeros (0: it is not read back)"),
+    opt("trim_backlog", &[], Kind::Count, None, "64", "Trim blocks picked by trim_percentage after every N written blocks"),
+    opt("trim_backlog_batch", &[], Kind::Count, None, "8", "How many picked blocks each trim_backlog round trims (default: trim_backlog)"),
     unsupported("block_error_percentiles", &[], Kind::Bool, Some("0"), "trim block error histograms are not implemented", "the latency percentiles"),
     opt("write_iolog", &[], Kind::Text, None, "job.iolog", "Append the issued I/Os to FILE as fio's version 3 I/O log"),
     opt("read_iolog", &[], Kind::Text, None, "job.iolog", "Replay the I/Os of fio's I/O log FILE (version 2 or 3) or blktrace trace instead of the workload's"),
@@ -472,16 +471,15 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("merge_blktrace_file", &[], Kind::Text, None, "merged.bin", "Merge the blktrace traces read_iolog lists (NAME:NAME) into FILE by time, then replay it"),
     opt("merge_blktrace_scalars", &[], Kind::Text, None, "50:100", "Per cent of each merged trace's times, in read_iolog's order"),
     opt("merge_blktrace_iters", &[], Kind::Text, None, "2:1", "Passes over each merged trace, in read_iolog's order"),
-    unsupported("exec_prerun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command before iolens"),
-    unsupported("exec_postrun", &[], Kind::Text, None, "iolens runs no commands from job files", "run the command after iolens"),
     unsupported("uid", &[], Kind::Count, None, "switching users is not implemented", "run iolens as that user"),
     unsupported("gid", &[], Kind::Count, None, "switching groups is not implemented", "run iolens as that group"),
     unsupported("cgroup", &[], Kind::Text, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
     unsupported("cgroup_weight", &[], Kind::Count, None, "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
     unsupported("cgroup_nodelete", &[], Kind::Bool, Some("0"), "cgroups are not managed by iolens", "systemd-run or cgexec around iolens"),
-    unsupported("flow_id", &[], Kind::Count, None, "flow control between jobs is not implemented", "rate="),
-    unsupported("flow", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
-    unsupported("flow_sleep", &[], Kind::Count, Some("0"), "flow control between jobs is not implemented", "rate="),
+    opt("flow_id", &[], Kind::Count, Some("0"), "1", "Flow control: the jobs with the same flow_id share one flow"),
+    opt("flow", &[], Kind::Count, Some("0"), "2", "Flow control weight (1..1000): the jobs of a flow_id issue I/Os in the ratio of their weights"),
+    opt("flow_sleep", &[], Kind::Count, Some("0"), "100", "Flow control: microseconds a job ahead of its share waits (after its I/Os in flight) before trying again"),
+    ignored("flow_watermark", &[], Kind::Count, None, "fio ignores it too (deprecated: flow control has no watermark)"),
     unsupported("profile", &[], Kind::Text, None, "fio's built-in profiles are not included", "a job file"),
     unsupported("cmdprio_percentage", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
     unsupported("cmdprio_class", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
@@ -587,10 +585,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("spr_cs", &[], Kind::Count, None, "sprandom preconditioning is not implemented", "a sequential write job before the test"),
     unsupported("recover_zbd_write_error", &[], Kind::Bool, Some("0"), "zonemode=zbd is not implemented", "zonemode=strided"),
     unsupported("write_zone_remainders", &[], Kind::Bool, Some("0"), "zonemode=zbd is not implemented", "zonemode=strided"),
-    unsupported("verify_header_seed", &[], Kind::Bool, Some("1"), "the header's seed is always checked", "the default"),
-    unsupported("verify_pattern_interval", &[], Kind::Size, None, "a pattern repeats over the whole block", "verify_pattern"),
-    unsupported("verify_policy", &[], Kind::Text, None, "verify state files are not implemented", "verify_only=1 with the same job"),
-    unsupported("verify_write_sequence", &[], Kind::Bool, None, "write sequence numbers in verify headers are not implemented", "the default"),
+    unsupported("verify_policy", &[], Kind::Text, Some("completed"), "a saved verify state always covers every completed write", "the default (completed)"),
     unsupported("uncached", &[], Kind::Count, Some("0"), "uncached buffered I/O (RWF_DONTCACHE) is not implemented", "direct=1"),
     unsupported("libaio_vectored", &[], Kind::Bool, Some("0"), "libaio submits each I/O as one buffer", "the default"),
     unsupported("apptag", &[], Kind::Count, None, "end-to-end protection information is not implemented", "verify= for data integrity"),
@@ -669,6 +664,10 @@ pub mod opt {
     pub const FADVISE_HINT: &OptionDef = entry("fadvise_hint");
     pub const FALLOCATE: &OptionDef = entry("fallocate");
     pub const FDATASYNC: &OptionDef = entry("fdatasync");
+    pub const FLOW: &OptionDef = entry("flow");
+    pub const SERIALIZE_OVERLAP: &OptionDef = entry("serialize_overlap");
+    pub const FLOW_ID: &OptionDef = entry("flow_id");
+    pub const FLOW_SLEEP: &OptionDef = entry("flow_sleep");
     pub const FILE_SERVICE_TYPE: &OptionDef = entry("file_service_type");
     pub const FILENAME: &OptionDef = entry("filename");
     pub const FILENAME_FORMAT: &OptionDef = entry("filename_format");
@@ -721,6 +720,7 @@ pub mod opt {
     pub const PRIOCLASS: &OptionDef = entry("prioclass");
     pub const RAMP_TIME: &OptionDef = entry("ramp_time");
     pub const RANDOM_DISTRIBUTION: &OptionDef = entry("random_distribution");
+    pub const RANDOM_GENERATOR: &OptionDef = entry("random_generator");
     pub const RANDREPEAT: &OptionDef = entry("randrepeat");
     pub const RANDSEED: &OptionDef = entry("randseed");
     pub const RATE: &OptionDef = entry("rate");
@@ -757,14 +757,29 @@ pub mod opt {
     pub const TIME_BASED: &OptionDef = entry("time_based");
     pub const UNIFIED_RW_REPORTING: &OptionDef = entry("unified_rw_reporting");
     pub const UNLINK: &OptionDef = entry("unlink");
+    pub const UNLINK_EACH_LOOP: &OptionDef = entry("unlink_each_loop");
+    pub const IOSCHEDULER: &OptionDef = entry("ioscheduler");
+    pub const LOCKFILE: &OptionDef = entry("lockfile");
+    pub const EXEC_PRERUN: &OptionDef = entry("exec_prerun");
+    pub const EXEC_POSTRUN: &OptionDef = entry("exec_postrun");
+    pub const TRIM_BACKLOG: &OptionDef = entry("trim_backlog");
+    pub const TRIM_BACKLOG_BATCH: &OptionDef = entry("trim_backlog_batch");
+    pub const TRIM_PERCENTAGE: &OptionDef = entry("trim_percentage");
+    pub const TRIM_VERIFY_ZERO: &OptionDef = entry("trim_verify_zero");
     pub const VERIFY: &OptionDef = entry("verify");
     pub const VERIFY_BACKLOG: &OptionDef = entry("verify_backlog");
+    pub const VERIFY_BACKLOG_BATCH: &OptionDef = entry("verify_backlog_batch");
+    pub const VERIFY_HEADER_SEED: &OptionDef = entry("verify_header_seed");
+    pub const VERIFY_WRITE_SEQUENCE: &OptionDef = entry("verify_write_sequence");
     pub const VERIFY_DUMP: &OptionDef = entry("verify_dump");
     pub const VERIFY_FATAL: &OptionDef = entry("verify_fatal");
     pub const VERIFY_INTERVAL: &OptionDef = entry("verify_interval");
     pub const VERIFY_OFFSET: &OptionDef = entry("verify_offset");
     pub const VERIFY_ONLY: &OptionDef = entry("verify_only");
     pub const VERIFY_PATTERN: &OptionDef = entry("verify_pattern");
+    pub const VERIFY_PATTERN_INTERVAL: &OptionDef = entry("verify_pattern_interval");
+    pub const VERIFY_STATE_LOAD: &OptionDef = entry("verify_state_load");
+    pub const VERIFY_STATE_SAVE: &OptionDef = entry("verify_state_save");
     pub const WAIT_FOR: &OptionDef = entry("wait_for");
     pub const WRITE_BW_LOG: &OptionDef = entry("write_bw_log");
     pub const WRITE_IOLOG: &OptionDef = entry("write_iolog");

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Words per worker: a multiple of 128 bytes, so a slot of a page-aligned board
 /// fills cache lines of its own (and adjacent-line prefetch does not pull in a neighbour's).
-const SLOT_WORDS: usize = (WAITING_START_NS + 1).next_multiple_of(16);
+const SLOT_WORDS: usize = (FLOW_ISSUED + 1).next_multiple_of(16);
 
 /// Word indexes in a slot. The ios and bytes pairs are [read, write].
 const IOS: usize = 0;
@@ -43,6 +43,10 @@ const CLOCK_ORIGIN_NS: usize = LAT_BUCKETS_AT + LAT_BUCKETS;
 const WAITING_FILE: usize = CLOCK_ORIGIN_NS + 1;
 const WAITING_OFFSET: usize = CLOCK_ORIGIN_NS + 2;
 const WAITING_START_NS: usize = CLOCK_ORIGIN_NS + 3;
+/// fio's flow control: the worker's `flow` weight while it runs (0 before and
+/// after), and the I/Os the flow let it issue.
+const FLOW_WEIGHT: usize = CLOCK_ORIGIN_NS + 4;
+const FLOW_ISSUED: usize = CLOCK_ORIGIN_NS + 5;
 
 /// Buckets below 4 ns hold one value each; above, each power of two is split in 4.
 const SUB_BUCKETS: u64 = 4;
@@ -201,6 +205,29 @@ impl LiveCounters<'_> {
     pub fn worker_finished(&self) {
         self.slot[TID].store(0, Relaxed);
         self.slot[WAITING_START_NS].store(0, Relaxed);
+    }
+
+    /// The worker's weight and I/Os no longer count in its flow (as in fio,
+    /// once the group notices that it ended, not when it ends).
+    pub fn leave_flow(&self) {
+        self.set_flow(0, 0);
+    }
+
+    /// fio's flow control: the worker takes part with `weight` and has issued
+    /// `issued` I/Os under it. Worker only.
+    #[inline]
+    pub fn set_flow(&self, weight: u64, issued: u64) {
+        self.slot[FLOW_WEIGHT].store(weight, Relaxed);
+        self.slot[FLOW_ISSUED].store(issued, Relaxed);
+    }
+
+    /// (weight, issued) of the worker in its flow; (0, 0) when it takes no part.
+    #[inline]
+    pub fn flow(&self) -> (u64, u64) {
+        (
+            self.slot[FLOW_WEIGHT].load(Relaxed),
+            self.slot[FLOW_ISSUED].load(Relaxed),
+        )
     }
 
     /// The worker's clock reads `worker_now_ns` now; lets `waiting_io` put its

@@ -39,12 +39,8 @@ impl Budget {
     /// `region_total`: the bytes of the worker's regions (its `size`).
     pub fn new(job: &JobSpec, region_total: u64) -> Self {
         let w = &job.workload;
-        // trimwrite moves each block twice, its trim and its write (fio counts both)
-        let moves_per_block = if w.rw == crate::job::spec::RwPattern::TrimWrite {
-            2
-        } else {
-            1
-        };
+        // (rand)trimwrite moves each block twice, its trim and its write (fio counts both)
+        let moves_per_block = if w.rw.writes_after_trim() { 2 } else { 1 };
         // fio: size= caps the bytes of all files (nrfiles × filesize may be more)
         let region_total = match job.target.size {
             Some(crate::job::spec::SizeOrPercent::Bytes(size)) if job.target.filesize.is_some() => {
@@ -84,6 +80,12 @@ impl Budget {
             ios: 0,
             passes_done: 0,
         }
+    }
+
+    /// Issue at most `ios` I/Os in all (`verify_state_load` on a job that reads:
+    /// fio stops it after as many reads as the writer finished writes).
+    pub fn cap_ios(&mut self, ios: u64) {
+        self.ios_limit = Some(self.ios_limit.map_or(ios, |n| n.min(ios)));
     }
 
     /// No more I/O at all: the byte or I/O count over all passes is reached.

@@ -19,10 +19,14 @@ pub struct WorkerCtx<'a> {
     pub files: Vec<OpenFile>,
     pub buffer_align: usize,
     pub seed: u64,
+    /// fio's number of this worker: 1, 2, … across the run, in job order.
+    pub worker_number: u64,
     pub start: &'a dyn StartSignal,
     pub stop: &'a AtomicBool,
     /// Running totals the sampler reads while the worker runs.
     pub live: LiveCounters<'a>,
+    /// `flow`: the live counters of every worker in this job's flow (its own included).
+    pub flow_members: Vec<LiveCounters<'a>>,
     /// `--status-interval`: where to publish interim results, and how often
     /// (the runner asks more often than it reports).
     pub status: Option<(&'a StatusSlot, Duration)>,

@@ -89,6 +89,14 @@ impl<'a> GroupControl<'a> {
         }
     }
 
+    /// Some of the group's workers were told to stop.
+    pub fn stopping(&self) -> bool {
+        self.worker_stops
+            .iter()
+            .flatten()
+            .any(|flag| flag.load(Ordering::Relaxed))
+    }
+
     /// What a worker of the job at `position` waits on before its first I/O.
     pub fn start_signal<'s>(&'s self, barrier: &'s Barrier, position: usize) -> JobStart<'s> {
         JobStart {

@@ -6,7 +6,9 @@ mod checks;
 mod collect;
 pub mod ctx;
 pub mod error_tally;
+mod flow;
 mod group_control;
+mod job_hooks;
 mod latency_target;
 pub mod logs;
 pub mod plan;
@@ -29,7 +31,7 @@ use crate::job::spec::{EngineKind, JobSpec};
 use crate::model::RunReport;
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
-use crate::observe::live::{LiveBoard, LiveCounters};
+use crate::observe::live::LiveBoard;
 use crate::workload::rng::worker_seed;
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
@@ -106,6 +108,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             .jobs
             .iter()
             .partition(|&&j| req.jobs[j].files.create_only);
+        let mut hooks = job_hooks::GroupHooks::default();
+        let (io_jobs, refused) = hooks.start(req.jobs, io_jobs, &files, &mut warnings)?;
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
             warnings.extend(guards.warnings);
@@ -130,6 +134,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
+        hooks.finish(req.jobs, &io_jobs, &mut warnings);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -139,7 +144,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                     .collect(),
             )
         });
-        for (j, r) in io_jobs.iter().copied().zip(group_results).chain(idle) {
+        let ran = io_jobs.iter().copied().zip(group_results);
+        for (j, r) in ran.chain(idle).chain(refused) {
             for w in &r {
                 warnings.extend(
                     w.notes
@@ -254,7 +260,7 @@ fn run_group(
                         let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
                         let spawned = if job.exec.thread {
                             let stop = control.stop_flag(position, w);
-                            let mut ctx = worker_ctx(req, files, j, w, start, stop, live);
+                            let mut ctx = worker_ctx(req, files, j, w, start, stop, board);
                             ctx.status = status;
                             thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
                         } else {
@@ -287,6 +293,16 @@ fn run_group(
                 .map(|hs| hs.iter().map(|h| h.is_finished()).collect())
                 .collect();
             control.observe(finished.iter().map(|f| f.iter().all(|&done| done)));
+            // fio's flow control: an ended worker leaves its flow once noticed,
+            // unless its end stops the group (exitall): a worker process hears
+            // of a stop later than a thread, and must not run free meanwhile
+            if !control.stopping() {
+                for (&j, done) in jobs.iter().zip(&finished) {
+                    for w in (0..).zip(done).filter_map(|(w, &done)| done.then_some(w)) {
+                        board.worker(j, w).leave_flow();
+                    }
+                }
+            }
             let now_ns = group_start.elapsed().as_nanos() as u64;
             steady.observe(now_ns, board, |position, workers| {
                 control.stop_workers(position, workers)
@@ -334,6 +350,9 @@ fn run_group(
                     .collect()
             })
             .collect();
+        for &j in jobs {
+            (0..req.jobs[j].exec.numjobs).for_each(|w| board.worker(j, w).leave_flow());
+        }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
         (results, watch.stopped())
@@ -371,7 +390,7 @@ fn worker_ctx<'s>(
     worker_index: u32,
     start: &'s dyn StartSignal,
     stop: &'s AtomicBool,
-    live: LiveCounters<'s>,
+    board: &'s LiveBoard,
 ) -> WorkerCtx<'s> {
     let job = &req.jobs[job_index];
     let handles = files.workers[job_index][worker_index as usize]
@@ -384,12 +403,22 @@ fn worker_ctx<'s>(
         files: OpenFile::list(task_files(files, job_index, worker_index), handles),
         buffer_align: files.buffer_align(job_index),
         seed: seed_of(job, job_index, worker_index),
+        worker_number: worker_number(req.jobs, job_index, worker_index),
         start,
         stop,
-        live,
+        live: board.worker(job_index, worker_index),
+        flow_members: flow::member_slots(req.jobs, job_index)
+            .into_iter()
+            .map(|slot| board.slot(slot))
+            .collect(),
         status: None,
         io_timeout: req.io_timeout,
     }
+}
+
+/// fio's 1-based number of a worker in the run.
+fn worker_number(jobs: &[JobSpec], job_index: usize, worker_index: u32) -> u64 {
+    (first_worker_numbers(jobs)[job_index] + worker_index as usize) as u64
 }
 
 fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {

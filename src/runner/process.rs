@@ -56,6 +56,10 @@ pub struct WorkerTask {
     pub files: Vec<TaskFile>,
     pub buffer_align: usize,
     pub seed: u64,
+    pub worker_number: u64,
+    /// `flow`: the live-board slots of the workers in this job's flow.
+    #[serde(default)]
+    pub flow_members: Vec<usize>,
     /// With `--status-interval`: how often the worker publishes a snapshot.
     pub status_every: Option<Duration>,
     /// The worker's live counters in the parent's shared memory, when it has some.
@@ -82,6 +86,8 @@ impl WorkerTask {
             files: task_files(files, job_index, worker_index),
             buffer_align: files.buffer_align(job_index),
             seed: super::seed_of(job, job_index, worker_index),
+            worker_number: super::worker_number(req.jobs, job_index, worker_index),
+            flow_members: super::flow::member_slots(req.jobs, job_index),
             status_every,
             live,
             io_timeout: req.io_timeout,
@@ -374,9 +380,19 @@ pub fn serve_worker() -> Result<(), ChildError> {
         files: OpenFile::list(std::mem::take(&mut task.files), files),
         buffer_align: task.buffer_align,
         seed: task.seed,
+        worker_number: task.worker_number,
         start: &start,
         stop: &stop,
         live: board.slot(index),
+        // without the parent's board the peers cannot be seen: no flow control
+        flow_members: match unshared {
+            None => task
+                .flow_members
+                .iter()
+                .map(|&slot| board.slot(slot))
+                .collect(),
+            Some(_) => Vec::new(),
+        },
         status: None,
         io_timeout: task.io_timeout,
     };
@@ -488,6 +504,8 @@ mod tests {
             }],
             buffer_align: 4096,
             seed: 42,
+            worker_number: 1,
+            flow_members: Vec::new(),
             status_every: Some(Duration::from_millis(250)),
             live: None,
             io_timeout: Some(Duration::from_secs(30)),

@@ -43,6 +43,9 @@ pub struct Queue {
     draining: bool,
     /// Slots kept free to cap the queue below its depth (the latency_target search).
     reserved: usize,
+    /// `serialize_overlap` in a job that writes or trims: an I/O overlapping one
+    /// queued or in flight is held back.
+    serialize_overlap: bool,
 }
 
 impl Queue {
@@ -50,7 +53,11 @@ impl Queue {
     /// for a blocking engine, `iodepth` for an async one; a full queue drains
     /// to `iodepth_low` (clamped to the depth).
     pub fn for_job(job: &JobSpec) -> Self {
-        Self::new(job.queue.depth, job.queue.refill_depth)
+        let mut queue = Self::new(job.queue.depth, job.queue.refill_depth);
+        // fio serialises only jobs that change data
+        let rw = job.workload.rw;
+        queue.serialize_overlap = job.queue.serialize_overlap && (rw.writes() || rw.trims());
+        queue
     }
 
     /// `depth` slots (at least one); `iodepth_low` above the depth never drains.
@@ -64,7 +71,22 @@ impl Queue {
             refill_depth: iodepth_low.min(depth),
             draining: false,
             reserved: 0,
+            serialize_overlap: false,
         }
+    }
+
+    /// `serialize_overlap`: whether the bytes `offset..offset + len` of `file`
+    /// overlap an I/O queued or in flight, so that one must complete first.
+    #[inline]
+    pub fn overlaps_in_flight(&self, file: u32, offset: u64, len: u32) -> bool {
+        let end = offset + u64::from(len);
+        self.serialize_overlap
+            && self.slots.iter().any(|io| {
+                io.len > 0
+                    && io.file == file
+                    && io.offset < end
+                    && offset < io.offset + u64::from(io.len)
+            })
     }
 
     /// Number of slots: the engine's queue depth.
@@ -203,6 +225,67 @@ mod tests {
             .chain(options.iter().copied())
             .collect();
         crate::testutil::job_spec(&args)
+    }
+
+    #[test]
+    fn serialize_overlap_holds_back_an_io_over_one_queued_or_in_flight() {
+        let mut q = Queue::for_job(&job(&[
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--rw=randwrite",
+            "--serialize_overlap=1",
+        ]));
+        let at = |file, offset| InFlight {
+            file,
+            offset,
+            ..io(0)
+        };
+        let slot = q.take();
+        q.queued(slot, at(0, 8192));
+        let held = |q: &Queue, file, offset, len| q.overlaps_in_flight(file, offset, len);
+        assert!(
+            held(&q, 0, 8192, 4096),
+            "expected the same block held back while queued"
+        );
+        q.submitted(1, &mut DepthCounters::default());
+        assert!(
+            held(&q, 0, 4096 + 512, 4096),
+            "expected a partly overlapping I/O held back"
+        );
+        assert!(
+            held(&q, 0, 12_288 - 512, 512),
+            "expected the block's last sector held back"
+        );
+        assert!(
+            !held(&q, 0, 4096, 4096),
+            "expected the block before it to go"
+        );
+        assert!(
+            !held(&q, 0, 12_288, 4096),
+            "expected the block after it to go"
+        );
+        assert!(
+            !held(&q, 1, 8192, 4096),
+            "expected the same offset of another file to go"
+        );
+        q.completed(slot);
+        assert!(
+            !held(&q, 0, 8192, 4096),
+            "expected nothing held back once it completed"
+        );
+        // fio serialises only jobs that change data
+        let mut reads = Queue::for_job(&job(&[
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--rw=randread",
+            "--serialize_overlap=1",
+        ]));
+        let slot = reads.take();
+        reads.queued(slot, at(0, 8192));
+        assert!(
+            !held(&reads, 0, 8192, 4096),
+            "expected a read job never held back"
+        );
     }
 
     #[test]

@@ -9,13 +9,20 @@
 //! counts it among the job's reads as fio does (`verify_backlog` reads inside
 //! the run, the rest in the pass after the writes).
 
+mod state;
+
+pub use state::VerifyState;
+
 use super::ctx::OpenFile;
-use crate::job::spec::{JobSpec, VerifySpec};
+use crate::job::spec::{Ddir, JobSpec, TrimVerify, VerifySpec};
 use crate::model::{BadBlock, VerifyReport};
 use crate::workload::pacing::Clock;
-use crate::workload::verify_header::{BlockCodec, Mismatch, Writer};
-use crate::workload::FileRegion;
+use crate::workload::rng::{stream_rng, RngStream, WorkerRng};
+use crate::workload::verify_header::{BlockCodec, Fault, Mismatch, Writer};
+use crate::workload::{FileRegion, NextIo};
 use iolens_sys::buf::AlignedBuf;
+use rand::RngCore;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,13 +66,51 @@ pub struct Verifier {
     read_buf: AlignedBuf,
     scratch: Vec<u8>,
     report: VerifyReport,
+    /// `verify_state_load`: what the writer finished; only that is checked.
+    loaded: Option<VerifyState>,
+    /// fio's number of the worker across the run (it names the state file).
+    worker_number: u64,
+    seed: u64,
+    /// Writes completed (or replayed) and their bytes: the state saved at the end.
+    done_writes: u64,
+    done_bytes: u64,
+    /// `trim_percentage`: the written blocks picked for trimming, and those trimmed.
+    trims: Option<Trims>,
+}
+
+/// fio's trims of verified blocks, per worker.
+struct Trims {
+    spec: TrimVerify,
+    rng: WorkerRng,
+    /// Writes picked for trimming, oldest first.
+    picked: VecDeque<Written>,
+    /// Writes logged so far: every `backlog` of them a round of trims starts.
+    logged: u64,
+    /// `logged` when the last round started (one round per count).
+    round_at: Option<u64>,
+    /// Trims left in the current round.
+    left: u64,
+    /// Per region and block: trimmed since it was last written.
+    trimmed: Vec<Vec<bool>>,
+}
+
+/// Who a verifier works for: the worker's seed and number in the run, and the
+/// state an earlier writer saved (`verify_state_load`).
+pub struct VerifierFor {
+    pub seed: u64,
+    pub worker_number: u64,
+    pub loaded: Option<VerifyState>,
 }
 
 impl Verifier {
     pub fn new(
         spec: &VerifySpec,
         job: &JobSpec,
-        seed: u64,
+        VerifierFor {
+            seed,
+            worker_number,
+            loaded,
+        }: VerifierFor,
         files: &[OpenFile],
         align: usize,
     ) -> Result<Self, String> {
@@ -87,10 +132,11 @@ impl Verifier {
                 .collect(),
         };
         // fio compares the writer's seed only in jobs that read and write
-        // without verify_backlog (and not in verify_only).
+        // without verify_backlog (and not in verify_only), unless verify_header_seed says.
         let rw = job.workload.rw;
         let codec = BlockCodec::new(spec, Writer::new(&job.name, seed));
-        let codec = match rw.reads() && rw.writes() && spec.backlog == 0 && !spec.only {
+        let by_default = rw.reads() && rw.writes() && spec.backlog == 0 && !spec.only;
+        let codec = match spec.header_seed.unwrap_or(by_default) {
             true => codec,
             false => codec.accepting_any_writer(),
         };
@@ -102,6 +148,18 @@ impl Verifier {
             .max()
             .unwrap_or(block);
         let writes = WriteLog::new(block, largest, &generations);
+        let trims = spec
+            .trim
+            .filter(|_| !generations.is_empty())
+            .map(|trim| Trims {
+                spec: trim,
+                rng: stream_rng(seed, RngStream::VerifyTrims),
+                picked: VecDeque::with_capacity(trim.backlog as usize),
+                logged: 0,
+                round_at: None,
+                left: 0,
+                trimmed: generations.iter().map(|g| vec![false; g.len()]).collect(),
+            });
         let read_len = (READ_CHUNK as u64 / block).max(1) * block;
         let read_buf = AlignedBuf::new(read_len as usize, align.max(1))
             .map_err(|e| format!("verify: cannot allocate the read-back buffer: {e}"))?;
@@ -119,6 +177,12 @@ impl Verifier {
                 job: job.name.clone(),
                 ..VerifyReport::default()
             },
+            loaded,
+            worker_number,
+            seed,
+            done_writes: 0,
+            done_bytes: 0,
+            trims,
         })
     }
 
@@ -158,14 +222,108 @@ impl Verifier {
             self.codec.write_block(chunk, at, generation);
         }
         self.log_write(file, offset, buf.len() as u32);
+        if self.trims.is_some() {
+            self.pick_for_trim(file, offset, buf.len() as u32);
+        }
     }
 
-    /// `verify_only`: note a write the job would have made.
-    pub fn record_write(&mut self, file: u32, offset: u64, len: u32) {
+    /// `trim_percentage`: the write's blocks are not trimmed any more; the
+    /// write joins the trim list by chance, as fio picks it when logging it.
+    #[cold]
+    fn pick_for_trim(&mut self, file: u32, offset: u64, len: u32) {
+        let located = self.locate(file, offset);
+        let span = u64::from(len).div_ceil(self.block) as usize;
+        let Some(t) = self.trims.as_mut() else {
+            return;
+        };
+        if let Some((r, i)) = located {
+            let blocks = &mut t.trimmed[r];
+            let end = (i + span).min(blocks.len());
+            blocks[i.min(end)..end].fill(false);
+        }
+        t.logged += 1;
+        if t.rng.next_u64() % 100 < u64::from(t.spec.percentage) {
+            t.picked.push_back(Written { file, offset, len });
+        }
+    }
+
+    /// The next trim of a picked write, when a round is due (every
+    /// `trim_backlog` writes, `trim_backlog_batch` trims in a row, as fio).
+    #[inline]
+    pub fn next_trim(&mut self) -> Option<NextIo> {
+        let t = self.trims.as_mut()?;
+        if t.picked.is_empty() {
+            t.left = 0;
+            return None;
+        }
+        if t.left > 0 {
+            t.left -= 1;
+        } else if t.logged % t.spec.backlog == 0 && t.round_at != Some(t.logged) {
+            t.round_at = Some(t.logged);
+            t.left = t.spec.batch - 1;
+        } else {
+            return None;
+        }
+        let w = t.picked.pop_front()?;
+        self.mark_trimmed(w);
+        Some(NextIo {
+            ddir: Ddir::Trim,
+            file: w.file,
+            offset: w.offset,
+            len: w.len,
+        })
+    }
+
+    /// A picked write is trimmed: its blocks must read back as zeros
+    /// (`trim_verify_zero`), or it is not read back at all.
+    #[cold]
+    fn mark_trimmed(&mut self, w: Written) {
+        let Some((r, i)) = self.locate(w.file, w.offset) else {
+            return;
+        };
+        let span = u64::from(w.len).div_ceil(self.block) as usize;
+        let Some(t) = self.trims.as_mut() else {
+            return;
+        };
+        if t.spec.zero {
+            let blocks = &mut t.trimmed[r];
+            let end = (i + span).min(blocks.len());
+            blocks[i.min(end)..end].fill(true);
+        } else {
+            self.writes.take_if(r, i, w.len);
+        }
+    }
+
+    fn is_trimmed(&self, file: u32, offset: u64) -> bool {
+        let Some(t) = &self.trims else {
+            return false;
+        };
+        self.locate(file, offset)
+            .and_then(|(r, i)| t.trimmed[r].get(i).copied())
+            .unwrap_or(false)
+    }
+
+    /// `verify_only`: note a write the job would have made; false when the
+    /// loaded state says the writer never finished it (the replay ends there, as in fio).
+    pub fn record_write(&mut self, file: u32, offset: u64, len: u32) -> bool {
+        if self
+            .loaded
+            .as_ref()
+            .is_some_and(|s| self.done_writes >= s.writes)
+        {
+            return false;
+        }
         for i in 0..u64::from(len) / self.block {
             self.bump_generation(file, offset + i * self.block);
         }
         self.log_write(file, offset, len);
+        self.count_write(len);
+        true
+    }
+
+    fn count_write(&mut self, len: u32) {
+        self.done_writes += 1;
+        self.done_bytes += u64::from(len);
     }
 
     /// Log a write for reading back.
@@ -191,7 +349,9 @@ impl Verifier {
     /// A write completed; with `verify_backlog` it waits to be read back.
     #[inline]
     pub fn note_completed(&mut self, file: u32, offset: u64, len: u32) {
-        if self.spec.backlog > 0 {
+        self.count_write(len);
+        // As in fio, do_verify=0 keeps no backlog either.
+        if self.spec.backlog > 0 && self.spec.after_writes {
             self.backlog.push(Written { file, offset, len });
         }
     }
@@ -202,15 +362,17 @@ impl Verifier {
         self.spec.backlog > 0 && self.backlog.len() as u64 >= self.spec.backlog
     }
 
-    /// Verify the writes waiting in the backlog that are still logged (a later
-    /// overlapping write replaced the others); false when a bad block means stop.
+    /// Verify the oldest `verify_backlog_batch` writes waiting in the backlog that
+    /// are still logged (a later overlapping write replaced the others); the
+    /// rest wait for the next round. False when a bad block means stop.
     pub fn verify_backlog(
         &mut self,
         reads: &mut ReadBack<'_, impl Clock>,
     ) -> std::io::Result<bool> {
         let mut waiting = std::mem::take(&mut self.backlog);
         let mut keep_going = true;
-        for w in waiting.drain(..) {
+        let batch = (self.spec.backlog_batch as usize).min(waiting.len());
+        for w in waiting.drain(..batch) {
             let Some((r, i)) = self.locate(w.file, w.offset) else {
                 continue;
             };
@@ -280,12 +442,16 @@ impl Verifier {
         Ok(keep_going)
     }
 
-    /// A job that only reads: check every block of its regions, written by anyone.
+    /// A job that only reads: check every block of its regions, written by anyone
+    /// (with a loaded state, only as many bytes from the start as the writer finished).
     fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
+        let mut left = self.loaded.as_ref().map_or(u64::MAX, |s| s.bytes);
         for r in 0..self.files.len() {
             let FileRegion {
                 file, start, len, ..
             } = self.files[r].region;
+            let len = len.min(left);
+            left -= len;
             let blocks = (len / self.block) as usize;
             let mut i = 0;
             while i < blocks {
@@ -331,9 +497,21 @@ impl Verifier {
                 let expected = self.expected_generation(file, block_offset);
                 let block = &self.read_buf[i * b..(i + 1) * b];
                 self.report.verified_blocks += 1;
-                let checked =
-                    self.codec
-                        .check_block(block, block_offset, expected, &mut self.scratch);
+                let checked = match self.is_trimmed(file, block_offset) {
+                    true => match block.iter().position(|&byte| byte != 0) {
+                        None => Ok(()),
+                        Some(first) => Err(Mismatch {
+                            fault: Fault::TrimmedNotZero {
+                                first_byte: first as u32,
+                            },
+                            found: None,
+                        }),
+                    },
+                    false => {
+                        self.codec
+                            .check_block(block, block_offset, expected, &mut self.scratch)
+                    }
+                };
                 if let Err(mismatch) = checked {
                     self.record_bad(file, block_offset, i * b, expected, &mismatch);
                     if self.spec.fatal {
@@ -388,6 +566,21 @@ impl Verifier {
             expected,
             found: mismatch.found,
         });
+    }
+
+    /// `verify_state_save`: a job that writes saves how far its writes got. As
+    /// in fio, a state that cannot be written fails nothing: the line is a note.
+    pub fn save_state(&self) -> Option<String> {
+        if !self.spec.state_save || !self.reads_back_writes() {
+            return None;
+        }
+        let state = VerifyState::new(
+            &self.report.job,
+            self.seed,
+            self.done_writes,
+            self.done_bytes,
+        );
+        state.save(&self.spec, self.worker_number).err()
     }
 
     /// What the pass found; the one-line error when a block was bad.

@@ -12,10 +12,12 @@ mod trim;
 use super::budget::Budget;
 use super::checks::{describe_io, Checks, Flow, Measured};
 use super::ctx::{handles, WorkerCtx};
+use super::flow::FlowControl;
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
-use super::verify::Verifier;
+use super::verify::{Verifier, VerifierFor, VerifyState};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
+use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
 use crate::stats::{IntervalSampler, WorkerStats};
@@ -29,7 +31,7 @@ use std::time::Duration;
 use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
-pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
+pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
     let queue = Queue::for_job(job);
     let slot_size = slot_size(&job.workload);
@@ -46,11 +48,19 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
     };
-    let engine = crate::fileset::advise_access(job, &handles).and_then(|()| E::open(&setup));
+    let engine = crate::fileset::advise_access(job, &handles)
+        .and_then(|()| E::open(&setup))
+        .and_then(|engine| Ok((engine, FileLocks::open(FileLocks::mode_of(job), &paths)?)));
     ctx.live.worker_started();
+    // its weight counts in the flow before any worker of the group starts
+    let members = std::mem::take(&mut ctx.flow_members);
+    let flow = job
+        .pacing
+        .flow
+        .map(|spec| FlowControl::join(&spec, ctx.live, members));
     // Every worker reaches the barrier, even a failed one, or the others would wait forever.
     ctx.start.wait();
-    let engine = match engine {
+    let (engine, locks) = match engine {
         Ok(e) => e,
         Err(e) => {
             ctx.live.worker_finished();
@@ -68,7 +78,7 @@ pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, queue);
+    let mut worker = Worker::new(ctx, engine, queue, locks, flow);
     worker.run();
     let result = worker.finish();
     live.worker_finished();
@@ -127,15 +137,21 @@ struct Worker<'a, E: Engine> {
     verify_ns: u64,
     /// This pass's writes were read back (`loops`: fio verifies after each pass).
     pass_verified: bool,
+    /// `unlink_each_loop` emptied the files after this pass.
+    pass_emptied: bool,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
     /// `read_iolog`: the log the I/Os come from; None for generated I/O.
     replay: Option<Replayer<'a>>,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
+    /// `flow`: this worker's part in its flow.
+    flow: Option<FlowControl<'a>>,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
     /// free their buffers, so it is leaked rather than dropped.
     abandoned_in_flight: bool,
+    /// `lockfile=`: held while an I/O is handed to the engine.
+    locks: FileLocks,
 }
 
 /// How often an async worker looks for its oldest I/O in flight without
@@ -143,7 +159,13 @@ struct Worker<'a, E: Engine> {
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 impl<'a, E: Engine> Worker<'a, E> {
-    fn new(ctx: WorkerCtx<'a>, mut engine: E, queue: Queue) -> Self {
+    fn new(
+        ctx: WorkerCtx<'a>,
+        mut engine: E,
+        queue: Queue,
+        locks: FileLocks,
+        flow: Option<FlowControl<'a>>,
+    ) -> Self {
         let job = ctx.job;
         let depth = queue.depth();
         let mut filler = BufferFiller::new(&job.buffers, job.workload.rw.reads(), ctx.seed);
@@ -151,9 +173,25 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler.fill(engine.buffer(slot));
         }
         let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
-        let budget = Budget::new(job, region_total);
+        let mut budget = Budget::new(job, region_total);
         let regions = ctx.files.iter().map(|f| f.region).collect();
-        let gen = IoGenerator::new(&job.workload, regions, ctx.seed);
+        // verify_state_load: the writer's seed, so a replay issues the writer's offsets.
+        let loaded = job
+            .verify
+            .as_ref()
+            .filter(|spec| spec.state_load)
+            .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_number));
+        let (loaded, load_error) = match loaded {
+            Some(Ok(state)) => (Some(state), None),
+            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+            None => (None, None),
+        };
+        let seed = loaded.as_ref().map_or(ctx.seed, |s| s.seed);
+        if let Some(state) = loaded.as_ref().filter(|_| !job.workload.rw.writes()) {
+            budget.cap_ios(state.writes);
+        }
+        let mut gen = IoGenerator::new(&job.workload, regions, seed);
+        gen.seed_lfsr_as_fio(&job.workload, ctx.worker_number);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -171,10 +209,19 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
+        // A state that failed to load: no verifier, so none saves a state either.
         let verify = job
             .verify
             .as_ref()
-            .map(|spec| Verifier::new(spec, job, ctx.seed, &ctx.files, ctx.buffer_align));
+            .filter(|_| load_error.is_none())
+            .map(|spec| {
+                let owner = VerifierFor {
+                    seed,
+                    worker_number: ctx.worker_number,
+                    loaded,
+                };
+                Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
+            });
         let (verify, verify_error) = match verify {
             Some(Ok(v)) => (Some(v), None),
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
@@ -205,7 +252,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
             None => (None, None),
         };
-        let setup_error = verify_error.or(trim_error).or(iolog_error).or(replay_error);
+        let setup_error = load_error
+            .or(verify_error)
+            .or(trim_error)
+            .or(iolog_error)
+            .or(replay_error);
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
         Worker {
@@ -232,12 +283,15 @@ impl<'a, E: Engine> Worker<'a, E> {
             checks,
             verify_ns: 0,
             pass_verified: false,
+            pass_emptied: false,
             out_of_time: false,
             used,
             trim_methods,
             replay,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
+            locks,
+            flow,
             ctx,
         }
     }
@@ -256,15 +310,18 @@ impl<'a, E: Engine> Worker<'a, E> {
                 // The time of the last completion is fresh enough for the limits
                 // and saves a clock read per I/O.
                 self.check_limits(self.last_now_ns);
-                if self.done_issuing {
+                if self.done_issuing || !self.flow_admits() {
                     break;
                 }
-                let Some(io) = self.next_io() else {
-                    // a verify between passes or a replayed sync pauses issuing; anything else ends it
-                    self.done_issuing = !(self.pass_verify_due() || self.replay_sync_due());
+                let trim = self.checks.verify.as_mut().and_then(Verifier::next_trim);
+                let Some(io) = trim.or_else(|| self.next_io()) else {
+                    // a verify or emptying between passes, or a replayed sync, pauses issuing;
+                    // anything else ends it
+                    self.done_issuing = !(self.pass_break_due() || self.replay_sync_due());
                     break;
                 };
                 self.pace(&io);
+                self.wait_out_overlap(&io);
                 self.issue(io);
                 if self.queue.pending() >= batch_submit {
                     self.commit();
@@ -288,6 +345,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             } else if self.pass_verify_due() {
                 self.pass_verified = true;
                 self.verify_pass();
+            } else if self.pass_empty_due() {
+                self.empty_files();
             } else if self.done_issuing {
                 break;
             }
@@ -305,6 +364,53 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         if !self.measuring && now >= self.ramp_end_ns {
             self.start_measuring(now);
+        }
+    }
+
+    /// fio's flow control: false while this worker is ahead of its share of
+    /// its flow; it then waits for its I/Os in flight and `flow_sleep` (or
+    /// just yields without one) before the loop asks again.
+    #[inline]
+    fn flow_admits(&mut self) -> bool {
+        let Some(flow) = &mut self.flow else {
+            return true;
+        };
+        if flow.admit() {
+            return true;
+        }
+        let sleep = flow.sleep;
+        if sleep.is_zero() {
+            std::thread::yield_now();
+        } else {
+            self.quiesce();
+            std::thread::sleep(sleep);
+        }
+        self.last_now_ns = self.clock.now_ns();
+        false
+    }
+
+    /// `serialize_overlap`: the I/Os queued or in flight that `io` overlaps
+    /// complete before it goes out.
+    #[inline]
+    fn wait_out_overlap(&mut self, io: &NextIo) {
+        while self.queue.overlaps_in_flight(io.file, io.offset, io.len) {
+            if self.queue.pending() > 0 {
+                self.commit();
+            }
+            if self.queue.in_flight() == 0 {
+                break;
+            }
+            self.reap_at_least(1);
+        }
+    }
+
+    /// Submit what is queued and wait until nothing is in flight.
+    fn quiesce(&mut self) {
+        if self.queue.pending() > 0 {
+            self.commit();
+        }
+        while self.queue.in_flight() > 0 {
+            self.reap_at_least(self.queue.in_flight());
         }
     }
 
@@ -343,10 +449,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.budget.regions_exhausted();
             }
             // fio reads a pass's writes back before the next pass starts
-            if restarted || self.pass_verify_due() || !self.budget.next_pass() {
+            if restarted || self.pass_break_due() || !self.budget.next_pass() {
                 return None;
             }
             self.pass_verified = false;
+            self.pass_emptied = false;
             self.gen.restart();
             restarted = true;
         }
@@ -400,9 +507,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             offset: io.offset,
             len: io.len,
         };
+        if let Err(e) = self.locks.lock(io.file, io.ddir) {
+            self.queue.release(slot);
+            return self.lock_failed(e);
+        }
         let start_ns = self.clock.now_ns();
         self.ctx.live.waiting_on(io.file, io.offset, start_ns);
         let queued = self.engine.queue(&req);
+        if let Err(e) = self.locks.unlock(io.file) {
+            self.lock_failed(e);
+        }
         let in_flight = InFlight {
             start_ns,
             submit_ns: start_ns,
@@ -637,6 +751,14 @@ impl<'a, E: Engine> Worker<'a, E> {
         });
     }
 
+    #[cold]
+    fn lock_failed(&mut self, e: std::io::Error) {
+        self.fail(IoFailure {
+            message: format!("lockfile: {}", crate::errno::describe(&e)),
+            errno: e.raw_os_error().unwrap_or(0),
+        });
+    }
+
     /// Keep the first error and stop issuing (fio's default: stop the job on error).
     fn fail(&mut self, failure: IoFailure) {
         self.done_issuing = true;
@@ -658,6 +780,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .verify
             .as_ref()
             .is_some_and(Verifier::reads_back_writes);
+        let state_note = self.checks.verify.as_ref().and_then(Verifier::save_state);
         let verify = self.verify_at_end();
         let end = if read_back {
             self.clock.now_ns()
@@ -668,7 +791,8 @@ impl<'a, E: Engine> Worker<'a, E> {
         let cpu = thread_rusage()
             .unwrap_or_default()
             .since(&self.cpu_at_measure_start);
-        let notes = self.engine.notes();
+        let mut notes = self.engine.notes();
+        notes.extend(state_note);
         if self.abandoned_in_flight {
             // The kernel may still write into its buffers: they must outlive the process's use of them.
             std::mem::forget(self.engine);

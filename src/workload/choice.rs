@@ -16,7 +16,7 @@ pub enum DirectionPicker {
 }
 
 impl DirectionPicker {
-    /// `trimwrite` picks trims here; the writes that follow them come from the generator.
+    /// `trimwrite` and `randtrimwrite` pick trims here; the writes that follow them come from the generator.
     pub fn new(rw: RwPattern, rwmixread: u32) -> Self {
         match (rw.reads(), rw.writes(), rw.trims()) {
             (true, true, _) => Self::Mixed {
@@ -145,7 +145,12 @@ mod tests {
     #[test]
     fn trim_patterns_pick_trims_only() {
         let mut rng = rng();
-        for rw in [RwPattern::Trim, RwPattern::RandTrim, RwPattern::TrimWrite] {
+        for rw in [
+            RwPattern::Trim,
+            RwPattern::RandTrim,
+            RwPattern::TrimWrite,
+            RwPattern::RandTrimWrite,
+        ] {
             let picker = DirectionPicker::new(rw, 50);
             assert!((0..100).all(|_| picker.pick(&mut rng) == Ddir::Trim));
             assert!(picker.uses(Ddir::Trim) && !picker.uses(Ddir::Write));

@@ -5,6 +5,7 @@
 
 pub mod buffers;
 mod choice;
+mod lfsr;
 mod offsets;
 pub mod pacing;
 mod permutation;
@@ -13,7 +14,7 @@ pub mod verify_header;
 
 pub use offsets::FileRegion;
 
-use crate::job::spec::{Ddir, FileService, RwPattern, WorkloadSpec, DDIRS};
+use crate::job::spec::{Ddir, FileService, WorkloadSpec, DDIRS};
 use choice::{DirectionPicker, SizePicker};
 use offsets::{OffsetRules, RegionCursor};
 use rand::Rng;
@@ -39,7 +40,7 @@ pub struct NextIo {
 pub struct IoGenerator {
     direction: DirectionPicker,
     sizes: [SizePicker; DDIRS],
-    /// `rw=trimwrite`: each trim is followed by a write of the same block.
+    /// `rw=trimwrite` and `randtrimwrite`: each trim is followed by a write of the same block.
     write_after_trim: bool,
     /// The write due after the last trim of a `trimwrite` job.
     follow_up: Option<NextIo>,
@@ -99,13 +100,22 @@ impl IoGenerator {
         regions.sort_unstable_by_key(|region| (region.file, region.start));
         let regions: Vec<RegionCursor> = regions
             .into_iter()
-            .map(|region| RegionCursor::new(region, &rules, &w.distribution, w.randommap, &mut rng))
+            .map(|region| {
+                RegionCursor::new(
+                    region,
+                    &rules,
+                    &w.distribution,
+                    w.random_generator,
+                    w.randommap,
+                    &mut rng,
+                )
+            })
             .collect();
         let open_limit = w.open_files.map_or(usize::MAX, |limit| limit as usize);
         Self {
             direction,
             sizes,
-            write_after_trim: w.rw == RwPattern::TrimWrite,
+            write_after_trim: w.rw.writes_after_trim(),
             follow_up: None,
             rules,
             active: regions.len(),
@@ -144,6 +154,20 @@ impl IoGenerator {
         self.active -= 1;
         self.serving = self.active.min(self.open_limit);
         self.ios_left_on_current = 0;
+    }
+
+    /// `random_generator=lfsr` with a repeatable seed: start each region's
+    /// register where fio numbers the worker `worker_number` starts it, so
+    /// the blocks come in fio's order.
+    pub fn seed_lfsr_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
+        if !w.randrepeat {
+            return;
+        }
+        let seed =
+            lfsr::fio_block_seed(w.offsets_from_randseed.then_some(w.randseed), worker_number);
+        for region in &mut self.regions {
+            region.seed_lfsr(seed);
+        }
     }
 
     /// Start a new pass (the next loop, or a time-based run wrapping around).
@@ -209,7 +233,7 @@ impl Iterator for IoGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::spec::{BlockSizes, Distribution, RwPattern};
+    use crate::job::spec::{BlockSizes, Distribution, RandomGenerator, RwPattern};
     use std::collections::HashMap;
 
     const KIB: u64 = 1024;
@@ -229,6 +253,8 @@ mod tests {
             randommap: true,
             randrepeat: true,
             randseed: 0,
+            offsets_from_randseed: false,
+            random_generator: Default::default(),
             distribution: Distribution::Random,
             percentage_random: [100; 3],
             file_service: FileService::RoundRobin { ios: 1 },
@@ -320,6 +346,57 @@ mod tests {
                 generator.restart();
             }
         }
+    }
+
+    #[test]
+    fn lfsr_covers_every_block_once_per_pass_without_a_random_map() {
+        // fio's t0021: norandommap and random_generator=lfsr still hit each block once
+        let w = WorkloadSpec {
+            randommap: false,
+            random_generator: RandomGenerator::Lfsr,
+            ..spec(RwPattern::RandRead, 4 * KIB)
+        };
+        for blocks in [1, 2, 3, 7, 8, 100, 256, 4099] {
+            let mut generator = IoGenerator::new(&w, one_file(blocks * 4 * KIB), blocks);
+            generator.seed_lfsr_as_fio(&w, 1);
+            let mut passes = Vec::new();
+            for _ in 0..3 {
+                let offsets: Vec<u64> = pass(&mut generator).iter().map(|io| io.offset).collect();
+                let mut sorted = offsets.clone();
+                sorted.sort_unstable();
+                assert_eq!(
+                    sorted,
+                    (0..blocks).map(|b| b * 4 * KIB).collect::<Vec<_>>(),
+                    "expected each of {blocks} blocks once per pass, saw the left offsets"
+                );
+                passes.push(offsets);
+                generator.restart();
+            }
+            assert_eq!(
+                passes[1], passes[2],
+                "expected lfsr passes after the first to repeat their order ({blocks} blocks)"
+            );
+        }
+    }
+
+    #[test]
+    fn lfsr_starts_where_fio_3_33_does() {
+        // fio 3.33, 256 blocks of 4k, default seeds, its first worker
+        let w = WorkloadSpec {
+            random_generator: RandomGenerator::Lfsr,
+            ..spec(RwPattern::RandRead, 4 * KIB)
+        };
+        let mut generator = IoGenerator::new(&w, one_file(1024 * KIB), 1);
+        generator.seed_lfsr_as_fio(&w, 1);
+        let first: Vec<u64> = pass(&mut generator)[..8]
+            .iter()
+            .map(|io| io.offset / (4 * KIB))
+            .collect();
+        assert_eq!(
+            first,
+            [235, 205, 163, 196, 114, 41, 154, 93],
+            "expected fio 3.33's first blocks, saw the left ones"
+        );
     }
 
     #[test]
@@ -539,6 +616,47 @@ mod tests {
             .collect();
         let pairs = [0, 4, 8, 12].map(|kib| [(Ddir::Trim, kib), (Ddir::Write, kib)]);
         assert_eq!(ios, pairs.concat());
+    }
+
+    #[test]
+    fn randtrimwrite_writes_each_random_block_right_after_trimming_it() {
+        let mut generator = IoGenerator::new(
+            &spec(RwPattern::RandTrimWrite, 4 * KIB),
+            one_file(64 * KIB),
+            3,
+        );
+        let ios = pass(&mut generator);
+        assert_eq!(
+            ios.len(),
+            32,
+            "expected 16 trims and 16 writes, saw {ios:?}"
+        );
+        let mut trimmed: Vec<u64> = ios
+            .chunks(2)
+            .map(|pair| {
+                assert!(
+                    pair[0].ddir == Ddir::Trim
+                        && pair[1]
+                            == NextIo {
+                                ddir: Ddir::Write,
+                                ..pair[0]
+                            },
+                    "expected a trim then a write of the same block, saw {pair:?}"
+                );
+                pair[0].offset / (4 * KIB)
+            })
+            .collect();
+        assert_ne!(
+            trimmed,
+            (0..16).collect::<Vec<_>>(),
+            "expected a random order"
+        );
+        trimmed.sort_unstable();
+        assert_eq!(
+            trimmed,
+            (0..16).collect::<Vec<_>>(),
+            "expected each block once"
+        );
     }
 
     #[test]

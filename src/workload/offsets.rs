@@ -10,10 +10,11 @@
 //! at a time; without it the window is the whole region, so the per-I/O path is
 //! the same either way.
 
+use super::lfsr::Lfsr;
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
-use crate::job::spec::{Ddir, Distribution, StridedZones, DDIRS};
-use rand::Rng;
+use crate::job::spec::{Ddir, Distribution, RandomGenerator, StridedZones, DDIRS};
+use rand::{Rng, RngCore};
 use rand_distr::{Distribution as _, Normal, Zipf};
 
 /// The byte range of one file a worker covers.
@@ -86,6 +87,9 @@ enum BlockChoice {
         /// Units done this pass, when an I/O may cover several (`spans_units`).
         done: Option<UnitMap>,
     },
+    /// `random_generator=lfsr`: every block once per pass in fio's order, the
+    /// same order each pass; no random map.
+    Lfsr(Lfsr),
     /// `norandommap`: independent uniform picks.
     Uniform,
     /// Zipf or Pareto ranks (rank 0 hottest) scattered over the region, so the
@@ -116,6 +120,7 @@ impl BlockChoice {
     /// outside (0, 1), negative σ).
     fn new(
         distribution: &Distribution,
+        generator: RandomGenerator,
         random_map: bool,
         spans_units: bool,
         blocks: u64,
@@ -124,6 +129,9 @@ impl BlockChoice {
         let scatter = |rng: &mut WorkerRng| BlockPermutation::new(blocks, rng);
         let block_count = blocks.max(1) as f64;
         match distribution {
+            Distribution::Random if generator == RandomGenerator::Lfsr => {
+                Self::Lfsr(Lfsr::new(blocks, rng.next_u64()))
+            }
             Distribution::Random if random_map => Self::Permuted {
                 order: BlockPermutation::new(blocks, rng),
                 next_index: 0,
@@ -169,6 +177,7 @@ impl BlockChoice {
                     break block;
                 }
             },
+            Self::Lfsr(lfsr) => lfsr.next_block()?,
             Self::Uniform => rng.random_range(0..blocks),
             Self::Ranked { ranks, scatter } => {
                 let rank = match ranks {
@@ -289,6 +298,7 @@ impl RegionCursor {
         region: FileRegion,
         rules: &OffsetRules,
         distribution: &Distribution,
+        generator: RandomGenerator,
         random_map: bool,
         rng: &mut WorkerRng,
     ) -> Self {
@@ -318,6 +328,7 @@ impl RegionCursor {
             run_next: 0,
             choice: BlockChoice::new(
                 distribution,
+                generator,
                 random_map,
                 rules.spans_units,
                 choice_blocks,
@@ -366,17 +377,28 @@ impl RegionCursor {
         self.sequential_pos = [0; DDIRS];
         self.run_left = 0;
         self.run_next = 0;
-        if let BlockChoice::Permuted {
-            order,
-            next_index,
-            done,
-        } = &mut self.choice
-        {
-            *order = BlockPermutation::new(self.window_blocks, rng);
-            *next_index = 0;
-            if let Some(done) = done {
-                done.reset(self.window_blocks);
+        match &mut self.choice {
+            BlockChoice::Permuted {
+                order,
+                next_index,
+                done,
+            } => {
+                *order = BlockPermutation::new(self.window_blocks, rng);
+                *next_index = 0;
+                if let Some(done) = done {
+                    done.reset(self.window_blocks);
+                }
             }
+            BlockChoice::Lfsr(lfsr) => lfsr.restart(),
+            _ => {}
+        }
+    }
+
+    /// `random_generator=lfsr` with a repeatable seed: start from fio's seed,
+    /// so the blocks come in fio's order.
+    pub fn seed_lfsr(&mut self, seed: u64) {
+        if let BlockChoice::Lfsr(lfsr) = &mut self.choice {
+            *lfsr = Lfsr::new(lfsr.blocks(), seed);
         }
     }
 
@@ -597,6 +619,7 @@ mod tests {
             region,
             rules,
             distribution,
+            RandomGenerator::Tausworthe,
             map,
             &mut WorkerRng::seed_from_u64(3),
         )
@@ -693,7 +716,14 @@ mod tests {
         rules.zones = Some(StridedZones { size, range, skip });
         let region = FileRegion::new(0, 0, len).in_file(file_len);
         let mut rng = WorkerRng::seed_from_u64(1);
-        let mut cursor = RegionCursor::new(region, &rules, &Distribution::Random, true, &mut rng);
+        let mut cursor = RegionCursor::new(
+            region,
+            &rules,
+            &Distribution::Random,
+            RandomGenerator::Tausworthe,
+            true,
+            &mut rng,
+        );
         std::iter::from_fn(|| cursor.next(Ddir::Read, bs, &rules, &mut rng))
             .map(|(offset, _)| offset / KIB)
             .collect()

@@ -284,6 +284,7 @@ mod tests {
             thinktime_spin: Duration::ZERO,
             thinktime_blocks: 1,
             thinktime_counts_issued: false,
+            flow: None,
         }
     }
 

@@ -19,6 +19,8 @@ pub enum RngStream {
     Offsets = 1,
     Pacing = 2,
     Buffers = 3,
+    /// Which written blocks `trim_percentage` trims.
+    VerifyTrims = 4,
 }
 
 /// The seed of one worker. With `randrepeat` (fio's default) it depends only on

@@ -9,7 +9,7 @@
 //! (seed, offset, generation), so a reader can rebuild exactly what was meant
 //! to be there and say what it found instead.
 
-use crate::job::spec::{VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
+use crate::job::spec::{Pattern, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -71,6 +71,8 @@ pub enum Fault {
     Stale { found: u32, expected: u32 },
     /// Header current, but the block ends in the previous generation's data.
     Torn { new_bytes: u32 },
+    /// Trimmed (`trim_verify_zero`), yet not all zeros: the first nonzero byte.
+    TrimmedNotZero { first_byte: u32 },
     /// Header current, payload differs from what was written.
     Corrupt {
         differing_bytes: u32,
@@ -89,6 +91,7 @@ impl Fault {
             Fault::ForeignWriter => "foreign_writer",
             Fault::Stale { .. } => "stale",
             Fault::Torn { .. } => "torn",
+            Fault::TrimmedNotZero { .. } => "trimmed_not_zero",
             Fault::Corrupt { .. } => "corrupt",
         }
     }
@@ -118,6 +121,9 @@ impl Fault {
             Fault::Torn { new_bytes } => format!(
                 "block at offset {offset} holds new data in its first {new_bytes} bytes and the previous write's after them (torn write)"
             ),
+            Fault::TrimmedNotZero { first_byte } => format!(
+                "block at offset {offset} was trimmed but holds data from byte {first_byte} on (the trim did not zero it)"
+            ),
             Fault::Corrupt {
                 differing_bytes,
                 differing_bits,
@@ -140,11 +146,15 @@ pub struct Mismatch {
 #[derive(Debug, Clone)]
 pub struct BlockCodec {
     kind: VerifyKind,
-    pattern: Option<Vec<u8>>,
+    pattern: Option<Pattern>,
+    /// `verify_pattern_interval`; 0: the whole block.
+    pattern_interval: usize,
     header_at: usize,
     writer: Writer,
     /// A good block from another writer is a fault (`ForeignWriter`).
     checks_writer: bool,
+    /// `verify_write_sequence`: a block of another generation is a fault (`Stale`).
+    checks_generation: bool,
 }
 
 impl BlockCodec {
@@ -152,9 +162,11 @@ impl BlockCodec {
         Self {
             kind: spec.kind,
             pattern: spec.pattern.clone(),
+            pattern_interval: spec.pattern_interval.unwrap_or(0) as usize,
             header_at: spec.header_offset as usize,
             writer,
             checks_writer: true,
+            checks_generation: spec.write_sequence,
         }
     }
 
@@ -180,6 +192,9 @@ impl BlockCodec {
     /// Build the block the header `fields` describes, whoever its writer.
     fn render(&self, block: &mut [u8], fields: &HeaderFields) {
         self.fill_payload(block, fields);
+        if !self.kind.has_header() {
+            return;
+        }
         let mut checksum = [0u8; CHECKSUM_MAX];
         self.checksum(block, &mut checksum);
         encode_header(
@@ -200,11 +215,20 @@ impl BlockCodec {
         expected_generation: Option<u32>,
         scratch: &mut [u8],
     ) -> Result<(), Mismatch> {
-        let header = &block[self.header_at..self.header_at + HEADER_LEN];
         let bad = |fault, found| Err(Mismatch { fault, found });
         if block.iter().all(|&b| b == 0) {
             return bad(Fault::Zeroed, None);
         }
+        if !self.kind.has_header() {
+            // The strict pattern: the block must be the pattern, byte for byte.
+            let expected = &mut scratch[..block.len()];
+            self.write_block(expected, offset, 1);
+            return match block == &expected[..] {
+                true => Ok(()),
+                false => bad(corruption(block, expected), None),
+            };
+        }
+        let header = &block[self.header_at..self.header_at + HEADER_LEN];
         if header[..4] != MAGIC {
             return bad(Fault::NoHeader, None);
         }
@@ -227,7 +251,7 @@ impl BlockCodec {
             if self.checks_writer && foreign {
                 return bad(Fault::ForeignWriter, Some(found));
             }
-            if found.generation != expected {
+            if self.checks_generation && found.generation != expected {
                 return bad(
                     Fault::Stale {
                         found: found.generation,
@@ -263,7 +287,7 @@ impl BlockCodec {
     ) -> bool {
         match self.kind {
             VerifyKind::Meta => true,
-            VerifyKind::Pattern => {
+            VerifyKind::Pattern | VerifyKind::PatternHdr => {
                 let scratch = &mut scratch[..block.len()];
                 self.fill_payload(scratch, found);
                 self.payload_parts(block)
@@ -283,15 +307,11 @@ impl BlockCodec {
     fn explain_payload(&self, block: &[u8], found: &HeaderFields, scratch: &mut [u8]) -> Fault {
         let scratch = &mut scratch[..block.len()];
         self.render(scratch, found);
-        let first_diff = (0..block.len()).find(|&i| block[i] != scratch[i]);
-        let (mut bytes, mut bits) = (0u32, 0u32);
-        for (a, b) in block.iter().zip(scratch.iter()) {
-            if a != b {
-                bytes += 1;
-                bits += (a ^ b).count_ones();
-            }
-        }
-        let first_byte = first_diff.unwrap_or(0);
+        let corrupt = corruption(block, scratch);
+        let Fault::Corrupt { first_byte, .. } = corrupt else {
+            unreachable!("corruption() is Corrupt")
+        };
+        let first_byte = first_byte as usize;
         if found.generation > 1 {
             let tear = first_byte / SECTOR * SECTOR;
             let previous = HeaderFields {
@@ -309,18 +329,20 @@ impl BlockCodec {
                 };
             }
         }
-        Fault::Corrupt {
-            differing_bytes: bytes,
-            differing_bits: bits,
-            first_byte: first_byte as u32,
-        }
+        corrupt
     }
 
     fn fill_payload(&self, block: &mut [u8], fields: &HeaderFields) {
         match &self.pattern {
+            // As fio: from the block's start (a header then covers its part), and
+            // again every verify_pattern_interval bytes, %o holding where that starts.
             Some(pattern) => {
-                for (byte, p) in block.iter_mut().zip(pattern.iter().cycle()) {
-                    *byte = *p;
+                let every = match self.pattern_interval {
+                    0 => block.len(),
+                    n => n,
+                };
+                for (i, part) in block.chunks_mut(every).enumerate() {
+                    pattern.fill(part, fields.offset + (i * every) as u64);
                 }
             }
             None => {
@@ -367,7 +389,7 @@ impl BlockCodec {
                 parts.for_each(|p| hasher.update(p));
                 out[..16].copy_from_slice(&hasher.finalize());
             }
-            VerifyKind::Pattern | VerifyKind::Meta => {}
+            VerifyKind::Pattern | VerifyKind::PatternHdr | VerifyKind::Meta => {}
         }
     }
 }
@@ -409,6 +431,26 @@ fn decode_header(header: &[u8]) -> Option<HeaderFields> {
     })
 }
 
+/// How `block` differs from `expected`: the bytes and bits that differ, the first of them.
+fn corruption(block: &[u8], expected: &[u8]) -> Fault {
+    let (mut bytes, mut bits) = (0u32, 0u32);
+    for (a, b) in block.iter().zip(expected) {
+        if a != b {
+            bytes += 1;
+            bits += (a ^ b).count_ones();
+        }
+    }
+    Fault::Corrupt {
+        differing_bytes: bytes,
+        differing_bits: bits,
+        first_byte: block
+            .iter()
+            .zip(expected)
+            .position(|(a, b)| a != b)
+            .unwrap_or(0) as u32,
+    }
+}
+
 /// FNV-1a: a stable 32-bit name hash (the std hasher may change between releases).
 fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5, |hash, &b| {
@@ -425,14 +467,25 @@ mod tests {
     fn spec(kind: VerifyKind) -> VerifySpec {
         VerifySpec {
             kind,
-            pattern: (kind == VerifyKind::Pattern).then(|| vec![0xde, 0xad]),
+            pattern: (kind == VerifyKind::Pattern).then(|| Pattern {
+                bytes: vec![0xde, 0xad],
+                offsets_at: Vec::new(),
+            }),
+            pattern_interval: None,
             interval: None,
             header_offset: 0,
             after_writes: true,
             only: false,
             backlog: 0,
+            backlog_batch: 0,
+            trim: None,
+            write_sequence: true,
+            header_seed: None,
             fatal: false,
             dump: false,
+            state_save: false,
+            state_load: false,
+            state_files: Default::default(),
         }
     }
 

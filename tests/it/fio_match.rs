@@ -152,7 +152,15 @@ fn verify_read_back_shows_in_terse_and_normal_output() {
     let filename = format!("--filename={}", target.display());
     args.extend(["--name=v", &filename, "--size=64k", "--bs=4k"]);
     args.extend(["--verify=crc32c", "--rw=write"]);
-    let out = iolens(&args);
+    // In the scratch dir: the job saves its verify state in the current directory.
+    let run = |args: &[&str]| {
+        let command = crate::support::command()
+            .args(args)
+            .current_dir(dir.path())
+            .output();
+        command.expect("run iolens")
+    };
+    let out = run(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let terse = stdout(&out);
     let fields: Vec<&str> = terse.trim().split(';').collect();
@@ -163,7 +171,7 @@ fn verify_read_back_shows_in_terse_and_normal_output() {
         "terse read and write KiB: expected fio's 64 and 64, got line {terse}"
     );
     args[2] = "--output-format=normal";
-    let out = iolens(&args);
+    let out = run(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(

@@ -34,14 +34,22 @@ pub fn per_io_log(path: &Path) -> Ios {
 
 /// The reads and writes in a fio `write_iolog` (`time file action offset len`).
 fn fio_iolog(path: &Path) -> Ios {
+    fio_iolog_actions(path, &["read", "write"])
+        .into_iter()
+        .map(|(_, offset, len)| (offset, len))
+        .collect()
+}
+
+/// The I/Os of the given actions in a fio `write_iolog`: (action, offset KiB, length KiB).
+pub fn fio_iolog_actions(path: &Path, actions: &[&str]) -> Vec<(String, u64, u64)> {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected fio to write {}: {e}", path.display()));
     text.lines()
         .map(|line| line.split_whitespace().collect::<Vec<_>>())
-        .filter(|f| f.len() == 5 && matches!(f[2], "read" | "write"))
+        .filter(|f| f.len() == 5 && actions.contains(&f[2]))
         .map(|f| {
             let number = |s: &str| s.parse::<u64>().expect("a number") / 1024;
-            (number(f[3]), number(f[4]))
+            (f[2].to_string(), number(f[3]), number(f[4]))
         })
         .collect()
 }
@@ -61,18 +69,7 @@ fn offsets_match(
         let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.path().join(name), data).expect("write a target file");
     }
-    let mut with_log = args.to_vec();
-    with_log.extend([
-        "--output-format=json",
-        "--write_lat_log=io",
-        "--log_offset=1",
-    ]);
-    let (doc, code) = iolens_json(dir.path(), &with_log);
-    assert_eq!(
-        code, 0,
-        "{case}: expected iolens to succeed, saw exit {code}: {doc}"
-    );
-    let issued = per_io_log(&dir.path().join("io_clat.1.log"));
+    let ((doc, issued), fio_side) = issued_by_both(dir.path(), case, args);
     assert_eq!(
         &issued, expected,
         "{case}: expected iolens to issue these (offset KiB, length KiB), saw the left ones"
@@ -82,10 +79,7 @@ fn offsets_match(
         bytes,
         "{case}: expected [read, write] io_bytes {bytes:?}"
     );
-    let mut fio_args = args.to_vec();
-    fio_args.extend(["--output-format=json", "--write_iolog=fio.iolog"]);
-    if let Some(fio_doc) = fio(dir.path(), &fio_args) {
-        let fio_ios = fio_iolog(&dir.path().join("fio.iolog"));
+    if let Some((fio_doc, fio_ios)) = fio_side {
         assert_eq!(
             &fio_ios, expected,
             "{case}: expected the installed fio to issue what fio 3.33 did, saw the left ones"
@@ -96,6 +90,32 @@ fn offsets_match(
             "{case}: expected the installed fio's [read, write] io_bytes to be {bytes:?}"
         );
     }
+}
+
+/// Runs `args` in `dir` under iolens, which must succeed, and, where fio is
+/// installed, under fio: each one's JSON and the I/Os it issued (iolens' per-I/O
+/// log, fio's `write_iolog`).
+pub fn issued_by_both(
+    dir: &Path,
+    case: &str,
+    args: &[&str],
+) -> ((Value, Ios), Option<(Value, Ios)>) {
+    let mut with_log = args.to_vec();
+    with_log.extend([
+        "--output-format=json",
+        "--write_lat_log=io",
+        "--log_offset=1",
+    ]);
+    let (doc, code) = iolens_json(dir, &with_log);
+    assert_eq!(
+        code, 0,
+        "{case}: expected iolens to succeed, saw exit {code}: {doc}"
+    );
+    let issued = per_io_log(&dir.join("io_clat.1.log"));
+    let mut fio_args = args.to_vec();
+    fio_args.extend(["--output-format=json", "--write_iolog=fio.iolog"]);
+    let fio_side = fio(dir, &fio_args).map(|fio_doc| (fio_doc, fio_iolog(&dir.join("fio.iolog"))));
+    ((doc, issued), fio_side)
 }
 
 #[test]

@@ -110,6 +110,7 @@ fn check_all_formats(name: &str, args: &[&str], job_file: Option<&str>) {
     let mut mismatches = Vec::new();
     for (format, extension) in FORMATS {
         let out = command()
+            .current_dir(dir.path())
             .arg("run")
             .arg("--no-history")
             .arg(format!("--output-format={format}"))

@@ -876,7 +876,7 @@ fn a_misspelled_choice_is_refused_in_one_line_naming_the_choices() {
         (
             "--verify=crc32x",
             "verify=crc32x: unknown value 'crc32x' (use one of 0, crc32c, crc32c-intel, crc64, \
-             xxhash, sha256, md5, pattern, meta, null, e.g. verify=crc32c)",
+             xxhash, sha256, md5, pattern, pattern_hdr, meta, null, e.g. verify=crc32c)",
         ),
         (
             "--unified_rw_reporting=3",

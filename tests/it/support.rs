@@ -45,6 +45,21 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `out` must have ended with exit `code` and said `fragment` on stderr.
+pub fn assert_failed_saying(out: &Output, code: i32, fragment: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "expected exit {code}, saw: {}",
+        stderr(out)
+    );
+    assert!(
+        stderr(out).contains(fragment),
+        "expected stderr to say {fragment:?}, saw: {}",
+        stderr(out)
+    );
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

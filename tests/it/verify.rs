@@ -31,6 +31,10 @@ fn job<'a>(target: &'a str, loops: u32, extra: &[&'a str]) -> Vec<String> {
     .map(|s| s.to_string())
     .collect();
     args.push(format!("--filename={target}"));
+    // The state files a write job saves go to scratch space, never the current directory.
+    let states = crate::support::scratch_home().join("verify-states");
+    std::fs::create_dir_all(&states).expect("create the state file directory");
+    args.push(format!("--aux-path={}", states.display()));
     args.push(format!("--size={SIZE}"));
     args.push(format!("--loops={loops}"));
     args.extend(extra.iter().map(|s| s.to_string()));

@@ -76,6 +76,9 @@ pub struct QueueSpec {
     /// `iodepth_batch_complete_min`, at least 1: completions waited for at once while
     /// the queue is being kept full.
     pub batch_complete_min: u32,
+    /// `serialize_overlap`: an I/O that overlaps one in flight waits for it.
+    #[serde(default)]
+    pub serialize_overlap: bool,
 }
 
 /// What fio's `steadystate=` measures.
@@ -182,6 +185,7 @@ impl Layers<'_> {
             refill_depth,
             batch_submit: engine.batch_submit.max(1),
             batch_complete_min: engine.batch_complete_min.max(1),
+            serialize_overlap: self.bool(opt::SERIALIZE_OVERLAP)?,
         })
     }
 

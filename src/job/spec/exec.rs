@@ -48,6 +48,10 @@ pub struct ExecSpec {
     pub time_based: bool,
     pub ramp_time: Duration,
     pub sched: SchedSpec,
+    /// `exec_prerun=`: a shell command run before each clone starts (a failure fails it).
+    pub prerun: Option<String>,
+    /// `exec_postrun=`: a shell command run after each clone ends.
+    pub postrun: Option<String>,
 }
 
 impl Layers<'_> {
@@ -71,6 +75,8 @@ impl Layers<'_> {
             time_based,
             ramp_time: self.time(opt::RAMP_TIME)?.unwrap_or_default(),
             sched: self.sched()?,
+            prerun: self.given(opt::EXEC_PRERUN).map(|s| s.text.to_string()),
+            postrun: self.given(opt::EXEC_POSTRUN).map(|s| s.text.to_string()),
         })
     }
 

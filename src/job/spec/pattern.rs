@@ -5,19 +5,64 @@
 //! - `-12`, `66`: a decimal number in the 32-bit signed range, its bytes low first, as
 //!   many as the value needs (0 is one byte, a negative number four);
 //! - `"abcd"`: the bytes of a string (no escapes);
-//! - `'name'`: the contents of a file (at most [`MAX_PATTERN_LEN`] bytes of it).
-//!
-//! fio's `%o` (the block's offset) is named in the error: iolens does not fill it in.
+//! - `'name'`: the contents of a file (at most [`MAX_PATTERN_LEN`] bytes of it);
+//! - `%o` (`verify_pattern` only, as in fio): 8 bytes that hold the offset of the
+//!   block, little-endian, filled in per block ([`Pattern::fill`]).
 
 use crate::units::UnitError;
+use serde::{Deserialize, Serialize};
 use std::io::Read;
 
 /// Most bytes a pattern may hold (fio's limit as well).
 pub const MAX_PATTERN_LEN: usize = 128 << 20;
 
+/// Bytes `%o` stands for.
+const OFFSET_LEN: usize = 8;
+
+/// A `verify_pattern`: its bytes, and where in them `%o` puts the block's offset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pattern {
+    /// The pattern with zeros where each `%o` goes.
+    pub bytes: Vec<u8>,
+    /// Where each `%o`'s 8 bytes start in `bytes`.
+    pub offsets_at: Vec<usize>,
+}
+
+impl Pattern {
+    /// Fill `buf` with the pattern repeated from its start, each `%o` holding `offset`
+    /// (as fio pastes the offset into the pattern, then repeats it).
+    pub fn fill(&self, buf: &mut [u8], offset: u64) {
+        let len = self.bytes.len();
+        let stamp = offset.to_le_bytes();
+        for chunk in buf.chunks_mut(len) {
+            chunk.copy_from_slice(&self.bytes[..chunk.len()]);
+            for &at in &self.offsets_at {
+                if at < chunk.len() {
+                    let n = (chunk.len() - at).min(OFFSET_LEN);
+                    chunk[at..at + n].copy_from_slice(&stamp[..n]);
+                }
+            }
+        }
+    }
+}
+
+/// `buffer_pattern`: fio takes no `%o` there.
 pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
+    let pattern = parse_verify_pattern(text)?;
+    match pattern.offsets_at.is_empty() {
+        true => Ok(pattern.bytes),
+        false => Err(UnitError::Invalid(
+            "%o (the block offset) is only filled in by verify_pattern; write the bytes instead"
+                .into(),
+        )),
+    }
+}
+
+/// `verify_pattern`: the bytes and where `%o` goes.
+pub fn parse_verify_pattern(text: &str) -> Result<Pattern, UnitError> {
     let invalid = |why: String| UnitError::Invalid(why);
     let mut bytes = Vec::new();
+    let mut offsets_at = Vec::new();
     let mut rest = text.trim_start();
     while !rest.is_empty() {
         rest = match rest.as_bytes()[0] {
@@ -34,13 +79,15 @@ pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
                 }
                 &inner[end + 1..]
             }
+            b'%' if rest.starts_with("%o") => {
+                offsets_at.push(bytes.len());
+                bytes.extend_from_slice(&[0; OFFSET_LEN]);
+                &rest[2..]
+            }
             b'%' => {
-                let what = if rest.starts_with("%o") {
-                    "%o (the block offset) is not supported in patterns"
-                } else {
-                    "only %o is a format in fio's patterns"
-                };
-                return Err(invalid(format!("{what}; write the bytes instead")));
+                return Err(invalid(
+                    "only %o (the block offset) is a format in fio's patterns".into(),
+                ))
             }
             _ if is_hex_start(rest) => hex(&rest[2..], &mut bytes)?,
             _ => decimal(rest, &mut bytes)?,
@@ -55,7 +102,7 @@ pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
     if bytes.is_empty() {
         return Err(invalid("the pattern is empty".into()));
     }
-    Ok(bytes)
+    Ok(Pattern { bytes, offsets_at })
 }
 
 fn is_hex_start(text: &str) -> bool {
@@ -188,6 +235,45 @@ mod tests {
     }
 
     #[test]
+    fn percent_o_reserves_eight_bytes_filled_with_the_offset() {
+        // fio's documented cases with %o: zeros where the offset goes.
+        let pattern = parse_verify_pattern("-100xab\"1\"%o\"2\"").expect("a pattern with %o");
+        let mut expected = vec![0xf6, 0xff, 0xff, 0xff, 0xab, 0x31];
+        expected.extend([0; 8]);
+        expected.push(0x32);
+        assert_eq!(
+            (&pattern.bytes, &pattern.offsets_at),
+            (&expected, &vec![6]),
+            "expected %o as 8 zero bytes at 6"
+        );
+        let twice = parse_verify_pattern("%o0xdeadbeef%o").expect("two %o");
+        assert_eq!(
+            (twice.bytes.len(), twice.offsets_at),
+            (20, vec![0, 12]),
+            "expected %o, 4 bytes, %o"
+        );
+        // Filled in: the offset little-endian in each repetition, cut at the end.
+        let mut buf = [0u8; 20];
+        parse_verify_pattern("\"ab\"%o")
+            .expect("a pattern")
+            .fill(&mut buf, 0x0102);
+        assert_eq!(
+            buf,
+            [b'a', b'b', 2, 1, 0, 0, 0, 0, 0, 0, b'a', b'b', 2, 1, 0, 0, 0, 0, 0, 0],
+            "expected ab and the offset, twice"
+        );
+        let mut short = [0u8; 5];
+        parse_verify_pattern("\"ab\"%o")
+            .expect("a pattern")
+            .fill(&mut short, 0x0102);
+        assert_eq!(
+            short,
+            [b'a', b'b', 2, 1, 0],
+            "expected the offset cut short"
+        );
+    }
+
+    #[test]
     fn a_quoted_name_reads_the_file() {
         let dir = tempfile::tempdir().expect("a scratch dir");
         let path = dir.path().join("pat");
@@ -207,7 +293,7 @@ mod tests {
             ("\"\"", "empty"),
             ("word", "'word' is not 0x hex"),
             ("2147483648", "outside the 32-bit range"),
-            ("%o", "%o (the block offset) is not supported"),
+            ("%o", "only filled in by verify_pattern"),
             ("%x", "only %o"),
             ("'/nonexistent/pattern'", "cannot read the pattern file"),
         ];

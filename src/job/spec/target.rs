@@ -114,7 +114,28 @@ pub struct FilesSpec {
     pub fadvise: FadviseHint,
     /// `allow_mounted_write`: writing to a mounted block device is allowed.
     pub allow_mounted_write: bool,
+    /// `unlink_each_loop`: each pass of `loops` after the first finds the job's files empty.
+    pub unlink_each_loop: bool,
+    /// `ioscheduler=`: the scheduler the devices holding the job's files use while it runs.
+    pub ioscheduler: Option<String>,
+    /// `lockfile=`: how the job's workers serialise their I/O on a shared file.
+    pub lockfile: LockMode,
 }
+
+/// `lockfile=`: how the I/O of a job's workers on a shared file is serialised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LockMode {
+    #[default]
+    None,
+    Exclusive,
+    ReadWrite,
+}
+
+choice_words!(LockMode {
+    "none" => LockMode::None,
+    "exclusive" => LockMode::Exclusive,
+    "readwrite" => LockMode::ReadWrite,
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SyncMode {
@@ -154,18 +175,12 @@ impl Layers<'_> {
             .map(|s| split_filenames(s.text))
             .unwrap_or_default();
         // fio: size=0, filesize=0 and io_size=0 are the same as not giving them (the
-        // whole existing file or device; see plan_job in fileset)
+        // whole existing file or device, named or generated: see plan_job in fileset,
+        // which refuses a missing one)
         let size = self.size_or_percent(opt::SIZE)?.filter(given);
         let filesize = self
             .parse(opt::FILESIZE, |text| units::parse_size(text, self.kb_base))?
             .filter(|&bytes| bytes != 0);
-        // a replayed log names its files and their sizes
-        let replayed = self.given(opt::READ_IOLOG).is_some();
-        if filenames.is_empty() && size.is_none() && filesize.is_none() && !replayed {
-            return Err(self.problem(
-                "no target and no amount of data: set size= or filename= (e.g. size=1g)",
-            ));
-        }
         Ok(TargetSpec {
             filenames,
             directory: self.given(opt::DIRECTORY).map(|s| PathBuf::from(s.text)),
@@ -211,6 +226,11 @@ impl Layers<'_> {
             pre_read: self.bool(opt::PRE_READ)?,
             fadvise,
             allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
+            unlink_each_loop: self.bool(opt::UNLINK_EACH_LOOP)?,
+            ioscheduler: self
+                .given(opt::IOSCHEDULER)
+                .map(|s| s.text.trim().to_string()),
+            lockfile: self.choice(opt::LOCKFILE)?,
         })
     }
 
@@ -277,6 +297,30 @@ fn split_filenames(text: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `unlink_each_loop` empties the files between passes: a job that reads them, or an
+/// engine that maps them, would find nothing there from its second pass on (fio's read
+/// fails with ENOENT then), so it is refused before the run.
+pub(crate) fn check_unlink_each_loop(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
+    let Some(setting) = layers.given(opt::UNLINK_EACH_LOOP) else {
+        return Ok(());
+    };
+    if !spec.files.unlink_each_loop || spec.target.loops < 2 || spec.exec.time_based {
+        return Ok(());
+    }
+    let engine = spec.engine.kind;
+    let why = if spec.workload.rw.reads() {
+        "a job that reads finds its files empty from the second pass of loops on (fio's read fails with ENOENT there)".to_string()
+    } else if engine.def().maps_files {
+        format!(
+            "ioengine={} maps the files, which are empty from the second pass of loops on",
+            engine.name()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(setting.invalid_with_hint(why, "use it with a write job, or drop it"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +334,16 @@ mod tests {
         assert_eq!(defaults.fallocate, Fallocate::Native);
         assert_eq!(defaults.fadvise, FadviseHint::ByPattern);
         assert!(!defaults.allow_mounted_write);
+        assert_eq!(
+            defaults.lockfile,
+            LockMode::None,
+            "expected no lock by default"
+        );
+        assert_eq!(
+            job(&["--lockfile=readwrite"]).files.lockfile,
+            LockMode::ReadWrite,
+            "expected lockfile=readwrite read"
+        );
         let spec = job(&[
             "--allow_file_create=0",
             "--create_only=1",
@@ -395,17 +449,56 @@ mod tests {
     }
 
     #[test]
-    fn a_job_needs_a_target_or_a_size() {
-        assert_eq!(
-            error(&["--bs=8k", "--name=a"]),
-            "command line argument 2: job 'a': no target and no amount of data: set size= or \
-             filename= (e.g. size=1g)"
-        );
-        assert!(run(&["--name=a", "--filesize=1m"]).is_ok());
+    fn unlink_each_loop_is_refused_where_a_later_pass_would_find_nothing() {
+        let base = [
+            "--name=u",
+            "--size=64k",
+            "--loops=2",
+            "--unlink_each_loop=1",
+        ];
+        let with = |extra: &[&'static str]| [&base[..], extra].concat();
+        let write = run(&with(&["--rw=write"])).expect("a write job resolves");
         assert!(
-            error(&["--name=a", "--size=0"]).contains("no target and no amount of data"),
-            "expected size=0 without filename= to count as no size"
+            write.jobs[0].files.unlink_each_loop,
+            "expected unlink_each_loop=1 kept for a write job"
         );
+        let reads = error(&with(&["--rw=randrw"]));
+        assert!(
+            reads.contains("unlink_each_loop=1") && reads.contains("ENOENT"),
+            "expected a reading job refused naming the option and fio's ENOENT, saw: {reads}"
+        );
+        let maps = error(&with(&["--rw=write", "--ioengine=mmap"]));
+        assert!(
+            maps.contains("ioengine=mmap maps the files"),
+            "expected ioengine=mmap refused, saw: {maps}"
+        );
+        for harmless in [
+            &["--rw=read", "--loops=1"][..],
+            &["--rw=read", "--time_based=1", "--runtime=1"],
+        ] {
+            assert!(
+                run(&with(harmless)).is_ok(),
+                "expected {harmless:?} accepted: no later pass empties the files"
+            );
+        }
+    }
+
+    #[test]
+    fn a_job_without_size_or_filename_is_left_to_its_existing_generated_files() {
+        for args in [&["--bs=8k", "--name=a"][..], &["--name=a", "--size=0"]] {
+            let t = run(args)
+                .unwrap_or_else(|e| {
+                    panic!("expected {args:?} to resolve (fio uses a.0.0 whole), saw {e}")
+                })
+                .jobs[0]
+                .target
+                .clone();
+            assert_eq!(
+                (t.filenames.len(), t.size, t.filesize),
+                (0, None, None),
+                "expected {args:?} to leave the size to the existing file"
+            );
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! meaningful (an engine that stores data, blocks that hold a header, a pattern that
 //! parses). A job that only reads checks that every block holds what its header says.
 
-use super::pattern::parse_pattern;
+use super::pattern::{parse_verify_pattern, Pattern};
 use super::JobSpec;
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
@@ -19,10 +19,19 @@ pub enum VerifyKind {
     Xxhash,
     Sha256,
     Md5,
-    /// The payload must equal `verify_pattern`; no checksum.
+    /// The block must hold `verify_pattern` and nothing else (fio's strict pattern: no header).
     Pattern,
     /// Only the block header (offset, generation, writer) is checked.
     Meta,
+    /// A header, and the rest of the block must equal `verify_pattern`.
+    PatternHdr,
+}
+
+impl VerifyKind {
+    /// Whether each block carries the header (all but the strict pattern).
+    pub fn has_header(self) -> bool {
+        self != VerifyKind::Pattern
+    }
 }
 
 // `None`: verification off.
@@ -35,6 +44,7 @@ choice_words!(Option<VerifyKind> {
     "sha256" => Some(VerifyKind::Sha256),
     "md5" => Some(VerifyKind::Md5),
     "pattern" => Some(VerifyKind::Pattern),
+    "pattern_hdr" => Some(VerifyKind::PatternHdr),
     "meta" => Some(VerifyKind::Meta),
     "null" => None,
 });
@@ -48,7 +58,10 @@ pub const VERIFY_HEADER_LEN: u64 = 80;
 pub struct VerifySpec {
     pub kind: VerifyKind,
     /// `verify_pattern`: bytes repeated over each block's payload; None: seeded random data.
-    pub pattern: Option<Vec<u8>>,
+    pub pattern: Option<Pattern>,
+    /// `verify_pattern_interval`: the pattern starts again (with its `%o`) every so
+    /// many bytes of a block; None: once per block.
+    pub pattern_interval: Option<u64>,
     /// `verify_interval`: bytes per header; None: the smallest write block size.
     pub interval: Option<u64>,
     /// `verify_offset`: where in each block its header sits.
@@ -59,22 +72,92 @@ pub struct VerifySpec {
     pub only: bool,
     /// `verify_backlog`: also verify after every N written blocks (0: only at the end).
     pub backlog: u64,
+    /// `verify_backlog_batch`: how many of the waiting blocks each backlog
+    /// verify reads (default: `backlog`, all of them); the rest wait for the next.
+    pub backlog_batch: u64,
+    /// `verify_write_sequence`: a block from an earlier or later write of its
+    /// offset is bad (its generation is checked).
+    pub write_sequence: bool,
+    /// `verify_header_seed`: given, whether a good block from another writer is
+    /// bad; None: where fio checks it (jobs that read and write, no backlog).
+    pub header_seed: Option<bool>,
     /// `verify_fatal`: stop at the first bad block.
     pub fatal: bool,
     /// `verify_dump`: write found and expected copies of bad blocks.
     pub dump: bool,
+    /// `trim_percentage` with `trim_backlog`: trim a share of the written blocks
+    /// during the job; None: no trims of verified blocks.
+    pub trim: Option<TrimVerify>,
+    /// `verify_state_save`: a job that writes saves how far its writes got when it ends.
+    pub state_save: bool,
+    /// `verify_state_load`: check only what the saved state says was written.
+    pub state_load: bool,
+    /// Where the state files are and the numbers in their names.
+    pub state_files: StateFiles,
+}
+
+/// fio's trims of verified blocks: each logged write joins the trim list with
+/// `percentage` chance; every `backlog` writes, `batch` of the list are trimmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrimVerify {
+    pub percentage: u32,
+    /// `trim_verify_zero`: a trimmed block must read back as zeros (else it is not read back).
+    pub zero: bool,
+    pub backlog: u64,
+    /// `trim_backlog_batch` (default `trim_backlog`).
+    pub batch: u64,
+}
+
+/// fio's verify state file names: `local-<job>-<thread>-verify.state` in the
+/// current directory or `--aux-path`, numbered by the thread's place in the run
+/// (fio counts from 0 there, while its worker numbers start at 1).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateFiles {
+    /// `--aux-path`; None: the current directory.
+    pub dir: Option<std::path::PathBuf>,
+}
+
+impl StateFiles {
+    /// The state file of the run's worker number `worker_number` (1, 2, …) of job `job`
+    /// (a `/` in the name becomes `.`, as in fio).
+    pub fn path(&self, job: &str, worker_number: u64) -> std::path::PathBuf {
+        let name = format!(
+            "local-{}-{}-verify.state",
+            job.replace('/', "."),
+            worker_number - 1
+        );
+        match &self.dir {
+            Some(dir) => dir.join(name),
+            None => name.into(),
+        }
+    }
+}
+
+/// Put the jobs' verify state files in `aux_path` when given.
+pub fn place_state_files(jobs: &mut [JobSpec], aux_path: Option<&std::path::Path>) {
+    for v in jobs.iter_mut().filter_map(|job| job.verify.as_mut()) {
+        v.state_files = StateFiles {
+            dir: aux_path.map(std::path::Path::to_path_buf),
+        };
+    }
 }
 
 impl Layers<'_> {
     pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
         let chosen = self.choice_with_parameter(opt::VERIFY)?;
         chosen.no_parameter()?;
-        let (Some(kind), setting) = (chosen.value, chosen.setting) else {
-            return Ok(None);
+        // As in fio, verify_pattern alone turns on the pattern with a header.
+        let implied = self
+            .given(opt::VERIFY_PATTERN)
+            .filter(|_| self.given(opt::VERIFY).is_none());
+        let (kind, setting) = match (chosen.value, implied) {
+            (Some(kind), _) => (kind, chosen.setting),
+            (None, Some(pattern)) => (VerifyKind::PatternHdr, pattern),
+            (None, None) => return Ok(None),
         };
         let pattern = match self.given(opt::VERIFY_PATTERN) {
-            Some(s) => Some(parse_pattern(s.text).map_err(|e| s.invalid(e))?),
-            None if kind == VerifyKind::Pattern => {
+            Some(s) => Some(parse_verify_pattern(s.text).map_err(|e| s.invalid(e))?),
+            None if matches!(kind, VerifyKind::Pattern | VerifyKind::PatternHdr) => {
                 return Err(setting.invalid_with_hint(
                     "needs verify_pattern",
                     "e.g. verify=pattern verify_pattern=0xdeadbeef",
@@ -92,7 +175,13 @@ impl Layers<'_> {
             ));
         }
         let write_sizes = &job.workload.bs[1];
-        let interval = self.parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?;
+        // fio verifies a write smaller than verify_interval as one block.
+        let interval = self
+            .parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?
+            .map(|i| match i > write_sizes.max() {
+                true => write_sizes.min(),
+                false => i,
+            });
         let block = interval.unwrap_or(write_sizes.min());
         let divides_every_write = match write_sizes {
             crate::job::spec::BlockSizes::Split(v) => {
@@ -110,7 +199,7 @@ impl Layers<'_> {
         let header_offset = self
             .parse(opt::VERIFY_OFFSET, |t| units::parse_size(t, self.kb_base))?
             .unwrap_or(0);
-        if header_offset + VERIFY_HEADER_LEN > block {
+        if kind.has_header() && header_offset + VERIFY_HEADER_LEN > block {
             let at = self.given(opt::VERIFY_OFFSET).unwrap_or(setting);
             return Err(at.invalid_with_hint(
                 format!(
@@ -127,16 +216,65 @@ impl Layers<'_> {
                  (drop time_based)",
             ));
         }
+        let pattern_interval = self.parse(opt::VERIFY_PATTERN_INTERVAL, |t| {
+            units::parse_size(t, self.kb_base)
+        })?;
+        let backlog = self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0);
+        let trim = self.trim_verify(job)?;
         Ok(Some(VerifySpec {
             kind,
             pattern,
+            pattern_interval: pattern_interval.filter(|&i| i > 0),
             interval,
             header_offset,
             after_writes: self.bool(opt::DO_VERIFY)?,
             only,
-            backlog: self.count(opt::VERIFY_BACKLOG)?.unwrap_or(0),
+            backlog,
+            backlog_batch: self
+                .count(opt::VERIFY_BACKLOG_BATCH)?
+                .filter(|&n| n > 0)
+                .unwrap_or(backlog),
+            write_sequence: self.bool(opt::VERIFY_WRITE_SEQUENCE)?,
+            header_seed: self
+                .given(opt::VERIFY_HEADER_SEED)
+                .map(|_| self.bool(opt::VERIFY_HEADER_SEED))
+                .transpose()?,
             fatal: self.bool(opt::VERIFY_FATAL)?,
             dump: self.bool(opt::VERIFY_DUMP)?,
+            trim,
+            state_save: self.bool(opt::VERIFY_STATE_SAVE)?,
+            state_load: self.bool(opt::VERIFY_STATE_LOAD)?,
+            state_files: StateFiles::default(),
+        }))
+    }
+}
+
+impl Layers<'_> {
+    /// `trim_percentage` and `trim_backlog` both set (fio trims nothing without
+    /// either), in a job whose `rw=` trims (fio 3.33 aborts any other).
+    fn trim_verify(&self, job: &JobSpec) -> Result<Option<TrimVerify>, JobError> {
+        let percentage = self.percent(opt::TRIM_PERCENTAGE)?;
+        let backlog = self.count(opt::TRIM_BACKLOG)?.unwrap_or(0);
+        if percentage == 0 || backlog == 0 {
+            return Ok(None);
+        }
+        if !job.workload.rw.trims() {
+            let at = self
+                .given(opt::TRIM_PERCENTAGE)
+                .expect("a percentage was given");
+            return Err(at.invalid_with_hint(
+                "trims verified blocks only in a job whose rw= trims",
+                "use rw=trimwrite",
+            ));
+        }
+        Ok(Some(TrimVerify {
+            percentage,
+            zero: self.bool(opt::TRIM_VERIFY_ZERO)?,
+            backlog,
+            batch: self
+                .count(opt::TRIM_BACKLOG_BATCH)?
+                .filter(|&n| n > 0)
+                .unwrap_or(backlog),
         }))
     }
 }
@@ -164,12 +302,92 @@ mod tests {
         .unwrap();
         assert_eq!(spec.kind, VerifyKind::Sha256);
         assert_eq!(
-            (spec.interval, spec.header_offset, spec.backlog),
-            (Some(4096), 512, 16)
+            (
+                spec.interval,
+                spec.header_offset,
+                spec.backlog,
+                spec.backlog_batch
+            ),
+            (Some(4096), 512, 16, 16),
+            "expected the interval, offset, backlog and its batch (the backlog by default)"
+        );
+        assert!(
+            spec.write_sequence && spec.header_seed.is_none(),
+            "expected fio's defaults"
+        );
+        let set = job(&[
+            "--rw=write",
+            "--verify=md5",
+            "--verify_backlog=16",
+            "--verify_backlog_batch=4",
+            "--verify_write_sequence=0",
+            "--verify_header_seed=1",
+            "--experimental_verify=1",
+        ])
+        .verify
+        .unwrap();
+        let trims = |extra: &[&str]| {
+            let args = [&["--rw=trimwrite", "--verify=md5"][..], extra].concat();
+            job(&args).verify.unwrap().trim
+        };
+        assert_eq!(
+            trims(&["--trim_percentage=10"]),
+            None,
+            "expected no trims without trim_backlog, as in fio"
+        );
+        assert_eq!(
+            trims(&["--trim_percentage=10", "--trim_backlog=8"]),
+            Some(TrimVerify {
+                percentage: 10,
+                zero: true,
+                backlog: 8,
+                batch: 8
+            }),
+            "expected trim_backlog_batch to default to trim_backlog"
+        );
+        assert_eq!(
+            (set.backlog_batch, set.write_sequence, set.header_seed),
+            (4, false, Some(true)),
+            "expected the batch, no sequence check and the seed check as set"
         );
         assert!(spec.fatal && spec.dump && spec.after_writes && !spec.only);
         let pattern = job(&["--rw=write", "--verify=pattern", "--verify_pattern=0xff"]);
-        assert_eq!(pattern.verify.unwrap().pattern, Some(vec![0xff]));
+        let pattern = pattern.verify.unwrap();
+        assert_eq!(
+            (pattern.kind, pattern.pattern.map(|p| p.bytes)),
+            (VerifyKind::Pattern, Some(vec![0xff])),
+            "expected the strict pattern ff"
+        );
+        let alone = job(&["--rw=write", "--verify_pattern=%o"]).verify.unwrap();
+        assert_eq!(
+            (alone.kind, alone.pattern.map(|p| p.offsets_at)),
+            (VerifyKind::PatternHdr, Some(vec![0])),
+            "expected verify_pattern alone to turn on pattern_hdr, as in fio"
+        );
+        let clamped = job(&[
+            "--rw=write",
+            "--bs=4k",
+            "--verify=md5",
+            "--verify_interval=64k",
+        ]);
+        assert_eq!(
+            clamped.verify.unwrap().interval,
+            Some(4096),
+            "expected verify_interval larger than bs clamped to bs, as in fio"
+        );
+        let strict = job(&[
+            "--rw=write",
+            "--bs=512",
+            "--verify=pattern",
+            "--verify_pattern=0x01",
+            "--verify_offset=500",
+            "--verify_pattern_interval=128",
+        ]);
+        assert_eq!(
+            strict.verify.unwrap().pattern_interval,
+            Some(128),
+            "expected a strict pattern to need no room for a header"
+        );
     }
 
     #[test]
@@ -211,6 +429,15 @@ mod tests {
                     "--time_based",
                 ],
                 "time_based",
+            ),
+            (
+                &[
+                    "--rw=write",
+                    "--verify=md5",
+                    "--trim_percentage=10",
+                    "--trim_backlog=8",
+                ],
+                "trim_percentage=10: trims verified blocks only in a job whose rw= trims",
             ),
         ] {
             let e = error(&[&["--name=t", "--filename=/tmp/f"], args].concat());

@@ -25,6 +25,8 @@ pub enum RwPattern {
     RandTrim,
     /// Sequential: trim a block, then write the same block.
     TrimWrite,
+    /// Random: trim a block, then write the same block.
+    RandTrimWrite,
 }
 
 choice_words!(RwPattern {
@@ -38,6 +40,7 @@ choice_words!(RwPattern {
     "trim" => RwPattern::Trim,
     "randtrim" => RwPattern::RandTrim,
     "trimwrite" => RwPattern::TrimWrite,
+    "randtrimwrite" => RwPattern::RandTrimWrite,
 });
 
 /// fio's `rw_sequencer=`: what a random pattern's I/Os between random offsets do.
@@ -58,7 +61,7 @@ impl RwPattern {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim
+            Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim | Self::RandTrimWrite
         )
     }
     pub fn reads(self) -> bool {
@@ -70,11 +73,23 @@ impl RwPattern {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Self::Write | Self::RandWrite | Self::ReadWrite | Self::RandRw | Self::TrimWrite
+            Self::Write
+                | Self::RandWrite
+                | Self::ReadWrite
+                | Self::RandRw
+                | Self::TrimWrite
+                | Self::RandTrimWrite
         )
     }
     pub fn trims(self) -> bool {
-        matches!(self, Self::Trim | Self::RandTrim | Self::TrimWrite)
+        matches!(
+            self,
+            Self::Trim | Self::RandTrim | Self::TrimWrite | Self::RandTrimWrite
+        )
+    }
+    /// `trimwrite` and `randtrimwrite`: each trim is followed by a write of its block.
+    pub fn writes_after_trim(self) -> bool {
+        matches!(self, Self::TrimWrite | Self::RandTrimWrite)
     }
     /// Which directions the pattern issues, indexed by `Ddir::index`.
     pub fn directions(self) -> [bool; DDIRS] {
@@ -124,6 +139,13 @@ pub enum Distribution {
     Zoned(Vec<(f64, f64)>),
 }
 
+/// fio's parameters for `zipf`, `pareto` and `normal` given without one: θ 1.1,
+/// h 0.2, and for `normal` no added deviation, which leaves the bell fio's mean
+/// of 12 uniform draws makes: σ = 1/12 of the region.
+const FIO_ZIPF_THETA: f64 = 1.1;
+const FIO_PARETO_H: f64 = 0.2;
+const FIO_BELL_SIGMA: f64 = 100.0 / 12.0;
+
 /// A `random_distribution=` word; its `:parameter` makes the `Distribution`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DistributionWord {
@@ -140,6 +162,24 @@ choice_words!(DistributionWord {
     "pareto" => DistributionWord::Pareto,
     "normal" => DistributionWord::Normal,
     "zoned" => DistributionWord::Zoned,
+});
+
+/// fio's `random_generator=`: how a uniform random pattern picks its blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum RandomGenerator {
+    /// fio's tausworthe generators; iolens draws from its own seeded generator,
+    /// with the random map unless `norandommap`.
+    #[default]
+    Tausworthe,
+    /// fio's maximal-length shift register: each block once per pass, no random
+    /// map, in fio's order.
+    Lfsr,
+}
+
+choice_words!(RandomGenerator {
+    "tausworthe" => RandomGenerator::Tausworthe,
+    "lfsr" => RandomGenerator::Lfsr,
+    "tausworthe64" => RandomGenerator::Tausworthe,
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,6 +228,12 @@ pub struct WorkloadSpec {
     /// False: seed from entropy, so each run differs.
     pub randrepeat: bool,
     pub randseed: u64,
+    /// `randseed=` with `randrepeat=0`: only then does fio 3.33 seed its random
+    /// offsets from `randseed` (otherwise from a constant and the worker's number).
+    #[serde(default)]
+    pub offsets_from_randseed: bool,
+    #[serde(default)]
+    pub random_generator: RandomGenerator,
     pub distribution: Distribution,
     /// `percentage_random` per direction: in random patterns, the share of I/Os at a
     /// random offset; the others continue where the previous I/O ended (100 = all random).
@@ -288,7 +334,26 @@ pub struct PacingSpec {
     /// pause comes after that many are sent; false (`complete`) counts completed ones.
     #[serde(default)]
     pub thinktime_counts_issued: bool,
+    /// fio's `flow`: token-based flow control between jobs; `None` without a weight.
+    #[serde(default)]
+    pub flow: Option<FlowSpec>,
 }
+
+/// fio's flow control: the jobs sharing a `flow_id` keep the I/Os they issue
+/// in the ratio of their `flow` weights; one ahead of its share waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// `flow_id`.
+    pub id: u32,
+    /// `flow`: 1..=1000.
+    pub weight: u32,
+    /// `flow_sleep`: a job held back waits for its I/Os in flight, then this long,
+    /// before it tries again (zero: it tries again at once).
+    pub sleep: Duration,
+}
+
+/// fio's largest `flow` weight.
+const FLOW_MAX_WEIGHT: u32 = 1000;
 
 /// Buffer contents for writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,6 +415,8 @@ impl Layers<'_> {
             // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
             randrepeat: self.bool(opt::RANDREPEAT)? || randseed.is_some(),
             randseed: self.count(opt::RANDSEED)?.expect("randseed has a default"),
+            offsets_from_randseed: randseed.is_some() && !self.bool(opt::RANDREPEAT)?,
+            random_generator: self.choice(opt::RANDOM_GENERATOR)?,
             distribution: self.distribution()?,
             percentage_random: self
                 .per_direction(opt::PERCENTAGE_RANDOM, units::parse_percent_number)?
@@ -484,8 +551,11 @@ impl Layers<'_> {
     fn distribution(&self) -> Result<Distribution, JobError> {
         let chosen = self.choice_with_parameter(opt::RANDOM_DISTRIBUTION)?;
         let (word, parameter, setting) = (chosen.word, chosen.parameter, chosen.setting);
-        let number = |test: fn(f64) -> bool, range: &str| {
-            let text = parameter.ok_or_else(|| setting.invalid(format!("{word} needs :value")))?;
+        // without a :value, fio's default for the distribution
+        let number = |default: f64, test: fn(f64) -> bool, range: &str| {
+            let Some(text) = parameter else {
+                return Ok(default);
+            };
             text.trim()
                 .parse::<f64>()
                 .ok()
@@ -497,14 +567,20 @@ impl Layers<'_> {
                 chosen.no_parameter()?;
                 Distribution::Random
             }
-            DistributionWord::Zipf => {
-                Distribution::Zipf(number(|v| v > 0.0 && v != 1.0, "above 0 and not 1")?)
-            }
-            DistributionWord::Pareto => {
-                Distribution::Pareto(number(|v| v > 0.0 && v < 1.0, "between 0 and 1")?)
-            }
+            DistributionWord::Zipf => Distribution::Zipf(number(
+                FIO_ZIPF_THETA,
+                |v| v > 0.0 && v != 1.0,
+                "above 0 and not 1",
+            )?),
+            DistributionWord::Pareto => Distribution::Pareto(number(
+                FIO_PARETO_H,
+                |v| v > 0.0 && v < 1.0,
+                "between 0 and 1",
+            )?),
             DistributionWord::Normal => {
-                Distribution::Normal(number(|v| v > 0.0 && v <= 100.0, "in (0, 100]")?)
+                let sigma = number(0.0, |v| (0.0..100.0).contains(&v), "in [0, 100)")?;
+                // fio's deviation 0 leaves the bell its averaging of draws makes
+                Distribution::Normal(if sigma == 0.0 { FIO_BELL_SIGMA } else { sigma })
             }
             DistributionWord::Zoned => Distribution::Zoned(
                 parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
@@ -529,7 +605,27 @@ impl Layers<'_> {
                 .choice_with_parameter::<ThinktimeCounts>(opt::THINKTIME_BLOCKS_TYPE)?
                 .value
                 == ThinktimeCounts::Issued,
+            flow: self.flow()?,
         })
+    }
+
+    fn flow(&self) -> Result<Option<FlowSpec>, JobError> {
+        let weight = self.parse_defaulted(opt::FLOW, |text| {
+            match units::parse_count(text, self.kb_base)? {
+                weight if weight <= u64::from(FLOW_MAX_WEIGHT) => Ok(weight as u32),
+                _ => Err(UnitError::Invalid(format!(
+                    "must be at most {FLOW_MAX_WEIGHT}"
+                ))),
+            }
+        })?;
+        if weight == 0 {
+            return Ok(None);
+        }
+        Ok(Some(FlowSpec {
+            id: self.count_u32(opt::FLOW_ID, 0)?,
+            weight,
+            sleep: Duration::from_micros(self.count_u32(opt::FLOW_SLEEP, 0)?.into()),
+        }))
     }
 
     pub(crate) fn buffers(&self) -> Result<BufferSpec, JobError> {
@@ -757,6 +853,63 @@ mod tests {
         assert_eq!(spec.workload.randseed, 42);
         assert!(spec.workload.randrepeat, "an explicit seed is repeatable");
         assert!(!job(&["--randrepeat=0"]).workload.randrepeat);
+        assert!(
+            spec.workload.offsets_from_randseed,
+            "expected randseed with randrepeat=0 to seed the offsets as fio 3.33 does"
+        );
+        assert!(
+            !job(&["--randseed=42"]).workload.offsets_from_randseed,
+            "expected randseed alone to leave fio 3.33's offset seed at its constant"
+        );
+    }
+
+    #[test]
+    fn flow_options() {
+        assert_eq!(
+            job(&[]).pacing.flow,
+            None,
+            "expected no flow control by default"
+        );
+        assert_eq!(
+            job(&["--flow_id=3"]).pacing.flow,
+            None,
+            "expected no flow without a weight"
+        );
+        assert_eq!(
+            job(&["--flow=5", "--flow_id=3", "--flow_sleep=100"])
+                .pacing
+                .flow,
+            Some(FlowSpec {
+                id: 3,
+                weight: 5,
+                sleep: Duration::from_micros(100),
+            })
+        );
+        let refused = error(&["--name=a", "--size=1m", "--flow=1001"]);
+        assert!(
+            refused.contains("flow=1001") && refused.contains("at most 1000"),
+            "expected fio's limit named, saw: {refused}"
+        );
+    }
+
+    #[test]
+    fn random_generator_words() {
+        let generator = |v: &str| {
+            job(&[&format!("--random_generator={v}")])
+                .workload
+                .random_generator
+        };
+        assert_eq!(generator("lfsr"), RandomGenerator::Lfsr);
+        assert_eq!(generator("tausworthe"), RandomGenerator::Tausworthe);
+        assert_eq!(generator("tausworthe64"), RandomGenerator::Tausworthe);
+        assert_eq!(
+            job(&[]).workload.random_generator,
+            RandomGenerator::Tausworthe
+        );
+        assert!(
+            error(&["--name=a", "--size=1m", "--random_generator=mt"]).contains("random_generator"),
+            "expected an unknown generator to be refused naming the option"
+        );
     }
 
     #[test]
@@ -773,7 +926,28 @@ mod tests {
             d("zoned:60/10:40/90"),
             Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
         );
-        assert!(run(&["--name=a", "--size=1m", "--random_distribution=zipf"]).is_err());
+        // fio's defaults where the parameter is left out
+        assert_eq!(
+            d("zipf"),
+            Distribution::Zipf(1.1),
+            "expected fio's zipf default"
+        );
+        assert_eq!(
+            d("pareto"),
+            Distribution::Pareto(0.2),
+            "expected fio's pareto default"
+        );
+        assert_eq!(
+            d("normal"),
+            Distribution::Normal(100.0 / 12.0),
+            "expected fio's bell"
+        );
+        assert_eq!(
+            d("normal:0"),
+            d("normal"),
+            "expected normal:0 to be fio's bell"
+        );
+        assert!(run(&["--name=a", "--size=1m", "--random_distribution=normal:100"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=pareto:2"]).is_err());
         assert!(run(&["--name=a", "--size=1m", "--random_distribution=zoned:60/10"]).is_err());
         assert_eq!(

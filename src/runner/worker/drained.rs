@@ -21,7 +21,55 @@ impl<E: Engine> Worker<'_, E> {
                 .verify
                 .as_ref()
                 .is_some_and(Verifier::backlog_due)
-            || self.pass_verify_due()
+            || self.pass_break_due()
+    }
+
+    /// A pass of `loops` ended and the next must wait: for its verify pass, or for
+    /// `unlink_each_loop` to empty the files.
+    #[inline]
+    pub(super) fn pass_break_due(&self) -> bool {
+        self.pass_verify_due() || self.pass_empty_due()
+    }
+
+    /// `unlink_each_loop`: a pass ended (and was verified) and another follows; as fio
+    /// removes the job's files then, the next pass must find them empty.
+    #[inline]
+    pub(super) fn pass_empty_due(&self) -> bool {
+        let job = self.ctx.job;
+        job.files.unlink_each_loop
+            && self.budget.pass_over()
+            && !self.pass_emptied
+            && !job.exec.time_based
+            && self.budget.passes_done() + 1 < self.budget.loops()
+            && !self.pass_verify_due()
+            && !self.checks.verify.as_ref().is_some_and(Verifier::only)
+    }
+
+    /// Empty the job's regular files for the next pass. fio unlinks them and creates them
+    /// anew; iolens truncates them instead, since every worker keeps the descriptor it
+    /// was given for the whole run: the next pass writes a fresh file all the same.
+    #[cold]
+    pub(super) fn empty_files(&mut self) {
+        self.pass_emptied = true;
+        for file in &self.ctx.files {
+            let emptied = match file.file.metadata() {
+                Ok(m) if m.is_file() => file.file.set_len(0),
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = emptied {
+                let message = format!(
+                    "unlink_each_loop: emptying {} failed: {}",
+                    file.path.display(),
+                    crate::errno::describe(&e)
+                );
+                self.fail(IoFailure {
+                    message,
+                    errno: e.raw_os_error().unwrap_or(0),
+                });
+                return;
+            }
+        }
     }
 
     /// A pass of `loops` ended and another follows: fio reads this pass's writes
@@ -103,7 +151,9 @@ impl<E: Engine> Worker<'_, E> {
     pub(super) fn replay_writes_for_verify(&mut self) {
         while let Some(io) = self.next_io() {
             if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.checks.verify) {
-                v.record_write(io.file, io.offset, io.len);
+                if !v.record_write(io.file, io.offset, io.len) {
+                    break;
+                }
                 let written = &mut self.stats.dirs[Ddir::Write.index()];
                 written.ios += 1;
                 written.bytes += u64::from(io.len);

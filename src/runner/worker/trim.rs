@@ -14,12 +14,7 @@ impl<E: Engine> Worker<'_, E> {
     /// submitted and reaped first, then the range is discarded and accounted
     /// like an I/O a blocking engine completed.
     pub(super) fn trim(&mut self, io: NextIo) {
-        if self.queue.pending() > 0 {
-            self.commit();
-        }
-        while self.queue.in_flight() > 0 {
-            self.reap_at_least(self.queue.in_flight());
-        }
+        self.quiesce();
         if self.done_issuing {
             return;
         }
@@ -100,6 +95,7 @@ fn rw_name(job: &JobSpec) -> &'static str {
     match job.workload.rw {
         RwPattern::RandTrim => "randtrim",
         RwPattern::TrimWrite => "trimwrite",
+        RwPattern::RandTrimWrite => "randtrimwrite",
         _ => "trim",
     }
 }

@@ -1,0 +1,132 @@
+//! What runs around the jobs of a group, as fio runs it around each job: the
+//! `ioscheduler=` switch, then `exec_prerun` before the workers start and
+//! `exec_postrun` after they end. Like fio, each command runs once per clone with
+//! `sh -c`, in the current directory, its output and errors in `JOBNAME.prerun.txt`
+//! (`.postrun.txt`); a failed prerun fails its job, which then does no I/O.
+
+use super::result::{IoFailure, WorkerResult};
+use crate::fileset::{FileSet, SchedulerSwitch, TargetError};
+use crate::job::spec::JobSpec;
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// A job (its index) and its clones' results.
+type JobResults = (usize, Vec<WorkerResult>);
+
+/// The group's switched schedulers, put back when it ends (or is dropped).
+#[derive(Debug, Default)]
+pub struct GroupHooks {
+    schedulers: SchedulerSwitch,
+}
+
+/// Which command of a job: fio's names, also in the output file's name.
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    Prerun,
+    Postrun,
+}
+
+impl Stage {
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Prerun => "prerun",
+            Stage::Postrun => "postrun",
+        }
+    }
+
+    fn command(self, job: &JobSpec) -> Option<&str> {
+        match self {
+            Stage::Prerun => job.exec.prerun.as_deref(),
+            Stage::Postrun => job.exec.postrun.as_deref(),
+        }
+    }
+}
+
+impl GroupHooks {
+    /// Before the group's workers start: switch the schedulers its jobs ask for, then run
+    /// their prerun commands. Returns the jobs that may run and, for those whose prerun
+    /// failed, their clones' results (each failed, with why).
+    pub fn start(
+        &mut self,
+        jobs: &[JobSpec],
+        group: Vec<usize>,
+        files: &FileSet,
+        notes: &mut Vec<String>,
+    ) -> Result<(Vec<usize>, Vec<JobResults>), TargetError> {
+        for &j in &group {
+            if let Some(wanted) = &jobs[j].files.ioscheduler {
+                let job_notes = self
+                    .schedulers
+                    .switch_job(files, j, &jobs[j].name, wanted)?;
+                notes.extend(job_notes);
+            }
+        }
+        let mut runs = Vec::new();
+        let mut failed = Vec::new();
+        for j in group {
+            match run_per_clone(&jobs[j], Stage::Prerun) {
+                Ok(()) => runs.push(j),
+                Err(message) => {
+                    let clones = jobs[j].exec.numjobs as usize;
+                    let result = || {
+                        WorkerResult::failed(IoFailure {
+                            message: message.clone(),
+                            errno: 0,
+                        })
+                    };
+                    failed.push((j, std::iter::repeat_with(result).take(clones).collect()));
+                }
+            }
+        }
+        Ok((runs, failed))
+    }
+
+    /// After the group's workers ended: the postrun commands of the jobs that ran (a
+    /// failure is a note, as fio ignores it), then the schedulers are put back.
+    pub fn finish(self, jobs: &[JobSpec], ran: &[usize], notes: &mut Vec<String>) {
+        for &j in ran {
+            if let Err(message) = run_per_clone(&jobs[j], Stage::Postrun) {
+                notes.push(format!("job '{}': {message}", jobs[j].name));
+            }
+        }
+        notes.extend(self.schedulers.restore());
+    }
+}
+
+/// Run the job's command of `stage` once per clone, as fio's clones each do.
+fn run_per_clone(job: &JobSpec, stage: Stage) -> Result<(), String> {
+    let Some(command) = stage.command(job) else {
+        return Ok(());
+    };
+    let output = PathBuf::from(format!("{}.{}.txt", job.name, stage.name()));
+    let fail = |what: String| {
+        format!(
+            "exec_{}={command}: {what} (its output is in {})",
+            stage.name(),
+            output.display()
+        )
+    };
+    for _ in 0..job.exec.numjobs {
+        let out = File::create(&output)
+            .map_err(|e| fail(format!("cannot create {}: {e}", output.display())))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| fail(format!("cannot share {}: {e}", output.display())))?;
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .status()
+            .map_err(|e| fail(format!("cannot start sh: {e}")))?;
+        if !status.success() {
+            return Err(fail(match status.code() {
+                Some(code) => format!("exited with status {code}"),
+                None => format!("ended by a signal ({status})"),
+            }));
+        }
+    }
+    Ok(())
+}
