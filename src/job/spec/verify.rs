@@ -142,6 +142,28 @@ pub fn place_state_files(jobs: &mut [JobSpec], aux_path: Option<&std::path::Path
     }
 }
 
+/// The `verify_interval` fio uses for `given` (init.c's rules): no larger than the
+/// smallest write (or, in a job that reads, read) block, and when it does not divide
+/// the smallest and largest write blocks, their greatest common divisor.
+fn fio_interval(given: u64, write_min: u64, write_max: u64, read_min: Option<u64>) -> u64 {
+    let clamped = match read_min {
+        _ if given > write_min => write_min,
+        Some(r) if given > r => r,
+        _ => given,
+    };
+    match write_min.is_multiple_of(clamped) && write_max.is_multiple_of(clamped) {
+        true => clamped,
+        false => gcd(write_min, write_max),
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
+    }
+}
+
 impl Layers<'_> {
     pub(crate) fn verify(&self, job: &JobSpec) -> Result<Option<VerifySpec>, JobError> {
         let chosen = self.choice_with_parameter(opt::VERIFY)?;
@@ -175,13 +197,10 @@ impl Layers<'_> {
             ));
         }
         let write_sizes = &job.workload.bs[1];
-        // fio verifies a write smaller than verify_interval as one block.
+        let read_min = Some(job.workload.bs[0].min()).filter(|_| job.workload.rw.reads());
         let interval = self
             .parse(opt::VERIFY_INTERVAL, |t| self.nonzero_size(t))?
-            .map(|i| match i > write_sizes.max() {
-                true => write_sizes.min(),
-                false => i,
-            });
+            .map(|i| fio_interval(i, write_sizes.min(), write_sizes.max(), read_min));
         let block = interval.unwrap_or(write_sizes.min());
         let divides_every_write = match write_sizes {
             crate::job::spec::BlockSizes::Split(v) => {
@@ -391,6 +410,44 @@ mod tests {
     }
 
     #[test]
+    fn verify_interval_is_clamped_as_in_fio() {
+        for (bs, given, expected) in [
+            ("bs=4k", "2222", 4096),
+            ("bs=4k", "3791", 4096),
+            ("bs=4k", "1k", 1024),
+            ("bs=4k,2k", "4k", 2048),
+            ("bsrange=4k-16k", "8k", 4096),
+            ("bssplit=4k/50:6k/50", "4k", 2048),
+        ] {
+            let args = [
+                "--rw=randrw",
+                "--verify=md5",
+                &format!("--{bs}")[..],
+                &format!("--verify_interval={given}")[..],
+            ];
+            let interval = job(&args).verify.unwrap().interval;
+            assert_eq!(
+                interval,
+                Some(expected),
+                "{bs} verify_interval={given}: expected fio's interval {expected}, got {interval:?}"
+            );
+        }
+        let offset_past = error(&[
+            "--name=t",
+            "--filename=/tmp/f",
+            "--rw=write",
+            "--bs=4k",
+            "--verify=md5",
+            "--verify_interval=2222",
+            "--verify_offset=4040",
+        ]);
+        assert!(
+            offset_past.contains("header does not fit at offset 4040 of a 4096-byte block"),
+            "expected the header check against the clamped interval, got: {offset_past}"
+        );
+    }
+
+    #[test]
     fn verify_misuse_names_the_option() {
         for (args, fragment) in [
             (
@@ -407,7 +464,8 @@ mod tests {
                     "--rw=write",
                     "--bs=4k",
                     "--verify=md5",
-                    "--verify_interval=3k",
+                    "--blockalign=2k",
+                    "--verify_interval=4k",
                 ],
                 "verify_interval",
             ),
