@@ -216,17 +216,20 @@ impl BlockCodec {
         scratch: &mut [u8],
     ) -> Result<(), Mismatch> {
         let bad = |fault, found| Err(Mismatch { fault, found });
-        if block.iter().all(|&b| b == 0) {
-            return bad(Fault::Zeroed, None);
-        }
+        let zeroed = block.iter().all(|&b| b == 0);
         if !self.kind.has_header() {
-            // The strict pattern: the block must be the pattern, byte for byte.
+            // The strict pattern: the block must be the pattern, byte for byte
+            // (zeros where the pattern is zeros, e.g. `%o` at offset 0).
             let expected = &mut scratch[..block.len()];
             self.write_block(expected, offset, 1);
-            return match block == &expected[..] {
-                true => Ok(()),
-                false => bad(corruption(block, expected), None),
+            return match (block == &expected[..], zeroed) {
+                (true, _) => Ok(()),
+                (false, true) => bad(Fault::Zeroed, None),
+                (false, false) => bad(corruption(block, expected), None),
             };
+        }
+        if zeroed {
+            return bad(Fault::Zeroed, None);
         }
         let header = &block[self.header_at..self.header_at + HEADER_LEN];
         if header[..4] != MAGIC {
@@ -546,6 +549,28 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_strict_pattern_that_is_zeros_at_offset_0_passes_there() {
+        let mut s = spec(VerifyKind::Pattern);
+        s.pattern = Some(Pattern {
+            bytes: vec![0; 8],
+            offsets_at: vec![0],
+        });
+        let c = BlockCodec::new(&s, Writer::new("job", 42));
+        let zeros = vec![0u8; BLOCK];
+        assert_eq!(
+            check(&c, &zeros, 0, 1),
+            Ok(()),
+            "expected `%o` at offset 0 (all zeros, as fio writes it) to verify"
+        );
+        let fault = check(&c, &zeros, 4096, 1).map_err(|m| m.fault);
+        assert_eq!(
+            fault,
+            Err(Fault::Zeroed),
+            "expected zeros where `%o` is 4096 to be a zeroed block"
+        );
     }
 
     #[test]
