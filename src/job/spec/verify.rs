@@ -253,7 +253,7 @@ impl Layers<'_> {
                 .count(opt::VERIFY_BACKLOG_BATCH)?
                 .filter(|&n| n > 0)
                 .unwrap_or(backlog),
-            write_sequence: self.bool(opt::VERIFY_WRITE_SEQUENCE)?,
+            write_sequence: self.write_sequence(job, only)?,
             header_seed: self
                 .given(opt::VERIFY_HEADER_SEED)
                 .map(|_| self.bool(opt::VERIFY_HEADER_SEED))
@@ -271,6 +271,18 @@ impl Layers<'_> {
 impl Layers<'_> {
     /// `trim_percentage` and `trim_backlog` both set (fio trims nothing without
     /// either), in a job whose `rw=` trims (fio 3.33 aborts any other).
+    /// `verify_write_sequence`, off by default where fio turns it off: in a
+    /// `verify_only` job, and with `norandommap` and several writes queued at once
+    /// (two in-flight writes of one offset may land in either order).
+    fn write_sequence(&self, job: &JobSpec, only: bool) -> Result<bool, JobError> {
+        let unordered =
+            !job.workload.randommap && job.engine.kind.def().is_async && job.engine.iodepth > 1;
+        match self.given(opt::VERIFY_WRITE_SEQUENCE) {
+            Some(_) => self.bool(opt::VERIFY_WRITE_SEQUENCE),
+            None => Ok(!only && !unordered),
+        }
+    }
+
     fn trim_verify(&self, job: &JobSpec) -> Result<Option<TrimVerify>, JobError> {
         let percentage = self.percent(opt::TRIM_PERCENTAGE)?;
         let backlog = self.count(opt::TRIM_BACKLOG)?.unwrap_or(0);
@@ -445,6 +457,36 @@ mod tests {
             offset_past.contains("header does not fit at offset 4040 of a 4096-byte block"),
             "expected the header check against the clamped interval, got: {offset_past}"
         );
+    }
+
+    #[test]
+    fn write_sequence_is_off_by_default_where_fio_turns_it_off() {
+        for (args, expected) in [
+            (
+                &["--ioengine=libaio", "--iodepth=32", "--norandommap"][..],
+                false,
+            ),
+            (&["--ioengine=libaio", "--iodepth=32"], true),
+            (&["--ioengine=libaio", "--iodepth=1", "--norandommap"], true),
+            (&["--ioengine=psync", "--iodepth=32", "--norandommap"], true),
+            (&["--verify_only=1"], false),
+            (
+                &[
+                    "--ioengine=libaio",
+                    "--iodepth=32",
+                    "--norandommap",
+                    "--verify_write_sequence=1",
+                ],
+                true,
+            ),
+        ] {
+            let all = [&["--rw=randwrite", "--verify=md5"][..], args].concat();
+            let seen = job(&all).verify.unwrap().write_sequence;
+            assert_eq!(
+                seen, expected,
+                "{args:?}: expected verify_write_sequence={expected} as in fio, got {seen}"
+            );
+        }
     }
 
     #[test]
