@@ -151,8 +151,10 @@ impl<'a> Checks<'a> {
         measured: Option<Measured<'_>>,
     ) -> Flow {
         let mut flow = Flow::Go;
-        if let (Ddir::Write, Some(v)) = (io.ddir, &mut self.verify) {
-            v.note_completed(io.file, io.offset, io.len);
+        match (io.ddir, &mut self.verify) {
+            (Ddir::Write, Some(v)) => v.note_completed(io.file, io.offset, io.len),
+            (Ddir::Read, Some(v)) => v.note_read(io.file, io.offset, io.len),
+            _ => {}
         }
         let lat_ns = end_ns - io.start_ns;
         if lat_ns > self.max_latency_ns[io.ddir.index()] {

@@ -60,6 +60,9 @@ pub struct Verifier {
     generations: Vec<Vec<u32>>,
     /// The writes waiting to be read back; empty with `generations`.
     writes: WriteLog,
+    /// A job that only reads: per region, the blocks its reads covered (as fio,
+    /// it checks what it read); empty in a job that writes.
+    read_blocks: Vec<Vec<bool>>,
     backlog: Vec<Written>,
     /// The worker's files; the generations and write log go by their index.
     files: Vec<OpenFile>,
@@ -124,12 +127,21 @@ impl Verifier {
             ));
         }
         let checks_earlier_writes = !job.workload.rw.writes();
-        let generations = match checks_earlier_writes {
-            true => Vec::new(),
-            false => files
-                .iter()
-                .map(|f| vec![0; blocks_of(f) as usize])
-                .collect(),
+        let (generations, read_blocks) = match checks_earlier_writes {
+            true => (
+                Vec::new(),
+                files
+                    .iter()
+                    .map(|f| vec![false; blocks_of(f) as usize])
+                    .collect(),
+            ),
+            false => (
+                files
+                    .iter()
+                    .map(|f| vec![0; blocks_of(f) as usize])
+                    .collect(),
+                Vec::new(),
+            ),
         };
         // fio compares the writer's seed only in jobs that read and write
         // without verify_backlog (and not in verify_only), unless verify_header_seed says.
@@ -169,6 +181,7 @@ impl Verifier {
             block,
             generations,
             writes,
+            read_blocks,
             backlog: Vec::with_capacity(spec.backlog as usize),
             files: files.to_vec(),
             read_buf,
@@ -356,6 +369,21 @@ impl Verifier {
         }
     }
 
+    /// A read of a job that only reads completed: its blocks are checked at the end.
+    #[inline]
+    pub fn note_read(&mut self, file: u32, offset: u64, len: u32) {
+        let Some((r, first)) = self.locate(file, offset) else {
+            return;
+        };
+        let last = (offset + u64::from(len.max(1)) - 1 - self.files[r].region.start) / self.block;
+        if let Some(blocks) = self.read_blocks.get_mut(r) {
+            let end = (last as usize + 1).min(blocks.len());
+            if let Some(covered) = blocks.get_mut(first..end) {
+                covered.fill(true);
+            }
+        }
+    }
+
     /// `verify_backlog` blocks are waiting: drain the queue and verify them.
     #[inline]
     pub fn backlog_due(&self) -> bool {
@@ -442,8 +470,9 @@ impl Verifier {
         Ok(keep_going)
     }
 
-    /// A job that only reads: check every block of its regions, written by anyone
-    /// (with a loaded state, only as many bytes from the start as the writer finished).
+    /// A job that only reads: check every block of its regions that its reads
+    /// covered, written by anyone (with a loaded state, only as many bytes from
+    /// the start as the writer finished).
     fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
         let mut left = self.loaded.as_ref().map_or(u64::MAX, |s| s.bytes);
         for r in 0..self.files.len() {
@@ -458,9 +487,15 @@ impl Verifier {
                 if stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                // Up to a buffer's worth of blocks in one transfer.
+                if !self.read_blocks[r][i] {
+                    i += 1;
+                    continue;
+                }
+                // Up to a buffer's worth of read blocks in one transfer.
                 let max_run = self.read_buf.len() / self.block as usize;
-                let end = (i + max_run).min(blocks);
+                let end = (i..(i + max_run).min(blocks))
+                    .find(|&j| !self.read_blocks[r][j])
+                    .unwrap_or((i + max_run).min(blocks));
                 let offset = start + i as u64 * self.block;
                 let len = (end - i) as u64 * self.block;
                 if !self.verify_range(file, offset, len, (clock, &mut 0))? {

@@ -42,6 +42,7 @@ mod scenario_support;
 mod scenarios;
 mod support;
 mod verify;
+mod verify_interval;
 mod verify_options;
 mod verify_pattern;
 mod verify_state;

@@ -253,7 +253,7 @@ impl Layers<'_> {
                 .count(opt::VERIFY_BACKLOG_BATCH)?
                 .filter(|&n| n > 0)
                 .unwrap_or(backlog),
-            write_sequence: self.write_sequence(job, only)?,
+            write_sequence: self.write_sequence(job)?,
             header_seed: self
                 .given(opt::VERIFY_HEADER_SEED)
                 .map(|_| self.bool(opt::VERIFY_HEADER_SEED))
@@ -271,15 +271,15 @@ impl Layers<'_> {
 impl Layers<'_> {
     /// `trim_percentage` and `trim_backlog` both set (fio trims nothing without
     /// either), in a job whose `rw=` trims (fio 3.33 aborts any other).
-    /// `verify_write_sequence`, off by default where fio turns it off: in a
-    /// `verify_only` job, and with `norandommap` and several writes queued at once
-    /// (two in-flight writes of one offset may land in either order).
-    fn write_sequence(&self, job: &JobSpec, only: bool) -> Result<bool, JobError> {
+    /// `verify_write_sequence`, off by default where fio turns it off: with
+    /// `norandommap` and several writes queued at once (two in-flight writes of
+    /// one offset may land in either order).
+    fn write_sequence(&self, job: &JobSpec) -> Result<bool, JobError> {
         let unordered =
             !job.workload.randommap && job.engine.kind.def().is_async && job.engine.iodepth > 1;
         match self.given(opt::VERIFY_WRITE_SEQUENCE) {
             Some(_) => self.bool(opt::VERIFY_WRITE_SEQUENCE),
-            None => Ok(!only && !unordered),
+            None => Ok(!unordered),
         }
     }
 
@@ -469,7 +469,6 @@ mod tests {
             (&["--ioengine=libaio", "--iodepth=32"], true),
             (&["--ioengine=libaio", "--iodepth=1", "--norandommap"], true),
             (&["--ioengine=psync", "--iodepth=32", "--norandommap"], true),
-            (&["--verify_only=1"], false),
             (
                 &[
                     "--ioengine=libaio",
