@@ -4,8 +4,8 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::spec::DDIRS;
-use crate::model::{DepthReport, DirReport, LatBuckets, SyncReport};
+use crate::job::spec::{ioprio_parts, DDIRS};
+use crate::model::{DepthReport, DirReport, LatBuckets, PrioReport, SyncReport};
 use crate::stats::histogram::LatHistogram;
 use crate::stats::series::RateSeries;
 
@@ -22,6 +22,17 @@ pub struct DirStats {
     pub ios: u64,
     /// I/Os that transferred fewer bytes than asked.
     pub short_ios: u64,
+    /// One latency histogram per I/O priority, the job's own first; empty without `cmdprio_*`.
+    #[serde(default)]
+    pub prios: Vec<PrioLat>,
+}
+
+/// The latencies of the I/Os of one priority (fio's `clat_prio`): completion latency,
+/// or total latency with `lat_percentiles`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrioLat {
+    pub ioprio: u16,
+    pub lat: LatHistogram,
 }
 
 impl DirStats {
@@ -32,6 +43,45 @@ impl DirStats {
         self.bytes += other.bytes;
         self.ios += other.ios;
         self.short_ios += other.short_ios;
+        for theirs in &other.prios {
+            match self.prios.iter_mut().find(|p| p.ioprio == theirs.ioprio) {
+                Some(mine) => mine.lat.merge(&theirs.lat),
+                None => self.prios.push(theirs.clone()),
+            }
+        }
+    }
+
+    /// Count `ns` in the latencies of priority `ioprio`, if this direction keeps them.
+    #[inline]
+    pub fn record_prio(&mut self, ioprio: u16, ns: u64) {
+        if let Some(p) = self.prios.iter_mut().find(|p| p.ioprio == ioprio) {
+            p.lat.record(ns);
+        }
+    }
+
+    /// fio's per-priority report: only with two priorities or more that have samples.
+    fn prio_reports(&self, percentiles: PercentileChoice) -> Vec<PrioReport> {
+        let with_samples = || self.prios.iter().filter(|p| p.lat.count() > 0);
+        if with_samples().count() < 2 {
+            return Vec::new();
+        }
+        let total_latency = !percentiles.lat.is_empty();
+        let pcts = if total_latency {
+            percentiles.lat
+        } else {
+            percentiles.clat
+        };
+        with_samples()
+            .map(|p| {
+                let (prioclass, prio) = ioprio_parts(p.ioprio);
+                PrioReport {
+                    prioclass,
+                    prio,
+                    total_latency,
+                    lat: p.lat.summary(pcts),
+                }
+            })
+            .collect()
     }
 
     /// The model's view of this direction over `runtime_ns`, with the
@@ -63,6 +113,7 @@ impl DirStats {
             lat: measured(&self.lat, percentiles.lat),
             bw_samples: rates.bw_summary(),
             iops_samples: rates.iops_summary(),
+            prios: self.prio_reports(percentiles),
         }
     }
 }
