@@ -611,6 +611,7 @@ mod tests {
                 stddev: 1994.7,
                 samples: 3,
             },
+            prios: Vec::new(),
         };
         let job = JobReport {
             description: None,

@@ -584,6 +584,7 @@ mod tests {
                 stddev: 6375.95,
                 samples: 3,
             },
+            prios: Vec::new(),
         };
         let mut lat_buckets = LatBuckets::default();
         lat_buckets.ns_pct[9] = 0.05;

@@ -247,6 +247,75 @@ fn percentages(counts: &[u64; 7]) -> [f64; 7] {
 mod tests {
     use super::*;
 
+    /// A direction keeping priorities `ioprios`, with `samples[i]` latencies of 1 µs each.
+    fn with_prios(ioprios: &[u16], samples: &[u64]) -> DirStats {
+        let mut d = DirStats {
+            prios: ioprios
+                .iter()
+                .map(|&ioprio| PrioLat {
+                    ioprio,
+                    ..PrioLat::default()
+                })
+                .collect(),
+            ..DirStats::default()
+        };
+        for (&ioprio, &n) in ioprios.iter().zip(samples) {
+            for _ in 0..n {
+                d.record_prio(ioprio, 1000);
+            }
+        }
+        d
+    }
+
+    fn heads(d: &DirStats, percentiles: PercentileChoice) -> Vec<(u16, u16, bool, u64)> {
+        d.report(1, percentiles, &RateSeries::default())
+            .prios
+            .iter()
+            .map(|p| (p.prioclass, p.prio, p.total_latency, p.lat.samples))
+            .collect()
+    }
+
+    #[test]
+    fn priorities_are_reported_only_when_two_have_samples_as_in_fio() {
+        let high = 1 << 13 | 2;
+        let none = PercentileChoice::default();
+        assert_eq!(
+            heads(&with_prios(&[0, high], &[5, 0]), none),
+            [],
+            "expected no per-priority report with one priority used"
+        );
+        assert_eq!(
+            heads(&with_prios(&[0, high], &[5, 3]), none),
+            [(0, 0, false, 5), (1, 2, false, 3)],
+            "expected the job's own priority, then class 1 level 2, as completion latencies"
+        );
+        let lat = PercentileChoice {
+            lat: &[50.0],
+            ..none
+        };
+        assert!(
+            heads(&with_prios(&[0, high], &[1, 1]), lat)[0].2,
+            "expected total latencies with lat_percentiles"
+        );
+        assert_eq!(
+            heads(&DirStats::default(), none),
+            [],
+            "expected nothing without cmdprio"
+        );
+    }
+
+    #[test]
+    fn merging_adds_samples_of_the_same_priority_and_keeps_the_others() {
+        let mut a = with_prios(&[0, 8192], &[2, 3]);
+        a.merge(&with_prios(&[0, 3 << 13], &[4, 1]));
+        let seen: Vec<(u16, u64)> = a.prios.iter().map(|p| (p.ioprio, p.lat.count())).collect();
+        assert_eq!(
+            seen,
+            [(0, 6), (8192, 3), (3 << 13, 1)],
+            "expected priority 0 summed and the other two kept in order of appearance"
+        );
+    }
+
     #[test]
     fn batch_buckets_match_fio() {
         let expect = [
