@@ -115,6 +115,8 @@ pub fn order_run_words(words: &[String]) -> Vec<String> {
 #[command(
     name = "iolens",
     version,
+    // As in fio, a flag given twice takes its last value (fio's scripts repeat --output-format).
+    args_override_self = true,
     about = "A storage I/O benchmark that tells you when its numbers are suspect",
     long_about = "A storage I/O benchmark that tells you when its numbers are suspect.\n\n\
                   Without a subcommand, runs `iolens quick`: the quick suite on a temporary file in the current directory."
@@ -376,6 +378,10 @@ pub struct RunFlags {
     /// warning, or info (any finding).
     #[arg(long, value_name = "SEVERITY", value_parser = parse_fail_on)]
     pub fail_on: Option<Severity>,
+    /// fio's --bandwidth-log: the run's bandwidth per direction every 500 ms in
+    /// agg-read_bw.log, agg-write_bw.log and agg-trim_bw.log.
+    #[arg(long)]
+    pub bandwidth_log: bool,
     /// fio's --aux-path: the directory for verify state files (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub aux_path: Option<PathBuf>,
@@ -560,9 +566,11 @@ mod tests {
             "a value is required for '--repeat <N>' but none was supplied (see --help)",
             "expected clap's own complaint on one line, pointing to --help"
         );
-        assert!(
-            refusal(&["--repeat=2", "--repeat=3"]).contains("cannot be used multiple times"),
-            "expected a repeated flag to be refused"
+        let twice = run_line(&["--repeat=2", "--repeat=3"]);
+        assert_eq!(
+            twice.flags.repeat,
+            Some(3),
+            "expected a flag given twice to take its last value, as fio does"
         );
     }
 

@@ -103,6 +103,7 @@ fn run_line(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
     if let Some(option) = &args.flags.cmdhelp {
         return show_jobs::cmdhelp(option);
     }
+    shim::refuse_fio_network_mode(&args.args)?;
     if args.flags.parse_only {
         return show_jobs::parse_only(args);
     }

@@ -10,7 +10,7 @@ use super::comparison;
 use super::output;
 use crate::cli::RunArgs;
 use crate::model::RunReport;
-use crate::report::html;
+use crate::report::{agg_bw_log, html};
 use crate::runner::status::StatusReports;
 use std::cell::RefCell;
 
@@ -57,6 +57,9 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     if let Some(path) = &flags.html {
         write_html(path, &html::render_run(&outcome.report))?;
     }
+    if flags.bandwidth_log {
+        write_bandwidth_logs(&outcome.report)?;
+    }
     let code = run_status(&outcome.report);
     let reports = [outcome.report];
     history.record(&reports);
@@ -64,4 +67,14 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         comparison::against_history(id, &reports, &history, None)?;
     }
     Ok(fail_on(code, flags.fail_on, &reports[0].findings))
+}
+
+/// fio's `--bandwidth-log` files, in the current directory as fio writes them.
+fn write_bandwidth_logs(report: &RunReport) -> Result<(), CmdError> {
+    let logs = agg_bw_log::render(&report.observations);
+    for (name, text) in agg_bw_log::FILES.iter().zip(logs) {
+        std::fs::write(name, text)
+            .map_err(|e| CmdError::run_failed(format!("--bandwidth-log: {name}: {e}")))?;
+    }
+    Ok(())
 }

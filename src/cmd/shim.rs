@@ -4,6 +4,7 @@
 
 use super::common::CmdError;
 use super::EXIT_OK;
+use crate::job::front::cli_args::option_text;
 use std::ffi::OsStr;
 use std::path::Path;
 
@@ -22,6 +23,29 @@ pub fn invoked_as_fio(argv0: &OsStr) -> bool {
 /// instead of running.
 pub fn asks_for_version(args: &[String]) -> bool {
     args.iter().any(|a| a == "--version" || a == "-version")
+}
+
+/// fio's own network mode: a server that waits for jobs (`--server`, `--daemonize`) and
+/// the client that sends them (`--client`, `--remote-config`).
+const FIO_NETWORK_FLAGS: &[&str] = &["server", "client", "daemonize", "remote-config"];
+
+/// fio's client/server mode is refused before anything else is read, with the way iolens
+/// is meant to run one job on many hosts.
+pub fn refuse_fio_network_mode(words: &[String]) -> Result<(), CmdError> {
+    let network = words
+        .iter()
+        .take_while(|w| *w != "--")
+        .filter_map(|w| option_text(w))
+        .map(|o| o.split_once('=').map_or(o, |(name, _)| name))
+        .find(|name| FIO_NETWORK_FLAGS.contains(name));
+    match network {
+        Some(name) => Err(CmdError::usage(format!(
+            "--{name}: fio's client/server network mode is not supported by iolens; \
+             run the job on each host, or (planned) all hosts as one run under MPI: \
+             mpirun -n HOSTS iolens run JOB.fio"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable

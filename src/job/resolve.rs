@@ -281,6 +281,9 @@ pub(crate) mod tests {
             if def.name == "latency_target" {
                 args.push("--latency_window=1s");
             }
+            if def.name == "log_issue_time" {
+                args.extend(["--write_lat_log=l", "--log_offset=1"]);
+            }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
     }

@@ -1,4 +1,5 @@
 //! Reports: renderings of the model (`crate::model`).
+pub mod agg_bw_log;
 pub mod cgroup_text;
 pub mod config;
 pub mod findings_text;

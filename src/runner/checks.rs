@@ -116,7 +116,10 @@ impl<'a> Checks<'a> {
                 .latency_target
                 .as_ref()
                 .map(|spec| LatencyTarget::new(spec, depth, 0)),
-            logs: job.logs.any().then(|| IoLogger::new(&job.logs, used)),
+            logs: job
+                .logs
+                .any()
+                .then(|| IoLogger::new(&job.logs, used, job.exec.sched.ioprio)),
             used,
             next_status_ns: status.as_ref().map_or(u64::MAX, |s| s.every_ns),
             status,
@@ -240,7 +243,11 @@ impl<'a> Checks<'a> {
     /// Ramp time is over: the logs forget what they recorded.
     pub fn at_measure_start(&mut self) {
         if self.logs.is_some() {
-            self.logs = Some(IoLogger::new(&self.job.logs, self.used));
+            self.logs = Some(IoLogger::new(
+                &self.job.logs,
+                self.used,
+                self.job.exec.sched.ioprio,
+            ));
         }
     }
 

@@ -5,13 +5,18 @@
 //! many I/Os it logs); after the group the parts get their final names, or
 //! are joined into one file per job without `per_job_logs`.
 //!
-//! Line format: `time_ms, value, ddir, bs[, offset], priority`. With
-//! `log_avg_msec=0` every I/O is a line (bandwidth in bytes per ms of its
+//! Line format: `time_ms, value[, max], ddir, bs[, offset], priority[, issue_ns]`.
+//! With `log_avg_msec=0` every I/O is a line (bandwidth in bytes per ms of its
 //! completion latency, IOPS 1, latencies in ns, as fio logs them); otherwise
-//! one line per direction per window, with bs and offset 0. Histogram lines
-//! are `time_ms, ddir, bs, count per bucket…` over fio's 1856 buckets.
+//! one line per direction per window, with bs, offset and issue time 0.
+//! `log_window_value=both` adds the window's maximum after its mean (0 on
+//! per-I/O lines); the priority is 1 for the realtime class, or with `log_prio`
+//! the I/O priority as `0x%04x` (class << 13 | level); `log_issue_time` adds
+//! when the I/O was issued, in ns since the start, in the slat and clat logs (0
+//! in the others). Histogram lines are `time_ms, ddir, bs, count per bucket…`
+//! over fio's 1856 buckets.
 
-use crate::job::spec::{Ddir, LogSpec, DDIRS};
+use crate::job::spec::{Ddir, LogSpec, LogWindow, DDIRS};
 use crate::stats::histogram::{bucket_index, BUCKETS};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -45,8 +50,8 @@ struct WindowEntry {
     ios: u64,
     bw_kib_per_sec: u64,
     iops: u64,
-    /// slat, clat, lat: mean or maximum, None when the window had none.
-    lat_ns: [Option<u64>; 3],
+    /// slat, clat, lat: (mean, maximum), None when the window had none.
+    lat_ns: [Option<(u64, u64)>; 3],
 }
 
 /// Running totals of the open window of one direction.
@@ -81,7 +86,6 @@ struct HistWindow {
 pub struct IoLogger {
     avg_ns: u64,
     hist_ns: u64,
-    max_value: bool,
     /// The directions the job uses: their bandwidth/IOPS windows are logged even when idle.
     used: [bool; DDIRS],
     /// Entries not yet written to the part files (at most about `CHUNK_ENTRIES`).
@@ -116,7 +120,7 @@ impl Entries {
 /// The part files one worker writes, one per kind of log.
 struct Sink {
     parts: Vec<(Kind, PathBuf, File)>,
-    with_offset: bool,
+    columns: Columns,
     /// Reused for the text of each chunk.
     text: String,
     /// The first failure; the worker then logs nothing more (its I/O goes on).
@@ -124,11 +128,11 @@ struct Sink {
 }
 
 impl Sink {
-    fn open(spec: &LogSpec) -> Sink {
+    fn open(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Sink {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let mut sink = Sink {
             parts: Vec::new(),
-            with_offset: spec.offset,
+            columns: Columns::of(spec, ioprio),
             text: String::new(),
             error: None,
         };
@@ -156,7 +160,7 @@ impl Sink {
     fn write(&mut self, entries: &Entries) {
         for (kind, path, file) in &mut self.parts {
             self.text.clear();
-            render(entries, *kind, self.with_offset, &mut self.text);
+            render(entries, *kind, &self.columns, &mut self.text);
             if let Err(e) = file.write_all(self.text.as_bytes()) {
                 self.error = Some(name_path(path, e).to_string());
                 break;
@@ -190,7 +194,8 @@ pub struct IoLog {
 }
 
 impl IoLogger {
-    pub fn new(spec: &LogSpec, used: [bool; DDIRS]) -> Self {
+    /// `ioprio` is the job's (class, level), for the priority column.
+    pub fn new(spec: &LogSpec, used: [bool; DDIRS], ioprio: Option<(u32, u32)>) -> Self {
         let avg_ns = spec.avg_msec * NS_PER_MS;
         let hist_ns = spec.hist_msec * NS_PER_MS;
         let hist_window = || HistWindow {
@@ -201,7 +206,6 @@ impl IoLogger {
         IoLogger {
             avg_ns,
             hist_ns,
-            max_value: spec.max_value,
             used,
             pending: Entries::default(),
             open: Default::default(),
@@ -209,7 +213,7 @@ impl IoLogger {
             hist_open: (spec.hist.is_some() && hist_ns > 0)
                 .then(|| [hist_window(), hist_window(), hist_window()]),
             hist_end_ns: hist_ns,
-            sink: Sink::open(spec),
+            sink: Sink::open(spec, ioprio),
         }
     }
 
@@ -271,13 +275,8 @@ impl IoLogger {
             let per_second =
                 |n: u64| (u128::from(n) * 1_000_000_000 / u128::from(length_ns.max(1))) as u64;
             let lat_ns = [0, 1, 2].map(|k| {
-                (totals.lat_count[k] > 0).then(|| {
-                    if self.max_value {
-                        totals.lat_max[k]
-                    } else {
-                        totals.lat_sum[k] / totals.lat_count[k]
-                    }
-                })
+                (totals.lat_count[k] > 0)
+                    .then(|| (totals.lat_sum[k] / totals.lat_count[k], totals.lat_max[k]))
             });
             self.pending.windows.push(WindowEntry {
                 time_ms: end_ns / NS_PER_MS,
@@ -387,8 +386,56 @@ fn wanted(spec: &LogSpec) -> impl Iterator<Item = (&str, Kind)> {
     .filter_map(|(prefix, kind)| prefix.as_deref().map(|p| (p, kind)))
 }
 
+/// What a line holds beyond time, value, direction and size (fio's `log_*` options).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Columns {
+    window: LogWindow,
+    offset: bool,
+    prio: bool,
+    issue_time: bool,
+    /// The job's I/O priority as the kernel spells it: class << 13 | level.
+    ioprio: u32,
+}
+
+impl Columns {
+    fn of(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Columns {
+        Columns {
+            window: spec.window,
+            offset: spec.offset,
+            prio: spec.prio,
+            issue_time: spec.issue_time,
+            ioprio: ioprio.map_or(0, |(class, level)| class << 13 | level),
+        }
+    }
+
+    /// `, value[, value1]`: a windowed entry's mean and/or maximum (per-I/O lines have
+    /// no maximum: 0, as in fio).
+    fn values(&self, out: &mut String, mean: u64, max: Option<u64>) {
+        let _ = match self.window {
+            LogWindow::Avg => write!(out, ", {mean}"),
+            LogWindow::Max => write!(out, ", {}", max.unwrap_or(mean)),
+            LogWindow::Both => write!(out, ", {mean}, {}", max.unwrap_or(0)),
+        };
+    }
+
+    /// `[, offset], priority[, issue_ns]` and the end of the line.
+    fn tail(&self, out: &mut String, offset: u64, issue_ns: u64) {
+        if self.offset {
+            let _ = write!(out, ", {offset}");
+        }
+        let _ = match self.prio {
+            true => write!(out, ", 0x{:04x}", self.ioprio),
+            false => write!(out, ", {}", u8::from(self.ioprio >> 13 == 1)),
+        };
+        if self.issue_time {
+            let _ = write!(out, ", {issue_ns}");
+        }
+        out.push('\n');
+    }
+}
+
 /// Append the lines of one kind of log to `out`.
-fn render(log: &Entries, kind: Kind, with_offset: bool, out: &mut String) {
+fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
     if kind == Kind::ClatHist {
         for entry in &log.hist {
             let _ = write!(out, "{}, {}, {}", entry.time_ms, entry.ddir, entry.bs);
@@ -415,31 +462,27 @@ fn render(log: &Entries, kind: Kind, with_offset: bool, out: &mut String) {
             _ => Some(io.lat_ns),
         };
         if let Some(value) = value {
-            let _ = write!(
-                out,
-                "{}, {value}, {}, {}",
-                io.end_ns / NS_PER_MS,
-                io.ddir.index(),
-                io.len
-            );
-            if with_offset {
-                let _ = write!(out, ", {}", io.offset);
-            }
-            out.push_str(", 0\n");
+            let _ = write!(out, "{}", io.end_ns / NS_PER_MS);
+            columns.values(out, value, None);
+            let _ = write!(out, ", {}, {}", io.ddir.index(), io.len);
+            let issued = match kind {
+                Kind::Slat | Kind::Clat => io.end_ns.saturating_sub(io.clat_ns),
+                _ => 0,
+            };
+            columns.tail(out, io.offset, issued);
         }
     }
     for w in &log.windows {
-        let value = match kind {
-            Kind::Bw => Some(w.bw_kib_per_sec),
-            Kind::Iops => Some(w.iops),
+        let values = match kind {
+            Kind::Bw => Some((w.bw_kib_per_sec, w.bw_kib_per_sec)),
+            Kind::Iops => Some((w.iops, w.iops)),
             kind => w.lat_ns[lat_slot(kind)],
         };
-        if let Some(value) = value {
-            let _ = write!(out, "{}, {value}, {}, 0", w.time_ms, w.ddir);
-            if with_offset {
-                out.push_str(", 0");
-            }
-            out.push_str(", 0\n");
+        if let Some((mean, max)) = values {
+            let _ = write!(out, "{}", w.time_ms);
+            columns.values(out, mean, Some(max));
+            let _ = write!(out, ", {}, 0", w.ddir);
+            columns.tail(out, 0, 0);
         }
     }
 }
@@ -537,21 +580,32 @@ mod tests {
     /// The lines of one kind the logger holds, after closing its windows at `end_ns`.
     fn text(logger: &mut IoLogger, end_ns: u64, kind: Kind, with_offset: bool) -> String {
         logger.close(end_ns);
+        let columns = Columns {
+            offset: with_offset,
+            ..logger.sink.columns
+        };
         let mut out = String::new();
-        render(&logger.pending, kind, with_offset, &mut out);
+        render(&logger.pending, kind, &columns, &mut out);
         out
     }
 
     fn fields(text: &str) -> Vec<Vec<u64>> {
         text.lines()
-            .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+            .map(|l| {
+                l.split(", ")
+                    .map(|f| match f.strip_prefix("0x") {
+                        Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+                        None => f.parse().unwrap(),
+                    })
+                    .collect()
+            })
             .collect()
     }
 
     #[test]
     fn every_io_is_a_line_without_averaging() {
         let dir = crate::testutil::scratch_dir();
-        let mut logger = IoLogger::new(&spec(&dir), [true, false, false]);
+        let mut logger = IoLogger::new(&spec(&dir), [true, false, false], None);
         logger.record(&io(0.5, Ddir::Read, 424_111));
         logger.record(&LoggedIo {
             slat_ns: Some(700),
@@ -582,13 +636,13 @@ mod tests {
     #[test]
     fn windows_average_or_take_the_maximum() {
         let dir = crate::testutil::scratch_dir();
-        for (max_value, expected_clat) in [(false, 2_000), (true, 3_000)] {
+        for (window, expected_clat) in [(LogWindow::Avg, 2_000), (LogWindow::Max, 3_000)] {
             let spec = LogSpec {
                 avg_msec: 100,
-                max_value,
+                window,
                 ..spec(&dir)
             };
-            let mut logger = IoLogger::new(&spec, [true, false, false]);
+            let mut logger = IoLogger::new(&spec, [true, false, false], None);
             logger.record(&io(10.0, Ddir::Read, 1_000));
             logger.record(&io(50.0, Ddir::Read, 3_000));
             // Nothing in 100..200 ms: an idle line for the used direction.
@@ -614,6 +668,57 @@ mod tests {
     }
 
     #[test]
+    fn both_values_priority_and_issue_time_columns_follow_fio() {
+        let dir = crate::testutil::scratch_dir();
+        let spec = LogSpec {
+            window: LogWindow::Both,
+            prio: true,
+            issue_time: true,
+            offset: true,
+            ..spec(&dir)
+        };
+        let mut logger = IoLogger::new(&spec, [true, false, false], Some((2, 3)));
+        logger.record(&io(3.0, Ddir::Read, 500_000));
+        let mut render = |kind| text(&mut logger, 4_000_000, kind, true);
+        // time, value, 0 (no maximum per I/O), ddir, bs, offset, 0x4003, issued at 2.5 ms.
+        assert_eq!(
+            fields(&render(Kind::Clat)),
+            vec![vec![3, 500_000, 0, 0, 4096, 8192, 0x4003, 2_500_000]],
+            "expected a clat line with a zero second value, the priority and the issue time"
+        );
+        assert_eq!(
+            fields(&render(Kind::Lat))[0][7],
+            0,
+            "expected the lat log's issue time to be 0, as in fio"
+        );
+        let spec = LogSpec {
+            avg_msec: 100,
+            window: LogWindow::Both,
+            ..spec
+        };
+        let mut logger = IoLogger::new(&spec, [true, false, false], Some((1, 0)));
+        logger.record(&io(10.0, Ddir::Read, 1_000));
+        logger.record(&io(50.0, Ddir::Read, 3_000));
+        assert_eq!(
+            fields(&text(&mut logger, 100_000_000, Kind::Clat, true)),
+            vec![vec![100, 2_000, 3_000, 0, 0, 0, 0x2000, 0]],
+            "expected a window's mean then maximum, the realtime class and no issue time"
+        );
+        let rt = LogSpec {
+            prio: false,
+            issue_time: false,
+            ..spec
+        };
+        let mut logger = IoLogger::new(&rt, [true, false, false], Some((1, 4)));
+        logger.record(&io(10.0, Ddir::Read, 1_000));
+        assert_eq!(
+            fields(&text(&mut logger, 100_000_000, Kind::Bw, false)),
+            vec![vec![100, 40, 40, 0, 0, 1]],
+            "expected bandwidth twice and 1 for the realtime class without log_prio"
+        );
+    }
+
+    #[test]
     fn histogram_lines_count_each_window_over_all_buckets() {
         let dir = crate::testutil::scratch_dir();
         let spec = LogSpec {
@@ -621,7 +726,7 @@ mod tests {
             hist_msec: 100,
             ..LogSpec::default()
         };
-        let mut logger = IoLogger::new(&spec, [true, true, false]);
+        let mut logger = IoLogger::new(&spec, [true, true, false], None);
         logger.record(&io(10.0, Ddir::Read, 1_130));
         logger.record(&io(20.0, Ddir::Read, 1_131));
         logger.record(&io(120.0, Ddir::Write, 66_000));
@@ -660,7 +765,7 @@ mod tests {
         };
         let logs = |spec: &LogSpec| {
             [1, 2].map(|_| {
-                let mut logger = IoLogger::new(spec, [true, false, false]);
+                let mut logger = IoLogger::new(spec, [true, false, false], None);
                 logger.record(&io(1.0, Ddir::Read, 1_000));
                 logger.finish(2_000_000)
             })
@@ -713,7 +818,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let spec = spec(&dir);
         let ios = 5 * CHUNK_ENTRIES as u64 + 7;
-        let mut logger = IoLogger::new(&spec, [true, false, false]);
+        let mut logger = IoLogger::new(&spec, [true, false, false], None);
         for n in 0..ios {
             logger.record(&io(n as f64 / 1000.0, Ddir::Read, 1_000));
             assert!(
@@ -752,7 +857,7 @@ mod tests {
     #[test]
     fn a_logger_dropped_before_finishing_leaves_no_part_file() {
         let dir = crate::testutil::scratch_dir();
-        let mut logger = IoLogger::new(&spec(&dir), [true, false, false]);
+        let mut logger = IoLogger::new(&spec(&dir), [true, false, false], None);
         logger.record(&io(1.0, Ddir::Read, 1_000));
         drop(logger);
         assert_eq!(
@@ -770,7 +875,7 @@ mod tests {
             per_job: true,
             ..LogSpec::default()
         };
-        let mut logger = IoLogger::new(&spec, [true, false, false]);
+        let mut logger = IoLogger::new(&spec, [true, false, false], None);
         logger.record(&io(1.0, Ddir::Read, 1_000));
         let error = write_job_logs(&spec, &[&logger.finish(2_000_000)], 1).unwrap_err();
         assert!(

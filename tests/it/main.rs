@@ -20,6 +20,7 @@ mod fio_filenames;
 mod fio_match;
 mod fio_offsets;
 mod fio_patterns;
+mod fio_suite;
 mod fio_wholesize;
 mod golden;
 mod history;

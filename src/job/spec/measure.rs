@@ -71,10 +71,14 @@ pub struct LogSpec {
     pub avg_msec: u64,
     /// Window of histogram entries, ms; 0 writes no histogram entries (as fio).
     pub hist_msec: u64,
-    /// Windowed latency entries hold the window's maximum instead of its mean.
-    pub max_value: bool,
+    /// What a windowed entry holds: the mean, the maximum (latency logs), or both.
+    pub window: LogWindow,
     /// Entries carry the I/O's offset.
     pub offset: bool,
+    /// The priority column holds the I/O priority (`0x%04x`), not only "realtime or not".
+    pub prio: bool,
+    /// slat and clat entries end with the I/O's issue time.
+    pub issue_time: bool,
     /// File names carry the worker's number (`name_bw.1.log`); off, a job's
     /// workers share one file.
     pub per_job: bool,
@@ -86,6 +90,24 @@ impl LogSpec {
         self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
     }
 }
+
+/// fio's `log_window_value`; fio 3.33's bool `log_max_value` (read when
+/// `log_window_value` is not given) means `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LogWindow {
+    #[default]
+    Avg,
+    Max,
+    Both,
+}
+
+choice_words!(LogWindow {
+    "avg" => LogWindow::Avg,
+    "max" => LogWindow::Max,
+    "both" => LogWindow::Both,
+    "0" => LogWindow::Avg,
+    "1" => LogWindow::Max,
+});
 
 /// fio's default `percentile_list`.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
@@ -142,15 +164,32 @@ impl Layers<'_> {
                 text => text.to_string(),
             })
         };
+        let lat = prefix(opt::WRITE_LAT_LOG);
+        let offset = self.bool(opt::LOG_OFFSET)?;
+        let issue_time = self.bool(opt::LOG_ISSUE_TIME)?;
+        match self.given(opt::LOG_ISSUE_TIME) {
+            Some(setting) if issue_time && (lat.is_none() || !offset) => {
+                return Err(setting.invalid("needs write_lat_log and log_offset=1, as in fio"));
+            }
+            _ => {}
+        }
         Ok(LogSpec {
             bw: prefix(opt::WRITE_BW_LOG),
             iops: prefix(opt::WRITE_IOPS_LOG),
-            lat: prefix(opt::WRITE_LAT_LOG),
+            lat,
             hist: prefix(opt::WRITE_HIST_LOG),
             avg_msec: self.count(opt::LOG_AVG_MSEC)?.unwrap_or_default(),
             hist_msec: self.count(opt::LOG_HIST_MSEC)?.unwrap_or_default(),
-            max_value: self.bool(opt::LOG_MAX_VALUE)?,
-            offset: self.bool(opt::LOG_OFFSET)?,
+            window: match (
+                self.given(opt::LOG_WINDOW_VALUE),
+                self.bool(opt::LOG_MAX_VALUE)?,
+            ) {
+                (None, true) => LogWindow::Max,
+                _ => self.choice(opt::LOG_WINDOW_VALUE)?,
+            },
+            offset,
+            prio: self.bool(opt::LOG_PRIO)?,
+            issue_time,
             per_job: self.bool(opt::PER_JOB_LOGS)?,
         })
     }
@@ -220,6 +259,39 @@ mod tests {
         );
         assert_eq!((logs.iops, logs.hist.as_deref()), (None, Some("h")));
         assert_eq!((logs.avg_msec, logs.hist_msec), (250, 1000));
-        assert!(logs.max_value && logs.offset && !logs.per_job);
+        assert!(logs.window == LogWindow::Max && logs.offset && !logs.per_job);
+        let logs = job(&[
+            "--write_lat_log=l",
+            "--log_window_value=both",
+            "--log_prio=1",
+            "--log_offset=1",
+            "--log_issue_time=1",
+        ])
+        .logs;
+        assert_eq!(
+            (logs.window, logs.prio, logs.issue_time),
+            (LogWindow::Both, true, true),
+            "expected log_window_value=both, log_prio and log_issue_time to be read"
+        );
+        for without in [
+            &[
+                "--name=t",
+                "--size=1m",
+                "--log_issue_time=1",
+                "--log_offset=1",
+            ][..],
+            &[
+                "--name=t",
+                "--size=1m",
+                "--log_issue_time=1",
+                "--write_lat_log=l",
+            ][..],
+        ] {
+            let said = error(without);
+            assert!(
+                said.contains("log_issue_time=1") && said.contains("write_lat_log and log_offset"),
+                "expected {without:?} to be refused naming what log_issue_time needs, got: {said}"
+            );
+        }
     }
 }
