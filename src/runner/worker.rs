@@ -281,11 +281,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             .or(replay_error);
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
-        let prio = job
-            .engine
-            .cmdprio
-            .is_used()
-            .then(|| PrioChooser::new(job.engine.cmdprio, job.exec.sched.ioprio, ctx.seed));
+        let prio =
+            job.engine.cmdprio.is_used().then(|| {
+                PrioChooser::new(job.engine.cmdprio.clone(), job.exec.sched.ioprio, ctx.seed)
+            });
         Worker {
             engine,
             gen,
@@ -537,7 +536,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         let ioprio = match &mut self.prio {
             Some(chooser) => {
-                let ioprio = chooser.pick(io.ddir);
+                let ioprio = chooser.pick(io.ddir, io.len);
                 self.engine.set_ioprio(ioprio);
                 ioprio
             }

@@ -117,6 +117,62 @@ fn with_lat_percentiles_the_priorities_keep_total_latency_as_in_fio() {
     compare_with_fio(&["--lat_percentiles=1"], "lat_ns");
 }
 
+/// `cmdprio_bssplit`: 40 % of the 4k reads at 2/5, every 16k read at 3/1, in both tools.
+#[test]
+fn bssplit_gives_each_block_size_its_priorities_as_fio_does() {
+    let dir = scratch();
+    let args = [
+        "--name=t",
+        "--filename=f",
+        "--size=8m",
+        "--bssplit=4k/50:16k/50",
+        "--rw=randread",
+        // no random map: it would cut blocks short, and a cut block has a size of its own
+        "--norandommap=1",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--cmdprio_bssplit=16k/100/3/1:4k/40/2/5",
+        "--output-format=json",
+    ];
+    let check = |tool: &str, doc: &Value| {
+        let read = &doc["jobs"][0]["read"];
+        let (bytes, total) = (
+            read["io_bytes"].as_u64().unwrap(),
+            read["total_ios"].as_u64().unwrap(),
+        );
+        // 4k and 16k reads add up to the bytes, but for the job's last read, which may be
+        // cut to fit size= (then it is neither size): the count of 16k reads is this ± 2
+        let large = (bytes - 4096 * total) as f64 / (12 * 1024) as f64;
+        let small = total as f64 - large;
+        let got = prios(doc, "read");
+        let heads: Vec<(u64, u64)> = got.iter().map(|p| (p.0, p.1)).collect();
+        assert_eq!(
+            heads,
+            [(0, 0), (2, 5), (3, 1)],
+            "{tool}: expected the own priority, then 4k's 2/5, then 16k's 3/1"
+        );
+        assert!(
+            (got[2].4 as f64 - large).abs() <= 2.0,
+            "{tool}: expected every 16k read (about {large:.1}) at 3/1, saw {}",
+            got[2].4
+        );
+        let expected = small * 0.4;
+        let sigma = (expected * 0.6).sqrt();
+        assert!(
+            (got[1].4 as f64 - expected).abs() < 5.0 * sigma,
+            "{tool}: expected about {expected:.0} of {small:.0} 4k reads at 2/5, saw {}",
+            got[1].4
+        );
+    };
+    let (doc, code) = iolens_json(dir.path(), &args);
+    assert_eq!(code, 0, "iolens failed: {doc}");
+    check("iolens", &doc);
+    let _ = std::fs::remove_file(dir.path().join("f"));
+    if let Some(fio_doc) = fio(dir.path(), &args) {
+        check("fio", &fio_doc);
+    }
+}
+
 /// Line heads of the per-priority lines: `    clat prio 2/5 (usec)` → `    clat prio 2/5`.
 fn prio_lines(text: &str) -> Vec<String> {
     text.lines()
