@@ -183,7 +183,7 @@ fn mask_text(text: &str) -> String {
     let jobs = text.split("\nSystem during the run").next().unwrap_or(text);
     let mut out = String::new();
     for line in jobs.lines() {
-        if is_latency_distribution(line) {
+        if is_latency_distribution(line) || is_interval_samples(line) {
             continue;
         }
         let line = mask_date(line)
@@ -203,6 +203,13 @@ fn is_latency_distribution(line: &str) -> bool {
     ["lat (nsec)", "lat (usec)", "lat (msec)"]
         .iter()
         .any(|head| trimmed.starts_with(head) && trimmed[head.len()..].starts_with(' '))
+}
+
+/// `bw (  KiB/s): min=…, samples=3` and `iops : …`: printed once the job lasted a
+/// sampling interval, which a loaded machine makes it do.
+fn is_interval_samples(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    (trimmed.starts_with("bw (") || trimmed.starts_with("iops ")) && line.contains("samples=")
 }
 
 /// fio's job header ends with the start time: `err= 0: Mon Nov 23 19:08:15 2026`.
