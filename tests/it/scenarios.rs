@@ -538,7 +538,10 @@ fn seed004_a_rate_the_device_absorbs_does_not_stall() {
         "unthrottled: {achieved:.1} MiB/s, {:.1} % of the time blocked",
         blocked * 100.0
     );
-    assert!(achieved > 18.0, "expected the 20 MiB/s rate to be met, saw {achieved} MiB/s");
+    assert!(
+        achieved > 18.0,
+        "expected the 20 MiB/s rate to be met, saw {achieved} MiB/s"
+    );
     // the stalled writer above is blocked over 20 % of its time; page-lock waits on a loaded
     // machine give an absorbed rate a few percent
     assert!(
