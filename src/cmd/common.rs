@@ -178,7 +178,7 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
     if lenient {
         warnings.extend(lenient::relax(&mut layered));
     }
-    let mut resolved = if flags.parse_only && layered.is_empty() {
+    let mut resolved = if flags.parse_only && layered.is_empty() && line.files.is_empty() {
         // fio's --parse-only reads options given before any job into its defaults and
         // stops there: they are checked (and traced) as a job of their own, and no job is shown.
         let defaults = RawJob::new("global", line.global.origin.clone());
