@@ -80,6 +80,9 @@ pub trait Engine: Sized {
     /// Let `reap` return after at most `limit` even with fewer than `min`
     /// completions. Engines that never wait in `reap` ignore it.
     fn set_wait_limit(&mut self, _limit: Option<std::time::Duration>) {}
+    /// The I/O priority (class << 13 | level) of the I/Os queued from now on; engines
+    /// without per-I/O priorities ignore it (the resolver allows `cmdprio_*` only on those with).
+    fn set_ioprio(&mut self, _ioprio: u16) {}
     /// fsync (or fdatasync) one file. The runner calls it only with nothing in flight.
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()>;
     /// Discard `len` bytes at `offset` of `target`, synchronously. Trims are never

@@ -74,6 +74,11 @@ impl<R: OpenRing> Engine for RingEngine<R> {
         self.ring.set_wait_limit(limit);
     }
 
+    #[inline]
+    fn set_ioprio(&mut self, ioprio: u16) {
+        self.ring.set_ioprio(ioprio);
+    }
+
     fn sync_file(&mut self, file: u32, datasync: bool) -> io::Result<()> {
         self.ring.sync_file(&self.files, file, datasync)
     }

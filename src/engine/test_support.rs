@@ -23,6 +23,7 @@ pub fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
         io_uring: IoUringOptions::default(),
         pvsync2: Pvsync2Options::default(),
         stat_type: StatType::default(),
+        cmdprio: Default::default(),
     }
 }
 

@@ -333,6 +333,10 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("hipri", &[], Kind::Bool, Some("0"), "1", "Polled completions (io_uring, pvsync2)"),
     opt("fixedbufs", &[], Kind::Bool, Some("0"), "1", "Register buffers with io_uring"),
     opt("registerfiles", &[], Kind::Bool, Some("0"), "1", "Register files with io_uring"),
+    opt("cmdprio_percentage", &[], Kind::CountPerDirection, Some("0"), "50", "Share (percent) of reads,writes issued with cmdprio_class/cmdprio (io_uring, libaio)"),
+    opt("cmdprio_class", &[], Kind::CountPerDirection, Some("1"), "3", "I/O priority class of those I/Os, reads,writes: 1 realtime, 2 best effort, 3 idle"),
+    opt("cmdprio", &[], Kind::CountPerDirection, Some("0"), "4", "I/O priority level of those I/Os, reads,writes: 0 (highest) to 7"),
+    opt("cmdprio_bssplit", &[], Kind::Text, None, "4k/50:64k/20/3/1", "Shares of each block size issued with a priority: bs/percent[/class/level]:…, reads,writes"),
     opt("sqthread_poll", &[], Kind::Bool, Some("0"), "1", "Kernel thread polls the io_uring submission queue"),
     opt("stat_type", &[], Kind::Choice(StatType::NAMES), Some("stat"), "statx", "The call filestat and dirstat time: stat, lstat or statx"),
     opt("zero_buffers", &[], Kind::Bool, Some("0"), "1", "Fill write buffers with zeros"),
@@ -480,10 +484,6 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("flow_sleep", &[], Kind::Count, Some("0"), "100", "Flow control: microseconds a job ahead of its share waits (after its I/Os in flight) before trying again"),
     ignored("flow_watermark", &[], Kind::Count, None, "fio ignores it too (deprecated: flow control has no watermark)"),
     unsupported("profile", &[], Kind::Text, None, "fio's built-in profiles are not included", "a job file"),
-    unsupported("cmdprio_percentage", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
-    unsupported("cmdprio_class", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
-    unsupported("cmdprio", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
-    unsupported("cmdprio_bssplit", &[], Kind::Text, None, "per-command priorities are not implemented", "prio"),
     unsupported("nonvectored", &[], Kind::Count, Some("-1"), "io_uring reads and writes are always vectored", "the default"),
     unsupported("force_async", &[], Kind::Count, Some("0"), "forcing io_uring async punts is not implemented", "the default"),
     unsupported("sqthread_poll_cpu", &[], Kind::Count, None, "pinning the io_uring poll thread is not implemented", "sqthread_poll"),
@@ -643,6 +643,10 @@ pub mod opt {
     pub const BUFFER_PATTERN: &OptionDef = entry("buffer_pattern");
     pub const BUFFERED: &OptionDef = entry("buffered");
     pub const CLAT_PERCENTILES: &OptionDef = entry("clat_percentiles");
+    pub const CMDPRIO: &OptionDef = entry("cmdprio");
+    pub const CMDPRIO_BSSPLIT: &OptionDef = entry("cmdprio_bssplit");
+    pub const CMDPRIO_CLASS: &OptionDef = entry("cmdprio_class");
+    pub const CMDPRIO_PERCENTAGE: &OptionDef = entry("cmdprio_percentage");
     pub const CONTINUE_ON_ERROR: &OptionDef = entry("continue_on_error");
     pub const CPUMASK: &OptionDef = entry("cpumask");
     pub const CPUS_ALLOWED: &OptionDef = entry("cpus_allowed");

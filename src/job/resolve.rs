@@ -284,6 +284,9 @@ pub(crate) mod tests {
             if def.name == "log_issue_time" {
                 args.extend(["--write_lat_log=l", "--log_offset=1"]);
             }
+            if def.name.starts_with("cmdprio") {
+                args.push("--ioengine=io_uring");
+            }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
     }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+mod cmdprio;
 mod control;
 mod engine;
 mod exec;
@@ -16,6 +17,7 @@ mod tolerated_errors;
 mod verify;
 mod workload;
 
+pub use cmdprio::*;
 pub use control::*;
 pub use engine::*;
 pub use exec::*;

@@ -254,6 +254,21 @@ pub struct DirReport {
     pub bw_samples: SampleSummary,
     /// Per-interval IOPS samples.
     pub iops_samples: SampleSummary,
+    /// fio's per-priority latencies (`cmdprio_*`): each I/O priority with samples, the job's
+    /// own first; empty unless at least two priorities have samples, as in fio.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prios: Vec<PrioReport>,
+}
+
+/// The latencies of the I/Os of one priority: completion latency, or total latency
+/// with `lat_percentiles` (fio keeps one of them per priority).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrioReport {
+    pub prioclass: u16,
+    pub prio: u16,
+    /// `lat` holds total latencies (lat_percentiles), not completion latencies.
+    pub total_latency: bool,
+    pub lat: LatSummary,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,8 @@
 use serde::ser::{Serialize, Serializer};
 
 use crate::model::{
-    window_mean, DirReport, DiskUtil, Finding, JobReport, LatSummary, RunReport, SteadyStateReport,
+    window_mean, DirReport, DiskUtil, Finding, JobReport, LatSummary, PrioReport, RunReport,
+    SteadyStateReport,
 };
 use crate::report::fio_style::{
     ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
@@ -274,6 +275,9 @@ struct FioDir {
     slat_ns: FioLat,
     clat_ns: FioLat,
     lat_ns: FioLat,
+    /// Per-priority latencies (`cmdprio_*`), only with two priorities or more, as fio.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    prios: Vec<FioPrio>,
     bw_min: u64,
     bw_max: u64,
     bw_agg: f64,
@@ -306,6 +310,7 @@ impl FioDir {
             slat_ns: FioLat::new(dir.slat.as_ref(), detail),
             clat_ns: FioLat::new(dir.clat.as_ref(), detail),
             lat_ns: FioLat::new(dir.lat.as_ref(), detail),
+            prios: dir.prios.iter().map(|p| FioPrio::new(p, detail)).collect(),
             bw_min: (bw.min / KIB) as u64,
             bw_max: (bw.max / KIB) as u64,
             bw_agg: if bw.samples > 0 {
@@ -321,6 +326,34 @@ impl FioDir {
             iops_mean: finite(iops.mean),
             iops_stddev: finite(iops.stddev),
             iops_samples: iops.samples,
+        }
+    }
+}
+
+/// One priority's latencies: fio names them `clat_ns`, or `lat_ns` with lat_percentiles.
+#[derive(serde::Serialize)]
+struct FioPrio {
+    prioclass: u16,
+    prio: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clat_ns: Option<FioLat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lat_ns: Option<FioLat>,
+}
+
+impl FioPrio {
+    fn new(p: &PrioReport, detail: Detail) -> Self {
+        let lat = Some(FioLat::new(Some(&p.lat), detail));
+        let (clat_ns, lat_ns) = if p.total_latency {
+            (None, lat)
+        } else {
+            (lat, None)
+        };
+        FioPrio {
+            prioclass: p.prioclass,
+            prio: p.prio,
+            clat_ns,
+            lat_ns,
         }
     }
 }
@@ -578,6 +611,7 @@ mod tests {
                 stddev: 1994.7,
                 samples: 3,
             },
+            prios: Vec::new(),
         };
         let job = JobReport {
             description: None,

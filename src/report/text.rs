@@ -6,7 +6,7 @@ use std::fmt::{self, Write};
 
 use crate::model::{
     window_mean, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets,
-    LatSummary, RunReport, SteadyStateReport,
+    LatSummary, PrioReport, RunReport, SteadyStateReport,
 };
 use crate::report::fio_style::{
     ctime_utc, depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
@@ -178,10 +178,21 @@ fn write_dir(
             write_lat_line(out, name, summary)?;
         }
     }
+    // fio's per-priority lines (cmdprio_*) name each priority class/level; the names are
+    // longer than the column, so they carry their own indent.
+    for p in &dir.prios {
+        write_lat_line(out, &prio_name(p), &p.lat)?;
+    }
     for (name, summary) in measured {
         if let Some(summary) = summary.as_ref().filter(|s| !s.percentiles.is_empty()) {
             write_percentiles(out, name, &summary.percentiles)?;
         }
+    }
+    let prio_samples: u64 = dir.prios.iter().map(|p| p.lat.samples).sum();
+    for p in dir.prios.iter().filter(|p| !p.lat.percentiles.is_empty()) {
+        let share = 100.0 * p.lat.samples as f64 / prio_samples as f64;
+        let name = format!("{} ({share:.2}% of IOs)", prio_name(p));
+        write_percentiles(out, &name, &p.lat.percentiles)?;
     }
     let bw = &dir.bw_samples;
     if bw.samples > 0 {
@@ -211,6 +222,12 @@ fn write_dir(
         )?;
     }
     Ok(())
+}
+
+/// `    clat prio 1/0`: the latency kept per priority and the priority's class/level.
+fn prio_name(p: &PrioReport) -> String {
+    let kind = if p.total_latency { "lat" } else { "clat" };
+    format!("    {kind} prio {}/{}", p.prioclass, p.prio)
 }
 
 /// A summary line and, when it has them, its percentiles (used for sync).
@@ -567,6 +584,7 @@ mod tests {
                 stddev: 6375.95,
                 samples: 3,
             },
+            prios: Vec::new(),
         };
         let mut lat_buckets = LatBuckets::default();
         lat_buckets.ns_pct[9] = 0.05;

@@ -368,6 +368,7 @@ mod tests {
             len: 4096,
             file: 0,
             offset: 8192,
+            ioprio: 0,
         }
     }
 

@@ -16,6 +16,8 @@ pub struct InFlight {
     pub len: u32,
     pub file: u32,
     pub offset: u64,
+    /// The I/O's priority (`cmdprio_*`; the job's own, 0 when it has none).
+    pub ioprio: u16,
 }
 
 /// What a slot holds when no I/O uses it (length 0).
@@ -26,6 +28,7 @@ const IDLE: InFlight = InFlight {
     len: 0,
     file: 0,
     offset: 0,
+    ioprio: 0,
 };
 
 pub struct Queue {

@@ -20,9 +20,10 @@ use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMeth
 use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
-use crate::stats::{IntervalSampler, WorkerStats};
+use crate::stats::{IntervalSampler, PrioLat, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
+use crate::workload::prio::PrioChooser;
 use crate::workload::{IoGenerator, NextIo};
 use iolens_sys::os::{thread_rusage, Rusage};
 use replay::Replayer;
@@ -152,6 +153,27 @@ struct Worker<'a, E: Engine> {
     abandoned_in_flight: bool,
     /// `lockfile=`: held while an I/O is handed to the engine.
     locks: FileLocks,
+    /// `cmdprio_*`: the priority of each I/O; None when the job sets none.
+    prio: Option<PrioChooser>,
+}
+
+/// Nothing measured yet; with `cmdprio_*`, a latency histogram for each priority an I/O
+/// of each direction can carry.
+fn fresh_stats(prio: Option<&PrioChooser>) -> WorkerStats {
+    let mut stats = WorkerStats::default();
+    if let Some(chooser) = prio {
+        for ddir in [Ddir::Read, Ddir::Write] {
+            stats.dirs[ddir.index()].prios = chooser
+                .priorities(ddir)
+                .into_iter()
+                .map(|ioprio| PrioLat {
+                    ioprio,
+                    ..PrioLat::default()
+                })
+                .collect();
+        }
+    }
+    stats
 }
 
 /// How often an async worker looks for its oldest I/O in flight without
@@ -259,13 +281,17 @@ impl<'a, E: Engine> Worker<'a, E> {
             .or(replay_error);
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
+        let prio =
+            job.engine.cmdprio.is_used().then(|| {
+                PrioChooser::new(job.engine.cmdprio.clone(), job.exec.sched.ioprio, ctx.seed)
+            });
         Worker {
             engine,
             gen,
             pacer,
             filler,
             clock,
-            stats: WorkerStats::default(),
+            stats: fresh_stats(prio.as_ref()),
             sampler: IntervalSampler::new(avg_ns, ramp_end_ns, expected_samples),
             queue,
             completions: Vec::with_capacity(depth as usize),
@@ -292,6 +318,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             abandoned_in_flight: false,
             locks,
             flow,
+            prio,
             ctx,
         }
     }
@@ -417,7 +444,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// Ramp time is over: forget what was measured so far.
     fn start_measuring(&mut self, now: u64) {
         self.measuring = true;
-        self.stats = WorkerStats::default();
+        self.stats = fresh_stats(self.prio.as_ref());
         self.measure_start_ns = now;
         self.sampler.restart(now);
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
@@ -507,6 +534,14 @@ impl<'a, E: Engine> Worker<'a, E> {
             offset: io.offset,
             len: io.len,
         };
+        let ioprio = match &mut self.prio {
+            Some(chooser) => {
+                let ioprio = chooser.pick(io.ddir, io.len);
+                self.engine.set_ioprio(ioprio);
+                ioprio
+            }
+            None => 0,
+        };
         if let Err(e) = self.locks.lock(io.file, io.ddir) {
             self.queue.release(slot);
             return self.lock_failed(e);
@@ -524,6 +559,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             len: io.len,
             file: io.file,
             offset: io.offset,
+            ioprio,
         };
         match queued {
             Ok(Queued::Completed(result)) => {
@@ -708,6 +744,13 @@ impl<'a, E: Engine> Worker<'a, E> {
         if m.lat {
             d.lat.record(end_ns - io.start_ns);
         }
+        // fio keeps one latency per priority: the total one with lat_percentiles
+        let prio_ns = if m.lat_percentiles {
+            end_ns - io.start_ns
+        } else {
+            end_ns - io.submit_ns
+        };
+        d.record_prio(io.ioprio, prio_ns);
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }

@@ -7,7 +7,7 @@ pub mod worker;
 
 pub use histogram::LatHistogram;
 pub use series::{IntervalSampler, RateSeries};
-pub use worker::{DepthCounters, DirStats, PercentileChoice, WorkerStats};
+pub use worker::{DepthCounters, DirStats, PercentileChoice, PrioLat, WorkerStats};
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,8 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::spec::DDIRS;
-use crate::model::{DepthReport, DirReport, LatBuckets, SyncReport};
+use crate::job::spec::{ioprio_parts, DDIRS};
+use crate::model::{DepthReport, DirReport, LatBuckets, PrioReport, SyncReport};
 use crate::stats::histogram::LatHistogram;
 use crate::stats::series::RateSeries;
 
@@ -22,6 +22,17 @@ pub struct DirStats {
     pub ios: u64,
     /// I/Os that transferred fewer bytes than asked.
     pub short_ios: u64,
+    /// One latency histogram per I/O priority, the job's own first; empty without `cmdprio_*`.
+    #[serde(default)]
+    pub prios: Vec<PrioLat>,
+}
+
+/// The latencies of the I/Os of one priority (fio's `clat_prio`): completion latency,
+/// or total latency with `lat_percentiles`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrioLat {
+    pub ioprio: u16,
+    pub lat: LatHistogram,
 }
 
 impl DirStats {
@@ -32,6 +43,45 @@ impl DirStats {
         self.bytes += other.bytes;
         self.ios += other.ios;
         self.short_ios += other.short_ios;
+        for theirs in &other.prios {
+            match self.prios.iter_mut().find(|p| p.ioprio == theirs.ioprio) {
+                Some(mine) => mine.lat.merge(&theirs.lat),
+                None => self.prios.push(theirs.clone()),
+            }
+        }
+    }
+
+    /// Count `ns` in the latencies of priority `ioprio`, if this direction keeps them.
+    #[inline]
+    pub fn record_prio(&mut self, ioprio: u16, ns: u64) {
+        if let Some(p) = self.prios.iter_mut().find(|p| p.ioprio == ioprio) {
+            p.lat.record(ns);
+        }
+    }
+
+    /// fio's per-priority report: only with two priorities or more that have samples.
+    fn prio_reports(&self, percentiles: PercentileChoice) -> Vec<PrioReport> {
+        let with_samples = || self.prios.iter().filter(|p| p.lat.count() > 0);
+        if with_samples().count() < 2 {
+            return Vec::new();
+        }
+        let total_latency = !percentiles.lat.is_empty();
+        let pcts = if total_latency {
+            percentiles.lat
+        } else {
+            percentiles.clat
+        };
+        with_samples()
+            .map(|p| {
+                let (prioclass, prio) = ioprio_parts(p.ioprio);
+                PrioReport {
+                    prioclass,
+                    prio,
+                    total_latency,
+                    lat: p.lat.summary(pcts),
+                }
+            })
+            .collect()
     }
 
     /// The model's view of this direction over `runtime_ns`, with the
@@ -63,6 +113,7 @@ impl DirStats {
             lat: measured(&self.lat, percentiles.lat),
             bw_samples: rates.bw_summary(),
             iops_samples: rates.iops_summary(),
+            prios: self.prio_reports(percentiles),
         }
     }
 }
@@ -195,6 +246,75 @@ fn percentages(counts: &[u64; 7]) -> [f64; 7] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A direction keeping priorities `ioprios`, with `samples[i]` latencies of 1 µs each.
+    fn with_prios(ioprios: &[u16], samples: &[u64]) -> DirStats {
+        let mut d = DirStats {
+            prios: ioprios
+                .iter()
+                .map(|&ioprio| PrioLat {
+                    ioprio,
+                    ..PrioLat::default()
+                })
+                .collect(),
+            ..DirStats::default()
+        };
+        for (&ioprio, &n) in ioprios.iter().zip(samples) {
+            for _ in 0..n {
+                d.record_prio(ioprio, 1000);
+            }
+        }
+        d
+    }
+
+    fn heads(d: &DirStats, percentiles: PercentileChoice) -> Vec<(u16, u16, bool, u64)> {
+        d.report(1, percentiles, &RateSeries::default())
+            .prios
+            .iter()
+            .map(|p| (p.prioclass, p.prio, p.total_latency, p.lat.samples))
+            .collect()
+    }
+
+    #[test]
+    fn priorities_are_reported_only_when_two_have_samples_as_in_fio() {
+        let high = 1 << 13 | 2;
+        let none = PercentileChoice::default();
+        assert_eq!(
+            heads(&with_prios(&[0, high], &[5, 0]), none),
+            [],
+            "expected no per-priority report with one priority used"
+        );
+        assert_eq!(
+            heads(&with_prios(&[0, high], &[5, 3]), none),
+            [(0, 0, false, 5), (1, 2, false, 3)],
+            "expected the job's own priority, then class 1 level 2, as completion latencies"
+        );
+        let lat = PercentileChoice {
+            lat: &[50.0],
+            ..none
+        };
+        assert!(
+            heads(&with_prios(&[0, high], &[1, 1]), lat)[0].2,
+            "expected total latencies with lat_percentiles"
+        );
+        assert_eq!(
+            heads(&DirStats::default(), none),
+            [],
+            "expected nothing without cmdprio"
+        );
+    }
+
+    #[test]
+    fn merging_adds_samples_of_the_same_priority_and_keeps_the_others() {
+        let mut a = with_prios(&[0, 8192], &[2, 3]);
+        a.merge(&with_prios(&[0, 3 << 13], &[4, 1]));
+        let seen: Vec<(u16, u64)> = a.prios.iter().map(|p| (p.ioprio, p.lat.count())).collect();
+        assert_eq!(
+            seen,
+            [(0, 6), (8192, 3), (3 << 13, 1)],
+            "expected priority 0 summed and the other two kept in order of appearance"
+        );
+    }
 
     #[test]
     fn batch_buckets_match_fio() {

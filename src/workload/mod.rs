@@ -9,6 +9,7 @@ mod lfsr;
 mod offsets;
 pub mod pacing;
 mod permutation;
+pub mod prio;
 pub mod rng;
 pub mod verify_header;
 

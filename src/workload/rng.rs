@@ -22,6 +22,8 @@ pub enum RngStream {
     Buffers = 3,
     /// Which written blocks `trim_percentage` trims.
     VerifyTrims = 4,
+    /// Which I/Os carry `cmdprio_percentage`'s priority.
+    Priorities = 5,
 }
 
 impl RngStream {

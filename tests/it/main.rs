@@ -7,6 +7,7 @@ mod cgroup_observe;
 mod cgroup_scenarios;
 mod cgroup_support;
 mod cli;
+mod cmdprio;
 mod diagnose;
 mod differential;
 mod engine_refusals;

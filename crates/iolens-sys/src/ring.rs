@@ -15,6 +15,9 @@ pub trait IoRing {
     fn prep_read(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()>;
     /// Queue a write of the first `len` bytes of `slot` to `files[file]` at `offset`.
     fn prep_write(&mut self, slot: u32, file: u32, offset: u64, len: u32) -> io::Result<()>;
+    /// The I/O priority (`ioprio_set`'s class << 13 | level) of the I/Os prepared from now
+    /// on; 0 leaves them at the process's own. A ring without per-I/O priorities ignores it.
+    fn set_ioprio(&mut self, _ioprio: u16) {}
     /// Hand every prepared I/O to the kernel; returns how many it took. When the kernel
     /// is short of resources (EAGAIN) the rest stay pending: reap, then submit again.
     /// Per-I/O errors (bad fd, misaligned direct I/O) come back as completions.

@@ -179,3 +179,22 @@ pub fn drop_with_reads_in_flight(mut ring: impl IoRing) {
     ring.submit().unwrap();
     drop(ring);
 }
+
+/// Reads one block of file 0 (it must hold one) with each of these priorities, one after
+/// the other, and returns what each read gave: bytes or -errno. The kernel checks an
+/// I/O's priority (an unknown class is EINVAL), so the results show that it arrived.
+pub fn reads_with_priorities(ring: &mut impl IoRing, ioprios: &[u16]) -> Vec<i64> {
+    let mut results = Vec::new();
+    for &ioprio in ioprios {
+        ring.set_ioprio(ioprio);
+        ring.prep_read(0, 0, 0, BS as u32).unwrap();
+        ring.submit().unwrap();
+        ring.reap(1, 1, |_, res| results.push(res)).unwrap();
+    }
+    results
+}
+
+/// The ioprio of a class and level, as `ioprio_set(2)` encodes them.
+pub fn ioprio(class: u16, level: u16) -> u16 {
+    class << 13 | level
+}

@@ -9,7 +9,7 @@ use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
-use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
+use crate::job::spec::{BlockSizes, CmdprioSpec, JobSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
 
 /// One engine: its fio name and what the rest of iolens asks about it.
@@ -298,6 +298,8 @@ pub struct EngineSpec {
     pub pvsync2: Pvsync2Options,
     /// filestat's and dirstat's call; `stat` for the other engines.
     pub stat_type: StatType,
+    /// Per-I/O priorities (io_uring, libaio).
+    pub cmdprio: CmdprioSpec,
 }
 
 /// io_uring's own options, by fio's names.
@@ -407,6 +409,7 @@ impl EngineSpec {
             } else {
                 StatType::default()
             },
+            cmdprio: CmdprioSpec::resolve(layers, kind)?,
         })
     }
 }

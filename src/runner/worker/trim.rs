@@ -50,6 +50,7 @@ impl<E: Engine> Worker<'_, E> {
             len: io.len,
             file: io.file,
             offset: io.offset,
+            ioprio: 0,
         };
         self.complete(trimmed, result, end_ns, false);
         self.think();
