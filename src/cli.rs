@@ -3,15 +3,16 @@
 
 mod values;
 
+use crate::debug::DebugRequest;
 use crate::job::front::cli_args::option_text;
 use crate::model::Severity;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use values::{
-    parse_duration, parse_eta, parse_fail_on, parse_fio_compat, parse_formats, parse_history_id,
-    parse_io_timeout, parse_observe_interval, parse_ramp, parse_repetitions, parse_report_file,
-    parse_status_interval, parse_warmup, FlagValueError,
+    parse_debug, parse_duration, parse_eta, parse_fail_on, parse_fio_compat, parse_formats,
+    parse_history_id, parse_io_timeout, parse_observe_interval, parse_ramp, parse_repetitions,
+    parse_report_file, parse_status_interval, parse_warmup, FlagValueError,
 };
 pub use values::{EtaMode, FioCompat, Format, Formats};
 
@@ -388,6 +389,10 @@ pub struct RunFlags {
     /// fio's limit on its job count; accepted, and without effect as in fio.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_jobs: Option<u32>,
+    /// fio's --debug=TYPES: parse and random trace lines in fio's shape, before the report
+    /// (a comma list, all, or help to list them).
+    #[arg(long, value_name = "TYPES", value_parser = parse_debug)]
+    pub debug: Option<DebugRequest>,
     /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
     /// history line), which the fio drop-in leaves out because fio would not print them.
     #[arg(long)]

@@ -8,6 +8,7 @@ mod console;
 
 pub mod cli;
 pub mod cmd;
+pub mod debug;
 pub mod diagnose;
 pub mod engine;
 pub mod errno;

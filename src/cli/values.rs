@@ -2,6 +2,7 @@
 //! them: a bad value is refused by clap with one line naming the flag, the
 //! value and the fix (`cli::error_line`).
 
+use crate::debug::{self, DebugRequest};
 use crate::model::Severity;
 use crate::units::{self, TimeUnit};
 use std::path::PathBuf;
@@ -107,6 +108,11 @@ pub fn parse_fail_on(value: &str) -> Parsed<Severity> {
             "--fail-on={other}: use warning (fail on a warning finding) or info (on any finding)"
         )),
     }
+}
+
+/// Parse `--debug=`: fio's debug types iolens traces, or `help`.
+pub fn parse_debug(value: &str) -> Parsed<DebugRequest> {
+    debug::parse_request(value).map_err(FlagValueError)
 }
 
 /// A whole number given to `flag`.

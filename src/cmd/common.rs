@@ -10,7 +10,7 @@ use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::diagnose::repetitions;
 use crate::fileset::{self, TargetError};
 use crate::job::front::{expr, jobfile, lenient};
-use crate::job::{self, LayeredJob};
+use crate::job::{self, LayeredJob, RawJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
 use crate::report::{html, repeat_table, timeline};
@@ -178,8 +178,15 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
     if lenient {
         warnings.extend(lenient::relax(&mut layered));
     }
-    let mut resolved =
-        job::resolve_layered(&layered).map_err(|e| CmdError::usage(e.to_string()))?;
+    let mut resolved = if flags.parse_only && layered.is_empty() && line.files.is_empty() {
+        // fio's --parse-only reads options given before any job into its defaults and
+        // stops there: they are checked (and traced) as a job of their own, and no job is shown.
+        let defaults = RawJob::new("global", line.global.origin.clone());
+        job::resolve(&defaults, std::slice::from_ref(&line.global))
+    } else {
+        job::resolve_layered(&layered)
+    }
+    .map_err(|e| CmdError::usage(e.to_string()))?;
     job::spec::place_state_files(&mut resolved.jobs, flags.aux_path.as_deref());
     // fio refuses them while parsing, so --parse-only does too
     if flags.readonly {

@@ -17,6 +17,7 @@ mod shim;
 mod show_jobs;
 
 use crate::cli::{Cli, Command, DbArgs, QuickArgs, RunArgs};
+use crate::debug::{self, DebugRequest};
 use crate::store::Filter;
 use common::{CmdError, HistoryFlags};
 use history::HistoryQuery;
@@ -104,6 +105,11 @@ fn run_line(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
         return show_jobs::cmdhelp(option);
     }
     shim::refuse_fio_network_mode(&args.args)?;
+    match args.flags.debug {
+        Some(DebugRequest::Help) => return common::print(&format!("{}\n", debug::help_list())),
+        Some(DebugRequest::Trace(types)) => debug::enable(types),
+        None => {}
+    }
     if args.flags.parse_only {
         return show_jobs::parse_only(args);
     }

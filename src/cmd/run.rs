@@ -9,6 +9,7 @@ use super::common::{
 use super::comparison;
 use super::output;
 use crate::cli::RunArgs;
+use crate::debug;
 use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
 use crate::runner::status::StatusReports;
@@ -23,6 +24,11 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     let stop = stop_flag()?;
     let (repetitions, warmup) = (flags.repeat.unwrap_or(1), flags.warmup.unwrap_or(0));
     if repetitions > 1 || warmup > 0 {
+        if flags.debug.is_some() {
+            return Err(CmdError::usage(
+                "--debug traces one run: leave out --repeat and --warmup to use it",
+            ));
+        }
         let options = Repetitions {
             repetitions,
             warmup,
@@ -49,6 +55,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         on_report: &print_status,
     });
     let outcome = run_once(&jobs, &stop, status)?;
+    emit(&mut destination.borrow_mut(), &debug::take())?;
     emit(
         &mut destination.borrow_mut(),
         &output::render(&outcome.report, &formats),

@@ -3,6 +3,7 @@
 
 use super::common::{load_jobs, print, with_run_args, CmdError};
 use crate::cli::RunArgs;
+use crate::debug;
 use crate::job::options::{self, Kind, OptionDef, Status, OPTIONS};
 use crate::job::{LayeredJob, RawJob, Source};
 use std::fmt::Write;
@@ -19,7 +20,7 @@ pub fn parse_only(run: &RunArgs) -> Result<i32, CmdError> {
 
 fn print_jobs(run: &RunArgs, every_option: bool) -> Result<i32, CmdError> {
     let loaded = load_jobs(&run.flags, &run.args)?;
-    print(&render(&loaded.layered, every_option))
+    print(&(debug::take() + &render(&loaded.layered, every_option)))
 }
 
 /// One block per job: a header with where the job starts, then `option value origin` lines;

@@ -32,7 +32,7 @@ use crate::model::RunReport;
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::LiveBoard;
-use crate::workload::rng::worker_seed;
+use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
 use result::{IoFailure, WorkerResult};
@@ -421,13 +421,16 @@ fn worker_number(jobs: &[JobSpec], job_index: usize, worker_index: u32) -> u64 {
     (first_worker_numbers(jobs)[job_index] + worker_index as usize) as u64
 }
 
+/// A worker's seed, traced for `--debug=random`; called once per worker and run.
 fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {
-    worker_seed(
+    let seed = worker_seed(
         job.workload.randseed,
         job.workload.randrepeat,
         job_index as u32,
         worker_index,
-    )
+    );
+    trace_seeds(seed);
+    seed
 }
 
 /// Schedule the worker thread as its job asks, then pick the monomorphised hot loop for

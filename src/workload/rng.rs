@@ -5,6 +5,7 @@
 //! from the worker seed, so changing e.g. the buffer options never changes the
 //! offsets a seed produces.
 
+use crate::debug::{self, DebugType};
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,6 +26,15 @@ pub enum RngStream {
     Priorities = 5,
 }
 
+impl RngStream {
+    const ALL: [RngStream; 4] = [
+        RngStream::Offsets,
+        RngStream::Pacing,
+        RngStream::Buffers,
+        RngStream::VerifyTrims,
+    ];
+}
+
 /// The seed of one worker. With `randrepeat` (fio's default) it depends only on
 /// `randseed` and the worker's place in the run, so a rerun repeats the pattern;
 /// without it the clock makes every run different.
@@ -43,7 +53,29 @@ pub fn worker_seed(randseed: u64, randrepeat: bool, job_index: u32, worker_index
 
 /// A generator for one consumer of a worker's seed.
 pub fn stream_rng(seed: u64, stream: RngStream) -> WorkerRng {
-    WorkerRng::seed_from_u64(mix64(seed ^ (stream as u64).wrapping_mul(GOLDEN_GAMMA)))
+    WorkerRng::seed_from_u64(stream_seed(seed, stream))
+}
+
+/// The seed `stream_rng` gives one consumer's generator.
+fn stream_seed(seed: u64, stream: RngStream) -> u64 {
+    mix64(seed ^ (stream as u64).wrapping_mul(GOLDEN_GAMMA))
+}
+
+/// `--debug=random`: how many streams a worker seeded with `seed` has, then each
+/// stream's seed in stream order, in the words fio's seed lines use.
+pub fn trace_seeds(seed: u64) {
+    if debug::enabled(DebugType::Random) {
+        debug::trace(
+            DebugType::Random,
+            format_args!("FIO_RAND_NR_OFFS={}", RngStream::ALL.len()),
+        );
+        for (index, stream) in RngStream::ALL.into_iter().enumerate() {
+            debug::trace(
+                DebugType::Random,
+                format_args!("rand_seeds[{index}]={}", stream_seed(seed, stream)),
+            );
+        }
+    }
 }
 
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;

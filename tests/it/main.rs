@@ -16,6 +16,7 @@ mod errors;
 mod fail_on;
 mod file_ops;
 mod fio_command_line;
+mod fio_debug;
 mod fio_filenames;
 mod fio_match;
 mod fio_offsets;

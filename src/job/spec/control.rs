@@ -3,6 +3,7 @@
 //! (`QueueSpec`: the engine's depth, `iodepth_low`, the batches; `latency_target`).
 
 use super::*;
+use crate::debug::{self, DebugType};
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::{Chosen, Layers};
@@ -87,6 +88,15 @@ pub enum SteadyMetric {
     Iops,
     /// Bytes per second.
     Bw,
+}
+
+/// The `--debug=parse` line for a `steadystate=` limit, worded as fio words it.
+fn threshold_trace(metric: SteadyMetric, limit: f64, limit_is_percent: bool) -> String {
+    match (limit_is_percent, metric) {
+        (true, _) => format!("set steady state threshold to {limit:.6}%"),
+        (false, SteadyMetric::Iops) => format!("set steady state IOPS threshold to {limit:.6}"),
+        (false, SteadyMetric::Bw) => format!("set steady state BW threshold to {limit}"),
+    }
 }
 
 /// A `steadystate=` word: the metric sampled, and whether the slope of the samples is
@@ -216,6 +226,10 @@ impl Layers<'_> {
                     "{word} needs a limit: ':{number}' is not a number of 0 or more"
                 ))
             })?;
+        debug::trace(
+            DebugType::Parse,
+            threshold_trace(criterion.metric, limit, limit_is_percent),
+        );
         // One sample per second: a window shorter than a second holds none.
         let duration = Duration::from_secs(duration.as_secs().max(1));
         Ok(Some(SteadyStateSpec {
@@ -285,6 +299,43 @@ impl Layers<'_> {
 mod tests {
     use super::*;
     use crate::job::resolve::tests::{error, job};
+
+    #[test]
+    fn steadystate_thresholds_are_traced_in_fios_words() {
+        let cases = [
+            (
+                SteadyMetric::Iops,
+                10.0,
+                false,
+                "set steady state IOPS threshold to 10.000000",
+            ),
+            (
+                SteadyMetric::Iops,
+                0.1,
+                true,
+                "set steady state threshold to 0.100000%",
+            ),
+            (
+                SteadyMetric::Bw,
+                10.0,
+                true,
+                "set steady state threshold to 10.000000%",
+            ),
+            (
+                SteadyMetric::Bw,
+                12.0,
+                false,
+                "set steady state BW threshold to 12",
+            ),
+        ];
+        for (metric, limit, percent, expected) in cases {
+            assert_eq!(
+                threshold_trace(metric, limit, percent),
+                expected,
+                "expected fio's wording for {metric:?} {limit} (percent: {percent})"
+            );
+        }
+    }
 
     #[test]
     fn steadystate_needs_ss_dur_and_parses_its_criterion() {
