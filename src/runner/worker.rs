@@ -157,6 +157,16 @@ struct Worker<'a, E: Engine> {
     prio: Option<PrioChooser>,
 }
 
+/// A setup step's value, or the one-line failure the worker reports when it starts;
+/// neither when the job does not ask for the step.
+fn split_setup<T>(step: Option<Result<T, String>>) -> (Option<T>, Option<IoFailure>) {
+    match step {
+        Some(Ok(value)) => (Some(value), None),
+        Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+        None => (None, None),
+    }
+}
+
 /// Nothing measured yet; with `cmdprio_*`, a latency histogram for each priority an I/O
 /// of each direction can carry.
 fn fresh_stats(prio: Option<&PrioChooser>) -> WorkerStats {
@@ -203,11 +213,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             .as_ref()
             .filter(|spec| spec.state_load)
             .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_number));
-        let (loaded, load_error) = match loaded {
-            Some(Ok(state)) => (Some(state), None),
-            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
-            None => (None, None),
-        };
+        let (loaded, load_error) = split_setup(loaded);
         let seed = loaded.as_ref().map_or(ctx.seed, |s| s.seed);
         if let Some(state) = loaded.as_ref().filter(|_| !job.workload.rw.writes()) {
             budget.cap_ios(state.writes);
@@ -244,11 +250,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 };
                 Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
             });
-        let (verify, verify_error) = match verify {
-            Some(Ok(v)) => (Some(v), None),
-            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
-            None => (None, None),
-        };
+        let (verify, verify_error) = split_setup(verify);
         let (trim_methods, trim_error) = match trim_methods(job, &ctx.files) {
             Ok(methods) => (methods, None),
             Err(e) => (Vec::new(), Some(e)),
@@ -259,21 +261,13 @@ impl<'a, E: Engine> Worker<'a, E> {
             .write
             .as_ref()
             .map(|path| IologWriter::create(path, &paths, clock.now_ns()));
-        let (iolog, iolog_error) = match iolog {
-            Some(Ok(log)) => (Some(log), None),
-            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
-            None => (None, None),
-        };
+        let (iolog, iolog_error) = split_setup(iolog);
         let replay = job
             .iolog
             .replay
             .as_ref()
             .map(|spec| Replayer::open(spec, clock.now_ns()));
-        let (replay, replay_error) = match replay {
-            Some(Ok(r)) => (Some(r), None),
-            Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
-            None => (None, None),
-        };
+        let (replay, replay_error) = split_setup(replay);
         let setup_error = load_error
             .or(verify_error)
             .or(trim_error)
