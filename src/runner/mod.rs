@@ -96,6 +96,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
     let first_worker_numbers = first_worker_numbers(req.jobs);
+    let mut watchdog_stopped_run = false;
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
             break;
@@ -168,12 +169,15 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             }
         }
         if control.ends_run() || watchdog_stopped {
+            watchdog_stopped_run = watchdog_stopped;
             break;
         }
     }
     warnings.dedup();
     let disks = disks.finish(wall.elapsed());
     let mut report = collect::report(req, &results, disks, started_unix_ms);
+    // The watchdog ended the run early: what the report holds is partial.
+    report.interrupted |= watchdog_stopped_run;
     report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
     report.observations.cache_guards = cache_guards;
     report.observations.layouts = watch::layout_records(&files);
@@ -241,6 +245,7 @@ fn run_group(
         .collect();
     let mut steady = GroupSteadyState::new(req.jobs, jobs);
     let group_start = Instant::now();
+    let given_up = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
@@ -269,8 +274,9 @@ fn run_group(
                             let shared = board.shared_slot(j, w);
                             let task = process::WorkerTask::new(req, files, j, w, every, shared);
                             let stop = control.stop_flag(position, w);
+                            let given_up = &given_up;
                             thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, start, stop, slot, live)
+                                process::run_in_process(&task, start, stop, given_up, slot, live)
                             })
                         };
                         // Only resource exhaustion fails a spawn, and the workers already
@@ -286,6 +292,7 @@ fn run_group(
             board,
             files,
             req.io_timeout,
+            &given_up,
         ));
         let mut running = || {
             let finished: Vec<Vec<bool>> = handles

@@ -53,6 +53,8 @@ pub struct Rule {
     range: Range<u64>,
     fault: Fault,
     once: bool,
+    /// Matching I/Os to let through before the fault applies.
+    skip: u32,
 }
 
 impl Rule {
@@ -63,6 +65,7 @@ impl Rule {
             range,
             fault,
             once: false,
+            skip: 0,
         }
     }
 
@@ -72,6 +75,11 @@ impl Rule {
             once: true,
             ..Rule::always(op, range, fault)
         }
+    }
+
+    /// Let the first `n` matching I/Os through untouched.
+    pub fn after(self, n: u32) -> Rule {
+        Rule { skip: n, ..self }
     }
 
     fn matches(&self, op: Op, offset: u64, len: u64) -> bool {
@@ -107,6 +115,10 @@ impl State {
     fn fault_for(&self, op: Op, offset: u64, len: u64) -> Option<Fault> {
         let mut rules = self.rules.lock().unwrap();
         let at = rules.iter().position(|r| r.matches(op, offset, len))?;
+        if rules[at].skip > 0 {
+            rules[at].skip -= 1;
+            return None;
+        }
         self.fired.fetch_add(1, Ordering::Relaxed);
         let fault = rules[at].fault;
         if rules[at].once {
@@ -161,7 +173,14 @@ impl State {
             (Some(Fault::Drop), Pending::Write { data, reply, .. }) => {
                 reply.written(data.len() as u32)
             }
-            (Some(Fault::Tear), Pending::Write { offset, data, reply }) => {
+            (
+                Some(Fault::Tear),
+                Pending::Write {
+                    offset,
+                    data,
+                    reply,
+                },
+            ) => {
                 let half = &data[..data.len() / 2];
                 match self.backing.write_all_at(half, offset) {
                     Ok(()) => reply.written(data.len() as u32),
