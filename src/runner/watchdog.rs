@@ -155,6 +155,8 @@ pub(super) struct GroupWatch<'a> {
     stopped_at: Option<Instant>,
     /// Set once the grace is over: the proxies of stuck worker processes stop waiting.
     given_up: &'a AtomicBool,
+    /// Workers still running a grace after that are threads: leave them behind.
+    leave_threads: bool,
 }
 
 impl<'a> GroupWatch<'a> {
@@ -178,6 +180,7 @@ impl<'a> GroupWatch<'a> {
             stuck: Vec::new(),
             stopped_at: None,
             given_up,
+            leave_threads: false,
         }
     }
 
@@ -196,13 +199,8 @@ impl<'a> GroupWatch<'a> {
                     "iolens: watchdog: stuck workers did not come back; the report has what they had done"
                 );
             }
-            if waiting && at.elapsed() > 2 * GRACE {
-                // A thread cannot be taken back: leaving is the only way not to hang with it.
-                eprintln!(
-                    "iolens: watchdog: stuck worker threads did not come back; exiting without a report"
-                );
-                std::process::exit(1);
-            }
+            // A thread cannot be taken back: the run is finished without it.
+            self.leave_threads = waiting && at.elapsed() > 2 * GRACE;
             return;
         }
         let now_ns = iolens_sys::clock::monotonic_ns();
@@ -293,6 +291,11 @@ impl<'a> GroupWatch<'a> {
                 let _ = iolens_sys::os::kill_process(pid);
             }
         }
+    }
+
+    /// The workers still running are threads stuck in the kernel: stop waiting for them.
+    pub fn leaves_threads_behind(&self) -> bool {
+        self.leave_threads
     }
 
     pub fn stopped(&self) -> bool {

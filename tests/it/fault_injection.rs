@@ -8,7 +8,7 @@ use crate::support::{command, scratch, stderr, LoopDevice};
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 const BLOCK: u64 = 4096;
@@ -314,60 +314,52 @@ fn verify_classifies_dropped_writes_as_stale_and_torn_ones_as_torn() {
 
 /// A write that never completes (its FUSE request is read and never answered, so
 /// even SIGKILL cannot free the worker): the watchdog names the worker, its wait
-/// channel, the file and the offset, --io-timeout ends the job, and the worker
-/// process, which cannot be joined, is left behind: the report has the others'
-/// results and its live counters, the run and job are marked, the history keeps
-/// it, and iolens exits 1. Releasing the write lets the left-behind process go.
-#[test]
-fn a_hung_io_is_named_and_io_timeout_ends_the_job_without_joining_the_stuck_worker() {
+/// channel, the file and the offset, --io-timeout ends the job, and the worker,
+/// which cannot be joined, is left behind: the report has the other job's results
+/// and the stuck worker's live counters, the run and job are marked, the history
+/// keeps it, and iolens exits 1. Releasing the write lets the stuck worker go.
+fn a_stuck_worker_is_left_behind(threads: bool) {
     let Some(fs) = FaultFs::mount("f", SIZE) else {
         return;
     };
     fs.inject(Rule::once(Op::Write, 12 * BLOCK..13 * BLOCK, Fault::Hang));
-    let db = scratch();
-    let db = db.path().join("history.db");
-    let db_arg = format!("--db={}", db.display());
+    let scratch_dir = scratch();
+    let db_arg = format!("--db={}", scratch_dir.path().join("history.db").display());
+    let output = scratch_dir.path().join("report.json");
     let file = format!("--filename={}", fs.file().display());
-    let healthy = scratch();
-    let healthy = format!("--filename={}", healthy.path().join("g").display());
+    let healthy = format!("--filename={}", scratch_dir.path().join("g").display());
     // Two jobs at once: the stuck one and one that finishes.
-    let out = command()
-        .args([
-            "run",
-            &db_arg,
-            "--io-timeout=1s",
-            "--output-format=iolens-json",
-        ])
-        .args(["--bs=4k", "--ioengine=psync", "--rw=write", "--size=1m"])
-        .args(["--name=faulty", &file, "--name=healthy", &healthy])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected exit 1 after --io-timeout, saw: {err}"
-    );
-    let path = fs.file().display().to_string();
-    for fragment in [
-        "--io-timeout",
-        "job 'faulty' worker 0 (pid ",
-        "in request_wait_answer",
-        &format!("waiting on {path} at offset 49152"),
-        "did not come back; the report has what they had done",
-        "interrupted: the results are partial",
-    ] {
-        assert!(
-            err.contains(fragment),
-            "expected stderr to say {fragment:?}, saw: {err}"
-        );
+    let mut run = command();
+    run.args([
+        "run",
+        &db_arg,
+        "--io-timeout=1s",
+        "--output-format=iolens-json",
+    ])
+    .arg(format!("--output={}", output.display()))
+    .args(["--bs=4k", "--ioengine=psync", "--rw=write", "--size=1m"])
+    .args(["--name=faulty", &file, "--name=healthy", &healthy])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    if threads {
+        run.arg("--thread");
     }
+    let iolens = run.spawn().unwrap();
+    // A process whose thread is stuck exits only when that thread can: the report
+    // must be complete before.
+    let report: Value = (0..1200)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::read(&output)
+                .ok()
+                .and_then(|text| serde_json::from_slice(&text).ok())
+        })
+        .expect("expected the report written within a minute");
     assert_eq!(
         fs.held(),
         1,
-        "expected the write still held after iolens exited"
+        "expected the write still held after the report"
     );
-    let report = report(&out);
     assert_eq!(
         report["interrupted"], true,
         "expected the run marked interrupted, saw {}",
@@ -381,7 +373,7 @@ fn a_hung_io_is_named_and_io_timeout_ends_the_job_without_joining_the_stuck_work
     );
     let error = job["error"].as_str().unwrap_or_default();
     assert!(
-        error.contains("request_wait_answer") && error.contains("at offset 49152"),
+        error.contains("in request_wait_answer") && error.contains("at offset 49152"),
         "expected the job's error to name the wait channel and offset, saw {error:?}"
     );
     assert_eq!(
@@ -409,7 +401,7 @@ fn a_hung_io_is_named_and_io_timeout_ends_the_job_without_joining_the_stuck_work
         "expected the stored partial counts"
     );
 
-    let pid: u32 = err
+    let pid: u32 = error
         .split("(pid ")
         .nth(1)
         .and_then(|t| t.split(',').next())
@@ -418,17 +410,46 @@ fn a_hung_io_is_named_and_io_timeout_ends_the_job_without_joining_the_stuck_work
         .unwrap();
     assert!(
         Path::new(&format!("/proc/{pid}")).exists(),
-        "expected the stuck worker {pid} still there before the release"
+        "expected the stuck worker's process {pid} still there before the release"
     );
     assert_eq!(fs.release(), 1, "expected one held write to release");
+    let out = iolens.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit 1 after --io-timeout, saw: {err}"
+    );
+    for fragment in [
+        "--io-timeout",
+        "job 'faulty' worker 0 (pid ",
+        &format!("waiting on {} at offset 49152", fs.file().display()),
+        "did not come back; the report has what they had done",
+        "interrupted: the results are partial",
+    ] {
+        assert!(
+            err.contains(fragment),
+            "expected stderr to say {fragment:?}, saw: {err}"
+        );
+    }
     let gone = (0..200).any(|_| {
         std::thread::sleep(Duration::from_millis(50));
         !Path::new(&format!("/proc/{pid}")).exists()
     });
     assert!(
         gone,
-        "expected the left-behind worker {pid} to exit once its write was answered"
+        "expected the stuck worker's process {pid} to exit once its write was answered"
     );
+}
+
+#[test]
+fn a_stuck_worker_process_is_left_behind_with_a_partial_report() {
+    a_stuck_worker_is_left_behind(false);
+}
+
+#[test]
+fn a_stuck_worker_thread_is_left_behind_with_a_partial_report() {
+    a_stuck_worker_is_left_behind(true);
 }
 
 #[test]
