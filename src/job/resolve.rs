@@ -132,6 +132,7 @@ impl Layers<'_> {
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;
         check_unlink_each_loop(self, &spec)?;
+        check_sprandom(self, &spec)?;
         Ok(spec)
     }
 

@@ -13,7 +13,8 @@
 use super::lfsr::Lfsr;
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
-use crate::job::spec::{Ddir, Distribution, RandomGenerator, StridedZones, DDIRS};
+use super::sprandom::Sprandom;
+use crate::job::spec::{Ddir, Distribution, RandomGenerator, SprandomSpec, StridedZones, DDIRS};
 use rand::{Rng, RngCore};
 use rand_distr::{Distribution as _, Normal, Zipf};
 
@@ -75,6 +76,8 @@ pub struct OffsetRules {
     pub percent_random: [u32; DDIRS],
     /// `zonemode=strided`.
     pub zones: Option<StridedZones>,
+    /// `sprandom`: the writes precondition each region (one file).
+    pub sprandom: Option<SprandomSpec>,
 }
 
 /// How random patterns pick a block of a region.
@@ -90,6 +93,9 @@ enum BlockChoice {
     /// `random_generator=lfsr`: every block once per pass in fio's order, the
     /// same order each pass; no random map.
     Lfsr(Lfsr),
+    /// `sprandom`: fio's register's blocks with rewrites mixed in; the
+    /// region's pass ends when its order does.
+    Sprandom(Box<Sprandom>),
     /// `norandommap`: independent uniform picks.
     Uniform,
     /// Zipf or Pareto ranks (rank 0 hottest) scattered over the region, so the
@@ -178,6 +184,7 @@ impl BlockChoice {
                 }
             },
             Self::Lfsr(lfsr) => lfsr.next_block()?,
+            Self::Sprandom(sprandom) => sprandom.next_block()?,
             Self::Uniform => rng.random_range(0..blocks),
             Self::Ranked { ranks, scatter } => {
                 let rank = match ranks {
@@ -314,6 +321,18 @@ impl RegionCursor {
             Some(zones) => zones.range / rules.unit,
             None => blocks,
         };
+        let mut choice = BlockChoice::new(
+            distribution,
+            generator,
+            random_map,
+            rules.spans_units,
+            choice_blocks,
+            rng,
+        );
+        if let (Some(spec), BlockChoice::Lfsr(lfsr)) = (&rules.sprandom, &choice) {
+            let order = Sprandom::new(spec, region.len, rules.min_block, lfsr.clone(), rng.next_u32());
+            choice = BlockChoice::Sprandom(Box::new(order));
+        }
         let mut cursor = Self {
             region,
             usable_len,
@@ -326,14 +345,7 @@ impl RegionCursor {
             sequential_pos: [0; DDIRS],
             run_left: 0,
             run_next: 0,
-            choice: BlockChoice::new(
-                distribution,
-                generator,
-                random_map,
-                rules.spans_units,
-                choice_blocks,
-                rng,
-            ),
+            choice,
         };
         cursor.bytes_left = cursor.pass_bytes(rules);
         if let Some(zones) = &rules.zones {
@@ -350,7 +362,7 @@ impl RegionCursor {
 
     /// Bytes one pass over this region transfers at most.
     fn pass_bytes(&self, rules: &OffsetRules) -> u64 {
-        if Self::walks_to_file_end(rules) {
+        if Self::walks_to_file_end(rules) || matches!(self.choice, BlockChoice::Sprandom(_)) {
             u64::MAX
         } else if self.blocks == 0 {
             0
@@ -399,6 +411,14 @@ impl RegionCursor {
     pub fn seed_lfsr(&mut self, seed: u64) {
         if let BlockChoice::Lfsr(lfsr) = &mut self.choice {
             *lfsr = Lfsr::new(lfsr.blocks(), seed);
+        }
+    }
+
+    /// `sprandom` with a repeatable seed: start from upstream fio's seeds of
+    /// the block and the rewrite-chance streams, so the blocks come in its order.
+    pub fn seed_sprandom(&mut self, block_seed: u64, chance_seed: u32) {
+        if let BlockChoice::Sprandom(sprandom) = &mut self.choice {
+            sprandom.reseed(block_seed, chance_seed);
         }
     }
 

@@ -246,6 +246,35 @@ pub struct WorkloadSpec {
     /// `zonemode=strided`: I/O stays in one zone at a time; `None` for `zonemode=none`.
     #[serde(default)]
     pub zones: Option<StridedZones>,
+    /// `sprandom=1`: the writes precondition the target region by region.
+    #[serde(default)]
+    pub sprandom: Option<SprandomSpec>,
+}
+
+/// fio's `sprandom`: random write preconditioning. The target's physical
+/// capacity (its size plus the over-provisioning) is written once in equal
+/// regions; while a region is written, a share of its blocks is picked to be
+/// written again in the next one, so each region ends with the share of stale
+/// blocks a drive has at steady state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SprandomSpec {
+    /// `spr_op`: the device's over-provisioning ratio, in (0, 1).
+    pub over_provisioning: f64,
+    /// `spr_num_regions`: at least 1.
+    pub regions: u32,
+    /// `spr_cs`: the device's cache in bytes; when not 0, a region's rewrites
+    /// are held back until the next region's new writes are done.
+    pub cache_size: u64,
+}
+
+impl SprandomSpec {
+    /// fio 3.42's physical size of a target of `logical` bytes: the size plus
+    /// the over-provisioning, rounded up to whole `block`s. The job writes this
+    /// many bytes at most.
+    pub fn physical_size(&self, logical: u64, block: u64) -> u64 {
+        let size = logical + (logical as f64 * self.over_provisioning).ceil() as u64;
+        size.next_multiple_of(block.max(1))
+    }
 }
 
 impl WorkloadSpec {
@@ -378,6 +407,43 @@ fn default_compress_chunk() -> u64 {
     512
 }
 
+/// sprandom's limits that need the job's files: one file, and (where `size=`
+/// gives the region) a cache smaller than a region, as fio refuses them.
+pub(crate) fn check_sprandom(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
+    let Some(spr) = &spec.workload.sprandom else {
+        return Ok(());
+    };
+    let target = &spec.target;
+    let files = match target.filenames.len() {
+        0 => target.nrfiles as usize,
+        named => named,
+    };
+    if files != 1 {
+        return Err(layers.problem(format!(
+            "sprandom works on one file, this job has {files} (give one filename=, nrfiles=1)"
+        )));
+    }
+    let Some(SizeOrPercent::Bytes(size)) = target.size else {
+        return Ok(());
+    };
+    let region = spr.physical_size(size, spec.workload.bs[Ddir::Write.index()].min())
+        / u64::from(spr.regions);
+    if spr.cache_size > region {
+        let cache = layers.setting(opt::SPR_CS).expect("spr_cs has a default");
+        return Err(cache.invalid_with_hint(
+            format!(
+                "the cache must be smaller than an sprandom region ({region} bytes with spr_num_regions={})",
+                spr.regions
+            ),
+            format!(
+                "a smaller spr_cs, or spr_num_regions={} at most",
+                region * u64::from(spr.regions) / spr.cache_size
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Layers<'_> {
     pub(crate) fn workload(&self, warnings: &mut Vec<String>) -> Result<WorkloadSpec, JobError> {
         let Chosen {
@@ -404,6 +470,7 @@ impl Layers<'_> {
         let bs = self.block_sizes()?;
         let align = self.per_direction(opt::BLOCKALIGN, |t| self.nonzero_size(t))?;
         let randseed = self.given(opt::RANDSEED);
+        let sprandom = self.sprandom(rw)?;
         Ok(WorkloadSpec {
             rw,
             rw_modifier,
@@ -411,12 +478,16 @@ impl Layers<'_> {
             rwmixread: self.rwmixread()?,
             blockalign: Ddir::ALL.map(|d| align[d.index()].unwrap_or(bs[d.index()].min())),
             bs,
-            randommap: !self.bool(opt::NORANDOMMAP)?,
+            // sprandom picks each block from fio's register, without a random map
+            randommap: sprandom.is_none() && !self.bool(opt::NORANDOMMAP)?,
             // An explicit seed makes the sequence repeatable whatever randrepeat says (as fio).
             randrepeat: self.bool(opt::RANDREPEAT)? || randseed.is_some(),
             randseed: self.count(opt::RANDSEED)?.expect("randseed has a default"),
             offsets_from_randseed: randseed.is_some() && !self.bool(opt::RANDREPEAT)?,
-            random_generator: self.choice(opt::RANDOM_GENERATOR)?,
+            random_generator: match sprandom {
+                Some(_) => RandomGenerator::Lfsr,
+                None => self.choice(opt::RANDOM_GENERATOR)?,
+            },
             distribution: self.distribution()?,
             percentage_random: self
                 .per_direction(opt::PERCENTAGE_RANDOM, units::parse_percent_number)?
@@ -424,7 +495,59 @@ impl Layers<'_> {
             file_service: self.file_service()?,
             open_files: self.open_files(warnings)?,
             zones: self.strided_zones()?,
+            sprandom,
         })
+    }
+
+    /// `sprandom=1` and its `spr_*` options, refused as fio does where the job
+    /// is not a random write, keeps a random map or picks another generator.
+    fn sprandom(&self, rw: RwPattern) -> Result<Option<SprandomSpec>, JobError> {
+        if !self.bool(opt::SPRANDOM)? {
+            return Ok(None);
+        }
+        let setting = self.setting(opt::SPRANDOM).expect("sprandom has a default");
+        if !(rw.is_random() && rw.writes()) {
+            return Err(self.problem(
+                "sprandom needs a random write (rw=randwrite) with random_generator=lfsr and norandommap=1",
+            ));
+        }
+        if rw.reads() || rw.writes_after_trim() {
+            return Err(JobError::Unsupported {
+                at: setting.source.clone(),
+                option: setting.def.name,
+                value: setting.text.to_string(),
+                reason: "sprandom is implemented for jobs that only write",
+                instead: "rw=randwrite",
+            });
+        }
+        if let Some(generator) = self.given(opt::RANDOM_GENERATOR) {
+            if self.choice::<RandomGenerator>(opt::RANDOM_GENERATOR)? != RandomGenerator::Lfsr {
+                return Err(generator.invalid_with_hint(
+                    "sprandom needs random_generator=lfsr",
+                    "drop random_generator, sprandom sets lfsr",
+                ));
+            }
+        }
+        if let Some(map) = self.given(opt::NORANDOMMAP) {
+            if !self.bool(opt::NORANDOMMAP)? {
+                return Err(map.invalid_with_hint(
+                    "sprandom needs norandommap=1",
+                    "drop norandommap, sprandom sets it",
+                ));
+            }
+        }
+        let op = self.setting(opt::SPR_OP).expect("spr_op has a default");
+        let over_provisioning = match units::parse_float_list(op.text).map_err(|e| op.invalid(e))?[..] {
+            [ratio] if ratio > 0.0 && ratio < 1.0 => ratio,
+            _ => return Err(op.invalid("the over-provisioning ratio must be one number between 0 and 1")),
+        };
+        Ok(Some(SprandomSpec {
+            over_provisioning,
+            regions: self.count_u32(opt::SPR_NUM_REGIONS, 1)?,
+            cache_size: self
+                .parse(opt::SPR_CS, |text| units::parse_size(text, self.kb_base))?
+                .expect("spr_cs has a default"),
+        }))
     }
 
     /// `openfiles`: a cap on the files a worker uses at a time. fio closes and reopens
