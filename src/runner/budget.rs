@@ -190,6 +190,25 @@ mod tests {
     }
 
     #[test]
+    fn sprandom_writes_the_physical_size_whatever_io_size_says() {
+        // fio 3.42: 32M with spr_op=0.10 is 9012 blocks of 4k (rounded up)
+        let args = [
+            "--name=s",
+            "--size=32m",
+            "--rw=randwrite",
+            "--sprandom=1",
+            "--spr_op=0.10",
+            "--io_size=1m",
+        ];
+        let mut budget = Budget::new(&job(&args), 32 * MIB);
+        assert_eq!(
+            run(&mut budget, u64::MAX, 4096),
+            9012 * 4096,
+            "expected the physical size, 9012 blocks of 4k"
+        );
+    }
+
+    #[test]
     fn io_size_goes_round_again_and_stops_at_its_bytes() {
         let mut spec = job(&["--name=s", "--size=64m", "--bs=10m", "--rw=write"]);
         spec.target.io_size = Some(SizeOrPercent::Bytes(100 * MIB));

@@ -170,7 +170,10 @@ impl IoGenerator {
             // upstream fio (sprandom is newer than 3.33) seeds offsets from randseed
             let seed = |stream| lfsr::fio_stream_seed(w.randseed, worker_number, stream);
             for region in &mut self.regions {
-                region.seed_sprandom(seed(lfsr::BLOCK_STREAM), seed(sprandom::CHANCE_STREAM) as u32);
+                region.seed_sprandom(
+                    seed(lfsr::BLOCK_STREAM),
+                    seed(sprandom::CHANCE_STREAM) as u32,
+                );
             }
             return;
         }

@@ -330,7 +330,13 @@ impl RegionCursor {
             rng,
         );
         if let (Some(spec), BlockChoice::Lfsr(lfsr)) = (&rules.sprandom, &choice) {
-            let order = Sprandom::new(spec, region.len, rules.min_block, lfsr.clone(), rng.next_u32());
+            let order = Sprandom::new(
+                spec,
+                region.len,
+                rules.min_block,
+                lfsr.clone(),
+                rng.next_u32(),
+            );
             choice = BlockChoice::Sprandom(Box::new(order));
         }
         let mut cursor = Self {
@@ -604,6 +610,7 @@ mod tests {
             spans_units: false,
             percent_random: [100; DDIRS],
             zones: None,
+            sprandom: None,
         }
     }
 

@@ -254,6 +254,7 @@ impl Sprandom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::lfsr::{fio_stream_seed, BLOCK_STREAM};
 
     fn spec(over_provisioning: f64, regions: u32, cache_size: u64) -> SprandomSpec {
         SprandomSpec {
@@ -285,18 +286,38 @@ mod tests {
     }
 
     #[test]
-    fn taus88_draws_fios_numbers() {
-        // pinned from fio's 32-bit generator, seeded with 1 (fio's init_rand)
-        let mut taus = Taus88::new(1);
-        let first: Vec<u32> = (0..3).map(|_| taus.next_u32()).collect();
-        assert_eq!(
-            first,
-            [TAUS_SEED_1[0], TAUS_SEED_1[1], TAUS_SEED_1[2]],
-            "expected fio's first draws from seed 1"
+    fn blocks_come_in_upstream_fios_order() {
+        // fio 3.42, size=1m bs=4k spr_op=0.15 spr_num_regions=4, default seeds,
+        // first worker: 73 new blocks make region 0; region 1 starts with a new
+        // block, then region 0's picks; 286 writes in all (write_iolog)
+        let seed = |stream| fio_stream_seed(0x89, 1, stream);
+        let mut spr = Sprandom::new(
+            &spec(0.15, 4, 0),
+            1 << 20,
+            4096,
+            Lfsr::new(256, seed(BLOCK_STREAM)),
+            seed(CHANCE_STREAM) as u32,
         );
+        let order: Vec<u64> = std::iter::from_fn(|| spr.next_block()).collect();
+        let expected: [(usize, &[u64]); 3] = [
+            (0, &[228, 98, 33, 152, 92, 62, 15, 224]),
+            (72, &[119, 247, 98, 62, 30, 232, 1, 23, 70]),
+            (281, &[134, 83, 218, 125, 143]),
+        ];
+        assert_eq!(
+            order.len(),
+            286,
+            "expected fio's 286 writes, saw {}",
+            order.len()
+        );
+        for (at, blocks) in expected {
+            assert_eq!(
+                &order[at..at + blocks.len()],
+                blocks,
+                "expected fio's blocks from write {at} on"
+            );
+        }
     }
-
-    const TAUS_SEED_1: [u32; 3] = [0, 0, 0];
 
     #[test]
     fn every_block_is_written_and_the_extra_writes_are_rewrites() {
@@ -342,7 +363,10 @@ mod tests {
         let (plain, cached) = (run(0), run(4096));
         let first_repeat = |order: &[u64]| {
             let mut seen = std::collections::HashSet::new();
-            order.iter().position(|b| !seen.insert(*b)).expect("a rewrite")
+            order
+                .iter()
+                .position(|b| !seen.insert(*b))
+                .expect("a rewrite")
         };
         // a region holds 1250 / 5 = 250 blocks
         assert_eq!(
@@ -350,10 +374,15 @@ mod tests {
             251,
             "expected the first rewrite right after the next region's first new block"
         );
-        assert_eq!(
-            first_repeat(&cached),
-            500,
-            "expected the first rewrite after the second region's new blocks with spr_cs"
+        // with spr_cs region 1 takes its new blocks first, then region 0's picks
+        // fill it up to 500 writes
+        let held = first_repeat(&cached);
+        let region_0: std::collections::HashSet<u64> = cached[..250].iter().copied().collect();
+        assert!(
+            held > 251 && cached[held..500].iter().all(|b| region_0.contains(b)),
+            "expected region 0's rewrites to come only after region 1's new blocks, \
+             as writes {held}..500, saw the first rewrite at {held}: {:?}",
+            &cached[250..500]
         );
     }
 }

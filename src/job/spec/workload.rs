@@ -426,8 +426,8 @@ pub(crate) fn check_sprandom(layers: &Layers, spec: &JobSpec) -> Result<(), JobE
     let Some(SizeOrPercent::Bytes(size)) = target.size else {
         return Ok(());
     };
-    let region = spr.physical_size(size, spec.workload.bs[Ddir::Write.index()].min())
-        / u64::from(spr.regions);
+    let physical = spr.physical_size(size, spec.workload.bs[Ddir::Write.index()].min());
+    let region = physical / u64::from(spr.regions);
     if spr.cache_size > region {
         let cache = layers.setting(opt::SPR_CS).expect("spr_cs has a default");
         return Err(cache.invalid_with_hint(
@@ -437,7 +437,7 @@ pub(crate) fn check_sprandom(layers: &Layers, spec: &JobSpec) -> Result<(), JobE
             ),
             format!(
                 "a smaller spr_cs, or spr_num_regions={} at most",
-                region * u64::from(spr.regions) / spr.cache_size
+                physical / spr.cache_size
             ),
         ));
     }
@@ -537,10 +537,14 @@ impl Layers<'_> {
             }
         }
         let op = self.setting(opt::SPR_OP).expect("spr_op has a default");
-        let over_provisioning = match units::parse_float_list(op.text).map_err(|e| op.invalid(e))?[..] {
-            [ratio] if ratio > 0.0 && ratio < 1.0 => ratio,
-            _ => return Err(op.invalid("the over-provisioning ratio must be one number between 0 and 1")),
-        };
+        let over_provisioning =
+            match units::parse_float_list(op.text).map_err(|e| op.invalid(e))?[..] {
+                [ratio] if ratio > 0.0 && ratio < 1.0 => ratio,
+                _ => {
+                    return Err(op
+                        .invalid("the over-provisioning ratio must be one number between 0 and 1"))
+                }
+            };
         Ok(Some(SprandomSpec {
             over_provisioning,
             regions: self.count_u32(opt::SPR_NUM_REGIONS, 1)?,
@@ -1012,6 +1016,117 @@ mod tests {
         assert!(
             refused.contains("flow=1001") && refused.contains("at most 1000"),
             "expected fio's limit named, saw: {refused}"
+        );
+    }
+
+    #[test]
+    fn sprandom_sets_lfsr_and_norandommap_and_reads_its_options() {
+        let w = job(&["--rw=randwrite", "--sprandom=1"]).workload;
+        assert_eq!(
+            (w.random_generator, w.randommap, w.sprandom),
+            (
+                RandomGenerator::Lfsr,
+                false,
+                Some(SprandomSpec {
+                    over_provisioning: 0.15,
+                    regions: 100,
+                    cache_size: 0
+                })
+            ),
+            "expected sprandom to set lfsr, no random map and fio's defaults"
+        );
+        let w = job(&[
+            "--rw=randwrite",
+            "--sprandom=1",
+            "--spr_op=0.28",
+            "--spr_num_regions=7",
+            "--spr_cs=32k",
+            "--random_generator=lfsr",
+            "--norandommap=1",
+        ])
+        .workload;
+        assert_eq!(
+            w.sprandom,
+            Some(SprandomSpec {
+                over_provisioning: 0.28,
+                regions: 7,
+                cache_size: 32 << 10
+            }),
+            "expected the spr_* options as given"
+        );
+        assert_eq!(
+            job(&["--rw=randwrite", "--sprandom=0"]).workload.sprandom,
+            None,
+            "expected sprandom=0 to leave it off"
+        );
+    }
+
+    #[test]
+    fn sprandom_is_refused_where_fio_refuses_it() {
+        let refused = |extra: &[&str], words: &[&str]| {
+            let mut args = vec!["--name=t", "--filename=f", "--size=32m", "--sprandom=1"];
+            args.extend_from_slice(extra);
+            let said = error(&args);
+            assert!(
+                words.iter().all(|w| said.contains(w)) && said.lines().count() == 1,
+                "expected {extra:?} refused in one line naming {words:?}, saw: {said}"
+            );
+        };
+        refused(&["--rw=randread"], &["sprandom", "rw=randwrite"]);
+        refused(&["--rw=write"], &["sprandom", "rw=randwrite"]);
+        refused(
+            &["--rw=randrw"],
+            &["sprandom", "not supported", "rw=randwrite"],
+        );
+        refused(
+            &["--rw=randwrite", "--random_generator=tausworthe"],
+            &["random_generator=tausworthe", "lfsr"],
+        );
+        refused(
+            &["--rw=randwrite", "--norandommap=0"],
+            &["norandommap=0", "norandommap=1"],
+        );
+        refused(
+            &["--rw=randwrite", "--spr_op=x"],
+            &["spr_op=x", "not a number"],
+        );
+        for op in ["0", "1", "1.5", "-0.1", "0.1:0.2"] {
+            refused(
+                &["--rw=randwrite", &format!("--spr_op={op}")],
+                &["spr_op", "between 0 and 1"],
+            );
+        }
+        refused(
+            &["--rw=randwrite", "--spr_num_regions=0"],
+            &["spr_num_regions=0", "at least 1"],
+        );
+        refused(
+            &["--rw=randwrite", "--nrfiles=2", "--filename="],
+            &["sprandom", "one file"],
+        );
+        refused(
+            &["--rw=randwrite", "--filename=a:b"],
+            &["sprandom", "one file"],
+        );
+        // fio's t/sprandom.py: 32M with spr_op=0.10 in 50 regions is 738263-byte
+        // regions; a 32M cache leaves room for 1 region
+        refused(
+            &[
+                "--rw=randwrite",
+                "--spr_op=0.10",
+                "--spr_num_regions=50",
+                "--spr_cs=32M",
+            ],
+            &["spr_cs=32M", "738263", "spr_num_regions=1 at most"],
+        );
+        refused(
+            &[
+                "--rw=randwrite",
+                "--spr_op=0.10",
+                "--spr_num_regions=2000",
+                "--spr_cs=32K",
+            ],
+            &["spr_cs=32K", "spr_num_regions=1126 at most"],
         );
     }
 
