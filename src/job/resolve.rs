@@ -133,6 +133,7 @@ impl Layers<'_> {
         check_file_ops(self, &spec)?;
         check_unlink_each_loop(self, &spec)?;
         check_sprandom(self, &spec)?;
+        check_sequence(self, &spec)?;
         Ok(spec)
     }
 

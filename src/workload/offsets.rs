@@ -108,6 +108,14 @@ enum BlockChoice {
     Normal(Normal<f64>),
     /// `zoned`: `(cumulative access share in 0..=1, first block, blocks)` per zone.
     Zoned(Box<[(f64, u64, u64)]>),
+    /// `sequence`: the listed blocks in turn, counted per direction over the
+    /// whole run as fio counts its issued I/Os; the pass ends at a block past
+    /// the region.
+    Sequence {
+        blocks: Box<[u64]>,
+        stride: bool,
+        picked: [u64; DDIRS],
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -162,12 +170,17 @@ impl BlockChoice {
                     .expect("normal sigma >= 0"),
             ),
             Distribution::Zoned(zones) => Self::Zoned(zone_table(zones, blocks)),
+            Distribution::Sequence { blocks, stride } => Self::Sequence {
+                blocks: blocks.clone().into_boxed_slice(),
+                stride: *stride,
+                picked: [0; DDIRS],
+            },
         }
     }
 
     /// A block in `0..blocks`; `None` once the random map has handed out every block.
     #[inline]
-    fn pick(&mut self, blocks: u64, rng: &mut WorkerRng) -> Option<u64> {
+    fn pick(&mut self, ddir: Ddir, blocks: u64, rng: &mut WorkerRng) -> Option<u64> {
         let block = match self {
             Self::Permuted {
                 order,
@@ -196,6 +209,23 @@ impl BlockChoice {
                 scatter.get(rank.min(blocks - 1))
             }
             Self::Normal(normal) => normal.sample(rng).rem_euclid(blocks as f64) as u64,
+            Self::Sequence {
+                blocks: list,
+                stride,
+                picked,
+            } => {
+                let count = &mut picked[ddir.index()];
+                let length = list.len() as u64;
+                let mut block = list[(*count % length) as usize];
+                if *stride {
+                    block += *count / length * length;
+                }
+                *count += 1;
+                if block >= blocks {
+                    return None;
+                }
+                block
+            }
             Self::Zoned(zones) => {
                 let roll = rng.random::<f64>();
                 let zone = zones.iter().find(|(cumulative, _, _)| roll < *cumulative);
@@ -586,7 +616,7 @@ impl RegionCursor {
         {
             return Some((self.run_next - self.run_next % align, false));
         }
-        let block = self.choice.pick(self.window_blocks, rng)?;
+        let block = self.choice.pick(ddir, self.window_blocks, rng)?;
         self.run_left = rules.run_len.saturating_sub(1);
         let offset = block * rules.unit;
         Some((offset - offset % align, true))
@@ -673,6 +703,40 @@ mod tests {
         sorted.sort_unstable_by(|a, b| b.cmp(a));
         let hot = ((hits.len() as f64 * fraction) as usize).max(1);
         sorted[..hot].iter().sum::<u64>() as f64 / hits.iter().sum::<u64>() as f64
+    }
+
+    #[test]
+    fn a_sequence_repeats_or_strides_per_direction_until_it_leaves_the_region() {
+        let rules = rules(true, 4096);
+        let blocks_of = |stride: bool, ddirs: &[Ddir]| {
+            let sequence = Distribution::Sequence {
+                blocks: vec![2, 0, 1],
+                stride,
+            };
+            let mut cursor = cursor(8 * 4096, &rules, &sequence, true);
+            let mut rng = WorkerRng::seed_from_u64(1);
+            ddirs
+                .iter()
+                .cycle()
+                .map_while(|&ddir| cursor.next(ddir, 4096, &rules, &mut rng))
+                .map(|(offset, _)| offset / 4096)
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(
+            blocks_of(false, &[Ddir::Read]),
+            [2, 0, 1, 2, 0, 1, 2, 0],
+            "expected the list over and over for the region's 8 blocks"
+        );
+        assert_eq!(
+            blocks_of(true, &[Ddir::Read]),
+            [2, 0, 1, 5, 3, 4],
+            "expected each round 3 blocks on, ending at block 8, past the region"
+        );
+        assert_eq!(
+            blocks_of(false, &[Ddir::Read, Ddir::Write]),
+            [2, 2, 0, 0, 1, 1, 2, 2],
+            "expected reads and writes to go through the list each on its own"
+        );
     }
 
     #[test]

@@ -137,7 +137,17 @@ pub enum Distribution {
     Normal(f64),
     /// `zoned:pct_access/pct_region:…` (both in percent, each list sums to 100).
     Zoned(Vec<(f64, f64)>),
+    /// `sequence:2,0,1`: the random I/Os of each direction go to these blocks
+    /// in turn, over and over; with `random_sequence_stride` each round moves on
+    /// by as many blocks as the list has (2,0,1, 5,3,4, …) until it leaves the region.
+    Sequence {
+        blocks: Vec<u64>,
+        stride: bool,
+    },
 }
+
+/// fio's longest `random_distribution=sequence` list.
+const SEQUENCE_MAX: usize = 64;
 
 /// fio's parameters for `zipf`, `pareto` and `normal` given without one: θ 1.1,
 /// h 0.2, and for `normal` no added deviation, which leaves the bell fio's mean
@@ -154,6 +164,7 @@ pub(crate) enum DistributionWord {
     Pareto,
     Normal,
     Zoned,
+    Sequence,
 }
 
 choice_words!(DistributionWord {
@@ -162,6 +173,7 @@ choice_words!(DistributionWord {
     "pareto" => DistributionWord::Pareto,
     "normal" => DistributionWord::Normal,
     "zoned" => DistributionWord::Zoned,
+    "sequence" => DistributionWord::Sequence,
 });
 
 /// fio's `random_generator=`: how a uniform random pattern picks its blocks.
@@ -407,23 +419,54 @@ fn default_compress_chunk() -> u64 {
     512
 }
 
+/// The files of each of the job's workers: those named, else `nrfiles`.
+fn file_count(target: &TargetSpec) -> usize {
+    match target.filenames.len() {
+        0 => target.nrfiles as usize,
+        named => named,
+    }
+}
+
+/// `random_distribution=sequence`: a listed block past a one-file region of
+/// `size=` bytes is refused (fio fails the job at that block).
+pub(crate) fn check_sequence(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
+    let Distribution::Sequence { blocks, .. } = &spec.workload.distribution else {
+        return Ok(());
+    };
+    let (Some(SizeOrPercent::Bytes(size)), 1) = (spec.target.size, file_count(&spec.target)) else {
+        return Ok(());
+    };
+    let Some(block_size) = spec.workload.used_block_sizes().map(|bs| bs.min()).min() else {
+        return Ok(());
+    };
+    let region_blocks = size / block_size;
+    match blocks.iter().find(|&&block| block >= region_blocks) {
+        Some(block) => {
+            let setting = layers
+                .setting(opt::RANDOM_DISTRIBUTION)
+                .expect("random_distribution has a default");
+            Err(setting.invalid_with_hint(
+                format!("block {block} is past the region, which has {region_blocks} blocks of {block_size} bytes"),
+                format!("blocks below {region_blocks}, or a larger size="),
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
 /// sprandom's limits that need the job's files: one file, and (where `size=`
 /// gives the region) a cache smaller than a region, as fio refuses them.
 pub(crate) fn check_sprandom(layers: &Layers, spec: &JobSpec) -> Result<(), JobError> {
     let Some(spr) = &spec.workload.sprandom else {
         return Ok(());
     };
-    let target = &spec.target;
-    let files = match target.filenames.len() {
-        0 => target.nrfiles as usize,
-        named => named,
-    };
+    let files = file_count(&spec.target);
     if files != 1 {
         return Err(layers.problem(format!(
             "sprandom works on one file, this job has {files} (give one filename=, nrfiles=1)"
         )));
     }
-    let Some(SizeOrPercent::Bytes(size)) = target.size else {
+    let Some(SizeOrPercent::Bytes(size)) = spec.target.size else {
         return Ok(());
     };
     let physical = spr.physical_size(size, spec.workload.bs[Ddir::Write.index()].min());
@@ -442,6 +485,28 @@ pub(crate) fn check_sprandom(layers: &Layers, spec: &JobSpec) -> Result<(), JobE
         ));
     }
     Ok(())
+}
+
+/// `sequence:`'s block list: 1 to 64 whole numbers separated by commas.
+fn parse_sequence(list: Option<&str>) -> Result<Vec<u64>, String> {
+    let list = list.ok_or("sequence needs its blocks, e.g. sequence:2,0,1")?;
+    let blocks = list
+        .split(',')
+        .map(|item| {
+            let item = item.trim();
+            match item.parse::<u64>() {
+                Ok(block) if item.bytes().all(|b| b.is_ascii_digit()) => Ok(block),
+                _ => Err(format!("'{item}' is not a block number (0 or more)")),
+            }
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    if blocks.len() > SEQUENCE_MAX {
+        return Err(format!(
+            "a sequence has at most {SEQUENCE_MAX} blocks, this one {}",
+            blocks.len()
+        ));
+    }
+    Ok(blocks)
 }
 
 impl Layers<'_> {
@@ -712,6 +777,12 @@ impl Layers<'_> {
             DistributionWord::Zoned => Distribution::Zoned(
                 parse_zones(parameter.unwrap_or_default()).map_err(|e| setting.invalid(e))?,
             ),
+            DistributionWord::Sequence => Distribution::Sequence {
+                blocks: parse_sequence(parameter).map_err(|e| {
+                    setting.invalid_with_hint(e, "e.g. random_distribution=sequence:2,0,1")
+                })?,
+                stride: self.bool(opt::RANDOM_SEQUENCE_STRIDE)?,
+            },
         })
     }
 
@@ -1016,6 +1087,57 @@ mod tests {
         assert!(
             refused.contains("flow=1001") && refused.contains("at most 1000"),
             "expected fio's limit named, saw: {refused}"
+        );
+    }
+
+    #[test]
+    fn a_sequence_distribution_reads_its_blocks_and_stride() {
+        let distribution = |extra: &[&str]| job(extra).workload.distribution;
+        assert_eq!(
+            distribution(&["--random_distribution=sequence:2, 0,1"]),
+            Distribution::Sequence {
+                blocks: vec![2, 0, 1],
+                stride: false
+            },
+            "expected the listed blocks, no stride"
+        );
+        assert_eq!(
+            distribution(&[
+                "--random_distribution=sequence:7",
+                "--random_sequence_stride=1"
+            ]),
+            Distribution::Sequence {
+                blocks: vec![7],
+                stride: true
+            },
+            "expected the stride"
+        );
+        let sixty_five = vec!["1"; 65].join(",");
+        for (list, words) in [
+            ("sequence", "sequence:2,0,1"),
+            ("sequence:1,,2", "'' is not a block number"),
+            ("sequence:1,-2", "'-2' is not a block number"),
+            ("sequence:1,x", "'x' is not a block number"),
+            (&format!("sequence:{sixty_five}"), "at most 64 blocks"),
+        ] {
+            let said = error(&[
+                "--name=t",
+                "--size=1m",
+                &format!("--random_distribution={list}"),
+            ]);
+            assert!(
+                said.contains(words),
+                "expected random_distribution={list} refused naming {words}, saw: {said}"
+            );
+        }
+        let said = error(&[
+            "--name=t",
+            "--size=48k",
+            "--random_distribution=sequence:2,0,12",
+        ]);
+        assert!(
+            said.contains("block 12 is past the region, which has 12 blocks"),
+            "expected a block past a 12-block region refused, saw: {said}"
         );
     }
 
