@@ -220,10 +220,11 @@ impl BlockChoice {
                 if *stride {
                     block += *count / length * length;
                 }
-                *count += 1;
+                // as fio's count of issued I/Os, a block past the region counts none
                 if block >= blocks {
                     return None;
                 }
+                *count += 1;
                 block
             }
             Self::Zoned(zones) => {
@@ -731,6 +732,28 @@ mod tests {
             blocks_of(true, &[Ddir::Read]),
             [2, 0, 1, 5, 3, 4],
             "expected each round 3 blocks on, ending at block 8, past the region"
+        );
+        let sequence = Distribution::Sequence {
+            blocks: vec![3, 1],
+            stride: true,
+        };
+        let mut cursor = cursor(8 * 4096, &rules, &sequence, true);
+        let mut rng = WorkerRng::seed_from_u64(1);
+        let pass = |cursor: &mut RegionCursor, rng: &mut WorkerRng| {
+            std::iter::from_fn(|| cursor.next(Ddir::Read, 4096, &rules, rng))
+                .map(|(offset, _)| offset / 4096)
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(
+            pass(&mut cursor, &mut rng),
+            [3, 1, 5, 3, 7, 5],
+            "expected the first pass to stop at block 9"
+        );
+        cursor.restart(&rules, &mut rng);
+        assert_eq!(
+            pass(&mut cursor, &mut rng),
+            Vec::<u64>::new(),
+            "expected a later pass to go on from block 9 as fio's count does, so nothing"
         );
         assert_eq!(
             blocks_of(false, &[Ddir::Read, Ddir::Write]),
