@@ -41,8 +41,11 @@ fn upstream_fio(option: &str) -> Option<PathBuf> {
     found
 }
 
+/// (offset, length) of each I/O, in issue order.
+type Ios = Vec<(u64, u64)>;
+
 /// The reads and writes in a `write_iolog` (either side's): (offset, length) in order.
-fn logged_ios(path: &Path) -> Vec<(u64, u64)> {
+fn logged_ios(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected an iolog at {}: {e}", path.display()));
     text.lines()
@@ -96,7 +99,7 @@ fn job(kind: &[&str], extra: &[&str]) -> Vec<String> {
 }
 
 /// iolens' I/Os and write (bytes, I/Os) for the job, in a fresh scratch directory.
-fn iolens_ios(kind: &[&str], extra: &[&str]) -> (Vec<(u64, u64)>, (u64, u64)) {
+fn iolens_ios(kind: &[&str], extra: &[&str]) -> (Ios, (u64, u64)) {
     let dir = scratch();
     let mut args = job(kind, extra);
     args.push("--write_iolog=iolens.iolog".into());
@@ -113,7 +116,7 @@ fn iolens_ios(kind: &[&str], extra: &[&str]) -> (Vec<(u64, u64)>, (u64, u64)) {
 }
 
 /// Upstream fio's I/Os and write (bytes, I/Os) for the job.
-fn fio_ios(fio: &Path, kind: &[&str], extra: &[&str]) -> (Vec<(u64, u64)>, (u64, u64)) {
+fn fio_ios(fio: &Path, kind: &[&str], extra: &[&str]) -> (Ios, (u64, u64)) {
     let dir = scratch();
     let mut args = job(kind, extra);
     args.push("--write_iolog=fio.iolog".into());
@@ -208,7 +211,7 @@ fn sprandom_writes_upstream_fios_blocks_in_its_order() {
             "{extra:?}: expected whole blocks inside the {size}-byte target"
         );
         let op: f64 = value_of(extra, "spr_op").map_or(0.15, |op| op.parse().expect("a ratio"));
-        let whole_blocks = (size as f64 * op) as u64 % block == 0;
+        let whole_blocks = ((size as f64 * op) as u64).is_multiple_of(block);
         if let Some(fio) = fio.as_ref().filter(|_| rounds_up || whole_blocks) {
             let (theirs, totals) = fio_ios(fio, SPRANDOM, extra);
             assert!(
@@ -298,7 +301,7 @@ fn a_sequence_distribution_reads_upstream_fios_blocks() {
     let blocks = |list: &[u64]| list.iter().map(|b| (b * 4096, 4096)).collect::<Vec<_>>();
     // fio's t/sequence.py (the list, and the list moving on), a stride that runs
     // off a 12-block region under a larger io_size, and loops after it ran off
-    let cases: [(&[&str], Vec<(u64, u64)>); 4] = [
+    let cases: [(&[&str], Ios); 4] = [
         (
             &[
                 "--random_distribution=sequence:2,0,1",
