@@ -289,6 +289,9 @@ pub(crate) mod tests {
             if def.name.starts_with("cmdprio") {
                 args.push("--ioengine=io_uring");
             }
+            if def.name == "sprandom" {
+                args.push("--rw=randwrite");
+            }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }
     }
