@@ -11,6 +11,7 @@ pub mod pacing;
 mod permutation;
 pub mod prio;
 pub mod rng;
+mod sprandom;
 pub mod verify_header;
 
 pub use offsets::FileRegion;
@@ -95,6 +96,7 @@ impl IoGenerator {
             spans_units: largest_block > Some(in_use(align)),
             percent_random: w.percentage_random,
             zones: w.zones,
+            sprandom: w.sprandom,
         };
         let mut rng = stream_rng(seed, RngStream::Offsets);
         // a fixed order, restored for each pass, keeps passes alike
@@ -162,6 +164,17 @@ impl IoGenerator {
     /// the blocks come in fio's order.
     pub fn seed_lfsr_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
         if !w.randrepeat {
+            return;
+        }
+        if w.sprandom.is_some() {
+            // upstream fio (sprandom is newer than 3.33) seeds offsets from randseed
+            let seed = |stream| lfsr::fio_stream_seed(w.randseed, worker_number, stream);
+            for region in &mut self.regions {
+                region.seed_sprandom(
+                    seed(lfsr::BLOCK_STREAM),
+                    seed(sprandom::CHANCE_STREAM) as u32,
+                );
+            }
             return;
         }
         let seed =
@@ -261,6 +274,7 @@ mod tests {
             file_service: FileService::RoundRobin { ios: 1 },
             open_files: None,
             zones: None,
+            sprandom: None,
         }
     }
 

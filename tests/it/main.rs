@@ -44,6 +44,7 @@ mod samples;
 mod saved_formats;
 mod scenario_support;
 mod scenarios;
+mod sprandom;
 mod support;
 mod verify;
 mod verify_interval;
