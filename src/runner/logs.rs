@@ -397,6 +397,22 @@ struct Columns {
     ioprio: u32,
 }
 
+/// One line of a per-I/O or windowed log, before it is written as text or as one of
+/// fio's binary samples (`log_store_compressed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sample {
+    time_ms: u64,
+    mean: u64,
+    /// A window's maximum; None on per-I/O lines.
+    max: Option<u64>,
+    ddir: u32,
+    bs: u64,
+    offset: u64,
+    /// class << 13 | level.
+    prio: u32,
+    issue_ns: u64,
+}
+
 impl Columns {
     fn of(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Columns {
         Columns {
@@ -408,27 +424,31 @@ impl Columns {
         }
     }
 
-    /// `, value[, value1]`: a windowed entry's mean and/or maximum (per-I/O lines have
-    /// no maximum: 0, as in fio).
-    fn values(&self, out: &mut String, mean: u64, max: Option<u64>) {
-        let _ = match self.window {
-            LogWindow::Avg => write!(out, ", {mean}"),
-            LogWindow::Max => write!(out, ", {}", max.unwrap_or(mean)),
-            LogWindow::Both => write!(out, ", {mean}, {}", max.unwrap_or(0)),
-        };
+    /// The value a line shows first: the mean, or with `log_window_value=max` the maximum.
+    fn value(&self, sample: &Sample) -> u64 {
+        match self.window {
+            LogWindow::Max => sample.max.unwrap_or(sample.mean),
+            LogWindow::Avg | LogWindow::Both => sample.mean,
+        }
     }
 
-    /// `[, offset], priority[, issue_ns]` and the end of the line.
-    fn tail(&self, out: &mut String, offset: u64, issue_ns: u64) {
+    /// `time, value[, value1], ddir, bs[, offset], priority[, issue_ns]\n`; per-I/O lines
+    /// have no maximum: 0 under `both`, as in fio.
+    fn line(&self, sample: &Sample, out: &mut String) {
+        let _ = write!(out, "{}, {}", sample.time_ms, self.value(sample));
+        if self.window == LogWindow::Both {
+            let _ = write!(out, ", {}", sample.max.unwrap_or(0));
+        }
+        let _ = write!(out, ", {}, {}", sample.ddir, sample.bs);
         if self.offset {
-            let _ = write!(out, ", {offset}");
+            let _ = write!(out, ", {}", sample.offset);
         }
         let _ = match self.prio {
-            true => write!(out, ", 0x{:04x}", self.ioprio),
-            false => write!(out, ", {}", u8::from(self.ioprio >> 13 == 1)),
+            true => write!(out, ", 0x{:04x}", sample.prio),
+            false => write!(out, ", {}", u8::from(sample.prio >> 13 == 1)),
         };
         if self.issue_time {
-            let _ = write!(out, ", {issue_ns}");
+            let _ = write!(out, ", {}", sample.issue_ns);
         }
         out.push('\n');
     }
@@ -448,6 +468,11 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
         }
         return;
     }
+    each_sample(log, kind, columns.ioprio, |sample| columns.line(&sample, out));
+}
+
+/// The samples of one kind of log (not the histogram), in order.
+fn each_sample(log: &Entries, kind: Kind, prio: u32, mut each: impl FnMut(Sample)) {
     let lat_slot = |kind| match kind {
         Kind::Slat => 0,
         Kind::Clat => 1,
@@ -461,15 +486,21 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
             Kind::Clat => Some(io.clat_ns),
             _ => Some(io.lat_ns),
         };
-        if let Some(value) = value {
-            let _ = write!(out, "{}", io.end_ns / NS_PER_MS);
-            columns.values(out, value, None);
-            let _ = write!(out, ", {}, {}", io.ddir.index(), io.len);
-            let issued = match kind {
+        if let Some(mean) = value {
+            let issue_ns = match kind {
                 Kind::Slat | Kind::Clat => io.end_ns.saturating_sub(io.clat_ns),
                 _ => 0,
             };
-            columns.tail(out, io.offset, issued);
+            each(Sample {
+                time_ms: io.end_ns / NS_PER_MS,
+                mean,
+                max: None,
+                ddir: io.ddir.index() as u32,
+                bs: u64::from(io.len),
+                offset: io.offset,
+                prio,
+                issue_ns,
+            });
         }
     }
     for w in &log.windows {
@@ -479,10 +510,16 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
             kind => w.lat_ns[lat_slot(kind)],
         };
         if let Some((mean, max)) = values {
-            let _ = write!(out, "{}", w.time_ms);
-            columns.values(out, mean, Some(max));
-            let _ = write!(out, ", {}, 0", w.ddir);
-            columns.tail(out, 0, 0);
+            each(Sample {
+                time_ms: w.time_ms,
+                mean,
+                max: Some(max),
+                ddir: u32::from(w.ddir),
+                bs: 0,
+                offset: 0,
+                prio,
+                issue_ns: 0,
+            });
         }
     }
 }
