@@ -497,7 +497,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("log_hist_coarseness", &[], Kind::Count, Some("0"), "histogram logs always have every bin", "the default"),
     ignored("log_compression", &[], Kind::Size, Some("0"), "logs go to disk in bounded chunks while the job runs, so they never fill memory; the files are the same"),
     ignored("log_compression_cpus", &[], Kind::Text, None, "logs go to disk in bounded chunks while the job runs: nothing to compress in memory"),
-    unsupported("log_store_compressed", &[], Kind::Bool, Some("0"), "compressed logs are not implemented", "compress the log files afterwards"),
+    opt("log_store_compressed", &[], Kind::Bool, Some("0"), "1", "Write the bw/iops/lat logs as fio's compressed .log.fz files (fio 3.33's samples, zlib); --inflate-log prints one as text"),
     unsupported("log_unix_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch_clock_id", &[], Kind::Count, Some("0"), "log times are always relative to the job's start", "the default"),
@@ -703,6 +703,7 @@ pub mod opt {
     pub const LOG_PRIO: &OptionDef = entry("log_prio");
     pub const LOG_ISSUE_TIME: &OptionDef = entry("log_issue_time");
     pub const LOG_OFFSET: &OptionDef = entry("log_offset");
+    pub const LOG_STORE_COMPRESSED: &OptionDef = entry("log_store_compressed");
     pub const LOOPS: &OptionDef = entry("loops");
     pub const MAX_LATENCY: &OptionDef = entry("max_latency");
     pub const NEW_GROUP: &OptionDef = entry("new_group");

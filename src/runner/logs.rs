@@ -25,6 +25,9 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod fz;
+pub use fz::inflate;
+
 /// Entries a worker holds before it writes them out: what bounds its memory.
 const CHUNK_ENTRIES: usize = 16 * 1024;
 const NS_PER_MS: u64 = 1_000_000;
@@ -121,8 +124,12 @@ impl Entries {
 struct Sink {
     parts: Vec<(Kind, PathBuf, File)>,
     columns: Columns,
+    /// `log_store_compressed`: each chunk is a zlib stream of fio's binary samples.
+    compressed: bool,
     /// Reused for the text of each chunk.
     text: String,
+    /// Reused for the binary samples of each chunk when compressed.
+    raw: Vec<u8>,
     /// The first failure; the worker then logs nothing more (its I/O goes on).
     error: Option<String>,
 }
@@ -133,7 +140,9 @@ impl Sink {
         let mut sink = Sink {
             parts: Vec::new(),
             columns: Columns::of(spec, ioprio),
+            compressed: spec.store_compressed,
             text: String::new(),
+            raw: Vec::new(),
             error: None,
         };
         for (prefix, kind) in wanted(spec) {
@@ -159,9 +168,19 @@ impl Sink {
     /// Append the lines of `entries` to every part file.
     fn write(&mut self, entries: &Entries) {
         for (kind, path, file) in &mut self.parts {
-            self.text.clear();
-            render(entries, *kind, &self.columns, &mut self.text);
-            if let Err(e) = file.write_all(self.text.as_bytes()) {
+            let written = if self.compressed {
+                self.raw.clear();
+                let (columns, raw) = (&self.columns, &mut self.raw);
+                each_sample(entries, *kind, columns.ioprio, |sample| {
+                    fz::push_sample(columns, &sample, raw)
+                });
+                fz::write_stream(file, &self.raw)
+            } else {
+                self.text.clear();
+                render(entries, *kind, &self.columns, &mut self.text);
+                file.write_all(self.text.as_bytes())
+            };
+            if let Err(e) = written {
                 self.error = Some(name_path(path, e).to_string());
                 break;
             }
@@ -364,11 +383,13 @@ impl Kind {
     }
 }
 
-/// fio's file name: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` without `per_job_logs`.
-fn file_name(prefix: &str, kind: Kind, worker_number: Option<usize>) -> PathBuf {
+/// fio's file name: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` without `per_job_logs`;
+/// `.log.fz` when stored compressed.
+fn file_name(prefix: &str, kind: Kind, worker_number: Option<usize>, compressed: bool) -> PathBuf {
+    let ext = if compressed { "log.fz" } else { "log" };
     match worker_number {
-        Some(n) => PathBuf::from(format!("{prefix}_{}.{n}.log", kind.suffix())),
-        None => PathBuf::from(format!("{prefix}_{}.log", kind.suffix())),
+        Some(n) => PathBuf::from(format!("{prefix}_{}.{n}.{ext}", kind.suffix())),
+        None => PathBuf::from(format!("{prefix}_{}.{ext}", kind.suffix())),
     }
 }
 
@@ -468,7 +489,9 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
         }
         return;
     }
-    each_sample(log, kind, columns.ioprio, |sample| columns.line(&sample, out));
+    each_sample(log, kind, columns.ioprio, |sample| {
+        columns.line(&sample, out)
+    });
 }
 
 /// The samples of one kind of log (not the histogram), in order.
@@ -562,12 +585,17 @@ fn name_parts(
         });
         if spec.per_job {
             for (i, part) in parts.enumerate() {
-                let path = file_name(prefix, kind, Some(first_worker_number + i));
+                let path = file_name(
+                    prefix,
+                    kind,
+                    Some(first_worker_number + i),
+                    spec.store_compressed,
+                );
                 std::fs::rename(part?, &path).map_err(|e| name_path(&path, e))?;
                 written.push(path);
             }
         } else {
-            let path = file_name(prefix, kind, None);
+            let path = file_name(prefix, kind, None, spec.store_compressed);
             let mut file = File::create(&path).map_err(|e| name_path(&path, e))?;
             for part in parts {
                 let part = part?;
@@ -781,12 +809,17 @@ mod tests {
     #[test]
     fn file_names_follow_fio() {
         assert_eq!(
-            file_name("job", Kind::Bw, Some(3)),
+            file_name("job", Kind::Bw, Some(3), false),
             PathBuf::from("job_bw.3.log")
         );
         assert_eq!(
-            file_name("d/x", Kind::ClatHist, None),
+            file_name("d/x", Kind::ClatHist, None, false),
             PathBuf::from("d/x_clat_hist.log")
+        );
+        assert_eq!(
+            file_name("j", Kind::Lat, None, true),
+            PathBuf::from("j_lat.log.fz"),
+            "expected log_store_compressed's suffix"
         );
     }
 
