@@ -56,6 +56,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     });
     let outcome = run_once(&jobs, &stop, status)?;
     emit(&mut destination.borrow_mut(), &debug::take())?;
+    debug::drain_io_traces(|lines| emit(&mut destination.borrow_mut(), lines))?;
     emit(
         &mut destination.borrow_mut(),
         &output::render(&outcome.report, &formats),

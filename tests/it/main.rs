@@ -8,6 +8,7 @@ mod cgroup_scenarios;
 mod cgroup_support;
 mod cli;
 mod cmdprio;
+mod debug_io;
 mod diagnose;
 mod differential;
 mod engine_refusals;
