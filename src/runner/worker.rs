@@ -220,7 +220,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             budget.cap_ios(state.writes);
         }
         let mut gen = IoGenerator::new(&job.workload, regions, seed);
-        gen.seed_lfsr_as_fio(&job.workload, ctx.worker_number);
+        gen.seed_offsets_as_fio(&job.workload, ctx.worker_number);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());

@@ -45,6 +45,7 @@ mod saved_formats;
 mod scenario_support;
 mod scenarios;
 mod support;
+mod tausworthe;
 mod verify;
 mod verify_interval;
 mod verify_options;
