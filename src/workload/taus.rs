@@ -8,6 +8,41 @@
 //! (what fio's t/t64-switch.sh counts), and fio's default switches to the 64-bit
 //! one there.
 
+use std::ops::{BitAnd, BitXor, Shl, Shr};
+
+/// Each component's step, `(a, b, mask, d)`: `s = ((s & mask) << d) ^ (((s << a) ^ s) >> b)`.
+const STEPS32: [(u32, u32, u32, u32); 3] = [
+    (13, 19, 0xffff_fffe, 12),
+    (2, 25, 0xffff_fff8, 4),
+    (3, 11, 0xffff_fff0, 17),
+];
+const STEPS64: [(u32, u32, u64, u32); 5] = [
+    (1, 53, 0xffff_ffff_ffff_fffe, 10),
+    (24, 50, 0xffff_ffff_ffff_fe00, 5),
+    (3, 23, 0xffff_ffff_ffff_f000, 29),
+    (5, 24, 0xffff_ffff_fffe_0000, 23),
+    (3, 33, 0xffff_ffff_ff80_0000, 8),
+];
+
+/// Step every component; the XOR of the new components is the draw.
+#[inline]
+fn advance<T>(components: &mut [T], steps: &[(u32, u32, T, u32)]) -> T
+where
+    T: Copy
+        + Default
+        + Shl<u32, Output = T>
+        + Shr<u32, Output = T>
+        + BitAnd<Output = T>
+        + BitXor<Output = T>,
+{
+    let mut draw = T::default();
+    for (s, &(a, b, mask, d)) in components.iter_mut().zip(steps) {
+        *s = ((*s & mask) << d) ^ (((*s << a) ^ *s) >> b);
+        draw = draw ^ *s;
+    }
+    draw
+}
+
 /// One generator's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Taus {
@@ -65,26 +100,8 @@ impl Taus {
     #[inline]
     pub fn next(&mut self) -> u64 {
         match self {
-            Taus::Bits32(s) => {
-                let step = |s: u32, a: u32, b: u32, mask: u32, d: u32| {
-                    ((s & mask) << d) ^ (((s << a) ^ s) >> b)
-                };
-                s[0] = step(s[0], 13, 19, 0xffff_fffe, 12);
-                s[1] = step(s[1], 2, 25, 0xffff_fff8, 4);
-                s[2] = step(s[2], 3, 11, 0xffff_fff0, 17);
-                u64::from(s[0] ^ s[1] ^ s[2])
-            }
-            Taus::Bits64(s) => {
-                let step = |s: u64, a: u32, b: u32, mask: u64, d: u32| {
-                    ((s & mask) << d) ^ (((s << a) ^ s) >> b)
-                };
-                s[0] = step(s[0], 1, 53, 0xffff_ffff_ffff_fffe, 10);
-                s[1] = step(s[1], 24, 50, 0xffff_ffff_ffff_fe00, 5);
-                s[2] = step(s[2], 3, 23, 0xffff_ffff_ffff_f000, 29);
-                s[3] = step(s[3], 5, 24, 0xffff_ffff_fffe_0000, 23);
-                s[4] = step(s[4], 3, 33, 0xffff_ffff_ff80_0000, 8);
-                s[0] ^ s[1] ^ s[2] ^ s[3] ^ s[4]
-            }
+            Taus::Bits32(s) => u64::from(advance(s, &STEPS32)),
+            Taus::Bits64(s) => advance(s, &STEPS64),
         }
     }
 
