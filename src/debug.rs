@@ -153,19 +153,29 @@ pub fn keep_io_trace(path: PathBuf) {
 /// Hand each kept `io` trace to `write`, a piece of whole lines at a time, and remove
 /// the files (all of them, also after a failed write).
 pub fn drain_io_traces<E>(mut write: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
-    let paths = std::mem::take(
-        &mut *IO_TRACES
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()),
-    );
     let mut result = Ok(());
-    for path in &paths {
+    for path in &take_io_traces() {
         if result.is_ok() {
             result = copy_lines(path, &mut write);
         }
         let _ = std::fs::remove_file(path);
     }
     result
+}
+
+/// Remove the kept `io` trace files unwritten.
+pub fn discard_io_traces() {
+    for path in take_io_traces() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+fn take_io_traces() -> Vec<PathBuf> {
+    std::mem::take(
+        &mut *IO_TRACES
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+    )
 }
 
 /// `path`'s text to `write` in pieces of about 1 MiB, each ending at a line's end.
@@ -336,6 +346,14 @@ mod tests {
         assert!(
             !path.exists(),
             "expected the trace file to be removed once written out"
+        );
+        let unwritten = IoTrace::create(&[]).expect("a trace file").finish();
+        let unwritten = unwritten.expect("the trace written");
+        keep_io_trace(unwritten.clone());
+        discard_io_traces();
+        assert!(
+            !unwritten.exists(),
+            "expected a discarded trace file to be removed"
         );
     }
 }

@@ -54,7 +54,8 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         interval,
         on_report: &print_status,
     });
-    let outcome = run_once(&jobs, &stop, status)?;
+    // A run that fails outright writes no trace, and leaves no trace file behind.
+    let outcome = run_once(&jobs, &stop, status).inspect_err(|_| debug::discard_io_traces())?;
     emit(&mut destination.borrow_mut(), &debug::take())?;
     debug::drain_io_traces(|lines| emit(&mut destination.borrow_mut(), lines))?;
     emit(
