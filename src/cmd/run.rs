@@ -59,6 +59,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     // worker threads are left behind (then the process exits with the code).
     let finish = |outcome: RunOutcome| -> Result<i32, CmdError> {
         emit(&mut destination.borrow_mut(), &debug::take())?;
+        debug::drain_io_traces(|lines| emit(&mut destination.borrow_mut(), lines))?;
         emit(
             &mut destination.borrow_mut(),
             &output::render(&outcome.report, &formats),
@@ -88,7 +89,10 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
             e.code()
         })
     };
-    finish(run_once(&jobs, &stop, status, Some(&on_abandoned))?)
+    // A run that fails outright writes no trace, and leaves no trace file behind.
+    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned))
+        .inspect_err(|_| debug::discard_io_traces())?;
+    finish(outcome)
 }
 
 /// fio's `--bandwidth-log` files, in the current directory as fio writes them.

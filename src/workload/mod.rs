@@ -12,6 +12,7 @@ mod permutation;
 pub mod prio;
 pub mod rng;
 mod sprandom;
+mod taus;
 pub mod verify_header;
 
 pub use offsets::FileRegion;
@@ -159,10 +160,11 @@ impl IoGenerator {
         self.ios_left_on_current = 0;
     }
 
-    /// `random_generator=lfsr` with a repeatable seed: start each region's
-    /// register where fio numbers the worker `worker_number` starts it, so
-    /// the blocks come in fio's order.
-    pub fn seed_lfsr_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
+    /// `random_generator=lfsr` (or a tausworthe without the random map) with a
+    /// repeatable seed: start each region's register or generator where fio
+    /// starts that of the worker it numbers `worker_number`, so the blocks come
+    /// in fio's order.
+    pub fn seed_offsets_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
         if !w.randrepeat {
             return;
         }
@@ -180,7 +182,7 @@ impl IoGenerator {
         let seed =
             lfsr::fio_block_seed(w.offsets_from_randseed.then_some(w.randseed), worker_number);
         for region in &mut self.regions {
-            region.seed_lfsr(seed);
+            region.seed_as_fio(seed);
         }
     }
 
@@ -373,7 +375,7 @@ mod tests {
         };
         for blocks in [1, 2, 3, 7, 8, 100, 256, 4099] {
             let mut generator = IoGenerator::new(&w, one_file(blocks * 4 * KIB), blocks);
-            generator.seed_lfsr_as_fio(&w, 1);
+            generator.seed_offsets_as_fio(&w, 1);
             let mut passes = Vec::new();
             for _ in 0..3 {
                 let offsets: Vec<u64> = pass(&mut generator).iter().map(|io| io.offset).collect();
@@ -402,7 +404,7 @@ mod tests {
             ..spec(RwPattern::RandRead, 4 * KIB)
         };
         let mut generator = IoGenerator::new(&w, one_file(1024 * KIB), 1);
-        generator.seed_lfsr_as_fio(&w, 1);
+        generator.seed_offsets_as_fio(&w, 1);
         let first: Vec<u64> = pass(&mut generator)[..8]
             .iter()
             .map(|io| io.offset / (4 * KIB))

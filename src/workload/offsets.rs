@@ -14,6 +14,7 @@ use super::lfsr::Lfsr;
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
 use super::sprandom::Sprandom;
+use super::taus::Taus;
 use crate::job::spec::{Ddir, Distribution, RandomGenerator, SprandomSpec, StridedZones, DDIRS};
 use rand::{Rng, RngCore};
 use rand_distr::{Distribution as _, Normal, Zipf};
@@ -96,8 +97,8 @@ enum BlockChoice {
     /// `sprandom`: fio's register's blocks with rewrites mixed in; the
     /// region's pass ends when its order does.
     Sprandom(Box<Sprandom>),
-    /// `norandommap`: independent uniform picks.
-    Uniform,
+    /// `norandommap`: independent uniform picks from fio's tausworthe generator.
+    Taus(Taus),
     /// Zipf or Pareto ranks (rank 0 hottest) scattered over the region, so the
     /// hot blocks are not all at its start.
     Ranked {
@@ -151,7 +152,9 @@ impl BlockChoice {
                 next_index: 0,
                 done: spans_units.then(|| UnitMap::new(blocks)),
             },
-            Distribution::Random => Self::Uniform,
+            Distribution::Random => {
+                Self::Taus(Taus::new(rng.next_u64(), generator.is_wide(blocks)))
+            }
             Distribution::Zipf(theta) => Self::Ranked {
                 ranks: RankSkew::Zipf(Zipf::new(block_count, *theta).expect("zipf theta >= 0")),
                 scatter: scatter(rng),
@@ -198,7 +201,7 @@ impl BlockChoice {
             },
             Self::Lfsr(lfsr) => lfsr.next_block()?,
             Self::Sprandom(sprandom) => sprandom.next_block()?,
-            Self::Uniform => rng.random_range(0..blocks),
+            Self::Taus(taus) => taus.block(blocks),
             Self::Ranked { ranks, scatter } => {
                 let rank = match ranks {
                     RankSkew::Zipf(zipf) => zipf.sample(rng) as u64 - 1,
@@ -443,11 +446,13 @@ impl RegionCursor {
         }
     }
 
-    /// `random_generator=lfsr` with a repeatable seed: start from fio's seed,
-    /// so the blocks come in fio's order.
-    pub fn seed_lfsr(&mut self, seed: u64) {
-        if let BlockChoice::Lfsr(lfsr) = &mut self.choice {
-            *lfsr = Lfsr::new(lfsr.blocks(), seed);
+    /// `random_generator=lfsr`, or a tausworthe without the random map, with a
+    /// repeatable seed: start from fio's seed, so the blocks come in fio's order.
+    pub fn seed_as_fio(&mut self, seed: u64) {
+        match &mut self.choice {
+            BlockChoice::Lfsr(lfsr) => *lfsr = Lfsr::new(lfsr.blocks(), seed),
+            BlockChoice::Taus(taus) => *taus = Taus::new(seed, taus.is_wide()),
+            _ => {}
         }
     }
 

@@ -20,6 +20,7 @@
 //! cache together. The job ends when the register has handed out every block.
 
 use super::lfsr::Lfsr;
+use super::taus::Taus;
 use crate::job::spec::SprandomSpec;
 use std::collections::VecDeque;
 
@@ -86,45 +87,6 @@ fn interpolate(x: f64, xs: &[f64], ys: &[f64]) -> f64 {
     }
 }
 
-/// fio's 32-bit combined Tausworthe generator (L'Ecuyer's taus88), which
-/// fio draws sprandom's chances from.
-#[derive(Debug, Clone)]
-struct Taus88 {
-    s: [u32; 3],
-}
-
-impl Taus88 {
-    /// fio's seeding: each component from a linear congruential step of the
-    /// one before, kept above the component's smallest allowed value, then
-    /// six draws thrown away.
-    fn new(seed: u32) -> Self {
-        let step = |x: u32| x.wrapping_mul(69_069) ^ seed;
-        let above = |x: u32, min: u32| if x < min { x + min } else { x };
-        let s1 = above(step(53), 1);
-        let s2 = above(step(s1), 7);
-        let s3 = above(step(s2), 15);
-        let mut taus = Taus88 { s: [s1, s2, s3] };
-        for _ in 0..6 {
-            taus.next_u32();
-        }
-        taus
-    }
-
-    fn next_u32(&mut self) -> u32 {
-        let [s1, s2, s3] = &mut self.s;
-        *s1 = ((*s1 & 0xffff_fffe) << 12) ^ (((*s1 << 13) ^ *s1) >> 19);
-        *s2 = ((*s2 & 0xffff_fff8) << 4) ^ (((*s2 << 2) ^ *s2) >> 25);
-        *s3 = ((*s3 & 0xffff_fff0) << 17) ^ (((*s3 << 3) ^ *s3) >> 11);
-        *s1 ^ *s2 ^ *s3
-    }
-
-    /// A whole number in `0..=end`, scaled from a draw as fio scales it.
-    fn up_to(&mut self, end: u32) -> u32 {
-        let draw = f64::from(self.next_u32()) / 4_294_967_296.0;
-        (f64::from(end + 1) * draw) as u32
-    }
-}
-
 /// Blocks picked for rewriting: picks made in the current region wait behind
 /// those of the region before, which are the only ones handed out.
 #[derive(Debug, Clone, Default)]
@@ -156,7 +118,8 @@ impl Rewrites {
 #[derive(Debug, Clone)]
 pub struct Sprandom {
     new_blocks: Lfsr,
-    chances: Taus88,
+    /// fio's 32-bit tausworthe (taus88), which fio draws the chances from.
+    chances: Taus,
     stale_share: Vec<u32>,
     region_blocks: u64,
     regions: usize,
@@ -185,7 +148,7 @@ impl Sprandom {
         let region_blocks = region_bytes / block.max(1);
         Sprandom {
             new_blocks,
-            chances: Taus88::new(chance_seed),
+            chances: Taus::new(u64::from(chance_seed), false),
             stale_share: stale_shares(spec.regions, spec.over_provisioning),
             region_blocks,
             regions: spec.regions as usize,
@@ -201,13 +164,14 @@ impl Sprandom {
     /// Start over from fio's seeds (nothing drawn yet).
     pub fn reseed(&mut self, block_seed: u64, chance_seed: u32) {
         self.new_blocks = Lfsr::new(self.new_blocks.blocks(), block_seed);
-        self.chances = Taus88::new(chance_seed);
+        self.chances = Taus::new(u64::from(chance_seed), false);
     }
 
     /// Pick `block` for rewriting with the current region's chance, counted
     /// for the region that rewrites it.
     fn maybe_pick(&mut self, block: u64) {
-        let roll = self.chances.up_to(CHANCE_SCALE);
+        // A whole number in 0..=CHANCE_SCALE, scaled from a draw as fio scales it.
+        let roll = self.chances.block(u64::from(CHANCE_SCALE) + 1) as u32;
         // past the last region (only a few blocks of rounding) nothing is picked
         let share = self.stale_share.get(self.region).copied().unwrap_or(0);
         if roll <= share {

@@ -177,21 +177,37 @@ choice_words!(DistributionWord {
 });
 
 /// fio's `random_generator=`: how a uniform random pattern picks its blocks.
+/// With the random map (no `norandommap`) the tausworthe kinds draw from iolens'
+/// own seeded order; without it, from fio's generators (see workload/taus.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum RandomGenerator {
-    /// fio's tausworthe generators; iolens draws from its own seeded generator,
-    /// with the random map unless `norandommap`.
+    /// Not given: fio's 32-bit tausworthe, or its 64-bit one for a region of 2^32
+    /// blocks or more (fio switches there).
     #[default]
+    Unset,
+    /// fio's 32-bit tausworthe, given: kept even where its offsets must repeat.
     Tausworthe,
+    Tausworthe64,
     /// fio's maximal-length shift register: each block once per pass, no random
     /// map, in fio's order.
     Lfsr,
 }
 
+impl RandomGenerator {
+    /// Whether a region of `blocks` blocks draws from the 64-bit tausworthe.
+    pub fn is_wide(self, blocks: u64) -> bool {
+        match self {
+            RandomGenerator::Unset => blocks > u64::from(u32::MAX),
+            RandomGenerator::Tausworthe64 => true,
+            RandomGenerator::Tausworthe | RandomGenerator::Lfsr => false,
+        }
+    }
+}
+
 choice_words!(RandomGenerator {
     "tausworthe" => RandomGenerator::Tausworthe,
     "lfsr" => RandomGenerator::Lfsr,
-    "tausworthe64" => RandomGenerator::Tausworthe,
+    "tausworthe64" => RandomGenerator::Tausworthe64,
 });
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -551,7 +567,10 @@ impl Layers<'_> {
             offsets_from_randseed: randseed.is_some() && !self.bool(opt::RANDREPEAT)?,
             random_generator: match sprandom {
                 Some(_) => RandomGenerator::Lfsr,
-                None => self.choice(opt::RANDOM_GENERATOR)?,
+                None if self.given(opt::RANDOM_GENERATOR).is_some() => {
+                    self.choice(opt::RANDOM_GENERATOR)?
+                }
+                None => RandomGenerator::Unset,
             },
             distribution: self.distribution()?,
             percentage_random: self
@@ -1261,10 +1280,16 @@ mod tests {
         };
         assert_eq!(generator("lfsr"), RandomGenerator::Lfsr);
         assert_eq!(generator("tausworthe"), RandomGenerator::Tausworthe);
-        assert_eq!(generator("tausworthe64"), RandomGenerator::Tausworthe);
-        assert_eq!(
-            job(&[]).workload.random_generator,
-            RandomGenerator::Tausworthe
+        assert_eq!(generator("tausworthe64"), RandomGenerator::Tausworthe64);
+        let unset = job(&[]).workload.random_generator;
+        assert_eq!(unset, RandomGenerator::Unset);
+        assert!(
+            !unset.is_wide(u64::from(u32::MAX)) && unset.is_wide(1 << 32),
+            "expected fio's default to switch to 64 bits above 2^32 - 1 blocks"
+        );
+        assert!(
+            !RandomGenerator::Tausworthe.is_wide(1 << 40),
+            "expected a given tausworthe to stay 32-bit"
         );
         assert!(
             error(&["--name=a", "--size=1m", "--random_generator=mt"]).contains("random_generator"),
