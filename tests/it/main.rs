@@ -30,6 +30,7 @@ mod job_hooks;
 mod jobfiles;
 mod lockfile;
 mod observe;
+mod offload;
 mod options;
 mod outputs;
 mod pacing;

@@ -859,7 +859,12 @@ mod tests {
 
     #[test]
     fn offloaded_submission_keeps_iodepth_on_a_sync_engine() {
-        let args = ["--name=a", "--size=1m", "--iodepth=8", "--io_submit_mode=offload"];
+        let args = [
+            "--name=a",
+            "--size=1m",
+            "--iodepth=8",
+            "--io_submit_mode=offload",
+        ];
         let resolved = run(&args).unwrap();
         let job = &resolved.jobs[0];
         assert_eq!(job.engine.submit_mode, SubmitMode::Offload);
