@@ -3,6 +3,7 @@
 
 mod values;
 
+use crate::cluster::MpiMode;
 use crate::debug::DebugRequest;
 use crate::job::front::cli_args::option_text;
 use crate::model::Severity;
@@ -11,8 +12,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use values::{
     parse_debug, parse_duration, parse_eta, parse_fail_on, parse_fio_compat, parse_formats,
-    parse_history_id, parse_io_timeout, parse_observe_interval, parse_ramp, parse_repetitions,
-    parse_report_file, parse_status_interval, parse_warmup, FlagValueError,
+    parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval, parse_ramp,
+    parse_repetitions, parse_report_file, parse_status_interval, parse_warmup, FlagValueError,
 };
 pub use values::{EtaMode, FioCompat, Format, Formats};
 
@@ -397,6 +398,10 @@ pub struct RunFlags {
     /// history line), which the fio drop-in leaves out because fio would not print them.
     #[arg(long)]
     pub iolens_notes: bool,
+    /// auto (default): run as one of several MPI ranks when a launcher (mpirun, srun)
+    /// started several; on: always start MPI; off: every rank runs on its own.
+    #[arg(long, value_name = "MODE", value_parser = parse_mpi)]
+    pub mpi: Option<MpiMode>,
     /// Started as `fio` (set by the drop-in, not a flag).
     #[arg(skip)]
     pub started_as_fio: bool,
@@ -537,6 +542,7 @@ mod tests {
             "--eta=never",
             "--fio-compat=lenient",
             "--io-timeout=500ms",
+            "--mpi=off",
         ]);
         let flags = &run.flags;
         assert_eq!(flags.formats(), vec![Format::FioJson]);
@@ -547,6 +553,7 @@ mod tests {
         assert_eq!(flags.eta, Some(EtaMode::Never));
         assert_eq!(flags.fio_compat, Some(FioCompat::Lenient));
         assert_eq!(flags.io_timeout, Some(Duration::from_millis(500)));
+        assert_eq!(flags.mpi, Some(MpiMode::Off));
         assert_eq!(run.args, strings(&["--name=a", "--bs=4k"]));
         assert_eq!(
             run_line(&["--minimal"]).flags.formats(),

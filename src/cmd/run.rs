@@ -9,6 +9,7 @@ use super::common::{
 use super::comparison;
 use super::output;
 use crate::cli::RunArgs;
+use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
@@ -20,9 +21,30 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     let flags = &args.flags;
     let history = HistoryFlags::for_run(flags);
     let formats = flags.formats();
-    let jobs = JobSet::load(flags, &args.args, command_line)?;
-    let stop = stop_flag()?;
+    let launch = cluster::Launch::of_this_process();
+    let on_ranks = cluster::decide(
+        flags.mpi.unwrap_or_default(),
+        launch,
+        cluster::BUILT_WITH_MPI,
+    )
+    .map_err(CmdError::usage)?;
     let (repetitions, warmup) = (flags.repeat.unwrap_or(1), flags.warmup.unwrap_or(0));
+    if on_ranks && (repetitions > 1 || warmup > 0) {
+        return Err(CmdError::usage(
+            "--repeat and --warmup do not run on several MPI ranks yet: leave them out, or pass --mpi=off to run every rank on its own",
+        ));
+    }
+    let link = cluster::connect(on_ranks).map_err(CmdError::run_failed)?;
+    let mut jobs = JobSet::load(flags, &args.args, command_line)?;
+    if let Some(link) = &link {
+        jobs.place_on_rank(link.rank().rank);
+    }
+    let stop = stop_flag()?;
+    // Only the first rank reports; the others hand it their results.
+    if link.as_ref().is_some_and(|l| l.rank().rank != 0) {
+        let outcome = run_once(&jobs, &stop, None, link.as_deref())?;
+        return Ok(run_status(&outcome.report));
+    }
     if repetitions > 1 || warmup > 0 {
         if flags.debug.is_some() {
             return Err(CmdError::usage(
@@ -54,7 +76,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         interval,
         on_report: &print_status,
     });
-    let outcome = run_once(&jobs, &stop, status)?;
+    let outcome = run_once(&jobs, &stop, status, link.as_deref())?;
     emit(&mut destination.borrow_mut(), &debug::take())?;
     emit(
         &mut destination.borrow_mut(),

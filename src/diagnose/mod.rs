@@ -116,6 +116,7 @@ pub(crate) mod fixture {
             findings: Vec::new(),
             terminated: None,
             verify: Vec::new(),
+            cluster: None,
         }
     }
 

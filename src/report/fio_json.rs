@@ -686,6 +686,7 @@ mod tests {
             findings: Vec::new(),
             terminated: None,
             verify: Vec::new(),
+            cluster: None,
         }
     }
 

@@ -14,6 +14,7 @@ pub mod logs;
 pub mod plan;
 pub mod process;
 mod queue;
+pub mod ranks;
 mod rate_floor;
 pub mod result;
 mod sched;
@@ -62,6 +63,8 @@ pub struct RunRequest<'a> {
     pub progress: Option<&'a dyn GroupProgress>,
     /// `--io-timeout`: an I/O in flight longer than this fails its job.
     pub io_timeout: Option<Duration>,
+    /// The other ranks of a run on several hosts (MPI); None for a run on its own.
+    pub cluster: Option<&'a dyn ranks::ClusterLink>,
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
@@ -95,6 +98,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let mut cache_guards = Vec::new();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
+    let mut group_starts_unix_ns = Vec::new();
     let first_worker_numbers = first_worker_numbers(req.jobs);
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
@@ -122,7 +126,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped) = run_group(
+        let (group_results, watchdog_stopped, group_start_unix_ns) = run_group(
             req,
             &files,
             &board,
@@ -131,6 +135,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             &results,
             started_unix_ms,
         );
+        group_starts_unix_ns.push(group_start_unix_ns);
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -173,7 +178,31 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     }
     warnings.dedup();
     let disks = disks.finish(wall.elapsed());
+    let cluster = req.cluster.and_then(|link| {
+        let mine = ranks::RankResults {
+            id: link.rank().clone(),
+            group_starts_unix_ns,
+            results: std::mem::take(&mut results),
+        };
+        let gathered = link.gather(mine.to_bytes());
+        results = mine.results;
+        gathered
+    });
+    let cluster = match cluster {
+        Some(parts) => {
+            let ranks = parts
+                .iter()
+                .map(|bytes| ranks::RankResults::from_bytes(bytes))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(fileset::TargetError::Config)?;
+            let (merged, cluster) = ranks::merge(req, &ranks, started_unix_ms);
+            results = merged;
+            Some(Box::new(cluster))
+        }
+        None => None,
+    };
     let mut report = collect::report(req, &results, disks, started_unix_ms);
+    report.cluster = cluster;
     report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
     report.observations.cache_guards = cache_guards;
     report.observations.layouts = watch::layout_records(&files);
@@ -181,6 +210,13 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
     Ok(RunOutcome { report, warnings })
+}
+
+/// Now, in ns since the Unix epoch.
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// fio numbers workers 1, 2, … across the whole run, in job order; log file
@@ -213,7 +249,9 @@ fn write_logs(
 /// proxy thread here; all of them start together at one barrier.
 /// `earlier` (by job index) holds the results of the groups before, for
 /// interim reports. `control` stops and holds back the group's workers.
-/// Also returns whether the watchdog stopped the group.
+/// Also returns whether the watchdog stopped the group, and when (ns since the
+/// Unix epoch) the workers were let go: on a run on several ranks, when every
+/// rank was ready.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
@@ -222,12 +260,13 @@ fn run_group(
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
-) -> (Vec<Vec<WorkerResult>>, bool) {
+) -> (Vec<Vec<WorkerResult>>, bool, u64) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
         .sum();
-    let barrier = Barrier::new(workers);
+    // The workers and this thread, which lets them go once every rank is ready.
+    let barrier = Barrier::new(workers + 1);
     let starts: Vec<_> = (0..jobs.len())
         .map(|position| control.start_signal(&barrier, position))
         .collect();
@@ -280,6 +319,11 @@ fn run_group(
                     .collect()
             })
             .collect();
+        if let Some(link) = req.cluster {
+            link.barrier();
+        }
+        let started_unix_ns = unix_ns();
+        barrier.wait();
         let watch = RefCell::new(watchdog::GroupWatch::new(
             req.jobs,
             jobs,
@@ -355,7 +399,7 @@ fn run_group(
         }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
-        (results, watch.stopped())
+        (results, watch.stopped(), started_unix_ns)
     })
 }
 

@@ -1,0 +1,99 @@
+//! Every MPI call of iolens (rsmpi, safe Rust): start and end MPI, the barrier,
+//! and gathering bytes to the first rank. Waits poll a non-blocking request with
+//! short sleeps: a blocking MPI wait spins a core that I/O workers (of this rank
+//! or of another rank on the host) need.
+
+use crate::runner::ranks::{ClusterLink, RankId};
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Count;
+use std::time::Duration;
+
+/// How long a wait sleeps between looks: short against a barrier's skew, long
+/// against a core's time.
+const POLL: Duration = Duration::from_micros(100);
+
+/// This process as one rank of MPI's world; MPI ends when it is dropped.
+pub struct MpiLink {
+    world: SimpleCommunicator,
+    id: RankId,
+    // Last: dropped after the communicator, it ends MPI.
+    _universe: Universe,
+}
+
+impl MpiLink {
+    /// Start MPI (once per process). Err: why it cannot start.
+    pub fn start() -> Result<MpiLink, String> {
+        let universe = mpi::initialize().ok_or("MPI was started twice in one process")?;
+        let world = universe.world();
+        // the ranks that share this host (MPI's shared-memory domain)
+        let local_rank = world.split_shared(0).rank();
+        let id = RankId {
+            rank: rank_number(world.rank()),
+            local_rank: rank_number(local_rank),
+            hostname: super::hostname(),
+        };
+        Ok(MpiLink {
+            world,
+            id,
+            _universe: universe,
+        })
+    }
+}
+
+fn rank_number(n: i32) -> u32 {
+    u32::try_from(n).expect("MPI numbers ranks from 0")
+}
+
+impl ClusterLink for MpiLink {
+    fn rank(&self) -> &RankId {
+        &self.id
+    }
+
+    fn barrier(&self) {
+        let mut request = self.world.immediate_barrier();
+        loop {
+            match request.test() {
+                Ok(_) => return,
+                Err(pending) => request = pending,
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        // every rank arrives first (polled), so the blocking gather is brief
+        self.barrier();
+        let root = self.world.process_at_rank(0);
+        let len = Count::try_from(mine.len()).expect("a rank's results fit in 2 GiB");
+        if self.world.rank() != 0 {
+            root.gather_into(&len);
+            root.gather_varcount_into(&mine[..]);
+            return None;
+        }
+        let mut lens: Vec<Count> = vec![0; self.world.size() as usize];
+        root.gather_into_root(&len, &mut lens[..]);
+        let displs: Vec<Count> = lens
+            .iter()
+            .scan(0, |at, &n| {
+                let here = *at;
+                *at += n;
+                Some(here)
+            })
+            .collect();
+        let total: usize = lens.iter().map(|&n| n as usize).sum();
+        let mut all = vec![0u8; total];
+        {
+            let mut partition = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
+            root.gather_varcount_into_root(&mine[..], &mut partition);
+        }
+        Some(
+            lens.iter()
+                .zip(&displs)
+                .map(|(&n, &at)| all[at as usize..(at + n) as usize].to_vec())
+                .collect(),
+        )
+    }
+}
