@@ -29,6 +29,7 @@ mod iolog;
 mod job_hooks;
 mod jobfiles;
 mod lockfile;
+mod mpi;
 mod observe;
 mod options;
 mod outputs;
