@@ -15,6 +15,9 @@ use std::time::Duration;
 /// against a core's time.
 const POLL: Duration = Duration::from_micros(100);
 
+/// The tag of "my workers of this group are done" messages.
+const DONE: mpi::Tag = 1;
+
 /// This process as one rank of MPI's world; MPI ends when it is dropped.
 pub struct MpiLink {
     world: SimpleCommunicator,
@@ -61,6 +64,30 @@ impl ClusterLink for MpiLink {
             }
             std::thread::sleep(POLL);
         }
+    }
+
+    fn ranks(&self) -> u32 {
+        rank_number(self.world.size())
+    }
+
+    fn announce_done(&self, at_ns: u64) {
+        // 8 bytes go out eagerly: each send returns at once
+        for rank in (0..self.world.size()).filter(|&r| r != self.world.rank()) {
+            self.world.process_at_rank(rank).send_with_tag(&at_ns, DONE);
+        }
+    }
+
+    fn heard_done(&self) -> Vec<(u32, u64)> {
+        let mut heard = Vec::new();
+        while let Some((message, _)) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(DONE)
+        {
+            let (at_ns, status) = message.matched_receive::<u64>();
+            heard.push((rank_number(status.source_rank()), at_ns));
+        }
+        heard
     }
 
     fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {

@@ -37,6 +37,9 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
             write_disk(out, disk)?;
         }
     }
+    if let Some(cluster) = &report.cluster {
+        crate::report::cluster_text::write_ranks(out, cluster)?;
+    }
     crate::report::system_text::write_system(out, report)?;
     // What the diagnose rules concluded, last, so it is what the reader sees.
     out.push_str(&super::findings_text::render(&report.findings));

@@ -29,10 +29,10 @@ pub mod worker;
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
-use crate::model::RunReport;
+use crate::model::{RankGroup, RunReport};
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
-use crate::observe::live::LiveBoard;
+use crate::observe::live::{LiveBoard, LiveTotals};
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
@@ -98,7 +98,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let mut cache_guards = Vec::new();
 
     let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
-    let mut group_starts_unix_ns = Vec::new();
+    let mut rank_groups = Vec::new();
     let first_worker_numbers = first_worker_numbers(req.jobs);
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
@@ -126,7 +126,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped, group_start_unix_ns) = run_group(
+        let (group_results, watchdog_stopped, rank_group) = run_group(
             req,
             &files,
             &board,
@@ -135,7 +135,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             &results,
             started_unix_ms,
         );
-        group_starts_unix_ns.push(group_start_unix_ns);
+        rank_groups.extend(rank_group);
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -181,7 +181,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let cluster = req.cluster.and_then(|link| {
         let mine = ranks::RankResults {
             id: link.rank().clone(),
-            group_starts_unix_ns,
+            groups: rank_groups,
             results: std::mem::take(&mut results),
         };
         let gathered = link.gather(mine.to_bytes());
@@ -210,6 +210,17 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
     Ok(RunOutcome { report, warnings })
+}
+
+/// The live counters of the group's workers, summed.
+fn group_totals(board: &LiveBoard, specs: &[JobSpec], jobs: &[usize]) -> LiveTotals {
+    let mut sum = LiveTotals::default();
+    for &j in jobs {
+        for w in 0..specs[j].exec.numjobs {
+            sum += &board.worker(j, w).totals();
+        }
+    }
+    sum
 }
 
 /// Now, in ns since the Unix epoch.
@@ -249,9 +260,10 @@ fn write_logs(
 /// proxy thread here; all of them start together at one barrier.
 /// `earlier` (by job index) holds the results of the groups before, for
 /// interim reports. `control` stops and holds back the group's workers.
-/// Also returns whether the watchdog stopped the group, and when (ns since the
-/// Unix epoch) the workers were let go: on a run on several ranks, when every
-/// rank was ready.
+/// Also returns whether the watchdog stopped the group, and on a run on several
+/// ranks the group as this rank saw it: the workers go once every rank is ready,
+/// and the group ends when every rank's workers have (the first rank to end
+/// stops the others when the group is time-based or has exitall).
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
@@ -260,7 +272,7 @@ fn run_group(
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
-) -> (Vec<Vec<WorkerResult>>, bool, u64) {
+) -> (Vec<Vec<WorkerResult>>, bool, Option<RankGroup>) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -324,6 +336,10 @@ fn run_group(
         }
         let started_unix_ns = unix_ns();
         barrier.wait();
+        let mut ends = req.cluster.map(ranks::GroupEnds::new);
+        // a rank's end is the others' when the group runs for a time or exitall ends it
+        let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
+            || req.jobs.iter().any(|j| j.control.exitall);
         let watch = RefCell::new(watchdog::GroupWatch::new(
             req.jobs,
             jobs,
@@ -352,7 +368,15 @@ fn run_group(
                 control.stop_workers(position, workers)
             });
             watch.borrow_mut().look(&finished, control);
-            finished.iter().flatten().any(|&done| !done)
+            let here = finished.iter().flatten().any(|&done| !done);
+            let Some(ends) = &mut ends else {
+                return here;
+            };
+            let totals = || group_totals(board, req.jobs, jobs);
+            if ends.look(now_ns, !here, totals) && ends_together {
+                control.stop_group();
+            }
+            here || !ends.all_done()
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
@@ -399,7 +423,8 @@ fn run_group(
         }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
-        (results, watch.stopped(), started_unix_ns)
+        let rank_group = ends.map(|ends| ends.record(started_unix_ns));
+        (results, watch.stopped(), rank_group)
     })
 }
 

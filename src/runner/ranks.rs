@@ -7,15 +7,24 @@
 use super::collect;
 use super::result::WorkerResult;
 use super::RunRequest;
-use crate::model::{ClusterReport, RankRun};
+use crate::model::{ClusterReport, RankGroup, RankRun};
+use crate::observe::live::LiveTotals;
 use serde::{Deserialize, Serialize};
 
 /// The other ranks of the run.
 pub trait ClusterLink {
     /// Which rank this process is.
     fn rank(&self) -> &RankId;
+    /// How many ranks the run has.
+    fn ranks(&self) -> u32;
     /// Returns once every rank has called it (each before the same group).
     fn barrier(&self);
+    /// Tells the other ranks that this rank's workers of the group ended, `at_ns`
+    /// after the group started.
+    fn announce_done(&self, at_ns: u64);
+    /// The other ranks' announcements that arrived since the last call, (rank,
+    /// at_ns); never waits.
+    fn heard_done(&self) -> Vec<(u32, u64)>;
     /// Every rank hands in its bytes; the first rank gets every rank's, in rank
     /// order, the others None.
     fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>>;
@@ -33,8 +42,8 @@ pub struct RankId {
 #[derive(Clone, Serialize, Deserialize)]
 pub struct RankResults {
     pub id: RankId,
-    /// When the cluster barrier let each group go on this rank, ns since the Unix epoch.
-    pub group_starts_unix_ns: Vec<u64>,
+    /// Each group as this rank saw it.
+    pub groups: Vec<RankGroup>,
     /// Per job, its workers' results (as `collect` takes them).
     pub results: Vec<Vec<WorkerResult>>,
 }
@@ -46,6 +55,80 @@ impl RankResults {
 
     pub fn from_bytes(bytes: &[u8]) -> Result<RankResults, String> {
         serde_json::from_slice(bytes).map_err(|e| format!("a rank's results do not read: {e}"))
+    }
+}
+
+/// Follows the other ranks through one group: this rank's end is announced and
+/// theirs heard (never a blocking wait); at the first end, any rank's, this
+/// rank's counters are noted: what it moved while every rank was active.
+pub(super) struct GroupEnds<'a> {
+    link: &'a dyn ClusterLink,
+    /// Per rank, when its workers ended, ns after the group's start.
+    ends: Vec<Option<u64>>,
+    first: Option<FirstEnd>,
+}
+
+/// The first end of a group on any rank, and this rank's counters when it heard of it.
+struct FirstEnd {
+    at_ns: u64,
+    totals: LiveTotals,
+    heard_at_ns: u64,
+}
+
+impl<'a> GroupEnds<'a> {
+    pub fn new(link: &'a dyn ClusterLink) -> Self {
+        GroupEnds {
+            link,
+            ends: vec![None; link.ranks() as usize],
+            first: None,
+        }
+    }
+
+    /// One look by the group's supervisor, `now_ns` after the group's start: `done`
+    /// says whether this rank's workers all ended, `totals` reads its counters.
+    /// True when the group's first end was heard of just now.
+    pub fn look(&mut self, now_ns: u64, done: bool, totals: impl FnOnce() -> LiveTotals) -> bool {
+        let mine = self.link.rank().rank as usize;
+        if done && self.ends[mine].is_none() {
+            self.ends[mine] = Some(now_ns);
+            self.link.announce_done(now_ns);
+        }
+        for (rank, at_ns) in self.link.heard_done() {
+            if let Some(end) = self.ends.get_mut(rank as usize) {
+                *end = Some(at_ns);
+            }
+        }
+        let first = self.ends.iter().flatten().min().copied();
+        match (first, &self.first) {
+            (Some(at_ns), None) => {
+                self.first = Some(FirstEnd {
+                    at_ns,
+                    totals: totals(),
+                    heard_at_ns: now_ns,
+                });
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Every rank's workers of the group ended.
+    pub fn all_done(&self) -> bool {
+        self.ends.iter().all(Option::is_some)
+    }
+
+    /// The group as this rank saw it; `start_unix_ns`: when the barrier let it go.
+    pub fn record(&self, start_unix_ns: u64) -> RankGroup {
+        let mine = self.link.rank().rank as usize;
+        let first = self.first.as_ref();
+        RankGroup {
+            start_unix_ns,
+            end_ns: self.ends[mine].unwrap_or(0),
+            first_end_ns: first.map_or(0, |f| f.at_ns),
+            active_ns: first.map_or(0, |f| f.heard_at_ns),
+            active_bytes: first.map_or([0; 2], |f| f.totals.bytes),
+            active_ios: first.map_or([0; 2], |f| f.totals.ios),
+        }
     }
 }
 
@@ -76,8 +159,11 @@ pub(super) fn merge(
                 rank: r.id.rank,
                 local_rank: r.id.local_rank,
                 hostname: r.id.hostname.clone(),
-                group_starts_unix_ns: r.group_starts_unix_ns.clone(),
+                groups: r.groups.clone(),
                 report: collect::report(req, &r.results, Vec::new(), started_unix_ms),
+                total: collect::one_entry(req, &r.results, &format!("rank {}", r.id.rank))
+                    .jobs
+                    .pop(),
             })
             .collect(),
         all_clients: collect::one_entry(req, &merged, ALL_CLIENTS),
@@ -151,7 +237,7 @@ mod tests {
                 .enumerate()
                 .map(|(rank, w)| RankResults {
                     id: RankId { rank: rank as u32, local_rank: 0, hostname: format!("h{rank}") },
-                    group_starts_unix_ns: vec![0],
+                    groups: Vec::new(),
                     results: vec![all[w[0]..w[1]].to_vec()],
                 })
                 .map(|r| RankResults::from_bytes(&r.to_bytes()).unwrap())
