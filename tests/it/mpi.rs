@@ -159,3 +159,76 @@ fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
         "expected one document, from the first rank only"
     );
 }
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_slowed_by_its_rate_is_named_as_the_straggler() {
+    let dir = scratch();
+    // rank 3 of 4 is held to a quarter of the others' rate (integer division)
+    std::fs::write(
+        dir.path().join("slow.fio"),
+        "[s]\nioengine=psync\nsize=512k\nbs=4k\nrw=write\nrate_iops=(2000-${RANK}/3*1500)\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(4, dir.path(), &["run", "--no-history", "slow.fio"]) else {
+        return;
+    };
+    let text = crate::support::stdout(&out);
+    assert!(
+        out.status.success(),
+        "expected the run to work, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Ranks: 4 on 1 host(s)"))
+        .take(7)
+        .collect();
+    assert!(
+        table.len() == 7 && table[6].trim_start().starts_with("spread: MB/s"),
+        "expected the ranks' table (a line per rank, then the spread), saw: {table:#?}"
+    );
+    let findings: Vec<&str> = text.lines().filter(|l| l.contains("(straggler)")).collect();
+    assert_eq!(
+        findings.len(),
+        1,
+        "expected one straggler finding, saw {findings:?}\n{text}"
+    );
+    assert!(
+        findings[0].contains("rank 3 on "),
+        "expected rank 3 named as the straggler, saw {findings:?}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_time_based_group_ends_on_every_rank_when_the_first_rank_ends() {
+    let dir = scratch();
+    // rank 0 runs for 1 s, the others would run for 3 s, 5 s and 7 s on their own (a
+    // time expression counts in microseconds, as in fio)
+    std::fs::write(
+        dir.path().join("t.fio"),
+        "[t]\nioengine=null\nsize=1m\nbs=4k\nrw=read\ntime_based\nruntime=((1+2*${RANK})*1000000)\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(
+        4,
+        dir.path(),
+        &["run", "--no-history", "--output-format=json", "t.fio"],
+    ) else {
+        return;
+    };
+    let doc = crate::support::json(&out);
+    let runtimes: Vec<u64> = doc["client_stats"]
+        .as_array()
+        .expect("a client_stats array")
+        .iter()
+        .map(|e| e["job_runtime"].as_u64().unwrap())
+        .collect();
+    // generous: the stop reaches a rank within a few polls, far less than the 2 s
+    // a rank would run on past rank 0's end
+    assert!(
+        runtimes.len() == 5 && runtimes.iter().all(|&ms| (900..2500).contains(&ms)),
+        "expected every rank to end with rank 0 after about 1000 ms, saw job_runtime {runtimes:?}"
+    );
+}
