@@ -211,6 +211,16 @@ pub enum Command {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// The report of a run on several MPI ranks from the result files its ranks wrote as each
+    /// group ended (`--mpi-results`, default iolens-ranks): for a run that lost a rank. Missing
+    /// ranks and groups are listed on stderr and the report is marked interrupted.
+    Merge {
+        /// The directory of the rank files (rank-NNNNN.json).
+        dir: PathBuf,
+        /// normal, json, json+ or iolens-json (comma list allowed).
+        #[arg(long, default_value = "normal", value_parser = parse_formats)]
+        output_format: Formats,
+    },
     /// One worker process of a run (started by iolens itself; task on stdin, result on stdout).
     #[command(name = crate::runner::process::WORKER_SUBCOMMAND, hide = true)]
     Worker,
@@ -402,6 +412,10 @@ pub struct RunFlags {
     /// started several; on: always start MPI; off: every rank runs on its own.
     #[arg(long, value_name = "MODE", value_parser = parse_mpi)]
     pub mpi: Option<MpiMode>,
+    /// On several MPI ranks: the directory where each rank writes its results as each
+    /// group ends (default iolens-ranks), for `iolens merge` when a rank is lost.
+    #[arg(long, value_name = "DIR")]
+    pub mpi_results: Option<PathBuf>,
     /// Started as `fio` (set by the drop-in, not a flag).
     #[arg(skip)]
     pub started_as_fio: bool,

@@ -22,6 +22,7 @@ const DONE: mpi::Tag = 1;
 pub struct MpiLink {
     world: SimpleCommunicator,
     id: RankId,
+    run_key: u64,
     // Last: dropped after the communicator, it ends MPI.
     _universe: Universe,
 }
@@ -33,6 +34,11 @@ impl MpiLink {
         let world = universe.world();
         // the ranks that share this host (MPI's shared-memory domain)
         let local_rank = world.split_shared(0).rank();
+        // the first rank's start, the same on every rank
+        let mut run_key = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        world.process_at_rank(0).broadcast_into(&mut run_key);
         let id = RankId {
             rank: rank_number(world.rank()),
             local_rank: rank_number(local_rank),
@@ -41,6 +47,7 @@ impl MpiLink {
         Ok(MpiLink {
             world,
             id,
+            run_key,
             _universe: universe,
         })
     }
@@ -68,6 +75,10 @@ impl ClusterLink for MpiLink {
 
     fn ranks(&self) -> u32 {
         rank_number(self.world.size())
+    }
+
+    fn run_key(&self) -> u64 {
+        self.run_key
     }
 
     fn announce_done(&self, at_ns: u64) {

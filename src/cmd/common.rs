@@ -261,7 +261,7 @@ pub fn run_once(
     jobs: &JobSet,
     stop: &AtomicBool,
     status: Option<StatusReports>,
-    cluster: Option<&dyn ClusterLink>,
+    cluster: Option<(&dyn ClusterLink, &Path)>,
 ) -> Result<RunOutcome, CmdError> {
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
@@ -275,7 +275,8 @@ pub fn run_once(
         status,
         progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
         io_timeout: jobs.io_timeout,
-        cluster,
+        cluster: cluster.map(|(link, _)| link),
+        rank_file: cluster.map(|(_, file)| file),
     };
     let outcome = runner::run(&request).map_err(|e| match e {
         TargetError::Config(_) => CmdError::usage(e.to_string()),

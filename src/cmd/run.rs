@@ -13,8 +13,10 @@ use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
+use crate::runner::ranks::RankFile;
 use crate::runner::status::StatusReports;
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 /// Run the jobs; `command_line` is what the user typed after `run`, for the report.
 pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
@@ -36,13 +38,19 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     }
     let link = cluster::connect(on_ranks).map_err(CmdError::run_failed)?;
     let mut jobs = JobSet::load(flags, &args.args, command_line)?;
-    if let Some(link) = &link {
-        jobs.place_on_rank(link.rank().rank);
-    }
+    let rank_file = match &link {
+        Some(link) => {
+            jobs.place_on_rank(link.rank().rank);
+            Some(rank_file(flags.mpi_results.as_deref(), link.rank().rank)?)
+        }
+        None => None,
+    };
+    let cluster = link.as_deref().zip(rank_file.as_deref());
     let stop = stop_flag()?;
     // Only the first rank reports; the others hand it their results.
     if link.as_ref().is_some_and(|l| l.rank().rank != 0) {
-        let outcome = run_once(&jobs, &stop, None, link.as_deref())?;
+        let outcome = run_once(&jobs, &stop, None, cluster)?;
+        tidy_rank_dir(flags.mpi_results.as_deref());
         return Ok(run_status(&outcome.report));
     }
     if repetitions > 1 || warmup > 0 {
@@ -76,7 +84,10 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         interval,
         on_report: &print_status,
     });
-    let outcome = run_once(&jobs, &stop, status, link.as_deref())?;
+    let outcome = run_once(&jobs, &stop, status, cluster)?;
+    if cluster.is_some() {
+        tidy_rank_dir(flags.mpi_results.as_deref());
+    }
     emit(&mut destination.borrow_mut(), &debug::take())?;
     emit(
         &mut destination.borrow_mut(),
@@ -96,6 +107,29 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         comparison::against_history(id, &reports, &history, None)?;
     }
     Ok(fail_on(code, flags.fail_on, &reports[0].findings))
+}
+
+const DEFAULT_RANK_DIR: &str = "iolens-ranks";
+
+/// Where rank `rank` writes its results as each group ends: in `--mpi-results`'s
+/// directory (default `iolens-ranks`), made if missing.
+fn rank_file(dir: Option<&Path>, rank: u32) -> Result<PathBuf, CmdError> {
+    let dir = dir.unwrap_or(Path::new(DEFAULT_RANK_DIR));
+    std::fs::create_dir_all(dir).map_err(|e| {
+        CmdError::run_failed(format!(
+            "--mpi-results={}: cannot make the directory: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok(RankFile::path(dir, rank))
+}
+
+/// The default rank directory goes once the last rank file in it has (a run that
+/// ended well); one named by `--mpi-results` stays.
+fn tidy_rank_dir(given: Option<&Path>) {
+    if given.is_none() {
+        let _ = std::fs::remove_dir(DEFAULT_RANK_DIR);
+    }
 }
 
 /// fio's `--bandwidth-log` files, in the current directory as fio writes them.

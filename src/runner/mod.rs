@@ -65,6 +65,28 @@ pub struct RunRequest<'a> {
     pub io_timeout: Option<Duration>,
     /// The other ranks of a run on several hosts (MPI); None for a run on its own.
     pub cluster: Option<&'a dyn ranks::ClusterLink>,
+    /// Where this rank writes its results as each group ends (a run on several ranks).
+    pub rank_file: Option<&'a std::path::Path>,
+}
+
+impl<'a> RunRequest<'a> {
+    /// A request that only reports results already measured (merged rank files).
+    pub fn of_files(jobs: &'a [JobSpec], command_line: Vec<String>, stop: &'a AtomicBool) -> Self {
+        RunRequest {
+            jobs,
+            command_line,
+            allow_device_write: false,
+            readonly: true,
+            observe_interval: Duration::from_millis(100),
+            on_second: None,
+            stop,
+            status: None,
+            progress: None,
+            io_timeout: None,
+            cluster: None,
+            rank_file: None,
+        }
+    }
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
@@ -172,6 +194,24 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.unlink(j)?;
             }
         }
+        if let (Some(link), Some(path)) = (req.cluster, req.rank_file) {
+            let file = ranks::RankFile {
+                run_key: link.run_key(),
+                ranks: link.ranks(),
+                groups: plan::groups(req.jobs).len(),
+                command_line: req.command_line.clone(),
+                started_unix_ms,
+                jobs: req.jobs.to_vec(),
+                rank: ranks::RankResults {
+                    id: link.rank().clone(),
+                    groups: rank_groups.clone(),
+                    results: results.clone(),
+                },
+            };
+            if let Err(e) = file.write(path) {
+                warnings.push(format!("cannot write {}: {e}", path.display()));
+            }
+        }
         if control.ends_run() || watchdog_stopped {
             break;
         }
@@ -186,6 +226,10 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         };
         let gathered = link.gather(mine.to_bytes());
         results = mine.results;
+        // every rank's results reached the first rank: the file is not needed
+        if let Some(path) = req.rank_file {
+            let _ = std::fs::remove_file(path);
+        }
         gathered
     });
     let cluster = match cluster {

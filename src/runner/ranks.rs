@@ -7,9 +7,12 @@
 use super::collect;
 use super::result::WorkerResult;
 use super::RunRequest;
-use crate::model::{ClusterReport, RankGroup, RankRun};
+use crate::job::spec::JobSpec;
+use crate::model::{ClusterReport, RankGroup, RankRun, RunReport};
 use crate::observe::live::LiveTotals;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 /// The other ranks of the run.
 pub trait ClusterLink {
@@ -17,6 +20,9 @@ pub trait ClusterLink {
     fn rank(&self) -> &RankId;
     /// How many ranks the run has.
     fn ranks(&self) -> u32;
+    /// The same number on every rank of one run, another on the next run: which
+    /// rank files belong together.
+    fn run_key(&self) -> u64;
     /// Returns once every rank has called it (each before the same group).
     fn barrier(&self);
     /// Tells the other ranks that this rank's workers of the group ended, `at_ns`
@@ -132,6 +138,94 @@ impl<'a> GroupEnds<'a> {
     }
 }
 
+/// What a rank writes as each group ends, so that a run that loses a rank can
+/// still be reported (`iolens merge DIR`): its results so far and how to read them.
+#[derive(Serialize, Deserialize)]
+pub struct RankFile {
+    pub run_key: u64,
+    pub ranks: u32,
+    pub groups: usize,
+    pub command_line: Vec<String>,
+    pub started_unix_ms: u64,
+    pub jobs: Vec<JobSpec>,
+    pub rank: RankResults,
+}
+
+impl RankFile {
+    /// Where rank `rank`'s file is in `dir`.
+    pub fn path(dir: &Path, rank: u32) -> PathBuf {
+        dir.join(format!("rank-{rank:05}.json"))
+    }
+
+    /// Write it whole or not at all (a new file renamed over the old).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let part = path.with_extension("json.part");
+        std::fs::write(
+            &part,
+            serde_json::to_vec(self).map_err(std::io::Error::other)?,
+        )?;
+        std::fs::rename(&part, path)
+    }
+}
+
+/// The report of the rank files in `dir` (of the newest run among them) and
+/// notes on what is missing: ranks without a file, ranks that did not end every
+/// group. Any such gap marks the report interrupted.
+pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<RankFile> = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !(name.starts_with("rank-") && name.ends_with(".json")) {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file: RankFile = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not an iolens rank file: {e}", path.display()))?;
+        files.push(file);
+    }
+    let newest = files.iter().map(|f| f.run_key).max().ok_or_else(|| {
+        format!(
+            "{}: no rank files (rank-NNNNN.json, written by each rank of `mpirun … iolens run`)",
+            dir.display()
+        )
+    })?;
+    files.retain(|f| f.run_key == newest);
+    files.sort_by_key(|f| f.rank.id.rank);
+    let head = &files[0];
+    let mut notes: Vec<String> = (0..head.ranks)
+        .filter(|r| !files.iter().any(|f| f.rank.id.rank == *r))
+        .map(|r| format!("rank {r} of {}: no result file", head.ranks))
+        .collect();
+    notes.extend(
+        files
+            .iter()
+            .filter(|f| f.rank.groups.len() < f.groups)
+            .map(|f| {
+                format!(
+                    "rank {} on {}: {} of {} groups ended",
+                    f.rank.id.rank,
+                    f.rank.id.hostname,
+                    f.rank.groups.len(),
+                    f.groups
+                )
+            }),
+    );
+    let stop = AtomicBool::new(false);
+    let req = RunRequest::of_files(&head.jobs, head.command_line.clone(), &stop);
+    let ranks: Vec<RankResults> = files.iter().map(|f| f.rank.clone()).collect();
+    let (merged, cluster) = merge(&req, &ranks, head.started_unix_ms);
+    let mut report = collect::report(&req, &merged, Vec::new(), head.started_unix_ms);
+    report.cluster = Some(Box::new(cluster));
+    report.interrupted = !notes.is_empty();
+    report.findings = crate::diagnose::diagnose(&report);
+    Ok((report, notes))
+}
+
 /// fio's name for the entry of every client merged.
 pub const ALL_CLIENTS: &str = "All clients";
 
@@ -178,7 +272,6 @@ mod tests {
     use crate::runner::RunRequest;
     use crate::stats::LatHistogram;
     use proptest::prelude::*;
-    use std::sync::atomic::AtomicBool;
 
     /// A worker that did `ios` reads of 4 KiB, with latencies from `lats`, in `runtime_ns`.
     fn worker(lats: &[u64], runtime_ns: u64) -> WorkerResult {
@@ -195,19 +288,7 @@ mod tests {
     }
 
     fn request<'a>(jobs: &'a [crate::job::spec::JobSpec], stop: &'a AtomicBool) -> RunRequest<'a> {
-        RunRequest {
-            jobs,
-            command_line: Vec::new(),
-            allow_device_write: false,
-            readonly: false,
-            observe_interval: std::time::Duration::from_millis(100),
-            on_second: None,
-            stop,
-            status: None,
-            progress: None,
-            io_timeout: None,
-            cluster: None,
-        }
+        RunRequest::of_files(jobs, Vec::new(), stop)
     }
 
     proptest! {

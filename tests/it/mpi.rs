@@ -152,6 +152,10 @@ fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
         ["m.0.0.rank0", "m.0.0.rank1", "m.0.0.rank2", "m.0.0.rank3"],
         "expected each rank's generated file to carry its rank"
     );
+    assert!(
+        !dir.path().join("iolens-ranks").exists(),
+        "expected the rank files (and their default directory) gone after a run that ended well"
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         text.matches("\"fio version\"").count(),
@@ -230,5 +234,80 @@ fn a_time_based_group_ends_on_every_rank_when_the_first_rank_ends() {
     assert!(
         runtimes.len() == 5 && runtimes.iter().all(|&ms| (900..2500).contains(&ms)),
         "expected every rank to end with rank 0 after about 1000 ms, saw job_runtime {runtimes:?}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
+    let dir = scratch();
+    // the first group ends on every rank; before the second, rank 3 is killed
+    std::fs::write(
+        dir.path().join("kill.fio"),
+        "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
+         [first]\n\
+         [second]\nstonewall\nexec_prerun=[ ${RANK} != 3 ] || kill -9 $PPID\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(4, dir.path(), &["run", "--no-history", "kill.fio"]) else {
+        return;
+    };
+    assert!(
+        !out.status.success(),
+        "expected mpirun to fail when a rank is killed, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let ranks = dir.path().join("iolens-ranks");
+    let merge = |formats: &str| {
+        command()
+            .args(["merge", &format!("--output-format={formats}")])
+            .arg(&ranks)
+            .output()
+            .expect("run iolens merge")
+    };
+    let out = merge("json");
+    let said = crate::support::stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit 1 for a partial report, saw: {said}"
+    );
+    for rank in 0..4 {
+        assert!(
+            said.contains(&format!("iolens merge: rank {rank} on "))
+                && said.contains("1 of 2 groups ended"),
+            "expected rank {rank} listed with the groups it ended, saw: {said}"
+        );
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("merge prints JSON");
+    let entries: Vec<(String, u64)> = doc["client_stats"]
+        .as_array()
+        .expect("a client_stats array")
+        .iter()
+        .map(|e| {
+            (
+                e["jobname"].as_str().unwrap().to_string(),
+                e["write"]["io_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let first = ("first".to_string(), 262_144);
+    assert_eq!(
+        entries,
+        [
+            first.clone(),
+            first.clone(),
+            first.clone(),
+            first,
+            ("All clients".to_string(), 4 * 262_144)
+        ],
+        "expected every rank's first group and their sum"
+    );
+    // a rank that never wrote its file is named
+    std::fs::remove_file(ranks.join("rank-00002.json")).unwrap();
+    let said = crate::support::stderr(&merge("normal"));
+    assert!(
+        said.contains("iolens merge: rank 2 of 4: no result file"),
+        "expected the missing rank 2 listed, saw: {said}"
     );
 }
