@@ -23,6 +23,8 @@ pub struct MpiLink {
     world: SimpleCommunicator,
     id: RankId,
     run_key: u64,
+    /// Every rank's host, by rank.
+    hosts: Vec<String>,
     // Last: dropped after the communicator, it ends MPI.
     _universe: Universe,
 }
@@ -39,6 +41,7 @@ impl MpiLink {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
         world.process_at_rank(0).broadcast_into(&mut run_key);
+        let hosts = all_hostnames(&world, &super::hostname());
         let id = RankId {
             rank: rank_number(world.rank()),
             local_rank: rank_number(local_rank),
@@ -48,9 +51,28 @@ impl MpiLink {
             world,
             id,
             run_key,
+            hosts,
             _universe: universe,
         })
     }
+}
+
+/// The longest host name kept (Linux allows 64 bytes).
+const HOST_BYTES: usize = 64;
+
+/// Every rank's host name, by rank (each rank's name, cut to `HOST_BYTES`).
+fn all_hostnames(world: &SimpleCommunicator, mine: &str) -> Vec<String> {
+    let mut name = [0u8; HOST_BYTES];
+    let len = mine.len().min(HOST_BYTES);
+    name[..len].copy_from_slice(&mine.as_bytes()[..len]);
+    let mut all = vec![0u8; HOST_BYTES * world.size() as usize];
+    world.all_gather_into(&name[..], &mut all[..]);
+    all.chunks(HOST_BYTES)
+        .map(|n| {
+            let end = n.iter().position(|&b| b == 0).unwrap_or(n.len());
+            String::from_utf8_lossy(&n[..end]).into_owned()
+        })
+        .collect()
 }
 
 fn rank_number(n: i32) -> u32 {
@@ -79,6 +101,15 @@ impl ClusterLink for MpiLink {
 
     fn run_key(&self) -> u64 {
         self.run_key
+    }
+
+    fn host_of(&self, rank: u32) -> &str {
+        self.hosts.get(rank as usize).map_or("", String::as_str)
+    }
+
+    fn abort(&self, message: &str) -> ! {
+        eprintln!("iolens: {message}");
+        self.world.abort(1)
     }
 
     fn announce_done(&self, at_ns: u64) {

@@ -157,6 +157,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             &results,
             started_unix_ms,
         );
+        let (rank_group, hung) = rank_group.unzip();
         rank_groups.extend(rank_group);
         if let Some(progress) = req.progress {
             progress.group_finished();
@@ -210,6 +211,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             };
             if let Err(e) = file.write(path) {
                 warnings.push(format!("cannot write {}: {e}", path.display()));
+            }
+            if let Some(why) = hung.flatten() {
+                link.abort(&format!(
+                    "{why}; every rank's results so far are in {} (iolens merge DIR reports them)",
+                    path.parent().unwrap_or(path).display()
+                ));
             }
         }
         if control.ends_run() || watchdog_stopped {
@@ -316,7 +323,11 @@ fn run_group(
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
-) -> (Vec<Vec<WorkerResult>>, bool, Option<RankGroup>) {
+) -> (
+    Vec<Vec<WorkerResult>>,
+    bool,
+    Option<(RankGroup, Option<String>)>,
+) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -380,7 +391,6 @@ fn run_group(
         }
         let started_unix_ns = unix_ns();
         barrier.wait();
-        let mut ends = req.cluster.map(ranks::GroupEnds::new);
         // a rank's end is the others' when the group runs for a time or exitall ends it
         let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
             || req.jobs.iter().any(|j| j.control.exitall);
@@ -391,6 +401,10 @@ fn run_group(
             files,
             req.io_timeout,
         ));
+        let deadline = watch.borrow().cluster_deadline();
+        let mut ends = req
+            .cluster
+            .map(|link| ranks::GroupEnds::new(link, deadline));
         let mut running = || {
             let finished: Vec<Vec<bool>> = handles
                 .iter()
@@ -420,7 +434,7 @@ fn run_group(
             if ends.look(now_ns, !here, totals) && ends_together {
                 control.stop_group();
             }
-            here || !ends.all_done()
+            here || ends.waiting(now_ns)
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
@@ -467,7 +481,7 @@ fn run_group(
         }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
-        let rank_group = ends.map(|ends| ends.record(started_unix_ns));
+        let rank_group = ends.map(|ends| ends.finish(started_unix_ns));
         (results, watch.stopped(), rank_group)
     })
 }

@@ -20,6 +20,10 @@ pub trait ClusterLink {
     fn rank(&self) -> &RankId;
     /// How many ranks the run has.
     fn ranks(&self) -> u32;
+    /// The host of rank `rank`.
+    fn host_of(&self, rank: u32) -> &str;
+    /// Say `message` on stderr and end every rank of the run (exit 1).
+    fn abort(&self, message: &str) -> !;
     /// The same number on every rank of one run, another on the next run: which
     /// rank files belong together.
     fn run_key(&self) -> u64;
@@ -72,6 +76,11 @@ pub(super) struct GroupEnds<'a> {
     /// Per rank, when its workers ended, ns after the group's start.
     ends: Vec<Option<u64>>,
     first: Option<FirstEnd>,
+    /// Past this (ns after the group's start) a rank not heard from is taken as
+    /// hung; None when the group has no planned time (bound by size).
+    deadline_ns: Option<u64>,
+    /// Why the wait was given up: the ranks taken as hung.
+    hung: Option<String>,
 }
 
 /// The first end of a group on any rank, and this rank's counters when it heard of it.
@@ -82,12 +91,42 @@ struct FirstEnd {
 }
 
 impl<'a> GroupEnds<'a> {
-    pub fn new(link: &'a dyn ClusterLink) -> Self {
+    pub fn new(link: &'a dyn ClusterLink, deadline: Option<std::time::Duration>) -> Self {
         GroupEnds {
             link,
             ends: vec![None; link.ranks() as usize],
             first: None,
+            deadline_ns: deadline.map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            hung: None,
         }
+    }
+
+    /// Whether the supervisor waits on: until every rank ended, or one is taken as hung.
+    pub fn waiting(&mut self, now_ns: u64) -> bool {
+        if self.hung.is_none() {
+            self.hung = self.overdue(now_ns);
+        }
+        !self.all_done() && self.hung.is_none()
+    }
+
+    /// The ranks not heard from, once this rank's workers ended and the deadline
+    /// passed `now_ns`; None while there is time (or no deadline).
+    fn overdue(&self, now_ns: u64) -> Option<String> {
+        let deadline = self.deadline_ns.filter(|&d| now_ns > d)?;
+        let mine = self.link.rank().rank as usize;
+        self.ends[mine]?;
+        let silent: Vec<String> = (0..)
+            .zip(&self.ends)
+            .filter(|(_, end)| end.is_none())
+            .map(|(rank, _)| format!("rank {rank} on {}", self.link.host_of(rank)))
+            .collect();
+        (!silent.is_empty()).then(|| {
+            format!(
+                "{} did not end the group within {:.0} s (its planned time and three of the watchdog's margins): taken as hung",
+                silent.join(", "),
+                deadline as f64 / 1e9
+            )
+        })
     }
 
     /// One look by the group's supervisor, `now_ns` after the group's start: `done`
@@ -119,12 +158,17 @@ impl<'a> GroupEnds<'a> {
     }
 
     /// Every rank's workers of the group ended.
-    pub fn all_done(&self) -> bool {
+    fn all_done(&self) -> bool {
         self.ends.iter().all(Option::is_some)
     }
 
-    /// The group as this rank saw it; `start_unix_ns`: when the barrier let it go.
-    pub fn record(&self, start_unix_ns: u64) -> RankGroup {
+    /// The group as this rank saw it (`start_unix_ns`: when the barrier let it
+    /// go), and why other ranks were taken as hung, if they were.
+    pub fn finish(self, start_unix_ns: u64) -> (RankGroup, Option<String>) {
+        (self.record(start_unix_ns), self.hung.clone())
+    }
+
+    fn record(&self, start_unix_ns: u64) -> RankGroup {
         let mine = self.link.rank().rank as usize;
         let first = self.first.as_ref();
         RankGroup {
@@ -289,6 +333,130 @@ mod tests {
 
     fn request<'a>(jobs: &'a [crate::job::spec::JobSpec], stop: &'a AtomicBool) -> RunRequest<'a> {
         RunRequest::of_files(jobs, Vec::new(), stop)
+    }
+
+    /// Rank 0 of three; the others' announcements are queued by the test.
+    struct FakeLink {
+        id: RankId,
+        inbox: std::cell::RefCell<Vec<(u32, u64)>>,
+        sent: std::cell::RefCell<Vec<u64>>,
+    }
+
+    impl ClusterLink for FakeLink {
+        fn rank(&self) -> &RankId {
+            &self.id
+        }
+        fn ranks(&self) -> u32 {
+            3
+        }
+        fn host_of(&self, rank: u32) -> &str {
+            ["h0", "h1", "h2"][rank as usize]
+        }
+        fn abort(&self, message: &str) -> ! {
+            panic!("aborted: {message}")
+        }
+        fn run_key(&self) -> u64 {
+            7
+        }
+        fn barrier(&self) {}
+        fn announce_done(&self, at_ns: u64) {
+            self.sent.borrow_mut().push(at_ns);
+        }
+        fn heard_done(&self) -> Vec<(u32, u64)> {
+            std::mem::take(&mut *self.inbox.borrow_mut())
+        }
+        fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+            Some(vec![mine])
+        }
+    }
+
+    fn fake() -> FakeLink {
+        FakeLink {
+            id: RankId {
+                rank: 0,
+                local_rank: 0,
+                hostname: "h0".into(),
+            },
+            inbox: Default::default(),
+            sent: Default::default(),
+        }
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    fn totals(bytes: u64) -> LiveTotals {
+        LiveTotals {
+            bytes: [bytes, 0],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_first_end_heard_snapshots_this_ranks_counters_once() {
+        let link = fake();
+        let mut ends = GroupEnds::new(&link, None);
+        assert!(!ends.look(S, false, || totals(1)), "expected no end yet");
+        assert!(ends.waiting(S), "expected to wait while no rank ended");
+        link.inbox.borrow_mut().push((2, S / 2));
+        assert!(
+            ends.look(S + 1, false, || totals(100)),
+            "expected rank 2's end heard as the first"
+        );
+        assert!(
+            !ends.look(2 * S, true, || totals(999)),
+            "expected the snapshot taken once"
+        );
+        assert_eq!(
+            *link.sent.borrow(),
+            [2 * S],
+            "expected this rank's end announced once"
+        );
+        link.inbox.borrow_mut().push((1, 3 * S));
+        ends.look(3 * S, true, || totals(999));
+        assert!(
+            !ends.waiting(3 * S),
+            "expected the wait over once every rank ended"
+        );
+        let (group, hung) = ends.finish(5);
+        assert_eq!(
+            (
+                group.end_ns,
+                group.first_end_ns,
+                group.active_ns,
+                group.active_bytes[0],
+                hung
+            ),
+            (2 * S, S / 2, S + 1, 100, None),
+            "expected this rank's end, rank 2's first end and the snapshot when it was heard"
+        );
+    }
+
+    #[test]
+    fn a_rank_silent_past_the_deadline_is_named_as_hung() {
+        let link = fake();
+        let mut ends = GroupEnds::new(&link, Some(std::time::Duration::from_secs(5)));
+        link.inbox.borrow_mut().push((1, S));
+        ends.look(S, true, || totals(0));
+        assert!(
+            ends.waiting(4 * S),
+            "expected to wait for rank 2 before the deadline"
+        );
+        assert!(
+            !ends.waiting(6 * S),
+            "expected the wait given up past the deadline"
+        );
+        let (_, hung) = ends.finish(0);
+        let hung = hung.expect("expected a reason");
+        assert!(
+            hung.starts_with("rank 2 on h2 did not end the group within 5 s"),
+            "expected rank 2 and its host named, saw: {hung}"
+        );
+        let mut open_ended = GroupEnds::new(&link, None);
+        open_ended.look(S, true, || totals(0));
+        assert!(
+            open_ended.waiting(1000 * S),
+            "expected no deadline for a group bound by size"
+        );
     }
 
     proptest! {
