@@ -29,7 +29,7 @@ pub mod worker;
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
-use crate::model::{RankGroup, RunReport};
+use crate::model::RunReport;
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::{LiveBoard, LiveTotals};
@@ -323,11 +323,7 @@ fn run_group(
     jobs: &[usize],
     earlier: &[Vec<WorkerResult>],
     started_unix_ms: u64,
-) -> (
-    Vec<Vec<WorkerResult>>,
-    bool,
-    Option<(RankGroup, Option<String>)>,
-) {
+) -> (Vec<Vec<WorkerResult>>, bool, Option<ranks::RankEnd>) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)

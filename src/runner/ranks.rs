@@ -83,6 +83,9 @@ pub(super) struct GroupEnds<'a> {
     hung: Option<String>,
 }
 
+/// A group's end on this rank: what it saw, and why other ranks were taken as hung.
+pub(super) type RankEnd = (RankGroup, Option<String>);
+
 /// The first end of a group on any rank, and this rank's counters when it heard of it.
 struct FirstEnd {
     at_ns: u64,
@@ -164,7 +167,7 @@ impl<'a> GroupEnds<'a> {
 
     /// The group as this rank saw it (`start_unix_ns`: when the barrier let it
     /// go), and why other ranks were taken as hung, if they were.
-    pub fn finish(self, start_unix_ns: u64) -> (RankGroup, Option<String>) {
+    pub fn finish(self, start_unix_ns: u64) -> RankEnd {
         (self.record(start_unix_ns), self.hung.clone())
     }
 
