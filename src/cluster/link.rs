@@ -108,7 +108,8 @@ impl ClusterLink for MpiLink {
     }
 
     fn abort(&self, message: &str) -> ! {
-        eprintln!("iolens: {message}");
+        // one write, so that the ranks' lines do not interleave
+        eprintln!("{}", format!("iolens: {message}"));
         self.world.abort(1)
     }
 
