@@ -53,7 +53,15 @@ pub fn write_ranks(out: &mut String, cluster: &ClusterReport) -> fmt::Result {
         out,
         "  spread: MB/s min {rate_lo:.1} median {:.1} max {rate_hi:.1} (CV {cv:.1}%); ends {end_lo:.3}-{end_hi:.3} s",
         median(&rates)
-    )
+    )?;
+    // each host's disks, from its first rank: never summed across hosts
+    for rank in cluster.ranks.iter().filter(|r| !r.report.disks.is_empty()) {
+        writeln!(out, "  disks of {} (rank {}):", rank.hostname, rank.rank)?;
+        for disk in &rank.report.disks {
+            super::text::write_disk(out, disk)?;
+        }
+    }
+    Ok(())
 }
 
 fn lo_hi(values: &[f64]) -> (f64, f64) {

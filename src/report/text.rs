@@ -401,7 +401,7 @@ fn write_group_dir(out: &mut String, name: &str, dir: &GroupDirSummary) -> fmt::
     )
 }
 
-fn write_disk(out: &mut String, d: &DiskUtil) -> fmt::Result {
+pub(super) fn write_disk(out: &mut String, d: &DiskUtil) -> fmt::Result {
     writeln!(
         out,
         "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",

@@ -207,6 +207,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                     id: link.rank().clone(),
                     groups: rank_groups.clone(),
                     results: results.clone(),
+                    disks: Vec::new(),
                 },
             };
             if let Err(e) = file.write(path) {
@@ -230,6 +231,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             id: link.rank().clone(),
             groups: rank_groups,
             results: std::mem::take(&mut results),
+            // one rank per host speaks for its disks, so no host's are counted twice
+            disks: if link.rank().local_rank == 0 {
+                disks.clone()
+            } else {
+                Vec::new()
+            },
         };
         let gathered = link.gather(mine.to_bytes());
         results = mine.results;

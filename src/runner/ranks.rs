@@ -8,7 +8,7 @@ use super::collect;
 use super::result::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::JobSpec;
-use crate::model::{ClusterReport, RankGroup, RankRun, RunReport};
+use crate::model::{ClusterReport, DiskUtil, RankGroup, RankRun, RunReport};
 use crate::observe::live::LiveTotals;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -56,6 +56,9 @@ pub struct RankResults {
     pub groups: Vec<RankGroup>,
     /// Per job, its workers' results (as `collect` takes them).
     pub results: Vec<Vec<WorkerResult>>,
+    /// Its host's disks over the run, from the host's first rank only.
+    #[serde(default)]
+    pub disks: Vec<DiskUtil>,
 }
 
 impl RankResults {
@@ -301,7 +304,7 @@ pub(super) fn merge(
                 local_rank: r.id.local_rank,
                 hostname: r.id.hostname.clone(),
                 groups: r.groups.clone(),
-                report: collect::report(req, &r.results, Vec::new(), started_unix_ms),
+                report: collect::report(req, &r.results, r.disks.clone(), started_unix_ms),
                 total: collect::one_entry(req, &r.results, &format!("rank {}", r.id.rank))
                     .jobs
                     .pop(),
@@ -491,6 +494,7 @@ mod tests {
                     id: RankId { rank: rank as u32, local_rank: 0, hostname: format!("h{rank}") },
                     groups: Vec::new(),
                     results: vec![all[w[0]..w[1]].to_vec()],
+                    disks: Vec::new(),
                 })
                 .map(|r| RankResults::from_bytes(&r.to_bytes()).unwrap())
                 .collect();
