@@ -15,6 +15,7 @@ use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
 use crate::runner::ranks::RankFile;
 use crate::runner::status::StatusReports;
+use crate::runner::RunOutcome;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -49,7 +50,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     let stop = stop_flag()?;
     // Only the first rank reports; the others hand it their results.
     if link.as_ref().is_some_and(|l| l.rank().rank != 0) {
-        let outcome = run_once(&jobs, &stop, None, cluster)?;
+        let outcome = run_once(&jobs, &stop, None, None, cluster)?;
         tidy_rank_dir(flags.mpi_results.as_deref());
         return Ok(run_status(&outcome.report));
     }
@@ -84,29 +85,44 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         interval,
         on_report: &print_status,
     });
-    let outcome = run_once(&jobs, &stop, status, cluster)?;
+    // Written, stored and judged alike whether the run returns or its stuck
+    // worker threads are left behind (then the process exits with the code).
+    let finish = |outcome: RunOutcome| -> Result<i32, CmdError> {
+        emit(&mut destination.borrow_mut(), &debug::take())?;
+        emit(
+            &mut destination.borrow_mut(),
+            &output::render(&outcome.report, &formats),
+        )?;
+        output::print_findings_summary(
+            &outcome.report.findings,
+            &formats,
+            flags.no_finding_lines(),
+        );
+        if let Some(path) = &flags.html {
+            write_html(path, &html::render_run(&outcome.report))?;
+        }
+        if flags.bandwidth_log {
+            write_bandwidth_logs(&outcome.report)?;
+        }
+        let code = run_status(&outcome.report);
+        let reports = [outcome.report];
+        history.record(&reports);
+        if let Some(id) = flags.compare_with {
+            comparison::against_history(id, &reports, &history, None)?;
+        }
+        Ok(fail_on(code, flags.fail_on, &reports[0].findings))
+    };
+    let on_abandoned = |outcome| {
+        finish(outcome).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            e.code()
+        })
+    };
+    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster)?;
     if cluster.is_some() {
         tidy_rank_dir(flags.mpi_results.as_deref());
     }
-    emit(&mut destination.borrow_mut(), &debug::take())?;
-    emit(
-        &mut destination.borrow_mut(),
-        &output::render(&outcome.report, &formats),
-    )?;
-    output::print_findings_summary(&outcome.report.findings, &formats, flags.no_finding_lines());
-    if let Some(path) = &flags.html {
-        write_html(path, &html::render_run(&outcome.report))?;
-    }
-    if flags.bandwidth_log {
-        write_bandwidth_logs(&outcome.report)?;
-    }
-    let code = run_status(&outcome.report);
-    let reports = [outcome.report];
-    history.record(&reports);
-    if let Some(id) = flags.compare_with {
-        comparison::against_history(id, &reports, &history, None)?;
-    }
-    Ok(fail_on(code, flags.fail_on, &reports[0].findings))
+    finish(outcome)
 }
 
 const DEFAULT_RANK_DIR: &str = "iolens-ranks";

@@ -29,10 +29,11 @@ pub mod worker;
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
-use crate::model::RunReport;
+use crate::model::{CacheGuard, Environment, RankGroup, RunReport};
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::{LiveBoard, LiveTotals};
+use crate::observe::sampler::Sampler;
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
@@ -63,6 +64,10 @@ pub struct RunRequest<'a> {
     pub progress: Option<&'a dyn GroupProgress>,
     /// `--io-timeout`: an I/O in flight longer than this fails its job.
     pub io_timeout: Option<Duration>,
+    /// Worker threads stuck in the kernel cannot be joined: the run's partial
+    /// report is handed here instead of returned, and the process exits with the
+    /// code this gives. None: exit 1 without a report.
+    pub on_abandoned: Option<&'a dyn Fn(RunOutcome) -> i32>,
     /// The other ranks of a run on several hosts (MPI); None for a run on its own.
     pub cluster: Option<&'a dyn ranks::ClusterLink>,
     /// Where this rank writes its results as each group ends (a run on several ranks).
@@ -83,6 +88,7 @@ impl<'a> RunRequest<'a> {
             status: None,
             progress: None,
             io_timeout: None,
+            on_abandoned: None,
             cluster: None,
             rank_file: None,
         }
@@ -111,17 +117,45 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         .map_or(0, |d| d.as_millis() as u64);
     let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly)?;
     iolens_sys::clock::calibrate();
-    let mut warnings = files.warnings.clone();
+    let gathered = RefCell::new(Gathered {
+        warnings: files.warnings.clone(),
+        ..Gathered::default()
+    });
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));
     let environment = watch::capture_environment(&files);
     let board = Arc::new(LiveBoard::new(req.jobs.iter().map(|j| j.exec.numjobs)));
     let wall = Instant::now();
-    let sampler = watch::start_sampler(req, &files, board.clone(), wall);
-    let mut cache_guards = Vec::new();
+    let tail = RefCell::new(Some(Tail {
+        disks,
+        sampler: watch::start_sampler(req, &files, board.clone(), wall),
+        environment,
+        wall,
+        started_unix_ms,
+    }));
+    // The way out when worker threads are stuck in the kernel: they cannot be
+    // joined, so the report is finished here and handed on, and the process exits.
+    let abandon = |files: &FileSet, group: &[usize], group_results| {
+        let mut so_far = gathered.take();
+        so_far.place(group, group_results);
+        let tail = tail.take().expect("a run is finished once");
+        let outcome = finish(req, so_far, tail, files, &board, true);
+        let code = match req.on_abandoned {
+            Some(hand_on) => hand_on(outcome),
+            None => {
+                eprintln!("iolens: watchdog: stuck worker threads did not come back; exiting without a report");
+                1
+            }
+        };
+        std::process::exit(code)
+    };
+    let run_so_far = RunSoFar {
+        gathered: &gathered,
+        started_unix_ms,
+        abandon: &abandon,
+    };
 
-    let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
-    let mut rank_groups = Vec::new();
     let first_worker_numbers = first_worker_numbers(req.jobs);
+    let mut watchdog_stopped_run = false;
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
             break;
@@ -135,11 +169,17 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             .iter()
             .partition(|&&j| req.jobs[j].files.create_only);
         let mut hooks = job_hooks::GroupHooks::default();
-        let (io_jobs, refused) = hooks.start(req.jobs, io_jobs, &files, &mut warnings)?;
+        let (io_jobs, refused) = hooks.start(
+            req.jobs,
+            io_jobs,
+            &files,
+            &mut gathered.borrow_mut().warnings,
+        )?;
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
-            warnings.extend(guards.warnings);
-            cache_guards.extend(guards.records);
+            let mut so_far = gathered.borrow_mut();
+            so_far.warnings.extend(guards.warnings);
+            so_far.cache_guards.extend(guards.records);
             if req.jobs[j].files.pre_read {
                 files.pre_read(j)?;
             }
@@ -148,21 +188,14 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped, rank_group) = run_group(
-            req,
-            &files,
-            &board,
-            &control,
-            &io_jobs,
-            &results,
-            started_unix_ms,
-        );
-        let (rank_group, hung) = rank_group.unzip();
-        rank_groups.extend(rank_group);
+        let (group_results, watchdog_stopped, rank_end) =
+            run_group(req, &files, &board, &control, &io_jobs, &run_so_far);
+        let (rank_group, hung) = rank_end.unzip();
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
-        hooks.finish(req.jobs, &io_jobs, &mut warnings);
+        let mut so_far = gathered.borrow_mut();
+        hooks.finish(req.jobs, &io_jobs, &mut so_far.warnings);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -175,44 +208,26 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         let ran = io_jobs.iter().copied().zip(group_results);
         for (j, r) in ran.chain(idle).chain(refused) {
             for w in &r {
-                warnings.extend(
+                so_far.warnings.extend(
                     w.notes
                         .iter()
                         .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
                 );
             }
             if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
-                warnings.push(format!(
+                so_far.warnings.push(format!(
                     "job '{}': cannot write a log: {e}",
                     req.jobs[j].name
                 ));
             }
-            if results.len() <= j {
-                results.resize_with(j + 1, Vec::new);
-            }
-            results[j] = r;
+            so_far.place(&[j], vec![r]);
             if req.jobs[j].io.unlink {
                 files.unlink(j)?;
             }
         }
+        so_far.rank_groups.extend(rank_group);
         if let (Some(link), Some(path)) = (req.cluster, req.rank_file) {
-            let file = ranks::RankFile {
-                run_key: link.run_key(),
-                ranks: link.ranks(),
-                groups: plan::groups(req.jobs).len(),
-                command_line: req.command_line.clone(),
-                started_unix_ms,
-                jobs: req.jobs.to_vec(),
-                rank: ranks::RankResults {
-                    id: link.rank().clone(),
-                    groups: rank_groups.clone(),
-                    results: results.clone(),
-                    disks: Vec::new(),
-                },
-            };
-            if let Err(e) = file.write(path) {
-                warnings.push(format!("cannot write {}: {e}", path.display()));
-            }
+            write_rank_file(req, link, path, &so_far, started_unix_ms);
             if let Some(why) = hung.flatten() {
                 link.abort(&format!(
                     "{why}; every rank's results so far are in {} (iolens merge DIR reports them)",
@@ -221,16 +236,83 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             }
         }
         if control.ends_run() || watchdog_stopped {
+            watchdog_stopped_run = watchdog_stopped;
             break;
         }
     }
+    let tail = tail.take().expect("a run is finished once");
+    Ok(finish(
+        req,
+        gathered.take(),
+        tail,
+        &files,
+        &board,
+        watchdog_stopped_run,
+    ))
+}
+
+/// What the run has gathered, group by group.
+#[derive(Default)]
+struct Gathered {
+    /// By job index.
+    results: Vec<Vec<WorkerResult>>,
+    warnings: Vec<String>,
+    cache_guards: Vec<CacheGuard>,
+    /// On a run on several ranks: each group as this rank saw it.
+    rank_groups: Vec<RankGroup>,
+}
+
+impl Gathered {
+    /// The results of the jobs `group` (indices), in its order.
+    fn place(&mut self, group: &[usize], results: Vec<Vec<WorkerResult>>) {
+        for (&j, r) in group.iter().zip(results) {
+            if self.results.len() <= j {
+                self.results.resize_with(j + 1, Vec::new);
+            }
+            self.results[j] = r;
+        }
+    }
+}
+
+/// What finishing the report takes, once.
+struct Tail {
+    disks: DiskWatch,
+    sampler: Result<Sampler, String>,
+    environment: Environment,
+    wall: Instant,
+    started_unix_ms: u64,
+}
+
+/// What a group needs of the run around it.
+struct RunSoFar<'r> {
+    gathered: &'r RefCell<Gathered>,
+    started_unix_ms: u64,
+    /// Finish the run with the group `jobs`' results, its stuck worker threads
+    /// left behind, and exit.
+    abandon: &'r Abandon<'r>,
+}
+
+/// The files, the group's jobs and their results → never returns.
+type Abandon<'r> =
+    dyn Fn(&FileSet, &[usize], Vec<Vec<WorkerResult>>) -> std::convert::Infallible + 'r;
+
+/// The report of the run from what it gathered; `partial` when the watchdog ended it early.
+fn finish(
+    req: &RunRequest,
+    mut gathered: Gathered,
+    tail: Tail,
+    files: &FileSet,
+    board: &LiveBoard,
+    partial: bool,
+) -> RunOutcome {
+    let warnings = &mut gathered.warnings;
     warnings.dedup();
-    let disks = disks.finish(wall.elapsed());
+    let disks = tail.disks.finish(tail.wall.elapsed());
     let cluster = req.cluster.and_then(|link| {
         let mine = ranks::RankResults {
             id: link.rank().clone(),
-            groups: rank_groups,
-            results: std::mem::take(&mut results),
+            groups: std::mem::take(&mut gathered.rank_groups),
+            results: std::mem::take(&mut gathered.results),
             // one rank per host speaks for its disks, so no host's are counted twice
             disks: if link.rank().local_rank == 0 {
                 disks.clone()
@@ -238,36 +320,70 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 Vec::new()
             },
         };
-        let gathered = link.gather(mine.to_bytes());
-        results = mine.results;
+        let parts = link.gather(mine.to_bytes());
+        gathered.results = mine.results;
         // every rank's results reached the first rank: the file is not needed
         if let Some(path) = req.rank_file {
             let _ = std::fs::remove_file(path);
         }
-        gathered
+        parts
     });
-    let cluster = match cluster {
-        Some(parts) => {
-            let ranks = parts
-                .iter()
-                .map(|bytes| ranks::RankResults::from_bytes(bytes))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(fileset::TargetError::Config)?;
-            let (merged, cluster) = ranks::merge(req, &ranks, started_unix_ms);
-            results = merged;
-            Some(Box::new(cluster))
+    let mut cluster_report = None;
+    if let Some(parts) = cluster {
+        match parts
+            .iter()
+            .map(|b| ranks::RankResults::from_bytes(b))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(ranks) => {
+                let (merged, merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
+                gathered.results = merged;
+                cluster_report = Some(Box::new(merged_cluster));
+            }
+            Err(e) => gathered.warnings.push(e),
         }
-        None => None,
-    };
-    let mut report = collect::report(req, &results, disks, started_unix_ms);
-    report.cluster = cluster;
-    report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
-    report.observations.cache_guards = cache_guards;
-    report.observations.layouts = watch::layout_records(&files);
-    report.environment = environment;
+    }
+    let warnings = &mut gathered.warnings;
+    let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
+    report.cluster = cluster_report;
+    report.interrupted |= partial;
+    report.observations = watch::stop_sampler(tail.sampler, req, board, warnings);
+    report.observations.cache_guards = gathered.cache_guards;
+    report.observations.layouts = watch::layout_records(files);
+    report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
-    Ok(RunOutcome { report, warnings })
+    RunOutcome {
+        report,
+        warnings: gathered.warnings,
+    }
+}
+
+/// What this rank has measured so far, for `iolens merge` if the run loses a rank.
+fn write_rank_file(
+    req: &RunRequest,
+    link: &dyn ranks::ClusterLink,
+    path: &std::path::Path,
+    so_far: &Gathered,
+    started_unix_ms: u64,
+) {
+    let file = ranks::RankFile {
+        run_key: link.run_key(),
+        ranks: link.ranks(),
+        groups: plan::groups(req.jobs).len(),
+        command_line: req.command_line.clone(),
+        started_unix_ms,
+        jobs: req.jobs.to_vec(),
+        rank: ranks::RankResults {
+            id: link.rank().clone(),
+            groups: so_far.rank_groups.clone(),
+            results: so_far.results.clone(),
+            disks: Vec::new(),
+        },
+    };
+    if let Err(e) = file.write(path) {
+        eprintln!("iolens: warning: cannot write {}: {e}", path.display());
+    }
 }
 
 /// The live counters of the group's workers, summed.
@@ -316,20 +432,20 @@ fn write_logs(
 /// Run the jobs of one group at once; returns each job's worker results.
 /// A job's workers are threads with `thread`, else processes, each with a
 /// proxy thread here; all of them start together at one barrier.
-/// `earlier` (by job index) holds the results of the groups before, for
-/// interim reports. `control` stops and holds back the group's workers.
-/// Also returns whether the watchdog stopped the group, and on a run on several
-/// ranks the group as this rank saw it: the workers go once every rank is ready,
-/// and the group ends when every rank's workers have (the first rank to end
-/// stops the others when the group is time-based or has exitall).
+/// `run` holds the results of the groups before, for interim reports, and the
+/// way out when worker threads are stuck. `control` stops and holds back the
+/// group's workers. Also returns whether the watchdog stopped the group, and on
+/// a run on several ranks the group as this rank saw it: the workers go once
+/// every rank is ready, and the group ends when every rank's workers have (the
+/// first rank to end stops the others when the group is time-based or has
+/// exitall), or when a rank is taken as hung.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
     board: &LiveBoard,
     control: &GroupControl,
     jobs: &[usize],
-    earlier: &[Vec<WorkerResult>],
-    started_unix_ms: u64,
+    run: &RunSoFar,
 ) -> (Vec<Vec<WorkerResult>>, bool, Option<ranks::RankEnd>) {
     let workers: usize = jobs
         .iter()
@@ -350,6 +466,7 @@ fn run_group(
         .collect();
     let mut steady = GroupSteadyState::new(req.jobs, jobs);
     let group_start = Instant::now();
+    let given_up = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
@@ -378,8 +495,9 @@ fn run_group(
                             let shared = board.shared_slot(j, w);
                             let task = process::WorkerTask::new(req, files, j, w, every, shared);
                             let stop = control.stop_flag(position, w);
+                            let given_up = &given_up;
                             thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, start, stop, slot, live)
+                                process::run_in_process(&task, start, stop, given_up, slot, live)
                             })
                         };
                         // Only resource exhaustion fails a spawn, and the workers already
@@ -394,20 +512,21 @@ fn run_group(
         }
         let started_unix_ns = unix_ns();
         barrier.wait();
-        // a rank's end is the others' when the group runs for a time or exitall ends it
-        let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
-            || req.jobs.iter().any(|j| j.control.exitall);
         let watch = RefCell::new(watchdog::GroupWatch::new(
             req.jobs,
             jobs,
             board,
             files,
             req.io_timeout,
+            &given_up,
         ));
         let deadline = watch.borrow().cluster_deadline();
         let mut ends = req
             .cluster
             .map(|link| ranks::GroupEnds::new(link, deadline));
+        // a rank's end is the others' when the group runs for a time or exitall ends it
+        let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
+            || req.jobs.iter().any(|j| j.control.exitall);
         let mut running = || {
             let finished: Vec<Vec<bool>> = handles
                 .iter()
@@ -428,8 +547,12 @@ fn run_group(
             steady.observe(now_ns, board, |position, workers| {
                 control.stop_workers(position, workers)
             });
-            watch.borrow_mut().look(&finished, control);
+            let mut watch = watch.borrow_mut();
+            watch.look(&finished, control);
             let here = finished.iter().flatten().any(|&done| !done);
+            if watch.leaves_threads_behind() {
+                return false;
+            }
             let Some(ends) = &mut ends else {
                 return here;
             };
@@ -443,7 +566,7 @@ fn run_group(
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
         while sleep_while(every, &mut running) {
             let Some(status) = &req.status else { continue };
-            let mut interim = earlier.to_vec();
+            let mut interim = run.gathered.borrow().results.clone();
             for (&j, job_slots) in jobs.iter().zip(&slots) {
                 if interim.len() <= j {
                     interim.resize_with(j + 1, Vec::new);
@@ -453,17 +576,33 @@ fn run_group(
                     .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
                     .collect();
             }
-            let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
+            let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
             (status.on_report)(&report);
         }
+        let mut left_behind = false;
         let mut results: Vec<Vec<WorkerResult>> = handles
             .into_iter()
             .enumerate()
             .map(|(position, hs)| {
+                let j = jobs[position];
                 (0..)
                     .zip(hs)
                     .map(|(w, h)| {
-                        let name = &req.jobs[jobs[position]].name;
+                        let name = &req.jobs[j].name;
+                        if !h.is_finished() {
+                            // Stuck in the kernel: joining would wait with it.
+                            left_behind = true;
+                            return WorkerResult::from_live(
+                                &board.worker(j, w).totals(),
+                                group_start.elapsed(),
+                                IoFailure {
+                                    message: format!(
+                                        "job '{name}' worker {w}: left behind, stuck in the kernel"
+                                    ),
+                                    errno: libc::ETIMEDOUT,
+                                },
+                            );
+                        }
                         let mut result = h.join().unwrap_or_else(|panic| {
                             WorkerResult::failed(IoFailure {
                                 message: format!(
@@ -484,8 +623,11 @@ fn run_group(
         }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
-        let rank_group = ends.map(|ends| ends.finish(started_unix_ns));
-        (results, watch.stopped(), rank_group)
+        if left_behind {
+            match (run.abandon)(files, jobs, results) {}
+        }
+        let rank_end = ends.map(|ends| ends.finish(started_unix_ns));
+        (results, watch.stopped(), rank_end)
     })
 }
 

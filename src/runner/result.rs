@@ -6,9 +6,11 @@ use super::error_tally::ErrorTally;
 use super::logs::IoLog;
 use crate::job::spec::DDIRS;
 use crate::model::{SteadyStateReport, VerifyReport};
+use crate::observe::live::LiveTotals;
 use crate::stats::{RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The first I/O error of a worker, with where it happened.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -66,6 +68,18 @@ impl WorkerResult {
             steadystate: None,
             latency_depth: None,
         }
+    }
+
+    /// What a worker that never answered had done, as its live counters say:
+    /// its I/Os and bytes (no latencies: those live in the worker's own stats).
+    pub(super) fn from_live(totals: &LiveTotals, ran: Duration, error: IoFailure) -> Self {
+        let mut result = Self::failed(error);
+        for (dir, stats) in result.stats.dirs.iter_mut().take(2).enumerate() {
+            stats.ios = totals.ios[dir];
+            stats.bytes = totals.bytes[dir];
+        }
+        result.runtime_ns = ran.as_nanos() as u64;
+        result
     }
 
     pub(super) fn failed(error: IoFailure) -> Self {

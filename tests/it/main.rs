@@ -14,6 +14,8 @@ mod engine_refusals;
 mod engines;
 mod errors;
 mod fail_on;
+mod fault_fs;
+mod fault_injection;
 mod file_ops;
 mod fio_command_line;
 mod fio_debug;
