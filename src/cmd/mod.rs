@@ -149,6 +149,7 @@ mod tests {
         ("compare", include_str!("compare.rs")),
         ("doctor", include_str!("doctor.rs")),
         ("history", include_str!("history.rs")),
+        ("merge", include_str!("merge.rs")),
         ("quick", include_str!("quick.rs")),
         ("run", include_str!("run.rs")),
         ("shim", include_str!("shim.rs")),

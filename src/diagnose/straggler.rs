@@ -103,15 +103,17 @@ mod tests {
         }
     }
 
+    /// Four ranks of 100 MB each, ending `ends_ms` after the barrier; the first ended at 1 s.
+    fn four_ending_at(ends_ms: [u64; 4]) -> RunReport {
+        run((0..)
+            .zip(ends_ms)
+            .map(|(r, end)| rank(r, 100, end, 1000))
+            .collect())
+    }
+
     #[test]
     fn a_rank_far_slower_than_the_others_is_named() {
-        let report = run(vec![
-            rank(0, 100, 1000, 1000),
-            rank(1, 100, 1010, 1000),
-            rank(2, 100, 1005, 1000),
-            rank(3, 100, 4000, 1000),
-        ]);
-        let found = straggler(&report);
+        let found = straggler(&four_ending_at([1000, 1010, 1005, 4000]));
         let titles: Vec<&str> = found.iter().map(|f| f.title.as_str()).collect();
         assert_eq!(found.len(), 1, "expected one straggler, saw {titles:?}");
         assert!(
@@ -123,12 +125,7 @@ mod tests {
 
     #[test]
     fn ranks_within_run_to_run_noise_and_single_hosts_are_silent() {
-        let close = run(vec![
-            rank(0, 100, 1000, 1000),
-            rank(1, 100, 1000, 1000),
-            rank(2, 100, 1000, 1000),
-            rank(3, 100, 1060, 1000),
-        ]);
+        let close = four_ending_at([1000, 1000, 1000, 1060]);
         let titles: Vec<String> = straggler(&close).into_iter().map(|f| f.title).collect();
         assert!(
             titles.is_empty(),
