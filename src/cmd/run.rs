@@ -89,6 +89,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     // worker threads are left behind (then the process exits with the code).
     let finish = |outcome: RunOutcome| -> Result<i32, CmdError> {
         emit(&mut destination.borrow_mut(), &debug::take())?;
+        debug::drain_io_traces(|lines| emit(&mut destination.borrow_mut(), lines))?;
         emit(
             &mut destination.borrow_mut(),
             &output::render(&outcome.report, &formats),
@@ -118,7 +119,9 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
             e.code()
         })
     };
-    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster)?;
+    // A run that fails outright writes no trace, and leaves no trace file behind.
+    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster)
+        .inspect_err(|_| debug::discard_io_traces())?;
     if cluster.is_some() {
         tidy_rank_dir(flags.mpi_results.as_deref());
     }

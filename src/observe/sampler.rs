@@ -689,15 +689,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn stop_returns_promptly_with_a_final_sample() {
-        let board = Arc::new(LiveBoard::new([]));
+    /// Nothing to watch, and samples an hour apart: only the first and the last.
+    fn idle_setup() -> (SamplerSetup, Arc<LiveBoard>) {
         let setup = SamplerSetup {
             interval: Duration::from_secs(3600),
             targets: Vec::new(),
             jobs: Vec::new(),
             on_second: None,
         };
+        (setup, Arc::new(LiveBoard::new([])))
+    }
+
+    #[test]
+    fn stop_returns_promptly_with_a_final_sample() {
+        let (setup, board) = idle_setup();
         let started = Instant::now();
         // Stopped at once: the thread may not have looked at the clock yet.
         let sampler = Sampler::start(setup, board, started).unwrap();
@@ -708,13 +713,7 @@ mod tests {
 
     #[test]
     fn the_first_sample_is_taken_before_start_returns() {
-        let board = Arc::new(LiveBoard::new([]));
-        let setup = SamplerSetup {
-            interval: Duration::from_secs(3600),
-            targets: Vec::new(),
-            jobs: Vec::new(),
-            on_second: None,
-        };
+        let (setup, board) = idle_setup();
         let started = Instant::now();
         let sampler = Sampler::start(setup, board, started).unwrap();
         // Workers start after `start` returns: their first I/O must come after

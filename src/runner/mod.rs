@@ -208,6 +208,9 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         let ran = io_jobs.iter().copied().zip(group_results);
         for (j, r) in ran.chain(idle).chain(refused) {
             for w in &r {
+                if let Some(trace) = &w.io_trace {
+                    crate::debug::keep_io_trace(trace.clone());
+                }
                 so_far.warnings.extend(
                     w.notes
                         .iter()

@@ -23,6 +23,7 @@ use super::ctx::{task_files, OpenFile, StartSignal, TaskFile, WorkerCtx};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
 use super::stop_signal;
+use crate::debug::{self, DebugType};
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};
@@ -68,6 +69,9 @@ pub struct WorkerTask {
     /// `--io-timeout`.
     #[serde(default)]
     pub io_timeout: Option<Duration>,
+    /// `--debug=io`: the worker traces its I/Os.
+    #[serde(default)]
+    pub debug_io: bool,
 }
 
 impl WorkerTask {
@@ -92,6 +96,7 @@ impl WorkerTask {
             status_every,
             live,
             io_timeout: req.io_timeout,
+            debug_io: debug::enabled(DebugType::Io),
         }
     }
 
@@ -418,6 +423,9 @@ pub fn serve_worker() -> Result<(), ChildError> {
     std::io::stdin().lock().read_line(&mut line)?;
     let mut task: WorkerTask =
         serde_json::from_str(&line).map_err(|e| ChildError::Task(e.to_string()))?;
+    if task.debug_io {
+        debug::enable(DebugType::Io.alone());
+    }
     // The names of a file operation engine share one placeholder descriptor.
     let mut placeholder: Option<Arc<File>> = None;
     let mut files = Vec::with_capacity(task.files.len());
@@ -575,6 +583,7 @@ mod tests {
             status_every: Some(Duration::from_millis(250)),
             live: None,
             io_timeout: Some(Duration::from_secs(30)),
+            debug_io: true,
         }
     }
 
@@ -645,6 +654,7 @@ mod tests {
             verify: None,
             steadystate: None,
             latency_depth: Some(3),
+            io_trace: Some(PathBuf::from("/tmp/trace")),
         };
 
         let json = serde_json::to_string(&result).unwrap();
@@ -667,6 +677,10 @@ mod tests {
         );
         assert_eq!(back.tolerated, result.tolerated);
         assert_eq!(back.notes, result.notes);
+        assert_eq!(
+            back.io_trace, result.io_trace,
+            "expected the --debug=io trace file to travel back"
+        );
     }
 
     #[test]
@@ -706,9 +720,10 @@ mod tests {
             (
                 back.files[0].region_start,
                 back.files[0].region_len,
-                back.seed
+                back.seed,
+                back.debug_io
             ),
-            (4096, 1 << 20, 42)
+            (4096, 1 << 20, 42, true)
         );
     }
 

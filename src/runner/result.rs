@@ -49,6 +49,9 @@ pub struct WorkerResult {
     /// The depth the `latency_target` search found; None without a target.
     #[serde(default)]
     pub latency_depth: Option<u32>,
+    /// `--debug=io`: the file holding the worker's trace lines.
+    #[serde(default)]
+    pub io_trace: Option<std::path::PathBuf>,
 }
 
 impl WorkerResult {
@@ -67,6 +70,7 @@ impl WorkerResult {
             verify: None,
             steadystate: None,
             latency_depth: None,
+            io_trace: None,
         }
     }
 
