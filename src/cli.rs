@@ -3,6 +3,7 @@
 
 mod values;
 
+use crate::cluster::MpiMode;
 use crate::debug::DebugRequest;
 use crate::job::front::cli_args::option_text;
 use crate::model::Severity;
@@ -11,8 +12,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use values::{
     parse_debug, parse_duration, parse_eta, parse_fail_on, parse_fio_compat, parse_formats,
-    parse_history_id, parse_io_timeout, parse_observe_interval, parse_ramp, parse_repetitions,
-    parse_report_file, parse_status_interval, parse_warmup, FlagValueError,
+    parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval, parse_ramp,
+    parse_repetitions, parse_report_file, parse_status_interval, parse_warmup, FlagValueError,
 };
 pub use values::{EtaMode, FioCompat, Format, Formats};
 
@@ -210,6 +211,16 @@ pub enum Command {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// The report of a run on several MPI ranks from the result files its ranks wrote as each
+    /// group ended (`--mpi-results`, default iolens-ranks): for a run that lost a rank. Missing
+    /// ranks and groups are listed on stderr and the report is marked interrupted.
+    Merge {
+        /// The directory of the rank files (rank-NNNNN.json).
+        dir: PathBuf,
+        /// normal, json, json+ or iolens-json (comma list allowed).
+        #[arg(long, default_value = "normal", value_parser = parse_formats)]
+        output_format: Formats,
+    },
     /// One worker process of a run (started by iolens itself; task on stdin, result on stdout).
     #[command(name = crate::runner::process::WORKER_SUBCOMMAND, hide = true)]
     Worker,
@@ -401,6 +412,14 @@ pub struct RunFlags {
     /// history line), which the fio drop-in leaves out because fio would not print them.
     #[arg(long)]
     pub iolens_notes: bool,
+    /// auto (default): run as one of several MPI ranks when a launcher (mpirun, srun)
+    /// started several; on: always start MPI; off: every rank runs on its own.
+    #[arg(long, value_name = "MODE", value_parser = parse_mpi)]
+    pub mpi: Option<MpiMode>,
+    /// On several MPI ranks: the directory where each rank writes its results as each
+    /// group ends (default iolens-ranks), for `iolens merge` when a rank is lost.
+    #[arg(long, value_name = "DIR")]
+    pub mpi_results: Option<PathBuf>,
     /// Started as `fio` (set by the drop-in, not a flag).
     #[arg(skip)]
     pub started_as_fio: bool,
@@ -541,6 +560,7 @@ mod tests {
             "--eta=never",
             "--fio-compat=lenient",
             "--io-timeout=500ms",
+            "--mpi=off",
         ]);
         let flags = &run.flags;
         assert_eq!(flags.formats(), vec![Format::FioJson]);
@@ -551,6 +571,7 @@ mod tests {
         assert_eq!(flags.eta, Some(EtaMode::Never));
         assert_eq!(flags.fio_compat, Some(FioCompat::Lenient));
         assert_eq!(flags.io_timeout, Some(Duration::from_millis(500)));
+        assert_eq!(flags.mpi, Some(MpiMode::Off));
         assert_eq!(run.args, strings(&["--name=a", "--bs=4k"]));
         assert_eq!(
             run_line(&["--minimal"]).flags.formats(),

@@ -7,6 +7,7 @@
 mod console;
 
 pub mod cli;
+pub mod cluster;
 pub mod cmd;
 pub mod debug;
 pub mod diagnose;

@@ -2,6 +2,7 @@
 //! them: a bad value is refused by clap with one line naming the flag, the
 //! value and the fix (`cli::error_line`).
 
+use crate::cluster::MpiMode;
 use crate::debug::{self, DebugRequest};
 use crate::model::Severity;
 use crate::units::{self, TimeUnit};
@@ -96,6 +97,18 @@ pub fn parse_fio_compat(value: &str) -> Parsed<FioCompat> {
         "strict" => Ok(FioCompat::Strict),
         "lenient" => Ok(FioCompat::Lenient),
         other => refuse(format!("--fio-compat={other}: use strict or lenient")),
+    }
+}
+
+/// Parse `--mpi=`.
+pub fn parse_mpi(value: &str) -> Parsed<MpiMode> {
+    match value {
+        "auto" => Ok(MpiMode::Auto),
+        "on" => Ok(MpiMode::On),
+        "off" => Ok(MpiMode::Off),
+        other => refuse(format!(
+            "--mpi={other}: use auto (MPI when launched as several ranks), on or off"
+        )),
     }
 }
 
@@ -242,6 +255,11 @@ mod tests {
         assert_eq!(
             message(parse_eta("sometimes")),
             "--eta=sometimes: use auto, always or never"
+        );
+        assert_eq!(parse_mpi("on"), Ok(MpiMode::On));
+        assert_eq!(
+            message(parse_mpi("yes")),
+            "--mpi=yes: use auto (MPI when launched as several ranks), on or off"
         );
         assert_eq!(parse_fio_compat("lenient"), Ok(FioCompat::Lenient));
         assert_eq!(parse_fio_compat("strict"), Ok(FioCompat::Strict));

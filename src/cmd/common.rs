@@ -7,6 +7,7 @@ use super::output::{self, Destination};
 use super::progress;
 use super::{EXIT_FINDING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
+use crate::cluster;
 use crate::diagnose::repetitions;
 use crate::fileset::{self, TargetError};
 use crate::job::front::{expr, jobfile, lenient};
@@ -14,6 +15,7 @@ use crate::job::{self, LayeredJob, RawJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
 use crate::report::{html, repeat_table, timeline};
+use crate::runner::ranks::ClusterLink;
 use crate::runner::status::StatusReports;
 use crate::runner::{self, stop_signal, GroupProgress, RunOutcome, RunRequest};
 use crate::store::{self, Store};
@@ -163,7 +165,9 @@ pub struct LoadedJobs {
 pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, CmdError> {
     let lenient = flags.fio_compat == Some(FioCompat::Lenient);
     let line = job::parse_command_line(job_args).map_err(|e| CmdError::usage(e.to_string()))?;
-    let env = |name: &str| std::env::var(name).ok();
+    // ${RANK} and the like, from the launcher's variables
+    let launch = cluster::Launch::of_this_process();
+    let env = |name: &str| cluster::variable(name, launch).or_else(|| std::env::var(name).ok());
     let cx = jobfile::Context {
         system: expr::SystemValues::of_this_machine(),
         missing_env: match lenient {
@@ -237,6 +241,13 @@ impl JobSet {
             notes: flags.notes_on_stderr(),
         })
     }
+
+    /// Run as `rank` of a run on several ranks: generated file names carry it.
+    pub fn place_on_rank(&mut self, rank: u32) {
+        for spec in &mut self.specs {
+            spec.target.rank = Some(rank);
+        }
+    }
 }
 
 /// Ctrl-C handling for a command that runs jobs.
@@ -251,6 +262,7 @@ pub fn run_once(
     stop: &AtomicBool,
     status: Option<StatusReports>,
     on_abandoned: Option<&dyn Fn(RunOutcome) -> i32>,
+    cluster: Option<(&dyn ClusterLink, &Path)>,
 ) -> Result<RunOutcome, CmdError> {
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
@@ -265,6 +277,8 @@ pub fn run_once(
         progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
         io_timeout: jobs.io_timeout,
         on_abandoned,
+        cluster: cluster.map(|(link, _)| link),
+        rank_file: cluster.map(|(_, file)| file),
     };
     let outcome = runner::run(&request).map_err(|e| match e {
         TargetError::Config(_) => CmdError::usage(e.to_string()),
@@ -396,7 +410,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
             if warming { i + 1 } else { i - o.warmup + 1 },
             if warming { o.warmup } else { o.repetitions }
         );
-        let outcome = run_once(jobs, stop, None, None)?;
+        let outcome = run_once(jobs, stop, None, None, None)?;
         let status = run_status(&outcome.report);
         code = code.max(status);
         if !warming {

@@ -9,6 +9,7 @@ mod compare;
 mod comparison;
 mod doctor;
 mod history;
+mod merge;
 mod output;
 mod progress;
 mod quick;
@@ -86,6 +87,7 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
             output_format,
             db,
         }) => history::show_command(&history_at(&db), id, &output_format),
+        Some(Command::Merge { dir, output_format }) => merge::merge_command(&dir, &output_format),
         Some(Command::Worker) => worker_process(),
         Some(Command::ShowJobs { args }) => show_jobs::show_jobs_command(&args),
         Some(Command::InstallFioShim { dir, force }) => shim::install(&dir, force),
@@ -150,6 +152,7 @@ mod tests {
         ("compare", include_str!("compare.rs")),
         ("doctor", include_str!("doctor.rs")),
         ("history", include_str!("history.rs")),
+        ("merge", include_str!("merge.rs")),
         ("quick", include_str!("quick.rs")),
         ("run", include_str!("run.rs")),
         ("shim", include_str!("shim.rs")),

@@ -9,21 +9,51 @@ use super::common::{
 use super::comparison;
 use super::output;
 use crate::cli::RunArgs;
+use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
+use crate::runner::ranks::RankFile;
 use crate::runner::status::StatusReports;
 use crate::runner::RunOutcome;
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 /// Run the jobs; `command_line` is what the user typed after `run`, for the report.
 pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
     let flags = &args.flags;
     let history = HistoryFlags::for_run(flags);
     let formats = flags.formats();
-    let jobs = JobSet::load(flags, &args.args, command_line)?;
-    let stop = stop_flag()?;
+    let launch = cluster::Launch::of_this_process();
+    let on_ranks = cluster::decide(
+        flags.mpi.unwrap_or_default(),
+        launch,
+        cluster::BUILT_WITH_MPI,
+    )
+    .map_err(CmdError::usage)?;
     let (repetitions, warmup) = (flags.repeat.unwrap_or(1), flags.warmup.unwrap_or(0));
+    if on_ranks && (repetitions > 1 || warmup > 0) {
+        return Err(CmdError::usage(
+            "--repeat and --warmup do not run on several MPI ranks yet: leave them out, or pass --mpi=off to run every rank on its own",
+        ));
+    }
+    let link = cluster::connect(on_ranks).map_err(CmdError::run_failed)?;
+    let mut jobs = JobSet::load(flags, &args.args, command_line)?;
+    let rank_file = match &link {
+        Some(link) => {
+            jobs.place_on_rank(link.rank().rank);
+            Some(rank_file(flags.mpi_results.as_deref(), link.rank().rank)?)
+        }
+        None => None,
+    };
+    let cluster = link.as_deref().zip(rank_file.as_deref());
+    let stop = stop_flag()?;
+    // Only the first rank reports; the others hand it their results.
+    if link.as_ref().is_some_and(|l| l.rank().rank != 0) {
+        let outcome = run_once(&jobs, &stop, None, None, cluster)?;
+        tidy_rank_dir(flags.mpi_results.as_deref());
+        return Ok(run_status(&outcome.report));
+    }
     if repetitions > 1 || warmup > 0 {
         if flags.debug.is_some() {
             return Err(CmdError::usage(
@@ -90,9 +120,35 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         })
     };
     // A run that fails outright writes no trace, and leaves no trace file behind.
-    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned))
+    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster)
         .inspect_err(|_| debug::discard_io_traces())?;
+    if cluster.is_some() {
+        tidy_rank_dir(flags.mpi_results.as_deref());
+    }
     finish(outcome)
+}
+
+const DEFAULT_RANK_DIR: &str = "iolens-ranks";
+
+/// Where rank `rank` writes its results as each group ends: in `--mpi-results`'s
+/// directory (default `iolens-ranks`), made if missing.
+fn rank_file(dir: Option<&Path>, rank: u32) -> Result<PathBuf, CmdError> {
+    let dir = dir.unwrap_or(Path::new(DEFAULT_RANK_DIR));
+    std::fs::create_dir_all(dir).map_err(|e| {
+        CmdError::run_failed(format!(
+            "--mpi-results={}: cannot make the directory: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok(RankFile::path(dir, rank))
+}
+
+/// The default rank directory goes once the last rank file in it has (a run that
+/// ended well); one named by `--mpi-results` stays.
+fn tidy_rank_dir(given: Option<&Path>) {
+    if given.is_none() {
+        let _ = std::fs::remove_dir(DEFAULT_RANK_DIR);
+    }
 }
 
 /// fio's `--bandwidth-log` files, in the current directory as fio writes them.

@@ -41,7 +41,7 @@ pub fn refuse_fio_network_mode(words: &[String]) -> Result<(), CmdError> {
     match network {
         Some(name) => Err(CmdError::usage(format!(
             "--{name}: fio's client/server network mode is not supported by iolens; \
-             run the job on each host, or (planned) all hosts as one run under MPI: \
+             run all hosts as one run under MPI (an iolens built with --features mpi): \
              mpirun -n HOSTS iolens run JOB.fio"
         ))),
         None => Ok(()),

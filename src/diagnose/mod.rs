@@ -16,6 +16,7 @@ mod foreign_io;
 mod holes;
 mod pagecache;
 pub mod repetitions;
+mod straggler;
 mod tool_bound;
 mod tunables;
 mod unstable;
@@ -41,6 +42,7 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     findings.extend(tunables::tunables_changed(report));
     findings.extend(cpu_starvation::cpu_starvation(report));
     findings.extend(cgroup_cpu::cgroup_cpu_quota(report));
+    findings.extend(straggler::straggler(report));
     findings
 }
 
@@ -116,6 +118,7 @@ pub(crate) mod fixture {
             findings: Vec::new(),
             terminated: None,
             verify: Vec::new(),
+            cluster: None,
         }
     }
 

@@ -596,7 +596,7 @@ fn generated_path(
     w: u32,
     f: u32,
 ) -> Result<PathBuf, TargetError> {
-    let name = generated_name(&t.filename_format, job_name, w, f);
+    let name = generated_name(&t.filename_format, job_name, w, f, t.rank);
     match &t.directory {
         Some(d) => {
             let path = d.join(name);
@@ -683,29 +683,43 @@ fn start_of(t: &crate::job::spec::TargetSpec, w: u32, file_size: u64) -> u64 {
     t.offset.resolve(file_size) + u64::from(w) * t.offset_increment.resolve(file_size)
 }
 
-/// fio's `filename_format` expansion: its keywords in any case, `$clientuid` empty (it
-/// names the client of fio's client/server mode, which iolens does not have); other
-/// `$words` are kept as written.
-fn generated_name(format: &str, job_name: &str, worker: u32, file: u32) -> String {
+/// fio's `filename_format` expansion: its keywords in any case, `$clientuid` the
+/// `rank` of a run on several ranks (fio's client in its client/server mode), else
+/// empty; other `$words` are kept as written. A rank not placed by `$clientuid`
+/// ends the name (`.rank3`), so ranks never share a generated file.
+fn generated_name(
+    format: &str,
+    job_name: &str,
+    worker: u32,
+    file: u32,
+    rank: Option<u32>,
+) -> String {
+    let format = match rank {
+        Some(rank) if !format.to_ascii_lowercase().contains("$clientuid") => {
+            format!("{format}.rank{rank}")
+        }
+        _ => format.to_string(),
+    };
     let keywords = [
         ("$jobname", job_name.to_string()),
         ("$jobnum", worker.to_string()),
         ("$filenum", file.to_string()),
-        ("$clientuid", String::new()),
+        (
+            "$clientuid",
+            rank.map(|r| r.to_string()).unwrap_or_default(),
+        ),
     ];
-    keywords
-        .iter()
-        .fold(format.to_string(), |name, (keyword, value)| {
-            let mut out = String::with_capacity(name.len());
-            let mut rest = name.as_str();
-            while let Some(at) = rest.to_ascii_lowercase().find(keyword) {
-                out.push_str(&rest[..at]);
-                out.push_str(value);
-                rest = &rest[at + keyword.len()..];
-            }
-            out.push_str(rest);
-            out
-        })
+    keywords.iter().fold(format, |name, (keyword, value)| {
+        let mut out = String::with_capacity(name.len());
+        let mut rest = name.as_str();
+        while let Some(at) = rest.to_ascii_lowercase().find(keyword) {
+            out.push_str(&rest[..at]);
+            out.push_str(value);
+            rest = &rest[at + keyword.len()..];
+        }
+        out.push_str(rest);
+        out
+    })
 }
 
 fn is_block_device(path: &Path) -> bool {
@@ -1038,14 +1052,34 @@ mod tests {
     }
 
     #[test]
+    fn generated_names_carry_the_rank_of_a_run_on_several_ranks() {
+        assert_eq!(
+            generated_name("$jobname.$jobnum.$filenum", "j", 2, 3, Some(5)),
+            "j.2.3.rank5",
+            "expected the rank after a name that does not place it"
+        );
+        assert_eq!(
+            generated_name("$ClientUID/$jobname.$jobnum", "j", 0, 1, Some(5)),
+            "5/j.0",
+            "expected $clientuid to place the rank"
+        );
+    }
+
+    #[test]
     fn filename_format_names_the_generated_files_and_lets_clones_share_them() {
         assert_eq!(
-            generated_name("$jobname.$jobnum.$filenum", "j", 2, 3),
+            generated_name("$jobname.$jobnum.$filenum", "j", 2, 3, None),
             "j.2.3"
         );
         // fio: keywords in any case; $clientuid is empty outside client/server mode
         assert_eq!(
-            generated_name("$JobName/$jobnum/data-$FILENUM.$clientuid$other", "j", 0, 1),
+            generated_name(
+                "$JobName/$jobnum/data-$FILENUM.$clientuid$other",
+                "j",
+                0,
+                1,
+                None
+            ),
             "j/0/data-1.$other"
         );
         let dir = crate::testutil::scratch_dir();

@@ -5,12 +5,14 @@
 //! `_pct`. `metrics`: the headline metrics tracked across runs.
 
 pub mod cgroup;
+pub mod cluster;
 pub mod metrics;
 
 pub use cgroup::{
     CgroupDir, CgroupIoCounters, CgroupIoSeries, CgroupLimits, CgroupPlace, CgroupRecord,
     CgroupSample, CgroupVersion, IoLimit, WorkerCgroup,
 };
+pub use cluster::{ClusterReport, RankGroup, RankRun};
 
 use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,10 @@ pub struct RunReport {
     /// Data verification (`verify=`), one entry per verifying worker.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verify: Vec<VerifyReport>,
+    /// A run on several ranks (MPI): each rank's report and every rank merged; on
+    /// the first rank only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Box<ClusterReport>>,
 }
 
 /// What one worker's verify pass checked and what it found wrong.

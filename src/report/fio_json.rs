@@ -9,8 +9,8 @@
 use serde::ser::{Serialize, Serializer};
 
 use crate::model::{
-    window_mean, DirReport, DiskUtil, Finding, JobReport, LatSummary, PrioReport, RunReport,
-    SteadyStateReport,
+    window_mean, ClusterReport, DirReport, DiskUtil, Finding, JobReport, LatSummary, PrioReport,
+    RankRun, RunReport, SteadyStateReport,
 };
 use crate::report::fio_style::{
     ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
@@ -24,16 +24,34 @@ pub enum Detail {
     JsonPlus,
 }
 
-/// The report as fio's JSON document.
+/// The report as fio's JSON document (fio's client-mode document for a run on
+/// several ranks).
 pub fn render(report: &RunReport, detail: Detail) -> String {
-    serde_json::to_string_pretty(&FioOutput::new(report, detail))
+    serde_json::to_string_pretty(&Document::new(report, detail))
         .expect("fio JSON has only string keys and finite numbers")
 }
 
 /// The same document on one line (for `--status-interval`: one document per line).
 pub fn render_line(report: &RunReport, detail: Detail) -> String {
-    serde_json::to_string(&FioOutput::new(report, detail))
+    serde_json::to_string(&Document::new(report, detail))
         .expect("fio JSON has only string keys and finite numbers")
+}
+
+/// fio's document of a run on one host, or the one its client writes for several.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Document<'a> {
+    Jobs(FioOutput<'a>),
+    Clients(FioClientOutput<'a>),
+}
+
+impl<'a> Document<'a> {
+    fn new(report: &'a RunReport, detail: Detail) -> Self {
+        match &report.cluster {
+            Some(cluster) => Document::Clients(FioClientOutput::new(report, cluster, detail)),
+            None => Document::Jobs(FioOutput::new(report, detail)),
+        }
+    }
 }
 
 /// Keys in insertion order (fio's order), serialized as a JSON object.
@@ -102,15 +120,89 @@ impl<'a> FioOutput<'a> {
     }
 }
 
+/// What fio's client (`fio --client=…`) writes: each server's job entries, each
+/// with the server's host, and when there are several servers one entry of all
+/// of them, "All clients". A rank is one of fio's servers here; `rank` is iolens'.
+#[derive(serde::Serialize)]
+struct FioClientOutput<'a> {
+    #[serde(rename = "fio version")]
+    fio_version: String,
+    timestamp: u64,
+    time: String,
+    /// fio 3.33 writes one object, from the first server.
+    #[serde(rename = "global options")]
+    global_options: OrderedMap<String>,
+    client_stats: Vec<FioClientJob>,
+    disk_util: Vec<FioDisk>,
+    iolens: IolensPart<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct FioClientJob {
+    #[serde(flatten)]
+    job: FioJob,
+    hostname: String,
+    /// fio's server port; ranks have none.
+    port: u16,
+    rank: u32,
+}
+
+impl<'a> FioClientOutput<'a> {
+    fn new(report: &'a RunReport, cluster: &'a ClusterReport, detail: Detail) -> Self {
+        // fio's client leaves out eta and elapsed, and of "All clients" the job's options
+        let entry = |job: &JobReport, of: &RunReport, rank: &RankRun, all: bool| {
+            let mut job = FioJob::new(job, of, detail);
+            (job.eta, job.elapsed) = (None, None);
+            if all {
+                (job.job_options, job.latency_target) = (None, None);
+            }
+            FioClientJob {
+                job,
+                hostname: rank.hostname.clone(),
+                port: 0,
+                rank: rank.rank,
+            }
+        };
+        let mut client_stats: Vec<FioClientJob> = cluster
+            .ranks
+            .iter()
+            .flat_map(|rank| {
+                let jobs = rank.report.jobs.iter();
+                jobs.map(move |job| entry(job, &rank.report, rank, false))
+            })
+            .collect();
+        // fio sums its clients when there are several, and gives the sum the last one's host
+        if let (Some(last), true) = (cluster.ranks.last(), cluster.ranks.len() > 1) {
+            let all = &cluster.all_clients;
+            client_stats.extend(all.jobs.iter().map(|job| entry(job, all, last, true)));
+        }
+        FioClientOutput {
+            fio_version: format!("iolens-{}", report.tool_version),
+            timestamp: report.started_unix_ms / 1000,
+            time: ctime_utc(report.started_unix_ms / 1000),
+            global_options: OrderedMap(report.global_options.clone()),
+            client_stats,
+            disk_util: report.disks.iter().map(FioDisk::new).collect(),
+            iolens: IolensPart {
+                findings: &report.findings,
+            },
+        }
+    }
+}
+
 #[derive(serde::Serialize)]
 struct FioJob {
     jobname: String,
     groupid: u32,
     error: i32,
-    eta: u64,
-    elapsed: u64,
-    #[serde(rename = "job options")]
-    job_options: OrderedMap<String>,
+    /// eta and elapsed are left out of fio's client document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eta: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elapsed: Option<u64>,
+    /// Left out of fio's "All clients" entry, as the latency target below.
+    #[serde(rename = "job options", skip_serializing_if = "Option::is_none")]
+    job_options: Option<OrderedMap<String>>,
     /// The directions and sync are left out when `unified_rw_reporting=mixed` (as fio).
     #[serde(flatten)]
     dirs: Option<FioDirs>,
@@ -133,10 +225,8 @@ struct FioJob {
     total_err: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     first_error: Option<i32>,
-    latency_depth: u64,
-    latency_target: u64,
-    latency_percentile: f64,
-    latency_window: u64,
+    #[serde(flatten)]
+    latency_target: Option<FioLatencyTarget>,
     /// fio writes the job's description here, and only when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     desc: Option<String>,
@@ -144,6 +234,14 @@ struct FioJob {
     #[serde(skip_serializing_if = "Option::is_none")]
     steadystate: Option<FioSteadyState>,
     cpu_ns_per_io: f64,
+}
+
+#[derive(serde::Serialize)]
+struct FioLatencyTarget {
+    latency_depth: u64,
+    latency_target: u64,
+    latency_percentile: f64,
+    latency_window: u64,
 }
 
 #[derive(serde::Serialize)]
@@ -216,9 +314,9 @@ impl FioJob {
             jobname: job.name.clone(),
             groupid: job.groupid,
             error: job.errno,
-            eta: 0,
-            elapsed: job.runtime_ns.div_ceil(1_000_000_000),
-            job_options: OrderedMap(job.options.clone()),
+            eta: Some(0),
+            elapsed: Some(job.runtime_ns.div_ceil(1_000_000_000)),
+            job_options: Some(OrderedMap(job.options.clone())),
             dirs: (!job.mixed.as_ref().is_some_and(|m| m.only)).then(|| FioDirs {
                 read: FioDir::new(&job.dirs[0], group_bw[0], detail),
                 write: FioDir::new(&job.dirs[1], group_bw[1], detail),
@@ -247,11 +345,13 @@ impl FioJob {
             total_err: job.tolerated_errors.map(|e| e.total),
             first_error: job.tolerated_errors.map(|e| e.first_errno),
             // Without a target these are fio's values: the job's iodepth and no target.
-            latency_depth: target.map_or(iodepth, |t| u64::from(t.depth)),
-            latency_target: target.map_or(0, |t| t.target_ns),
-            latency_percentile: target.map_or(100.0, |t| t.percentile),
-            // fio gives the window in microseconds.
-            latency_window: target.map_or(0, |t| t.window_ns / 1000),
+            latency_target: Some(FioLatencyTarget {
+                latency_depth: target.map_or(iodepth, |t| u64::from(t.depth)),
+                latency_target: target.map_or(0, |t| t.target_ns),
+                latency_percentile: target.map_or(100.0, |t| t.percentile),
+                // fio gives the window in microseconds.
+                latency_window: target.map_or(0, |t| t.window_ns / 1000),
+            }),
             desc: job.description.clone(),
             steadystate: job.steadystate.as_ref().map(FioSteadyState::new),
             cpu_ns_per_io: finite(job.cpu.cpu_ns_per_io),
@@ -686,6 +786,7 @@ mod tests {
             findings: Vec::new(),
             terminated: None,
             verify: Vec::new(),
+            cluster: None,
         }
     }
 

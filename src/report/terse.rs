@@ -225,6 +225,7 @@ mod tests {
             findings: Vec::new(),
             terminated: None,
             verify: Vec::new(),
+            cluster: None,
         }
     }
 

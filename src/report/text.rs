@@ -37,6 +37,9 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
             write_disk(out, disk)?;
         }
     }
+    if let Some(cluster) = &report.cluster {
+        crate::report::cluster_text::write_ranks(out, cluster)?;
+    }
     crate::report::system_text::write_system(out, report)?;
     // What the diagnose rules concluded, last, so it is what the reader sees.
     out.push_str(&super::findings_text::render(&report.findings));
@@ -398,7 +401,7 @@ fn write_group_dir(out: &mut String, name: &str, dir: &GroupDirSummary) -> fmt::
     )
 }
 
-fn write_disk(out: &mut String, d: &DiskUtil) -> fmt::Result {
+pub(super) fn write_disk(out: &mut String, d: &DiskUtil) -> fmt::Result {
     writeln!(
         out,
         "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
@@ -654,6 +657,7 @@ mod tests {
             findings: Vec::new(),
             terminated: None,
             verify: Vec::new(),
+            cluster: None,
         }
     }
 

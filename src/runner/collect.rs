@@ -54,6 +54,31 @@ pub(super) fn report(
             .flatten()
             .filter_map(|w| w.verify.clone())
             .collect(),
+        cluster: None,
+    }
+}
+
+/// Every worker of `results` with stats in one entry named `name`, with its
+/// group's totals: fio's "All clients" entry of a run on several hosts.
+pub(super) fn one_entry(req: &RunRequest, results: &[Vec<WorkerResult>], name: &str) -> RunReport {
+    let group_ids = plan::group_ids(req.jobs);
+    let members: Vec<Member<'_>> = entries(req.jobs, &group_ids, results)
+        .into_iter()
+        .flatten()
+        .collect();
+    let jobs: Vec<JobReport> = members
+        .first()
+        .map(|&(first, _)| JobReport {
+            name: name.to_string(),
+            ..job_report(req, group_ids[first], &members)
+        })
+        .into_iter()
+        .collect();
+    let groups = group_reports(&jobs);
+    RunReport {
+        jobs,
+        groups,
+        ..report(req, &[], Vec::new(), 0)
     }
 }
 

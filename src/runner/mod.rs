@@ -15,6 +15,7 @@ mod offload;
 pub mod plan;
 pub mod process;
 mod queue;
+pub mod ranks;
 mod rate_floor;
 pub mod result;
 mod sched;
@@ -29,10 +30,10 @@ pub mod worker;
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec, SubmitMode};
-use crate::model::{CacheGuard, Environment, RunReport};
+use crate::model::{CacheGuard, Environment, RankGroup, RunReport};
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
-use crate::observe::live::LiveBoard;
+use crate::observe::live::{LiveBoard, LiveTotals};
 use crate::observe::sampler::Sampler;
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
@@ -68,6 +69,31 @@ pub struct RunRequest<'a> {
     /// report is handed here instead of returned, and the process exits with the
     /// code this gives. None: exit 1 without a report.
     pub on_abandoned: Option<&'a dyn Fn(RunOutcome) -> i32>,
+    /// The other ranks of a run on several hosts (MPI); None for a run on its own.
+    pub cluster: Option<&'a dyn ranks::ClusterLink>,
+    /// Where this rank writes its results as each group ends (a run on several ranks).
+    pub rank_file: Option<&'a std::path::Path>,
+}
+
+impl<'a> RunRequest<'a> {
+    /// A request that only reports results already measured (merged rank files).
+    pub fn of_files(jobs: &'a [JobSpec], command_line: Vec<String>, stop: &'a AtomicBool) -> Self {
+        RunRequest {
+            jobs,
+            command_line,
+            allow_device_write: false,
+            readonly: true,
+            observe_interval: Duration::from_millis(100),
+            on_second: None,
+            stop,
+            status: None,
+            progress: None,
+            io_timeout: None,
+            on_abandoned: None,
+            cluster: None,
+            rank_file: None,
+        }
+    }
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
@@ -163,8 +189,9 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped) =
+        let (group_results, watchdog_stopped, rank_end) =
             run_group(req, &files, &board, &control, &io_jobs, &run_so_far);
+        let (rank_group, hung) = rank_end.unzip();
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -202,6 +229,16 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                 files.unlink(j)?;
             }
         }
+        so_far.rank_groups.extend(rank_group);
+        if let (Some(link), Some(path)) = (req.cluster, req.rank_file) {
+            write_rank_file(req, link, path, &so_far, started_unix_ms);
+            if let Some(why) = hung.flatten() {
+                link.abort(&format!(
+                    "{why}; every rank's results so far are in {} (iolens merge DIR reports them)",
+                    path.parent().unwrap_or(path).display()
+                ));
+            }
+        }
         if control.ends_run() || watchdog_stopped {
             watchdog_stopped_run = watchdog_stopped;
             break;
@@ -225,6 +262,8 @@ struct Gathered {
     results: Vec<Vec<WorkerResult>>,
     warnings: Vec<String>,
     cache_guards: Vec<CacheGuard>,
+    /// On a run on several ranks: each group as this rank saw it.
+    rank_groups: Vec<RankGroup>,
 }
 
 impl Gathered {
@@ -273,7 +312,44 @@ fn finish(
     let warnings = &mut gathered.warnings;
     warnings.dedup();
     let disks = tail.disks.finish(tail.wall.elapsed());
+    let cluster = req.cluster.and_then(|link| {
+        let mine = ranks::RankResults {
+            id: link.rank().clone(),
+            groups: std::mem::take(&mut gathered.rank_groups),
+            results: std::mem::take(&mut gathered.results),
+            // one rank per host speaks for its disks, so no host's are counted twice
+            disks: if link.rank().local_rank == 0 {
+                disks.clone()
+            } else {
+                Vec::new()
+            },
+        };
+        let parts = link.gather(mine.to_bytes());
+        gathered.results = mine.results;
+        // every rank's results reached the first rank: the file is not needed
+        if let Some(path) = req.rank_file {
+            let _ = std::fs::remove_file(path);
+        }
+        parts
+    });
+    let mut cluster_report = None;
+    if let Some(parts) = cluster {
+        match parts
+            .iter()
+            .map(|b| ranks::RankResults::from_bytes(b))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(ranks) => {
+                let (merged, merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
+                gathered.results = merged;
+                cluster_report = Some(Box::new(merged_cluster));
+            }
+            Err(e) => gathered.warnings.push(e),
+        }
+    }
+    let warnings = &mut gathered.warnings;
     let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
+    report.cluster = cluster_report;
     report.interrupted |= partial;
     report.observations = watch::stop_sampler(tail.sampler, req, board, warnings);
     report.observations.cache_guards = gathered.cache_guards;
@@ -285,6 +361,51 @@ fn finish(
         report,
         warnings: gathered.warnings,
     }
+}
+
+/// What this rank has measured so far, for `iolens merge` if the run loses a rank.
+fn write_rank_file(
+    req: &RunRequest,
+    link: &dyn ranks::ClusterLink,
+    path: &std::path::Path,
+    so_far: &Gathered,
+    started_unix_ms: u64,
+) {
+    let file = ranks::RankFile {
+        run_key: link.run_key(),
+        ranks: link.ranks(),
+        groups: plan::groups(req.jobs).len(),
+        command_line: req.command_line.clone(),
+        started_unix_ms,
+        jobs: req.jobs.to_vec(),
+        rank: ranks::RankResults {
+            id: link.rank().clone(),
+            groups: so_far.rank_groups.clone(),
+            results: so_far.results.clone(),
+            disks: Vec::new(),
+        },
+    };
+    if let Err(e) = file.write(path) {
+        eprintln!("iolens: warning: cannot write {}: {e}", path.display());
+    }
+}
+
+/// The live counters of the group's workers, summed.
+fn group_totals(board: &LiveBoard, specs: &[JobSpec], jobs: &[usize]) -> LiveTotals {
+    let mut sum = LiveTotals::default();
+    for &j in jobs {
+        for w in 0..specs[j].exec.numjobs {
+            sum += &board.worker(j, w).totals();
+        }
+    }
+    sum
+}
+
+/// Now, in ns since the Unix epoch.
+fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// fio numbers workers 1, 2, … across the whole run, in job order; log file
@@ -317,7 +438,11 @@ fn write_logs(
 /// proxy thread here; all of them start together at one barrier.
 /// `run` holds the results of the groups before, for interim reports, and the
 /// way out when worker threads are stuck. `control` stops and holds back the
-/// group's workers. Also returns whether the watchdog stopped the group.
+/// group's workers. Also returns whether the watchdog stopped the group, and on
+/// a run on several ranks the group as this rank saw it: the workers go once
+/// every rank is ready, and the group ends when every rank's workers have (the
+/// first rank to end stops the others when the group is time-based or has
+/// exitall), or when a rank is taken as hung.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
@@ -325,12 +450,13 @@ fn run_group(
     control: &GroupControl,
     jobs: &[usize],
     run: &RunSoFar,
-) -> (Vec<Vec<WorkerResult>>, bool) {
+) -> (Vec<Vec<WorkerResult>>, bool, Option<ranks::RankEnd>) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
         .sum();
-    let barrier = Barrier::new(workers);
+    // The workers and this thread, which lets them go once every rank is ready.
+    let barrier = Barrier::new(workers + 1);
     let starts: Vec<_> = (0..jobs.len())
         .map(|position| control.start_signal(&barrier, position))
         .collect();
@@ -385,6 +511,11 @@ fn run_group(
                     .collect()
             })
             .collect();
+        if let Some(link) = req.cluster {
+            link.barrier();
+        }
+        let started_unix_ns = unix_ns();
+        barrier.wait();
         let watch = RefCell::new(watchdog::GroupWatch::new(
             req.jobs,
             jobs,
@@ -393,6 +524,13 @@ fn run_group(
             req.io_timeout,
             &given_up,
         ));
+        let deadline = watch.borrow().cluster_deadline();
+        let mut ends = req
+            .cluster
+            .map(|link| ranks::GroupEnds::new(link, deadline));
+        // a rank's end is the others' when the group runs for a time or exitall ends it
+        let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
+            || req.jobs.iter().any(|j| j.control.exitall);
         let mut running = || {
             let finished: Vec<Vec<bool>> = handles
                 .iter()
@@ -415,7 +553,18 @@ fn run_group(
             });
             let mut watch = watch.borrow_mut();
             watch.look(&finished, control);
-            finished.iter().flatten().any(|&done| !done) && !watch.leaves_threads_behind()
+            let here = finished.iter().flatten().any(|&done| !done);
+            if watch.leaves_threads_behind() {
+                return false;
+            }
+            let Some(ends) = &mut ends else {
+                return here;
+            };
+            let totals = || group_totals(board, req.jobs, jobs);
+            if ends.look(now_ns, !here, totals) && ends_together {
+                control.stop_group();
+            }
+            here || ends.waiting(now_ns)
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
@@ -481,7 +630,8 @@ fn run_group(
         if left_behind {
             match (run.abandon)(files, jobs, results) {}
         }
-        (results, watch.stopped())
+        let rank_end = ends.map(|ends| ends.finish(started_unix_ns));
+        (results, watch.stopped(), rank_end)
     })
 }
 

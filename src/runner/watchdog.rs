@@ -82,6 +82,12 @@ impl Watchdog {
         }
     }
 
+    /// How long other ranks wait for a rank that has not ended the group: past the
+    /// point where that rank's own watchdog warns (one margin) and stops it (two).
+    pub fn cluster_deadline(&self) -> Option<Duration> {
+        self.planned.map(|p| p + 3 * self.margin)
+    }
+
     /// Look at the group `elapsed` after its start.
     pub fn check(&mut self, elapsed: Duration, workers: &[WorkerView]) -> Verdict {
         if self.stopped {
@@ -182,6 +188,11 @@ impl<'a> GroupWatch<'a> {
             given_up,
             leave_threads: false,
         }
+    }
+
+    /// See `Watchdog::cluster_deadline`.
+    pub fn cluster_deadline(&self) -> Option<Duration> {
+        self.dog.cluster_deadline()
     }
 
     /// Called by the supervising thread every few milliseconds with which

@@ -39,6 +39,10 @@ pub struct TargetSpec {
     /// `filename_format=`: how generated names are built from `$jobname`, `$jobnum`
     /// (the worker) and `$filenum` (fio's default `$jobname.$jobnum.$filenum`).
     pub filename_format: String,
+    /// The rank of a run on several ranks (MPI), which generated names carry: as
+    /// `$clientuid`, else after the name (`m.0.0.rank3`); None on a run on its own.
+    #[serde(default)]
+    pub rank: Option<u32>,
     /// `nrfiles=` (generated files per worker when no filename is given).
     pub nrfiles: u32,
     /// `filesize=` of each file (default: size / nrfiles).
@@ -189,6 +193,7 @@ impl Layers<'_> {
                 .expect("filename_format has a default")
                 .text
                 .to_string(),
+            rank: None,
             nrfiles: self.count_u32(opt::NRFILES, 1)?,
             filesize,
             size,

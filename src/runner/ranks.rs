@@ -1,0 +1,520 @@
+//! A run on several ranks (hosts), as the runner sees it: the cluster barrier
+//! before every group, and every rank's worker results gathered to the first
+//! rank, where they are merged by the code that merges workers (`collect`).
+//! The link that carries them is `cluster::MpiLink`; the runner knows only
+//! `ClusterLink`, so everything here runs (and is tested) without MPI.
+
+use super::collect;
+use super::result::WorkerResult;
+use super::RunRequest;
+use crate::job::spec::JobSpec;
+use crate::model::{ClusterReport, DiskUtil, RankGroup, RankRun, RunReport};
+use crate::observe::live::LiveTotals;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// The other ranks of the run.
+pub trait ClusterLink {
+    /// Which rank this process is.
+    fn rank(&self) -> &RankId;
+    /// How many ranks the run has.
+    fn ranks(&self) -> u32;
+    /// The host of rank `rank`.
+    fn host_of(&self, rank: u32) -> &str;
+    /// Say `message` on stderr and end every rank of the run (exit 1).
+    fn abort(&self, message: &str) -> !;
+    /// The same number on every rank of one run, another on the next run: which
+    /// rank files belong together.
+    fn run_key(&self) -> u64;
+    /// Returns once every rank has called it (each before the same group).
+    fn barrier(&self);
+    /// Tells the other ranks that this rank's workers of the group ended, `at_ns`
+    /// after the group started.
+    fn announce_done(&self, at_ns: u64);
+    /// The other ranks' announcements that arrived since the last call, (rank,
+    /// at_ns); never waits.
+    fn heard_done(&self) -> Vec<(u32, u64)>;
+    /// Every rank hands in its bytes; the first rank gets every rank's, in rank
+    /// order, the others None.
+    fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>>;
+}
+
+/// A rank: its number, its number on its host, and its host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankId {
+    pub rank: u32,
+    pub local_rank: u32,
+    pub hostname: String,
+}
+
+/// What a rank sends to the first rank when its groups are done.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct RankResults {
+    pub id: RankId,
+    /// Each group as this rank saw it.
+    pub groups: Vec<RankGroup>,
+    /// Per job, its workers' results (as `collect` takes them).
+    pub results: Vec<Vec<WorkerResult>>,
+    /// Its host's disks over the run, from the host's first rank only.
+    #[serde(default)]
+    pub disks: Vec<DiskUtil>,
+}
+
+impl RankResults {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("worker results have only string keys")
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<RankResults, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("a rank's results do not read: {e}"))
+    }
+}
+
+/// Follows the other ranks through one group: this rank's end is announced and
+/// theirs heard (never a blocking wait); at the first end, any rank's, this
+/// rank's counters are noted: what it moved while every rank was active.
+pub(super) struct GroupEnds<'a> {
+    link: &'a dyn ClusterLink,
+    /// Per rank, when its workers ended, ns after the group's start.
+    ends: Vec<Option<u64>>,
+    first: Option<FirstEnd>,
+    /// Past this (ns after the group's start) a rank not heard from is taken as
+    /// hung; None when the group has no planned time (bound by size).
+    deadline_ns: Option<u64>,
+    /// Why the wait was given up: the ranks taken as hung.
+    hung: Option<String>,
+}
+
+/// A group's end on this rank: what it saw, and why other ranks were taken as hung.
+pub(super) type RankEnd = (RankGroup, Option<String>);
+
+/// The first end of a group on any rank, and this rank's counters when it heard of it.
+struct FirstEnd {
+    at_ns: u64,
+    totals: LiveTotals,
+    heard_at_ns: u64,
+}
+
+impl<'a> GroupEnds<'a> {
+    pub fn new(link: &'a dyn ClusterLink, deadline: Option<std::time::Duration>) -> Self {
+        GroupEnds {
+            link,
+            ends: vec![None; link.ranks() as usize],
+            first: None,
+            deadline_ns: deadline.map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            hung: None,
+        }
+    }
+
+    /// Whether the supervisor waits on: until every rank ended, or one is taken as hung.
+    pub fn waiting(&mut self, now_ns: u64) -> bool {
+        if self.hung.is_none() {
+            self.hung = self.overdue(now_ns);
+        }
+        !self.all_done() && self.hung.is_none()
+    }
+
+    /// The ranks not heard from, once this rank's workers ended and the deadline
+    /// passed `now_ns`; None while there is time (or no deadline).
+    fn overdue(&self, now_ns: u64) -> Option<String> {
+        let deadline = self.deadline_ns.filter(|&d| now_ns > d)?;
+        let mine = self.link.rank().rank as usize;
+        self.ends[mine]?;
+        let silent: Vec<String> = (0..)
+            .zip(&self.ends)
+            .filter(|(_, end)| end.is_none())
+            .map(|(rank, _)| format!("rank {rank} on {}", self.link.host_of(rank)))
+            .collect();
+        (!silent.is_empty()).then(|| {
+            format!(
+                "{} did not end the group within {:.0} s (its planned time and three of the watchdog's margins): taken as hung",
+                silent.join(", "),
+                deadline as f64 / 1e9
+            )
+        })
+    }
+
+    /// One look by the group's supervisor, `now_ns` after the group's start: `done`
+    /// says whether this rank's workers all ended, `totals` reads its counters.
+    /// True when the group's first end was heard of just now.
+    pub fn look(&mut self, now_ns: u64, done: bool, totals: impl FnOnce() -> LiveTotals) -> bool {
+        let mine = self.link.rank().rank as usize;
+        if done && self.ends[mine].is_none() {
+            self.ends[mine] = Some(now_ns);
+            self.link.announce_done(now_ns);
+        }
+        for (rank, at_ns) in self.link.heard_done() {
+            if let Some(end) = self.ends.get_mut(rank as usize) {
+                *end = Some(at_ns);
+            }
+        }
+        let first = self.ends.iter().flatten().min().copied();
+        match (first, &self.first) {
+            (Some(at_ns), None) => {
+                self.first = Some(FirstEnd {
+                    at_ns,
+                    totals: totals(),
+                    heard_at_ns: now_ns,
+                });
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Every rank's workers of the group ended.
+    fn all_done(&self) -> bool {
+        self.ends.iter().all(Option::is_some)
+    }
+
+    /// The group as this rank saw it (`start_unix_ns`: when the barrier let it
+    /// go), and why other ranks were taken as hung, if they were.
+    pub fn finish(self, start_unix_ns: u64) -> RankEnd {
+        (self.record(start_unix_ns), self.hung.clone())
+    }
+
+    fn record(&self, start_unix_ns: u64) -> RankGroup {
+        let mine = self.link.rank().rank as usize;
+        let first = self.first.as_ref();
+        RankGroup {
+            start_unix_ns,
+            end_ns: self.ends[mine].unwrap_or(0),
+            first_end_ns: first.map_or(0, |f| f.at_ns),
+            active_ns: first.map_or(0, |f| f.heard_at_ns),
+            active_bytes: first.map_or([0; 2], |f| f.totals.bytes),
+            active_ios: first.map_or([0; 2], |f| f.totals.ios),
+        }
+    }
+}
+
+/// What a rank writes as each group ends, so that a run that loses a rank can
+/// still be reported (`iolens merge DIR`): its results so far and how to read them.
+#[derive(Serialize, Deserialize)]
+pub struct RankFile {
+    pub run_key: u64,
+    pub ranks: u32,
+    pub groups: usize,
+    pub command_line: Vec<String>,
+    pub started_unix_ms: u64,
+    pub jobs: Vec<JobSpec>,
+    pub rank: RankResults,
+}
+
+impl RankFile {
+    /// Where rank `rank`'s file is in `dir`.
+    pub fn path(dir: &Path, rank: u32) -> PathBuf {
+        dir.join(format!("rank-{rank:05}.json"))
+    }
+
+    /// Write it whole or not at all (a new file renamed over the old).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let part = path.with_extension("json.part");
+        std::fs::write(
+            &part,
+            serde_json::to_vec(self).map_err(std::io::Error::other)?,
+        )?;
+        std::fs::rename(&part, path)
+    }
+}
+
+/// The report of the rank files in `dir` (of the newest run among them) and
+/// notes on what is missing: ranks without a file, ranks that did not end every
+/// group. Any such gap marks the report interrupted.
+pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<RankFile> = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if !(name.starts_with("rank-") && name.ends_with(".json")) {
+            continue;
+        }
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file: RankFile = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not an iolens rank file: {e}", path.display()))?;
+        files.push(file);
+    }
+    let newest = files.iter().map(|f| f.run_key).max().ok_or_else(|| {
+        format!(
+            "{}: no rank files (rank-NNNNN.json, written by each rank of `mpirun … iolens run`)",
+            dir.display()
+        )
+    })?;
+    files.retain(|f| f.run_key == newest);
+    files.sort_by_key(|f| f.rank.id.rank);
+    let head = &files[0];
+    let mut notes: Vec<String> = (0..head.ranks)
+        .filter(|r| !files.iter().any(|f| f.rank.id.rank == *r))
+        .map(|r| format!("rank {r} of {}: no result file", head.ranks))
+        .collect();
+    notes.extend(
+        files
+            .iter()
+            .filter(|f| f.rank.groups.len() < f.groups)
+            .map(|f| {
+                format!(
+                    "rank {} on {}: {} of {} groups ended",
+                    f.rank.id.rank,
+                    f.rank.id.hostname,
+                    f.rank.groups.len(),
+                    f.groups
+                )
+            }),
+    );
+    let stop = AtomicBool::new(false);
+    let req = RunRequest::of_files(&head.jobs, head.command_line.clone(), &stop);
+    let ranks: Vec<RankResults> = files.iter().map(|f| f.rank.clone()).collect();
+    let (merged, cluster) = merge(&req, &ranks, head.started_unix_ms);
+    let mut report = collect::report(&req, &merged, Vec::new(), head.started_unix_ms);
+    report.cluster = Some(Box::new(cluster));
+    report.interrupted = !notes.is_empty();
+    report.findings = crate::diagnose::diagnose(&report);
+    Ok((report, notes))
+}
+
+/// fio's name for the entry of every client merged.
+pub const ALL_CLIENTS: &str = "All clients";
+
+/// The ranks' results merged: each job's workers of every rank (in rank order),
+/// as one process running all of them would hold them, and the cluster's part
+/// of the report: each rank's own report and the "All clients" entry.
+pub(super) fn merge(
+    req: &RunRequest,
+    ranks: &[RankResults],
+    started_unix_ms: u64,
+) -> (Vec<Vec<WorkerResult>>, ClusterReport) {
+    let jobs = ranks.iter().map(|r| r.results.len()).max().unwrap_or(0);
+    let merged: Vec<Vec<WorkerResult>> = (0..jobs)
+        .map(|j| {
+            ranks
+                .iter()
+                .flat_map(|r| r.results.get(j).into_iter().flatten().cloned())
+                .collect()
+        })
+        .collect();
+    let cluster = ClusterReport {
+        ranks: ranks
+            .iter()
+            .map(|r| RankRun {
+                rank: r.id.rank,
+                local_rank: r.id.local_rank,
+                hostname: r.id.hostname.clone(),
+                groups: r.groups.clone(),
+                report: collect::report(req, &r.results, r.disks.clone(), started_unix_ms),
+                total: collect::one_entry(req, &r.results, &format!("rank {}", r.id.rank))
+                    .jobs
+                    .pop(),
+            })
+            .collect(),
+        all_clients: collect::one_entry(req, &merged, ALL_CLIENTS),
+    };
+    (merged, cluster)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{parse_fio_args, resolve};
+    use crate::runner::RunRequest;
+    use crate::stats::LatHistogram;
+    use proptest::prelude::*;
+
+    /// A worker that did `ios` reads of 4 KiB, with latencies from `lats`, in `runtime_ns`.
+    fn worker(lats: &[u64], runtime_ns: u64) -> WorkerResult {
+        let mut w = WorkerResult::empty();
+        let read = &mut w.stats.dirs[0];
+        read.ios = lats.len() as u64;
+        read.bytes = 4096 * lats.len() as u64;
+        let mut hist = LatHistogram::new();
+        lats.iter().for_each(|&ns| hist.record(ns));
+        read.clat = hist.clone();
+        read.lat = hist;
+        w.runtime_ns = runtime_ns;
+        w
+    }
+
+    fn request<'a>(jobs: &'a [crate::job::spec::JobSpec], stop: &'a AtomicBool) -> RunRequest<'a> {
+        RunRequest::of_files(jobs, Vec::new(), stop)
+    }
+
+    /// Rank 0 of three; the others' announcements are queued by the test.
+    struct FakeLink {
+        id: RankId,
+        inbox: std::cell::RefCell<Vec<(u32, u64)>>,
+        sent: std::cell::RefCell<Vec<u64>>,
+    }
+
+    impl ClusterLink for FakeLink {
+        fn rank(&self) -> &RankId {
+            &self.id
+        }
+        fn ranks(&self) -> u32 {
+            3
+        }
+        fn host_of(&self, rank: u32) -> &str {
+            ["h0", "h1", "h2"][rank as usize]
+        }
+        fn abort(&self, message: &str) -> ! {
+            panic!("aborted: {message}")
+        }
+        fn run_key(&self) -> u64 {
+            7
+        }
+        fn barrier(&self) {}
+        fn announce_done(&self, at_ns: u64) {
+            self.sent.borrow_mut().push(at_ns);
+        }
+        fn heard_done(&self) -> Vec<(u32, u64)> {
+            std::mem::take(&mut *self.inbox.borrow_mut())
+        }
+        fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+            Some(vec![mine])
+        }
+    }
+
+    fn fake() -> FakeLink {
+        FakeLink {
+            id: RankId {
+                rank: 0,
+                local_rank: 0,
+                hostname: "h0".into(),
+            },
+            inbox: Default::default(),
+            sent: Default::default(),
+        }
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    fn totals(bytes: u64) -> LiveTotals {
+        LiveTotals {
+            bytes: [bytes, 0],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_first_end_heard_snapshots_this_ranks_counters_once() {
+        let link = fake();
+        let mut ends = GroupEnds::new(&link, None);
+        assert!(!ends.look(S, false, || totals(1)), "expected no end yet");
+        assert!(ends.waiting(S), "expected to wait while no rank ended");
+        link.inbox.borrow_mut().push((2, S / 2));
+        assert!(
+            ends.look(S + 1, false, || totals(100)),
+            "expected rank 2's end heard as the first"
+        );
+        assert!(
+            !ends.look(2 * S, true, || totals(999)),
+            "expected the snapshot taken once"
+        );
+        assert_eq!(
+            *link.sent.borrow(),
+            [2 * S],
+            "expected this rank's end announced once"
+        );
+        link.inbox.borrow_mut().push((1, 3 * S));
+        ends.look(3 * S, true, || totals(999));
+        assert!(
+            !ends.waiting(3 * S),
+            "expected the wait over once every rank ended"
+        );
+        let (group, hung) = ends.finish(5);
+        assert_eq!(
+            (
+                group.end_ns,
+                group.first_end_ns,
+                group.active_ns,
+                group.active_bytes[0],
+                hung
+            ),
+            (2 * S, S / 2, S + 1, 100, None),
+            "expected this rank's end, rank 2's first end and the snapshot when it was heard"
+        );
+    }
+
+    #[test]
+    fn a_rank_silent_past_the_deadline_is_named_as_hung() {
+        let link = fake();
+        let mut ends = GroupEnds::new(&link, Some(std::time::Duration::from_secs(5)));
+        link.inbox.borrow_mut().push((1, S));
+        ends.look(S, true, || totals(0));
+        assert!(
+            ends.waiting(4 * S),
+            "expected to wait for rank 2 before the deadline"
+        );
+        assert!(
+            !ends.waiting(6 * S),
+            "expected the wait given up past the deadline"
+        );
+        let (_, hung) = ends.finish(0);
+        let hung = hung.expect("expected a reason");
+        assert!(
+            hung.starts_with("rank 2 on h2 did not end the group within 5 s"),
+            "expected rank 2 and its host named, saw: {hung}"
+        );
+        let mut open_ended = GroupEnds::new(&link, None);
+        open_ended.look(S, true, || totals(0));
+        assert!(
+            open_ended.waiting(1000 * S),
+            "expected no deadline for a group bound by size"
+        );
+    }
+
+    proptest! {
+        /// Per-rank results, sent as bytes and merged on the first rank, report what one
+        /// process running every rank's workers reports: bytes, I/Os and percentiles
+        /// from the merged histograms.
+        #[test]
+        fn merged_ranks_equal_one_process_doing_the_same_work(
+            workers in prop::collection::vec(
+                (prop::collection::vec(1_000u64..50_000_000, 1..40), 1_000_000u64..3_000_000_000),
+                1..12,
+            ),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+        ) {
+            let args: Vec<String> = ["--name=m", "--ioengine=null", "--size=1m", "--group_reporting"]
+                .iter().map(|s| s.to_string()).collect();
+            let (global, jobs) = parse_fio_args(&args).unwrap();
+            let specs = resolve(&global, &jobs).unwrap().jobs;
+            let stop = AtomicBool::new(false);
+            let req = request(&specs, &stop);
+            let all: Vec<WorkerResult> = workers.iter().map(|(l, t)| worker(l, *t)).collect();
+            let mut bounds: Vec<usize> = cuts.iter().map(|c| c.index(all.len() + 1)).collect();
+            bounds.extend([0, all.len()]);
+            bounds.sort_unstable();
+            let ranks: Vec<RankResults> = bounds
+                .windows(2)
+                .enumerate()
+                .map(|(rank, w)| RankResults {
+                    id: RankId { rank: rank as u32, local_rank: 0, hostname: format!("h{rank}") },
+                    groups: Vec::new(),
+                    results: vec![all[w[0]..w[1]].to_vec()],
+                    disks: Vec::new(),
+                })
+                .map(|r| RankResults::from_bytes(&r.to_bytes()).unwrap())
+                .collect();
+            let (merged, cluster) = merge(&req, &ranks, 0);
+            let one = collect::report(&req, std::slice::from_ref(&all), Vec::new(), 0);
+            let together = collect::report(&req, &merged, Vec::new(), 0);
+            let (a, b) = (&together.jobs[0].dirs[0], &one.jobs[0].dirs[0]);
+            prop_assert_eq!(a.io_bytes, b.io_bytes, "expected the merged bytes of one process");
+            prop_assert_eq!(a.total_ios, b.total_ios, "expected the merged I/Os of one process");
+            prop_assert_eq!(&a.clat, &b.clat, "expected the percentiles of one process's histogram");
+            prop_assert_eq!(together.jobs[0].runtime_ns, one.jobs[0].runtime_ns);
+            let all_clients = &cluster.all_clients.jobs[0];
+            prop_assert_eq!(&all_clients.name, ALL_CLIENTS);
+            prop_assert_eq!(&all_clients.dirs[0].clat, &b.clat, "expected All clients to hold one process's percentiles");
+            prop_assert_eq!(all_clients.dirs[0].io_bytes, b.io_bytes);
+            let per_rank: u64 = cluster.ranks.iter()
+                .flat_map(|r| &r.report.jobs)
+                .map(|j| j.dirs[0].io_bytes)
+                .sum();
+            prop_assert_eq!(per_rank, b.io_bytes, "expected the ranks' bytes to sum to the whole");
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! Runs on several MPI ranks: the launch read from the launcher's variables, the
+//! rank's variables in job files, and (built with `--features mpi`, with Open
+//! MPI's mpirun) real 4-rank runs on this machine.
+
+use crate::support::{command, scratch};
+
+/// The environment Open MPI's mpirun gives rank `rank` of `ranks`.
+fn as_open_mpi_rank(cmd: &mut std::process::Command, rank: u32, ranks: u32) {
+    cmd.env("OMPI_COMM_WORLD_RANK", rank.to_string())
+        .env("OMPI_COMM_WORLD_SIZE", ranks.to_string())
+        .env("OMPI_COMM_WORLD_LOCAL_RANK", rank.to_string());
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn several_ranks_without_mpi_built_in_exit_2_saying_how_to_build() {
+    let dir = scratch();
+    let mut cmd = command();
+    cmd.current_dir(dir.path()).args([
+        "run",
+        "--no-history",
+        "--name=m",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    as_open_mpi_rank(&mut cmd, 1, 4);
+    let out = cmd.output().expect("run iolens");
+    crate::support::assert_failed_saying(&out, 2, "started by Open MPI as rank 1 of 4");
+    crate::support::assert_failed_saying(&out, 2, "cargo build --release --features mpi");
+}
+
+#[test]
+fn job_files_read_the_rank_variables_and_mpi_off_runs_a_rank_on_its_own() {
+    let dir = scratch();
+    let job = dir.path().join("r.fio");
+    std::fs::write(
+        &job,
+        "[r]\nfilename=f.${RANK}.of.${NRANKS}.${LOCAL_RANK}.${HOSTNAME}\nsize=(${RANK}*4k+4k)\nrw=write\nbs=4k\n",
+    )
+    .unwrap();
+    let mut cmd = command();
+    cmd.current_dir(dir.path())
+        .args(["run", "--no-history", "--mpi=off", "--output-format=json"])
+        .arg(&job);
+    as_open_mpi_rank(&mut cmd, 2, 4);
+    let out = cmd.output().expect("run iolens");
+    let doc = crate::support::json(&out);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let file = dir.path().join(format!("f.2.of.4.2.{}", host.trim()));
+    let len = std::fs::metadata(&file).map(|m| m.len()).ok();
+    assert_eq!(
+        len,
+        Some(12 * 1024),
+        "expected {} of (2*4k+4k) bytes, saw {len:?}",
+        file.display()
+    );
+    assert_eq!(
+        doc["jobs"][0]["write"]["io_bytes"], 12288,
+        "expected --mpi=off to report the rank's own job as a run on its own"
+    );
+}
+
+/// mpirun, when this build has MPI and the machine has Open MPI; else why not.
+#[cfg(feature = "mpi")]
+fn mpirun(ranks: u32, dir: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
+    if std::process::Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: mpirun (Open MPI) is not installed");
+        return None;
+    }
+    let mut cmd = crate::support::isolated("mpirun");
+    cmd.env(
+        "IOLENS_DB",
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
+    )
+    .current_dir(dir)
+    .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+    .arg(ranks.to_string())
+    .arg(env!("CARGO_BIN_EXE_iolens"))
+    .args(args);
+    Some(cmd.output().expect("run mpirun"))
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
+    let dir = scratch();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let directory = format!("--directory={}", data.display());
+    let Some(out) = mpirun(
+        4,
+        dir.path(),
+        &[
+            "run",
+            "--no-history",
+            "--name=m",
+            "--ioengine=psync",
+            &directory,
+            "--size=64k",
+            "--rw=write",
+            "--bs=4k",
+            "--output-format=json",
+        ],
+    ) else {
+        return;
+    };
+    let doc = crate::support::json(&out);
+    let entries = doc["client_stats"]
+        .as_array()
+        .expect("a client_stats array");
+    let names: Vec<(&str, u64)> = entries
+        .iter()
+        .map(|e| (e["jobname"].as_str().unwrap(), e["rank"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        names,
+        [("m", 0), ("m", 1), ("m", 2), ("m", 3), ("All clients", 3)],
+        "expected one entry per rank, then fio's All clients entry"
+    );
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    for e in entries {
+        assert_eq!(
+            e["hostname"],
+            host.trim(),
+            "expected each entry's host, saw {e}"
+        );
+        assert!(
+            e.get("elapsed").is_none(),
+            "fio's client leaves out elapsed"
+        );
+    }
+    let bytes: Vec<u64> = entries
+        .iter()
+        .map(|e| e["write"]["io_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        bytes,
+        [65536, 65536, 65536, 65536, 4 * 65536],
+        "expected each rank's 64 KiB and their sum"
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["m.0.0.rank0", "m.0.0.rank1", "m.0.0.rank2", "m.0.0.rank3"],
+        "expected each rank's generated file to carry its rank"
+    );
+    assert!(
+        !dir.path().join("iolens-ranks").exists(),
+        "expected the rank files (and their default directory) gone after a run that ended well"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.matches("\"fio version\"").count(),
+        1,
+        "expected one document, from the first rank only"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_slowed_by_its_rate_is_named_as_the_straggler() {
+    let dir = scratch();
+    // rank 3 of 4 is held to an eighth of the others' rate (integer division): 2 s against
+    // 0.26 s, far past the noise of 4 ranks sharing the machine with other tests
+    std::fs::write(
+        dir.path().join("slow.fio"),
+        "[s]\nioengine=psync\nsize=2m\nbs=4k\nrw=write\nrate_iops=(2000-${RANK}/3*1750)\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(4, dir.path(), &["run", "--no-history", "slow.fio"]) else {
+        return;
+    };
+    let text = crate::support::stdout(&out);
+    assert!(
+        out.status.success(),
+        "expected the run to work, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Ranks: 4 on 1 host(s)"))
+        .take(7)
+        .collect();
+    assert!(
+        table.len() == 7 && table[6].trim_start().starts_with("spread: MB/s"),
+        "expected the ranks' table (a line per rank, then the spread), saw: {table:#?}"
+    );
+    let disk_blocks = text.matches("  disks of ").count();
+    assert!(
+        disk_blocks <= 1,
+        "expected the one host's disks once (its first rank's), saw {disk_blocks} blocks:\n{text}"
+    );
+    let findings: Vec<&str> = text.lines().filter(|l| l.contains("(straggler)")).collect();
+    assert_eq!(
+        findings.len(),
+        1,
+        "expected one straggler finding, saw {findings:?}\n{text}"
+    );
+    assert!(
+        findings[0].contains("rank 3 on "),
+        "expected rank 3 named as the straggler, saw {findings:?}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_time_based_group_ends_on_every_rank_when_the_first_rank_ends() {
+    let dir = scratch();
+    // rank 0 runs for 1 s, the others would run for 3 s, 5 s and 7 s on their own (a
+    // time expression counts in microseconds, as in fio)
+    std::fs::write(
+        dir.path().join("t.fio"),
+        "[t]\nioengine=null\nsize=1m\nbs=4k\nrw=read\ntime_based\nruntime=((1+2*${RANK})*1000000)\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(
+        4,
+        dir.path(),
+        &["run", "--no-history", "--output-format=json", "t.fio"],
+    ) else {
+        return;
+    };
+    let doc = crate::support::json(&out);
+    let runtimes: Vec<u64> = doc["client_stats"]
+        .as_array()
+        .expect("a client_stats array")
+        .iter()
+        .map(|e| e["job_runtime"].as_u64().unwrap())
+        .collect();
+    // generous: the stop reaches a rank within a few polls, far less than the 2 s
+    // a rank would run on past rank 0's end
+    assert!(
+        runtimes.len() == 5 && runtimes.iter().all(|&ms| (900..2500).contains(&ms)),
+        "expected every rank to end with rank 0 after about 1000 ms, saw job_runtime {runtimes:?}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
+    let dir = scratch();
+    // the first group ends on every rank; before the second, rank 3 is killed
+    std::fs::write(
+        dir.path().join("kill.fio"),
+        "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
+         [first]\n\
+         [second]\nstonewall\nexec_prerun=[ ${RANK} != 3 ] || kill -9 $PPID\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(4, dir.path(), &["run", "--no-history", "kill.fio"]) else {
+        return;
+    };
+    assert!(
+        !out.status.success(),
+        "expected mpirun to fail when a rank is killed, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let ranks = dir.path().join("iolens-ranks");
+    let merge = |formats: &str| {
+        command()
+            .args(["merge", &format!("--output-format={formats}")])
+            .arg(&ranks)
+            .output()
+            .expect("run iolens merge")
+    };
+    let out = merge("json");
+    let said = crate::support::stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit 1 for a partial report, saw: {said}"
+    );
+    for rank in 0..4 {
+        assert!(
+            said.contains(&format!("iolens merge: rank {rank} on "))
+                && said.contains("1 of 2 groups ended"),
+            "expected rank {rank} listed with the groups it ended, saw: {said}"
+        );
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("merge prints JSON");
+    let entries: Vec<(String, u64)> = doc["client_stats"]
+        .as_array()
+        .expect("a client_stats array")
+        .iter()
+        .map(|e| {
+            (
+                e["jobname"].as_str().unwrap().to_string(),
+                e["write"]["io_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let first = ("first".to_string(), 262_144);
+    assert_eq!(
+        entries,
+        [
+            first.clone(),
+            first.clone(),
+            first.clone(),
+            first,
+            ("All clients".to_string(), 4 * 262_144)
+        ],
+        "expected every rank's first group and their sum"
+    );
+    // a rank that never wrote its file is named
+    std::fs::remove_file(ranks.join("rank-00002.json")).unwrap();
+    let said = crate::support::stderr(&merge("normal"));
+    assert!(
+        said.contains("iolens merge: rank 2 of 4: no result file"),
+        "expected the missing rank 2 listed, saw: {said}"
+    );
+}
