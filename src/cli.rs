@@ -393,7 +393,11 @@ pub struct RunFlags {
     /// (a comma list, all, or help to list them).
     #[arg(long, value_name = "TYPES", value_parser = parse_debug)]
     pub debug: Option<DebugRequest>,
-    /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
+    /// fio's --inflate-log=FILE: print a log stored with log_store_compressed (.log.fz)
+    /// as text, and run nothing.
+    #[arg(long, value_name = "FILE")]
+    pub inflate_log: Option<PathBuf>,
+    /// Started as `fio`: still print iolens' own notes on stderr    /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
     /// history line), which the fio drop-in leaves out because fio would not print them.
     #[arg(long)]
     pub iolens_notes: bool,

@@ -245,11 +245,12 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
-/// One full run of the job set.
+/// One full run of the job set; `on_abandoned`: see `RunRequest::on_abandoned`.
 pub fn run_once(
     jobs: &JobSet,
     stop: &AtomicBool,
     status: Option<StatusReports>,
+    on_abandoned: Option<&dyn Fn(RunOutcome) -> i32>,
 ) -> Result<RunOutcome, CmdError> {
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
@@ -263,6 +264,7 @@ pub fn run_once(
         status,
         progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
         io_timeout: jobs.io_timeout,
+        on_abandoned,
     };
     let outcome = runner::run(&request).map_err(|e| match e {
         TargetError::Config(_) => CmdError::usage(e.to_string()),
@@ -394,7 +396,7 @@ pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result
             if warming { i + 1 } else { i - o.warmup + 1 },
             if warming { o.warmup } else { o.repetitions }
         );
-        let outcome = run_once(jobs, stop, None)?;
+        let outcome = run_once(jobs, stop, None, None)?;
         let status = run_status(&outcome.report);
         code = code.max(status);
         if !warming {

@@ -104,6 +104,9 @@ fn run_line(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
     if let Some(option) = &args.flags.cmdhelp {
         return show_jobs::cmdhelp(option);
     }
+    if let Some(path) = &args.flags.inflate_log {
+        return shim::inflate_log(path);
+    }
     shim::refuse_fio_network_mode(&args.args)?;
     match args.flags.debug {
         Some(DebugRequest::Help) => return common::print(&format!("{}\n", debug::help_list())),

@@ -95,7 +95,7 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
         };
         return run_repeated(&jobs, &options, &stop);
     }
-    let outcome = run_once(&jobs, &stop, None)?;
+    let outcome = run_once(&jobs, &stop, None, None)?;
     let report = outcome.report;
     let rendered = if args.json {
         output::render(&report, &[Format::IolensJson])

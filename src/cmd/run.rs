@@ -13,6 +13,7 @@ use crate::debug;
 use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
 use crate::runner::status::StatusReports;
+use crate::runner::RunOutcome;
 use std::cell::RefCell;
 
 /// Run the jobs; `command_line` is what the user typed after `run`, for the report.
@@ -54,26 +55,44 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         interval,
         on_report: &print_status,
     });
-    let outcome = run_once(&jobs, &stop, status)?;
-    emit(&mut destination.borrow_mut(), &debug::take())?;
-    emit(
-        &mut destination.borrow_mut(),
-        &output::render(&outcome.report, &formats),
-    )?;
-    output::print_findings_summary(&outcome.report.findings, &formats, flags.no_finding_lines());
-    if let Some(path) = &flags.html {
-        write_html(path, &html::render_run(&outcome.report))?;
-    }
-    if flags.bandwidth_log {
-        write_bandwidth_logs(&outcome.report)?;
-    }
-    let code = run_status(&outcome.report);
-    let reports = [outcome.report];
-    history.record(&reports);
-    if let Some(id) = flags.compare_with {
-        comparison::against_history(id, &reports, &history, None)?;
-    }
-    Ok(fail_on(code, flags.fail_on, &reports[0].findings))
+    // Written, stored and judged alike whether the run returns or its stuck
+    // worker threads are left behind (then the process exits with the code).
+    let finish = |outcome: RunOutcome| -> Result<i32, CmdError> {
+        emit(&mut destination.borrow_mut(), &debug::take())?;
+        debug::drain_io_traces(|lines| emit(&mut destination.borrow_mut(), lines))?;
+        emit(
+            &mut destination.borrow_mut(),
+            &output::render(&outcome.report, &formats),
+        )?;
+        output::print_findings_summary(
+            &outcome.report.findings,
+            &formats,
+            flags.no_finding_lines(),
+        );
+        if let Some(path) = &flags.html {
+            write_html(path, &html::render_run(&outcome.report))?;
+        }
+        if flags.bandwidth_log {
+            write_bandwidth_logs(&outcome.report)?;
+        }
+        let code = run_status(&outcome.report);
+        let reports = [outcome.report];
+        history.record(&reports);
+        if let Some(id) = flags.compare_with {
+            comparison::against_history(id, &reports, &history, None)?;
+        }
+        Ok(fail_on(code, flags.fail_on, &reports[0].findings))
+    };
+    let on_abandoned = |outcome| {
+        finish(outcome).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            e.code()
+        })
+    };
+    // A run that fails outright writes no trace, and leaves no trace file behind.
+    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned))
+        .inspect_err(|_| debug::discard_io_traces())?;
+    finish(outcome)
 }
 
 /// fio's `--bandwidth-log` files, in the current directory as fio writes them.

@@ -2,7 +2,7 @@
 //! fio's command line, so scripts that call fio run unchanged (`cmd::run_as_fio`); and
 //! `iolens install-fio-shim`, which makes the link.
 
-use super::common::CmdError;
+use super::common::{print, CmdError};
 use super::EXIT_OK;
 use crate::job::front::cli_args::option_text;
 use std::ffi::OsStr;
@@ -46,6 +46,23 @@ pub fn refuse_fio_network_mode(words: &[String]) -> Result<(), CmdError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// fio's `--inflate-log=FILE`: the text of a log stored compressed, on stdout.
+pub fn inflate_log(path: &Path) -> Result<i32, CmdError> {
+    let compressed = std::fs::read(path).map_err(|e| {
+        CmdError::usage(format!(
+            "--inflate-log={}: cannot read it: {e} (give a .log.fz file)",
+            path.display()
+        ))
+    })?;
+    let text = crate::runner::logs::inflate(&compressed).map_err(|why| {
+        CmdError::run_failed(format!(
+            "--inflate-log={}: {why} (give a log written with log_store_compressed=1)",
+            path.display()
+        ))
+    })?;
+    print(&text)
 }
 
 /// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable

@@ -49,6 +49,7 @@ mod tests {
             ("random_distribution", "pareto") => (":0.5", &[]),
             ("random_distribution", "normal") => (":10", &[]),
             ("random_distribution", "zoned") => (":60/10:40/90", &[]),
+            ("random_distribution", "sequence") => (":2,0,1", &[]),
             ("steadystate", _) => (":5%", &["--ss_dur=10s"]),
             ("zonemode", "strided") => ("", &["--zonesize=16m"]),
             ("verify", "pattern" | "pattern_hdr") => ("", &["--verify_pattern=0xff"]),

@@ -275,8 +275,13 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("randrepeat", &["allrandrepeat"], Kind::Bool, Some("1"), "0", "Same random sequence on every run"),
     opt("randseed", &[], Kind::Count, Some("0x89"), "42", "Seed of the random generators"),
     opt("serialize_overlap", &[], Kind::Bool, Some("0"), "1", "An I/O that overlaps one in flight waits until that one completes (jobs that write or trim, iodepth > 1)"),
-    opt("random_generator", &[], Kind::Choice(RandomGenerator::NAMES), Some("tausworthe"), "lfsr", "Uniform random offsets: tausworthe or tausworthe64 (iolens' own seeded generator), or lfsr (each block once per pass without a random map, in fio's order)"),
-    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter (fio's default without: zipf 1.1, pareto 0.2, normal fio's own bell)"),
+    opt("random_generator", &[], Kind::Choice(RandomGenerator::NAMES), Some("tausworthe"), "lfsr", "Uniform random offsets: tausworthe (32-bit) or tausworthe64, fio's generators with norandommap (iolens' own order with the random map; unset: 64-bit from 2^32 blocks), or lfsr (each block once per pass without a random map, in fio's order)"),
+    opt("random_distribution", &[], Kind::Choice(DistributionWord::NAMES), Some("random"), "zipf:1.2", "Random offset distribution, with :parameter (sequence:2,0,1: these blocks in turn; fio's default without: zipf 1.1, pareto 0.2, normal fio's own bell)"),
+    opt("random_sequence_stride", &[], Kind::Bool, Some("0"), "1", "random_distribution=sequence: each round of the list moves on by its length (2,0,1, 5,3,4, ...)"),
+    opt("sprandom", &[], Kind::Bool, Some("0"), "1", "Random write preconditioning to an SSD's steady state: the physical capacity (size plus spr_op) written once, region by region, rewriting a share of each region's blocks (rw=randwrite; sets random_generator=lfsr and norandommap)"),
+    opt("spr_op", &[], Kind::FloatList, Some("0.15"), "0.28", "sprandom: over-provisioning ratio of the device, between 0 and 1"),
+    opt("spr_num_regions", &[], Kind::Count, Some("100"), "400", "sprandom: number of equal regions"),
+    opt("spr_cs", &[], Kind::Size, Some("0"), "4m", "sprandom: the device's cache size; when set, a region's rewrites wait until the next region ends"),
     opt("percentage_random", &[], Kind::CountPerDirection, Some("100"), "80", "Share of a random pattern's I/Os at random offsets, read,write,trim; the rest continue sequentially"),
     opt("file_service_type", &[], Kind::Choice(FileServiceWord::NAMES), Some("roundrobin"), "random:4", "Which file the next I/O goes to: roundrobin, random, sequential; :N I/Os per choice"),
     opt("numjobs", &[], Kind::Count, Some("1"), "4", "Clones of this job"),
@@ -497,7 +502,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("log_hist_coarseness", &[], Kind::Count, Some("0"), "histogram logs always have every bin", "the default"),
     ignored("log_compression", &[], Kind::Size, Some("0"), "logs go to disk in bounded chunks while the job runs, so they never fill memory; the files are the same"),
     ignored("log_compression_cpus", &[], Kind::Text, None, "logs go to disk in bounded chunks while the job runs: nothing to compress in memory"),
-    unsupported("log_store_compressed", &[], Kind::Bool, Some("0"), "compressed logs are not implemented", "compress the log files afterwards"),
+    opt("log_store_compressed", &[], Kind::Bool, Some("0"), "1", "Write the bw/iops/lat logs as fio's compressed .log.fz files (fio 3.33's samples, zlib); --inflate-log prints one as text"),
     unsupported("log_unix_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch", &[], Kind::Bool, Some("0"), "log times are always relative to the job's start", "the default"),
     unsupported("log_alternate_epoch_clock_id", &[], Kind::Count, Some("0"), "log times are always relative to the job's start", "the default"),
@@ -577,11 +582,6 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("ramp_size", &[], Kind::Size, Some("0"), "the ramp is measured in time only", "ramp_time"),
     unsupported("thinkcycles", &[], Kind::Count, Some("0"), "thinking in CPU cycles is not implemented", "thinktime with thinktime_spin"),
     unsupported("steadystate_check_interval", &["ss_interval"], SECONDS, Some("1"), "steady state is sampled every second", "the default"),
-    unsupported("random_sequence_stride", &[], Kind::Bool, Some("0"), "random_distribution=sequence is not implemented", "random_distribution=random"),
-    unsupported("sprandom", &[], Kind::Bool, Some("0"), "sprandom preconditioning is not implemented", "a sequential write job before the test"),
-    unsupported("spr_op", &[], Kind::Text, None, "sprandom preconditioning is not implemented", "a sequential write job before the test"),
-    unsupported("spr_num_regions", &[], Kind::Count, None, "sprandom preconditioning is not implemented", "a sequential write job before the test"),
-    unsupported("spr_cs", &[], Kind::Count, None, "sprandom preconditioning is not implemented", "a sequential write job before the test"),
     unsupported("recover_zbd_write_error", &[], Kind::Bool, Some("0"), "zonemode=zbd is not implemented", "zonemode=strided"),
     unsupported("write_zone_remainders", &[], Kind::Bool, Some("0"), "zonemode=zbd is not implemented", "zonemode=strided"),
     unsupported("verify_policy", &[], Kind::Text, Some("completed"), "a saved verify state always covers every completed write", "the default (completed)"),
@@ -703,6 +703,7 @@ pub mod opt {
     pub const LOG_PRIO: &OptionDef = entry("log_prio");
     pub const LOG_ISSUE_TIME: &OptionDef = entry("log_issue_time");
     pub const LOG_OFFSET: &OptionDef = entry("log_offset");
+    pub const LOG_STORE_COMPRESSED: &OptionDef = entry("log_store_compressed");
     pub const LOOPS: &OptionDef = entry("loops");
     pub const MAX_LATENCY: &OptionDef = entry("max_latency");
     pub const NEW_GROUP: &OptionDef = entry("new_group");
@@ -726,6 +727,11 @@ pub mod opt {
     pub const RANDOM_GENERATOR: &OptionDef = entry("random_generator");
     pub const RANDREPEAT: &OptionDef = entry("randrepeat");
     pub const RANDSEED: &OptionDef = entry("randseed");
+    pub const RANDOM_SEQUENCE_STRIDE: &OptionDef = entry("random_sequence_stride");
+    pub const SPRANDOM: &OptionDef = entry("sprandom");
+    pub const SPR_OP: &OptionDef = entry("spr_op");
+    pub const SPR_NUM_REGIONS: &OptionDef = entry("spr_num_regions");
+    pub const SPR_CS: &OptionDef = entry("spr_cs");
     pub const RATE: &OptionDef = entry("rate");
     pub const RATE_CYCLE: &OptionDef = entry("rate_cycle");
     pub const RATE_IOPS: &OptionDef = entry("rate_iops");

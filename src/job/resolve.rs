@@ -132,6 +132,8 @@ impl Layers<'_> {
         spec.verify = self.verify(&spec)?;
         check_file_ops(self, &spec)?;
         check_unlink_each_loop(self, &spec)?;
+        check_sprandom(self, &spec)?;
+        check_sequence(self, &spec)?;
         Ok(spec)
     }
 
@@ -286,6 +288,9 @@ pub(crate) mod tests {
             }
             if def.name.starts_with("cmdprio") {
                 args.push("--ioengine=io_uring");
+            }
+            if def.name == "sprandom" {
+                args.push("--rw=randwrite");
             }
             assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
         }

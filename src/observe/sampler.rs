@@ -85,13 +85,19 @@ impl Sampler {
     ) -> std::io::Result<Sampler> {
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
+        let (first_taken, first_sample) = std::sync::mpsc::sync_channel(1);
         let handle = std::thread::Builder::new()
             .name("iolens-sampler".into())
             .spawn(move || {
                 let mut state = State::new(setup, board, run_start);
-                state.run(&thread_stop);
+                state.run(&thread_stop, Some(first_taken));
                 state.finish()
             })?;
+        // Every rule diffs against the first sample, so it must precede the
+        // first I/O: on a loaded machine the thread can start late, and a
+        // short job's I/O would then all fall before it. An Err means the
+        // thread died; `stop` reports that.
+        let _ = first_sample.recv();
         Ok(Sampler { stop, handle })
     }
 
@@ -294,7 +300,7 @@ impl State {
         }
     }
 
-    fn run(&mut self, stop: &AtomicBool) {
+    fn run(&mut self, stop: &AtomicBool, mut first_taken: Option<std::sync::mpsc::SyncSender<()>>) {
         let mut next_sample = Instant::now();
         let mut next_wchan = next_sample;
         let mut next_second = next_sample + Duration::from_secs(1);
@@ -305,6 +311,9 @@ impl State {
             let now = Instant::now();
             if now >= next_sample {
                 self.sample(now, false);
+                if let Some(taken) = first_taken.take() {
+                    let _ = taken.send(());
+                }
                 next_sample = (next_sample + self.interval).max(now);
                 if now >= next_second {
                     self.end_second();
@@ -680,20 +689,41 @@ mod tests {
         );
     }
 
-    #[test]
-    fn stop_returns_promptly_with_a_final_sample() {
-        let board = Arc::new(LiveBoard::new([]));
+    /// Nothing to watch, and samples an hour apart: only the first and the last.
+    fn idle_setup() -> (SamplerSetup, Arc<LiveBoard>) {
         let setup = SamplerSetup {
             interval: Duration::from_secs(3600),
             targets: Vec::new(),
             jobs: Vec::new(),
             on_second: None,
         };
+        (setup, Arc::new(LiveBoard::new([])))
+    }
+
+    #[test]
+    fn stop_returns_promptly_with_a_final_sample() {
+        let (setup, board) = idle_setup();
         let started = Instant::now();
         // Stopped at once: the thread may not have looked at the clock yet.
         let sampler = Sampler::start(setup, board, started).unwrap();
         let obs = sampler.stop();
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(obs.t_ns.len(), 2);
+    }
+
+    #[test]
+    fn the_first_sample_is_taken_before_start_returns() {
+        let (setup, board) = idle_setup();
+        let started = Instant::now();
+        let sampler = Sampler::start(setup, board, started).unwrap();
+        // Workers start after `start` returns: their first I/O must come after
+        // the sample every rule diffs against.
+        let first_io_ns = started.elapsed().as_nanos() as u64;
+        let obs = sampler.stop();
+        assert!(
+            obs.t_ns[0] <= first_io_ns,
+            "expected the first sample ({} ns) before start returned ({first_io_ns} ns)",
+            obs.t_ns[0]
+        );
     }
 }

@@ -14,7 +14,7 @@
 //!   `io_size` was given or the last pass ended on its byte limit rather than
 //!   with its regions exhausted.
 
-use crate::job::spec::JobSpec;
+use crate::job::spec::{Ddir, JobSpec};
 
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -48,7 +48,11 @@ impl Budget {
             }
             _ => region_total,
         };
-        let io_size = job.target.io_size.map(|s| s.resolve(region_total));
+        // fio: sprandom's io_size is the target's physical size, whatever io_size says
+        let io_size = match &w.sprandom {
+            Some(spr) => Some(spr.physical_size(region_total, w.bs[Ddir::Write.index()].min())),
+            None => job.target.io_size.map(|s| s.resolve(region_total)),
+        };
         let target = io_size.unwrap_or(region_total);
         let overwrites = w.rw.is_random() && !w.randommap && w.rw.directions()[1];
         let loops = job.target.loops.max(1);
@@ -182,6 +186,25 @@ mod tests {
             run(&mut budget, 60 * MIB, 10 * MIB),
             60 * MIB,
             "expected 6 blocks"
+        );
+    }
+
+    #[test]
+    fn sprandom_writes_the_physical_size_whatever_io_size_says() {
+        // fio 3.42: 32M with spr_op=0.10 is 9012 blocks of 4k (rounded up)
+        let args = [
+            "--name=s",
+            "--size=32m",
+            "--rw=randwrite",
+            "--sprandom=1",
+            "--spr_op=0.10",
+            "--io_size=1m",
+        ];
+        let mut budget = Budget::new(&job(&args), 32 * MIB);
+        assert_eq!(
+            run(&mut budget, u64::MAX, 4096),
+            9012 * 4096,
+            "expected the physical size, 9012 blocks of 4k"
         );
     }
 

@@ -14,6 +14,7 @@ use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
 use super::verify::Verifier;
+use crate::debug::IoTrace;
 use crate::iolog::IologWriter;
 use crate::job::spec::{error_kind, Ddir, JobSpec, DDIRS};
 use crate::stats::{RateSeries, WorkerStats};
@@ -88,6 +89,8 @@ pub struct Checks<'a> {
     failure: Option<IoFailure>,
     /// `write_iolog`: the issued I/Os, logged at issue; None without it.
     pub iolog: Option<IologWriter>,
+    /// `--debug=io`: fio's lines per I/O; None unless traced.
+    pub io_trace: Option<IoTrace>,
 }
 
 impl<'a> Checks<'a> {
@@ -127,6 +130,7 @@ impl<'a> Checks<'a> {
             tolerated: ErrorTally::default(),
             failure: None,
             iolog: None,
+            io_trace: None,
         }
     }
 
@@ -135,6 +139,9 @@ impl<'a> Checks<'a> {
     pub fn on_issue(&mut self, io: &NextIo, now_ns: impl FnOnce() -> u64) {
         if let Some(log) = &mut self.iolog {
             log.io(now_ns(), io.file, io.ddir, io.offset, io.len);
+        }
+        if let Some(trace) = &mut self.io_trace {
+            trace.issued(io.ddir.index(), io.file, io.offset, io.len);
         }
     }
 
@@ -151,6 +158,9 @@ impl<'a> Checks<'a> {
         measured: Option<Measured<'_>>,
     ) -> Flow {
         let mut flow = Flow::Go;
+        if let Some(trace) = &mut self.io_trace {
+            trace.completed(io.ddir.index(), io.file, io.offset, io.len);
+        }
         match (io.ddir, &mut self.verify) {
             (Ddir::Write, Some(v)) => v.note_completed(io.file, io.offset, io.len),
             (Ddir::Read, Some(v)) => v.note_read(io.file, io.offset, io.len),
@@ -259,6 +269,13 @@ impl<'a> Checks<'a> {
     pub fn finish(self, runtime_ns: u64, end_ns: u64, result: &mut WorkerResult) {
         if let Some(Err(message)) = self.iolog.map(|log| log.finish(end_ns)) {
             result.error.get_or_insert(IoFailure { message, errno: 0 });
+        }
+        match self.io_trace.map(IoTrace::finish) {
+            Some(Ok(path)) => result.io_trace = Some(path),
+            Some(Err(message)) => {
+                result.error.get_or_insert(IoFailure { message, errno: 0 });
+            }
+            None => {}
         }
         result.tolerated = self.tolerated;
         result.logs = self.logs.map(|logs| logs.finish(runtime_ns));

@@ -25,6 +25,9 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod fz;
+pub use fz::inflate;
+
 /// Entries a worker holds before it writes them out: what bounds its memory.
 const CHUNK_ENTRIES: usize = 16 * 1024;
 const NS_PER_MS: u64 = 1_000_000;
@@ -121,8 +124,12 @@ impl Entries {
 struct Sink {
     parts: Vec<(Kind, PathBuf, File)>,
     columns: Columns,
+    /// `log_store_compressed`: each chunk is a zlib stream of fio's binary samples.
+    compressed: bool,
     /// Reused for the text of each chunk.
     text: String,
+    /// Reused for the binary samples of each chunk when compressed.
+    raw: Vec<u8>,
     /// The first failure; the worker then logs nothing more (its I/O goes on).
     error: Option<String>,
 }
@@ -133,7 +140,9 @@ impl Sink {
         let mut sink = Sink {
             parts: Vec::new(),
             columns: Columns::of(spec, ioprio),
+            compressed: spec.store_compressed,
             text: String::new(),
+            raw: Vec::new(),
             error: None,
         };
         for (prefix, kind) in wanted(spec) {
@@ -159,9 +168,19 @@ impl Sink {
     /// Append the lines of `entries` to every part file.
     fn write(&mut self, entries: &Entries) {
         for (kind, path, file) in &mut self.parts {
-            self.text.clear();
-            render(entries, *kind, &self.columns, &mut self.text);
-            if let Err(e) = file.write_all(self.text.as_bytes()) {
+            let written = if self.compressed {
+                self.raw.clear();
+                let (columns, raw) = (&self.columns, &mut self.raw);
+                each_sample(entries, *kind, columns.ioprio, |sample| {
+                    fz::push_sample(columns, &sample, raw)
+                });
+                fz::write_stream(file, &self.raw)
+            } else {
+                self.text.clear();
+                render(entries, *kind, &self.columns, &mut self.text);
+                file.write_all(self.text.as_bytes())
+            };
+            if let Err(e) = written {
                 self.error = Some(name_path(path, e).to_string());
                 break;
             }
@@ -364,11 +383,13 @@ impl Kind {
     }
 }
 
-/// fio's file name: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` without `per_job_logs`.
-fn file_name(prefix: &str, kind: Kind, worker_number: Option<usize>) -> PathBuf {
+/// fio's file name: `PREFIX_KIND.N.log`, or `PREFIX_KIND.log` without `per_job_logs`;
+/// `.log.fz` when stored compressed.
+fn file_name(prefix: &str, kind: Kind, worker_number: Option<usize>, compressed: bool) -> PathBuf {
+    let ext = if compressed { "log.fz" } else { "log" };
     match worker_number {
-        Some(n) => PathBuf::from(format!("{prefix}_{}.{n}.log", kind.suffix())),
-        None => PathBuf::from(format!("{prefix}_{}.log", kind.suffix())),
+        Some(n) => PathBuf::from(format!("{prefix}_{}.{n}.{ext}", kind.suffix())),
+        None => PathBuf::from(format!("{prefix}_{}.{ext}", kind.suffix())),
     }
 }
 
@@ -397,6 +418,22 @@ struct Columns {
     ioprio: u32,
 }
 
+/// One line of a per-I/O or windowed log, before it is written as text or as one of
+/// fio's binary samples (`log_store_compressed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sample {
+    time_ms: u64,
+    mean: u64,
+    /// A window's maximum; None on per-I/O lines.
+    max: Option<u64>,
+    ddir: u32,
+    bs: u64,
+    offset: u64,
+    /// class << 13 | level.
+    prio: u32,
+    issue_ns: u64,
+}
+
 impl Columns {
     fn of(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Columns {
         Columns {
@@ -408,27 +445,31 @@ impl Columns {
         }
     }
 
-    /// `, value[, value1]`: a windowed entry's mean and/or maximum (per-I/O lines have
-    /// no maximum: 0, as in fio).
-    fn values(&self, out: &mut String, mean: u64, max: Option<u64>) {
-        let _ = match self.window {
-            LogWindow::Avg => write!(out, ", {mean}"),
-            LogWindow::Max => write!(out, ", {}", max.unwrap_or(mean)),
-            LogWindow::Both => write!(out, ", {mean}, {}", max.unwrap_or(0)),
-        };
+    /// The value a line shows first: the mean, or with `log_window_value=max` the maximum.
+    fn value(&self, sample: &Sample) -> u64 {
+        match self.window {
+            LogWindow::Max => sample.max.unwrap_or(sample.mean),
+            LogWindow::Avg | LogWindow::Both => sample.mean,
+        }
     }
 
-    /// `[, offset], priority[, issue_ns]` and the end of the line.
-    fn tail(&self, out: &mut String, offset: u64, issue_ns: u64) {
+    /// `time, value[, value1], ddir, bs[, offset], priority[, issue_ns]\n`; per-I/O lines
+    /// have no maximum: 0 under `both`, as in fio.
+    fn line(&self, sample: &Sample, out: &mut String) {
+        let _ = write!(out, "{}, {}", sample.time_ms, self.value(sample));
+        if self.window == LogWindow::Both {
+            let _ = write!(out, ", {}", sample.max.unwrap_or(0));
+        }
+        let _ = write!(out, ", {}, {}", sample.ddir, sample.bs);
         if self.offset {
-            let _ = write!(out, ", {offset}");
+            let _ = write!(out, ", {}", sample.offset);
         }
         let _ = match self.prio {
-            true => write!(out, ", 0x{:04x}", self.ioprio),
-            false => write!(out, ", {}", u8::from(self.ioprio >> 13 == 1)),
+            true => write!(out, ", 0x{:04x}", sample.prio),
+            false => write!(out, ", {}", u8::from(sample.prio >> 13 == 1)),
         };
         if self.issue_time {
-            let _ = write!(out, ", {issue_ns}");
+            let _ = write!(out, ", {}", sample.issue_ns);
         }
         out.push('\n');
     }
@@ -448,6 +489,13 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
         }
         return;
     }
+    each_sample(log, kind, columns.ioprio, |sample| {
+        columns.line(&sample, out)
+    });
+}
+
+/// The samples of one kind of log (not the histogram), in order.
+fn each_sample(log: &Entries, kind: Kind, prio: u32, mut each: impl FnMut(Sample)) {
     let lat_slot = |kind| match kind {
         Kind::Slat => 0,
         Kind::Clat => 1,
@@ -461,15 +509,21 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
             Kind::Clat => Some(io.clat_ns),
             _ => Some(io.lat_ns),
         };
-        if let Some(value) = value {
-            let _ = write!(out, "{}", io.end_ns / NS_PER_MS);
-            columns.values(out, value, None);
-            let _ = write!(out, ", {}, {}", io.ddir.index(), io.len);
-            let issued = match kind {
+        if let Some(mean) = value {
+            let issue_ns = match kind {
                 Kind::Slat | Kind::Clat => io.end_ns.saturating_sub(io.clat_ns),
                 _ => 0,
             };
-            columns.tail(out, io.offset, issued);
+            each(Sample {
+                time_ms: io.end_ns / NS_PER_MS,
+                mean,
+                max: None,
+                ddir: io.ddir.index() as u32,
+                bs: u64::from(io.len),
+                offset: io.offset,
+                prio,
+                issue_ns,
+            });
         }
     }
     for w in &log.windows {
@@ -479,10 +533,16 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
             kind => w.lat_ns[lat_slot(kind)],
         };
         if let Some((mean, max)) = values {
-            let _ = write!(out, "{}", w.time_ms);
-            columns.values(out, mean, Some(max));
-            let _ = write!(out, ", {}, 0", w.ddir);
-            columns.tail(out, 0, 0);
+            each(Sample {
+                time_ms: w.time_ms,
+                mean,
+                max: Some(max),
+                ddir: u32::from(w.ddir),
+                bs: 0,
+                offset: 0,
+                prio,
+                issue_ns: 0,
+            });
         }
     }
 }
@@ -525,12 +585,17 @@ fn name_parts(
         });
         if spec.per_job {
             for (i, part) in parts.enumerate() {
-                let path = file_name(prefix, kind, Some(first_worker_number + i));
+                let path = file_name(
+                    prefix,
+                    kind,
+                    Some(first_worker_number + i),
+                    spec.store_compressed,
+                );
                 std::fs::rename(part?, &path).map_err(|e| name_path(&path, e))?;
                 written.push(path);
             }
         } else {
-            let path = file_name(prefix, kind, None);
+            let path = file_name(prefix, kind, None, spec.store_compressed);
             let mut file = File::create(&path).map_err(|e| name_path(&path, e))?;
             for part in parts {
                 let part = part?;
@@ -744,12 +809,17 @@ mod tests {
     #[test]
     fn file_names_follow_fio() {
         assert_eq!(
-            file_name("job", Kind::Bw, Some(3)),
+            file_name("job", Kind::Bw, Some(3), false),
             PathBuf::from("job_bw.3.log")
         );
         assert_eq!(
-            file_name("d/x", Kind::ClatHist, None),
+            file_name("d/x", Kind::ClatHist, None, false),
             PathBuf::from("d/x_clat_hist.log")
+        );
+        assert_eq!(
+            file_name("j", Kind::Lat, None, true),
+            PathBuf::from("j_lat.log.fz"),
+            "expected log_store_compressed's suffix"
         );
     }
 

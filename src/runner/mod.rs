@@ -28,10 +28,11 @@ pub mod worker;
 use crate::engine;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::{EngineKind, JobSpec};
-use crate::model::RunReport;
+use crate::model::{CacheGuard, Environment, RunReport};
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
 use crate::observe::live::LiveBoard;
+use crate::observe::sampler::Sampler;
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
@@ -62,6 +63,10 @@ pub struct RunRequest<'a> {
     pub progress: Option<&'a dyn GroupProgress>,
     /// `--io-timeout`: an I/O in flight longer than this fails its job.
     pub io_timeout: Option<Duration>,
+    /// Worker threads stuck in the kernel cannot be joined: the run's partial
+    /// report is handed here instead of returned, and the process exits with the
+    /// code this gives. None: exit 1 without a report.
+    pub on_abandoned: Option<&'a dyn Fn(RunOutcome) -> i32>,
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
@@ -86,16 +91,45 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         .map_or(0, |d| d.as_millis() as u64);
     let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly)?;
     iolens_sys::clock::calibrate();
-    let mut warnings = files.warnings.clone();
+    let gathered = RefCell::new(Gathered {
+        warnings: files.warnings.clone(),
+        ..Gathered::default()
+    });
     let disks = DiskWatch::start(files.targets.iter().map(|t| t.path.as_path()));
     let environment = watch::capture_environment(&files);
     let board = Arc::new(LiveBoard::new(req.jobs.iter().map(|j| j.exec.numjobs)));
     let wall = Instant::now();
-    let sampler = watch::start_sampler(req, &files, board.clone(), wall);
-    let mut cache_guards = Vec::new();
+    let tail = RefCell::new(Some(Tail {
+        disks,
+        sampler: watch::start_sampler(req, &files, board.clone(), wall),
+        environment,
+        wall,
+        started_unix_ms,
+    }));
+    // The way out when worker threads are stuck in the kernel: they cannot be
+    // joined, so the report is finished here and handed on, and the process exits.
+    let abandon = |files: &FileSet, group: &[usize], group_results| {
+        let mut so_far = gathered.take();
+        so_far.place(group, group_results);
+        let tail = tail.take().expect("a run is finished once");
+        let outcome = finish(req, so_far, tail, files, &board, true);
+        let code = match req.on_abandoned {
+            Some(hand_on) => hand_on(outcome),
+            None => {
+                eprintln!("iolens: watchdog: stuck worker threads did not come back; exiting without a report");
+                1
+            }
+        };
+        std::process::exit(code)
+    };
+    let run_so_far = RunSoFar {
+        gathered: &gathered,
+        started_unix_ms,
+        abandon: &abandon,
+    };
 
-    let mut results: Vec<Vec<WorkerResult>> = Vec::with_capacity(req.jobs.len());
     let first_worker_numbers = first_worker_numbers(req.jobs);
+    let mut watchdog_stopped_run = false;
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
             break;
@@ -109,11 +143,17 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             .iter()
             .partition(|&&j| req.jobs[j].files.create_only);
         let mut hooks = job_hooks::GroupHooks::default();
-        let (io_jobs, refused) = hooks.start(req.jobs, io_jobs, &files, &mut warnings)?;
+        let (io_jobs, refused) = hooks.start(
+            req.jobs,
+            io_jobs,
+            &files,
+            &mut gathered.borrow_mut().warnings,
+        )?;
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
-            warnings.extend(guards.warnings);
-            cache_guards.extend(guards.records);
+            let mut so_far = gathered.borrow_mut();
+            so_far.warnings.extend(guards.warnings);
+            so_far.cache_guards.extend(guards.records);
             if req.jobs[j].files.pre_read {
                 files.pre_read(j)?;
             }
@@ -122,19 +162,13 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped) = run_group(
-            req,
-            &files,
-            &board,
-            &control,
-            &io_jobs,
-            &results,
-            started_unix_ms,
-        );
+        let (group_results, watchdog_stopped) =
+            run_group(req, &files, &board, &control, &io_jobs, &run_so_far);
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
-        hooks.finish(req.jobs, &io_jobs, &mut warnings);
+        let mut so_far = gathered.borrow_mut();
+        hooks.finish(req.jobs, &io_jobs, &mut so_far.warnings);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -147,40 +181,109 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         let ran = io_jobs.iter().copied().zip(group_results);
         for (j, r) in ran.chain(idle).chain(refused) {
             for w in &r {
-                warnings.extend(
+                if let Some(trace) = &w.io_trace {
+                    crate::debug::keep_io_trace(trace.clone());
+                }
+                so_far.warnings.extend(
                     w.notes
                         .iter()
                         .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
                 );
             }
             if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
-                warnings.push(format!(
+                so_far.warnings.push(format!(
                     "job '{}': cannot write a log: {e}",
                     req.jobs[j].name
                 ));
             }
-            if results.len() <= j {
-                results.resize_with(j + 1, Vec::new);
-            }
-            results[j] = r;
+            so_far.place(&[j], vec![r]);
             if req.jobs[j].io.unlink {
                 files.unlink(j)?;
             }
         }
         if control.ends_run() || watchdog_stopped {
+            watchdog_stopped_run = watchdog_stopped;
             break;
         }
     }
+    let tail = tail.take().expect("a run is finished once");
+    Ok(finish(
+        req,
+        gathered.take(),
+        tail,
+        &files,
+        &board,
+        watchdog_stopped_run,
+    ))
+}
+
+/// What the run has gathered, group by group.
+#[derive(Default)]
+struct Gathered {
+    /// By job index.
+    results: Vec<Vec<WorkerResult>>,
+    warnings: Vec<String>,
+    cache_guards: Vec<CacheGuard>,
+}
+
+impl Gathered {
+    /// The results of the jobs `group` (indices), in its order.
+    fn place(&mut self, group: &[usize], results: Vec<Vec<WorkerResult>>) {
+        for (&j, r) in group.iter().zip(results) {
+            if self.results.len() <= j {
+                self.results.resize_with(j + 1, Vec::new);
+            }
+            self.results[j] = r;
+        }
+    }
+}
+
+/// What finishing the report takes, once.
+struct Tail {
+    disks: DiskWatch,
+    sampler: Result<Sampler, String>,
+    environment: Environment,
+    wall: Instant,
+    started_unix_ms: u64,
+}
+
+/// What a group needs of the run around it.
+struct RunSoFar<'r> {
+    gathered: &'r RefCell<Gathered>,
+    started_unix_ms: u64,
+    /// Finish the run with the group `jobs`' results, its stuck worker threads
+    /// left behind, and exit.
+    abandon: &'r Abandon<'r>,
+}
+
+/// The files, the group's jobs and their results → never returns.
+type Abandon<'r> =
+    dyn Fn(&FileSet, &[usize], Vec<Vec<WorkerResult>>) -> std::convert::Infallible + 'r;
+
+/// The report of the run from what it gathered; `partial` when the watchdog ended it early.
+fn finish(
+    req: &RunRequest,
+    mut gathered: Gathered,
+    tail: Tail,
+    files: &FileSet,
+    board: &LiveBoard,
+    partial: bool,
+) -> RunOutcome {
+    let warnings = &mut gathered.warnings;
     warnings.dedup();
-    let disks = disks.finish(wall.elapsed());
-    let mut report = collect::report(req, &results, disks, started_unix_ms);
-    report.observations = watch::stop_sampler(sampler, req, &board, &mut warnings);
-    report.observations.cache_guards = cache_guards;
-    report.observations.layouts = watch::layout_records(&files);
-    report.environment = environment;
+    let disks = tail.disks.finish(tail.wall.elapsed());
+    let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
+    report.interrupted |= partial;
+    report.observations = watch::stop_sampler(tail.sampler, req, board, warnings);
+    report.observations.cache_guards = gathered.cache_guards;
+    report.observations.layouts = watch::layout_records(files);
+    report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
-    Ok(RunOutcome { report, warnings })
+    RunOutcome {
+        report,
+        warnings: gathered.warnings,
+    }
 }
 
 /// fio numbers workers 1, 2, … across the whole run, in job order; log file
@@ -211,17 +314,16 @@ fn write_logs(
 /// Run the jobs of one group at once; returns each job's worker results.
 /// A job's workers are threads with `thread`, else processes, each with a
 /// proxy thread here; all of them start together at one barrier.
-/// `earlier` (by job index) holds the results of the groups before, for
-/// interim reports. `control` stops and holds back the group's workers.
-/// Also returns whether the watchdog stopped the group.
+/// `run` holds the results of the groups before, for interim reports, and the
+/// way out when worker threads are stuck. `control` stops and holds back the
+/// group's workers. Also returns whether the watchdog stopped the group.
 fn run_group(
     req: &RunRequest,
     files: &FileSet,
     board: &LiveBoard,
     control: &GroupControl,
     jobs: &[usize],
-    earlier: &[Vec<WorkerResult>],
-    started_unix_ms: u64,
+    run: &RunSoFar,
 ) -> (Vec<Vec<WorkerResult>>, bool) {
     let workers: usize = jobs
         .iter()
@@ -241,6 +343,7 @@ fn run_group(
         .collect();
     let mut steady = GroupSteadyState::new(req.jobs, jobs);
     let group_start = Instant::now();
+    let given_up = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = jobs
             .iter()
@@ -269,8 +372,9 @@ fn run_group(
                             let shared = board.shared_slot(j, w);
                             let task = process::WorkerTask::new(req, files, j, w, every, shared);
                             let stop = control.stop_flag(position, w);
+                            let given_up = &given_up;
                             thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, start, stop, slot, live)
+                                process::run_in_process(&task, start, stop, given_up, slot, live)
                             })
                         };
                         // Only resource exhaustion fails a spawn, and the workers already
@@ -286,6 +390,7 @@ fn run_group(
             board,
             files,
             req.io_timeout,
+            &given_up,
         ));
         let mut running = || {
             let finished: Vec<Vec<bool>> = handles
@@ -307,14 +412,15 @@ fn run_group(
             steady.observe(now_ns, board, |position, workers| {
                 control.stop_workers(position, workers)
             });
-            watch.borrow_mut().look(&finished, control);
-            finished.iter().flatten().any(|&done| !done)
+            let mut watch = watch.borrow_mut();
+            watch.look(&finished, control);
+            finished.iter().flatten().any(|&done| !done) && !watch.leaves_threads_behind()
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
         while sleep_while(every, &mut running) {
             let Some(status) = &req.status else { continue };
-            let mut interim = earlier.to_vec();
+            let mut interim = run.gathered.borrow().results.clone();
             for (&j, job_slots) in jobs.iter().zip(&slots) {
                 if interim.len() <= j {
                     interim.resize_with(j + 1, Vec::new);
@@ -324,17 +430,33 @@ fn run_group(
                     .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
                     .collect();
             }
-            let report = collect::report(req, &interim, Vec::new(), started_unix_ms);
+            let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
             (status.on_report)(&report);
         }
+        let mut left_behind = false;
         let mut results: Vec<Vec<WorkerResult>> = handles
             .into_iter()
             .enumerate()
             .map(|(position, hs)| {
+                let j = jobs[position];
                 (0..)
                     .zip(hs)
                     .map(|(w, h)| {
-                        let name = &req.jobs[jobs[position]].name;
+                        let name = &req.jobs[j].name;
+                        if !h.is_finished() {
+                            // Stuck in the kernel: joining would wait with it.
+                            left_behind = true;
+                            return WorkerResult::from_live(
+                                &board.worker(j, w).totals(),
+                                group_start.elapsed(),
+                                IoFailure {
+                                    message: format!(
+                                        "job '{name}' worker {w}: left behind, stuck in the kernel"
+                                    ),
+                                    errno: libc::ETIMEDOUT,
+                                },
+                            );
+                        }
                         let mut result = h.join().unwrap_or_else(|panic| {
                             WorkerResult::failed(IoFailure {
                                 message: format!(
@@ -355,6 +477,9 @@ fn run_group(
         }
         let watch = watch.into_inner();
         watch.mark_stuck(&mut results);
+        if left_behind {
+            match (run.abandon)(files, jobs, results) {}
+        }
         (results, watch.stopped())
     })
 }

@@ -23,6 +23,7 @@ use super::ctx::{task_files, OpenFile, StartSignal, TaskFile, WorkerCtx};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
 use super::stop_signal;
+use crate::debug::{self, DebugType};
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveCounters, SharedSlot};
@@ -30,8 +31,9 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,6 +69,9 @@ pub struct WorkerTask {
     /// `--io-timeout`.
     #[serde(default)]
     pub io_timeout: Option<Duration>,
+    /// `--debug=io`: the worker traces its I/Os.
+    #[serde(default)]
+    pub debug_io: bool,
 }
 
 impl WorkerTask {
@@ -91,6 +96,7 @@ impl WorkerTask {
             status_every,
             live,
             io_timeout: req.io_timeout,
+            debug_io: debug::enabled(DebugType::Io),
         }
     }
 
@@ -103,14 +109,19 @@ impl WorkerTask {
 // ---------------------------------------------------------------- parent side
 
 /// Run `task` in a child process of this executable, on the calling (proxy) thread.
+/// Once `given_up` is set (the watchdog gave up on a child stuck in the kernel,
+/// which even SIGKILL does not free), stop waiting for its answer: its result is
+/// then what its live counters say.
 pub(super) fn run_in_process(
     task: &WorkerTask,
     start: &dyn StartSignal,
     stop: &AtomicBool,
+    given_up: &AtomicBool,
     status: Option<&StatusSlot>,
     live: LiveCounters<'_>,
 ) -> WorkerResult {
-    run_in_program(std::env::current_exe(), task, start, stop, status, live)
+    let program = std::env::current_exe();
+    run_in_program(program, task, start, stop, given_up, status, live)
 }
 
 /// Run `task` as `program __worker`. Always passes `start` exactly once,
@@ -121,6 +132,7 @@ fn run_in_program(
     task: &WorkerTask,
     start: &dyn StartSignal,
     stop: &AtomicBool,
+    given_up: &AtomicBool,
     status: Option<&StatusSlot>,
     live: LiveCounters<'_>,
 ) -> WorkerResult {
@@ -135,23 +147,51 @@ fn run_in_program(
             });
         }
     };
-    let ready = child.wait_ready();
+    let ready = child.wait_ready(given_up);
     start.wait();
     if let Err(what) = ready {
-        return child.fail(task, &what);
+        return child.fail(task, &what.to_string());
     }
     let finished = AtomicBool::new(false);
     live.worker_process_started(child.child.id());
+    let started = std::time::Instant::now();
     let outcome = std::thread::scope(|scope| {
         scope.spawn(|| forward_stop(stdin, stop, &finished));
-        let outcome = child.read_result(status);
+        let outcome = child.read_result(status, given_up);
         finished.store(true, Ordering::Relaxed);
         outcome
     });
     live.worker_finished();
     match outcome {
         Ok(result) => child.reap(task, result),
-        Err(what) => child.fail(task, &what),
+        // Waiting for it would hang with it: leave it (killed already, it exits
+        // when the kernel lets it go) and report what it had done.
+        Err(Unanswered::LeftBehind) => WorkerResult::from_live(
+            &live.totals(),
+            started.elapsed(),
+            IoFailure {
+                message: format!("{}: left behind, stuck in the kernel", task.who()),
+                errno: libc::ETIMEDOUT,
+            },
+        ),
+        Err(Unanswered::Failed(what)) => child.fail(task, &what),
+    }
+}
+
+/// Why a worker process gave no (valid) answer.
+#[derive(Debug)]
+enum Unanswered {
+    Failed(String),
+    /// The watchdog gave up on it while it was stuck.
+    LeftBehind,
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unanswered::Failed(what) => f.write_str(what),
+            Unanswered::LeftBehind => f.write_str("it was left behind, stuck in the kernel"),
+        }
     }
 }
 
@@ -175,7 +215,9 @@ fn forward_stop(mut stdin: ChildStdin, stop: &AtomicBool, finished: &AtomicBool)
 /// A running worker process and what it says.
 struct WorkerProcess {
     child: Child,
-    stdout: BufReader<ChildStdout>,
+    /// The lines of its stdout, read by a detached thread: a child stuck in
+    /// the kernel keeps its stdout open forever, and only that thread waits with it.
+    lines: Receiver<std::io::Result<String>>,
     /// The child's stderr goes to an unnamed file, not a pipe: a chatty child
     /// can then never block on a full pipe the parent does not read yet.
     stderr: File,
@@ -197,45 +239,74 @@ impl WorkerProcess {
         line.push('\n');
         // A child that died at once shows up in wait_ready, with its stderr.
         let _ = stdin.write_all(line.as_bytes());
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("worker stdout".into())
+            .spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    if send.send(line).is_err() {
+                        return;
+                    }
+                }
+            })?;
         let process = WorkerProcess {
             child,
-            stdout: BufReader::new(stdout),
+            lines,
             stderr,
         };
         Ok((process, stdin))
     }
 
-    fn wait_ready(&mut self) -> Result<(), String> {
-        let line = self.read_line()?;
+    fn wait_ready(&mut self, given_up: &AtomicBool) -> Result<(), Unanswered> {
+        let line = self.read_line(given_up)?;
         if line == READY {
             Ok(())
         } else {
-            Err(format!("it said {line:?} instead of {READY:?}"))
+            Err(Unanswered::Failed(format!(
+                "it said {line:?} instead of {READY:?}"
+            )))
         }
     }
 
     /// Read the final result, passing interim snapshots on to `status` on the way.
-    fn read_result(&mut self, status: Option<&StatusSlot>) -> Result<WorkerResult, String> {
+    fn read_result(
+        &mut self,
+        status: Option<&StatusSlot>,
+        given_up: &AtomicBool,
+    ) -> Result<WorkerResult, Unanswered> {
+        let invalid = |what: &str, e: serde_json::Error| {
+            Unanswered::Failed(format!("its {what} is not valid: {e}"))
+        };
         loop {
-            let line = self.read_line()?;
+            let line = self.read_line(given_up)?;
             let Some(snapshot) = line.strip_prefix(STATUS) else {
-                return serde_json::from_str(&line)
-                    .map_err(|e| format!("its result is not valid: {e}"));
+                return serde_json::from_str(&line).map_err(|e| invalid("result", e));
             };
-            let snapshot = serde_json::from_str(snapshot)
-                .map_err(|e| format!("its status snapshot is not valid: {e}"))?;
+            let snapshot =
+                serde_json::from_str(snapshot).map_err(|e| invalid("status snapshot", e))?;
             if let Some(slot) = status {
                 slot.publish(snapshot);
             }
         }
     }
 
-    fn read_line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        match self.stdout.read_line(&mut line) {
-            Ok(0) => Err("it exited without answering".to_string()),
-            Ok(_) => Ok(line.trim_end().to_string()),
-            Err(e) => Err(format!("reading from it failed: {e}")),
+    fn read_line(&mut self, given_up: &AtomicBool) -> Result<String, Unanswered> {
+        loop {
+            match self.lines.recv_timeout(STOP_POLL) {
+                Ok(Ok(line)) => return Ok(line.trim_end().to_string()),
+                Ok(Err(e)) => {
+                    return Err(Unanswered::Failed(format!("reading from it failed: {e}")))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(Unanswered::Failed(
+                        "it exited without answering".to_string(),
+                    ))
+                }
+                Err(RecvTimeoutError::Timeout) if given_up.load(Ordering::Relaxed) => {
+                    return Err(Unanswered::LeftBehind)
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
         }
     }
 
@@ -352,6 +423,9 @@ pub fn serve_worker() -> Result<(), ChildError> {
     std::io::stdin().lock().read_line(&mut line)?;
     let mut task: WorkerTask =
         serde_json::from_str(&line).map_err(|e| ChildError::Task(e.to_string()))?;
+    if task.debug_io {
+        debug::enable(DebugType::Io.alone());
+    }
     // The names of a file operation engine share one placeholder descriptor.
     let mut placeholder: Option<Arc<File>> = None;
     let mut files = Vec::with_capacity(task.files.len());
@@ -509,6 +583,7 @@ mod tests {
             status_every: Some(Duration::from_millis(250)),
             live: None,
             io_timeout: Some(Duration::from_secs(30)),
+            debug_io: true,
         }
     }
 
@@ -529,6 +604,7 @@ mod tests {
             program,
             &task(&[]),
             &start,
+            &AtomicBool::new(false),
             &AtomicBool::new(false),
             None,
             board.worker(0, 0),
@@ -578,6 +654,7 @@ mod tests {
             verify: None,
             steadystate: None,
             latency_depth: Some(3),
+            io_trace: Some(PathBuf::from("/tmp/trace")),
         };
 
         let json = serde_json::to_string(&result).unwrap();
@@ -600,6 +677,10 @@ mod tests {
         );
         assert_eq!(back.tolerated, result.tolerated);
         assert_eq!(back.notes, result.notes);
+        assert_eq!(
+            back.io_trace, result.io_trace,
+            "expected the --debug=io trace file to travel back"
+        );
     }
 
     #[test]
@@ -639,9 +720,10 @@ mod tests {
             (
                 back.files[0].region_start,
                 back.files[0].region_len,
-                back.seed
+                back.seed,
+                back.debug_io
             ),
-            (4096, 1 << 20, 42)
+            (4096, 1 << 20, 42, true)
         );
     }
 

@@ -6,9 +6,11 @@ use super::error_tally::ErrorTally;
 use super::logs::IoLog;
 use crate::job::spec::DDIRS;
 use crate::model::{SteadyStateReport, VerifyReport};
+use crate::observe::live::LiveTotals;
 use crate::stats::{RateSeries, WorkerStats};
 use iolens_sys::os::Rusage;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The first I/O error of a worker, with where it happened.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -47,6 +49,9 @@ pub struct WorkerResult {
     /// The depth the `latency_target` search found; None without a target.
     #[serde(default)]
     pub latency_depth: Option<u32>,
+    /// `--debug=io`: the file holding the worker's trace lines.
+    #[serde(default)]
+    pub io_trace: Option<std::path::PathBuf>,
 }
 
 impl WorkerResult {
@@ -65,7 +70,20 @@ impl WorkerResult {
             verify: None,
             steadystate: None,
             latency_depth: None,
+            io_trace: None,
         }
+    }
+
+    /// What a worker that never answered had done, as its live counters say:
+    /// its I/Os and bytes (no latencies: those live in the worker's own stats).
+    pub(super) fn from_live(totals: &LiveTotals, ran: Duration, error: IoFailure) -> Self {
+        let mut result = Self::failed(error);
+        for (dir, stats) in result.stats.dirs.iter_mut().take(2).enumerate() {
+            stats.ios = totals.ios[dir];
+            stats.bytes = totals.bytes[dir];
+        }
+        result.runtime_ns = ran.as_nanos() as u64;
+        result
     }
 
     pub(super) fn failed(error: IoFailure) -> Self {

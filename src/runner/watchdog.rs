@@ -8,12 +8,16 @@
 //! kernel function, on which file and offset. One margin later (at once for
 //! `--io-timeout`) it stops the group: the partial report is written, the
 //! stuck workers' jobs fail with ETIMEDOUT, stuck worker processes are killed.
+//! A worker process that even SIGKILL does not free (a request its filesystem
+//! never answers) is left behind after a grace period: the report then has its
+//! live counters, and names its wait channel, file and offset.
 
 use super::group_control::GroupControl;
 use super::result::{IoFailure, WorkerResult};
 use crate::fileset::FileSet;
 use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, WaitingIo};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The least a group may overshoot its plan before it counts as stuck.
@@ -131,7 +135,8 @@ impl Watchdog {
 
 /// How often the supervisor consults the watchdog.
 const CHECK_EVERY: Duration = Duration::from_millis(250);
-/// After a stop, how long stuck workers get to come back before the process gives up on them.
+/// After a stop, how long stuck workers get to come back before the process gives
+/// up on them; then once more for the proxies of the processes left behind to return.
 const GRACE: Duration = Duration::from_secs(5);
 
 /// The watchdog wired to a running group: reads the workers' live slots,
@@ -148,6 +153,10 @@ pub(super) struct GroupWatch<'a> {
     /// Why each stuck worker (job index, worker) was given up on.
     stuck: Vec<(usize, u32, String)>,
     stopped_at: Option<Instant>,
+    /// Set once the grace is over: the proxies of stuck worker processes stop waiting.
+    given_up: &'a AtomicBool,
+    /// Workers still running a grace after that are threads: leave them behind.
+    leave_threads: bool,
 }
 
 impl<'a> GroupWatch<'a> {
@@ -157,6 +166,7 @@ impl<'a> GroupWatch<'a> {
         board: &'a LiveBoard,
         files: &'a FileSet,
         io_timeout: Option<Duration>,
+        given_up: &'a AtomicBool,
     ) -> Self {
         let group_jobs: Vec<&JobSpec> = group.iter().map(|&j| &jobs[j]).collect();
         GroupWatch {
@@ -169,6 +179,8 @@ impl<'a> GroupWatch<'a> {
             last_check: Duration::ZERO,
             stuck: Vec::new(),
             stopped_at: None,
+            given_up,
+            leave_threads: false,
         }
     }
 
@@ -181,14 +193,14 @@ impl<'a> GroupWatch<'a> {
         }
         self.last_check = elapsed;
         if let Some(at) = self.stopped_at {
-            if at.elapsed() > GRACE && finished.iter().flatten().any(|f| !f) {
-                // A thread (or a process in an uninterruptible wait) cannot be taken back:
-                // leaving is the only way not to hang with it.
+            let waiting = finished.iter().flatten().any(|f| !f);
+            if waiting && at.elapsed() > GRACE && !self.given_up.swap(true, Ordering::Relaxed) {
                 eprintln!(
-                    "iolens: watchdog: stuck workers did not come back; exiting without a report"
+                    "iolens: watchdog: stuck workers did not come back; the report has what they had done"
                 );
-                std::process::exit(1);
             }
+            // A thread cannot be taken back: the run is finished without it.
+            self.leave_threads = waiting && at.elapsed() > 2 * GRACE;
             return;
         }
         let now_ns = iolens_sys::clock::monotonic_ns();
@@ -279,6 +291,11 @@ impl<'a> GroupWatch<'a> {
                 let _ = iolens_sys::os::kill_process(pid);
             }
         }
+    }
+
+    /// The workers still running are threads stuck in the kernel: stop waiting for them.
+    pub fn leaves_threads_behind(&self) -> bool {
+        self.leave_threads
     }
 
     pub fn stopped(&self) -> bool {

@@ -16,6 +16,7 @@ use super::flow::FlowControl;
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
 use super::verify::{Verifier, VerifierFor, VerifyState};
+use crate::debug::{self, DebugType, IoTrace};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
@@ -219,7 +220,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             budget.cap_ios(state.writes);
         }
         let mut gen = IoGenerator::new(&job.workload, regions, seed);
-        gen.seed_lfsr_as_fio(&job.workload, ctx.worker_number);
+        gen.seed_offsets_as_fio(&job.workload, ctx.worker_number);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
         let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
@@ -268,13 +269,17 @@ impl<'a, E: Engine> Worker<'a, E> {
             .as_ref()
             .map(|spec| Replayer::open(spec, clock.now_ns()));
         let (replay, replay_error) = split_setup(replay);
+        let io_trace = debug::enabled(DebugType::Io).then(|| IoTrace::create(&paths));
+        let (io_trace, io_trace_error) = split_setup(io_trace);
         let setup_error = load_error
             .or(verify_error)
             .or(trim_error)
             .or(iolog_error)
-            .or(replay_error);
+            .or(replay_error)
+            .or(io_trace_error);
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
+        checks.io_trace = io_trace;
         let prio =
             job.engine.cmdprio.is_used().then(|| {
                 PrioChooser::new(job.engine.cmdprio.clone(), job.exec.sched.ioprio, ctx.seed)

@@ -82,22 +82,31 @@ const TAPS: [&[u8]; 64] = [
     &[63, 62],
 ];
 
+/// fio's index of the block-offset stream among a worker's random streams.
+pub const BLOCK_STREAM: u32 = 6;
+
 /// fio 3.33's repeatable seed of a worker's block-offset stream, for fio's
 /// 1-based number of the worker in the run: a fixed constant times that number
 /// (`randrepeat=1`, whatever `randseed` says), or from `randseed=` with
-/// `randrepeat=0`: `randseed` times a fixed multiplier once per stream up to
-/// this one, times the number, plus the stream's index.
+/// `randrepeat=0` as [`fio_stream_seed`] has it.
 pub fn fio_block_seed(randseed: Option<u64>, worker_number: u64) -> u64 {
     const DEFAULT_SEED: u64 = 0xb189_9bed;
-    const MULTIPLIER: u64 = 0x9e37_0001;
-    const STREAM: u32 = 6;
     match randseed {
         None => DEFAULT_SEED.wrapping_mul(worker_number),
-        Some(randseed) => (0..4 + STREAM)
-            .fold(randseed, |seed, _| seed.wrapping_mul(MULTIPLIER))
-            .wrapping_mul(worker_number)
-            .wrapping_add(u64::from(STREAM)),
+        Some(randseed) => fio_stream_seed(randseed, worker_number, BLOCK_STREAM),
     }
+}
+
+/// fio's seed of the random stream with index `stream` of the worker numbered
+/// `worker_number`: `randseed` times a fixed multiplier once per stream up to
+/// this one (and four more), times the number, plus the stream's index. Upstream
+/// fio (3.42) seeds every stream so, the block offsets too.
+pub fn fio_stream_seed(randseed: u64, worker_number: u64, stream: u32) -> u64 {
+    const MULTIPLIER: u64 = 0x9e37_0001;
+    (0..4 + stream)
+        .fold(randseed, |seed, _| seed.wrapping_mul(MULTIPLIER))
+        .wrapping_mul(worker_number)
+        .wrapping_add(u64::from(stream))
 }
 
 /// The register of one region: hands out each of `blocks` block numbers once.

@@ -11,6 +11,8 @@ pub mod pacing;
 mod permutation;
 pub mod prio;
 pub mod rng;
+mod sprandom;
+mod taus;
 pub mod verify_header;
 
 pub use offsets::FileRegion;
@@ -95,6 +97,7 @@ impl IoGenerator {
             spans_units: largest_block > Some(in_use(align)),
             percent_random: w.percentage_random,
             zones: w.zones,
+            sprandom: w.sprandom,
         };
         let mut rng = stream_rng(seed, RngStream::Offsets);
         // a fixed order, restored for each pass, keeps passes alike
@@ -157,17 +160,29 @@ impl IoGenerator {
         self.ios_left_on_current = 0;
     }
 
-    /// `random_generator=lfsr` with a repeatable seed: start each region's
-    /// register where fio numbers the worker `worker_number` starts it, so
-    /// the blocks come in fio's order.
-    pub fn seed_lfsr_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
+    /// `random_generator=lfsr` (or a tausworthe without the random map) with a
+    /// repeatable seed: start each region's register or generator where fio
+    /// starts that of the worker it numbers `worker_number`, so the blocks come
+    /// in fio's order.
+    pub fn seed_offsets_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
         if !w.randrepeat {
+            return;
+        }
+        if w.sprandom.is_some() {
+            // upstream fio (sprandom is newer than 3.33) seeds offsets from randseed
+            let seed = |stream| lfsr::fio_stream_seed(w.randseed, worker_number, stream);
+            for region in &mut self.regions {
+                region.seed_sprandom(
+                    seed(lfsr::BLOCK_STREAM),
+                    seed(sprandom::CHANCE_STREAM) as u32,
+                );
+            }
             return;
         }
         let seed =
             lfsr::fio_block_seed(w.offsets_from_randseed.then_some(w.randseed), worker_number);
         for region in &mut self.regions {
-            region.seed_lfsr(seed);
+            region.seed_as_fio(seed);
         }
     }
 
@@ -261,6 +276,7 @@ mod tests {
             file_service: FileService::RoundRobin { ios: 1 },
             open_files: None,
             zones: None,
+            sprandom: None,
         }
     }
 
@@ -359,7 +375,7 @@ mod tests {
         };
         for blocks in [1, 2, 3, 7, 8, 100, 256, 4099] {
             let mut generator = IoGenerator::new(&w, one_file(blocks * 4 * KIB), blocks);
-            generator.seed_lfsr_as_fio(&w, 1);
+            generator.seed_offsets_as_fio(&w, 1);
             let mut passes = Vec::new();
             for _ in 0..3 {
                 let offsets: Vec<u64> = pass(&mut generator).iter().map(|io| io.offset).collect();
@@ -388,7 +404,7 @@ mod tests {
             ..spec(RwPattern::RandRead, 4 * KIB)
         };
         let mut generator = IoGenerator::new(&w, one_file(1024 * KIB), 1);
-        generator.seed_lfsr_as_fio(&w, 1);
+        generator.seed_offsets_as_fio(&w, 1);
         let first: Vec<u64> = pass(&mut generator)[..8]
             .iter()
             .map(|io| io.offset / (4 * KIB))

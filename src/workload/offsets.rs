@@ -13,7 +13,9 @@
 use super::lfsr::Lfsr;
 use super::permutation::BlockPermutation;
 use super::rng::WorkerRng;
-use crate::job::spec::{Ddir, Distribution, RandomGenerator, StridedZones, DDIRS};
+use super::sprandom::Sprandom;
+use super::taus::Taus;
+use crate::job::spec::{Ddir, Distribution, RandomGenerator, SprandomSpec, StridedZones, DDIRS};
 use rand::{Rng, RngCore};
 use rand_distr::{Distribution as _, Normal, Zipf};
 
@@ -75,6 +77,8 @@ pub struct OffsetRules {
     pub percent_random: [u32; DDIRS],
     /// `zonemode=strided`.
     pub zones: Option<StridedZones>,
+    /// `sprandom`: the writes precondition each region (one file).
+    pub sprandom: Option<SprandomSpec>,
 }
 
 /// How random patterns pick a block of a region.
@@ -90,8 +94,11 @@ enum BlockChoice {
     /// `random_generator=lfsr`: every block once per pass in fio's order, the
     /// same order each pass; no random map.
     Lfsr(Lfsr),
-    /// `norandommap`: independent uniform picks.
-    Uniform,
+    /// `sprandom`: fio's register's blocks with rewrites mixed in; the
+    /// region's pass ends when its order does.
+    Sprandom(Box<Sprandom>),
+    /// `norandommap`: independent uniform picks from fio's tausworthe generator.
+    Taus(Taus),
     /// Zipf or Pareto ranks (rank 0 hottest) scattered over the region, so the
     /// hot blocks are not all at its start.
     Ranked {
@@ -102,6 +109,14 @@ enum BlockChoice {
     Normal(Normal<f64>),
     /// `zoned`: `(cumulative access share in 0..=1, first block, blocks)` per zone.
     Zoned(Box<[(f64, u64, u64)]>),
+    /// `sequence`: the listed blocks in turn, counted per direction over the
+    /// whole run as fio counts its issued I/Os; the pass ends at a block past
+    /// the region.
+    Sequence {
+        blocks: Box<[u64]>,
+        stride: bool,
+        picked: [u64; DDIRS],
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -137,7 +152,9 @@ impl BlockChoice {
                 next_index: 0,
                 done: spans_units.then(|| UnitMap::new(blocks)),
             },
-            Distribution::Random => Self::Uniform,
+            Distribution::Random => {
+                Self::Taus(Taus::new(rng.next_u64(), generator.is_wide(blocks)))
+            }
             Distribution::Zipf(theta) => Self::Ranked {
                 ranks: RankSkew::Zipf(Zipf::new(block_count, *theta).expect("zipf theta >= 0")),
                 scatter: scatter(rng),
@@ -156,12 +173,17 @@ impl BlockChoice {
                     .expect("normal sigma >= 0"),
             ),
             Distribution::Zoned(zones) => Self::Zoned(zone_table(zones, blocks)),
+            Distribution::Sequence { blocks, stride } => Self::Sequence {
+                blocks: blocks.clone().into_boxed_slice(),
+                stride: *stride,
+                picked: [0; DDIRS],
+            },
         }
     }
 
     /// A block in `0..blocks`; `None` once the random map has handed out every block.
     #[inline]
-    fn pick(&mut self, blocks: u64, rng: &mut WorkerRng) -> Option<u64> {
+    fn pick(&mut self, ddir: Ddir, blocks: u64, rng: &mut WorkerRng) -> Option<u64> {
         let block = match self {
             Self::Permuted {
                 order,
@@ -178,7 +200,8 @@ impl BlockChoice {
                 }
             },
             Self::Lfsr(lfsr) => lfsr.next_block()?,
-            Self::Uniform => rng.random_range(0..blocks),
+            Self::Sprandom(sprandom) => sprandom.next_block()?,
+            Self::Taus(taus) => taus.block(blocks),
             Self::Ranked { ranks, scatter } => {
                 let rank = match ranks {
                     RankSkew::Zipf(zipf) => zipf.sample(rng) as u64 - 1,
@@ -189,6 +212,24 @@ impl BlockChoice {
                 scatter.get(rank.min(blocks - 1))
             }
             Self::Normal(normal) => normal.sample(rng).rem_euclid(blocks as f64) as u64,
+            Self::Sequence {
+                blocks: list,
+                stride,
+                picked,
+            } => {
+                let count = &mut picked[ddir.index()];
+                let length = list.len() as u64;
+                let mut block = list[(*count % length) as usize];
+                if *stride {
+                    block += *count / length * length;
+                }
+                // as fio's count of issued I/Os, a block past the region counts none
+                if block >= blocks {
+                    return None;
+                }
+                *count += 1;
+                block
+            }
             Self::Zoned(zones) => {
                 let roll = rng.random::<f64>();
                 let zone = zones.iter().find(|(cumulative, _, _)| roll < *cumulative);
@@ -314,6 +355,24 @@ impl RegionCursor {
             Some(zones) => zones.range / rules.unit,
             None => blocks,
         };
+        let mut choice = BlockChoice::new(
+            distribution,
+            generator,
+            random_map,
+            rules.spans_units,
+            choice_blocks,
+            rng,
+        );
+        if let (Some(spec), BlockChoice::Lfsr(lfsr)) = (&rules.sprandom, &choice) {
+            let order = Sprandom::new(
+                spec,
+                region.len,
+                rules.min_block,
+                lfsr.clone(),
+                rng.next_u32(),
+            );
+            choice = BlockChoice::Sprandom(Box::new(order));
+        }
         let mut cursor = Self {
             region,
             usable_len,
@@ -326,14 +385,7 @@ impl RegionCursor {
             sequential_pos: [0; DDIRS],
             run_left: 0,
             run_next: 0,
-            choice: BlockChoice::new(
-                distribution,
-                generator,
-                random_map,
-                rules.spans_units,
-                choice_blocks,
-                rng,
-            ),
+            choice,
         };
         cursor.bytes_left = cursor.pass_bytes(rules);
         if let Some(zones) = &rules.zones {
@@ -350,7 +402,7 @@ impl RegionCursor {
 
     /// Bytes one pass over this region transfers at most.
     fn pass_bytes(&self, rules: &OffsetRules) -> u64 {
-        if Self::walks_to_file_end(rules) {
+        if Self::walks_to_file_end(rules) || matches!(self.choice, BlockChoice::Sprandom(_)) {
             u64::MAX
         } else if self.blocks == 0 {
             0
@@ -394,11 +446,21 @@ impl RegionCursor {
         }
     }
 
-    /// `random_generator=lfsr` with a repeatable seed: start from fio's seed,
-    /// so the blocks come in fio's order.
-    pub fn seed_lfsr(&mut self, seed: u64) {
-        if let BlockChoice::Lfsr(lfsr) = &mut self.choice {
-            *lfsr = Lfsr::new(lfsr.blocks(), seed);
+    /// `random_generator=lfsr`, or a tausworthe without the random map, with a
+    /// repeatable seed: start from fio's seed, so the blocks come in fio's order.
+    pub fn seed_as_fio(&mut self, seed: u64) {
+        match &mut self.choice {
+            BlockChoice::Lfsr(lfsr) => *lfsr = Lfsr::new(lfsr.blocks(), seed),
+            BlockChoice::Taus(taus) => *taus = Taus::new(seed, taus.is_wide()),
+            _ => {}
+        }
+    }
+
+    /// `sprandom` with a repeatable seed: start from upstream fio's seeds of
+    /// the block and the rewrite-chance streams, so the blocks come in its order.
+    pub fn seed_sprandom(&mut self, block_seed: u64, chance_seed: u32) {
+        if let BlockChoice::Sprandom(sprandom) = &mut self.choice {
+            sprandom.reseed(block_seed, chance_seed);
         }
     }
 
@@ -560,7 +622,7 @@ impl RegionCursor {
         {
             return Some((self.run_next - self.run_next % align, false));
         }
-        let block = self.choice.pick(self.window_blocks, rng)?;
+        let block = self.choice.pick(ddir, self.window_blocks, rng)?;
         self.run_left = rules.run_len.saturating_sub(1);
         let offset = block * rules.unit;
         Some((offset - offset % align, true))
@@ -584,6 +646,7 @@ mod tests {
             spans_units: false,
             percent_random: [100; DDIRS],
             zones: None,
+            sprandom: None,
         }
     }
 
@@ -646,6 +709,62 @@ mod tests {
         sorted.sort_unstable_by(|a, b| b.cmp(a));
         let hot = ((hits.len() as f64 * fraction) as usize).max(1);
         sorted[..hot].iter().sum::<u64>() as f64 / hits.iter().sum::<u64>() as f64
+    }
+
+    #[test]
+    fn a_sequence_repeats_or_strides_per_direction_until_it_leaves_the_region() {
+        let rules = rules(true, 4096);
+        let blocks_of = |stride: bool, ddirs: &[Ddir]| {
+            let sequence = Distribution::Sequence {
+                blocks: vec![2, 0, 1],
+                stride,
+            };
+            let mut cursor = cursor(8 * 4096, &rules, &sequence, true);
+            let mut rng = WorkerRng::seed_from_u64(1);
+            ddirs
+                .iter()
+                .cycle()
+                .map_while(|&ddir| cursor.next(ddir, 4096, &rules, &mut rng))
+                .map(|(offset, _)| offset / 4096)
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(
+            blocks_of(false, &[Ddir::Read]),
+            [2, 0, 1, 2, 0, 1, 2, 0],
+            "expected the list over and over for the region's 8 blocks"
+        );
+        assert_eq!(
+            blocks_of(true, &[Ddir::Read]),
+            [2, 0, 1, 5, 3, 4],
+            "expected each round 3 blocks on, ending at block 8, past the region"
+        );
+        let sequence = Distribution::Sequence {
+            blocks: vec![3, 1],
+            stride: true,
+        };
+        let mut cursor = cursor(8 * 4096, &rules, &sequence, true);
+        let mut rng = WorkerRng::seed_from_u64(1);
+        let pass = |cursor: &mut RegionCursor, rng: &mut WorkerRng| {
+            std::iter::from_fn(|| cursor.next(Ddir::Read, 4096, &rules, rng))
+                .map(|(offset, _)| offset / 4096)
+                .collect::<Vec<u64>>()
+        };
+        assert_eq!(
+            pass(&mut cursor, &mut rng),
+            [3, 1, 5, 3, 7, 5],
+            "expected the first pass to stop at block 9"
+        );
+        cursor.restart(&rules, &mut rng);
+        assert_eq!(
+            pass(&mut cursor, &mut rng),
+            Vec::<u64>::new(),
+            "expected a later pass to go on from block 9 as fio's count does, so nothing"
+        );
+        assert_eq!(
+            blocks_of(false, &[Ddir::Read, Ddir::Write]),
+            [2, 2, 0, 0, 1, 1, 2, 2],
+            "expected reads and writes to go through the list each on its own"
+        );
     }
 
     #[test]

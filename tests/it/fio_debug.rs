@@ -197,13 +197,13 @@ fn debug_help_lists_the_types_and_unknown_ones_are_refused() {
     let out = iolens(&["run", "--debug=help"]);
     assert_eq!(
         (out.status.code(), stdout(&out)),
-        (Some(0), "parse,random,all\n".to_string()),
+        (Some(0), "parse,random,io,all\n".to_string()),
         "expected --debug=help to list the types, saw: {}",
         stderr(&out)
     );
     let dir = scratch();
     let out = shim(dir.path())(&[
-        "--debug=parse,io",
+        "--debug=parse,file",
         "--name=x",
         "--ioengine=null",
         "--size=4k",
@@ -211,7 +211,7 @@ fn debug_help_lists_the_types_and_unknown_ones_are_refused() {
     assert_failed_saying(
         &out,
         2,
-        "--debug=parse,io: 'io' is not a debug type iolens has",
+        "--debug=parse,file: 'file' is not a debug type iolens has",
     );
     assert_eq!(
         stderr(&out).lines().count(),

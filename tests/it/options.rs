@@ -886,7 +886,7 @@ fn a_misspelled_choice_is_refused_in_one_line_naming_the_choices() {
         (
             "--random_distribution=zipff:1.2",
             "random_distribution=zipff:1.2: unknown value 'zipff' (use one of random, zipf, \
-             pareto, normal, zoned, e.g. random_distribution=zipf:1.2)",
+             pareto, normal, zoned, sequence, e.g. random_distribution=zipf:1.2)",
         ),
         (
             "--sync=dsync:1",

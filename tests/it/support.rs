@@ -123,6 +123,8 @@ pub fn is_root() -> bool {
 pub struct LoopDevice {
     pub device: PathBuf,
     backing: PathBuf,
+    /// The test made the backing file for this device: removed with it.
+    owns_backing: bool,
 }
 
 impl LoopDevice {
@@ -139,17 +141,30 @@ impl LoopDevice {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::File::create(&backing).ok()?.set_len(size).ok()?;
+        let mut device = LoopDevice::attach(&backing);
+        match &mut device {
+            Some(device) => device.owns_backing = true,
+            None => {
+                let _ = std::fs::remove_file(&backing);
+            }
+        }
+        device
+    }
+
+    /// A loop device over an existing `file`, detached on drop (the file stays);
+    /// None (with the reason printed) when losetup refuses it.
+    pub fn attach(file: &Path) -> Option<LoopDevice> {
         let out = Command::new("losetup")
             .args(["-f", "--show"])
-            .arg(&backing)
+            .arg(file)
             .output();
         match out {
             Ok(o) if o.status.success() => Some(LoopDevice {
                 device: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-                backing,
+                backing: file.to_path_buf(),
+                owns_backing: false,
             }),
             other => {
-                let _ = std::fs::remove_file(&backing);
                 eprintln!("skipped: cannot create a loop device (losetup: {other:?})");
                 None
             }
@@ -168,6 +183,8 @@ impl LoopDevice {
 impl Drop for LoopDevice {
     fn drop(&mut self) {
         let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
-        let _ = std::fs::remove_file(&self.backing);
+        if self.owns_backing {
+            let _ = std::fs::remove_file(&self.backing);
+        }
     }
 }

@@ -82,6 +82,9 @@ pub struct LogSpec {
     /// File names carry the worker's number (`name_bw.1.log`); off, a job's
     /// workers share one file.
     pub per_job: bool,
+    /// `log_store_compressed`: the files are fio 3.33's zlib-compressed binary samples
+    /// (`name_bw.1.log.fz`).
+    pub store_compressed: bool,
 }
 
 impl LogSpec {
@@ -173,24 +176,46 @@ impl Layers<'_> {
             }
             _ => {}
         }
+        let store_compressed = self.bool(opt::LOG_STORE_COMPRESSED)?;
+        let hist = prefix(opt::WRITE_HIST_LOG);
+        let window = match (
+            self.given(opt::LOG_WINDOW_VALUE),
+            self.bool(opt::LOG_MAX_VALUE)?,
+        ) {
+            (None, true) => LogWindow::Max,
+            _ => self.choice(opt::LOG_WINDOW_VALUE)?,
+        };
+        match self.given(opt::LOG_STORE_COMPRESSED) {
+            Some(setting) if store_compressed => {
+                let clash = [
+                    (hist.is_some(), "write_hist_log"),
+                    (window == LogWindow::Both, "log_window_value=both"),
+                    (issue_time, "log_issue_time=1"),
+                ]
+                .into_iter()
+                .find_map(|(given, name)| given.then_some(name));
+                if let Some(name) = clash {
+                    return Err(setting.invalid(format!(
+                        "cannot store {name}'s entries: fio 3.33's compressed samples have no \
+                         room for them; leave out {name} or log_store_compressed"
+                    )));
+                }
+            }
+            _ => {}
+        }
         Ok(LogSpec {
             bw: prefix(opt::WRITE_BW_LOG),
             iops: prefix(opt::WRITE_IOPS_LOG),
             lat,
-            hist: prefix(opt::WRITE_HIST_LOG),
+            hist,
             avg_msec: self.count(opt::LOG_AVG_MSEC)?.unwrap_or_default(),
             hist_msec: self.count(opt::LOG_HIST_MSEC)?.unwrap_or_default(),
-            window: match (
-                self.given(opt::LOG_WINDOW_VALUE),
-                self.bool(opt::LOG_MAX_VALUE)?,
-            ) {
-                (None, true) => LogWindow::Max,
-                _ => self.choice(opt::LOG_WINDOW_VALUE)?,
-            },
+            window,
             offset,
             prio: self.bool(opt::LOG_PRIO)?,
             issue_time,
             per_job: self.bool(opt::PER_JOB_LOGS)?,
+            store_compressed,
         })
     }
 }
@@ -291,6 +316,35 @@ mod tests {
             assert!(
                 said.contains("log_issue_time=1") && said.contains("write_lat_log and log_offset"),
                 "expected {without:?} to be refused naming what log_issue_time needs, got: {said}"
+            );
+        }
+    }
+
+    #[test]
+    fn stored_compressed_logs_refuse_what_fio_333_samples_cannot_hold() {
+        let logs = job(&["--write_bw_log=b", "--log_store_compressed=1"]).logs;
+        assert!(
+            logs.store_compressed,
+            "expected log_store_compressed=1 to be read"
+        );
+        for clash in [
+            "--write_hist_log=h",
+            "--log_window_value=both",
+            "--log_issue_time=1",
+        ] {
+            let args = [
+                "--name=t",
+                "--size=1m",
+                "--write_lat_log=l",
+                "--log_offset=1",
+                "--log_store_compressed=1",
+                clash,
+            ];
+            let said = error(&args);
+            let name = clash.trim_start_matches("--").split('=').next().unwrap();
+            assert!(
+                said.contains("log_store_compressed=1") && said.contains(name),
+                "expected {clash} to be refused with log_store_compressed, naming both, got: {said}"
             );
         }
     }

@@ -75,11 +75,14 @@ impl ErrorSpec {
                 }
             }
         }
+        // As in fio, a kind `ignore_error` names errors for is tolerated even
+        // where `continue_on_error` leaves it out (it adds the kind).
         let mut spec = Self::default();
-        for &kind in kinds {
-            let list = lists[kind as usize].take();
+        for kind in [ErrorKind::Read, ErrorKind::Write, ErrorKind::Verify] {
+            let named = lists[kind as usize].take();
+            let continues = kinds.contains(&kind);
             spec.tolerated[kind as usize] =
-                Some(list.unwrap_or_else(|| DEFAULT_TOLERATED.to_vec()));
+                named.or_else(|| continues.then(|| DEFAULT_TOLERATED.to_vec()));
         }
         Ok(spec)
     }
@@ -168,9 +171,26 @@ mod tests {
 
     #[test]
     fn the_default_stops_on_every_error() {
-        let spec = ErrorSpec::parse("none", Some("EIO")).unwrap();
+        let spec = ErrorSpec::parse("none", None).unwrap();
         assert!(spec.stops_on_every_error());
         assert!(!spec.tolerates(ErrorKind::Read, libc::EIO));
+    }
+
+    #[test]
+    fn ignore_error_alone_tolerates_what_it_names_as_fio_does() {
+        let spec = ErrorSpec::parse("none", Some("EIO,ENOSPC")).unwrap();
+        assert!(
+            spec.tolerates(ErrorKind::Read, libc::EIO),
+            "expected EIO on reads tolerated, saw {spec:?}"
+        );
+        assert!(
+            spec.tolerates(ErrorKind::Write, libc::ENOSPC),
+            "expected ENOSPC on writes tolerated, saw {spec:?}"
+        );
+        assert!(
+            !spec.tolerates(ErrorKind::Write, libc::EIO) && spec.tolerated[2].is_none(),
+            "expected nothing else tolerated, saw {spec:?}"
+        );
     }
 
     #[test]
