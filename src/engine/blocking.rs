@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// How one blocking engine reads and writes. `file` is the index of `target` in the
 /// engine's files, for engines that keep per-file state.
-pub trait Syscalls: Sized {
+pub trait Syscalls: Sized + Send + 'static {
     fn new(spec: &EngineSpec, files: usize) -> Self;
     fn read(
         &mut self,

@@ -56,7 +56,8 @@ pub struct EngineSetup<'a> {
     pub sync_writes: bool,
 }
 
-pub trait Engine: Sized {
+/// `Send`: with `io_submit_mode=offload` an engine travels to a submit thread with its I/O.
+pub trait Engine: Sized + Send + 'static {
     fn open(setup: &EngineSetup) -> io::Result<Self>;
     /// Things the engine had to change from what was asked ("sqthread_poll refused: EPERM, using normal submission").
     fn notes(&self) -> Vec<String> {
@@ -155,7 +156,7 @@ pub mod ring;
 pub mod sync;
 
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 /// Something done with an engine's type: `with_engine` picks the type for an `EngineKind`
 /// and calls `run` with it, so the caller is monomorphised per engine.

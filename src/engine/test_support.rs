@@ -24,6 +24,7 @@ pub fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
         pvsync2: Pvsync2Options::default(),
         stat_type: StatType::default(),
         cmdprio: Default::default(),
+        submit_mode: Default::default(),
     }
 }
 

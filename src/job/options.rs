@@ -443,7 +443,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("dedupe_mode", &[], Kind::Text, Some("repeat"), "only dedupe_mode=repeat is implemented (a duplicate repeats the last unique write)", "dedupe_mode=repeat"),
     unsupported("dedupe_working_set_percentage", &[], Kind::Percent, Some("5"), "it sizes dedupe_mode=working_set, which is not implemented", "dedupe_mode=repeat"),
     unsupported("dedupe_global", &[], Kind::Bool, Some("0"), "duplicates shared between jobs are not implemented", "dedupe_percentage per job"),
-    unsupported("io_submit_mode", &[], Kind::Text, Some("inline"), "offloaded submission (fio: a pool of iodepth threads that submit, so even a sync engine has iodepth I/Os in flight) is not implemented", "ioengine=io_uring or libaio with the same iodepth"),
+    opt("io_submit_mode", &[], Kind::Choice(SubmitMode::NAMES), Some("inline"), "offload", "Who submits the I/Os: the job itself (inline), or a pool of iodepth threads with an engine each (offload), so a blocking engine keeps iodepth I/Os in flight"),
     opt("verify", &[], Kind::Choice(Option::<VerifyKind>::NAMES), Some("0"), "crc32c", "Write checkable blocks and verify them after writing (crc32c, crc64, xxhash, sha256, md5, pattern: the pattern alone, pattern_hdr, meta)"),
     opt("do_verify", &[], Kind::Bool, Some("1"), "0", "Run the verify pass after the writes (0: write verifiable blocks only)"),
     opt("verify_only", &[], Kind::Bool, Some("0"), "1", "Do not write: check what an earlier run of the same job wrote"),
@@ -685,6 +685,7 @@ pub mod opt {
     pub const INVALIDATE: &OptionDef = entry("invalidate");
     pub const IO_SIZE: &OptionDef = entry("io_size");
     pub const IODEPTH: &OptionDef = entry("iodepth");
+    pub const IO_SUBMIT_MODE: &OptionDef = entry("io_submit_mode");
     pub const IODEPTH_BATCH_COMPLETE_MAX: &OptionDef = entry("iodepth_batch_complete_max");
     pub const IODEPTH_BATCH_COMPLETE_MIN: &OptionDef = entry("iodepth_batch_complete_min");
     pub const IODEPTH_BATCH_SUBMIT: &OptionDef = entry("iodepth_batch_submit");

@@ -11,6 +11,7 @@ mod group_control;
 mod job_hooks;
 mod latency_target;
 pub mod logs;
+mod offload;
 pub mod plan;
 pub mod process;
 mod queue;
@@ -27,7 +28,7 @@ pub mod worker;
 
 use crate::engine;
 use crate::fileset::{self, FileSet};
-use crate::job::spec::{EngineKind, JobSpec};
+use crate::job::spec::{EngineKind, JobSpec, SubmitMode};
 use crate::model::{CacheGuard, Environment, RunReport};
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
@@ -569,13 +570,17 @@ fn run_worker(kind: EngineKind, ctx: WorkerCtx, worker_index: u32) -> WorkerResu
     engine::with_engine(kind, RunWorker(ctx))
 }
 
-/// The hot loop of one worker, for the engine `with_engine` picks.
+/// The hot loop of one worker, for the engine `with_engine` picks: the engine itself, or
+/// with `io_submit_mode=offload` the pool of submit threads over it.
 struct RunWorker<'a>(WorkerCtx<'a>);
 
 impl engine::ForEngine for RunWorker<'_> {
     type Output = WorkerResult;
     fn run<E: engine::Engine>(self) -> WorkerResult {
-        worker::run::<E>(self.0)
+        match self.0.job.engine.submit_mode {
+            SubmitMode::Inline => worker::run::<E>(self.0),
+            SubmitMode::Offload => worker::run::<offload::Offload<E>>(self.0),
+        }
     }
 }
 

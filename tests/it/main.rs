@@ -34,6 +34,7 @@ mod jobfiles;
 mod lockfile;
 mod log_store_compressed;
 mod observe;
+mod offload;
 mod options;
 mod outputs;
 mod pacing;

@@ -181,10 +181,7 @@ impl Layers<'_> {
     }
 
     pub(crate) fn queue(&self, engine: &EngineSpec) -> Result<QueueSpec, JobError> {
-        let depth = match engine.kind.is_async() {
-            true => engine.iodepth.max(1),
-            false => 1,
-        };
+        let depth = engine.depth();
         // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
         let refill_depth = match self.count(opt::IODEPTH_LOW)? {
             Some(low) if low > 0 => low.min(u64::from(depth)) as u32,

@@ -171,6 +171,21 @@ crate::job::choice::choice_words!(StatType {
     "statx" => StatType::Statx,
 });
 
+/// `io_submit_mode=`: who submits a job's I/Os. `Offload` hands each I/O to a pool of
+/// `iodepth` submitting threads, each with its own engine, so even a blocking engine
+/// keeps up to `iodepth` I/Os in flight (runner/offload.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SubmitMode {
+    #[default]
+    Inline,
+    Offload,
+}
+
+crate::job::choice::choice_words!(SubmitMode {
+    "inline" => SubmitMode::Inline,
+    "offload" => SubmitMode::Offload,
+});
+
 /// The `ioengine=` values: the names of `ALL`, each with its kind.
 impl Choice for EngineKind {
     const WORDS: &'static [(&'static str, Self)] = &{
@@ -300,6 +315,20 @@ pub struct EngineSpec {
     pub stat_type: StatType,
     /// Per-I/O priorities (io_uring, libaio).
     pub cmdprio: CmdprioSpec,
+    /// `io_submit_mode`.
+    #[serde(default)]
+    pub submit_mode: SubmitMode,
+}
+
+impl EngineSpec {
+    /// I/Os in flight at most: `iodepth` for engines that queue and for offloaded
+    /// submission, 1 for a blocking engine submitted inline.
+    pub fn depth(&self) -> u32 {
+        match self.kind.is_async() || self.submit_mode == SubmitMode::Offload {
+            true => self.iodepth.max(1),
+            false => 1,
+        }
+    }
 }
 
 /// io_uring's own options, by fio's names.
@@ -354,10 +383,12 @@ impl EngineSpec {
         let name = kind.name();
         let job = &layers.job.name;
         let iodepth = layers.count_u32(opt::IODEPTH, 1)?;
-        if iodepth > 1 && !kind.is_async() {
+        let submit_mode = layers.choice(opt::IO_SUBMIT_MODE)?;
+        if iodepth > 1 && !kind.is_async() && submit_mode == SubmitMode::Inline {
             warnings.push(format!(
                 "job '{job}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
-                 I/O in flight (use ioengine=io_uring or libaio for a deeper queue)"
+                 I/O in flight (use ioengine=io_uring or libaio, or io_submit_mode=offload, for a \
+                 deeper queue)"
             ));
         }
         let batch_complete_min = layers.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
@@ -410,6 +441,7 @@ impl EngineSpec {
                 StatType::default()
             },
             cmdprio: CmdprioSpec::resolve(layers, kind)?,
+            submit_mode,
         })
     }
 }
@@ -823,5 +855,33 @@ mod tests {
         assert!(resolved.warnings[0].contains("iodepth=8 has no effect with ioengine=psync"));
         let resolved = run(&["--name=a", "--size=1m", "--fixedbufs"]).unwrap();
         assert!(resolved.warnings[0].contains("fixedbufs=1 is ignored by ioengine=psync"));
+    }
+
+    #[test]
+    fn offloaded_submission_keeps_iodepth_on_a_sync_engine() {
+        let args = [
+            "--name=a",
+            "--size=1m",
+            "--iodepth=8",
+            "--io_submit_mode=offload",
+        ];
+        let resolved = run(&args).unwrap();
+        let job = &resolved.jobs[0];
+        assert_eq!(job.engine.submit_mode, SubmitMode::Offload);
+        assert_eq!(
+            (job.queue.depth, job.queue.refill_depth),
+            (8, 8),
+            "expected psync offloaded to keep 8 I/Os in flight"
+        );
+        assert!(
+            resolved.warnings.is_empty(),
+            "expected no iodepth warning with offload, saw {:?}",
+            resolved.warnings
+        );
+        let refused = run(&["--name=a", "--size=1m", "--io_submit_mode=later"]).unwrap_err();
+        assert!(
+            refused.to_string().contains("inline") && refused.to_string().contains("offload"),
+            "expected the refusal to list inline and offload, saw {refused}"
+        );
     }
 }
