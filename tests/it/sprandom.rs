@@ -8,38 +8,9 @@
 //! with a reason and iolens is held to the numbers read from upstream fio.
 
 use crate::fio_match::iolens_json;
-use crate::support::{command, isolated, scratch, stderr};
-use std::path::{Path, PathBuf};
+use crate::support::{command, fio_knows, isolated, scratch, stderr, upstream_fio};
+use std::path::Path;
 use std::process::Output;
-
-/// Whether `fio` documents `option`.
-fn knows(fio: &Path, option: &str) -> bool {
-    isolated(fio)
-        .arg(format!("--cmdhelp={option}"))
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains(&format!("{option}:")))
-}
-
-/// An upstream fio that knows `option`; without one, says why the fio side is skipped.
-fn upstream_fio(option: &str) -> Option<PathBuf> {
-    let found = match std::env::var_os("IOLENS_UPSTREAM_FIO") {
-        Some(given) => Some(PathBuf::from(given)).filter(|fio| knows(fio, option)),
-        None => {
-            let built =
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fio-testsuite/fio-src/fio");
-            [built, PathBuf::from("fio")]
-                .into_iter()
-                .find(|fio| knows(fio, option))
-        }
-    };
-    if found.is_none() {
-        eprintln!(
-            "skipping the upstream fio side: no fio with {option} \
-             (set IOLENS_UPSTREAM_FIO or run bench/fio-testsuite)"
-        );
-    }
-    found
-}
 
 /// (offset, length) of each I/O, in issue order.
 type Ios = Vec<(u64, u64)>;
@@ -141,11 +112,11 @@ fn fio_ios(fio: &Path, kind: &[&str], extra: &[&str]) -> (Ios, (u64, u64)) {
 
 #[test]
 fn sprandom_writes_upstream_fios_blocks_in_its_order() {
-    let fio = upstream_fio("sprandom");
+    let fio = upstream_fio("sprandom", true);
     // fio after 3.42 rounds the physical size down, not up, to whole blocks
     let rounds_up = fio
         .as_ref()
-        .is_some_and(|fio| !knows(fio, "random_sequence_stride"));
+        .is_some_and(|fio| !fio_knows(fio, "random_sequence_stride"));
     // (options, writes fio 3.42 issues): t/sprandom.py's jobs 1 and 6, a
     // physical size of whole blocks, a region count that does not divide the
     // size, a cache, another seed, 16k blocks and an io_size that sprandom overrides
@@ -244,7 +215,7 @@ fn refused_by_iolens(extra: &[&str]) -> Output {
 
 #[test]
 fn jobs_upstream_fio_refuses_are_refused_in_one_line() {
-    let fio = upstream_fio("sprandom");
+    let fio = upstream_fio("sprandom", true);
     // t/sprandom.py's jobs that must fail (3, 4, 5, 7, 8), plus two files
     let cases: [(&[&str], &str); 6] = [
         (
@@ -296,7 +267,7 @@ fn jobs_upstream_fio_refuses_are_refused_in_one_line() {
 
 #[test]
 fn a_sequence_distribution_reads_upstream_fios_blocks() {
-    let fio = upstream_fio("random_sequence_stride");
+    let fio = upstream_fio("random_sequence_stride", true);
     let kind = ["--ioengine=null", "--rw=randread", "--bs=4k"];
     let blocks = |list: &[u64]| list.iter().map(|b| (b * 4096, 4096)).collect::<Vec<_>>();
     // fio's t/sequence.py (the list, and the list moving on), a stride that runs

@@ -26,6 +26,39 @@ pub fn isolated(program: impl AsRef<std::ffi::OsStr>) -> Command {
     command
 }
 
+/// Whether `fio` documents `option`.
+pub fn fio_knows(fio: &Path, option: &str) -> bool {
+    isolated(fio)
+        .arg(format!("--cmdhelp={option}"))
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).contains(&format!("{option}:")))
+}
+
+/// An upstream fio (newer than the distribution's) that knows `option`:
+/// `IOLENS_UPSTREAM_FIO`, else bench/fio-testsuite's build, else (with
+/// `or_installed`) a `fio` on the PATH that has it. Without one, says why the
+/// fio side is skipped.
+pub fn upstream_fio(option: &str, or_installed: bool) -> Option<PathBuf> {
+    let found = match std::env::var_os("IOLENS_UPSTREAM_FIO") {
+        Some(given) => Some(PathBuf::from(given)).filter(|fio| fio_knows(fio, option)),
+        None => {
+            let built =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fio-testsuite/fio-src/fio");
+            let installed = or_installed.then(|| PathBuf::from("fio"));
+            std::iter::once(built)
+                .chain(installed)
+                .find(|fio| fio_knows(fio, option))
+        }
+    };
+    if found.is_none() {
+        eprintln!(
+            "skipping the upstream fio side: no upstream fio with {option} \
+             (set IOLENS_UPSTREAM_FIO or run bench/fio-testsuite)"
+        );
+    }
+    found
+}
+
 /// The iolens binary, isolated, with its history in a scratch database.
 pub fn command() -> Command {
     let mut command = isolated(env!("CARGO_BIN_EXE_iolens"));
