@@ -384,6 +384,17 @@ impl EngineSpec {
         let job = &layers.job.name;
         let iodepth = layers.count_u32(opt::IODEPTH, 1)?;
         let submit_mode = layers.choice(opt::IO_SUBMIT_MODE)?;
+        if submit_mode == SubmitMode::Offload && kind == EngineKind::IoUring {
+            // A ring belongs to the thread that made it (single issuer, task
+            // work deferred to it); fio refuses the pair too.
+            let setting = layers
+                .given(opt::IO_SUBMIT_MODE)
+                .expect("offload was given");
+            return Err(setting.invalid_with_hint(
+                "ioengine=io_uring submits from its own thread and cannot hand I/Os to a pool",
+                "io_submit_mode=inline (io_uring already keeps iodepth I/Os in flight)",
+            ));
+        }
         if iodepth > 1 && !kind.is_async() && submit_mode == SubmitMode::Inline {
             warnings.push(format!(
                 "job '{job}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
@@ -877,6 +888,17 @@ mod tests {
             resolved.warnings.is_empty(),
             "expected no iodepth warning with offload, saw {:?}",
             resolved.warnings
+        );
+        let uring = [
+            "--name=a",
+            "--size=1m",
+            "--ioengine=io_uring",
+            "--io_submit_mode=offload",
+        ];
+        let refused = run(&uring).unwrap_err().to_string();
+        assert!(
+            refused.contains("io_submit_mode") && refused.contains("io_submit_mode=inline"),
+            "expected io_uring with offload refused naming the option and the fix, saw {refused}"
         );
         let refused = run(&["--name=a", "--size=1m", "--io_submit_mode=later"]).unwrap_err();
         assert!(
