@@ -20,8 +20,6 @@ pub trait IoRing {
     fn set_ioprio(&mut self, _ioprio: u16) {}
     /// Hand every prepared I/O to the kernel; returns how many it took. When the kernel
     /// is short of resources (EAGAIN) the rest stay pending: reap, then submit again.
-    /// A ring whose every slot is in use may hold them for the next `reap`, which then
-    /// submits them with its wait.
     /// Per-I/O errors (bad fd, misaligned direct I/O) come back as completions.
     fn submit(&mut self) -> io::Result<u32>;
     /// Wait for at least `min` completions (0 = only those already done), call

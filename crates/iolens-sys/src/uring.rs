@@ -10,10 +10,6 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// io_uring_enter's flag to reap (and, with deferred task running, post) completions
-/// (linux/io_uring.h); the `io-uring` crate keeps its own copy private.
-const IORING_ENTER_GETEVENTS: u32 = 1;
-
 /// What to ask of the kernel. Refused options fall back and leave a note.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UringOptions {
@@ -47,16 +43,11 @@ pub struct Uring {
     unsubmitted: u32,
     /// Pushed and not yet reaped.
     outstanding: u32,
-    /// Buffer slots: with this many I/Os outstanding nothing more can be prepared.
-    slots: u32,
     /// The longest one wait for completions lasts; None: until they come.
     wait_limit: Option<types::Timespec>,
     notes: Vec<String>,
     /// The SQE ioprio of the I/Os prepared next (0: the process's own).
     ioprio: u16,
-    /// io_uring_enter calls so far, for the tests that pin how few there are.
-    #[cfg(test)]
-    enters: u32,
 }
 
 fn build_ring(
@@ -175,12 +166,9 @@ impl Uring {
             bufs: LentSlots::new(bufs),
             unsubmitted: 0,
             outstanding: 0,
-            slots,
             wait_limit: None,
             notes,
             ioprio: 0,
-            #[cfg(test)]
-            enters: 0,
         })
     }
 
@@ -264,33 +252,10 @@ impl Uring {
         n
     }
 
-    /// io_uring_enter: submit what is queued and wait for `want` completions. Without
-    /// SQPOLL the call always asks for events (GETEVENTS), as fio's commit does: with
-    /// deferred task running that is what posts the completions that arrived meanwhile,
-    /// among them those of the I/Os this very call submitted on a fast device, so the
-    /// next reap finds them in the completion queue without entering again.
+    /// io_uring_enter: submit what is queued and wait for `want` completions.
     fn enter(&mut self, want: u32) -> io::Result<u32> {
         loop {
-            #[cfg(test)]
-            {
-                self.enters += 1;
-            }
-            let entered = if self.sqpoll {
-                // The crate knows when the kernel thread needs waking, or no call at all.
-                self.ring.submit_and_wait(want as usize)
-            } else {
-                // SAFETY: no argument pointer is passed (EXT_ARG unset); `unsubmitted` entries
-                // are on the queue, each pointing at a slot lent until its completion is reaped.
-                unsafe {
-                    self.ring.submitter().enter::<libc::sigset_t>(
-                        self.unsubmitted,
-                        want,
-                        IORING_ENTER_GETEVENTS,
-                        None,
-                    )
-                }
-            };
-            match entered {
+            match self.ring.submit_and_wait(want as usize) {
                 Ok(n) => return Ok(self.taken(n)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {
@@ -301,18 +266,13 @@ impl Uring {
         }
     }
 
-    /// Submit what is queued and wait up to the wait limit for `want` completions;
-    /// false when it ran out.
+    /// Wait up to the wait limit for `want` completions; false when it ran out.
     fn wait(&mut self, want: u32) -> io::Result<bool> {
-        let Some(limit) = self.wait_limit.filter(|_| want > 0) else {
+        let Some(limit) = &self.wait_limit else {
             return self.enter(want).map(|_| true);
         };
-        let args = types::SubmitArgs::new().timespec(&limit);
+        let args = types::SubmitArgs::new().timespec(limit);
         loop {
-            #[cfg(test)]
-            {
-                self.enters += 1;
-            }
             match self.ring.submitter().submit_with_args(want as usize, &args) {
                 Ok(n) => {
                     self.taken(n);
@@ -363,12 +323,8 @@ impl IoRing for Uring {
         self.prep(true, slot, file, offset, len)
     }
 
-    /// With every slot in use nothing more can be prepared, so the caller's next step is
-    /// to reap: the entries then wait for that reap, which submits them and waits for its
-    /// completions in one io_uring_enter (as fio's t/io_uring does). An SQPOLL ring hands
-    /// them to its kernel thread at once.
     fn submit(&mut self) -> io::Result<u32> {
-        if self.unsubmitted == 0 || (self.outstanding == self.slots && !self.sqpoll) {
+        if self.unsubmitted == 0 {
             return Ok(0);
         }
         self.enter(0)
@@ -381,18 +337,17 @@ impl IoRing for Uring {
         mut on_complete: impl FnMut(u32, i64),
     ) -> io::Result<u32> {
         let min = min.min(self.outstanding).min(max);
-        // Completions already in the queue need no call into the kernel.
         let mut done = self.drain(max, &mut on_complete);
-        // Entries held back by `submit` go now, with the wait; a polled ring (IOPOLL)
-        // only finds completions when it enters the kernel.
-        let must_enter = self.unsubmitted > 0 || (done == 0 && self.iopoll && self.outstanding > 0);
-        if done < min || must_enter {
-            loop {
-                let in_time = self.wait(min.saturating_sub(done))?;
-                done += self.drain(max - done, &mut on_complete);
-                if done >= min || !in_time {
-                    break;
-                }
+        // A polled ring (IOPOLL) only finds completions when it enters the kernel.
+        if done == 0 && min == 0 && self.iopoll && self.outstanding > 0 {
+            self.enter(0)?;
+            done = self.drain(max, &mut on_complete);
+        }
+        while done < min {
+            let in_time = self.wait(min - done)?;
+            done += self.drain(max - done, &mut on_complete);
+            if !in_time {
+                break;
             }
         }
         Ok(done)
@@ -529,12 +484,10 @@ mod tests {
                     });
             }
             ring.submit().unwrap();
-            // Every slot is in use: a normal ring holds the last 4 entries for the reap.
-            let held = if sqpoll { 0 } else { 4 };
             assert_eq!(
                 ring.pending(),
-                held,
-                "sqpoll={sqpoll}: expected {held} entries left unsubmitted"
+                0,
+                "sqpoll={sqpoll}: expected nothing left unsubmitted"
             );
             let mut slots = reap_all(&mut ring, SLOTS);
             slots.sort_unstable();
@@ -653,58 +606,6 @@ mod tests {
             ring.reap(1, 1, |slot, n| assert_eq!((slot, n), (0, 1)))
                 .unwrap(),
             1
-        );
-    }
-
-    #[test]
-    fn a_full_ring_submits_with_its_reap_in_one_enter() {
-        let (_dir, _plain, file) = direct_file();
-        let mut ring = Uring::new(DEPTH, BS, 4096, &[file], UringOptions::default()).unwrap();
-        for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
-                .unwrap();
-        }
-        ring.submit().unwrap();
-        assert_eq!(
-            (ring.enters, ring.pending()),
-            (0, DEPTH),
-            "expected a full ring to hold its {DEPTH} entries for the reap (enters, pending)"
-        );
-        let done = ring.reap(1, DEPTH, |_, _| {}).unwrap();
-        assert_eq!(
-            (ring.enters, ring.pending()),
-            (1, 0),
-            "expected one io_uring_enter to submit and wait (enters, pending)"
-        );
-        assert!(done >= 1, "expected at least 1 completion, got {done}");
-        reap_all(&mut ring, DEPTH - done);
-    }
-
-    #[test]
-    fn a_commit_posts_what_completed_so_the_reap_need_not_enter() {
-        let (early, mut early_writer) = std::io::pipe().unwrap();
-        let (ready, mut ready_writer) = std::io::pipe().unwrap();
-        let files = [early, ready].map(|r| Arc::new(File::from(std::os::fd::OwnedFd::from(r))));
-        let mut ring = Uring::new(4, 4096, 4096, &files, UringOptions::default()).unwrap();
-        std::io::Write::write_all(&mut ready_writer, b"r").unwrap();
-        // An empty pipe: the read waits, and the write below completes it in the background.
-        ring.prep_read(0, 0, 0, 1).unwrap();
-        ring.submit().unwrap();
-        std::io::Write::write_all(&mut early_writer, b"e").unwrap();
-        ring.prep_read(1, 1, 0, 1).unwrap();
-        ring.submit().unwrap();
-        let enters = ring.enters;
-        let mut results = Vec::new();
-        ring.reap(2, 4, |slot, n| results.push((slot, n))).unwrap();
-        results.sort_unstable();
-        assert_eq!(
-            results,
-            [(0, 1), (1, 1)],
-            "expected both reads to complete with a byte (slot, result)"
-        );
-        assert_eq!(
-            ring.enters, enters,
-            "expected the reap to find both completions without entering the kernel"
         );
     }
 
