@@ -4,11 +4,13 @@
 //! or of another rank on the host) need.
 
 use crate::runner::ranks::{ClusterLink, RankId};
+use crate::runner::stop_signal::stop_requested;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// How long a wait sleeps between looks: short against a barrier's skew, long
@@ -84,12 +86,17 @@ impl ClusterLink for MpiLink {
         &self.id
     }
 
-    fn barrier(&self) {
+    fn barrier(&self, stop: &AtomicBool) -> bool {
         let mut request = self.world.immediate_barrier();
         loop {
             match request.test() {
-                Ok(_) => return,
+                Ok(_) => return true,
                 Err(pending) => request = pending,
+            }
+            if stop_requested(stop) {
+                // A barrier cannot be cancelled; the stopped rank only ends.
+                std::mem::forget(request);
+                return false;
             }
             std::thread::sleep(POLL);
         }
@@ -135,7 +142,7 @@ impl ClusterLink for MpiLink {
 
     fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
         // every rank arrives first (polled), so the blocking gather is brief
-        self.barrier();
+        self.barrier(&AtomicBool::new(false));
         let root = self.world.process_at_rank(0);
         let len = Count::try_from(mine.len()).expect("a rank's results fit in 2 GiB");
         if self.world.rank() != 0 {

@@ -313,6 +313,18 @@ fn finish(
     warnings.dedup();
     let disks = tail.disks.finish(tail.wall.elapsed());
     let cluster = req.cluster.and_then(|link| {
+        if let Some(path) = req.rank_file.filter(|_| stop_signal::stop_requested(req.stop)) {
+            // the others may be stopped anywhere, some never to gather: each rank's
+            // file holds its part, and the first rank reports its own
+            write_rank_file(req, link, path, &gathered, tail.started_unix_ms);
+            if link.rank().rank == 0 {
+                gathered.warnings.push(format!(
+                    "stopped before the ranks' results were gathered: this report is rank 0's alone; every rank's results so far are in {} (iolens merge DIR reports them)",
+                    path.parent().unwrap_or(path).display()
+                ));
+            }
+            return None;
+        }
         let mine = ranks::RankResults {
             id: link.rank().clone(),
             groups: std::mem::take(&mut gathered.rank_groups),
@@ -372,6 +384,7 @@ fn write_rank_file(
     started_unix_ms: u64,
 ) {
     let file = ranks::RankFile {
+        stopped: stop_signal::stop_requested(req.stop),
         run_key: link.run_key(),
         ranks: link.ranks(),
         groups: plan::groups(req.jobs).len(),
@@ -511,8 +524,9 @@ fn run_group(
                     .collect()
             })
             .collect();
-        if let Some(link) = req.cluster {
-            link.barrier();
+        if req.cluster.is_some_and(|link| !link.barrier(req.stop)) {
+            // stopped while the others were awaited: the workers start and end at once
+            control.stop_group();
         }
         let started_unix_ns = unix_ns();
         barrier.wait();
@@ -564,7 +578,7 @@ fn run_group(
             if ends.look(now_ns, !here, totals) && ends_together {
                 control.stop_group();
             }
-            here || ends.waiting(now_ns)
+            here || ends.waiting(now_ns, stop_signal::stop_requested(req.stop))
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);

@@ -27,8 +27,9 @@ pub trait ClusterLink {
     /// The same number on every rank of one run, another on the next run: which
     /// rank files belong together.
     fn run_key(&self) -> u64;
-    /// Returns once every rank has called it (each before the same group).
-    fn barrier(&self);
+    /// True once every rank has called it (each before the same group); false
+    /// as soon as `stop` is set while it waits (the run was stopped).
+    fn barrier(&self, stop: &AtomicBool) -> bool;
     /// Tells the other ranks that this rank's workers of the group ended, `at_ns`
     /// after the group started.
     fn announce_done(&self, at_ns: u64);
@@ -107,12 +108,13 @@ impl<'a> GroupEnds<'a> {
         }
     }
 
-    /// Whether the supervisor waits on: until every rank ended, or one is taken as hung.
-    pub fn waiting(&mut self, now_ns: u64) -> bool {
+    /// Whether the supervisor waits on: until every rank ended, or one is taken as
+    /// hung, or the run was `stopped` (a stopped rank waits for no other).
+    pub fn waiting(&mut self, now_ns: u64, stopped: bool) -> bool {
         if self.hung.is_none() {
             self.hung = self.overdue(now_ns);
         }
-        !self.all_done() && self.hung.is_none()
+        !stopped && !self.all_done() && self.hung.is_none()
     }
 
     /// The ranks not heard from, once this rank's workers ended and the deadline
@@ -199,6 +201,9 @@ pub struct RankFile {
     pub started_unix_ms: u64,
     pub jobs: Vec<JobSpec>,
     pub rank: RankResults,
+    /// The run was stopped (SIGINT/SIGTERM) on this rank.
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 impl RankFile {
@@ -265,6 +270,12 @@ pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
                 )
             }),
     );
+    notes.extend(files.iter().filter(|f| f.stopped).map(|f| {
+        format!(
+            "rank {} on {}: stopped by a signal",
+            f.rank.id.rank, f.rank.id.hostname
+        )
+    }));
     let stop = AtomicBool::new(false);
     let req = RunRequest::of_files(&head.jobs, head.command_line.clone(), &stop);
     let ranks: Vec<RankResults> = files.iter().map(|f| f.rank.clone()).collect();
@@ -364,7 +375,9 @@ mod tests {
         fn run_key(&self) -> u64 {
             7
         }
-        fn barrier(&self) {}
+        fn barrier(&self, _stop: &AtomicBool) -> bool {
+            true
+        }
         fn announce_done(&self, at_ns: u64) {
             self.sent.borrow_mut().push(at_ns);
         }
@@ -402,7 +415,10 @@ mod tests {
         let link = fake();
         let mut ends = GroupEnds::new(&link, None);
         assert!(!ends.look(S, false, || totals(1)), "expected no end yet");
-        assert!(ends.waiting(S), "expected to wait while no rank ended");
+        assert!(
+            ends.waiting(S, false),
+            "expected to wait while no rank ended"
+        );
         link.inbox.borrow_mut().push((2, S / 2));
         assert!(
             ends.look(S + 1, false, || totals(100)),
@@ -420,7 +436,7 @@ mod tests {
         link.inbox.borrow_mut().push((1, 3 * S));
         ends.look(3 * S, true, || totals(999));
         assert!(
-            !ends.waiting(3 * S),
+            !ends.waiting(3 * S, false),
             "expected the wait over once every rank ended"
         );
         let (group, hung) = ends.finish(5);
@@ -444,11 +460,11 @@ mod tests {
         link.inbox.borrow_mut().push((1, S));
         ends.look(S, true, || totals(0));
         assert!(
-            ends.waiting(4 * S),
+            ends.waiting(4 * S, false),
             "expected to wait for rank 2 before the deadline"
         );
         assert!(
-            !ends.waiting(6 * S),
+            !ends.waiting(6 * S, false),
             "expected the wait given up past the deadline"
         );
         let (_, hung) = ends.finish(0);
@@ -460,8 +476,23 @@ mod tests {
         let mut open_ended = GroupEnds::new(&link, None);
         open_ended.look(S, true, || totals(0));
         assert!(
-            open_ended.waiting(1000 * S),
+            open_ended.waiting(1000 * S, false),
             "expected no deadline for a group bound by size"
+        );
+    }
+
+    #[test]
+    fn a_stopped_rank_waits_for_no_other() {
+        let link = fake();
+        let mut ends = GroupEnds::new(&link, None);
+        ends.look(S, true, || totals(0));
+        assert!(
+            ends.waiting(2 * S, false),
+            "expected a running rank to wait for the silent ranks 1 and 2"
+        );
+        assert!(
+            !ends.waiting(2 * S, true),
+            "expected a stopped rank to end its group without them"
         );
     }
 
