@@ -63,6 +63,17 @@ fn job_files_read_the_rank_variables_and_mpi_off_runs_a_rank_on_its_own() {
 /// mpirun, when this build has MPI and the machine has Open MPI; else why not.
 #[cfg(feature = "mpi")]
 fn mpirun(ranks: u32, dir: &std::path::Path, args: &[&str]) -> Option<std::process::Output> {
+    let mut cmd = mpirun_command(ranks, dir, args)?;
+    Some(cmd.output().expect("run mpirun"))
+}
+
+/// The mpirun command of `mpirun`, not yet started.
+#[cfg(feature = "mpi")]
+fn mpirun_command(
+    ranks: u32,
+    dir: &std::path::Path,
+    args: &[&str],
+) -> Option<std::process::Command> {
     if std::process::Command::new("mpirun")
         .arg("--version")
         .output()
@@ -81,7 +92,7 @@ fn mpirun(ranks: u32, dir: &std::path::Path, args: &[&str]) -> Option<std::proce
     .arg(ranks.to_string())
     .arg(env!("CARGO_BIN_EXE_iolens"))
     .args(args);
-    Some(cmd.output().expect("run mpirun"))
+    Some(cmd)
 }
 
 #[cfg(feature = "mpi")]
@@ -315,5 +326,110 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
     assert!(
         said.contains("iolens merge: rank 2 of 4: no result file"),
         "expected the missing rank 2 listed, saw: {said}"
+    );
+}
+
+/// The processes (other than zombies) whose working directory is `dir`.
+#[cfg(feature = "mpi")]
+fn processes_in(dir: &std::path::Path) -> Vec<String> {
+    let dir = dir.canonicalize().expect("a scratch dir");
+    std::fs::read_dir("/proc")
+        .expect("read /proc")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd == dir))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .filter(|cmdline| !cmdline.is_empty())
+        .collect()
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barrier() {
+    let dir = scratch();
+    // ranks 0-2 wait at the cluster barrier for rank 3, still in its setup
+    std::fs::write(
+        dir.path().join("long.fio"),
+        "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=600\n\
+         exec_prerun=touch ready.${RANK}; [ ${RANK} != 3 ] || sleep 600\n",
+    )
+    .unwrap();
+    let Some(mut cmd) = mpirun_command(4, dir.path(), &["run", "--no-history", "long.fio"]) else {
+        return;
+    };
+    let mut mpirun = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    let ready = |r: u32| dir.path().join(format!("ready.{r}")).exists();
+    let started = std::time::Instant::now();
+    while !(0..4).all(ready) {
+        let ended = mpirun.try_wait().expect("look at mpirun");
+        assert!(
+            ended.is_none() && started.elapsed() < std::time::Duration::from_secs(120),
+            "expected every rank to run its exec_prerun, saw mpirun {ended:?} after {:?}",
+            started.elapsed()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = i32::try_from(mpirun.id()).expect("a pid");
+    std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("send SIGINT to mpirun");
+    let out = mpirun.wait_with_output().expect("wait for mpirun");
+    let said = crate::support::stderr(&out);
+    assert!(
+        said.contains(
+            "stopped before the ranks' results were gathered: this report is rank 0's alone"
+        ),
+        "expected rank 0 to say its report is its own, saw: {said}"
+    );
+    let ranks = dir.path().join("iolens-ranks");
+    let missing: Vec<u32> = (0..4)
+        .filter(|&r| !ranks.join(format!("rank-{r:05}.json")).exists())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "expected every rank's file in {}, saw none of ranks {missing:?}; mpirun said: {said}",
+        ranks.display()
+    );
+    let mut left = processes_in(dir.path());
+    while !left.is_empty() && started.elapsed() < std::time::Duration::from_secs(120) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = processes_in(dir.path());
+    }
+    assert!(
+        left.is_empty(),
+        "expected no process left of the run, saw: {left:?}"
+    );
+    let out = command()
+        .args(["merge", "--output-format=json"])
+        .arg(&ranks)
+        .output()
+        .expect("run iolens merge");
+    let said = crate::support::stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit 1 for an interrupted report, saw: {said}"
+    );
+    for rank in 0..4 {
+        assert!(
+            said.lines().any(|l| {
+                l.starts_with(&format!("iolens merge: rank {rank} on "))
+                    && l.ends_with(": stopped by a signal")
+            }),
+            "expected rank {rank} listed as stopped, saw: {said}"
+        );
+    }
+    assert!(
+        said.contains("interrupted: the results are partial"),
+        "expected the merged report marked interrupted, saw: {said}"
     );
 }
