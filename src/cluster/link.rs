@@ -4,7 +4,7 @@
 //! or of another rank on the host) need.
 
 use crate::runner::ranks::{ClusterLink, RankId};
-use crate::runner::stop_signal::stop_requested;
+use crate::runner::stop_signal::{received_signal, stop_requested};
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
@@ -27,8 +27,18 @@ pub struct MpiLink {
     run_key: u64,
     /// Every rank's host, by rank.
     hosts: Vec<String>,
-    // Last: dropped after the communicator, it ends MPI.
-    _universe: Universe,
+    // Last: dropped after the communicator, it ends MPI; None once given up.
+    universe: Option<Universe>,
+}
+
+impl Drop for MpiLink {
+    fn drop(&mut self) {
+        // Ending MPI waits for every rank and for mpirun, which is killing the
+        // ranks after a Ctrl-C: a stopped rank ends without it.
+        if received_signal().is_some() {
+            std::mem::forget(self.universe.take());
+        }
+    }
 }
 
 impl MpiLink {
@@ -54,7 +64,7 @@ impl MpiLink {
             id,
             run_key,
             hosts,
-            _universe: universe,
+            universe: Some(universe),
         })
     }
 }
