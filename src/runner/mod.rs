@@ -525,8 +525,14 @@ fn run_group(
             })
             .collect();
         if req.cluster.is_some_and(|link| !link.barrier(req.stop)) {
-            // stopped while the others were awaited: the workers start and end at once
+            // stopped while the others were awaited: the group does not start here,
+            // its workers are let go to end at once
             control.stop_group();
+            barrier.wait();
+            for h in handles.into_iter().flatten() {
+                let _ = h.join();
+            }
+            return (Vec::new(), false, None);
         }
         let started_unix_ns = unix_ns();
         barrier.wait();

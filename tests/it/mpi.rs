@@ -361,6 +361,9 @@ fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barr
     let Some(mut cmd) = mpirun_command(4, dir.path(), &["run", "--no-history", "long.fio"]) else {
         return;
     };
+    // mpirun waits this long between SIGTERM and SIGKILL: ample for 4 ranks
+    // sharing a busy machine (the default, 1 s, was enough on an idle one)
+    cmd.env("OMPI_MCA_odls_base_sigkill_timeout", "10");
     let mut mpirun = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
