@@ -275,20 +275,7 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
         crate::support::stderr(&out)
     );
     let ranks = dir.path().join("iolens-ranks");
-    let merge = |formats: &str| {
-        command()
-            .args(["merge", &format!("--output-format={formats}")])
-            .arg(&ranks)
-            .output()
-            .expect("run iolens merge")
-    };
-    let out = merge("json");
-    let said = crate::support::stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected exit 1 for a partial report, saw: {said}"
-    );
+    let (out, said) = merge_partial(&ranks, "json");
     for rank in 0..4 {
         assert!(
             said.contains(&format!("iolens merge: rank {rank} on "))
@@ -322,11 +309,29 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
     );
     // a rank that never wrote its file is named
     std::fs::remove_file(ranks.join("rank-00002.json")).unwrap();
-    let said = crate::support::stderr(&merge("normal"));
+    let (_, said) = merge_partial(&ranks, "normal");
     assert!(
         said.contains("iolens merge: rank 2 of 4: no result file"),
         "expected the missing rank 2 listed, saw: {said}"
     );
+}
+
+/// `iolens merge` of the rank files in `ranks`, which must exit 1 (a partial
+/// report); its output and its stderr.
+#[cfg(feature = "mpi")]
+fn merge_partial(ranks: &std::path::Path, formats: &str) -> (std::process::Output, String) {
+    let out = command()
+        .args(["merge", &format!("--output-format={formats}")])
+        .arg(ranks)
+        .output()
+        .expect("run iolens merge");
+    let said = crate::support::stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit 1 for a partial report, saw: {said}"
+    );
+    (out, said)
 }
 
 /// The processes (other than zombies) whose working directory is `dir`.
@@ -411,17 +416,7 @@ fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barr
         left.is_empty(),
         "expected no process left of the run, saw: {left:?}"
     );
-    let out = command()
-        .args(["merge", "--output-format=json"])
-        .arg(&ranks)
-        .output()
-        .expect("run iolens merge");
-    let said = crate::support::stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected exit 1 for an interrupted report, saw: {said}"
-    );
+    let (_, said) = merge_partial(&ranks, "json");
     for rank in 0..4 {
         assert!(
             said.lines().any(|l| {
