@@ -29,7 +29,7 @@ pub fn ab_command(a: &str, b: &str, pairs: u32, history: &HistoryFlags) -> Resul
     for i in 0..2 * pairs as usize {
         let arm = arm_of(i);
         eprintln!("iolens: run {}/{}: {}", i + 1, 2 * pairs, ["A", "B"][arm]);
-        let report = run_once(&jobs[arm], &stop, None, None, None)?.report;
+        let report = run_once(&jobs[arm], &stop, None, None, None, None)?.report;
         code = code.max(run_status(&report));
         arms[arm].push(report);
         if code != EXIT_OK {

@@ -93,9 +93,9 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
             // The stderr summary is `run`'s; quick's --json stays as it is.
             quiet_findings: true,
         };
-        return run_repeated(&jobs, &options, &stop);
+        return run_repeated(&jobs, &options, &stop, None);
     }
-    let outcome = run_once(&jobs, &stop, None, None, None)?;
+    let outcome = run_once(&jobs, &stop, None, None, None, None)?;
     let report = outcome.report;
     let rendered = if args.json {
         output::render(&report, &[Format::IolensJson])

@@ -21,11 +21,12 @@ const MAX_SEPARATORS: usize = 3;
 
 pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
     let summary = summarize_all(&repetitions);
-    let findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
+    let mut findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
         findings(&repetitions, &summary)
     } else {
         Vec::new()
     };
+    findings.extend(repeated_stragglers(&repetitions));
     RepeatReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -219,6 +220,60 @@ fn bimodal_finding(
         advice: "a single run of this job reports one of two different numbers; find and control what differs between the groups before quoting either".into(),
         at_ns: None,
     }
+}
+
+/// On a run on several ranks: per rank named a straggler in any repetition, in
+/// which ones. One in every repetition is the host's doing; one that comes and
+/// goes, passing load's.
+fn repeated_stragglers(reps: &[RunReport]) -> Vec<Finding> {
+    // (rank, host) → the repetitions (0-based) that named it
+    let mut named: BTreeMap<(u32, &str), Vec<usize>> = BTreeMap::new();
+    for (i, rep) in reps.iter().enumerate() {
+        let Some(cluster) = &rep.cluster else {
+            continue;
+        };
+        for r in super::straggler::stragglers(cluster) {
+            let rank = &cluster.ranks[r];
+            named
+                .entry((rank.rank, rank.hostname.as_str()))
+                .or_default()
+                .push(i);
+        }
+    }
+    named
+        .into_iter()
+        .map(|((rank, host), runs)| {
+            let every = runs.len() == reps.len();
+            let (severity, which, advice) = if every {
+                (
+                    Severity::Warning,
+                    "every repetition".to_string(),
+                    format!("a straggler in every repetition is its host's doing: look at {host}, as each repetition's straggler finding says"),
+                )
+            } else {
+                (
+                    Severity::Info,
+                    format!("repetitions {}", run_numbers(&runs)),
+                    "a straggler that comes and goes points at passing load (on the host or the shared storage) more than at the host: repeat more, and look at what else ran then".to_string(),
+                )
+            };
+            Finding {
+                code: "repeated-straggler".into(),
+                severity,
+                title: format!(
+                    "rank {rank} on {host} was a straggler in {which} ({} of {})",
+                    runs.len(),
+                    reps.len()
+                ),
+                evidence: vec![format!(
+                    "each repetition's straggler finding names the ranks far from the others' throughput or end; rank {rank} in {}",
+                    run_numbers(&runs)
+                )],
+                advice,
+                at_ns: None,
+            }
+        })
+        .collect()
 }
 
 fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
@@ -419,6 +474,54 @@ mod tests {
 
     fn reps(iops: &[f64]) -> Vec<RunReport> {
         iops.iter().map(|&v| run_report(&[("rr", v)])).collect()
+    }
+
+    #[test]
+    fn a_rank_named_straggler_in_every_repetition_is_the_hosts_doing_else_passing_load() {
+        use crate::diagnose::straggler::tests::four_ending_at;
+        let steady = [0, 1, 2].map(|_| four_ending_at([1000, 1010, 1005, 4000]));
+        let found = build(steady.to_vec(), 0).findings;
+        let titles: Vec<(&str, Severity)> = found
+            .iter()
+            .map(|f| (f.title.as_str(), f.severity))
+            .collect();
+        assert_eq!(
+            titles,
+            [(
+                "rank 3 on h3 was a straggler in every repetition (3 of 3)",
+                Severity::Warning
+            )],
+            "expected rank 3 named once over the repetitions, as a warning"
+        );
+        let passing = vec![
+            four_ending_at([1000, 1010, 1005, 1000]),
+            four_ending_at([4000, 1010, 1005, 1000]),
+            four_ending_at([1000, 1010, 1005, 4000]),
+        ];
+        let found = build(passing, 0).findings;
+        let titles: Vec<(&str, Severity)> = found
+            .iter()
+            .map(|f| (f.title.as_str(), f.severity))
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                (
+                    "rank 0 on h0 was a straggler in repetitions #2 (1 of 3)",
+                    Severity::Info
+                ),
+                (
+                    "rank 3 on h3 was a straggler in repetitions #3 (1 of 3)",
+                    Severity::Info
+                )
+            ],
+            "expected each rank named with the repetitions it straggled in, as information"
+        );
+        let alone = build(reps(&[100.0, 110.0, 90.0]), 0).findings;
+        assert!(
+            alone.is_empty(),
+            "expected no straggler finding without ranks, saw {alone:?}"
+        );
     }
 
     #[test]

@@ -13,8 +13,28 @@ pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
     let Some(cluster) = &report.cluster else {
         return Vec::new();
     };
-    let rates: Vec<f64> = cluster.ranks.iter().map(RankRun::bytes_per_sec).collect();
-    let ends: Vec<f64> = cluster.ranks.iter().map(|r| r.busy_ns() as f64).collect();
+    let (rate_median, end_median) = medians(cluster);
+    stragglers(cluster)
+        .into_iter()
+        .map(|i| finding(cluster, &cluster.ranks[i], rate_median, end_median))
+        .collect()
+}
+
+/// The ranks' median throughput and median time from the barrier to their end.
+fn medians(cluster: &ClusterReport) -> (f64, f64) {
+    let (rates, ends) = rates_and_ends(cluster);
+    (median(&rates), median(&ends))
+}
+
+fn rates_and_ends(cluster: &ClusterReport) -> (Vec<f64>, Vec<f64>) {
+    let rates = cluster.ranks.iter().map(RankRun::bytes_per_sec).collect();
+    let ends = cluster.ranks.iter().map(|r| r.busy_ns() as f64).collect();
+    (rates, ends)
+}
+
+/// The stragglers among the cluster's ranks (indices into its ranks, ascending).
+pub fn stragglers(cluster: &ClusterReport) -> Vec<usize> {
+    let (rates, ends) = rates_and_ends(cluster);
     let (rate_median, end_median) = (median(&rates), median(&ends));
     let slow: Vec<usize> = mad_outliers(&rates)
         .into_iter()
@@ -28,9 +48,6 @@ pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
     named.sort_unstable();
     named.dedup();
     named
-        .into_iter()
-        .map(|i| finding(cluster, &cluster.ranks[i], rate_median, end_median))
-        .collect()
 }
 
 fn finding(cluster: &ClusterReport, rank: &RankRun, rate_median: f64, end_median: f64) -> Finding {
@@ -68,7 +85,7 @@ fn finding(cluster: &ClusterReport, rank: &RankRun, rate_median: f64, end_median
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::model::{DirReport, JobReport, RankGroup, RunReport};
 
@@ -104,7 +121,7 @@ mod tests {
     }
 
     /// Four ranks of 100 MB each, ending `ends_ms` after the barrier; the first ended at 1 s.
-    fn four_ending_at(ends_ms: [u64; 4]) -> RunReport {
+    pub(in crate::diagnose) fn four_ending_at(ends_ms: [u64; 4]) -> RunReport {
         run((0..)
             .zip(ends_ms)
             .map(|(r, end)| rank(r, 100, end, 1000))

@@ -73,6 +73,8 @@ pub struct RunRequest<'a> {
     pub cluster: Option<&'a dyn ranks::ClusterLink>,
     /// Where this rank writes its results as each group ends (a run on several ranks).
     pub rank_file: Option<&'a std::path::Path>,
+    /// Which run of `--warmup`/`--repeat` this is, said in the rank file.
+    pub series: Option<ranks::SeriesRun>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -92,6 +94,7 @@ impl<'a> RunRequest<'a> {
             on_abandoned: None,
             cluster: None,
             rank_file: None,
+            series: None,
         }
     }
 }
@@ -385,6 +388,7 @@ fn write_rank_file(
 ) {
     let file = ranks::RankFile {
         stopped: stop_signal::stop_requested(req.stop),
+        series: req.series,
         run_key: link.run_key(),
         ranks: link.ranks(),
         groups: plan::groups(req.jobs).len(),
