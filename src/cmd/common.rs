@@ -351,6 +351,15 @@ pub fn fail_on<'a>(
     EXIT_FINDING
 }
 
+/// The exit code of work finished on a way out that does not return to
+/// `cmd::dispatch` (a run left with stuck workers), its error said as dispatch would.
+pub fn said_code(result: Result<i32, CmdError>) -> i32 {
+    result.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        e.code()
+    })
+}
+
 /// Where the report goes (`--output FILE`, else stdout), opened before the run.
 pub fn open_report(path: Option<&Path>) -> Result<Destination, CmdError> {
     Destination::open(path)
@@ -464,10 +473,7 @@ pub fn run_repeated(
         } else {
             reports.push(outcome.report);
         }
-        report_repeated(reports, o, code).unwrap_or_else(|e| {
-            eprintln!("{e}");
-            e.code()
-        })
+        said_code(report_repeated(reports, o, code))
     };
     let (reports, code) = run_series(jobs, o, stop, cluster, Some(&on_abandoned))?;
     report_repeated(reports, o, code)

@@ -3,8 +3,8 @@
 //! the comparison with a stored run.
 
 use super::common::{
-    emit, fail_on, open_report, run_once, run_repeated, run_series, run_status, stop_flag,
-    write_html, CmdError, HistoryFlags, JobSet, Repetitions,
+    emit, fail_on, open_report, run_once, run_repeated, run_series, run_status, said_code,
+    stop_flag, write_html, CmdError, HistoryFlags, JobSet, Repetitions,
 };
 use super::comparison;
 use super::output;
@@ -113,12 +113,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         }
         Ok(fail_on(code, flags.fail_on, &reports[0].findings))
     };
-    let on_abandoned = |outcome| {
-        finish(outcome).unwrap_or_else(|e| {
-            eprintln!("{e}");
-            e.code()
-        })
-    };
+    let on_abandoned = |outcome| said_code(finish(outcome));
     // A run that fails outright writes no trace, and leaves no trace file behind.
     let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster, None)
         .inspect_err(|_| debug::discard_io_traces())?;

@@ -5,7 +5,7 @@
 
 use super::findings_text;
 use crate::diagnose::repetitions;
-use crate::model::{Finding, RepeatReport};
+use crate::model::{Finding, RepeatReport, RunReport};
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 
@@ -70,28 +70,36 @@ pub fn render_table(r: &RepeatReport) -> String {
 /// A line per repetition that did not run whole (interrupted, or a job failed),
 /// saying why: its numbers are in the statistics as measured.
 pub fn partial_runs(r: &RepeatReport) -> Vec<String> {
-    r.repetitions
-        .iter()
-        .enumerate()
-        .filter(|(_, rep)| rep.interrupted || rep.jobs.iter().any(|j| j.error.is_some()))
-        .map(|(i, rep)| {
-            let mut line = format!(
-                "repetition #{}: {}",
-                i + 1,
-                if rep.interrupted {
-                    "interrupted, its results are partial"
-                } else {
-                    "a job failed"
-                }
-            );
-            for j in &rep.jobs {
-                if let Some(error) = &j.error {
-                    let _ = write!(line, "; job '{}': {error}", j.name);
-                }
-            }
-            line
-        })
+    (1..)
+        .zip(&r.repetitions)
+        .filter_map(|(n, rep)| partial_run(&format!("repetition #{n}"), rep))
         .collect()
+}
+
+/// "`name`: interrupted, its results are partial; job 'x': why" when the run
+/// did not run whole; None when it did.
+pub fn partial_run(name: &str, run: &RunReport) -> Option<String> {
+    let failed = run.jobs.iter().filter(|j| j.error.is_some());
+    if !run.interrupted && failed.clone().next().is_none() {
+        return None;
+    }
+    let mut line = format!(
+        "{name}: {}",
+        if run.interrupted {
+            "interrupted, its results are partial"
+        } else {
+            "a job failed"
+        }
+    );
+    for j in failed {
+        let _ = write!(
+            line,
+            "; job '{}': {}",
+            j.name,
+            j.error.as_deref().unwrap_or("")
+        );
+    }
+    Some(line)
 }
 
 /// "pagecache-under-direct-io in repetitions #2, #4 — those are the slow cluster
