@@ -32,28 +32,32 @@ pub fn ab_command(a: &str, b: &str, pairs: u32, history: &HistoryFlags) -> Resul
     let stop = stop_flag()?;
     let labels = variants.map(|v| format!("`{v}`"));
     let arms: RefCell<[Vec<RunReport>; 2]> = RefCell::default();
+    // A run that fails, or whose stuck workers are left behind, ends the session:
+    // the runs so far and this one are stored and compared, and it is marked.
+    let ended_early = |i: usize, arm: usize, report: RunReport, code: i32| {
+        let line = partial_run(&format!("run {} ({})", i + 1, ARMS[arm]), &report);
+        let mut runs = arms.take();
+        runs[arm].push(report);
+        let shown = finish(&labels, runs, history, code);
+        // under the comparison (a quiet broken pipe is no news here)
+        if let Some(line) = line {
+            let _ = print(&format!("{line}\n"));
+        }
+        shown
+    };
     for i in 0..2 * pairs as usize {
         let arm = arm_of(i);
         eprintln!("iolens: run {}/{}: {}", i + 1, 2 * pairs, ARMS[arm]);
-        // stuck workers left behind: the runs so far and this partial one
         let on_abandoned = |outcome: RunOutcome| {
-            let mut runs = arms.take();
-            let line = partial_run(&format!("run {} ({})", i + 1, ARMS[arm]), &outcome.report);
             let code = run_status(&outcome.report);
-            runs[arm].push(outcome.report);
-            let shown = said_code(finish(&labels, runs, history, code));
-            // marked under the comparison (a quiet broken pipe is no news here)
-            if let Some(line) = line {
-                let _ = print(&format!("{line}\n"));
-            }
-            shown
+            said_code(ended_early(i, arm, outcome.report, code))
         };
         let report = run_once(&jobs[arm], &stop, None, Some(&on_abandoned), None, None)?.report;
         let code = run_status(&report);
-        arms.borrow_mut()[arm].push(report);
         if code != EXIT_OK {
-            return Ok(code);
+            return ended_early(i, arm, report, code);
         }
+        arms.borrow_mut()[arm].push(report);
     }
     finish(&labels, arms.into_inner(), history, EXIT_OK)
 }

@@ -140,7 +140,10 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     // joined, so the report is finished here and handed on, and the process exits.
     let abandon = |files: &FileSet, group: &[usize], group_results| {
         let mut so_far = gathered.take();
-        so_far.place(group, group_results);
+        let ran = group.iter().copied().zip(group_results).collect();
+        if let Err(e) = end_group(req, files, &mut so_far, ran, std::iter::empty()) {
+            so_far.warnings.push(e.to_string());
+        }
         let tail = tail.take().expect("a run is finished once");
         let outcome = finish(req, so_far, tail, files, &board, true);
         let code = match req.on_abandoned {
@@ -158,7 +161,6 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         abandon: &abandon,
     };
 
-    let first_worker_numbers = first_worker_numbers(req.jobs);
     let mut watchdog_stopped_run = false;
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
@@ -172,13 +174,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             .jobs
             .iter()
             .partition(|&&j| req.jobs[j].files.create_only);
-        let mut hooks = job_hooks::GroupHooks::default();
-        let (io_jobs, refused) = hooks.start(
-            req.jobs,
-            io_jobs,
-            &files,
-            &mut gathered.borrow_mut().warnings,
-        )?;
+        let (io_jobs, refused) = {
+            let so_far = &mut *gathered.borrow_mut();
+            so_far
+                .hooks
+                .start(req.jobs, io_jobs, &files, &mut so_far.warnings)?
+        };
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
             let mut so_far = gathered.borrow_mut();
@@ -199,7 +200,6 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             progress.group_finished();
         }
         let mut so_far = gathered.borrow_mut();
-        hooks.finish(req.jobs, &io_jobs, &mut so_far.warnings);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -209,29 +209,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                     .collect(),
             )
         });
-        let ran = io_jobs.iter().copied().zip(group_results);
-        for (j, r) in ran.chain(idle).chain(refused) {
-            for w in &r {
-                if let Some(trace) = &w.io_trace {
-                    crate::debug::keep_io_trace(trace.clone());
-                }
-                so_far.warnings.extend(
-                    w.notes
-                        .iter()
-                        .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
-                );
-            }
-            if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
-                so_far.warnings.push(format!(
-                    "job '{}': cannot write a log: {e}",
-                    req.jobs[j].name
-                ));
-            }
-            so_far.place(&[j], vec![r]);
-            if req.jobs[j].io.unlink {
-                files.unlink(j)?;
-            }
-        }
+        let ran = io_jobs.iter().copied().zip(group_results).collect();
+        end_group(req, &files, &mut so_far, ran, idle.chain(refused))?;
         so_far.rank_groups.extend(rank_group);
         if let (Some(link), Some(path)) = (req.cluster, req.rank_file) {
             write_rank_file(req, link, path, &so_far, started_unix_ms);
@@ -267,6 +246,9 @@ struct Gathered {
     cache_guards: Vec<CacheGuard>,
     /// On a run on several ranks: each group as this rank saw it.
     rank_groups: Vec<RankGroup>,
+    /// The running group's scheduler switches and postrun commands, for its end
+    /// (also when its stuck workers are left behind).
+    hooks: job_hooks::GroupHooks,
 }
 
 impl Gathered {
@@ -279,6 +261,48 @@ impl Gathered {
             self.results[j] = r;
         }
     }
+}
+
+/// The end of a group: the postrun commands of the jobs that `ran` (with their
+/// workers' results) and the schedulers put back, then every job's results
+/// (those that ran and the `others`: create_only, refused by their prerun) kept
+/// with their notes, I/O traces and logs, and files unlinked as asked.
+fn end_group(
+    req: &RunRequest,
+    files: &FileSet,
+    so_far: &mut Gathered,
+    ran: Vec<(usize, Vec<WorkerResult>)>,
+    others: impl Iterator<Item = (usize, Vec<WorkerResult>)>,
+) -> Result<(), fileset::TargetError> {
+    std::mem::take(&mut so_far.hooks).finish(
+        req.jobs,
+        ran.iter().map(|(j, r)| (*j, r.as_slice())),
+        &mut so_far.warnings,
+    );
+    let first_worker_numbers = first_worker_numbers(req.jobs);
+    for (j, r) in ran.into_iter().chain(others) {
+        for w in &r {
+            if let Some(trace) = &w.io_trace {
+                crate::debug::keep_io_trace(trace.clone());
+            }
+            so_far.warnings.extend(
+                w.notes
+                    .iter()
+                    .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
+            );
+        }
+        if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
+            so_far.warnings.push(format!(
+                "job '{}': cannot write a log: {e}",
+                req.jobs[j].name
+            ));
+        }
+        so_far.place(&[j], vec![r]);
+        if req.jobs[j].io.unlink {
+            files.unlink(j)?;
+        }
+    }
+    Ok(())
 }
 
 /// What finishing the report takes, once.
