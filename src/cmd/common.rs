@@ -267,6 +267,16 @@ pub fn run_once(
     cluster: Option<(&dyn ClusterLink, &Path)>,
     series: Option<SeriesRun>,
 ) -> Result<RunOutcome, CmdError> {
+    // a run left with stuck workers hands its outcome on instead of returning it
+    let say_then_hand_on = on_abandoned.map(|hand_on| {
+        move |outcome: RunOutcome| {
+            say_warnings(jobs, &outcome.warnings);
+            hand_on(outcome)
+        }
+    });
+    let on_abandoned = say_then_hand_on
+        .as_ref()
+        .map(|f| f as &dyn Fn(RunOutcome) -> i32);
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
@@ -288,10 +298,15 @@ pub fn run_once(
         TargetError::Config(_) => CmdError::usage(e.to_string()),
         _ => CmdError::run_failed(e.to_string()),
     })?;
-    for w in outcome.warnings.iter().filter(|_| jobs.notes) {
+    say_warnings(jobs, &outcome.warnings);
+    Ok(outcome)
+}
+
+/// The run's warnings on stderr, when the job set's notes go there.
+fn say_warnings(jobs: &JobSet, warnings: &[String]) {
+    for w in warnings.iter().filter(|_| jobs.notes) {
         eprintln!("iolens: warning: {w}");
     }
-    Ok(outcome)
 }
 
 /// `--timeline`: stderr, so a JSON report on stdout stays valid.
