@@ -8,6 +8,7 @@ use crate::model::{Finding, MetricSummary, RepeatReport, RunReport, Severity, SC
 use crate::stats::summary::{find_clusters, summarize, Clusters};
 use crate::units::{format_value, run_numbers};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Fixed so that the same repetitions always give the same confidence interval.
@@ -20,7 +21,7 @@ const MIN_RUNS_FOR_FINDINGS: usize = 4;
 const MAX_SEPARATORS: usize = 3;
 
 pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
-    let summary = summarize_all(&repetitions);
+    let summary = summarize_all(&measured(&repetitions));
     let mut findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
         findings(&repetitions, &summary)
     } else {
@@ -37,19 +38,40 @@ pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
     }
 }
 
-/// Every metric of every job (named in the first repetition) that all repetitions measured.
+/// What the statistics are over: the runs' jobs, or for runs on several ranks
+/// their "All clients" entry (every rank's workers merged).
+fn measured(reps: &[RunReport]) -> Cow<'_, [RunReport]> {
+    let all_clients: Option<Vec<RunReport>> = reps
+        .iter()
+        .map(|r| r.cluster.as_ref().map(|c| c.all_clients.clone()))
+        .collect();
+    match all_clients {
+        Some(merged) if !merged.is_empty() => Cow::Owned(merged),
+        _ => Cow::Borrowed(reps),
+    }
+}
+
+/// Every metric of every job (named in the first repetition; one of several
+/// entries of a name, as clones without group_reporting give) that all
+/// repetitions measured.
 fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
     let Some(first) = reps.first() else {
         return Vec::new();
     };
     let mut out = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
     for job in &first.jobs {
+        if !names.contains(&job.name.as_str()) {
+            names.push(&job.name);
+        }
+    }
+    for job in names {
         for metric in Metric::ALL {
-            let Some(values) = values_of(reps, &job.name, metric) else {
+            let Some(values) = values_of(reps, job, metric) else {
                 continue;
             };
             out.push(MetricSummary {
-                job: job.name.clone(),
+                job: job.to_string(),
                 metric: metric.name().to_string(),
                 unit: metric.unit().to_string(),
                 stats: summarize(&values, BOOTSTRAP_SEED),
@@ -521,6 +543,40 @@ mod tests {
         assert!(
             alone.is_empty(),
             "expected no straggler finding without ranks, saw {alone:?}"
+        );
+    }
+
+    #[test]
+    fn runs_on_ranks_are_summarised_by_all_clients_and_a_name_once() {
+        let on_ranks = [100.0, 110.0].map(|iops| {
+            let mut r = run_report(&[("s", 1.0), ("s", 2.0)]);
+            r.cluster = Some(Box::new(crate::model::ClusterReport {
+                all_clients: run_report(&[("All clients", iops)]),
+                ..Default::default()
+            }));
+            r
+        });
+        let summary = build(on_ranks.to_vec(), 0).summary;
+        let iops: Vec<(&str, &[f64])> = summary
+            .iter()
+            .filter(|s| s.metric == "iops")
+            .map(|s| (s.job.as_str(), s.values.as_slice()))
+            .collect();
+        assert_eq!(
+            iops,
+            [("All clients", &[100.0, 110.0][..])],
+            "expected the IOPS of every rank merged, once"
+        );
+        let clones = build(vec![run_report(&[("j", 1.0), ("j", 5.0)])], 0).summary;
+        let iops: Vec<&[f64]> = clones
+            .iter()
+            .filter(|s| s.metric == "iops")
+            .map(|s| s.values.as_slice())
+            .collect();
+        assert_eq!(
+            iops,
+            [&[1.0][..]],
+            "expected job 'j' summarised once (its first entry) though two entries carry its name"
         );
     }
 

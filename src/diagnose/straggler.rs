@@ -13,8 +13,12 @@ pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
     let Some(cluster) = &report.cluster else {
         return Vec::new();
     };
+    let named = stragglers(cluster);
+    if named.is_empty() {
+        return Vec::new();
+    }
     let (rate_median, end_median) = medians(cluster);
-    stragglers(cluster)
+    named
         .into_iter()
         .map(|i| finding(cluster, &cluster.ranks[i], rate_median, end_median))
         .collect()
@@ -34,6 +38,9 @@ fn rates_and_ends(cluster: &ClusterReport) -> (Vec<f64>, Vec<f64>) {
 
 /// The stragglers among the cluster's ranks (indices into its ranks, ascending).
 pub fn stragglers(cluster: &ClusterReport) -> Vec<usize> {
+    if cluster.ranks.is_empty() {
+        return Vec::new();
+    }
     let (rates, ends) = rates_and_ends(cluster);
     let (rate_median, end_median) = (median(&rates), median(&ends));
     let slow: Vec<usize> = mad_outliers(&rates)
