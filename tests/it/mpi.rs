@@ -431,3 +431,94 @@ fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barr
         "expected the merged report marked interrupted, saw: {said}"
     );
 }
+
+/// --warmup 1 --repeat 3 on 4 ranks: every rank runs every run, each a cluster run;
+/// the first rank prints one document whose 3 repetitions each hold the 4 ranks and
+/// their sum, stores the repetitions once, and names rank 3 (held to an eighth of
+/// the others' rate) as the straggler of each repetition and over all of them.
+#[cfg(feature = "mpi")]
+#[test]
+fn repetitions_on_four_ranks_are_cluster_runs_summarised_by_the_first_rank() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("slow.fio"),
+        "[s]\nioengine=null\nsize=2m\nbs=4k\nrw=write\nrate_iops=(2000-${RANK}/3*1750)\n",
+    )
+    .unwrap();
+    let db = format!("--db={}", dir.path().join("h.db").display());
+    let args = [
+        "run",
+        &db,
+        "--warmup=1",
+        "--repeat=3",
+        "--output-format=iolens-json",
+        "slow.fio",
+    ];
+    let Some(out) = mpirun(4, dir.path(), &args) else {
+        return;
+    };
+    let doc = crate::support::json(&out);
+    let said = crate::support::stderr(&out);
+    assert_eq!(
+        (said.matches("iolens: repetition ").count(), doc["warmup"].as_u64()),
+        (3, Some(1)),
+        "expected the first rank alone to say each of 3 repetitions after 1 warm-up run, saw: {said}"
+    );
+    let reps = doc["repetitions"].as_array().expect("a --repeat document");
+    assert_eq!(reps.len(), 3, "expected 3 repetitions, saw {}", reps.len());
+    let two_mib = 2 * 1024 * 1024;
+    for (i, rep) in reps.iter().enumerate() {
+        let ranks: Vec<u64> = rep["cluster"]["ranks"]
+            .as_array()
+            .expect("each repetition a cluster run")
+            .iter()
+            .map(|r| r["total"]["dirs"][1]["io_bytes"].as_u64().unwrap())
+            .collect();
+        let all = &rep["cluster"]["all_clients"]["jobs"][0]["dirs"][1]["io_bytes"];
+        assert_eq!(
+            (ranks, all.as_u64()),
+            (vec![two_mib; 4], Some(4 * two_mib)),
+            "expected repetition {} to hold each rank's 2 MiB and their sum",
+            i + 1
+        );
+        let stragglers: Vec<&str> = rep["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "straggler")
+            .map(|f| f["title"].as_str().unwrap())
+            .collect();
+        assert!(
+            stragglers.len() == 1 && stragglers[0].starts_with("rank 3 on "),
+            "expected rank 3 named the straggler of repetition {}, saw {stragglers:?}",
+            i + 1
+        );
+    }
+    let over_all: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "repeated-straggler")
+        .map(|f| f["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        over_all.len() == 1
+            && over_all[0].starts_with("rank 3 on ")
+            && over_all[0].ends_with("in every repetition (3 of 3)"),
+        "expected rank 3 named over the repetitions, saw {over_all:?}"
+    );
+    let history = command()
+        .args(["history", &db, "--job", "s"])
+        .output()
+        .unwrap();
+    let rows = crate::support::stdout(&history);
+    assert_eq!(
+        rows.lines().filter(|l| l.contains(" s,s,s,s ")).count(),
+        3,
+        "expected the 3 repetitions stored once, by the first rank, saw:\n{rows}"
+    );
+    assert!(
+        !dir.path().join("iolens-ranks").exists(),
+        "expected the rank files gone after a series that ended well"
+    );
+}
