@@ -522,3 +522,38 @@ fn repetitions_on_four_ranks_are_cluster_runs_summarised_by_the_first_rank() {
         "expected the rank files gone after a series that ended well"
     );
 }
+
+/// A rank killed in the second repetition: the rank files say which repetition
+/// they hold, and `iolens merge` reports that one, partial.
+#[cfg(feature = "mpi")]
+#[test]
+fn rank_files_of_a_repetition_cut_short_say_which_repetition_they_hold() {
+    let dir = scratch();
+    // rank 3 makes `seen` before the second group of the first repetition, and is
+    // killed before that of the second
+    std::fs::write(
+        dir.path().join("kill.fio"),
+        "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
+         [first]\n\
+         [second]\nstonewall\nexec_prerun=[ ${RANK} != 3 ] || mkdir seen || kill -9 $PPID\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(
+        4,
+        dir.path(),
+        &["run", "--no-history", "--repeat=2", "kill.fio"],
+    ) else {
+        return;
+    };
+    assert!(
+        !out.status.success(),
+        "expected mpirun to fail when a rank is killed, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let (_, said) = merge_partial(&dir.path().join("iolens-ranks"), "normal");
+    assert!(
+        said.contains("these rank files hold repetition 2/2 of the run")
+            && said.contains("1 of 2 groups ended"),
+        "expected the rank files of repetition 2, each with its first group, saw: {said}"
+    );
+}
