@@ -534,6 +534,69 @@ fn a_stuck_worker_in_a_repetition_leaves_the_repetitions_so_far_with_the_partial
     );
 }
 
+/// `iolens ab` whose B run hangs on a write (no --io-timeout: the watchdog stops
+/// the time-based run past its plan): the worker thread is left behind, and A's
+/// run and B's partial one are compared, B's marked, both stored; exit 1.
+#[test]
+fn a_stuck_worker_in_an_ab_run_leaves_the_comparison_of_the_runs_so_far() {
+    let Some(fs) = FaultFs::mount("f", SIZE) else {
+        return;
+    };
+    fs.inject(Rule::once(Op::Write, 12 * BLOCK..13 * BLOCK, Fault::Hang));
+    let scratch_dir = scratch();
+    let db_arg = format!("--db={}", scratch_dir.path().join("history.db").display());
+    let arm = |name: &str, file: &Path| {
+        format!(
+            "--name={name} --filename={} --thread --ioengine=psync --rw=write --bs=4k --size=1m --runtime=1 --time_based",
+            file.display()
+        )
+    };
+    let printed = scratch_dir.path().join("out.txt");
+    let iolens = command()
+        .args([
+            "ab",
+            &arm("a", &scratch_dir.path().join("g")),
+            &arm("b", &fs.file()),
+        ])
+        .args(["--pairs=1", &db_arg])
+        .stdout(std::fs::File::create(&printed).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marked = "run 2 (B): interrupted, its results are partial; job 'b': ";
+    // the watchdog stops the run two margins (20 s) past its plan, then waits 10 s
+    let text = (0..2400)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::read_to_string(&printed)
+                .ok()
+                .filter(|text| text.contains(marked))
+        })
+        .expect("expected the comparison with B's run marked within two minutes");
+    assert!(
+        text.starts_with("A: A `--name=a") && text.contains("\nB: B `--name=b"),
+        "expected A's run compared with B's partial one, saw:\n{text}"
+    );
+    let stored = command()
+        .args(["show", "2", &db_arg, "--output-format=iolens-json"])
+        .output()
+        .unwrap();
+    let stored: Value = serde_json::from_slice(&stored.stdout).unwrap_or_else(|e| {
+        panic!(
+            "expected B's partial run in the history ({e}): {}",
+            stderr(&stored)
+        )
+    });
+    assert_eq!(
+        (&stored["interrupted"], &stored["jobs"][0]["name"]),
+        (&Value::Bool(true), &Value::from("b")),
+        "expected B's run stored, marked interrupted"
+    );
+    assert_eq!(fs.release(), 1, "expected one held write to release");
+    let out = iolens.wait_with_output().unwrap();
+    assert_failed_saying(&out, 1, "interrupted: the results are partial");
+}
+
 #[test]
 fn the_fault_filesystem_does_what_it_is_told() {
     let Some(fs) = FaultFs::mount("f", SIZE) else {
