@@ -430,9 +430,13 @@ pub fn run_series(
     cluster: Option<(&dyn ClusterLink, &Path)>,
     on_abandoned: Option<&dyn Fn(SeriesRun, Vec<RunReport>, RunOutcome) -> i32>,
 ) -> Result<(Vec<RunReport>, i32), CmdError> {
-    if o.formats
-        .iter()
-        .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
+    // a rank runs its one plain run here too, untagged
+    let series = o.warmup > 0 || o.repetitions > 1;
+    // checked where every rank runs the series, so that all refuse it alike
+    if series
+        && o.formats
+            .iter()
+            .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
     {
         return Err(CmdError::usage(
             "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
@@ -453,7 +457,7 @@ pub fn run_series(
             None,
             abandoned.as_ref().map(|f| f as &dyn Fn(RunOutcome) -> i32),
             cluster,
-            Some(run),
+            series.then_some(run),
         )?;
         let status = run_status(&outcome.report);
         code = code.max(status);

@@ -502,15 +502,14 @@ mod tests {
     fn a_rank_named_straggler_in_every_repetition_is_the_hosts_doing_else_passing_load() {
         use crate::diagnose::straggler::tests::four_ending_at;
         let steady = [0, 1, 2].map(|_| four_ending_at([1000, 1010, 1005, 4000]));
-        let found = build(steady.to_vec(), 0).findings;
-        let titles: Vec<(&str, Severity)> = found
-            .iter()
-            .map(|f| (f.title.as_str(), f.severity))
-            .collect();
+        let titles = |reps: Vec<RunReport>| -> Vec<(String, Severity)> {
+            let found = build(reps, 0).findings;
+            found.into_iter().map(|f| (f.title, f.severity)).collect()
+        };
         assert_eq!(
-            titles,
+            titles(steady.to_vec()),
             [(
-                "rank 3 on h3 was a straggler in every repetition (3 of 3)",
+                "rank 3 on h3 was a straggler in every repetition (3 of 3)".to_string(),
                 Severity::Warning
             )],
             "expected rank 3 named once over the repetitions, as a warning"
@@ -520,20 +519,15 @@ mod tests {
             four_ending_at([4000, 1010, 1005, 1000]),
             four_ending_at([1000, 1010, 1005, 4000]),
         ];
-        let found = build(passing, 0).findings;
-        let titles: Vec<(&str, Severity)> = found
-            .iter()
-            .map(|f| (f.title.as_str(), f.severity))
-            .collect();
         assert_eq!(
-            titles,
+            titles(passing),
             [
                 (
-                    "rank 0 on h0 was a straggler in repetitions #2 (1 of 3)",
+                    "rank 0 on h0 was a straggler in repetitions #2 (1 of 3)".to_string(),
                     Severity::Info
                 ),
                 (
-                    "rank 3 on h3 was a straggler in repetitions #3 (1 of 3)",
+                    "rank 3 on h3 was a straggler in repetitions #3 (1 of 3)".to_string(),
                     Severity::Info
                 )
             ],

@@ -357,12 +357,7 @@ fn a_stuck_worker_is_left_behind(threads: bool) {
         "expected the healthy job's 256 writes, saw {other}"
     );
 
-    let stored = command()
-        .args(["show", "1", &db_arg, "--output-format=iolens-json"])
-        .output()
-        .unwrap();
-    let stored: Value = serde_json::from_slice(&stored.stdout)
-        .unwrap_or_else(|e| panic!("expected the run in the history ({e}): {}", stderr(&stored)));
+    let stored = stored_run(&db_arg, 1);
     assert_eq!(
         stored["interrupted"], true,
         "expected the stored run marked interrupted"
@@ -422,6 +417,21 @@ fn assert_postruns(file: &Path, lines: usize, out: &Output) {
         1,
         "job 'faulty': exec_postrun not run for its 1 worker(s) left behind, stuck in the kernel",
     );
+}
+
+/// Run `id` of the history `db_arg` (`--db=…`), as iolens-json.
+fn stored_run(db_arg: &str, id: u32) -> Value {
+    let out = command()
+        .args([
+            "show",
+            &id.to_string(),
+            db_arg,
+            "--output-format=iolens-json",
+        ])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("expected run {id} in the history ({e}): {}", stderr(&out)))
 }
 
 /// The JSON report iolens writes to `path`, once it is there. A process whose
@@ -492,16 +502,7 @@ fn a_stuck_worker_in_a_repetition_leaves_the_repetitions_so_far_with_the_partial
         [(false, 256), (true, 12)],
         "expected repetition 1 whole (256 writes) and 2 marked interrupted with the stuck worker's 12"
     );
-    let stored = command()
-        .args(["show", "2", &db_arg, "--output-format=iolens-json"])
-        .output()
-        .unwrap();
-    let stored: Value = serde_json::from_slice(&stored.stdout).unwrap_or_else(|e| {
-        panic!(
-            "expected the partial repetition in the history ({e}): {}",
-            stderr(&stored)
-        )
-    });
+    let stored = stored_run(&db_arg, 2);
     assert_eq!(
         (
             &stored["interrupted"],
@@ -577,16 +578,7 @@ fn a_stuck_worker_in_an_ab_run_leaves_the_comparison_of_the_runs_so_far() {
         text.starts_with("A: A `--name=a") && text.contains("\nB: B `--name=b"),
         "expected A's run compared with B's partial one, saw:\n{text}"
     );
-    let stored = command()
-        .args(["show", "2", &db_arg, "--output-format=iolens-json"])
-        .output()
-        .unwrap();
-    let stored: Value = serde_json::from_slice(&stored.stdout).unwrap_or_else(|e| {
-        panic!(
-            "expected B's partial run in the history ({e}): {}",
-            stderr(&stored)
-        )
-    });
+    let stored = stored_run(&db_arg, 2);
     assert_eq!(
         (&stored["interrupted"], &stored["jobs"][0]["name"]),
         (&Value::Bool(true), &Value::from("b")),

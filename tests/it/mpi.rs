@@ -259,13 +259,7 @@ fn a_time_based_group_ends_on_every_rank_when_the_first_rank_ends() {
 fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
     let dir = scratch();
     // the first group ends on every rank; before the second, rank 3 is killed
-    std::fs::write(
-        dir.path().join("kill.fio"),
-        "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
-         [first]\n\
-         [second]\nstonewall\nexec_prerun=[ ${RANK} != 3 ] || kill -9 $PPID\n",
-    )
-    .unwrap();
+    write_kill_job(dir.path(), "kill -9 $PPID");
     let Some(out) = mpirun(4, dir.path(), &["run", "--no-history", "kill.fio"]) else {
         return;
     };
@@ -307,6 +301,10 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
         ],
         "expected every rank's first group and their sum"
     );
+    assert!(
+        !said.contains("these rank files hold"),
+        "expected no run of a --repeat series named for a plain run, saw: {said}"
+    );
     // a rank that never wrote its file is named
     std::fs::remove_file(ranks.join("rank-00002.json")).unwrap();
     let (_, said) = merge_partial(&ranks, "normal");
@@ -314,6 +312,21 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
         said.contains("iolens merge: rank 2 of 4: no result file"),
         "expected the missing rank 2 listed, saw: {said}"
     );
+}
+
+/// `kill.fio` in `dir`: two stonewalled groups writing 256 KiB, rank 3 running
+/// `kill` (a shell command; `kill -9 $PPID` kills the rank) before the second.
+#[cfg(feature = "mpi")]
+fn write_kill_job(dir: &std::path::Path, kill: &str) {
+    std::fs::write(
+        dir.join("kill.fio"),
+        format!(
+            "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
+             [first]\n\
+             [second]\nstonewall\nexec_prerun=[ ${{RANK}} != 3 ] || {kill}\n"
+        ),
+    )
+    .unwrap();
 }
 
 /// `iolens merge` of the rank files in `ranks`, which must exit 1 (a partial
@@ -531,13 +544,7 @@ fn rank_files_of_a_repetition_cut_short_say_which_repetition_they_hold() {
     let dir = scratch();
     // rank 3 makes `seen` before the second group of the first repetition, and is
     // killed before that of the second
-    std::fs::write(
-        dir.path().join("kill.fio"),
-        "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
-         [first]\n\
-         [second]\nstonewall\nexec_prerun=[ ${RANK} != 3 ] || mkdir seen || kill -9 $PPID\n",
-    )
-    .unwrap();
+    write_kill_job(dir.path(), "mkdir seen || kill -9 $PPID");
     let Some(out) = mpirun(
         4,
         dir.path(),
@@ -555,5 +562,34 @@ fn rank_files_of_a_repetition_cut_short_say_which_repetition_they_hold() {
         said.contains("these rank files hold repetition 2/2 of the run")
             && said.contains("1 of 2 groups ended"),
         "expected the rank files of repetition 2, each with its first group, saw: {said}"
+    );
+}
+
+/// fio's formats stay refused with --repeat on ranks, by every rank alike (none
+/// is left waiting for the others).
+#[cfg(feature = "mpi")]
+#[test]
+fn repeat_with_a_fio_format_is_refused_on_every_rank() {
+    let dir = scratch();
+    let args = [
+        "run",
+        "--no-history",
+        "--repeat=2",
+        "--output-format=json",
+        "--name=m",
+        "--ioengine=null",
+        "--size=64k",
+    ];
+    let Some(out) = mpirun(2, dir.path(), &args) else {
+        return;
+    };
+    let said = crate::support::stderr(&out);
+    assert!(
+        !out.status.success()
+            && said
+                .matches("--repeat writes normal or iolens-json output")
+                .count()
+                == 2,
+        "expected both ranks to refuse --repeat with fio's json, saw: {said}"
     );
 }
