@@ -34,7 +34,9 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     /// One per reporting group (stonewall / new_group), in order.
     pub groups: Vec<GroupReport>,
-    /// Block devices behind the targets, counters diffed over the run.
+    /// Block devices behind the targets, counters diffed over the run. Empty in
+    /// the report of a run on several ranks, whose disks are per host
+    /// (`ClusterReport::host_disks`).
     pub disks: Vec<DiskUtil>,
     /// True when the run was stopped early (signal or error); results are partial.
     pub interrupted: bool,
