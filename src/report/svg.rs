@@ -312,7 +312,8 @@ pub fn grouped_bars(
             );
         }
     }
-    for (s, label) in series.iter().enumerate() {
+    // one series is named by the y axis
+    for (s, label) in series.iter().enumerate().filter(|_| series.len() > 1) {
         legend(&mut body, s, label, PALETTE[s % PALETTE.len()]);
     }
     wrap(frame, &body)
@@ -884,6 +885,10 @@ mod tests {
             (bars, labels, svg.contains(">109.0</text>")),
             (100, 25, false),
             "expected 100 bars, every 4th group labelled and no values, saw {bars} bars and {labels} labels in {svg}"
+        );
+        assert!(
+            !svg.contains("class=\"legend\""),
+            "expected no legend for one series (the y axis names it), saw {svg}"
         );
     }
 
