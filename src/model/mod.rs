@@ -394,6 +394,22 @@ pub struct DiskUtil {
     pub util_pct: f64,
 }
 
+impl DiskUtil {
+    /// fio's counters of a disk in fio's order: read and write I/Os, read and
+    /// write merges, read and write ticks (ms), time in queue (ms).
+    pub fn fio_counters(&self) -> [u64; 7] {
+        [
+            self.read_ios,
+            self.write_ios,
+            self.read_merges,
+            self.write_merges,
+            self.read_ticks_ms,
+            self.write_ticks_ms,
+            self.in_queue_ms,
+        ]
+    }
+}
+
 impl JobReport {
     /// Total I/Os completed in both directions.
     pub fn total_ios(&self) -> u64 {

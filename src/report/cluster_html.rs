@@ -3,7 +3,7 @@
 //! once (from the host's first rank). The figures are the text report's
 //! (cluster_text.rs); the stragglers are those the `straggler` finding names.
 
-use super::cluster_text::{hosts, RankRow, Spread};
+use super::cluster_text::{hosts, rank_cells, Spread, RANK_COLUMNS};
 use super::svg::{self, escape, Axis, BarGroup, Frame};
 use crate::diagnose::straggler::stragglers;
 use crate::model::{ClusterReport, DiskUtil};
@@ -15,7 +15,7 @@ pub(super) fn section(out: &mut String, cluster: &ClusterReport) {
     let slow = stragglers(cluster);
     let _ = write!(
         out,
-        "<h2 id=\"cluster\">Ranks</h2><p>{} ranks on {} host(s); every rank's workers together are the jobs above.</p><table class=\"kv\">",
+        "<h2 id=\"cluster\">Ranks</h2><p>{} ranks on {} host(s); every rank's workers together are the jobs above. Per rank: MB/s and IOPS from the barrier to its end, its latencies, its end and its lag behind the first rank to end.</p><table class=\"kv\">",
         cluster.ranks.len(),
         hosts(cluster)
     );
@@ -37,25 +37,23 @@ pub(super) fn section(out: &mut String, cluster: &ClusterReport) {
     for (name, value) in figures {
         let _ = write!(out, "<tr><td>{name}</td><td>{}</td></tr>", escape(&value));
     }
-    out.push_str("</table><table id=\"ranks\"><tr><th>rank</th><th>host</th><th>MB/s</th><th>IOPS</th><th>p50</th><th>p99</th><th>max</th><th>end (s)</th><th>lag behind first end (ms)</th><th></th></tr>");
+    out.push_str("</table><table id=\"ranks\"><tr>");
+    for column in RANK_COLUMNS {
+        let _ = write!(out, "<th>{}</th>", escape(column));
+    }
+    out.push_str("<th></th></tr>");
     for (i, rank) in cluster.ranks.iter().enumerate() {
-        let row = RankRow::of(rank);
         let straggler = slow.contains(&i);
-        let _ = write!(
-            out,
-            "<tr{}><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{}</td></tr>",
-            if straggler { " class=\"straggler\"" } else { "" },
-            rank.rank,
-            escape(&rank.hostname),
-            row.mb_per_sec,
-            row.iops,
-            row.p50,
-            row.p99,
-            row.max,
-            row.end_s,
-            row.lag_ms,
-            if straggler { "straggler" } else { "" }
-        );
+        out.push_str(if straggler {
+            "<tr class=\"straggler\">"
+        } else {
+            "<tr>"
+        });
+        for cell in rank_cells(rank) {
+            let _ = write!(out, "<td>{}</td>", escape(&cell));
+        }
+        let note = if straggler { "straggler" } else { "" };
+        let _ = write!(out, "<td>{note}</td></tr>");
     }
     out.push_str("</table>");
     let groups: Vec<BarGroup> = cluster
@@ -94,19 +92,11 @@ pub(super) fn section(out: &mut String, cluster: &ClusterReport) {
 fn disks(out: &mut String, disks: &[DiskUtil]) {
     out.push_str("<table class=\"disks\"><tr><th>disk</th><th>read I/Os</th><th>write I/Os</th><th>read merges</th><th>write merges</th><th>read ticks (ms)</th><th>write ticks (ms)</th><th>in queue (ms)</th><th>util</th></tr>");
     for d in disks {
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td></tr>",
-            escape(&d.name),
-            d.read_ios,
-            d.write_ios,
-            d.read_merges,
-            d.write_merges,
-            d.read_ticks_ms,
-            d.write_ticks_ms,
-            d.in_queue_ms,
-            d.util_pct
-        );
+        let _ = write!(out, "<tr><td>{}</td>", escape(&d.name));
+        for counter in d.fio_counters() {
+            let _ = write!(out, "<td>{counter}</td>");
+        }
+        let _ = write!(out, "<td>{:.2} %</td></tr>", d.util_pct);
     }
     out.push_str("</table>");
 }

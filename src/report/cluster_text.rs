@@ -18,26 +18,15 @@ pub fn write_ranks(out: &mut String, cluster: &ClusterReport) -> fmt::Result {
         hosts(cluster),
         totals_line(cluster)
     )?;
-    writeln!(
-        out,
-        "  {:>5} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
-        "rank", "host", "MB/s", "IOPS", "p50", "p99", "max", "end (s)", "lag (ms)"
-    )?;
+    let line = |c: &[String; 9]| {
+        format!(
+            "  {:>5} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
+        )
+    };
+    writeln!(out, "{}", line(&RANK_COLUMNS.map(String::from)))?;
     for rank in &cluster.ranks {
-        let row = RankRow::of(rank);
-        writeln!(
-            out,
-            "  {:>5} {:<16} {:>10.1} {:>10.0} {:>10} {:>10} {:>10} {:>9.3} {:>9.1}",
-            rank.rank,
-            rank.hostname,
-            row.mb_per_sec,
-            row.iops,
-            row.p50,
-            row.p99,
-            row.max,
-            row.end_s,
-            row.lag_ms,
-        )?;
+        writeln!(out, "{}", line(&rank_cells(rank)))?;
     }
     writeln!(out, "  spread: {}", Spread::of(cluster))?;
     // each host's disks, from its first rank: never summed across hosts
@@ -59,7 +48,7 @@ pub(super) fn hosts(cluster: &ClusterReport) -> usize {
 }
 
 /// The cluster's figures: over the last end, while all were active, the barrier's skew.
-pub(super) fn totals_line(cluster: &ClusterReport) -> String {
+fn totals_line(cluster: &ClusterReport) -> String {
     format!(
         "{:.1} MB/s from the barrier to the last end, {:.1} MB/s while all were active; barrier skew {}",
         cluster.bytes_per_sec() / 1e6,
@@ -68,39 +57,34 @@ pub(super) fn totals_line(cluster: &ClusterReport) -> String {
     )
 }
 
-/// One rank's figures as the table shows them.
-pub(super) struct RankRow {
-    pub mb_per_sec: f64,
-    pub iops: f64,
-    /// Latencies of its main direction (completion, else total), "-" when not measured.
-    pub p50: String,
-    pub p99: String,
-    pub max: String,
-    /// From the barrier to its last worker's end, over its groups.
-    pub end_s: f64,
-    /// How far behind the first rank to end.
-    pub lag_ms: f64,
-}
+/// The per-rank table's columns.
+pub(super) const RANK_COLUMNS: [&str; 9] = [
+    "rank", "host", "MB/s", "IOPS", "p50", "p99", "max", "end (s)", "lag (ms)",
+];
 
-impl RankRow {
-    pub fn of(rank: &RankRun) -> RankRow {
-        let lat = rank
-            .main_dir()
-            .and_then(|d| d.clat.as_ref().or(d.lat.as_ref()));
-        let pct = |p: f64| {
-            lat.and_then(|l| l.percentiles.iter().find(|(q, _)| *q == p))
-                .map_or("-".to_string(), |(_, ns)| format_value(*ns as f64, "ns"))
-        };
-        RankRow {
-            mb_per_sec: rank.bytes_per_sec() / 1e6,
-            iops: per_sec(rank.ios(), rank.busy_ns()),
-            p50: pct(50.0),
-            p99: pct(99.0),
-            max: lat.map_or("-".to_string(), |l| format_value(l.max_ns as f64, "ns")),
-            end_s: rank.busy_ns() as f64 / 1e9,
-            lag_ms: rank.lag_ns() as f64 / 1e6,
-        }
-    }
+/// One rank's row: its number and host, MB/s and IOPS over its busy time, the
+/// latencies of its main direction (completion, else total; "-" when not
+/// measured), its end after the barrier and its lag behind the first rank to
+/// end, over its groups.
+pub(super) fn rank_cells(rank: &RankRun) -> [String; 9] {
+    let lat = rank
+        .main_dir()
+        .and_then(|d| d.clat.as_ref().or(d.lat.as_ref()));
+    let pct = |p: f64| {
+        lat.and_then(|l| l.percentiles.iter().find(|(q, _)| *q == p))
+            .map_or("-".to_string(), |(_, ns)| format_value(*ns as f64, "ns"))
+    };
+    [
+        rank.rank.to_string(),
+        rank.hostname.clone(),
+        format!("{:.1}", rank.bytes_per_sec() / 1e6),
+        format!("{:.0}", per_sec(rank.ios(), rank.busy_ns())),
+        pct(50.0),
+        pct(99.0),
+        lat.map_or("-".to_string(), |l| format_value(l.max_ns as f64, "ns")),
+        format!("{:.3}", rank.busy_ns() as f64 / 1e9),
+        format!("{:.1}", rank.lag_ns() as f64 / 1e6),
+    ]
 }
 
 /// How far apart the ranks are: their MB/s and their ends.
