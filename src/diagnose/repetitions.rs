@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_rank_named_straggler_in_every_repetition_is_the_hosts_doing_else_passing_load() {
-        use crate::diagnose::straggler::tests::four_ending_at;
+        use crate::testutil::four_ranks_ending_at as four_ending_at;
         let steady = [0, 1, 2].map(|_| four_ending_at([1000, 1010, 1005, 4000]));
         let titles = |reps: Vec<RunReport>| -> Vec<(String, Severity)> {
             let found = build(reps, 0).findings;
