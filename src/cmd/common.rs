@@ -416,6 +416,22 @@ pub struct Repetitions<'a> {
     pub quiet_findings: bool,
 }
 
+impl Repetitions<'_> {
+    /// fio's formats have no place for repetitions.
+    pub fn refuse_fio_formats(&self) -> Result<(), CmdError> {
+        if self
+            .formats
+            .iter()
+            .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
+        {
+            return Err(CmdError::usage(
+                "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Every run of `--warmup K --repeat N` in order, each a full run (on several
 /// ranks, a run of every rank together); the measured runs' reports and the
 /// worst exit code. On one host a failed run ends the series; ranks, which meet
@@ -432,16 +448,6 @@ pub fn run_series(
 ) -> Result<(Vec<RunReport>, i32), CmdError> {
     // a rank runs its one plain run here too, untagged
     let series = o.warmup > 0 || o.repetitions > 1;
-    // checked where every rank runs the series, so that all refuse it alike
-    if series
-        && o.formats
-            .iter()
-            .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
-    {
-        return Err(CmdError::usage(
-            "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
-        ));
-    }
     let reports = RefCell::new(Vec::with_capacity(o.repetitions as usize));
     let mut code = EXIT_OK;
     for run in SeriesRun::all(o.warmup, o.repetitions) {

@@ -49,6 +49,10 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         fail_on: flags.fail_on,
         quiet_findings: flags.no_finding_lines(),
     };
+    if series {
+        // on several ranks every rank refuses alike, before MPI starts
+        options.refuse_fio_formats()?;
+    }
     let link = cluster::connect(on_ranks).map_err(CmdError::run_failed)?;
     let mut jobs = JobSet::load(flags, &args.args, command_line)?;
     let rank_file = match &link {
