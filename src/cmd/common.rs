@@ -61,6 +61,11 @@ impl CmdError {
     }
 
     /// The exit code for it.
+    /// What went wrong, without who says it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
     pub fn code(&self) -> i32 {
         self.code
     }

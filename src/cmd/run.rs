@@ -13,7 +13,7 @@ use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
 use crate::report::{agg_bw_log, html};
-use crate::runner::ranks::RankFile;
+use crate::runner::ranks::{ClusterLink, RankFile};
 use crate::runner::status::StatusReports;
 use crate::runner::RunOutcome;
 use std::cell::RefCell;
@@ -54,24 +54,49 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         options.refuse_fio_formats()?;
     }
     let link = cluster::connect(on_ranks).map_err(CmdError::run_failed)?;
+    let ran = run_connected(args, command_line, &options, link.as_deref());
+    match (ran, link.as_deref()) {
+        // a rank that gave up alone would leave the others waiting at the barrier
+        (Err(e), Some(link)) if link.ranks() > 1 => {
+            let me = link.rank();
+            link.abort(&format!(
+                "rank {} on {}: {}",
+                me.rank,
+                me.hostname,
+                e.message()
+            ))
+        }
+        (ran, _) => ran,
+    }
+}
+
+/// The run once MPI is up (or not used): every rank's part, and the first rank's report.
+fn run_connected(
+    args: &RunArgs,
+    command_line: &[String],
+    options: &Repetitions,
+    link: Option<&dyn ClusterLink>,
+) -> Result<i32, CmdError> {
+    let flags = &args.flags;
+    let series = options.repetitions > 1 || options.warmup > 0;
     let mut jobs = JobSet::load(flags, &args.args, command_line)?;
-    let rank_file = match &link {
+    let rank_file = match link {
         Some(link) => {
             jobs.place_on_rank(link.rank().rank);
             Some(rank_file(flags.mpi_results.as_deref(), link.rank().rank)?)
         }
         None => None,
     };
-    let cluster = link.as_deref().zip(rank_file.as_deref());
+    let cluster = link.zip(rank_file.as_deref());
     let stop = stop_flag()?;
     // Only the first rank reports; the others hand it their results.
-    if link.as_ref().is_some_and(|l| l.rank().rank != 0) {
-        let (_, code) = run_series(&jobs, &options, &stop, cluster, None)?;
+    if link.is_some_and(|l| l.rank().rank != 0) {
+        let (_, code) = run_series(&jobs, options, &stop, cluster, None)?;
         tidy_rank_dir(flags.mpi_results.as_deref());
         return Ok(code);
     }
     if series {
-        let code = run_repeated(&jobs, &options, &stop, cluster)?;
+        let code = run_repeated(&jobs, options, &stop, cluster)?;
         if cluster.is_some() {
             tidy_rank_dir(flags.mpi_results.as_deref());
         }
@@ -83,7 +108,7 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     let print_status = |report: &RunReport| {
         let _ = destination
             .borrow_mut()
-            .write(&output::render_status(report, &formats));
+            .write(&output::render_status(report, options.formats));
     };
     let status = flags.status_interval.map(|interval| StatusReports {
         interval,
@@ -96,11 +121,11 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         debug::drain_io_traces(|lines| emit(&mut destination.borrow_mut(), lines))?;
         emit(
             &mut destination.borrow_mut(),
-            &output::render(&outcome.report, &formats),
+            &output::render(&outcome.report, options.formats),
         )?;
         output::print_findings_summary(
             &outcome.report.findings,
-            &formats,
+            options.formats,
             flags.no_finding_lines(),
         );
         if let Some(path) = &flags.html {
@@ -111,9 +136,9 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         }
         let code = run_status(&outcome.report);
         let reports = [outcome.report];
-        history.record(&reports);
+        options.history.record(&reports);
         if let Some(id) = flags.compare_with {
-            comparison::against_history(id, &reports, &history, None)?;
+            comparison::against_history(id, &reports, options.history, None)?;
         }
         Ok(fail_on(code, flags.fail_on, &reports[0].findings))
     };

@@ -88,6 +88,8 @@ fn mpirun_command(
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
     )
     .current_dir(dir)
+    // a rank that waits forever fails the test instead of stalling the suite
+    .args(["--timeout", "300"])
     .args(["--allow-run-as-root", "--oversubscribe", "-np"])
     .arg(ranks.to_string())
     .arg(env!("CARGO_BIN_EXE_iolens"))
@@ -712,5 +714,35 @@ fn each_hosts_disks_name_their_host_and_the_html_has_the_ranks_section() {
         headings,
         usize::from(!expected.is_empty()),
         "expected the host's disks once in {section}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_whose_job_is_refused_ends_every_rank_with_its_reason() {
+    let dir = crate::support::scratch();
+    // rank 3 alone gets size=0 for a file that does not exist: refused there only
+    std::fs::write(
+        dir.path().join("job.fio"),
+        "[x]\nioengine=psync\nrw=read\nbs=4k\nsize=((3-${RANK})*1048576)\nfilename=f${RANK}\n",
+    )
+    .unwrap();
+    let Some(out) = mpirun(4, dir.path(), &["run", "job.fio"]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected every rank ended with exit 1, saw {:?}: {stderr}",
+        out.status
+    );
+    assert!(
+        stderr.contains("iolens: rank 3 on ") && stderr.contains("f3 does not exist"),
+        "expected rank 3's refusal, named with its rank and host, saw: {stderr}"
+    );
+    assert!(
+        !stderr.contains("--timeout"),
+        "expected the ranks to end at once, not at mpirun's timeout: {stderr}"
     );
 }
