@@ -25,7 +25,44 @@ mod writeback;
 use crate::model::{Observations, RunReport};
 
 /// Every rule's findings for one run, in a fixed order.
+///
+/// On several ranks the sampler watched rank 0's host only, while the report's
+/// jobs are every rank's. The rules that weigh the jobs' I/O or CPU against
+/// what a host did (its devices, page cache, memory, CPUs, cgroup) read that
+/// host's ranks only (`ObservedHost`: their jobs merged; the observed series
+/// already hold their I/O), and their findings name the host:
+/// pagecache-under-direct-io, served-from-cache, direct-io-not-honoured,
+/// writeback-stall, cgroup-memory-limit, cgroup-io-limit, cgroup-cpu-quota,
+/// tool-bound, read-from-holes, foreign-io, unstable-throughput (the host's
+/// series), cpu-frequency, cache-evicted-without-pressure, tunables-changed and
+/// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
+/// A run on one host has no `ObservedHost`: every rule reads the report as it is.
 pub fn diagnose(report: &RunReport) -> Vec<Finding> {
+    let observed = report
+        .cluster
+        .as_ref()
+        .and_then(|c| c.observed_host.as_ref());
+    let mut findings = match observed {
+        None => host_findings(report),
+        Some(host) => {
+            let on_host = RunReport {
+                jobs: host.jobs.clone(),
+                cluster: None,
+                ..report.clone()
+            };
+            let mut findings = host_findings(&on_host);
+            for finding in &mut findings {
+                finding.title = format!("on {}: {}", host.hostname, finding.title);
+            }
+            findings
+        }
+    };
+    findings.extend(straggler::straggler(report));
+    findings
+}
+
+/// The findings of the rules that compare the jobs with their host.
+fn host_findings(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     findings.extend(pagecache::pagecache_under_direct_io(report));
     findings.extend(device_traffic::served_from_cache(report));
@@ -42,7 +79,6 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     findings.extend(tunables::tunables_changed(report));
     findings.extend(cpu_starvation::cpu_starvation(report));
     findings.extend(cgroup_cpu::cgroup_cpu_quota(report));
-    findings.extend(straggler::straggler(report));
     findings
 }
 

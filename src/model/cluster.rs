@@ -11,6 +11,21 @@ pub struct ClusterReport {
     pub ranks: Vec<RankRun>,
     /// Every worker of every rank in one entry (fio's "All clients"), with its group.
     pub all_clients: RunReport,
+    /// The host the report's observations were made on (rank 0's) and the
+    /// ranks that ran there; None in a report merged from rank files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_host: Option<ObservedHost>,
+}
+
+/// Rank 0's host, whose sampler made the report's observations, and the ranks
+/// that ran on it: the host-level findings weigh what they moved, not all ranks'.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ObservedHost {
+    pub hostname: String,
+    /// The ranks on it, in rank order.
+    pub ranks: Vec<u32>,
+    /// Their jobs, their workers merged as one process's.
+    pub jobs: Vec<JobReport>,
 }
 
 /// One rank's run, as that rank alone would report it.

@@ -20,6 +20,21 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         obs.interval_ns / 1_000_000,
         share_pct(obs.sampler_cpu_ns, span_ns)
     )?;
+    let cluster = report.cluster.as_deref();
+    let observed = cluster.and_then(|c| c.observed_host.as_ref());
+    if let (Some(cluster), Some(host)) = (cluster, observed) {
+        let ranks: Vec<String> = host.ranks.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "  observed on {}, where ranks {} of {} ran; the other hosts were not observed",
+            host.hostname,
+            ranks.join(", "),
+            cluster.ranks.len()
+        )?;
+    }
+    let movers = observed.map_or("the jobs".to_string(), |h| {
+        format!("the ranks on {}", h.hostname)
+    });
     for layout in &obs.layouts {
         write_layout(out, layout)?;
     }
@@ -51,7 +66,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         let written = last.write_sectors.saturating_sub(first.write_sectors) * 512;
         writeln!(
             out,
-            "  device {} ({}): read {}, wrote {}; the jobs read {}, wrote {}",
+            "  device {} ({}): read {}, wrote {}; {movers} read {}, wrote {}",
             device.name,
             device.via,
             human_bytes(read),

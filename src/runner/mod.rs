@@ -312,6 +312,7 @@ fn finish(
     let warnings = &mut gathered.warnings;
     warnings.dedup();
     let disks = tail.disks.finish(tail.wall.elapsed());
+    let mut observations = watch::stop_sampler(tail.sampler, req, board, warnings);
     let cluster = req.cluster.and_then(|link| {
         if let Some(path) = req.rank_file.filter(|_| stop_signal::stop_requested(req.stop)) {
             // the others may be stopped anywhere, some never to gather: each rank's
@@ -335,6 +336,9 @@ fn finish(
             } else {
                 Vec::new()
             },
+            started_unix_ms: tail.started_unix_ms,
+            series: observations.jobs.clone(),
+            workers: observations.workers.clone(),
         };
         let parts = link.gather(mine.to_bytes());
         gathered.results = mine.results;
@@ -345,21 +349,27 @@ fn finish(
         parts
     });
     let mut cluster_report = None;
-    if let Some(parts) = cluster {
+    if let (Some(parts), Some(link)) = (cluster, req.cluster) {
         match parts
             .iter()
             .map(|b| ranks::RankResults::from_bytes(b))
             .collect::<Result<Vec<_>, _>>()
         {
             Ok(ranks) => {
-                let (merged, merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
+                let (merged, mut merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
+                merged_cluster.observed_host = Some(ranks::pair_host(
+                    req,
+                    &ranks,
+                    link.rank(),
+                    &mut observations,
+                    tail.started_unix_ms,
+                ));
                 gathered.results = merged;
                 cluster_report = Some(Box::new(merged_cluster));
             }
             Err(e) => gathered.warnings.push(e),
         }
     }
-    let warnings = &mut gathered.warnings;
     // a run on several ranks has its disks per host, in its ranks' reports
     let disks = if cluster_report.is_some() {
         Vec::new()
@@ -369,7 +379,7 @@ fn finish(
     let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
     report.cluster = cluster_report;
     report.interrupted |= partial;
-    report.observations = watch::stop_sampler(tail.sampler, req, board, warnings);
+    report.observations = observations;
     report.observations.cache_guards = gathered.cache_guards;
     report.observations.layouts = watch::layout_records(files);
     report.environment = tail.environment;
@@ -402,6 +412,9 @@ fn write_rank_file(
             groups: so_far.rank_groups.clone(),
             results: so_far.results.clone(),
             disks: Vec::new(),
+            started_unix_ms,
+            series: Vec::new(),
+            workers: Vec::new(),
         },
     };
     if let Err(e) = file.write(path) {
