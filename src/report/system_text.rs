@@ -24,12 +24,18 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
     let observed = cluster.and_then(|c| c.observed_host.as_ref());
     if let (Some(cluster), Some(host)) = (cluster, observed) {
         let ranks: Vec<String> = host.ranks.iter().map(u32::to_string).collect();
+        let elsewhere = cluster.ranks.len().saturating_sub(host.ranks.len());
         writeln!(
             out,
-            "  observed on {}, where ranks {} of {} ran; the other hosts were not observed",
+            "  observed on {} by rank 0, where ranks {} of {} ran{}",
             host.hostname,
             ranks.join(", "),
-            cluster.ranks.len()
+            cluster.ranks.len(),
+            if elsewhere > 0 {
+                format!("; the {elsewhere} on other hosts were not observed")
+            } else {
+                String::new()
+            }
         )?;
     }
     let movers = observed.map_or("the jobs".to_string(), |h| {

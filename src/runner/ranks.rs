@@ -659,7 +659,7 @@ mod tests {
         let mut text = String::new();
         crate::report::system_text::write_system(&mut text, &report).unwrap();
         for line in [
-            "observed on h-a, where ranks 0, 1 of 4 ran; the other hosts were not observed",
+            "observed on h-a by rank 0, where ranks 0, 1 of 4 ran; the 2 on other hosts were not observed",
             "device loop7 (the target): read 0 B, wrote 64.0 MiB; the ranks on h-a read 0 B, wrote 20.0 MiB",
         ] {
             assert!(text.contains(line), "expected the line {line:?}, saw:\n{text}");

@@ -552,3 +552,80 @@ fn each_hosts_disks_name_their_host_and_the_html_has_the_ranks_section() {
         "expected the host's disks once in {section}"
     );
 }
+
+#[cfg(feature = "mpi")]
+#[test]
+fn the_system_text_and_the_observed_series_hold_every_rank_on_rank_0s_host() {
+    let dir = scratch();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let directory = format!("--directory={}", data.display());
+    let Some(out) = mpirun(
+        4,
+        dir.path(),
+        &[
+            "run",
+            "--no-history",
+            "--name=h",
+            "--ioengine=psync",
+            &directory,
+            "--size=1m",
+            "--rw=write",
+            "--bs=4k",
+            "--output-format=normal,iolens-json",
+        ],
+    ) else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "expected the run to work, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let stdout = crate::support::stdout(&out);
+    let (text, json) = stdout
+        .split_once("\n{")
+        .unwrap_or_else(|| panic!("expected the text, then iolens' document, saw: {stdout}"));
+    let doc: serde_json::Value = serde_json::from_str(&format!("{{{json}"))
+        .unwrap_or_else(|e| panic!("expected iolens' document ({e}), saw: {json}"));
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    assert_eq!(
+        (
+            doc["cluster"]["observed_host"]["hostname"].as_str(),
+            &doc["cluster"]["observed_host"]["ranks"],
+        ),
+        (Some(host), &serde_json::json!([0, 1, 2, 3])),
+        "expected the observations paired with the host's 4 ranks"
+    );
+    // 4 ranks on one host: what its sampler saw the jobs write is every rank's
+    // 1 MiB (rank 0's alone before the pairing)
+    let series_written: u64 = doc["observations"]["jobs"]
+        .as_array()
+        .expect("the observed series")
+        .iter()
+        .flat_map(|j| j["intervals"].as_array().expect("intervals").iter())
+        .map(|i| i["bytes"][1].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        series_written,
+        4 << 20,
+        "expected the observed series to hold the 4 ranks' writes"
+    );
+    assert!(
+        text.contains(&format!(
+            "observed on {host} by rank 0, where ranks 0, 1, 2, 3 of 4 ran\n"
+        )),
+        "expected the system text to name the host and its ranks, saw: {text}"
+    );
+    // the device line is there when the scratch directory has a block device behind it
+    for line in text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("device "))
+    {
+        assert!(
+            line.ends_with(&format!("the ranks on {host} read 0 B, wrote 4.0 MiB")),
+            "expected the device line to weigh the host's 4 ranks' 4 MiB, saw: {line}"
+        );
+    }
+}
