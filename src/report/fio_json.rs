@@ -1086,7 +1086,7 @@ mod tests {
                 rank(3, None),
             ],
             all_clients,
-            observed_host: None,
+            observed_hosts: Vec::new(),
         }));
         merged
     }

@@ -2,7 +2,7 @@
 //! summary of `RunReport.observations` (the full series are in iolens-json).
 
 use crate::model::{
-    CacheGuard, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
+    CacheGuard, ClusterReport, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
 };
 use std::fmt::{self, Write};
 
@@ -21,21 +21,20 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         share_pct(obs.sampler_cpu_ns, span_ns)
     )?;
     let cluster = report.cluster.as_deref();
-    let observed = cluster.and_then(|c| c.observed_host.as_ref());
+    let observed = cluster.and_then(ClusterReport::first_host);
     if let (Some(cluster), Some(host)) = (cluster, observed) {
         let ranks: Vec<String> = host.ranks.iter().map(u32::to_string).collect();
-        let elsewhere = cluster.ranks.len().saturating_sub(host.ranks.len());
+        let others = if cluster.observed_hosts.len() > 1 {
+            "; each other host by its first rank (its findings name it; its observations are in that rank's report in iolens-json)"
+        } else {
+            ""
+        };
         writeln!(
             out,
-            "  observed on {} by rank 0, where ranks {} of {} ran{}",
+            "  observed on {} by rank 0, where ranks {} of {} ran{others}",
             host.hostname,
             ranks.join(", "),
             cluster.ranks.len(),
-            if elsewhere > 0 {
-                format!("; the {elsewhere} on other hosts were not observed")
-            } else {
-                String::new()
-            }
         )?;
     }
     let movers = observed.map_or("the jobs".to_string(), |h| {

@@ -339,6 +339,12 @@ fn finish(
             started_unix_ms: tail.started_unix_ms,
             series: observations.jobs.clone(),
             workers: observations.workers.clone(),
+            host: (link.rank().local_rank == 0 && link.rank().rank != 0).then(|| {
+                Box::new(ranks::HostSeen {
+                    observations: observations.clone(),
+                    environment: tail.environment.clone(),
+                })
+            }),
         };
         let parts = link.gather(mine.to_bytes());
         gathered.results = mine.results;
@@ -357,13 +363,14 @@ fn finish(
         {
             Ok(ranks) => {
                 let (merged, mut merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
-                merged_cluster.observed_host = Some(ranks::pair_host(
+                ranks::pair_hosts(
                     req,
                     &ranks,
                     link.rank(),
                     &mut observations,
                     tail.started_unix_ms,
-                ));
+                    &mut merged_cluster,
+                );
                 gathered.results = merged;
                 cluster_report = Some(Box::new(merged_cluster));
             }
@@ -415,6 +422,7 @@ fn write_rank_file(
             started_unix_ms,
             series: Vec::new(),
             workers: Vec::new(),
+            host: None,
         },
     };
     if let Err(e) = file.write(path) {

@@ -9,8 +9,8 @@ use super::result::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::JobSpec;
 use crate::model::{
-    ClusterReport, CpuWait, DiskUtil, JobInterval, JobSeries, Observations, ObservedHost,
-    RankGroup, RankRun, RunReport, WorkerObservation,
+    ClusterReport, CpuWait, DiskUtil, Environment, JobInterval, JobSeries, Observations,
+    ObservedHost, RankGroup, RankRun, RunReport, WorkerObservation,
 };
 use crate::observe::live::LiveTotals;
 use crate::observe::wchan::WaitTally;
@@ -73,6 +73,17 @@ pub struct RankResults {
     /// Its worker threads' CPU and run-queue wait.
     #[serde(default)]
     pub workers: Vec<WorkerObservation>,
+    /// What its sampler saw of its host, from the first rank of each host but
+    /// rank 0's (whose are the report's own).
+    #[serde(default)]
+    pub host: Option<Box<HostSeen>>,
+}
+
+/// A host as its first rank's sampler saw it, and where it ran.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct HostSeen {
+    pub observations: Observations,
+    pub environment: Environment,
 }
 
 impl RankResults {
@@ -327,7 +338,7 @@ pub(super) fn merge(
             })
             .collect(),
         all_clients: collect::one_entry(req, &merged, ALL_CLIENTS),
-        observed_host: None,
+        observed_hosts: Vec::new(),
     };
     (merged, cluster)
 }
@@ -352,7 +363,7 @@ fn workers_by_job<'r>(
 /// interval added to the observer's series, each rank's moved onto the
 /// observer's sample times by the difference of their clocks' starts (ranks on
 /// one host read one clock). The other hosts go unobserved.
-pub(super) fn pair_host(
+fn pair_host(
     req: &RunRequest,
     ranks: &[RankResults],
     observer: &RankId,
@@ -380,9 +391,49 @@ pub(super) fn pair_host(
     let jobs = workers_by_job(on_host.iter().copied());
     ObservedHost {
         hostname: observer.hostname.clone(),
+        observer: observer.rank,
         ranks: on_host.iter().map(|r| r.id.rank).collect(),
         jobs: collect::report(req, &jobs, Vec::new(), started_unix_ms).jobs,
     }
+}
+
+/// Pairs each observed host with the ranks that ran on it (`pair_host`):
+/// `observer`'s (`observations`, the report's own) and every other host whose
+/// first rank sent what it saw, which goes into that rank's report in `cluster`.
+pub(super) fn pair_hosts(
+    req: &RunRequest,
+    ranks: &[RankResults],
+    observer: &RankId,
+    observations: &mut Observations,
+    started_unix_ms: u64,
+    cluster: &mut ClusterReport,
+) {
+    let mut hosts = vec![pair_host(
+        req,
+        ranks,
+        observer,
+        observations,
+        started_unix_ms,
+    )];
+    for (rank, run) in ranks.iter().zip(&mut cluster.ranks) {
+        let Some(seen) = &rank.host else {
+            continue;
+        };
+        if hosts.iter().any(|h| h.hostname == rank.id.hostname) {
+            continue;
+        }
+        let mut observations = seen.observations.clone();
+        hosts.push(pair_host(
+            req,
+            ranks,
+            &rank.id,
+            &mut observations,
+            rank.started_unix_ms,
+        ));
+        run.report.observations = observations;
+        run.report.environment = seen.environment.clone();
+    }
+    cluster.observed_hosts = hosts;
 }
 
 /// Adds another rank's series of the same job into `into`, its interval `i`
@@ -596,7 +647,7 @@ mod tests {
     }
 
     #[test]
-    fn host_level_findings_and_the_system_text_weigh_the_ranks_on_rank_0s_host_only() {
+    fn each_hosts_findings_and_the_system_text_weigh_the_ranks_on_that_host_only() {
         use crate::diagnose::fixture;
         let args: Vec<String> = ["--name=w", "--ioengine=null", "--size=1m"]
             .iter()
@@ -627,23 +678,43 @@ mod tests {
             started_unix_ms: 1_000 + late_ms,
             series: obs.jobs.clone(),
             workers: obs.workers.clone(),
+            host: None,
+        };
+        // h-b's first rank saw the same on its host
+        let seen_on_b = HostSeen {
+            observations: obs.clone(),
+            environment: Environment::default(),
         };
         let ranks = [
             rank(0, "h-a", 0),
             rank(1, "h-a", 250),
-            rank(2, "h-b", 0),
+            RankResults {
+                host: Some(Box::new(seen_on_b)),
+                ..rank(2, "h-b", 0)
+            },
             rank(3, "h-b", 0),
         ];
         let (merged, mut cluster) = merge(&req, &ranks, 1_000);
-        let host = pair_host(&req, &ranks, &ranks[0].id, &mut obs, 1_000);
+        pair_hosts(&req, &ranks, &ranks[0].id, &mut obs, 1_000, &mut cluster);
+        let hosts: Vec<(&str, u32, &[u32])> = cluster
+            .observed_hosts
+            .iter()
+            .map(|h| (h.hostname.as_str(), h.observer, h.ranks.as_slice()))
+            .collect();
         assert_eq!(
-            (host.hostname.as_str(), host.ranks.as_slice()),
-            ("h-a", &[0, 1][..]),
-            "expected rank 0's host with ranks 0 and 1"
+            hosts,
+            [("h-a", 0, &[0, 1][..]), ("h-b", 2, &[2, 3][..])],
+            "expected each host with its observer and its ranks, rank 0's first"
         );
-        let series_bytes: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[1]).sum();
+        let written =
+            |o: &Observations| -> u64 { o.jobs[0].intervals.iter().map(|i| i.bytes[1]).sum() };
         assert_eq!(
-            (series_bytes, obs.jobs[0].workers, obs.workers.len()),
+            written(&cluster.ranks[2].report.observations),
+            20 << 20,
+            "expected h-b's series, in its first rank's report, to hold its two ranks' writes"
+        );
+        assert_eq!(
+            (written(&obs), obs.jobs[0].workers, obs.workers.len()),
             (20 << 20, 2, 2),
             "expected the host's series to hold both its ranks' 10 MiB and workers, rank 1's moved 3 intervals on"
         );
@@ -652,14 +723,13 @@ mod tests {
             2 << 20,
             "expected interval 4 to hold rank 0's 4th and rank 1's 1st MiB"
         );
-        cluster.observed_host = Some(host);
         let mut report = collect::report(&req, &merged, Vec::new(), 1_000);
         report.observations = obs;
         report.cluster = Some(Box::new(cluster));
         let mut text = String::new();
         crate::report::system_text::write_system(&mut text, &report).unwrap();
         for line in [
-            "observed on h-a by rank 0, where ranks 0, 1 of 4 ran; the 2 on other hosts were not observed",
+            "observed on h-a by rank 0, where ranks 0, 1 of 4 ran; each other host by its first rank (its findings name it; its observations are in that rank's report in iolens-json)",
             "device loop7 (the target): read 0 B, wrote 64.0 MiB; the ranks on h-a read 0 B, wrote 20.0 MiB",
         ] {
             assert!(text.contains(line), "expected the line {line:?}, saw:\n{text}");
@@ -668,8 +738,11 @@ mod tests {
         let titles: Vec<&str> = findings.iter().map(|f| f.title.as_str()).collect();
         assert_eq!(
             titles,
-            ["on h-a: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device"],
-            "expected foreign-io against the 20 MiB of h-a's ranks (all ranks' 40 MiB would hide it)"
+            [
+                "on h-a: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device",
+                "on h-b: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device",
+            ],
+            "expected foreign-io on each host against its own ranks' 20 MiB (all ranks' 40 MiB would hide it)"
         );
     }
 
@@ -706,6 +779,7 @@ mod tests {
                     started_unix_ms: 0,
                     series: Vec::new(),
                     workers: Vec::new(),
+                    host: None,
                 })
                 .map(|r| RankResults::from_bytes(&r.to_bytes()).unwrap())
                 .collect();

@@ -591,12 +591,14 @@ fn the_system_text_and_the_observed_series_hold_every_rank_on_rank_0s_host() {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     let host = host.trim();
     assert_eq!(
-        (
-            doc["cluster"]["observed_host"]["hostname"].as_str(),
-            &doc["cluster"]["observed_host"]["ranks"],
-        ),
-        (Some(host), &serde_json::json!([0, 1, 2, 3])),
-        "expected the observations paired with the host's 4 ranks"
+        &doc["cluster"]["observed_hosts"],
+        &serde_json::json!([{
+            "hostname": host,
+            "observer": 0,
+            "ranks": [0, 1, 2, 3],
+            "jobs": doc["jobs"],
+        }]),
+        "expected one observed host, by rank 0, with its 4 ranks (here every rank's jobs)"
     );
     // 4 ranks on one host: what its sampler saw the jobs write is every rank's
     // 1 MiB (rank 0's alone before the pairing)
