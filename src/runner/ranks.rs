@@ -432,6 +432,10 @@ pub(super) fn pair_hosts(
         ));
         run.report.observations = observations;
         run.report.environment = seen.environment.clone();
+        crate::observe::cgroup::record_workers_elsewhere(
+            &mut run.report.environment,
+            &run.report.observations.workers,
+        );
     }
     cluster.observed_hosts = hosts;
 }
@@ -665,6 +669,10 @@ mod tests {
             write_sectors: i as u64 * (64 << 20) / 10 / 512,
             ..Default::default()
         });
+        // h-b's first rank runs in a cgroup its workers are not in
+        let mut on_b = observed.clone();
+        fixture::add_cgroup(&mut on_b, Default::default(), |_| Default::default());
+        on_b.observations.workers[0].cgroup = Some("/elsewhere".into());
         let mut obs = observed.observations;
         let rank = |r: u32, host: &str, late_ms: u64| RankResults {
             id: RankId {
@@ -682,8 +690,8 @@ mod tests {
         };
         // h-b's first rank saw the same on its host
         let seen_on_b = HostSeen {
-            observations: obs.clone(),
-            environment: Environment::default(),
+            observations: on_b.observations.clone(),
+            environment: on_b.environment,
         };
         let ranks = [
             rank(0, "h-a", 0),
@@ -692,7 +700,10 @@ mod tests {
                 host: Some(Box::new(seen_on_b)),
                 ..rank(2, "h-b", 0)
             },
-            rank(3, "h-b", 0),
+            RankResults {
+                workers: on_b.observations.workers,
+                ..rank(3, "h-b", 0)
+            },
         ];
         let (merged, mut cluster) = merge(&req, &ranks, 1_000);
         pair_hosts(&req, &ranks, &ranks[0].id, &mut obs, 1_000, &mut cluster);
@@ -708,10 +719,21 @@ mod tests {
         );
         let written =
             |o: &Observations| -> u64 { o.jobs[0].intervals.iter().map(|i| i.bytes[1]).sum() };
+        let on_b = &cluster.ranks[2].report;
         assert_eq!(
-            written(&cluster.ranks[2].report.observations),
+            written(&on_b.observations),
             20 << 20,
             "expected h-b's series, in its first rank's report, to hold its two ranks' writes"
+        );
+        let elsewhere = on_b
+            .environment
+            .cgroup
+            .as_ref()
+            .map(|c| c.workers_elsewhere.len());
+        assert_eq!(
+            elsewhere,
+            Some(2),
+            "expected h-b's two ranks' workers outside its cgroup noted in its environment"
         );
         assert_eq!(
             (written(&obs), obs.jobs[0].workers, obs.workers.len()),
