@@ -95,28 +95,42 @@ fn mpirun_command(
     Some(cmd)
 }
 
+/// Job `m` on 4 ranks from `dir`: each writes `size` to its own file in `data`
+/// with psync, reported in `formats`.
 #[cfg(feature = "mpi")]
-#[test]
-fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
-    let dir = scratch();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
+fn write_on_four_ranks(
+    dir: &std::path::Path,
+    data: &std::path::Path,
+    size: &str,
+    formats: &str,
+) -> Option<std::process::Output> {
+    std::fs::create_dir(data).unwrap();
     let directory = format!("--directory={}", data.display());
-    let Some(out) = mpirun(
+    let size = format!("--size={size}");
+    let formats = format!("--output-format={formats}");
+    mpirun(
         4,
-        dir.path(),
+        dir,
         &[
             "run",
             "--no-history",
             "--name=m",
             "--ioengine=psync",
             &directory,
-            "--size=64k",
+            &size,
             "--rw=write",
             "--bs=4k",
-            "--output-format=json",
+            &formats,
         ],
-    ) else {
+    )
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
+    let dir = scratch();
+    let data = dir.path().join("data");
+    let Some(out) = write_on_four_ranks(dir.path(), &data, "64k", "json") else {
         return;
     };
     let doc = crate::support::json(&out);
@@ -558,23 +572,7 @@ fn each_hosts_disks_name_their_host_and_the_html_has_the_ranks_section() {
 fn the_system_text_and_the_observed_series_hold_every_rank_on_rank_0s_host() {
     let dir = scratch();
     let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let directory = format!("--directory={}", data.display());
-    let Some(out) = mpirun(
-        4,
-        dir.path(),
-        &[
-            "run",
-            "--no-history",
-            "--name=h",
-            "--ioengine=psync",
-            &directory,
-            "--size=1m",
-            "--rw=write",
-            "--bs=4k",
-            "--output-format=normal,iolens-json",
-        ],
-    ) else {
+    let Some(out) = write_on_four_ranks(dir.path(), &data, "1m", "normal,iolens-json") else {
         return;
     };
     assert!(
