@@ -27,18 +27,17 @@ use crate::model::{Observations, ObservedHost, RunReport};
 /// Every rule's findings for one run, in a fixed order.
 ///
 /// On several ranks each host's sampler (its first rank's) watched that host
-/// only, while the report's jobs are every rank's. The rules that weigh the jobs' I/O or CPU against
-/// what a host did (its devices, page cache, memory, CPUs, cgroup) read that
-/// host's ranks only (`ObservedHost`: their jobs merged; the host's series
-/// already hold their I/O), and their findings name the host:
-/// pagecache-under-direct-io, served-from-cache, direct-io-not-honoured,
-/// writeback-stall, cgroup-memory-limit, cgroup-io-limit, cgroup-cpu-quota,
-/// tool-bound, read-from-holes, foreign-io, unstable-throughput (the host's
-/// series), cpu-frequency, cache-evicted-without-pressure, tunables-changed and
+/// only, while the report's jobs are every rank's. The rules that weigh the
+/// jobs' I/O or CPU against what a host did (its devices, page cache, memory,
+/// CPUs, cgroup) read that host's ranks only (`ObservedHost`: their jobs
+/// merged; the host's series already hold their I/O), once per observed host,
+/// and their findings name the host: pagecache-under-direct-io,
+/// served-from-cache, direct-io-not-honoured, writeback-stall,
+/// cgroup-memory-limit, cgroup-io-limit, cgroup-cpu-quota, tool-bound,
+/// read-from-holes, foreign-io, unstable-throughput (the host's series),
+/// cpu-frequency, cache-evicted-without-pressure, tunables-changed and
 /// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
-/// Each other host whose first rank sent its observations gets its own
-/// findings the same way. A run on one host has no `ObservedHost`: every rule
-/// reads the report as it is.
+/// A run on one host has no `ObservedHost`: every rule reads the report as it is.
 pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     let hosts = report
         .cluster

@@ -313,6 +313,8 @@ fn finish(
     warnings.dedup();
     let disks = tail.disks.finish(tail.wall.elapsed());
     let mut observations = watch::stop_sampler(tail.sampler, req, board, warnings);
+    observations.cache_guards = std::mem::take(&mut gathered.cache_guards);
+    observations.layouts = watch::layout_records(files);
     let cluster = req.cluster.and_then(|link| {
         if let Some(path) = req.rank_file.filter(|_| stop_signal::stop_requested(req.stop)) {
             // the others may be stopped anywhere, some never to gather: each rank's
@@ -387,8 +389,6 @@ fn finish(
     report.cluster = cluster_report;
     report.interrupted |= partial;
     report.observations = observations;
-    report.observations.cache_guards = gathered.cache_guards;
-    report.observations.layouts = watch::layout_records(files);
     report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
