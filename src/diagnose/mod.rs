@@ -22,10 +22,64 @@ mod tunables;
 mod unstable;
 mod writeback;
 
-use crate::model::{Observations, RunReport};
+use crate::model::{Observations, ObservedHost, RunReport};
 
 /// Every rule's findings for one run, in a fixed order.
+///
+/// On several ranks each host's sampler (its first rank's) watched that host
+/// only, while the report's jobs are every rank's. The rules that weigh the
+/// jobs' I/O or CPU against what a host did (its devices, page cache, memory,
+/// CPUs, cgroup) read that host's ranks only (`ObservedHost`: their jobs
+/// merged; the host's series already hold their I/O), once per observed host,
+/// and their findings name the host: pagecache-under-direct-io,
+/// served-from-cache, direct-io-not-honoured, writeback-stall,
+/// cgroup-memory-limit, cgroup-io-limit, cgroup-cpu-quota, tool-bound,
+/// read-from-holes, foreign-io, unstable-throughput (the host's series),
+/// cpu-frequency, cache-evicted-without-pressure, tunables-changed and
+/// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
+/// A run on one host has no `ObservedHost`: every rule reads the report as it is.
 pub fn diagnose(report: &RunReport) -> Vec<Finding> {
+    let hosts = report
+        .cluster
+        .as_ref()
+        .map_or(&[][..], |c| &c.observed_hosts);
+    let mut findings = if hosts.is_empty() {
+        host_findings(report)
+    } else {
+        hosts
+            .iter()
+            .flat_map(|host| on_host(report, host))
+            .collect()
+    };
+    findings.extend(straggler::straggler(report));
+    findings
+}
+
+/// The host-level findings of `host`, each named with it: its ranks' jobs
+/// against what its observer saw (rank 0's: the report's own observations).
+fn on_host(report: &RunReport, host: &ObservedHost) -> Vec<Finding> {
+    let observer = report
+        .cluster
+        .iter()
+        .flat_map(|c| &c.ranks)
+        .find(|r| r.rank == host.observer && host.observer != 0)
+        .map_or(report, |r| &r.report);
+    let seen = RunReport {
+        jobs: host.jobs.clone(),
+        observations: observer.observations.clone(),
+        environment: observer.environment.clone(),
+        cluster: None,
+        ..report.clone()
+    };
+    let mut findings = host_findings(&seen);
+    for finding in &mut findings {
+        finding.title = format!("on {}: {}", host.hostname, finding.title);
+    }
+    findings
+}
+
+/// The findings of the rules that compare the jobs with their host.
+fn host_findings(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     findings.extend(pagecache::pagecache_under_direct_io(report));
     findings.extend(device_traffic::served_from_cache(report));
@@ -42,7 +96,6 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     findings.extend(tunables::tunables_changed(report));
     findings.extend(cpu_starvation::cpu_starvation(report));
     findings.extend(cgroup_cpu::cgroup_cpu_quota(report));
-    findings.extend(straggler::straggler(report));
     findings
 }
 

@@ -11,6 +11,24 @@ pub struct ClusterReport {
     pub ranks: Vec<RankRun>,
     /// Every worker of every rank in one entry (fio's "All clients"), with its group.
     pub all_clients: RunReport,
+    /// Each observed host and the ranks that ran on it, rank 0's first (whose
+    /// observations are the report's; another host's are in its observer's
+    /// `report`); empty in a report merged from rank files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observed_hosts: Vec<ObservedHost>,
+}
+
+/// A host whose first rank's sampler watched it, and the ranks that ran on it:
+/// its host-level findings weigh what they moved, not all ranks'.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ObservedHost {
+    pub hostname: String,
+    /// The rank whose sampler watched it.
+    pub observer: u32,
+    /// The ranks on it, in rank order.
+    pub ranks: Vec<u32>,
+    /// Their jobs, their workers merged as one process's.
+    pub jobs: Vec<JobReport>,
 }
 
 /// One rank's run, as that rank alone would report it.
@@ -82,6 +100,11 @@ pub fn per_sec(count: u64, ns: u64) -> f64 {
 }
 
 impl ClusterReport {
+    /// Rank 0's host, which the report's own observations are of.
+    pub fn first_host(&self) -> Option<&ObservedHost> {
+        self.observed_hosts.iter().find(|h| h.observer == 0)
+    }
+
     /// Each host's disks, once: the ranks that sampled their host's (the host's
     /// first rank), each with its host's name. Never one disk's counters added
     /// across hosts.

@@ -12,7 +12,7 @@ pub use cgroup::{
     CgroupDir, CgroupIoCounters, CgroupIoSeries, CgroupLimits, CgroupPlace, CgroupRecord,
     CgroupSample, CgroupVersion, IoLimit, WorkerCgroup,
 };
-pub use cluster::{ClusterReport, RankGroup, RankRun};
+pub use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
 
 use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};

@@ -1086,6 +1086,7 @@ mod tests {
                 rank(3, None),
             ],
             all_clients,
+            observed_hosts: Vec::new(),
         }));
         merged
     }

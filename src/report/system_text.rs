@@ -2,7 +2,7 @@
 //! summary of `RunReport.observations` (the full series are in iolens-json).
 
 use crate::model::{
-    CacheGuard, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
+    CacheGuard, ClusterReport, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
 };
 use std::fmt::{self, Write};
 
@@ -20,6 +20,26 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         obs.interval_ns / 1_000_000,
         share_pct(obs.sampler_cpu_ns, span_ns)
     )?;
+    let cluster = report.cluster.as_deref();
+    let observed = cluster.and_then(ClusterReport::first_host);
+    if let (Some(cluster), Some(host)) = (cluster, observed) {
+        let ranks: Vec<String> = host.ranks.iter().map(u32::to_string).collect();
+        let others = if cluster.observed_hosts.len() > 1 {
+            "; each other host by its first rank (its findings name it; its observations are in that rank's report in iolens-json)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  observed on {} by rank 0, where ranks {} of {} ran{others}",
+            host.hostname,
+            ranks.join(", "),
+            cluster.ranks.len(),
+        )?;
+    }
+    let movers = observed.map_or("the jobs".to_string(), |h| {
+        format!("the ranks on {}", h.hostname)
+    });
     for layout in &obs.layouts {
         write_layout(out, layout)?;
     }
@@ -51,7 +71,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         let written = last.write_sectors.saturating_sub(first.write_sectors) * 512;
         writeln!(
             out,
-            "  device {} ({}): read {}, wrote {}; the jobs read {}, wrote {}",
+            "  device {} ({}): read {}, wrote {}; {movers} read {}, wrote {}",
             device.name,
             device.via,
             human_bytes(read),

@@ -339,6 +339,9 @@ fn finish(
     let warnings = &mut gathered.warnings;
     warnings.dedup();
     let disks = tail.disks.finish(tail.wall.elapsed());
+    let mut observations = watch::stop_sampler(tail.sampler, req, board, warnings);
+    observations.cache_guards = std::mem::take(&mut gathered.cache_guards);
+    observations.layouts = watch::layout_records(files);
     let cluster = req.cluster.and_then(|link| {
         if let Some(path) = req.rank_file.filter(|_| stop_signal::stop_requested(req.stop)) {
             // the others may be stopped anywhere, some never to gather: each rank's
@@ -362,6 +365,15 @@ fn finish(
             } else {
                 Vec::new()
             },
+            started_unix_ms: tail.started_unix_ms,
+            series: observations.jobs.clone(),
+            workers: observations.workers.clone(),
+            host: (link.rank().local_rank == 0 && link.rank().rank != 0).then(|| {
+                Box::new(ranks::HostSeen {
+                    observations: observations.clone(),
+                    environment: tail.environment.clone(),
+                })
+            }),
         };
         let parts = link.gather(mine.to_bytes());
         gathered.results = mine.results;
@@ -372,21 +384,28 @@ fn finish(
         parts
     });
     let mut cluster_report = None;
-    if let Some(parts) = cluster {
+    if let (Some(parts), Some(link)) = (cluster, req.cluster) {
         match parts
             .iter()
             .map(|b| ranks::RankResults::from_bytes(b))
             .collect::<Result<Vec<_>, _>>()
         {
             Ok(ranks) => {
-                let (merged, merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
+                let (merged, mut merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
+                ranks::pair_hosts(
+                    req,
+                    &ranks,
+                    link.rank(),
+                    &mut observations,
+                    tail.started_unix_ms,
+                    &mut merged_cluster,
+                );
                 gathered.results = merged;
                 cluster_report = Some(Box::new(merged_cluster));
             }
             Err(e) => gathered.warnings.push(e),
         }
     }
-    let warnings = &mut gathered.warnings;
     // a run on several ranks has its disks per host, in its ranks' reports
     let disks = if cluster_report.is_some() {
         Vec::new()
@@ -396,9 +415,7 @@ fn finish(
     let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
     report.cluster = cluster_report;
     report.interrupted |= partial;
-    report.observations = watch::stop_sampler(tail.sampler, req, board, warnings);
-    report.observations.cache_guards = gathered.cache_guards;
-    report.observations.layouts = watch::layout_records(files);
+    report.observations = observations;
     report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
     report.findings = crate::diagnose::diagnose(&report);
@@ -430,6 +447,10 @@ fn write_rank_file(
             groups: so_far.rank_groups.clone(),
             results: so_far.results.clone(),
             disks: Vec::new(),
+            started_unix_ms,
+            series: Vec::new(),
+            workers: Vec::new(),
+            host: None,
         },
     };
     if let Err(e) = file.write(path) {

@@ -8,8 +8,12 @@ use super::collect;
 use super::result::WorkerResult;
 use super::RunRequest;
 use crate::job::spec::JobSpec;
-use crate::model::{ClusterReport, DiskUtil, RankGroup, RankRun, RunReport};
+use crate::model::{
+    ClusterReport, CpuWait, DiskUtil, Environment, JobInterval, JobSeries, Observations,
+    ObservedHost, RankGroup, RankRun, RunReport, WorkerObservation,
+};
 use crate::observe::live::LiveTotals;
+use crate::observe::wchan::WaitTally;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -60,6 +64,26 @@ pub struct RankResults {
     /// Its host's disks over the run, from the host's first rank only.
     #[serde(default)]
     pub disks: Vec<DiskUtil>,
+    /// When its run (and its sampler's clock) started, ms since the Unix epoch.
+    #[serde(default)]
+    pub started_unix_ms: u64,
+    /// Its jobs' I/O per sampling interval, as its sampler saw them.
+    #[serde(default)]
+    pub series: Vec<JobSeries>,
+    /// Its worker threads' CPU and run-queue wait.
+    #[serde(default)]
+    pub workers: Vec<WorkerObservation>,
+    /// What its sampler saw of its host, from the first rank of each host but
+    /// rank 0's (whose are the report's own).
+    #[serde(default)]
+    pub host: Option<Box<HostSeen>>,
+}
+
+/// A host as its first rank's sampler saw it, and where it ran.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct HostSeen {
+    pub observations: Observations,
+    pub environment: Environment,
 }
 
 impl RankResults {
@@ -350,15 +374,7 @@ pub(super) fn merge(
     ranks: &[RankResults],
     started_unix_ms: u64,
 ) -> (Vec<Vec<WorkerResult>>, ClusterReport) {
-    let jobs = ranks.iter().map(|r| r.results.len()).max().unwrap_or(0);
-    let merged: Vec<Vec<WorkerResult>> = (0..jobs)
-        .map(|j| {
-            ranks
-                .iter()
-                .flat_map(|r| r.results.get(j).into_iter().flatten().cloned())
-                .collect()
-        })
-        .collect();
+    let merged = workers_by_job(ranks.iter());
     let cluster = ClusterReport {
         ranks: ranks
             .iter()
@@ -374,8 +390,148 @@ pub(super) fn merge(
             })
             .collect(),
         all_clients: collect::one_entry(req, &merged, ALL_CLIENTS),
+        observed_hosts: Vec::new(),
     };
     (merged, cluster)
+}
+
+/// Per job, the workers of `ranks` (in their order), as `collect` takes one process's.
+fn workers_by_job<'r>(
+    ranks: impl Iterator<Item = &'r RankResults> + Clone,
+) -> Vec<Vec<WorkerResult>> {
+    let jobs = ranks.clone().map(|r| r.results.len()).max().unwrap_or(0);
+    (0..jobs)
+        .map(|j| {
+            ranks
+                .clone()
+                .flat_map(|r| r.results.get(j).into_iter().flatten().cloned())
+                .collect()
+        })
+        .collect()
+}
+
+/// Pairs `obs`, what `observer`'s sampler saw of its host, with the ranks that
+/// ran on that host: their jobs merged (the workers' merge) and their I/O per
+/// interval added to the observer's series, each rank's moved onto the
+/// observer's sample times by the difference of their clocks' starts (ranks on
+/// one host read one clock). The other hosts go unobserved.
+fn pair_host(
+    req: &RunRequest,
+    ranks: &[RankResults],
+    observer: &RankId,
+    obs: &mut Observations,
+    started_unix_ms: u64,
+) -> ObservedHost {
+    let on_host: Vec<&RankResults> = ranks
+        .iter()
+        .filter(|r| r.id.hostname == observer.hostname)
+        .collect();
+    let interval_ms = (obs.interval_ns / 1_000_000).max(1) as i64;
+    for other in on_host.iter().filter(|r| r.id.rank != observer.rank) {
+        let late_ms = other.started_unix_ms as i64 - started_unix_ms as i64;
+        let shift = (late_ms + interval_ms / 2).div_euclid(interval_ms);
+        for series in &other.series {
+            if let Some(mine) = obs.jobs.iter_mut().find(|s| s.name == series.name) {
+                add_series(mine, series, shift);
+            }
+        }
+        obs.workers.extend(other.workers.iter().cloned());
+    }
+    for series in &mut obs.jobs {
+        series.cpu_wait = CpuWait::of(series, &obs.t_ns);
+    }
+    let jobs = workers_by_job(on_host.iter().copied());
+    ObservedHost {
+        hostname: observer.hostname.clone(),
+        observer: observer.rank,
+        ranks: on_host.iter().map(|r| r.id.rank).collect(),
+        jobs: collect::report(req, &jobs, Vec::new(), started_unix_ms).jobs,
+    }
+}
+
+/// Pairs each observed host with the ranks that ran on it (`pair_host`):
+/// `observer`'s (`observations`, the report's own) and every other host whose
+/// first rank sent what it saw, which goes into that rank's report in `cluster`.
+pub(super) fn pair_hosts(
+    req: &RunRequest,
+    ranks: &[RankResults],
+    observer: &RankId,
+    observations: &mut Observations,
+    started_unix_ms: u64,
+    cluster: &mut ClusterReport,
+) {
+    let mut hosts = vec![pair_host(
+        req,
+        ranks,
+        observer,
+        observations,
+        started_unix_ms,
+    )];
+    for (rank, run) in ranks.iter().zip(&mut cluster.ranks) {
+        let Some(seen) = &rank.host else {
+            continue;
+        };
+        if hosts.iter().any(|h| h.hostname == rank.id.hostname) {
+            continue;
+        }
+        let mut observations = seen.observations.clone();
+        hosts.push(pair_host(
+            req,
+            ranks,
+            &rank.id,
+            &mut observations,
+            rank.started_unix_ms,
+        ));
+        run.report.observations = observations;
+        run.report.environment = seen.environment.clone();
+        crate::observe::cgroup::record_workers_elsewhere(
+            &mut run.report.environment,
+            &run.report.observations.workers,
+        );
+    }
+    cluster.observed_hosts = hosts;
+}
+
+/// Adds another rank's series of the same job into `into`, its interval `i`
+/// into `i + shift` (the first or last interval when that falls outside, so no
+/// byte is lost).
+fn add_series(into: &mut JobSeries, from: &JobSeries, shift: i64) {
+    let Some(last) = into.intervals.len().checked_sub(1) else {
+        return;
+    };
+    into.workers += from.workers;
+    for (i, interval) in (0..).zip(&from.intervals) {
+        let at = (i + shift).clamp(0, last as i64) as usize;
+        add_interval(&mut into.intervals[at], interval);
+    }
+}
+
+/// Two ranks' I/O in one interval: counts and times add, the mean is weighted
+/// by I/Os, and the max and p99 are the larger (an upper bound for the p99:
+/// percentiles do not add).
+fn add_interval(into: &mut JobInterval, from: &JobInterval) {
+    let (a, b) = (into.ios.iter().sum::<u64>(), from.ios.iter().sum::<u64>());
+    if a + b > 0 {
+        into.lat_mean_ns = ((u128::from(into.lat_mean_ns) * u128::from(a)
+            + u128::from(from.lat_mean_ns) * u128::from(b))
+            / u128::from(a + b)) as u64;
+    }
+    for d in 0..2 {
+        into.ios[d] += from.ios[d];
+        into.bytes[d] += from.bytes[d];
+    }
+    into.lat_max_ns = into.lat_max_ns.max(from.lat_max_ns);
+    into.lat_p99_ns = into.lat_p99_ns.max(from.lat_p99_ns);
+    into.in_io_ns += from.in_io_ns;
+    into.cpu_ns += from.cpu_ns;
+    into.run_delay_ns += from.run_delay_ns;
+    let mut waits = WaitTally {
+        waits: std::mem::take(&mut into.waits),
+    };
+    from.waits
+        .iter()
+        .for_each(|w| waits.add(&w.wchan, w.time_ns));
+    into.waits = waits.take_sorted();
 }
 
 #[cfg(test)]
@@ -537,6 +693,133 @@ mod tests {
         );
     }
 
+    /// A worker that wrote `mib` MiB in 4 KiB writes over a second.
+    fn writer(mib: u64) -> WorkerResult {
+        let mut w = WorkerResult::empty();
+        w.stats.dirs[1].bytes = mib << 20;
+        w.stats.dirs[1].ios = (mib << 20) / 4096;
+        w.runtime_ns = S;
+        w
+    }
+
+    #[test]
+    fn each_hosts_findings_and_the_system_text_weigh_the_ranks_on_that_host_only() {
+        use crate::diagnose::fixture;
+        let args: Vec<String> = ["--name=w", "--ioengine=null", "--size=1m"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (global, jobs) = parse_fio_args(&args).unwrap();
+        let specs = resolve(&global, &jobs).unwrap().jobs;
+        let stop = AtomicBool::new(false);
+        let req = request(&specs, &stop);
+        // rank 0's sampler: its own 1 MiB per interval for 10 intervals, and a
+        // device that wrote 64 MiB (its host's two ranks wrote 20 MiB of them)
+        let mut observed = fixture::run(11);
+        fixture::add_job(&mut observed, "w", false, fixture::io(0, 256));
+        fixture::add_device(&mut observed, |i| crate::model::DeviceCounters {
+            write_sectors: i as u64 * (64 << 20) / 10 / 512,
+            ..Default::default()
+        });
+        // h-b's first rank runs in a cgroup its workers are not in
+        let mut on_b = observed.clone();
+        fixture::add_cgroup(&mut on_b, Default::default(), |_| Default::default());
+        on_b.observations.workers[0].cgroup = Some("/elsewhere".into());
+        let mut obs = observed.observations;
+        let rank = |r: u32, host: &str, late_ms: u64| RankResults {
+            id: RankId {
+                rank: r,
+                local_rank: r % 2,
+                hostname: host.into(),
+            },
+            groups: Vec::new(),
+            results: vec![vec![writer(10)]],
+            disks: Vec::new(),
+            started_unix_ms: 1_000 + late_ms,
+            series: obs.jobs.clone(),
+            workers: obs.workers.clone(),
+            host: None,
+        };
+        // h-b's first rank saw the same on its host
+        let seen_on_b = HostSeen {
+            observations: on_b.observations.clone(),
+            environment: on_b.environment,
+        };
+        let ranks = [
+            rank(0, "h-a", 0),
+            rank(1, "h-a", 250),
+            RankResults {
+                host: Some(Box::new(seen_on_b)),
+                ..rank(2, "h-b", 0)
+            },
+            RankResults {
+                workers: on_b.observations.workers,
+                ..rank(3, "h-b", 0)
+            },
+        ];
+        let (merged, mut cluster) = merge(&req, &ranks, 1_000);
+        pair_hosts(&req, &ranks, &ranks[0].id, &mut obs, 1_000, &mut cluster);
+        let hosts: Vec<(&str, u32, &[u32])> = cluster
+            .observed_hosts
+            .iter()
+            .map(|h| (h.hostname.as_str(), h.observer, h.ranks.as_slice()))
+            .collect();
+        assert_eq!(
+            hosts,
+            [("h-a", 0, &[0, 1][..]), ("h-b", 2, &[2, 3][..])],
+            "expected each host with its observer and its ranks, rank 0's first"
+        );
+        let written =
+            |o: &Observations| -> u64 { o.jobs[0].intervals.iter().map(|i| i.bytes[1]).sum() };
+        let on_b = &cluster.ranks[2].report;
+        assert_eq!(
+            written(&on_b.observations),
+            20 << 20,
+            "expected h-b's series, in its first rank's report, to hold its two ranks' writes"
+        );
+        let elsewhere = on_b
+            .environment
+            .cgroup
+            .as_ref()
+            .map(|c| c.workers_elsewhere.len());
+        assert_eq!(
+            elsewhere,
+            Some(2),
+            "expected h-b's two ranks' workers outside its cgroup noted in its environment"
+        );
+        assert_eq!(
+            (written(&obs), obs.jobs[0].workers, obs.workers.len()),
+            (20 << 20, 2, 2),
+            "expected the host's series to hold both its ranks' 10 MiB and workers, rank 1's moved 3 intervals on"
+        );
+        assert_eq!(
+            obs.jobs[0].intervals[4].bytes[1],
+            2 << 20,
+            "expected interval 4 to hold rank 0's 4th and rank 1's 1st MiB"
+        );
+        let mut report = collect::report(&req, &merged, Vec::new(), 1_000);
+        report.observations = obs;
+        report.cluster = Some(Box::new(cluster));
+        let mut text = String::new();
+        crate::report::system_text::write_system(&mut text, &report).unwrap();
+        for line in [
+            "observed on h-a by rank 0, where ranks 0, 1 of 4 ran; each other host by its first rank (its findings name it; its observations are in that rank's report in iolens-json)",
+            "device loop7 (the target): read 0 B, wrote 64.0 MiB; the ranks on h-a read 0 B, wrote 20.0 MiB",
+        ] {
+            assert!(text.contains(line), "expected the line {line:?}, saw:\n{text}");
+        }
+        let findings = crate::diagnose::diagnose(&report);
+        let titles: Vec<&str> = findings.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "on h-a: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device",
+                "on h-b: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device",
+            ],
+            "expected foreign-io on each host against its own ranks' 20 MiB (all ranks' 40 MiB would hide it)"
+        );
+    }
+
     proptest! {
         /// Per-rank results, sent as bytes and merged on the first rank, report what one
         /// process running every rank's workers reports: bytes, I/Os and percentiles
@@ -567,6 +850,10 @@ mod tests {
                     groups: Vec::new(),
                     results: vec![all[w[0]..w[1]].to_vec()],
                     disks: Vec::new(),
+                    started_unix_ms: 0,
+                    series: Vec::new(),
+                    workers: Vec::new(),
+                    host: None,
                 })
                 .map(|r| RankResults::from_bytes(&r.to_bytes()).unwrap())
                 .collect();

@@ -97,28 +97,42 @@ fn mpirun_command(
     Some(cmd)
 }
 
+/// Job `m` on 4 ranks from `dir`: each writes `size` to its own file in `data`
+/// with psync, reported in `formats`.
 #[cfg(feature = "mpi")]
-#[test]
-fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
-    let dir = scratch();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
+fn write_on_four_ranks(
+    dir: &std::path::Path,
+    data: &std::path::Path,
+    size: &str,
+    formats: &str,
+) -> Option<std::process::Output> {
+    std::fs::create_dir(data).unwrap();
     let directory = format!("--directory={}", data.display());
-    let Some(out) = mpirun(
+    let size = format!("--size={size}");
+    let formats = format!("--output-format={formats}");
+    mpirun(
         4,
-        dir.path(),
+        dir,
         &[
             "run",
             "--no-history",
             "--name=m",
             "--ioengine=psync",
             &directory,
-            "--size=64k",
+            &size,
             "--rw=write",
             "--bs=4k",
-            "--output-format=json",
+            &formats,
         ],
-    ) else {
+    )
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn four_ranks_print_one_client_document_whose_all_clients_entry_sums_them() {
+    let dir = scratch();
+    let data = dir.path().join("data");
+    let Some(out) = write_on_four_ranks(dir.path(), &data, "64k", "json") else {
         return;
     };
     let doc = crate::support::json(&out);
@@ -745,4 +759,63 @@ fn a_rank_whose_job_is_refused_ends_every_rank_with_its_reason() {
         !stderr.contains("--timeout"),
         "expected the ranks to end at once, not at mpirun's timeout: {stderr}"
     );
+fn the_system_text_and_the_observed_series_hold_every_rank_on_rank_0s_host() {
+    let dir = scratch();
+    let data = dir.path().join("data");
+    let Some(out) = write_on_four_ranks(dir.path(), &data, "1m", "normal,iolens-json") else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "expected the run to work, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let stdout = crate::support::stdout(&out);
+    let (text, json) = stdout
+        .split_once("\n{")
+        .unwrap_or_else(|| panic!("expected the text, then iolens' document, saw: {stdout}"));
+    let doc: serde_json::Value = serde_json::from_str(&format!("{{{json}"))
+        .unwrap_or_else(|e| panic!("expected iolens' document ({e}), saw: {json}"));
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    assert_eq!(
+        &doc["cluster"]["observed_hosts"],
+        &serde_json::json!([{
+            "hostname": host,
+            "observer": 0,
+            "ranks": [0, 1, 2, 3],
+            "jobs": doc["jobs"],
+        }]),
+        "expected one observed host, by rank 0, with its 4 ranks (here every rank's jobs)"
+    );
+    // 4 ranks on one host: what its sampler saw the jobs write is every rank's
+    // 1 MiB (rank 0's alone before the pairing)
+    let series_written: u64 = doc["observations"]["jobs"]
+        .as_array()
+        .expect("the observed series")
+        .iter()
+        .flat_map(|j| j["intervals"].as_array().expect("intervals").iter())
+        .map(|i| i["bytes"][1].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        series_written,
+        4 << 20,
+        "expected the observed series to hold the 4 ranks' writes"
+    );
+    assert!(
+        text.contains(&format!(
+            "observed on {host} by rank 0, where ranks 0, 1, 2, 3 of 4 ran\n"
+        )),
+        "expected the system text to name the host and its ranks, saw: {text}"
+    );
+    // the device line is there when the scratch directory has a block device behind it
+    for line in text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("device "))
+    {
+        assert!(
+            line.ends_with(&format!("the ranks on {host} read 0 B, wrote 4.0 MiB")),
+            "expected the device line to weigh the host's 4 ranks' 4 MiB, saw: {line}"
+        );
+    }
 }
