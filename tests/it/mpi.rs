@@ -759,6 +759,10 @@ fn a_rank_whose_job_is_refused_ends_every_rank_with_its_reason() {
         !stderr.contains("--timeout"),
         "expected the ranks to end at once, not at mpirun's timeout: {stderr}"
     );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn the_system_text_and_the_observed_series_hold_every_rank_on_rank_0s_host() {
     let dir = scratch();
     let data = dir.path().join("data");
