@@ -243,13 +243,26 @@ mod tests {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Threads of this process named as submit threads.
-    fn submit_threads_alive() -> usize {
-        std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .filter_map(|task| std::fs::read_to_string(task.unwrap().path().join("comm")).ok())
-            .filter(|name| name.starts_with("iolens-submit"))
-            .count()
+    /// Threads of this process named as submit threads, once their number is
+    /// `expected` (or after 10 s): a joined thread leaves /proc/self/task a moment
+    /// after the join returns, later on a loaded machine.
+    fn submit_threads_alive(expected: usize) -> usize {
+        let count = || {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+                .filter(|name| name.starts_with("iolens-submit"))
+                .count()
+        };
+        let mut seen = count();
+        for _ in 0..1000 {
+            if seen == expected {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+            seen = count();
+        }
+        seen
     }
 
     #[test]
@@ -358,7 +371,7 @@ mod tests {
             out.is_empty(),
             "expected no completion with nothing queued, saw {out:?}"
         );
-        let alive = submit_threads_alive();
+        let alive = submit_threads_alive(2);
         assert_eq!(alive, 2, "expected 2 submit threads alive, saw {alive}");
         pool.queue(&IoRequest {
             slot: 1,
@@ -400,7 +413,7 @@ mod tests {
         .unwrap();
         // dropped with an I/O in flight, as a worker that failed would
         drop(pool);
-        let alive = submit_threads_alive();
+        let alive = submit_threads_alive(0);
         assert_eq!(
             alive, 0,
             "expected no submit thread left after the drop, saw {alive}"
