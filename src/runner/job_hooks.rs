@@ -5,11 +5,15 @@
 //! (`.postrun.txt`); a failed prerun fails its job, which then does no I/O.
 
 use super::result::{IoFailure, WorkerResult};
-use crate::fileset::{FileSet, SchedulerSwitch, TargetError};
+use crate::fileset::{FileSet, Progress, SchedulerSwitch, Step, TargetError};
 use crate::job::spec::JobSpec;
 use std::fs::File;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+/// How often a running command is looked at (and progress told meanwhile).
+const POLL: Duration = Duration::from_millis(50);
 
 /// A job (its index) and its clones' results.
 type JobResults = (usize, Vec<WorkerResult>);
@@ -35,6 +39,14 @@ impl Stage {
         }
     }
 
+    /// What running it is called in progress ("while running exec_prerun").
+    fn doing(self) -> &'static str {
+        match self {
+            Stage::Prerun => "running exec_prerun",
+            Stage::Postrun => "running exec_postrun",
+        }
+    }
+
     fn command(self, job: &JobSpec) -> Option<&str> {
         match self {
             Stage::Prerun => job.exec.prerun.as_deref(),
@@ -45,7 +57,7 @@ impl Stage {
 
 impl GroupHooks {
     /// Before the group's workers start: switch the schedulers its jobs ask for, then run
-    /// their prerun commands. Returns the jobs that may run and, for those whose prerun
+    /// their prerun commands (`progress` hears of them while they run). Returns the jobs that may run and, for those whose prerun
     /// failed, their clones' results (each failed, with why).
     pub fn start(
         &mut self,
@@ -53,6 +65,7 @@ impl GroupHooks {
         group: Vec<usize>,
         files: &FileSet,
         notes: &mut Vec<String>,
+        progress: &dyn Progress,
     ) -> Result<(Vec<usize>, Vec<JobResults>), TargetError> {
         for &j in &group {
             if let Some(wanted) = &jobs[j].files.ioscheduler {
@@ -65,7 +78,7 @@ impl GroupHooks {
         let mut runs = Vec::new();
         let mut failed = Vec::new();
         for j in group {
-            match run_per_clone(&jobs[j], Stage::Prerun) {
+            match run_per_clone(&jobs[j], Stage::Prerun, progress) {
                 Ok(()) => runs.push(j),
                 Err(message) => {
                     let clones = jobs[j].exec.numjobs as usize;
@@ -84,9 +97,15 @@ impl GroupHooks {
 
     /// After the group's workers ended: the postrun commands of the jobs that ran (a
     /// failure is a note, as fio ignores it), then the schedulers are put back.
-    pub fn finish(self, jobs: &[JobSpec], ran: &[usize], notes: &mut Vec<String>) {
+    pub fn finish(
+        self,
+        jobs: &[JobSpec],
+        ran: &[usize],
+        notes: &mut Vec<String>,
+        progress: &dyn Progress,
+    ) {
         for &j in ran {
-            if let Err(message) = run_per_clone(&jobs[j], Stage::Postrun) {
+            if let Err(message) = run_per_clone(&jobs[j], Stage::Postrun, progress) {
                 notes.push(format!("job '{}': {message}", jobs[j].name));
             }
         }
@@ -95,7 +114,7 @@ impl GroupHooks {
 }
 
 /// Run the job's command of `stage` once per clone, as fio's clones each do.
-fn run_per_clone(job: &JobSpec, stage: Stage) -> Result<(), String> {
+fn run_per_clone(job: &JobSpec, stage: Stage, progress: &dyn Progress) -> Result<(), String> {
     let Some(command) = stage.command(job) else {
         return Ok(());
     };
@@ -113,14 +132,22 @@ fn run_per_clone(job: &JobSpec, stage: Stage) -> Result<(), String> {
         let err = out
             .try_clone()
             .map_err(|e| fail(format!("cannot share {}: {e}", output.display())))?;
-        let status = Command::new("sh")
+        let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
-            .status()
+            .spawn()
             .map_err(|e| fail(format!("cannot start sh: {e}")))?;
+        let step = Step {
+            doing: stage.doing(),
+            on: command,
+            done: 0,
+            total: 0,
+        };
+        let status = wait_telling(&mut child, || progress.step(step))
+            .map_err(|e| fail(format!("cannot wait for sh: {e}")))?;
         if !status.success() {
             return Err(fail(match status.code() {
                 Some(code) => format!("exited with status {code}"),
@@ -129,4 +156,39 @@ fn run_per_clone(job: &JobSpec, stage: Stage) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Wait for `child` to end, calling `meanwhile` every `POLL` until it does.
+fn wait_telling(
+    child: &mut std::process::Child,
+    meanwhile: impl Fn(),
+) -> std::io::Result<ExitStatus> {
+    loop {
+        meanwhile();
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_waited_for_while_progress_is_told() {
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 0.3; exit 3"])
+            .spawn()
+            .expect("start sh");
+        let told = std::cell::Cell::new(0);
+        let status = wait_telling(&mut child, || told.set(told.get() + 1)).expect("wait for sh");
+        assert_eq!(status.code(), Some(3), "expected sh's own exit status");
+        assert!(
+            told.get() >= 2,
+            "expected progress told while sh ran (0.3 s, looked at every 50 ms), saw {} times",
+            told.get()
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Plans a run (groups, workers, targets opened once), runs each group's
 //! workers behind a start barrier, and collects their results into a `RunReport`.
 
+mod alive;
 mod budget;
 mod checks;
 mod collect;
@@ -116,7 +117,15 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly)?;
+    // on several ranks, setup says that this rank is alive as it goes
+    let alive = req
+        .cluster
+        .map(|link| alive::Liveness::new(link, alive::silence_limit(req.io_timeout)));
+    let progress: &dyn fileset::Progress = match &alive {
+        Some(alive) => alive,
+        None => &(),
+    };
+    let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly, progress)?;
     iolens_sys::clock::calibrate();
     let gathered = RefCell::new(Gathered {
         warnings: files.warnings.clone(),
@@ -153,6 +162,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         gathered: &gathered,
         started_unix_ms,
         abandon: &abandon,
+        alive: alive.as_ref(),
     };
 
     let first_worker_numbers = first_worker_numbers(req.jobs);
@@ -162,7 +172,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             break;
         }
         for &j in &group.jobs {
-            files.open_on_start(j, &req.jobs[j])?;
+            files.open_on_start(j, &req.jobs[j], progress)?;
         }
         // create_only jobs are done once their files are laid out: no worker runs.
         let (create_only, io_jobs): (Vec<usize>, Vec<usize>) = group
@@ -175,6 +185,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             io_jobs,
             &files,
             &mut gathered.borrow_mut().warnings,
+            progress,
         )?;
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
@@ -182,7 +193,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             so_far.warnings.extend(guards.warnings);
             so_far.cache_guards.extend(guards.records);
             if req.jobs[j].files.pre_read {
-                files.pre_read(j)?;
+                files.pre_read(j, progress)?;
             }
         }
         let control = GroupControl::new(req.jobs, &io_jobs, req.stop);
@@ -196,7 +207,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             progress.group_finished();
         }
         let mut so_far = gathered.borrow_mut();
-        hooks.finish(req.jobs, &io_jobs, &mut so_far.warnings);
+        hooks.finish(req.jobs, &io_jobs, &mut so_far.warnings, progress);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -230,18 +241,20 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             }
         }
         so_far.rank_groups.extend(rank_group);
-        if let (Some(link), Some(path)) = (req.cluster, req.rank_file) {
-            write_rank_file(req, link, path, &so_far, started_unix_ms);
-            if let Some(why) = hung.flatten() {
-                link.abort(&format!(
-                    "{why}; every rank's results so far are in {} (iolens merge DIR reports them)",
-                    path.parent().unwrap_or(path).display()
-                ));
-            }
+        if let Some(alive) = &alive {
+            let why = hung.flatten().or_else(|| alive.told());
+            save_rank_file(req, alive, &so_far, started_unix_ms, why);
         }
         if control.ends_run() || watchdog_stopped {
             watchdog_stopped_run = watchdog_stopped;
             break;
+        }
+    }
+    if let Some(alive) = &alive {
+        // the ranks' results are gathered once every rank is here
+        let waiting = alive::Doing::new("waiting for the other ranks to end the run");
+        if let Some(why) = cluster_barrier(req, alive, &waiting) {
+            save_rank_file(req, alive, &gathered.borrow(), started_unix_ms, Some(why));
         }
     }
     let tail = tail.take().expect("a run is finished once");
@@ -294,6 +307,8 @@ struct RunSoFar<'r> {
     /// Finish the run with the group `jobs`' results, its stuck worker threads
     /// left behind, and exit.
     abandon: &'r Abandon<'r>,
+    /// On several ranks: this rank's side of the liveness messages.
+    alive: Option<&'r alive::Liveness<'r>>,
 }
 
 /// The files, the group's jobs and their results → never returns.
@@ -372,6 +387,44 @@ fn finish(
     RunOutcome {
         report,
         warnings: gathered.warnings,
+    }
+}
+
+/// The cluster barrier, `doing` what this rank says while it waits: why the run
+/// must end when a rank was taken as hung meanwhile (None once every rank is
+/// there, or this rank was stopped).
+fn cluster_barrier(
+    req: &RunRequest,
+    alive: &alive::Liveness,
+    doing: &alive::Doing,
+) -> Option<String> {
+    let mut hung = None;
+    alive.link().barrier(req.stop, &mut || {
+        hung = alive.hung(&|_| true, &|| doing.clone());
+        hung.is_none()
+    });
+    hung
+}
+
+/// Write this rank's results so far; when a rank was taken as hung (`hung`
+/// says why), then end the run.
+fn save_rank_file(
+    req: &RunRequest,
+    alive: &alive::Liveness,
+    so_far: &Gathered,
+    started_unix_ms: u64,
+    hung: Option<String>,
+) {
+    let Some(path) = req.rank_file else { return };
+    write_rank_file(req, alive.link(), path, so_far, started_unix_ms);
+    if let Some(why) = hung {
+        alive.abort(
+            &why,
+            &format!(
+                "every rank's results so far are in {} (iolens merge DIR reports them)",
+                path.parent().unwrap_or(path).display()
+            ),
+        );
     }
 }
 
@@ -524,7 +577,21 @@ fn run_group(
                     .collect()
             })
             .collect();
-        if req.cluster.is_some_and(|link| !link.barrier(req.stop)) {
+        let group_number = run.gathered.borrow().rank_groups.len() + 1;
+        let waiting = alive::Doing::new(format!(
+            "waiting at the cluster barrier before group {group_number}"
+        ));
+        let hung = run.alive.map(|alive| cluster_barrier(req, alive, &waiting));
+        if let (Some(alive), Some(why)) = (run.alive, hung.flatten()) {
+            save_rank_file(
+                req,
+                alive,
+                &run.gathered.borrow(),
+                run.started_unix_ms,
+                Some(why),
+            );
+        }
+        if run.alive.is_some() && stop_signal::stop_requested(req.stop) {
             // stopped while the others were awaited: the group does not start here,
             // its workers are let go to end at once
             control.stop_group();
@@ -545,9 +612,9 @@ fn run_group(
             &given_up,
         ));
         let deadline = watch.borrow().cluster_deadline();
-        let mut ends = req
-            .cluster
-            .map(|link| ranks::GroupEnds::new(link, deadline));
+        let mut ends = run
+            .alive
+            .map(|alive| ranks::GroupEnds::new(alive, deadline));
         // a rank's end is the others' when the group runs for a time or exitall ends it
         let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
             || req.jobs.iter().any(|j| j.control.exitall);
@@ -577,14 +644,24 @@ fn run_group(
             if watch.leaves_threads_behind() {
                 return false;
             }
-            let Some(ends) = &mut ends else {
+            let (Some(ends), Some(alive)) = (&mut ends, run.alive) else {
                 return here;
             };
             let totals = || group_totals(board, req.jobs, jobs);
+            if here {
+                alive.say(&|| alive::Doing {
+                    done: totals().bytes.iter().sum(),
+                    ..alive::Doing::new(format!("running group {group_number}"))
+                });
+            }
             if ends.look(now_ns, !here, totals) && ends_together {
                 control.stop_group();
             }
-            here || ends.waiting(now_ns, stop_signal::stop_requested(req.stop))
+            let waiting = ends.waiting(now_ns, stop_signal::stop_requested(req.stop));
+            if ends.gave_up() {
+                control.stop_group();
+            }
+            here || waiting
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
