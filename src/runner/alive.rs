@@ -149,6 +149,8 @@ pub(super) struct Liveness<'a> {
 struct State {
     /// When this rank last told, last read the others' news, last called in.
     sent: Option<Instant>,
+    /// The phase it last told (`Doing::what`).
+    said: String,
     read: Option<Instant>,
     called: Instant,
     /// By rank.
@@ -179,6 +181,7 @@ impl<'a> Liveness<'a> {
             clock,
             state: RefCell::new(State {
                 sent: None,
+                said: String::new(),
                 read: None,
                 called: now,
                 heard: vec![heard; link.ranks() as usize],
@@ -214,12 +217,20 @@ impl<'a> Liveness<'a> {
             }
         }
         state.called = now;
-        if state.sent.is_none_or(|at| now >= at + EVERY) {
-            state.sent = Some(now);
-            let news = serde_json::to_vec(&News::Alive(doing())).expect("news is plain data");
-            self.peers().for_each(|rank| self.link.tell(rank, &news));
+        let send_due = state.sent.is_none_or(|at| now >= at + EVERY);
+        let read_due = state.read.is_none_or(|at| now >= at + READ_EVERY);
+        if send_due || read_due {
+            // once a second, and when the phase changed (the last word before
+            // a rank hangs names the step it hangs in)
+            let doing = doing();
+            if send_due || doing.what != state.said {
+                state.sent = Some(now);
+                state.said.clone_from(&doing.what);
+                let news = serde_json::to_vec(&News::Alive(doing)).expect("news is plain data");
+                self.peers().for_each(|rank| self.link.tell(rank, &news));
+            }
         }
-        if state.read.is_some_and(|at| now < at + READ_EVERY) {
+        if !read_due {
             return false;
         }
         state.read = Some(now);
@@ -493,6 +504,39 @@ mod tests {
         assert!(
             matches!(&said, News::Alive(d) if *d == waiting()),
             "expected what the rank does, saw {said:?}"
+        );
+    }
+
+    #[test]
+    fn a_new_phase_is_told_at_once_and_a_new_file_once_a_second() {
+        let link = fake_as(1);
+        let start = Instant::now();
+        let alive = start_at(&link, 5 * S, start);
+        let ms = Duration::from_millis;
+        let layout = |on: &str| Doing {
+            on: on.into(),
+            ..laying_out(0)
+        };
+        alive.call_in(start, &|| layout("/f.1"));
+        alive.call_in(start + ms(200), &|| layout("/f.2"));
+        alive.call_in(start + ms(400), &waiting);
+        alive.call_in(start + ms(600), &waiting);
+        let said: Vec<String> = link
+            .told
+            .borrow()
+            .iter()
+            .map(|(_, bytes)| match serde_json::from_slice(bytes) {
+                Ok(News::Alive(doing)) => doing.to_string(),
+                other => panic!("expected what rank 1 does, saw {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "laying out /f.1 (0.0 B of 4.00 GiB)",
+                "waiting at the cluster barrier"
+            ],
+            "expected the first step, not the next file within the second, and the new phase at once"
         );
     }
 
