@@ -203,7 +203,7 @@ impl<'a> Liveness<'a> {
         }
     }
 
-    /// Say what this rank does (`doing` is made only when a message is due).
+    /// Say what this rank does.
     pub fn say(&self, doing: &dyn Fn() -> Doing) {
         self.call_in((self.clock)(), doing);
     }
@@ -219,16 +219,14 @@ impl<'a> Liveness<'a> {
         state.called = now;
         let send_due = state.sent.is_none_or(|at| now >= at + EVERY);
         let read_due = state.read.is_none_or(|at| now >= at + READ_EVERY);
-        if send_due || read_due {
-            // once a second, and when the phase changed (the last word before
-            // a rank hangs names the step it hangs in)
-            let doing = doing();
-            if send_due || doing.what != state.said {
-                state.sent = Some(now);
-                state.said.clone_from(&doing.what);
-                let news = serde_json::to_vec(&News::Alive(doing)).expect("news is plain data");
-                self.peers().for_each(|rank| self.link.tell(rank, &news));
-            }
+        // once a second, and at once when the phase changed (the last word
+        // before a rank hangs names the step it hangs in)
+        let doing = doing();
+        if send_due || doing.what != state.said {
+            state.sent = Some(now);
+            state.said.clone_from(&doing.what);
+            let news = serde_json::to_vec(&News::Alive(doing)).expect("news is plain data");
+            self.peers().for_each(|rank| self.link.tell(rank, &news));
         }
         if !read_due {
             return false;
@@ -518,9 +516,9 @@ mod tests {
             ..laying_out(0)
         };
         alive.call_in(start, &|| layout("/f.1"));
-        alive.call_in(start + ms(200), &|| layout("/f.2"));
-        alive.call_in(start + ms(400), &waiting);
-        alive.call_in(start + ms(600), &waiting);
+        alive.call_in(start + ms(10), &|| layout("/f.2"));
+        alive.call_in(start + ms(20), &waiting);
+        alive.call_in(start + ms(30), &waiting);
         let said: Vec<String> = link
             .told
             .borrow()
