@@ -7,7 +7,7 @@ use crate::runner::ranks::{ClusterLink, RankId};
 use crate::runner::stop_signal::{received_signal, stop_requested};
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
-use mpi::point_to_point::MatchedReceiveVec;
+use mpi::point_to_point::{MatchedReceiveVec, Message, Status};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
@@ -69,6 +69,27 @@ impl MpiLink {
             hosts,
             universe: Some(universe),
         })
+    }
+}
+
+impl MpiLink {
+    /// Every message tagged `tag` that arrived, each taken by `receive`, with the
+    /// rank it came from; never waits.
+    fn drain<T>(
+        &self,
+        tag: mpi::Tag,
+        receive: impl Fn((Message, Status)) -> (T, Status),
+    ) -> Vec<(u32, T)> {
+        let mut heard = Vec::new();
+        while let Some(probed) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(tag)
+        {
+            let (value, status) = receive(probed);
+            heard.push((rank_number(status.source_rank()), value));
+        }
+        heard
     }
 }
 
@@ -147,29 +168,11 @@ impl ClusterLink for MpiLink {
     }
 
     fn heard(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut heard = Vec::new();
-        while let Some(probed) = self
-            .world
-            .any_process()
-            .immediate_matched_probe_with_tag(ALIVE)
-        {
-            let (news, status) = probed.matched_receive_vec::<u8>();
-            heard.push((rank_number(status.source_rank()), news));
-        }
-        heard
+        self.drain(ALIVE, |probed| probed.matched_receive_vec::<u8>())
     }
 
     fn heard_done(&self) -> Vec<(u32, u64)> {
-        let mut heard = Vec::new();
-        while let Some((message, _)) = self
-            .world
-            .any_process()
-            .immediate_matched_probe_with_tag(DONE)
-        {
-            let (at_ns, status) = message.matched_receive::<u64>();
-            heard.push((rank_number(status.source_rank()), at_ns));
-        }
-        heard
+        self.drain(DONE, |(message, _)| message.matched_receive::<u64>())
     }
 
     fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
