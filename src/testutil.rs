@@ -142,3 +142,35 @@ pub fn assert_module_uses_none(module: &str, forbidden: &[&str]) {
         }
     }
 }
+
+/// Four ranks on hosts h0..h3 of 100 MB each (250 I/Os per MB), ending `ends_ms`
+/// after the barrier; the first rank ended at 1 s.
+pub fn four_ranks_ending_at(ends_ms: [u64; 4]) -> crate::model::RunReport {
+    use crate::model::{ClusterReport, DirReport, JobReport, RankGroup, RankRun, RunReport};
+    let rank = |rank: u32, end_ms: u64| {
+        let mut total = JobReport::default();
+        total.dirs[0] = DirReport {
+            io_bytes: 100_000_000,
+            total_ios: 25_000,
+            ..Default::default()
+        };
+        RankRun {
+            rank,
+            hostname: format!("h{rank}"),
+            groups: vec![RankGroup {
+                end_ns: end_ms * 1_000_000,
+                first_end_ns: 1_000_000_000,
+                ..Default::default()
+            }],
+            total: Some(total),
+            ..Default::default()
+        }
+    };
+    RunReport {
+        cluster: Some(Box::new(ClusterReport {
+            ranks: (0..).zip(ends_ms).map(|(r, end)| rank(r, end)).collect(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    }
+}

@@ -16,7 +16,7 @@ mod foreign_io;
 mod holes;
 mod pagecache;
 pub mod repetitions;
-mod straggler;
+pub mod straggler;
 mod tool_bound;
 mod tunables;
 mod unstable;

@@ -13,24 +13,41 @@ pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
     let Some(cluster) = &report.cluster else {
         return Vec::new();
     };
-    let rates: Vec<f64> = cluster.ranks.iter().map(RankRun::bytes_per_sec).collect();
-    let ends: Vec<f64> = cluster.ranks.iter().map(|r| r.busy_ns() as f64).collect();
+    let (rates, ends) = rates_and_ends(cluster);
     let (rate_median, end_median) = (median(&rates), median(&ends));
-    let slow: Vec<usize> = mad_outliers(&rates)
-        .into_iter()
-        .filter(|&i| rates[i] < rate_median * (1.0 - MIN_GAP))
-        .collect();
-    let late: Vec<usize> = mad_outliers(&ends)
-        .into_iter()
-        .filter(|&i| ends[i] > end_median * (1.0 + MIN_GAP))
-        .collect();
-    let mut named: Vec<usize> = slow.iter().chain(&late).copied().collect();
-    named.sort_unstable();
-    named.dedup();
-    named
+    outliers(&rates, &ends)
         .into_iter()
         .map(|i| finding(cluster, &cluster.ranks[i], rate_median, end_median))
         .collect()
+}
+
+/// The stragglers' places in `cluster.ranks`, in rank order (what the
+/// `straggler` findings name; the HTML report marks them).
+pub fn stragglers(cluster: &ClusterReport) -> Vec<usize> {
+    let (rates, ends) = rates_and_ends(cluster);
+    outliers(&rates, &ends)
+}
+
+/// The ranks' bytes per second and their ends from the barrier, ns.
+fn rates_and_ends(cluster: &ClusterReport) -> (Vec<f64>, Vec<f64>) {
+    let rates = cluster.ranks.iter().map(RankRun::bytes_per_sec).collect();
+    let ends = cluster.ranks.iter().map(|r| r.busy_ns() as f64).collect();
+    (rates, ends)
+}
+
+/// The slow ranks and the late ones, each once, in order.
+fn outliers(rates: &[f64], ends: &[f64]) -> Vec<usize> {
+    let (rate_median, end_median) = (median(rates), median(ends));
+    let slow = mad_outliers(rates)
+        .into_iter()
+        .filter(|&i| rates[i] < rate_median * (1.0 - MIN_GAP));
+    let late = mad_outliers(ends)
+        .into_iter()
+        .filter(|&i| ends[i] > end_median * (1.0 + MIN_GAP));
+    let mut named: Vec<usize> = slow.chain(late).collect();
+    named.sort_unstable();
+    named.dedup();
+    named
 }
 
 fn finding(cluster: &ClusterReport, rank: &RankRun, rate_median: f64, end_median: f64) -> Finding {
@@ -70,50 +87,13 @@ fn finding(cluster: &ClusterReport, rank: &RankRun, rate_median: f64, end_median
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DirReport, JobReport, RankGroup, RunReport};
+    use crate::model::RunReport;
 
-    /// A rank that moved `mb` MB in `end_ms` ms, the first rank of its group ending at `first_ms`.
-    fn rank(rank: u32, mb: u64, end_ms: u64, first_ms: u64) -> RankRun {
-        let mut total = JobReport::default();
-        total.dirs[0] = DirReport {
-            io_bytes: mb * 1_000_000,
-            total_ios: mb * 250,
-            ..Default::default()
-        };
-        RankRun {
-            rank,
-            hostname: format!("h{rank}"),
-            groups: vec![RankGroup {
-                end_ns: end_ms * 1_000_000,
-                first_end_ns: first_ms * 1_000_000,
-                ..Default::default()
-            }],
-            total: Some(total),
-            ..Default::default()
-        }
-    }
-
-    fn run(ranks: Vec<RankRun>) -> RunReport {
-        RunReport {
-            cluster: Some(Box::new(ClusterReport {
-                ranks,
-                ..Default::default()
-            })),
-            ..Default::default()
-        }
-    }
-
-    /// Four ranks of 100 MB each, ending `ends_ms` after the barrier; the first ended at 1 s.
-    fn four_ending_at(ends_ms: [u64; 4]) -> RunReport {
-        run((0..)
-            .zip(ends_ms)
-            .map(|(r, end)| rank(r, 100, end, 1000))
-            .collect())
-    }
+    use crate::testutil::four_ranks_ending_at;
 
     #[test]
     fn a_rank_far_slower_than_the_others_is_named() {
-        let found = straggler(&four_ending_at([1000, 1010, 1005, 4000]));
+        let found = straggler(&four_ranks_ending_at([1000, 1010, 1005, 4000]));
         let titles: Vec<&str> = found.iter().map(|f| f.title.as_str()).collect();
         assert_eq!(found.len(), 1, "expected one straggler, saw {titles:?}");
         assert!(
@@ -125,7 +105,7 @@ mod tests {
 
     #[test]
     fn ranks_within_run_to_run_noise_and_single_hosts_are_silent() {
-        let close = four_ending_at([1000, 1000, 1000, 1060]);
+        let close = four_ranks_ending_at([1000, 1000, 1000, 1060]);
         let titles: Vec<String> = straggler(&close).into_iter().map(|f| f.title).collect();
         assert!(
             titles.is_empty(),

@@ -22,6 +22,7 @@ pub struct RankRun {
     pub hostname: String,
     /// Each group (stonewall) as this rank saw it.
     pub groups: Vec<RankGroup>,
+    /// Its report; its `disks` are its host's, on the host's first rank only.
     pub report: RunReport,
     /// Every worker of the rank in one entry (merged histograms); None without workers.
     pub total: Option<JobReport>,
@@ -81,6 +82,13 @@ pub fn per_sec(count: u64, ns: u64) -> f64 {
 }
 
 impl ClusterReport {
+    /// Each host's disks, once: the ranks that sampled their host's (the host's
+    /// first rank), each with its host's name. Never one disk's counters added
+    /// across hosts.
+    pub fn host_disks(&self) -> impl Iterator<Item = &RankRun> {
+        self.ranks.iter().filter(|r| !r.report.disks.is_empty())
+    }
+
     /// Every rank's bytes over the time from the barrier to the last rank's end
     /// (IOR's figure), summed over the groups.
     pub fn bytes_per_sec(&self) -> f64 {

@@ -34,7 +34,9 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     /// One per reporting group (stonewall / new_group), in order.
     pub groups: Vec<GroupReport>,
-    /// Block devices behind the targets, counters diffed over the run.
+    /// Block devices behind the targets, counters diffed over the run. Empty in
+    /// the report of a run on several ranks, whose disks are per host
+    /// (`ClusterReport::host_disks`).
     pub disks: Vec<DiskUtil>,
     /// True when the run was stopped early (signal or error); results are partial.
     pub interrupted: bool,
@@ -390,6 +392,22 @@ pub struct DiskUtil {
     pub io_ticks_ms: u64,
     /// io_ticks over the run's wall time, percent.
     pub util_pct: f64,
+}
+
+impl DiskUtil {
+    /// fio's counters of a disk in fio's order: read and write I/Os, read and
+    /// write merges, read and write ticks (ms), time in queue (ms).
+    pub fn fio_counters(&self) -> [u64; 7] {
+        [
+            self.read_ios,
+            self.write_ios,
+            self.read_merges,
+            self.write_merges,
+            self.read_ticks_ms,
+            self.write_ticks_ms,
+            self.in_queue_ms,
+        ]
+    }
 }
 
 impl JobReport {

@@ -133,8 +133,20 @@ struct FioClientOutput<'a> {
     #[serde(rename = "global options")]
     global_options: OrderedMap<String>,
     client_stats: Vec<FioClientJob>,
-    disk_util: Vec<FioDisk>,
+    /// Each host's disks, each with its host, as fio's client gives each server's.
+    disk_util: Vec<FioClientDisk>,
     iolens: IolensPart<'a>,
+}
+
+/// A disk of one host: fio's keys, then the server's host and port as fio's
+/// client adds them; `rank` (the rank that sampled it) is iolens'.
+#[derive(serde::Serialize)]
+struct FioClientDisk {
+    #[serde(flatten)]
+    disk: FioDisk,
+    hostname: String,
+    port: u16,
+    rank: u32,
 }
 
 #[derive(serde::Serialize)]
@@ -182,7 +194,17 @@ impl<'a> FioClientOutput<'a> {
             time: ctime_utc(report.started_unix_ms / 1000),
             global_options: OrderedMap(report.global_options.clone()),
             client_stats,
-            disk_util: report.disks.iter().map(FioDisk::new).collect(),
+            disk_util: cluster
+                .host_disks()
+                .flat_map(|rank| {
+                    rank.report.disks.iter().map(|disk| FioClientDisk {
+                        disk: FioDisk::new(disk),
+                        hostname: rank.hostname.clone(),
+                        port: 0,
+                        rank: rank.rank,
+                    })
+                })
+                .collect(),
             iolens: IolensPart {
                 findings: &report.findings,
             },
@@ -982,5 +1004,141 @@ mod tests {
             let doc: Value = serde_json::from_str(&text).expect("valid JSON");
             assert!(doc["jobs"][0]["read"]["iops"].is_number());
         }
+    }
+
+    /// An object's keys in the order its text has them (`Value` sorts them).
+    struct KeyOrder(Vec<String>);
+
+    impl<'de> serde::Deserialize<'de> for KeyOrder {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Keys;
+            impl<'de> serde::de::Visitor<'de> for Keys {
+                type Value = KeyOrder;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<KeyOrder, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                        keys.push(key);
+                    }
+                    Ok(KeyOrder(keys))
+                }
+            }
+            d.deserialize_map(Keys)
+        }
+    }
+
+    /// The key order of a client document: the top level's, each disk entry's
+    /// and each client entry's.
+    #[derive(serde::Deserialize)]
+    struct ClientKeys {
+        client_stats: Vec<KeyOrder>,
+        disk_util: Vec<KeyOrder>,
+    }
+
+    fn key_orders(text: &str) -> (Vec<String>, ClientKeys) {
+        let top: KeyOrder = serde_json::from_str(text).expect("a JSON object");
+        (
+            top.0,
+            serde_json::from_str(text).expect("a client document"),
+        )
+    }
+
+    /// fio 3.33's client document: `fio --client=A job --client=B job
+    /// --output-format=json` with two `fio --server`s on this machine.
+    const FIO_CLIENTS: &str = include_str!("../../tests/fixtures/fio_client/two_servers.json");
+
+    /// Two hosts of two ranks each; each host's first rank sampled its disk `vda`
+    /// (h0: 100 reads, h1: 7 reads).
+    fn two_hosts() -> RunReport {
+        let rank = |rank: u32, reads: Option<u64>| {
+            let mut report = report(69_716.2);
+            report.disks = reads.map_or(Vec::new(), |read_ios| {
+                vec![DiskUtil {
+                    name: "vda".into(),
+                    read_ios,
+                    util_pct: 50.0,
+                    ..Default::default()
+                }]
+            });
+            RankRun {
+                rank,
+                local_rank: rank % 2,
+                hostname: format!("h{}", rank / 2),
+                total: report.jobs.first().cloned(),
+                report,
+                ..Default::default()
+            }
+        };
+        let mut all_clients = report(69_716.2);
+        all_clients.jobs[0].name = crate::runner::ranks::ALL_CLIENTS.into();
+        let mut merged = report(69_716.2);
+        merged.disks.clear();
+        merged.cluster = Some(Box::new(ClusterReport {
+            ranks: vec![
+                rank(0, Some(100)),
+                rank(1, None),
+                rank(2, Some(7)),
+                rank(3, None),
+            ],
+            all_clients,
+        }));
+        merged
+    }
+
+    #[test]
+    fn each_hosts_disks_are_in_disk_util_with_their_host_where_fios_client_puts_them() {
+        let text = render(&two_hosts(), Detail::Json);
+        let doc: Value = serde_json::from_str(&text).expect("valid JSON");
+        let disks: Vec<(&str, &str, u64, u64)> = doc["disk_util"]
+            .as_array()
+            .expect("a disk_util array")
+            .iter()
+            .map(|d| {
+                let host = d["hostname"].as_str().unwrap_or("no hostname");
+                let name = d["name"].as_str().unwrap_or("no name");
+                (
+                    host,
+                    name,
+                    d["rank"].as_u64().unwrap(),
+                    d["read_ios"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            disks,
+            [("h0", "vda", 0, 100), ("h1", "vda", 2, 7)],
+            "expected each host's vda once, with its own reads (never added across hosts), saw {disks:?}"
+        );
+        let (fio_top, fio) = key_orders(FIO_CLIENTS);
+        let (our_top, ours) = key_orders(&text);
+        assert_eq!(
+            our_top,
+            [fio_top, vec!["iolens".to_string()]].concat(),
+            "expected fio's client document's top-level keys in its order, then iolens'"
+        );
+        let fio_disk = fio.disk_util[0].0.clone();
+        for disk in &ours.disk_util {
+            assert_eq!(
+                disk.0,
+                [fio_disk.clone(), vec!["rank".to_string()]].concat(),
+                "expected the keys of a disk of fio's client document in its order, then rank"
+            );
+        }
+        let fio_job = &fio.client_stats[0].0;
+        let our_job: Vec<&String> = ours.client_stats[0]
+            .0
+            .iter()
+            .filter(|k| !["cpu_ns_per_io", "rank"].contains(&k.as_str()))
+            .collect();
+        assert_eq!(
+            our_job,
+            fio_job.iter().collect::<Vec<_>>(),
+            "expected a rank's entry to have the keys of a client's in fio's document"
+        );
     }
 }

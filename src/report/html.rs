@@ -20,7 +20,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding
 text-align:right}td:first-child,th:first-child{text-align:left}figure{margin:.8em 0}\
 figcaption{font-weight:600}svg{width:100%;height:auto}.finding{border-left:4px solid #0072b2;\
 padding:.3em .8em;margin:.6em 0}.finding.warning{border-color:#d55e00}.note{color:#555}\
-table.kv td{text-align:left}pre{white-space:pre-wrap}
+table.kv td{text-align:left}pre{white-space:pre-wrap}tr.straggler td{background:#fbe4d5}#ranks td:nth-child(2){text-align:left}
 @media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}";
 
 /// The report of one run; a run of the `quick` suite (also one read from the
@@ -33,6 +33,9 @@ pub fn render_run(report: &RunReport) -> String {
     }
     findings(&mut body, &report.findings, Some(&report.observations));
     summary_table(&mut body, report);
+    if let Some(cluster) = &report.cluster {
+        super::cluster_html::section(&mut body, cluster);
+    }
     environment(&mut body, report);
     let moments = finding_markers(&report.findings);
     for (i, job) in report.jobs.iter().enumerate() {
@@ -69,6 +72,7 @@ fn overview(out: &mut String, report: &RunReport) {
             .map(|(label, dirs)| BarGroup {
                 label: label.clone(),
                 values: dirs.iter().map(|d| d.map(value)).collect(),
+                mark: None,
             })
             .collect()
     };

@@ -1,6 +1,7 @@
 //! Reports: renderings of the model (`crate::model`).
 pub mod agg_bw_log;
 pub mod cgroup_text;
+mod cluster_html;
 pub mod cluster_text;
 pub mod config;
 pub mod findings_text;

@@ -234,10 +234,17 @@ pub fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> St
 pub struct BarGroup {
     pub label: String,
     pub values: Vec<Option<f64>>,
+    /// A word over the group on a band shaded in the warning colour (a straggler).
+    pub mark: Option<String>,
 }
 
+/// Past this many groups only every few are labelled and the bars carry no values:
+/// there is no room for them.
+const LABELLED_GROUPS: usize = 32;
+
 /// Groups of bars along x, each bar in its series' colour with its value above it
-/// (`value_text`); the y axis is linear from zero.
+/// (`value_text`; with many groups, no values and every few groups labelled); the
+/// y axis is linear from zero.
 pub fn grouped_bars(
     frame: &Frame,
     series: &[&str],
@@ -258,14 +265,31 @@ pub fn grouped_bars(
         scale: Scale::Linear,
     };
     let plot = Plot { x, y, y_min: 0.0 };
+    let every = groups.len().div_ceil(LABELLED_GROUPS).max(1);
     let ticks = groups
         .iter()
         .enumerate()
+        .step_by(every)
         .map(|(i, g)| (i as f64 + 0.5, g.label.clone()))
         .collect();
     let mut body = plot.axes_with(frame, ticks);
     let width = 0.7 / series.len().max(1) as f64;
     for (i, g) in groups.iter().enumerate() {
+        if let Some(mark) = &g.mark {
+            let (x0, x1) = (plot.px(i as f64), plot.px(i as f64 + 1.0));
+            let _ = write!(
+                body,
+                r#"<rect class="mark" data-group="{}" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.15"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="{}">{}</text>"#,
+                escape(&g.label),
+                x1 - x0,
+                HEIGHT - TOP - BOTTOM,
+                PALETTE[1],
+                (x0 + x1) / 2.0,
+                TOP - 6.0,
+                PALETTE[1],
+                escape(mark)
+            );
+        }
         for (s, value) in g.values.iter().enumerate() {
             let Some(value) = *value else { continue };
             let from = i as f64 + 0.15 + s as f64 * width;
@@ -280,11 +304,16 @@ pub fn grouped_bars(
                 PALETTE[s % PALETTE.len()],
                 (x0 + x1) / 2.0,
                 top - 4.0,
-                escape(&value_text(value))
+                if every == 1 {
+                    escape(&value_text(value))
+                } else {
+                    String::new()
+                }
             );
         }
     }
-    for (s, label) in series.iter().enumerate() {
+    // one series is named by the y axis
+    for (s, label) in series.iter().enumerate().filter(|_| series.len() > 1) {
         legend(&mut body, s, label, PALETTE[s % PALETTE.len()]);
     }
     wrap(frame, &body)
@@ -837,15 +866,44 @@ mod tests {
     }
 
     #[test]
+    fn many_groups_are_labelled_every_few_without_values() {
+        let groups: Vec<BarGroup> = (0..100)
+            .map(|i| BarGroup {
+                label: format!("r{i}"),
+                values: vec![Some(10.0 + f64::from(i))],
+                mark: None,
+            })
+            .collect();
+        let svg = grouped_bars(&frame(Axis::linear("MB/s")), &["MB/s"], &groups, |v| {
+            format!("{v:.1}")
+        });
+        let bars = svg.matches(r#"class="bar MB/s""#).count();
+        let labels = (0..100)
+            .filter(|i| svg.contains(&format!(">r{i}</text>")))
+            .count();
+        assert_eq!(
+            (bars, labels, svg.contains(">109.0</text>")),
+            (100, 25, false),
+            "expected 100 bars, every 4th group labelled and no values, saw {bars} bars and {labels} labels in {svg}"
+        );
+        assert!(
+            !svg.contains("class=\"legend\""),
+            "expected no legend for one series (the y axis names it), saw {svg}"
+        );
+    }
+
+    #[test]
     fn grouped_bars_have_a_bar_per_value_with_its_number() {
         let groups = [
             BarGroup {
                 label: "SEQ1M Q8T1".into(),
                 values: vec![Some(400.0), Some(200.0)],
+                mark: None,
             },
             BarGroup {
                 label: "RND4K Q1T1".into(),
                 values: vec![Some(50.0), None],
+                mark: Some("slow".into()),
             },
         ];
         let svg = grouped_bars(
@@ -869,9 +927,16 @@ mod tests {
             ">400.0</text>",
             ">50.0</text>",
             ">RND4K Q1T1</text>",
+            r#"<rect class="mark" data-group="RND4K Q1T1""#,
+            ">slow</text>",
         ] {
             assert!(svg.contains(text), "expected {text} in {svg}");
         }
+        assert_eq!(
+            svg.matches(r#"class="mark""#).count(),
+            1,
+            "expected the marked group's band only in {svg}"
+        );
         // Bars stand on zero: the 200 bar is half as tall as the 400 one.
         let height = |value: &str| -> f64 {
             let bar = svg

@@ -111,16 +111,7 @@ fn lat_fields(fields: &mut Vec<String>, summary: Option<&LatSummary>) {
 
 fn disk_fields(fields: &mut Vec<String>, d: &DiskUtil) {
     fields.push(d.name.clone());
-    let counters = [
-        d.read_ios,
-        d.write_ios,
-        d.read_merges,
-        d.write_merges,
-        d.read_ticks_ms,
-        d.write_ticks_ms,
-        d.in_queue_ms,
-    ];
-    fields.extend(counters.iter().map(u64::to_string));
+    fields.extend(d.fio_counters().iter().map(u64::to_string));
     fields.push(format!("{:.2}%", d.util_pct));
 }
 

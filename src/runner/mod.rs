@@ -375,6 +375,12 @@ fn finish(
         }
     }
     let warnings = &mut gathered.warnings;
+    // a run on several ranks has its disks per host, in its ranks' reports
+    let disks = if cluster_report.is_some() {
+        Vec::new()
+    } else {
+        disks
+    };
     let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
     report.cluster = cluster_report;
     report.interrupted |= partial;

@@ -432,6 +432,127 @@ fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barr
     );
 }
 
+/// The disks a run of `job` on its own reports (fio's `disk_util` names).
+#[cfg(feature = "mpi")]
+fn disks_of_a_run_on_its_own(dir: &std::path::Path, job: &[&str]) -> Vec<String> {
+    let out = crate::support::command()
+        .current_dir(dir)
+        .args(["run", "--no-history", "--output-format=json"])
+        .args(job)
+        .output()
+        .expect("run iolens");
+    let doc = crate::support::json(&out);
+    let disks = doc["disk_util"].as_array().expect("a disk_util array");
+    disks
+        .iter()
+        .map(|d| d["name"].as_str().unwrap_or("no name").to_string())
+        .collect()
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn each_hosts_disks_name_their_host_and_the_html_has_the_ranks_section() {
+    let dir = scratch();
+    let job = [
+        "--name=d",
+        "--ioengine=psync",
+        "--size=256k",
+        "--rw=write",
+        "--bs=4k",
+    ];
+    // the disks behind the scratch directory, as one process sees them
+    let expected = disks_of_a_run_on_its_own(dir.path(), &job);
+    let html = dir.path().join("r.html");
+    let html_flag = format!("--html={}", html.display());
+    let mut args = vec![
+        "run",
+        "--no-history",
+        "--output-format=json,iolens-json",
+        &html_flag,
+    ];
+    args.extend(job);
+    let Some(out) = mpirun(4, dir.path(), &args) else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "expected the run to work, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let docs: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| {
+            panic!(
+                "expected two JSON documents ({e}), saw: {}",
+                crate::support::stdout(&out)
+            )
+        });
+    let [fio, native] = &docs[..] else {
+        panic!(
+            "expected fio's document and iolens', saw {} documents",
+            docs.len()
+        );
+    };
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    // 4 ranks on one host: its first rank samples its disks, once
+    let disks: Vec<(String, &str, u64)> = fio["disk_util"]
+        .as_array()
+        .expect("a disk_util array")
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap_or("no name").to_string(),
+                d["hostname"].as_str().unwrap_or("no hostname"),
+                d["rank"].as_u64().unwrap_or(u64::MAX),
+            )
+        })
+        .collect();
+    let wanted: Vec<(String, &str, u64)> = expected
+        .iter()
+        .map(|name| (name.clone(), host, 0))
+        .collect();
+    assert_eq!(
+        disks, wanted,
+        "expected the disks of a run on its own, once, each naming the host and rank 0"
+    );
+    let per_rank: Vec<usize> = native["cluster"]["ranks"]
+        .as_array()
+        .expect("the ranks in iolens' document")
+        .iter()
+        .map(|r| r["report"]["disks"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(
+        (native["disks"].as_array().map(Vec::len), per_rank),
+        (Some(0), vec![expected.len(), 0, 0, 0]),
+        "expected no disks at the top of iolens' document and the host's in its first rank's report"
+    );
+    let page = std::fs::read_to_string(&html).expect("the HTML report");
+    let section = page
+        .split("<h2 id=\"cluster\">Ranks</h2>")
+        .nth(1)
+        .and_then(|rest| rest.split("<h2").next())
+        .unwrap_or_else(|| panic!("expected the Ranks section in {page}"));
+    for rank in 0..4 {
+        let row = format!("<td>{rank}</td><td>{host}</td>");
+        assert!(
+            section.contains(&row),
+            "expected rank {rank}'s row in {section}"
+        );
+    }
+    let bars = section.matches("class=\"bar MB/s\"").count();
+    assert_eq!(bars, 4, "expected a bar per rank in {section}");
+    let headings = section
+        .matches(&format!("<h3>Disks of {host} (sampled by rank 0)</h3>"))
+        .count();
+    assert_eq!(
+        headings,
+        usize::from(!expected.is_empty()),
+        "expected the host's disks once in {section}"
+    );
+}
+
 /// Every process of a test's run (those whose working directory is the test's
 /// scratch directory: mpirun, its ranks, their commands), continued and killed
 /// when dropped, also when the test fails: a rank the test stopped is left to
