@@ -229,6 +229,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                         .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
                 );
             }
+            progress.step(fileset::Step {
+                doing: "writing the logs of job",
+                on: &req.jobs[j].name,
+                done: 0,
+                total: 0,
+            });
             if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
                 so_far.warnings.push(format!(
                     "job '{}': cannot write a log: {e}",
