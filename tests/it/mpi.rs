@@ -583,23 +583,34 @@ impl Drop for RunReaper<'_> {
     }
 }
 
-/// The pid a rank's exec_prerun wrote to `file` in `dir` (whole: written aside and
-/// renamed); panics if mpirun ends first or none comes within two minutes.
+/// What `found` finds, waited for while mpirun runs; panics if mpirun ends
+/// first or nothing is found within two minutes (`what` says what was awaited).
 #[cfg(feature = "mpi")]
-fn pid_from(dir: &std::path::Path, file: &str, mpirun: &mut std::process::Child) -> u32 {
+fn wait_for<T>(what: &str, mpirun: &mut std::process::Child, found: impl Fn() -> Option<T>) -> T {
     let started = std::time::Instant::now();
     loop {
-        if let Ok(pid) = std::fs::read_to_string(dir.join(file)) {
-            return pid.trim().parse().expect("a pid");
+        if let Some(it) = found() {
+            return it;
         }
         let ended = mpirun.try_wait().expect("look at mpirun");
         assert!(
             ended.is_none() && started.elapsed() < std::time::Duration::from_secs(120),
-            "expected {file} written by a rank's exec_prerun, saw mpirun {ended:?} after {:?}",
+            "expected {what}, saw mpirun {ended:?} after {:?}",
             started.elapsed()
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// The pid rank 3's exec_prerun wrote to rank.pid in `dir` (whole: written aside
+/// and renamed).
+#[cfg(feature = "mpi")]
+fn rank_pid(dir: &std::path::Path, mpirun: &mut std::process::Child) -> u32 {
+    let file = dir.join("rank.pid");
+    wait_for("rank.pid written by rank 3's exec_prerun", mpirun, || {
+        let pid = std::fs::read_to_string(&file).ok()?;
+        Some(pid.trim().parse().expect("a pid"))
+    })
 }
 
 /// This machine's name, as iolens names a rank's host.
@@ -683,7 +694,7 @@ fn a_rank_stopped_in_its_setup_ends_the_run_at_the_cluster_barrier_naming_it() {
     let Some(mut mpirun) = start_limited(dir.path(), "stop.fio") else {
         return;
     };
-    let pid = pid_from(dir.path(), "rank.pid", &mut mpirun);
+    let pid = rank_pid(dir.path(), &mut mpirun);
     freeze(pid);
     // every rank ended the first group only, and wrote it
     let notes: Vec<String> = (0..4)
@@ -760,18 +771,11 @@ fn a_rank_stopped_in_a_group_bound_by_size_ends_the_run_naming_it() {
     let Some(mut mpirun) = start_limited(dir.path(), "size.fio") else {
         return;
     };
-    let pid = pid_from(dir.path(), "rank.pid", &mut mpirun);
-    let written = || std::fs::metadata(dir.path().join("f.3")).map_or(0, |m| m.len());
-    let started = std::time::Instant::now();
-    while written() == 0 {
-        let ended = mpirun.try_wait().expect("look at mpirun");
-        assert!(
-            ended.is_none() && started.elapsed() < std::time::Duration::from_secs(120),
-            "expected rank 3 to start writing f.3, saw mpirun {ended:?} after {:?}",
-            started.elapsed()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let pid = rank_pid(dir.path(), &mut mpirun);
+    let f3 = dir.path().join("f.3");
+    wait_for("rank 3 to start writing f.3", &mut mpirun, || {
+        std::fs::metadata(&f3).ok().filter(|m| m.len() > 0)
+    });
     freeze(pid);
     // rank 3 is named (it ended one group, or, resumed by mpirun's SIGCONT and
     // SIGTERM as it ends the run, it was stopped by a signal)
