@@ -304,10 +304,10 @@ impl<'a> Liveness<'a> {
     }
 
     /// End the run for `reason`, this rank's file written (`saved` says where the
-    /// files are). The first rank tells the others and waits for their files; a
+    /// files are, when there are any). The first rank tells the others and waits for their files; a
     /// rank the first rank told says its file is written and waits for the end;
     /// a rank that found the first rank silent gives the others a moment.
-    pub fn abort(&self, reason: &str, saved: &str) -> ! {
+    pub fn abort(&self, reason: &str, saved: Option<&str>) -> ! {
         let ending = || Doing::new("ending the run");
         if self.link.rank().rank == 0 {
             let news = serde_json::to_vec(&News::Hung(reason.to_string())).expect("plain data");
@@ -325,7 +325,10 @@ impl<'a> Liveness<'a> {
         } else {
             std::thread::sleep(PAUSE);
         }
-        self.link.abort(&format!("{reason}; {saved}"))
+        match saved {
+            Some(saved) => self.link.abort(&format!("{reason}; {saved}")),
+            None => self.link.abort(reason),
+        }
     }
 
     /// Every rank heard from within the limit has written its file.
@@ -587,6 +590,39 @@ mod tests {
             alive.all_written(start + 8 * S),
             "expected silent rank 2 not waited for"
         );
+    }
+
+    #[test]
+    fn the_first_rank_tells_the_others_and_ends_the_run_once_their_files_are_written() {
+        let link = fake();
+        let alive = Liveness::new(&link, 5 * S);
+        link.news
+            .borrow_mut()
+            .extend([(1, news(&News::Written)), (2, news(&News::Written))]);
+        let started = Instant::now();
+        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            alive.abort("rank 9 on h9: silent", Some("the files are in d"))
+        }));
+        let message = ended
+            .expect_err("expected the run ended")
+            .downcast::<String>()
+            .expect("a message");
+        assert_eq!(
+            *message, "aborted: rank 9 on h9: silent; the files are in d",
+            "expected the reason and where the files are"
+        );
+        assert!(
+            started.elapsed() < GRACE,
+            "expected no wait for the grace once every file was written"
+        );
+        let hung: Vec<u32> = link
+            .told
+            .borrow()
+            .iter()
+            .filter(|(_, bytes)| matches!(serde_json::from_slice(bytes), Ok(News::Hung(_))))
+            .map(|(to, _)| *to)
+            .collect();
+        assert_eq!(hung, [1, 2], "expected ranks 1 and 2 told why the run ends");
     }
 
     #[test]

@@ -424,8 +424,8 @@ fn cluster_barrier(
     hung
 }
 
-/// Write this rank's results so far; when a rank was taken as hung (`hung`
-/// says why), then end the run.
+/// Write this rank's results so far (when it keeps a rank file); when a rank
+/// was taken as hung (`hung` says why), then end the run.
 fn save_rank_file(
     req: &RunRequest,
     alive: &alive::Liveness,
@@ -433,16 +433,15 @@ fn save_rank_file(
     started_unix_ms: u64,
     hung: Option<String>,
 ) {
-    let Some(path) = req.rank_file else { return };
-    write_rank_file(req, alive.link(), path, so_far, started_unix_ms);
+    let saved = req.rank_file.map(|path| {
+        write_rank_file(req, alive.link(), path, so_far, started_unix_ms);
+        format!(
+            "every rank's results so far are in {} (iolens merge DIR reports them)",
+            path.parent().unwrap_or(path).display()
+        )
+    });
     if let Some(why) = hung {
-        alive.abort(
-            &why,
-            &format!(
-                "every rank's results so far are in {} (iolens merge DIR reports them)",
-                path.parent().unwrap_or(path).display()
-            ),
-        );
+        alive.abort(&why, saved.as_deref());
     }
 }
 
