@@ -15,10 +15,11 @@ use crate::job::{self, LayeredJob, RawJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
 use crate::report::{html, repeat_table, timeline};
-use crate::runner::ranks::ClusterLink;
+use crate::runner::ranks::{ClusterLink, SeriesRun};
 use crate::runner::status::StatusReports;
 use crate::runner::{self, stop_signal, GroupProgress, RunOutcome, RunRequest};
 use crate::store::{self, Store};
+use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -256,14 +257,26 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
-/// One full run of the job set; `on_abandoned`: see `RunRequest::on_abandoned`.
+/// One full run of the job set; `on_abandoned`: see `RunRequest::on_abandoned`;
+/// `series`: which run of `--warmup`/`--repeat` it is.
 pub fn run_once(
     jobs: &JobSet,
     stop: &AtomicBool,
     status: Option<StatusReports>,
     on_abandoned: Option<&dyn Fn(RunOutcome) -> i32>,
     cluster: Option<(&dyn ClusterLink, &Path)>,
+    series: Option<SeriesRun>,
 ) -> Result<RunOutcome, CmdError> {
+    // a run left with stuck workers hands its outcome on instead of returning it
+    let say_then_hand_on = on_abandoned.map(|hand_on| {
+        move |outcome: RunOutcome| {
+            say_warnings(jobs, &outcome.warnings);
+            hand_on(outcome)
+        }
+    });
+    let on_abandoned = say_then_hand_on
+        .as_ref()
+        .map(|f| f as &dyn Fn(RunOutcome) -> i32);
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
@@ -279,15 +292,21 @@ pub fn run_once(
         on_abandoned,
         cluster: cluster.map(|(link, _)| link),
         rank_file: cluster.map(|(_, file)| file),
+        series,
     };
     let outcome = runner::run(&request).map_err(|e| match e {
         TargetError::Config(_) => CmdError::usage(e.to_string()),
         _ => CmdError::run_failed(e.to_string()),
     })?;
-    for w in outcome.warnings.iter().filter(|_| jobs.notes) {
+    say_warnings(jobs, &outcome.warnings);
+    Ok(outcome)
+}
+
+/// The run's warnings on stderr, when the job set's notes go there.
+fn say_warnings(jobs: &JobSet, warnings: &[String]) {
+    for w in warnings.iter().filter(|_| jobs.notes) {
         eprintln!("iolens: warning: {w}");
     }
-    Ok(outcome)
 }
 
 /// `--timeline`: stderr, so a JSON report on stdout stays valid.
@@ -347,6 +366,15 @@ pub fn fail_on<'a>(
     EXIT_FINDING
 }
 
+/// The exit code of work finished on a way out that does not return to
+/// `cmd::dispatch` (a run left with stuck workers), its error said as dispatch would.
+pub fn said_code(result: Result<i32, CmdError>) -> i32 {
+    result.unwrap_or_else(|e| {
+        eprintln!("{e}");
+        e.code()
+    })
+}
+
 /// Where the report goes (`--output FILE`, else stdout), opened before the run.
 pub fn open_report(path: Option<&Path>) -> Result<Destination, CmdError> {
     Destination::open(path)
@@ -388,38 +416,96 @@ pub struct Repetitions<'a> {
     pub quiet_findings: bool,
 }
 
-/// The whole job set N times, each a full run; the table (or JSON with every
-/// repetition) and the findings. The exit code is the worst run's.
-pub fn run_repeated(jobs: &JobSet, o: &Repetitions, stop: &AtomicBool) -> Result<i32, CmdError> {
-    if o.formats
-        .iter()
-        .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
-    {
-        return Err(CmdError::usage(
-            "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
-        ));
+impl Repetitions<'_> {
+    /// fio's formats have no place for repetitions.
+    pub fn refuse_fio_formats(&self) -> Result<(), CmdError> {
+        if self
+            .formats
+            .iter()
+            .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
+        {
+            return Err(CmdError::usage(
+                "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
+            ));
+        }
+        Ok(())
     }
-    let total = o.warmup + o.repetitions;
-    let mut reports = Vec::with_capacity(o.repetitions as usize);
+}
+
+/// Every run of `--warmup K --repeat N` in order, each a full run (on several
+/// ranks, a run of every rank together); the measured runs' reports and the
+/// worst exit code. On one host a failed run ends the series; ranks, which meet
+/// at every group's barrier, all run the whole series unless stopped. Only the
+/// first rank says which run starts. `on_abandoned` gets the run whose stuck
+/// workers were left behind, the measured reports before it and its partial
+/// outcome (see `RunRequest::on_abandoned`).
+pub fn run_series(
+    jobs: &JobSet,
+    o: &Repetitions,
+    stop: &AtomicBool,
+    cluster: Option<(&dyn ClusterLink, &Path)>,
+    on_abandoned: Option<&dyn Fn(SeriesRun, Vec<RunReport>, RunOutcome) -> i32>,
+) -> Result<(Vec<RunReport>, i32), CmdError> {
+    // a rank runs its one plain run here too, untagged
+    let series = o.warmup > 0 || o.repetitions > 1;
+    let reports = RefCell::new(Vec::with_capacity(o.repetitions as usize));
     let mut code = EXIT_OK;
-    for i in 0..total {
-        let warming = i < o.warmup;
-        eprintln!(
-            "iolens: {} {}/{}",
-            if warming { "warm-up run" } else { "repetition" },
-            if warming { i + 1 } else { i - o.warmup + 1 },
-            if warming { o.warmup } else { o.repetitions }
-        );
-        let outcome = run_once(jobs, stop, None, None, None)?;
+    for run in SeriesRun::all(o.warmup, o.repetitions) {
+        if cluster.is_none_or(|(link, _)| link.rank().rank == 0) {
+            eprintln!("iolens: {run}");
+        }
+        let so_far = &reports;
+        let abandoned = on_abandoned
+            .map(|hand_on| move |outcome: RunOutcome| hand_on(run, so_far.take(), outcome));
+        let outcome = run_once(
+            jobs,
+            stop,
+            None,
+            abandoned.as_ref().map(|f| f as &dyn Fn(RunOutcome) -> i32),
+            cluster,
+            series.then_some(run),
+        )?;
         let status = run_status(&outcome.report);
         code = code.max(status);
-        if !warming {
-            reports.push(outcome.report);
+        if !run.warmup {
+            reports.borrow_mut().push(outcome.report);
         }
-        if status != EXIT_OK {
+        let ends_series = match cluster {
+            None => status != EXIT_OK,
+            Some(_) => stop_signal::stop_requested(stop),
+        };
+        if ends_series {
             break;
         }
     }
+    Ok((reports.into_inner(), code))
+}
+
+/// The whole job set N times, each a full run; the table (or JSON with every
+/// repetition) and the findings. The exit code is the worst run's. A run whose
+/// stuck workers are left behind is reported with the repetitions before it,
+/// partial and marked, and the process exits 1.
+pub fn run_repeated(
+    jobs: &JobSet,
+    o: &Repetitions,
+    stop: &AtomicBool,
+    cluster: Option<(&dyn ClusterLink, &Path)>,
+) -> Result<i32, CmdError> {
+    let on_abandoned = |run: SeriesRun, mut reports: Vec<RunReport>, outcome: RunOutcome| {
+        let code = run_status(&outcome.report);
+        if run.warmup {
+            eprintln!("iolens: {run} was left with stuck workers: no repetition was measured");
+        } else {
+            reports.push(outcome.report);
+        }
+        said_code(report_repeated(reports, o, code))
+    };
+    let (reports, code) = run_series(jobs, o, stop, cluster, Some(&on_abandoned))?;
+    report_repeated(reports, o, code)
+}
+
+/// The repetitions' statistics written, stored and judged; `code`: the worst run's.
+fn report_repeated(reports: Vec<RunReport>, o: &Repetitions, code: i32) -> Result<i32, CmdError> {
     if reports.is_empty() {
         return Ok(code);
     }

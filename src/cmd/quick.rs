@@ -3,14 +3,16 @@
 //! file only chooses the target and the engine and prints the compact table.
 
 use super::common::{
-    emit, fail_on, print, run_once, run_repeated, run_status, stop_flag, write_html, CmdError,
-    HistoryFlags, JobSet, Repetitions,
+    emit, fail_on, print, run_once, run_repeated, run_status, said_code, stop_flag, write_html,
+    CmdError, HistoryFlags, JobSet, Repetitions,
 };
 use super::comparison;
 use super::output::{self, Destination};
 use crate::cli::{Format, QuickArgs, RunFlags};
+use crate::model::RunReport;
 use crate::report::config::TEMPORARY_TARGET_PREFIX;
 use crate::report::{findings_text, html, quick};
+use crate::runner::RunOutcome;
 use crate::store::Filter;
 use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
@@ -93,31 +95,36 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
             // The stderr summary is `run`'s; quick's --json stays as it is.
             quiet_findings: true,
         };
-        return run_repeated(&jobs, &options, &stop);
+        return run_repeated(&jobs, &options, &stop, None);
     }
-    let outcome = run_once(&jobs, &stop, None, None, None)?;
-    let report = outcome.report;
-    let rendered = if args.json {
-        output::render(&report, &[Format::IolensJson])
-    } else {
-        format!(
-            "{}{}",
-            quick::render_table(&report),
-            findings_text::render(&report.findings)
-        )
+    // Written, stored and judged alike whether the run returns or its stuck
+    // worker threads are left behind (then the process exits with the code).
+    let finish = |report: RunReport| -> Result<i32, CmdError> {
+        let rendered = if args.json {
+            output::render(&report, &[Format::IolensJson])
+        } else {
+            format!(
+                "{}{}",
+                quick::render_table(&report),
+                findings_text::render(&report.findings)
+            )
+        };
+        emit(&mut Destination::Stdout, &rendered)?;
+        // With a baseline the page is the comparison, which holds this run's charts too.
+        if let (Some(path), None) = (&args.html, baseline) {
+            write_html(path, &html::render_run(&report))?;
+        }
+        let code = run_status(&report);
+        let reports = [report];
+        history.record(&reports);
+        if let Some(id) = baseline {
+            comparison::against_history(id, &reports, &history, args.html.as_deref())?;
+        }
+        Ok(fail_on(code, args.fail_on, &reports[0].findings))
     };
-    emit(&mut Destination::Stdout, &rendered)?;
-    // With a baseline the page is the comparison, which holds this run's charts too.
-    if let (Some(path), None) = (&args.html, baseline) {
-        write_html(path, &html::render_run(&report))?;
-    }
-    let code = run_status(&report);
-    let reports = [report];
-    history.record(&reports);
-    if let Some(id) = baseline {
-        comparison::against_history(id, &reports, &history, args.html.as_deref())?;
-    }
-    Ok(fail_on(code, args.fail_on, &reports[0].findings))
+    let on_abandoned = |outcome: RunOutcome| said_code(finish(outcome.report));
+    let outcome = run_once(&jobs, &stop, None, Some(&on_abandoned), None, None)?;
+    finish(outcome.report)
 }
 
 /// What the suite runs on; a file it created is removed when this is dropped,

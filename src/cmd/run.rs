@@ -3,8 +3,8 @@
 //! the comparison with a stored run.
 
 use super::common::{
-    emit, fail_on, open_report, run_once, run_repeated, run_status, stop_flag, write_html,
-    CmdError, HistoryFlags, JobSet, Repetitions,
+    emit, fail_on, open_report, run_once, run_repeated, run_series, run_status, said_code,
+    stop_flag, write_html, CmdError, HistoryFlags, JobSet, Repetitions,
 };
 use super::comparison;
 use super::output;
@@ -32,10 +32,26 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     )
     .map_err(CmdError::usage)?;
     let (repetitions, warmup) = (flags.repeat.unwrap_or(1), flags.warmup.unwrap_or(0));
-    if on_ranks && (repetitions > 1 || warmup > 0) {
+    let series = repetitions > 1 || warmup > 0;
+    if series && flags.debug.is_some() {
         return Err(CmdError::usage(
-            "--repeat and --warmup do not run on several MPI ranks yet: leave them out, or pass --mpi=off to run every rank on its own",
+            "--debug traces one run: leave out --repeat and --warmup to use it",
         ));
+    }
+    let options = Repetitions {
+        repetitions,
+        warmup,
+        formats: &formats,
+        output: flags.output.as_deref(),
+        history: &history,
+        compare_with: flags.compare_with,
+        html: flags.html.as_deref(),
+        fail_on: flags.fail_on,
+        quiet_findings: flags.no_finding_lines(),
+    };
+    if series {
+        // on several ranks every rank refuses alike, before MPI starts
+        options.refuse_fio_formats()?;
     }
     let link = cluster::connect(on_ranks).map_err(CmdError::run_failed)?;
     let mut jobs = JobSet::load(flags, &args.args, command_line)?;
@@ -50,28 +66,16 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
     let stop = stop_flag()?;
     // Only the first rank reports; the others hand it their results.
     if link.as_ref().is_some_and(|l| l.rank().rank != 0) {
-        let outcome = run_once(&jobs, &stop, None, None, cluster)?;
+        let (_, code) = run_series(&jobs, &options, &stop, cluster, None)?;
         tidy_rank_dir(flags.mpi_results.as_deref());
-        return Ok(run_status(&outcome.report));
+        return Ok(code);
     }
-    if repetitions > 1 || warmup > 0 {
-        if flags.debug.is_some() {
-            return Err(CmdError::usage(
-                "--debug traces one run: leave out --repeat and --warmup to use it",
-            ));
+    if series {
+        let code = run_repeated(&jobs, &options, &stop, cluster)?;
+        if cluster.is_some() {
+            tidy_rank_dir(flags.mpi_results.as_deref());
         }
-        let options = Repetitions {
-            repetitions,
-            warmup,
-            formats: &formats,
-            output: flags.output.as_deref(),
-            history: &history,
-            compare_with: flags.compare_with,
-            html: flags.html.as_deref(),
-            fail_on: flags.fail_on,
-            quiet_findings: flags.no_finding_lines(),
-        };
-        return run_repeated(&jobs, &options, &stop);
+        return Ok(code);
     }
     // Opened before the run: interim reports (--status-interval) and the final one share it.
     let destination = RefCell::new(open_report(flags.output.as_deref())?);
@@ -113,14 +117,9 @@ pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdEr
         }
         Ok(fail_on(code, flags.fail_on, &reports[0].findings))
     };
-    let on_abandoned = |outcome| {
-        finish(outcome).unwrap_or_else(|e| {
-            eprintln!("{e}");
-            e.code()
-        })
-    };
+    let on_abandoned = |outcome| said_code(finish(outcome));
     // A run that fails outright writes no trace, and leaves no trace file behind.
-    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster)
+    let outcome = run_once(&jobs, &stop, status, Some(&on_abandoned), cluster, None)
         .inspect_err(|_| debug::discard_io_traces())?;
     if cluster.is_some() {
         tidy_rank_dir(flags.mpi_results.as_deref());

@@ -8,6 +8,7 @@ use crate::model::{Finding, MetricSummary, RepeatReport, RunReport, Severity, SC
 use crate::stats::summary::{find_clusters, summarize, Clusters};
 use crate::units::{format_value, run_numbers};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Fixed so that the same repetitions always give the same confidence interval.
@@ -20,12 +21,13 @@ const MIN_RUNS_FOR_FINDINGS: usize = 4;
 const MAX_SEPARATORS: usize = 3;
 
 pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
-    let summary = summarize_all(&repetitions);
-    let findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
+    let summary = summarize_all(&measured(&repetitions));
+    let mut findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
         findings(&repetitions, &summary)
     } else {
         Vec::new()
     };
+    findings.extend(repeated_stragglers(&repetitions));
     RepeatReport {
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -36,19 +38,40 @@ pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
     }
 }
 
-/// Every metric of every job (named in the first repetition) that all repetitions measured.
+/// What the statistics are over: the runs' jobs, or for runs on several ranks
+/// their "All clients" entry (every rank's workers merged).
+fn measured(reps: &[RunReport]) -> Cow<'_, [RunReport]> {
+    let all_clients: Option<Vec<RunReport>> = reps
+        .iter()
+        .map(|r| r.cluster.as_ref().map(|c| c.all_clients.clone()))
+        .collect();
+    match all_clients {
+        Some(merged) if !merged.is_empty() => Cow::Owned(merged),
+        _ => Cow::Borrowed(reps),
+    }
+}
+
+/// Every metric of every job (named in the first repetition; one of several
+/// entries of a name, as clones without group_reporting give) that all
+/// repetitions measured.
 fn summarize_all(reps: &[RunReport]) -> Vec<MetricSummary> {
     let Some(first) = reps.first() else {
         return Vec::new();
     };
     let mut out = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
     for job in &first.jobs {
+        if !names.contains(&job.name.as_str()) {
+            names.push(&job.name);
+        }
+    }
+    for job in names {
         for metric in Metric::ALL {
-            let Some(values) = values_of(reps, &job.name, metric) else {
+            let Some(values) = values_of(reps, job, metric) else {
                 continue;
             };
             out.push(MetricSummary {
-                job: job.name.clone(),
+                job: job.to_string(),
                 metric: metric.name().to_string(),
                 unit: metric.unit().to_string(),
                 stats: summarize(&values, BOOTSTRAP_SEED),
@@ -219,6 +242,60 @@ fn bimodal_finding(
         advice: "a single run of this job reports one of two different numbers; find and control what differs between the groups before quoting either".into(),
         at_ns: None,
     }
+}
+
+/// On a run on several ranks: per rank named a straggler in any repetition, in
+/// which ones. One in every repetition is the host's doing; one that comes and
+/// goes, passing load's.
+fn repeated_stragglers(reps: &[RunReport]) -> Vec<Finding> {
+    // (rank, host) → the repetitions (0-based) that named it
+    let mut named: BTreeMap<(u32, &str), Vec<usize>> = BTreeMap::new();
+    for (i, rep) in reps.iter().enumerate() {
+        let Some(cluster) = &rep.cluster else {
+            continue;
+        };
+        for r in super::straggler::stragglers(cluster) {
+            let rank = &cluster.ranks[r];
+            named
+                .entry((rank.rank, rank.hostname.as_str()))
+                .or_default()
+                .push(i);
+        }
+    }
+    named
+        .into_iter()
+        .map(|((rank, host), runs)| {
+            let every = runs.len() == reps.len();
+            let (severity, which, advice) = if every {
+                (
+                    Severity::Warning,
+                    "every repetition".to_string(),
+                    format!("a straggler in every repetition is its host's doing: look at {host}, as each repetition's straggler finding says"),
+                )
+            } else {
+                (
+                    Severity::Info,
+                    format!("repetitions {}", run_numbers(&runs)),
+                    "a straggler that comes and goes points at passing load (on the host or the shared storage) more than at the host: repeat more, and look at what else ran then".to_string(),
+                )
+            };
+            Finding {
+                code: "repeated-straggler".into(),
+                severity,
+                title: format!(
+                    "rank {rank} on {host} was a straggler in {which} ({} of {})",
+                    runs.len(),
+                    reps.len()
+                ),
+                evidence: vec![format!(
+                    "each repetition's straggler finding names the ranks far from the others' throughput or end; rank {rank} in {}",
+                    run_numbers(&runs)
+                )],
+                advice,
+                at_ns: None,
+            }
+        })
+        .collect()
 }
 
 fn first_run_finding(job: &str, metrics: &[&MetricSummary]) -> Finding {
@@ -419,6 +496,82 @@ mod tests {
 
     fn reps(iops: &[f64]) -> Vec<RunReport> {
         iops.iter().map(|&v| run_report(&[("rr", v)])).collect()
+    }
+
+    #[test]
+    fn a_rank_named_straggler_in_every_repetition_is_the_hosts_doing_else_passing_load() {
+        use crate::testutil::four_ranks_ending_at as four_ending_at;
+        let steady = [0, 1, 2].map(|_| four_ending_at([1000, 1010, 1005, 4000]));
+        let titles = |reps: Vec<RunReport>| -> Vec<(String, Severity)> {
+            let found = build(reps, 0).findings;
+            found.into_iter().map(|f| (f.title, f.severity)).collect()
+        };
+        assert_eq!(
+            titles(steady.to_vec()),
+            [(
+                "rank 3 on h3 was a straggler in every repetition (3 of 3)".to_string(),
+                Severity::Warning
+            )],
+            "expected rank 3 named once over the repetitions, as a warning"
+        );
+        let passing = vec![
+            four_ending_at([1000, 1010, 1005, 1000]),
+            four_ending_at([4000, 1010, 1005, 1000]),
+            four_ending_at([1000, 1010, 1005, 4000]),
+        ];
+        assert_eq!(
+            titles(passing),
+            [
+                (
+                    "rank 0 on h0 was a straggler in repetitions #2 (1 of 3)".to_string(),
+                    Severity::Info
+                ),
+                (
+                    "rank 3 on h3 was a straggler in repetitions #3 (1 of 3)".to_string(),
+                    Severity::Info
+                )
+            ],
+            "expected each rank named with the repetitions it straggled in, as information"
+        );
+        let alone = build(reps(&[100.0, 110.0, 90.0]), 0).findings;
+        assert!(
+            alone.is_empty(),
+            "expected no straggler finding without ranks, saw {alone:?}"
+        );
+    }
+
+    #[test]
+    fn runs_on_ranks_are_summarised_by_all_clients_and_a_name_once() {
+        let on_ranks = [100.0, 110.0].map(|iops| {
+            let mut r = run_report(&[("s", 1.0), ("s", 2.0)]);
+            r.cluster = Some(Box::new(crate::model::ClusterReport {
+                all_clients: run_report(&[("All clients", iops)]),
+                ..Default::default()
+            }));
+            r
+        });
+        let summary = build(on_ranks.to_vec(), 0).summary;
+        let iops: Vec<(&str, &[f64])> = summary
+            .iter()
+            .filter(|s| s.metric == "iops")
+            .map(|s| (s.job.as_str(), s.values.as_slice()))
+            .collect();
+        assert_eq!(
+            iops,
+            [("All clients", &[100.0, 110.0][..])],
+            "expected the IOPS of every rank merged, once"
+        );
+        let clones = build(vec![run_report(&[("j", 1.0), ("j", 5.0)])], 0).summary;
+        let iops: Vec<&[f64]> = clones
+            .iter()
+            .filter(|s| s.metric == "iops")
+            .map(|s| s.values.as_slice())
+            .collect();
+        assert_eq!(
+            iops,
+            [&[1.0][..]],
+            "expected job 'j' summarised once (its first entry) though two entries carry its name"
+        );
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
 /// The stragglers' places in `cluster.ranks`, in rank order (what the
 /// `straggler` findings name; the HTML report marks them).
 pub fn stragglers(cluster: &ClusterReport) -> Vec<usize> {
+    if cluster.ranks.is_empty() {
+        return Vec::new();
+    }
     let (rates, ends) = rates_and_ends(cluster);
     outliers(&rates, &ends)
 }

@@ -5,7 +5,7 @@
 use super::findings_text;
 use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use super::quick::{main_direction, p99_ns};
-use super::repeat_table::occurrence_line;
+use super::repeat_table::{occurrence_line, partial_runs};
 use super::svg::{self, escape, Axis, BarGroup, Frame, Marker, Series};
 use crate::diagnose::repetitions;
 use crate::model::{
@@ -105,6 +105,9 @@ pub fn render_repeat(result: &RepeatReport) -> String {
         result.warmup,
         escape(&result.tool_version)
     );
+    for line in partial_runs(result) {
+        let _ = write!(body, "<p class=\"note\">{}</p>", escape(&line));
+    }
     body.push_str("<h2 id=\"findings\">Findings</h2>");
     findings_of_runs(&mut body, "finding", result);
     body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
@@ -1134,7 +1137,7 @@ mod tests {
     }
 
     #[test]
-    fn a_repeat_page_names_the_repetitions_of_each_finding_and_shows_it() {
+    fn a_repeat_page_names_the_repetitions_of_each_finding_shows_it_and_marks_a_partial_one() {
         let reps: Vec<RunReport> = [100.0, 60.0, 100.0]
             .iter()
             .map(|&v| {
@@ -1145,7 +1148,14 @@ mod tests {
                 r
             })
             .collect();
+        let mut reps = reps;
+        reps[2].interrupted = true;
         let html = render_repeat(&crate::diagnose::repetitions::build(reps, 0));
+        let partial = "<p class=\"note\">repetition #3: interrupted, its results are partial</p>";
+        assert!(
+            html.contains(partial),
+            "expected the partial repetition marked with {partial}, saw {html}"
+        );
         assert!(
             html.contains("<p class=\"occurrence\">c in repetitions #2</p>"),
             "expected the text summary's line naming repetition #2, saw {html}"

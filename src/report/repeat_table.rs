@@ -5,7 +5,7 @@
 
 use super::findings_text;
 use crate::diagnose::repetitions;
-use crate::model::{Finding, RepeatReport};
+use crate::model::{Finding, RepeatReport, RunReport};
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 
@@ -16,6 +16,9 @@ pub fn render_table(r: &RepeatReport) -> String {
         let _ = write!(out, " after {} unmeasured warm-up run(s)", r.warmup);
     }
     out.push('\n');
+    for line in partial_runs(r) {
+        let _ = writeln!(out, "  {line}");
+    }
     let mut current_job = None;
     for s in &r.summary {
         if current_job != Some(&s.job) {
@@ -64,6 +67,41 @@ pub fn render_table(r: &RepeatReport) -> String {
     out
 }
 
+/// A line per repetition that did not run whole (interrupted, or a job failed),
+/// saying why: its numbers are in the statistics as measured.
+pub fn partial_runs(r: &RepeatReport) -> Vec<String> {
+    (1..)
+        .zip(&r.repetitions)
+        .filter_map(|(n, rep)| partial_run(&format!("repetition #{n}"), rep))
+        .collect()
+}
+
+/// "`name`: interrupted, its results are partial; job 'x': why" when the run
+/// did not run whole; None when it did.
+pub fn partial_run(name: &str, run: &RunReport) -> Option<String> {
+    let failed = run.jobs.iter().filter(|j| j.error.is_some());
+    if !run.interrupted && failed.clone().next().is_none() {
+        return None;
+    }
+    let mut line = format!(
+        "{name}: {}",
+        if run.interrupted {
+            "interrupted, its results are partial"
+        } else {
+            "a job failed"
+        }
+    );
+    for j in failed {
+        let _ = write!(
+            line,
+            "; job '{}': {}",
+            j.name,
+            j.error.as_deref().unwrap_or("")
+        );
+    }
+    Some(line)
+}
+
 /// "pagecache-under-direct-io in repetitions #2, #4 — those are the slow cluster
 /// of job 'rr'": the repetitions that had a finding (text and HTML say it alike).
 pub fn occurrence_line(o: &repetitions::Occurrence) -> String {
@@ -103,6 +141,19 @@ mod tests {
             table.contains(full)
                 && table.matches("[WARNING] pagecache-under-direct-io").count() == 1,
             "expected the repetitions' finding in full once in the findings block, got:\n{table}"
+        );
+    }
+
+    #[test]
+    fn a_partial_repetition_is_marked_with_why() {
+        let mut reps = [100.0, 110.0].map(|v| run_report(&[("rr", v)]));
+        reps[1].interrupted = true;
+        reps[1].jobs[0].error = Some("worker 0: left behind, stuck in the kernel".into());
+        let table = render_table(&build(reps.to_vec(), 0));
+        let line = "2 measured repetitions\n  repetition #2: interrupted, its results are partial; job 'rr': worker 0: left behind, stuck in the kernel\n";
+        assert!(
+            table.starts_with(line),
+            "expected the table to open with {line:?}, got:\n{table}"
         );
     }
 

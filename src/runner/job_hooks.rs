@@ -2,7 +2,9 @@
 //! `ioscheduler=` switch, then `exec_prerun` before the workers start and
 //! `exec_postrun` after they end. Like fio, each command runs once per clone with
 //! `sh -c`, in the current directory, its output and errors in `JOBNAME.prerun.txt`
-//! (`.postrun.txt`); a failed prerun fails its job, which then does no I/O.
+//! (`.postrun.txt`); a failed prerun fails its job, which then does no I/O. A
+//! worker left behind stuck in the kernel runs no postrun (fio's clone runs its
+//! own after its I/O ends, which a stuck one never reaches); the others do.
 
 use super::result::{IoFailure, WorkerResult};
 use crate::fileset::{FileSet, Progress, SchedulerSwitch, Step, TargetError};
@@ -78,7 +80,7 @@ impl GroupHooks {
         let mut runs = Vec::new();
         let mut failed = Vec::new();
         for j in group {
-            match run_per_clone(&jobs[j], Stage::Prerun, progress) {
+            match run_per_clone(&jobs[j], Stage::Prerun, jobs[j].exec.numjobs, progress) {
                 Ok(()) => runs.push(j),
                 Err(message) => {
                     let clones = jobs[j].exec.numjobs as usize;
@@ -95,26 +97,42 @@ impl GroupHooks {
         Ok((runs, failed))
     }
 
-    /// After the group's workers ended: the postrun commands of the jobs that ran (a
+    /// After the group's workers ended: the postrun commands of the jobs that ran,
+    /// given with their workers' results, once per worker that came back (a
     /// failure is a note, as fio ignores it), then the schedulers are put back.
-    pub fn finish(
+    pub fn finish<'r>(
         self,
         jobs: &[JobSpec],
-        ran: &[usize],
+        ran: impl IntoIterator<Item = (usize, &'r [WorkerResult])>,
         notes: &mut Vec<String>,
         progress: &dyn Progress,
     ) {
-        for &j in ran {
-            if let Err(message) = run_per_clone(&jobs[j], Stage::Postrun, progress) {
-                notes.push(format!("job '{}': {message}", jobs[j].name));
+        for (j, workers) in ran {
+            let job = &jobs[j];
+            let behind = workers.iter().filter(|w| w.left_behind).count();
+            let back = (workers.len() - behind) as u32;
+            if let Err(message) = run_per_clone(job, Stage::Postrun, back, progress) {
+                notes.push(format!("job '{}': {message}", job.name));
+            }
+            if behind > 0 && job.exec.postrun.is_some() {
+                notes.push(format!(
+                    "job '{}': exec_postrun not run for its {behind} worker(s) left behind, stuck in the kernel",
+                    job.name
+                ));
             }
         }
         notes.extend(self.schedulers.restore());
     }
 }
 
-/// Run the job's command of `stage` once per clone, as fio's clones each do.
-fn run_per_clone(job: &JobSpec, stage: Stage, progress: &dyn Progress) -> Result<(), String> {
+/// Run the job's command of `stage` once for each of `clones` clones, as fio's clones
+/// each do; `progress` hears of it while it runs.
+fn run_per_clone(
+    job: &JobSpec,
+    stage: Stage,
+    clones: u32,
+    progress: &dyn Progress,
+) -> Result<(), String> {
     let Some(command) = stage.command(job) else {
         return Ok(());
     };
@@ -126,7 +144,7 @@ fn run_per_clone(job: &JobSpec, stage: Stage, progress: &dyn Progress) -> Result
             output.display()
         )
     };
-    for _ in 0..job.exec.numjobs {
+    for _ in 0..clones {
         let out = File::create(&output)
             .map_err(|e| fail(format!("cannot create {}: {e}", output.display())))?;
         let err = out

@@ -74,6 +74,8 @@ pub struct RunRequest<'a> {
     pub cluster: Option<&'a dyn ranks::ClusterLink>,
     /// Where this rank writes its results as each group ends (a run on several ranks).
     pub rank_file: Option<&'a std::path::Path>,
+    /// Which run of `--warmup`/`--repeat` this is, said in the rank file.
+    pub series: Option<ranks::SeriesRun>,
 }
 
 impl<'a> RunRequest<'a> {
@@ -93,6 +95,7 @@ impl<'a> RunRequest<'a> {
             on_abandoned: None,
             cluster: None,
             rank_file: None,
+            series: None,
         }
     }
 }
@@ -146,7 +149,10 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     // joined, so the report is finished here and handed on, and the process exits.
     let abandon = |files: &FileSet, group: &[usize], group_results| {
         let mut so_far = gathered.take();
-        so_far.place(group, group_results);
+        let ran = group.iter().copied().zip(group_results).collect();
+        if let Err(e) = end_group(req, files, &mut so_far, ran, std::iter::empty(), progress) {
+            so_far.warnings.push(e.to_string());
+        }
         let tail = tail.take().expect("a run is finished once");
         let outcome = finish(req, so_far, tail, files, &board, true);
         let code = match req.on_abandoned {
@@ -165,7 +171,6 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         alive: alive.as_ref(),
     };
 
-    let first_worker_numbers = first_worker_numbers(req.jobs);
     let mut watchdog_stopped_run = false;
     for group in plan::groups(req.jobs) {
         if stop_signal::stop_requested(req.stop) {
@@ -179,14 +184,12 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             .jobs
             .iter()
             .partition(|&&j| req.jobs[j].files.create_only);
-        let mut hooks = job_hooks::GroupHooks::default();
-        let (io_jobs, refused) = hooks.start(
-            req.jobs,
-            io_jobs,
-            &files,
-            &mut gathered.borrow_mut().warnings,
-            progress,
-        )?;
+        let (io_jobs, refused) = {
+            let so_far = &mut *gathered.borrow_mut();
+            so_far
+                .hooks
+                .start(req.jobs, io_jobs, &files, &mut so_far.warnings, progress)?
+        };
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
             let mut so_far = gathered.borrow_mut();
@@ -207,7 +210,6 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             progress.group_finished();
         }
         let mut so_far = gathered.borrow_mut();
-        hooks.finish(req.jobs, &io_jobs, &mut so_far.warnings, progress);
         let idle = create_only.iter().map(|&j| {
             let workers = req.jobs[j].exec.numjobs as usize;
             (
@@ -217,35 +219,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
                     .collect(),
             )
         });
-        let ran = io_jobs.iter().copied().zip(group_results);
-        for (j, r) in ran.chain(idle).chain(refused) {
-            for w in &r {
-                if let Some(trace) = &w.io_trace {
-                    crate::debug::keep_io_trace(trace.clone());
-                }
-                so_far.warnings.extend(
-                    w.notes
-                        .iter()
-                        .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
-                );
-            }
-            progress.step(fileset::Step {
-                doing: "writing the logs of job",
-                on: &req.jobs[j].name,
-                done: 0,
-                total: 0,
-            });
-            if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
-                so_far.warnings.push(format!(
-                    "job '{}': cannot write a log: {e}",
-                    req.jobs[j].name
-                ));
-            }
-            so_far.place(&[j], vec![r]);
-            if req.jobs[j].io.unlink {
-                files.unlink(j)?;
-            }
-        }
+        let ran = io_jobs.iter().copied().zip(group_results).collect();
+        end_group(req, &files, &mut so_far, ran, idle.chain(refused), progress)?;
         so_far.rank_groups.extend(rank_group);
         if let Some(alive) = &alive {
             let why = hung.flatten().or_else(|| alive.told());
@@ -283,6 +258,9 @@ struct Gathered {
     cache_guards: Vec<CacheGuard>,
     /// On a run on several ranks: each group as this rank saw it.
     rank_groups: Vec<RankGroup>,
+    /// The running group's scheduler switches and postrun commands, for its end
+    /// (also when its stuck workers are left behind).
+    hooks: job_hooks::GroupHooks,
 }
 
 impl Gathered {
@@ -295,6 +273,57 @@ impl Gathered {
             self.results[j] = r;
         }
     }
+}
+
+/// The end of a group: the postrun commands of the jobs that `ran` (with their
+/// workers' results) and the schedulers put back, then every job's results
+/// (those that ran and the `others`: create_only, refused by their prerun) kept
+/// with their notes, I/O traces and logs, and files unlinked as asked;
+/// `progress` hears of the postrun commands and the logs.
+fn end_group(
+    req: &RunRequest,
+    files: &FileSet,
+    so_far: &mut Gathered,
+    ran: Vec<(usize, Vec<WorkerResult>)>,
+    others: impl Iterator<Item = (usize, Vec<WorkerResult>)>,
+    progress: &dyn fileset::Progress,
+) -> Result<(), fileset::TargetError> {
+    std::mem::take(&mut so_far.hooks).finish(
+        req.jobs,
+        ran.iter().map(|(j, r)| (*j, r.as_slice())),
+        &mut so_far.warnings,
+        progress,
+    );
+    let first_worker_numbers = first_worker_numbers(req.jobs);
+    for (j, r) in ran.into_iter().chain(others) {
+        for w in &r {
+            if let Some(trace) = &w.io_trace {
+                crate::debug::keep_io_trace(trace.clone());
+            }
+            so_far.warnings.extend(
+                w.notes
+                    .iter()
+                    .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
+            );
+        }
+        progress.step(fileset::Step {
+            doing: "writing the logs of job",
+            on: &req.jobs[j].name,
+            done: 0,
+            total: 0,
+        });
+        if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
+            so_far.warnings.push(format!(
+                "job '{}': cannot write a log: {e}",
+                req.jobs[j].name
+            ));
+        }
+        so_far.place(&[j], vec![r]);
+        if req.jobs[j].io.unlink {
+            files.unlink(j)?;
+        }
+    }
+    Ok(())
 }
 
 /// What finishing the report takes, once.
@@ -455,6 +484,7 @@ fn write_rank_file(
 ) {
     let file = ranks::RankFile {
         stopped: stop_signal::stop_requested(req.stop),
+        series: req.series,
         run_key: link.run_key(),
         ranks: link.ranks(),
         groups: plan::groups(req.jobs).len(),

@@ -655,6 +655,7 @@ mod tests {
             steadystate: None,
             latency_depth: Some(3),
             io_trace: Some(PathBuf::from("/tmp/trace")),
+            left_behind: true,
         };
 
         let json = serde_json::to_string(&result).unwrap();
@@ -680,6 +681,10 @@ mod tests {
         assert_eq!(
             back.io_trace, result.io_trace,
             "expected the --debug=io trace file to travel back"
+        );
+        assert!(
+            back.left_behind,
+            "expected a worker left behind to stay marked in its rank's results"
         );
     }
 

@@ -243,6 +243,46 @@ pub struct RankFile {
     /// The run was stopped (SIGINT/SIGTERM) on this rank.
     #[serde(default)]
     pub stopped: bool,
+    /// Which run of `--warmup`/`--repeat` it holds; None for a run on its own.
+    #[serde(default)]
+    pub series: Option<SeriesRun>,
+}
+
+/// One run of `--warmup K --repeat N`: every rank runs the same series, and a
+/// rank's file holds the run it is in (the runs before it were gathered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesRun {
+    pub warmup: bool,
+    /// 1-based, among the warm-up runs or among the repetitions.
+    pub number: u32,
+    /// How many warm-up runs, or repetitions, there are.
+    pub of: u32,
+}
+
+impl SeriesRun {
+    /// The series' runs in order: `warmup` warm-up runs, then `repetitions`.
+    pub fn all(warmup: u32, repetitions: u32) -> impl Iterator<Item = SeriesRun> {
+        let run = |warmup, of| move |number| SeriesRun { warmup, number, of };
+        (1..=warmup)
+            .map(run(true, warmup))
+            .chain((1..=repetitions).map(run(false, repetitions)))
+    }
+
+    /// Later runs of the series sort after earlier ones.
+    fn order(&self) -> (bool, u32) {
+        (!self.warmup, self.number)
+    }
+}
+
+impl std::fmt::Display for SeriesRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.warmup {
+            "warm-up run"
+        } else {
+            "repetition"
+        };
+        write!(f, "{what} {}/{}", self.number, self.of)
+    }
 }
 
 impl RankFile {
@@ -289,6 +329,13 @@ pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
         )
     })?;
     files.retain(|f| f.run_key == newest);
+    // a rank that ended a run of the series before the others were lost holds a later one
+    let latest = files
+        .iter()
+        .map(|f| f.series.map(|s| s.order()))
+        .max()
+        .flatten();
+    files.retain(|f| f.series.map(|s| s.order()) == latest);
     files.sort_by_key(|f| f.rank.id.rank);
     let head = &files[0];
     let mut notes: Vec<String> = (0..head.ranks)
@@ -323,6 +370,11 @@ pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
     report.cluster = Some(Box::new(cluster));
     report.interrupted = !notes.is_empty();
     report.findings = crate::diagnose::diagnose(&report);
+    if let Some(series) = head.series {
+        notes.push(format!(
+            "these rank files hold {series} of the run (--warmup/--repeat); the runs before it are not in them"
+        ));
+    }
     Ok((report, notes))
 }
 

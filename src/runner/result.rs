@@ -52,6 +52,10 @@ pub struct WorkerResult {
     /// `--debug=io`: the file holding the worker's trace lines.
     #[serde(default)]
     pub io_trace: Option<std::path::PathBuf>,
+    /// Left behind, stuck in the kernel: it never answered, and what it did is
+    /// what its live counters say.
+    #[serde(default)]
+    pub left_behind: bool,
 }
 
 impl WorkerResult {
@@ -71,6 +75,7 @@ impl WorkerResult {
             steadystate: None,
             latency_depth: None,
             io_trace: None,
+            left_behind: false,
         }
     }
 
@@ -83,6 +88,7 @@ impl WorkerResult {
             stats.bytes = totals.bytes[dir];
         }
         result.runtime_ns = ran.as_nanos() as u64;
+        result.left_behind = true;
         result
     }
 

@@ -164,3 +164,21 @@ fn own_flags_work_after_job_options() {
         "expected --html after the job options to write the page"
     );
 }
+
+#[test]
+fn repeat_refuses_fios_formats() {
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--repeat=2",
+        "--output-format=terse",
+        "--name=m",
+        "--ioengine=null",
+        "--size=64k",
+    ]);
+    crate::support::assert_failed_saying(
+        &out,
+        2,
+        "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
+    );
+}

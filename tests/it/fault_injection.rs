@@ -308,31 +308,24 @@ fn a_stuck_worker_is_left_behind(threads: bool) {
     let healthy = format!("--filename={}", scratch_dir.path().join("g").display());
     // Two jobs at once: the stuck one and one that finishes.
     let mut run = command();
-    run.args([
-        "run",
-        &db_arg,
-        "--io-timeout=1s",
-        "--output-format=iolens-json",
-    ])
-    .arg(format!("--output={}", output.display()))
-    .args(["--bs=4k", "--ioengine=psync", "--rw=write", "--size=1m"])
-    .args(["--name=faulty", &file, "--name=healthy", &healthy])
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    run.current_dir(scratch_dir.path())
+        .args([
+            "run",
+            &db_arg,
+            "--io-timeout=1s",
+            "--output-format=iolens-json",
+            POSTRUN,
+        ])
+        .arg(format!("--output={}", output.display()))
+        .args(["--bs=4k", "--ioengine=psync", "--rw=write", "--size=1m"])
+        .args(["--name=faulty", &file, "--name=healthy", &healthy])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     if threads {
         run.arg("--thread");
     }
     let iolens = run.spawn().unwrap();
-    // A process whose thread is stuck exits only when that thread can: the report
-    // must be complete before.
-    let report: Value = (0..1200)
-        .find_map(|_| {
-            std::thread::sleep(Duration::from_millis(50));
-            std::fs::read(&output)
-                .ok()
-                .and_then(|text| serde_json::from_slice(&text).ok())
-        })
-        .expect("expected the report written within a minute");
+    let report = report_written(&output);
     assert_eq!(
         fs.held(),
         1,
@@ -364,12 +357,7 @@ fn a_stuck_worker_is_left_behind(threads: bool) {
         "expected the healthy job's 256 writes, saw {other}"
     );
 
-    let stored = command()
-        .args(["show", "1", &db_arg, "--output-format=iolens-json"])
-        .output()
-        .unwrap();
-    let stored: Value = serde_json::from_slice(&stored.stdout)
-        .unwrap_or_else(|e| panic!("expected the run in the history ({e}): {}", stderr(&stored)));
+    let stored = stored_run(&db_arg, 1);
     assert_eq!(
         stored["interrupted"], true,
         "expected the stored run marked interrupted"
@@ -401,6 +389,7 @@ fn a_stuck_worker_is_left_behind(threads: bool) {
     ] {
         assert_failed_saying(&out, 1, fragment);
     }
+    assert_postruns(&scratch_dir.path().join("postruns"), 1, &out);
     let gone = (0..200).any(|_| {
         std::thread::sleep(Duration::from_millis(50));
         !Path::new(&format!("/proc/{pid}")).exists()
@@ -411,6 +400,54 @@ fn a_stuck_worker_is_left_behind(threads: bool) {
     );
 }
 
+/// Each job's postrun appends a line to `postruns` in the current directory.
+const POSTRUN: &str = "--exec_postrun=echo ran >> postruns";
+
+/// The postrun of every worker that came back ran (`lines` in all) and none of
+/// the worker left behind, which is said.
+fn assert_postruns(file: &Path, lines: usize, out: &Output) {
+    let ran = std::fs::read_to_string(file).unwrap_or_default();
+    assert_eq!(
+        ran.lines().count(),
+        lines,
+        "expected {lines} postrun(s), of the workers that came back, saw {ran:?}"
+    );
+    assert_failed_saying(
+        out,
+        1,
+        "job 'faulty': exec_postrun not run for its 1 worker(s) left behind, stuck in the kernel",
+    );
+}
+
+/// Run `id` of the history `db_arg` (`--db=…`), as iolens-json.
+fn stored_run(db_arg: &str, id: u32) -> Value {
+    let out = command()
+        .args([
+            "show",
+            &id.to_string(),
+            db_arg,
+            "--output-format=iolens-json",
+        ])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("expected run {id} in the history ({e}): {}", stderr(&out)))
+}
+
+/// The JSON report iolens writes to `path`, once it is there. A process whose
+/// worker thread is stuck exits only when that thread can: the report must be
+/// complete before.
+fn report_written(path: &Path) -> Value {
+    (0..1200)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::read(path)
+                .ok()
+                .and_then(|text| serde_json::from_slice(&text).ok())
+        })
+        .expect("expected the report written within a minute")
+}
+
 #[test]
 fn a_stuck_worker_process_is_left_behind_with_a_partial_report() {
     a_stuck_worker_is_left_behind(false);
@@ -419,6 +456,137 @@ fn a_stuck_worker_process_is_left_behind_with_a_partial_report() {
 #[test]
 fn a_stuck_worker_thread_is_left_behind_with_a_partial_report() {
     a_stuck_worker_is_left_behind(true);
+}
+
+/// --repeat 3 whose second repetition hangs on a write: the worker thread is left
+/// behind, and the report has repetition 1 whole and 2 partial and marked, both
+/// stored in the history; iolens exits 1, repetition 3 never starts, and nothing
+/// stays mounted.
+#[test]
+fn a_stuck_worker_in_a_repetition_leaves_the_repetitions_so_far_with_the_partial_one() {
+    let Some(fs) = FaultFs::mount("f", SIZE) else {
+        return;
+    };
+    fs.inject(Rule::once(Op::Write, 12 * BLOCK..13 * BLOCK, Fault::Hang).after(1));
+    let scratch_dir = scratch();
+    let db_arg = format!("--db={}", scratch_dir.path().join("history.db").display());
+    let output = scratch_dir.path().join("report.json");
+    let iolens = command()
+        .current_dir(scratch_dir.path())
+        .args(["run", &db_arg, "--repeat=3", "--thread", "--io-timeout=1s"])
+        .args(["--output-format=iolens-json", POSTRUN])
+        .arg(format!("--output={}", output.display()))
+        .args(["--bs=4k", "--ioengine=psync", "--rw=write", "--size=1m"])
+        .args([
+            "--name=faulty",
+            &format!("--filename={}", fs.file().display()),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let report = report_written(&output);
+    let seen: Vec<(bool, u64)> = report["repetitions"]
+        .as_array()
+        .expect("expected a --repeat report with its repetitions")
+        .iter()
+        .map(|r| {
+            (
+                r["interrupted"].as_bool().unwrap(),
+                r["jobs"][0]["dirs"][1]["total_ios"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(false, 256), (true, 12)],
+        "expected repetition 1 whole (256 writes) and 2 marked interrupted with the stuck worker's 12"
+    );
+    let stored = stored_run(&db_arg, 2);
+    assert_eq!(
+        (
+            &stored["interrupted"],
+            &stored["jobs"][0]["dirs"][1]["total_ios"]
+        ),
+        (&Value::Bool(true), &Value::from(12)),
+        "expected the stored second repetition partial and marked"
+    );
+    assert_eq!(fs.release(), 1, "expected one held write to release");
+    let out = iolens.wait_with_output().unwrap();
+    for fragment in [
+        "iolens: repetition 2/3",
+        "did not come back; the report has what they had done",
+        "interrupted: the results are partial",
+    ] {
+        assert_failed_saying(&out, 1, fragment);
+    }
+    assert!(
+        !stderr(&out).contains("repetition 3/3"),
+        "expected no third repetition, saw: {}",
+        stderr(&out)
+    );
+    assert_postruns(&scratch_dir.path().join("postruns"), 1, &out);
+    let mount_point = fs.file().parent().unwrap().display().to_string();
+    drop(fs);
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(
+        !mounts.contains(&mount_point),
+        "expected {mount_point} unmounted, saw it in /proc/self/mounts"
+    );
+}
+
+/// `iolens ab` whose B run hangs on a write (no --io-timeout: the watchdog stops
+/// the time-based run past its plan): the worker thread is left behind, and A's
+/// run and B's partial one are compared, B's marked, both stored; exit 1.
+#[test]
+fn a_stuck_worker_in_an_ab_run_leaves_the_comparison_of_the_runs_so_far() {
+    let Some(fs) = FaultFs::mount("f", SIZE) else {
+        return;
+    };
+    fs.inject(Rule::once(Op::Write, 12 * BLOCK..13 * BLOCK, Fault::Hang));
+    let scratch_dir = scratch();
+    let db_arg = format!("--db={}", scratch_dir.path().join("history.db").display());
+    let arm = |name: &str, file: &Path| {
+        format!(
+            "--name={name} --filename={} --thread --ioengine=psync --rw=write --bs=4k --size=1m --runtime=1 --time_based",
+            file.display()
+        )
+    };
+    let printed = scratch_dir.path().join("out.txt");
+    let iolens = command()
+        .args([
+            "ab",
+            &arm("a", &scratch_dir.path().join("g")),
+            &arm("b", &fs.file()),
+        ])
+        .args(["--pairs=1", &db_arg])
+        .stdout(std::fs::File::create(&printed).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let marked = "run 2 (B): interrupted, its results are partial; job 'b': ";
+    // the watchdog stops the run two margins (20 s) past its plan, then waits 10 s
+    let text = (0..2400)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::read_to_string(&printed)
+                .ok()
+                .filter(|text| text.contains(marked))
+        })
+        .expect("expected the comparison with B's run marked within two minutes");
+    assert!(
+        text.starts_with("A: A `--name=a") && text.contains("\nB: B `--name=b"),
+        "expected A's run compared with B's partial one, saw:\n{text}"
+    );
+    let stored = stored_run(&db_arg, 2);
+    assert_eq!(
+        (&stored["interrupted"], &stored["jobs"][0]["name"]),
+        (&Value::Bool(true), &Value::from("b")),
+        "expected B's run stored, marked interrupted"
+    );
+    assert_eq!(fs.release(), 1, "expected one held write to release");
+    let out = iolens.wait_with_output().unwrap();
+    assert_failed_saying(&out, 1, "interrupted: the results are partial");
 }
 
 #[test]

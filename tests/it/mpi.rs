@@ -259,13 +259,7 @@ fn a_time_based_group_ends_on_every_rank_when_the_first_rank_ends() {
 fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
     let dir = scratch();
     // the first group ends on every rank; before the second, rank 3 is killed
-    std::fs::write(
-        dir.path().join("kill.fio"),
-        "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
-         [first]\n\
-         [second]\nstonewall\nexec_prerun=[ ${RANK} != 3 ] || kill -9 $PPID\n",
-    )
-    .unwrap();
+    write_kill_job(dir.path(), "kill -9 $PPID");
     let Some(out) = mpirun(4, dir.path(), &["run", "--no-history", "kill.fio"]) else {
         return;
     };
@@ -307,6 +301,10 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
         ],
         "expected every rank's first group and their sum"
     );
+    assert!(
+        !said.contains("these rank files hold"),
+        "expected no run of a --repeat series named for a plain run, saw: {said}"
+    );
     // a rank that never wrote its file is named
     std::fs::remove_file(ranks.join("rank-00002.json")).unwrap();
     let (_, said) = merge_partial(&ranks, "normal");
@@ -314,6 +312,21 @@ fn a_killed_rank_leaves_rank_files_that_merge_turns_into_a_partial_report() {
         said.contains("iolens merge: rank 2 of 4: no result file"),
         "expected the missing rank 2 listed, saw: {said}"
     );
+}
+
+/// `kill.fio` in `dir`: two stonewalled groups writing 256 KiB, rank 3 running
+/// `kill` (a shell command; `kill -9 $PPID` kills the rank) before the second.
+#[cfg(feature = "mpi")]
+fn write_kill_job(dir: &std::path::Path, kill: &str) {
+    std::fs::write(
+        dir.join("kill.fio"),
+        format!(
+            "[global]\nioengine=psync\nsize=256k\nbs=4k\nrw=write\n\
+             [first]\n\
+             [second]\nstonewall\nexec_prerun=[ ${{RANK}} != 3 ] || {kill}\n"
+        ),
+    )
+    .unwrap();
 }
 
 /// `iolens merge` of the rank files in `ranks`, which must exit 1 (a partial
@@ -429,6 +442,155 @@ fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barr
     assert!(
         said.contains("interrupted: the results are partial"),
         "expected the merged report marked interrupted, saw: {said}"
+    );
+}
+
+/// --warmup 1 --repeat 3 on 4 ranks: every rank runs every run, each a cluster run;
+/// the first rank prints one document whose 3 repetitions each hold the 4 ranks and
+/// their sum, stores the repetitions once, and names rank 3 (held to an eighth of
+/// the others' rate) as the straggler of each repetition and over all of them.
+#[cfg(feature = "mpi")]
+#[test]
+fn repetitions_on_four_ranks_are_cluster_runs_summarised_by_the_first_rank() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("slow.fio"),
+        "[s]\nioengine=null\nsize=2m\nbs=4k\nrw=write\nrate_iops=(2000-${RANK}/3*1750)\n",
+    )
+    .unwrap();
+    let db = format!("--db={}", dir.path().join("h.db").display());
+    let args = [
+        "run",
+        &db,
+        "--warmup=1",
+        "--repeat=3",
+        "--output-format=iolens-json",
+        "slow.fio",
+    ];
+    let Some(out) = mpirun(4, dir.path(), &args) else {
+        return;
+    };
+    let doc = crate::support::json(&out);
+    let said = crate::support::stderr(&out);
+    assert_eq!(
+        (said.matches("iolens: repetition ").count(), doc["warmup"].as_u64()),
+        (3, Some(1)),
+        "expected the first rank alone to say each of 3 repetitions after 1 warm-up run, saw: {said}"
+    );
+    let reps = doc["repetitions"].as_array().expect("a --repeat document");
+    assert_eq!(reps.len(), 3, "expected 3 repetitions, saw {}", reps.len());
+    let two_mib = 2 * 1024 * 1024;
+    for (i, rep) in reps.iter().enumerate() {
+        let ranks: Vec<u64> = rep["cluster"]["ranks"]
+            .as_array()
+            .expect("each repetition a cluster run")
+            .iter()
+            .map(|r| r["total"]["dirs"][1]["io_bytes"].as_u64().unwrap())
+            .collect();
+        let all = &rep["cluster"]["all_clients"]["jobs"][0]["dirs"][1]["io_bytes"];
+        assert_eq!(
+            (ranks, all.as_u64()),
+            (vec![two_mib; 4], Some(4 * two_mib)),
+            "expected repetition {} to hold each rank's 2 MiB and their sum",
+            i + 1
+        );
+        let stragglers: Vec<&str> = rep["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "straggler")
+            .map(|f| f["title"].as_str().unwrap())
+            .collect();
+        assert!(
+            stragglers.len() == 1 && stragglers[0].starts_with("rank 3 on "),
+            "expected rank 3 named the straggler of repetition {}, saw {stragglers:?}",
+            i + 1
+        );
+    }
+    let over_all: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "repeated-straggler")
+        .map(|f| f["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        over_all.len() == 1
+            && over_all[0].starts_with("rank 3 on ")
+            && over_all[0].ends_with("in every repetition (3 of 3)"),
+        "expected rank 3 named over the repetitions, saw {over_all:?}"
+    );
+    let history = command()
+        .args(["history", &db, "--job", "s"])
+        .output()
+        .unwrap();
+    let rows = crate::support::stdout(&history);
+    assert_eq!(
+        rows.lines().filter(|l| l.contains(" s,s,s,s ")).count(),
+        3,
+        "expected the 3 repetitions stored once, by the first rank, saw:\n{rows}"
+    );
+    assert!(
+        !dir.path().join("iolens-ranks").exists(),
+        "expected the rank files gone after a series that ended well"
+    );
+}
+
+/// A rank killed in the second repetition: the rank files say which repetition
+/// they hold, and `iolens merge` reports that one, partial.
+#[cfg(feature = "mpi")]
+#[test]
+fn rank_files_of_a_repetition_cut_short_say_which_repetition_they_hold() {
+    let dir = scratch();
+    // rank 3 makes `seen` before the second group of the first repetition, and is
+    // killed before that of the second
+    write_kill_job(dir.path(), "mkdir seen || kill -9 $PPID");
+    let Some(out) = mpirun(
+        4,
+        dir.path(),
+        &["run", "--no-history", "--repeat=2", "kill.fio"],
+    ) else {
+        return;
+    };
+    assert!(
+        !out.status.success(),
+        "expected mpirun to fail when a rank is killed, saw: {}",
+        crate::support::stderr(&out)
+    );
+    let (_, said) = merge_partial(&dir.path().join("iolens-ranks"), "normal");
+    assert!(
+        said.contains("these rank files hold repetition 2/2 of the run")
+            && said.contains("1 of 2 groups ended"),
+        "expected the rank files of repetition 2, each with its first group, saw: {said}"
+    );
+}
+
+/// fio's formats stay refused with --repeat on ranks, by every rank alike (none
+/// is left waiting for the others).
+#[cfg(feature = "mpi")]
+#[test]
+fn repeat_with_a_fio_format_is_refused_on_every_rank() {
+    let dir = scratch();
+    let args = [
+        "run",
+        "--no-history",
+        "--repeat=2",
+        "--output-format=json",
+        "--name=m",
+        "--ioengine=null",
+        "--size=64k",
+    ];
+    let Some(out) = mpirun(2, dir.path(), &args) else {
+        return;
+    };
+    let said = crate::support::stderr(&out);
+    assert!(
+        !out.status.success()
+            && said
+                .matches("--repeat writes normal or iolens-json output")
+                .count()
+                == 2,
+        "expected both ranks to refuse --repeat with fio's json, saw: {said}"
     );
 }
 
