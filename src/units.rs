@@ -291,7 +291,7 @@ pub fn run_numbers(runs: &[usize]) -> String {
         .join(", ")
 }
 
-/// A value with its unit, scaled for reading: 12.3k IO/s, 512.0 MiB/s, 1.25 ms.
+/// A value with its unit, scaled for reading: 12.3k IO/s, 512.0 MiB/s, 1.25 ms, 1.20 GiB.
 pub fn format_value(v: f64, unit: &str) -> String {
     match unit {
         "IO/s" => scaled(v, &[(1e6, "M"), (1e3, "k")], "") + " IO/s",
@@ -305,6 +305,8 @@ pub fn format_value(v: f64, unit: &str) -> String {
             " B/s",
         ),
         "ns" => scaled(v, &[(1e9, " s"), (1e6, " ms"), (1e3, " µs")], " ns"),
+        // a size: a rate's figure without its "/s"
+        "B" => format_value(v, "B/s").trim_end_matches("/s").to_string(),
         _ if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
         _ => format!("{v:.3}"),
     }
@@ -333,6 +335,8 @@ mod tests {
         assert_eq!(format_value(12_345.0, "IO/s"), "12.35k IO/s");
         assert_eq!(format_value(512.0 * 1024.0 * 1024.0, "B/s"), "512.00 MiB/s");
         assert_eq!(format_value(1_250_000.0, "ns"), "1.25 ms");
+        assert_eq!(format_value(1288490188.0, "B"), "1.20 GiB");
+        assert_eq!(format_value(12.0, "B"), "12.0 B");
         assert_eq!(format_value(25.0, ""), "25");
     }
 

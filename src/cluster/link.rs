@@ -7,6 +7,7 @@ use crate::runner::ranks::{ClusterLink, RankId};
 use crate::runner::stop_signal::{received_signal, stop_requested};
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
+use mpi::point_to_point::{MatchedReceiveVec, Message, Status};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
@@ -19,6 +20,8 @@ const POLL: Duration = Duration::from_micros(100);
 
 /// The tag of "my workers of this group are done" messages.
 const DONE: mpi::Tag = 1;
+/// The tag of liveness news (runner/alive.rs).
+const ALIVE: mpi::Tag = 2;
 
 /// This process as one rank of MPI's world; MPI ends when it is dropped.
 pub struct MpiLink {
@@ -69,6 +72,27 @@ impl MpiLink {
     }
 }
 
+impl MpiLink {
+    /// Every message tagged `tag` that arrived, each taken by `receive`, with the
+    /// rank it came from; never waits.
+    fn drain<T>(
+        &self,
+        tag: mpi::Tag,
+        receive: impl Fn((Message, Status)) -> (T, Status),
+    ) -> Vec<(u32, T)> {
+        let mut heard = Vec::new();
+        while let Some(probed) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(tag)
+        {
+            let (value, status) = receive(probed);
+            heard.push((rank_number(status.source_rank()), value));
+        }
+        heard
+    }
+}
+
 /// The longest host name kept (Linux allows 64 bytes).
 const HOST_BYTES: usize = 64;
 
@@ -96,14 +120,14 @@ impl ClusterLink for MpiLink {
         &self.id
     }
 
-    fn barrier(&self, stop: &AtomicBool) -> bool {
+    fn barrier(&self, stop: &AtomicBool, waiting: &mut dyn FnMut() -> bool) -> bool {
         let mut request = self.world.immediate_barrier();
         loop {
             match request.test() {
                 Ok(_) => return true,
                 Err(pending) => request = pending,
             }
-            if stop_requested(stop) {
+            if stop_requested(stop) || !waiting() {
                 // A barrier cannot be cancelled; the stopped rank only ends.
                 std::mem::forget(request);
                 return false;
@@ -137,22 +161,23 @@ impl ClusterLink for MpiLink {
         }
     }
 
+    fn tell(&self, to: u32, news: &[u8]) {
+        // a few dozen bytes go out eagerly: the send returns at once
+        let to = i32::try_from(to).expect("MPI numbers ranks in an int");
+        self.world.process_at_rank(to).send_with_tag(news, ALIVE);
+    }
+
+    fn heard(&self) -> Vec<(u32, Vec<u8>)> {
+        self.drain(ALIVE, |probed| probed.matched_receive_vec::<u8>())
+    }
+
     fn heard_done(&self) -> Vec<(u32, u64)> {
-        let mut heard = Vec::new();
-        while let Some((message, _)) = self
-            .world
-            .any_process()
-            .immediate_matched_probe_with_tag(DONE)
-        {
-            let (at_ns, status) = message.matched_receive::<u64>();
-            heard.push((rank_number(status.source_rank()), at_ns));
-        }
-        heard
+        self.drain(DONE, |(message, _)| message.matched_receive::<u64>())
     }
 
     fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
         // every rank arrives first (polled), so the blocking gather is brief
-        self.barrier(&AtomicBool::new(false));
+        self.barrier(&AtomicBool::new(false), &mut || true);
         let root = self.world.process_at_rank(0);
         let len = Count::try_from(mine.len()).expect("a rank's results fit in 2 GiB");
         if self.world.rank() != 0 {

@@ -1,7 +1,7 @@
 //! Create and lay out files with real data before they are read, so a
 //! benchmark never "reads" holes (which return zeros without touching the device).
 
-use super::TargetError;
+use super::{Progress, Step, TargetError};
 use crate::job::spec::Fallocate;
 use iolens_sys::fd::{self, Allocate};
 use rand::{RngCore, SeedableRng};
@@ -38,6 +38,10 @@ pub struct Written {
 }
 
 const LAYOUT_CHUNK: usize = 1 << 20;
+/// A layout syncs what it wrote every this many bytes, so that no one flush
+/// (the sync at its end) takes long: a rank of a run on several hosts is taken
+/// as hung when it stays silent for long (runner/alive.rs).
+const SYNC_EVERY: u64 = 256 << 20;
 
 /// What the jobs using one path need of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +57,12 @@ pub struct LayoutRequest {
 
 /// Make `path` hold at least `extent` bytes: reserve the missing blocks as
 /// `fallocate` says, then with `fill` write them with random data (and sync).
-pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, TargetError> {
+/// `progress` hears of each chunk written.
+pub fn ensure(
+    path: &Path,
+    request: &LayoutRequest,
+    progress: &dyn Progress,
+) -> Result<LayoutOutcome, TargetError> {
     let LayoutRequest { extent, fill, .. } = *request;
     let io_err = |what, e| TargetError::io(path, what, e);
     let meta = match std::fs::metadata(path) {
@@ -119,7 +128,16 @@ pub fn ensure(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, Tar
             .err()
             .map(|e| format!("{}: preallocating failed (fallocate=): {e}", path.display()));
         if fill {
-            write_random(&mut file, current, extent).map_err(|e| io_err("lay out", e))?;
+            let on = path.to_string_lossy();
+            let told = |done| {
+                progress.step(Step {
+                    doing: "laying out",
+                    on: &on,
+                    done,
+                    total: extent - current,
+                })
+            };
+            write_random(&mut file, current, extent, &told).map_err(|e| io_err("lay out", e))?;
             // Synced above, so the pages are clean and can be dropped.
             let dropped = fd::fadvise_dontneed(&file, current, extent - current);
             written = Some(Written {
@@ -163,13 +181,19 @@ fn preallocate(file: &File, mode: Fallocate, from: u64, to: u64) -> std::io::Res
     }
 }
 
-fn write_random(file: &mut File, from: u64, to: u64) -> std::io::Result<()> {
+/// Write random data over `from..to`, then sync; `written` hears of the bytes
+/// written so far before each chunk.
+fn write_random(file: &mut File, from: u64, to: u64, written: &dyn Fn(u64)) -> std::io::Result<()> {
     use std::io::{Seek, SeekFrom};
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(from ^ to);
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
     file.seek(SeekFrom::Start(from))?;
     let mut pos = from;
     while pos < to {
+        if pos > from && (pos - from).is_multiple_of(SYNC_EVERY) {
+            file.sync_data()?;
+        }
+        written(pos - from);
         let n = (to - pos).min(LAYOUT_CHUNK as u64) as usize;
         rng.fill_bytes(&mut chunk[..n]);
         file.write_all(&chunk[..n])?;
@@ -181,6 +205,42 @@ fn write_random(file: &mut File, from: u64, to: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ensure_quietly(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, TargetError> {
+        ensure(path, request, &())
+    }
+
+    /// Records every step it hears of.
+    #[derive(Default)]
+    struct Steps(std::cell::RefCell<Vec<(String, u64, u64)>>);
+
+    impl Progress for Steps {
+        fn step(&self, step: Step<'_>) {
+            self.0.borrow_mut().push((
+                format!("{} {}", step.doing, step.on),
+                step.done,
+                step.total,
+            ));
+        }
+    }
+
+    #[test]
+    fn a_layout_tells_its_progress_before_every_chunk() {
+        let dir = crate::testutil::scratch_dir();
+        let p = dir.path().join("f");
+        let steps = Steps::default();
+        ensure(&p, &request(3 << 20, true, Fallocate::None), &steps).unwrap();
+        let doing = format!("laying out {}", p.display());
+        assert_eq!(
+            steps.0.into_inner(),
+            [
+                (doing.clone(), 0, 3 << 20),
+                (doing.clone(), 1 << 20, 3 << 20),
+                (doing, 2 << 20, 3 << 20)
+            ],
+            "expected one step per 1 MiB chunk, with the bytes done before it"
+        );
+    }
 
     fn request(extent: u64, fill: bool, fallocate: Fallocate) -> LayoutRequest {
         LayoutRequest {
@@ -195,7 +255,7 @@ mod tests {
     fn creates_and_fills_a_new_file_without_holes() {
         let dir = crate::testutil::scratch_dir();
         let p = dir.path().join("f");
-        let out = ensure(&p, &request(3 << 20, true, Fallocate::Native)).unwrap();
+        let out = ensure_quietly(&p, &request(3 << 20, true, Fallocate::Native)).unwrap();
         assert!(out.created && !out.sparse && !out.is_block_device);
         let data = std::fs::read(&p).unwrap();
         assert_eq!(data.len(), 3 << 20);
@@ -218,7 +278,7 @@ mod tests {
     fn a_new_file_leaves_the_page_cache_after_its_layout() {
         let dir = crate::testutil::scratch_dir();
         let p = dir.path().join("f");
-        let out = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        let out = ensure_quietly(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
         assert_eq!(
             out.written,
             Some(Written {
@@ -252,7 +312,7 @@ mod tests {
             eprintln!("skipped: the page cache cannot be counted here");
             return;
         };
-        let out = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        let out = ensure_quietly(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
         assert_eq!(
             out.written.as_ref().map(|w| (w.from, w.to)),
             Some((4 << 20, 8 << 20)),
@@ -265,7 +325,7 @@ mod tests {
             "expected the {before} pages cached before the layout to stay and the {} written to go, saw {after}",
             (4 << 20) / page
         );
-        let unchanged = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        let unchanged = ensure_quietly(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
         assert_eq!(
             unchanged.written, None,
             "expected nothing written the second time"
@@ -277,7 +337,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let p = dir.path().join("sparse");
         File::create(&p).unwrap().set_len(8 << 20).unwrap();
-        let out = ensure(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
+        let out = ensure_quietly(&p, &request(8 << 20, true, Fallocate::Native)).unwrap();
         assert!(!out.created);
         assert!(out.sparse);
     }
@@ -295,7 +355,7 @@ mod tests {
             (Fallocate::Truncate, 1 << 20, false),
         ] {
             let p = dir.path().join(format!("{mode:?}"));
-            let out = ensure(&p, &request(1 << 20, false, mode)).unwrap();
+            let out = ensure_quietly(&p, &request(1 << 20, false, mode)).unwrap();
             assert!(out.created);
             let meta = std::fs::metadata(&p).unwrap();
             assert_eq!(meta.len(), len, "{mode:?}");
@@ -311,10 +371,10 @@ mod tests {
             may_create: false,
             ..request(4096, true, Fallocate::Native)
         };
-        let message = ensure(&p, &forbidden).unwrap_err().to_string();
+        let message = ensure_quietly(&p, &forbidden).unwrap_err().to_string();
         assert!(message.contains("allow_file_create=0"), "{message}");
         assert!(!p.exists());
         File::create(&p).unwrap();
-        assert!(!ensure(&p, &forbidden).unwrap().created);
+        assert!(!ensure_quietly(&p, &forbidden).unwrap().created);
     }
 }

@@ -30,6 +30,27 @@ pub use lockfile::FileLocks;
 pub use readonly::refuse_writing_jobs;
 pub use scheduler::SchedulerSwitch;
 
+/// Where a setup step stands, told as it goes: what it does ("laying out"), on
+/// what (a file), bytes done of total (0 of 0 when it does not count bytes).
+#[derive(Debug, Clone, Copy)]
+pub struct Step<'a> {
+    pub doing: &'static str,
+    pub on: &'a str,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// Told of every step of setup as it makes progress (a rank of a run on several
+/// hosts says from here that it is alive).
+pub trait Progress {
+    fn step(&self, step: Step<'_>);
+}
+
+/// No one listening: a run on its own.
+impl Progress for () {
+    fn step(&self, _: Step<'_>) {}
+}
+
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -246,6 +267,7 @@ pub fn prepare(
     jobs: &[JobSpec],
     allow_device_write: bool,
     readonly: bool,
+    progress: &dyn Progress,
 ) -> Result<FileSet, TargetError> {
     let mut set = FileSet::default();
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
@@ -301,6 +323,7 @@ pub fn prepare(
                 fallocate: need.fallocate,
                 may_create: need.may_create,
             },
+            progress,
         )?;
         if need.writes && outcome.is_block_device {
             // allow_mounted_write=1 in every job writing the device lifts the in-use checks only.
@@ -342,7 +365,7 @@ pub fn prepare(
             set.workers.push(Vec::new());
             set.pending.push(Some(plan));
         } else {
-            let workers = set.open_job(j, job, &plan)?;
+            let workers = set.open_job(j, job, &plan, progress)?;
             set.workers.push(workers);
             set.pending.push(None);
         }
@@ -388,7 +411,12 @@ fn check_starts_empty(job: &JobSpec, path: &Path) -> Result<(), TargetError> {
 impl FileSet {
     /// Create the files `create_on_open` left for this job's start (empty, no
     /// layout) and open its targets; nothing to do for other jobs or a second call.
-    pub fn open_on_start(&mut self, job_index: usize, job: &JobSpec) -> Result<(), TargetError> {
+    pub fn open_on_start(
+        &mut self,
+        job_index: usize,
+        job: &JobSpec,
+        progress: &dyn Progress,
+    ) -> Result<(), TargetError> {
         let Some(plan) = self.pending[job_index].take() else {
             return Ok(());
         };
@@ -403,10 +431,10 @@ impl FileSet {
                     fallocate: state.needs.fallocate,
                     may_create: state.needs.may_create,
                 };
-                state.created = layout::ensure(path, &empty)?.created;
+                state.created = layout::ensure(path, &empty, progress)?.created;
             }
         }
-        self.workers[job_index] = self.open_job(job_index, job, &plan)?;
+        self.workers[job_index] = self.open_job(job_index, job, &plan, progress)?;
         Ok(())
     }
 
@@ -416,6 +444,7 @@ impl FileSet {
         j: usize,
         job: &JobSpec,
         plan: &[Vec<PlannedRegion>],
+        progress: &dyn Progress,
     ) -> Result<Vec<WorkerFiles>, TargetError> {
         let diskless = is_diskless(job);
         // An engine that reads and writes at the file position needs a descriptor per worker.
@@ -448,6 +477,12 @@ impl FileSet {
                         let state = self.paths.get(path);
                         let needs_write = state.is_some_and(|s| s.needs.writes);
                         let was_created = state.is_some_and(|s| s.created);
+                        progress.step(Step {
+                            doing: "opening",
+                            on: &key.path.to_string_lossy(),
+                            done: 0,
+                            total: 0,
+                        });
                         let target = if names_only {
                             self.name_target(&key.path)?
                         } else {
@@ -876,7 +911,7 @@ impl FileSet {
     /// fio's `pre_read`: read every region of a job through the page cache, so the
     /// job starts with its data cached. A fresh buffered descriptor is used, since the
     /// job's own may bypass the cache (direct=1).
-    pub fn pre_read(&self, job_index: usize) -> Result<(), TargetError> {
+    pub fn pre_read(&self, job_index: usize, progress: &dyn Progress) -> Result<(), TargetError> {
         use std::os::unix::fs::FileExt;
         if self.diskless[job_index] {
             return Ok(());
@@ -887,7 +922,14 @@ impl FileSet {
             let file =
                 File::open(path).map_err(|e| TargetError::io(path, "open for pre_read", e))?;
             let (mut at, end) = (wf.start, wf.start + wf.len);
+            let on = path.to_string_lossy();
             while at < end {
+                progress.step(Step {
+                    doing: "pre-reading",
+                    on: &on,
+                    done: at - wf.start,
+                    total: wf.len,
+                });
                 let want = (end - at).min(chunk.len() as u64) as usize;
                 match file.read_at(&mut chunk[..want], at) {
                     Ok(0) => break,
@@ -1187,23 +1229,25 @@ mod tests {
             "--rw=write",
             "--create_on_open=1",
         ]);
-        let mut set = prepare(std::slice::from_ref(&writer), false, false).unwrap();
+        let mut set = prepare(std::slice::from_ref(&writer), false, false, &()).unwrap();
         assert!(!path.exists() && set.targets.is_empty() && set.job_targets(0).is_empty());
-        set.open_on_start(0, &writer).unwrap();
+        set.open_on_start(0, &writer, &()).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "no layout");
         assert_eq!(set.job_targets(0), [0]);
         assert!(set.targets[0].created && set.targets[0].open_mode.write);
         assert_eq!(set.workers[0][0].files[0].len, 1 << 20);
-        set.open_on_start(0, &writer).unwrap();
+        set.open_on_start(0, &writer, &()).unwrap();
         assert_eq!(set.targets.len(), 1, "opened once");
 
         // A file that exists already is prepared as without the option.
-        let set = prepare(std::slice::from_ref(&writer), false, false).unwrap();
+        let set = prepare(std::slice::from_ref(&writer), false, false, &()).unwrap();
         assert_eq!(set.job_targets(0), [0]);
 
         std::fs::remove_file(&path).unwrap();
         let reader = job(&["--name=r", &filename, "--size=1m", "--create_on_open=1"]);
-        let message = prepare(&[reader], false, false).unwrap_err().to_string();
+        let message = prepare(&[reader], false, false, &())
+            .unwrap_err()
+            .to_string();
         assert!(
             message.contains("create_on_open=1") && message.contains("read"),
             "{message}"
@@ -1216,7 +1260,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let filename = format!("--filename={}", dir.path().join("f").display());
         let spec = job(&["--name=p", &filename, "--size=4m", "--pre_read=1"]);
-        let set = prepare(std::slice::from_ref(&spec), false, false).unwrap();
+        let set = prepare(std::slice::from_ref(&spec), false, false, &()).unwrap();
         let target = &set.targets[0];
         target.drop_cache().unwrap();
         let cached = || match iolens_sys::cachestat::cachestat(&*target.file, 0, 4 << 20) {
@@ -1227,7 +1271,7 @@ mod tests {
             }
         };
         let Some(before) = cached() else { return };
-        set.pre_read(0).unwrap();
+        set.pre_read(0, &()).unwrap();
         let after = cached().unwrap();
         assert!(before < 256 && after == 1024, "{before} then {after} pages");
     }

@@ -48,7 +48,7 @@ pub(super) fn make_ready(
                     fallocate: job.files.fallocate,
                     may_create,
                 };
-                layout::ensure(path, &request)?;
+                layout::ensure(path, &request, &())?;
             }
             Existing::Dir if path.is_dir() => {}
             Existing::Dir if !may_create => {
@@ -83,7 +83,7 @@ mod tests {
             "--filesize=4k",
             "--nrfiles=3",
         ]);
-        let set = prepare(&[job], false, false).unwrap();
+        let set = prepare(&[job], false, false, &()).unwrap();
         let name = |p: &std::path::Path| p.file_name().unwrap().to_string_lossy().into_owned();
         let paths = set.targets.iter().map(|t| name(&t.path)).collect();
         let first = &set.targets[0].file;
@@ -122,7 +122,7 @@ mod tests {
             ("dircreate", "mkdir"),
             ("dirdelete", "rmdir"),
         ] {
-            let message = prepare(&[job(engine)], false, true)
+            let message = prepare(&[job(engine)], false, true, &())
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -131,15 +131,15 @@ mod tests {
                 "{engine} --readonly: expected a refusal naming the engine and its call, saw: {message}"
             );
         }
-        let message = prepare(&[job("filestat")], false, true)
+        let message = prepare(&[job("filestat")], false, true, &())
             .unwrap_err()
             .to_string();
         assert!(
             message.contains("t.0.0: does not exist") && message.contains("--readonly"),
             "filestat --readonly of missing files: expected a refusal naming the file, saw: {message}"
         );
-        prepare(&[job("filestat")], false, false).unwrap();
-        let set = prepare(&[job("filestat")], false, true);
+        prepare(&[job("filestat")], false, false, &()).unwrap();
+        let set = prepare(&[job("filestat")], false, true, &());
         assert!(
             set.is_ok(),
             "filestat --readonly of existing files: expected them used, saw {:?}",

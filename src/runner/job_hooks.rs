@@ -7,11 +7,15 @@
 //! own after its I/O ends, which a stuck one never reaches); the others do.
 
 use super::result::{IoFailure, WorkerResult};
-use crate::fileset::{FileSet, SchedulerSwitch, TargetError};
+use crate::fileset::{FileSet, Progress, SchedulerSwitch, Step, TargetError};
 use crate::job::spec::JobSpec;
 use std::fs::File;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+/// How often a running command is looked at (and progress told meanwhile).
+const POLL: Duration = Duration::from_millis(50);
 
 /// A job (its index) and its clones' results.
 type JobResults = (usize, Vec<WorkerResult>);
@@ -37,6 +41,14 @@ impl Stage {
         }
     }
 
+    /// What running it is called in progress ("while running exec_prerun").
+    fn doing(self) -> &'static str {
+        match self {
+            Stage::Prerun => "running exec_prerun",
+            Stage::Postrun => "running exec_postrun",
+        }
+    }
+
     fn command(self, job: &JobSpec) -> Option<&str> {
         match self {
             Stage::Prerun => job.exec.prerun.as_deref(),
@@ -47,7 +59,7 @@ impl Stage {
 
 impl GroupHooks {
     /// Before the group's workers start: switch the schedulers its jobs ask for, then run
-    /// their prerun commands. Returns the jobs that may run and, for those whose prerun
+    /// their prerun commands (`progress` hears of them while they run). Returns the jobs that may run and, for those whose prerun
     /// failed, their clones' results (each failed, with why).
     pub fn start(
         &mut self,
@@ -55,6 +67,7 @@ impl GroupHooks {
         group: Vec<usize>,
         files: &FileSet,
         notes: &mut Vec<String>,
+        progress: &dyn Progress,
     ) -> Result<(Vec<usize>, Vec<JobResults>), TargetError> {
         for &j in &group {
             if let Some(wanted) = &jobs[j].files.ioscheduler {
@@ -67,7 +80,7 @@ impl GroupHooks {
         let mut runs = Vec::new();
         let mut failed = Vec::new();
         for j in group {
-            match run_per_clone(&jobs[j], Stage::Prerun, jobs[j].exec.numjobs) {
+            match run_per_clone(&jobs[j], Stage::Prerun, jobs[j].exec.numjobs, progress) {
                 Ok(()) => runs.push(j),
                 Err(message) => {
                     let clones = jobs[j].exec.numjobs as usize;
@@ -92,12 +105,13 @@ impl GroupHooks {
         jobs: &[JobSpec],
         ran: impl IntoIterator<Item = (usize, &'r [WorkerResult])>,
         notes: &mut Vec<String>,
+        progress: &dyn Progress,
     ) {
         for (j, workers) in ran {
             let job = &jobs[j];
             let behind = workers.iter().filter(|w| w.left_behind).count();
             let back = (workers.len() - behind) as u32;
-            if let Err(message) = run_per_clone(job, Stage::Postrun, back) {
+            if let Err(message) = run_per_clone(job, Stage::Postrun, back, progress) {
                 notes.push(format!("job '{}': {message}", job.name));
             }
             if behind > 0 && job.exec.postrun.is_some() {
@@ -111,8 +125,14 @@ impl GroupHooks {
     }
 }
 
-/// Run the job's command of `stage` once for each of `clones` clones, as fio's clones each do.
-fn run_per_clone(job: &JobSpec, stage: Stage, clones: u32) -> Result<(), String> {
+/// Run the job's command of `stage` once for each of `clones` clones, as fio's clones
+/// each do; `progress` hears of it while it runs.
+fn run_per_clone(
+    job: &JobSpec,
+    stage: Stage,
+    clones: u32,
+    progress: &dyn Progress,
+) -> Result<(), String> {
     let Some(command) = stage.command(job) else {
         return Ok(());
     };
@@ -130,14 +150,22 @@ fn run_per_clone(job: &JobSpec, stage: Stage, clones: u32) -> Result<(), String>
         let err = out
             .try_clone()
             .map_err(|e| fail(format!("cannot share {}: {e}", output.display())))?;
-        let status = Command::new("sh")
+        let mut child = Command::new("sh")
             .arg("-c")
             .arg(command)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
-            .status()
+            .spawn()
             .map_err(|e| fail(format!("cannot start sh: {e}")))?;
+        let step = Step {
+            doing: stage.doing(),
+            on: command,
+            done: 0,
+            total: 0,
+        };
+        let status = wait_telling(&mut child, || progress.step(step))
+            .map_err(|e| fail(format!("cannot wait for sh: {e}")))?;
         if !status.success() {
             return Err(fail(match status.code() {
                 Some(code) => format!("exited with status {code}"),
@@ -146,4 +174,39 @@ fn run_per_clone(job: &JobSpec, stage: Stage, clones: u32) -> Result<(), String>
         }
     }
     Ok(())
+}
+
+/// Wait for `child` to end, calling `meanwhile` every `POLL` until it does.
+fn wait_telling(
+    child: &mut std::process::Child,
+    meanwhile: impl Fn(),
+) -> std::io::Result<ExitStatus> {
+    loop {
+        meanwhile();
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_waited_for_while_progress_is_told() {
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 0.3; exit 3"])
+            .spawn()
+            .expect("start sh");
+        let told = std::cell::Cell::new(0);
+        let status = wait_telling(&mut child, || told.set(told.get() + 1)).expect("wait for sh");
+        assert_eq!(status.code(), Some(3), "expected sh's own exit status");
+        assert!(
+            told.get() >= 2,
+            "expected progress told while sh ran (0.3 s, looked at every 50 ms), saw {} times",
+            told.get()
+        );
+    }
 }

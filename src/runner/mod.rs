@@ -1,6 +1,7 @@
 //! Plans a run (groups, workers, targets opened once), runs each group's
 //! workers behind a start barrier, and collects their results into a `RunReport`.
 
+mod alive;
 mod budget;
 mod checks;
 mod collect;
@@ -119,7 +120,15 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly)?;
+    // on several ranks, setup says that this rank is alive as it goes
+    let alive = req
+        .cluster
+        .map(|link| alive::Liveness::new(link, alive::silence_limit(req.io_timeout)));
+    let progress: &dyn fileset::Progress = match &alive {
+        Some(alive) => alive,
+        None => &(),
+    };
+    let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly, progress)?;
     iolens_sys::clock::calibrate();
     let gathered = RefCell::new(Gathered {
         warnings: files.warnings.clone(),
@@ -141,7 +150,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let abandon = |files: &FileSet, group: &[usize], group_results| {
         let mut so_far = gathered.take();
         let ran = group.iter().copied().zip(group_results).collect();
-        if let Err(e) = end_group(req, files, &mut so_far, ran, std::iter::empty()) {
+        if let Err(e) = end_group(req, files, &mut so_far, ran, std::iter::empty(), progress) {
             so_far.warnings.push(e.to_string());
         }
         let tail = tail.take().expect("a run is finished once");
@@ -159,6 +168,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         gathered: &gathered,
         started_unix_ms,
         abandon: &abandon,
+        alive: alive.as_ref(),
     };
 
     let mut watchdog_stopped_run = false;
@@ -167,7 +177,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             break;
         }
         for &j in &group.jobs {
-            files.open_on_start(j, &req.jobs[j])?;
+            files.open_on_start(j, &req.jobs[j], progress)?;
         }
         // create_only jobs are done once their files are laid out: no worker runs.
         let (create_only, io_jobs): (Vec<usize>, Vec<usize>) = group
@@ -178,7 +188,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             let so_far = &mut *gathered.borrow_mut();
             so_far
                 .hooks
-                .start(req.jobs, io_jobs, &files, &mut so_far.warnings)?
+                .start(req.jobs, io_jobs, &files, &mut so_far.warnings, progress)?
         };
         for &j in &io_jobs {
             let guards = watch::guard_job_targets(&files, j, &req.jobs[j], wall);
@@ -186,7 +196,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             so_far.warnings.extend(guards.warnings);
             so_far.cache_guards.extend(guards.records);
             if req.jobs[j].files.pre_read {
-                files.pre_read(j)?;
+                files.pre_read(j, progress)?;
             }
         }
         let control = GroupControl::new(req.jobs, &io_jobs, req.stop);
@@ -210,20 +220,22 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             )
         });
         let ran = io_jobs.iter().copied().zip(group_results).collect();
-        end_group(req, &files, &mut so_far, ran, idle.chain(refused))?;
+        end_group(req, &files, &mut so_far, ran, idle.chain(refused), progress)?;
         so_far.rank_groups.extend(rank_group);
-        if let (Some(link), Some(path)) = (req.cluster, req.rank_file) {
-            write_rank_file(req, link, path, &so_far, started_unix_ms);
-            if let Some(why) = hung.flatten() {
-                link.abort(&format!(
-                    "{why}; every rank's results so far are in {} (iolens merge DIR reports them)",
-                    path.parent().unwrap_or(path).display()
-                ));
-            }
+        if let Some(alive) = &alive {
+            let why = hung.flatten().or_else(|| alive.told());
+            save_rank_file(req, alive, &so_far, started_unix_ms, why);
         }
         if control.ends_run() || watchdog_stopped {
             watchdog_stopped_run = watchdog_stopped;
             break;
+        }
+    }
+    if let Some(alive) = &alive {
+        // the ranks' results are gathered once every rank is here
+        let waiting = alive::Doing::new("waiting for the other ranks to end the run");
+        if let Some(why) = cluster_barrier(req, alive, &waiting) {
+            save_rank_file(req, alive, &gathered.borrow(), started_unix_ms, Some(why));
         }
     }
     let tail = tail.take().expect("a run is finished once");
@@ -266,18 +278,21 @@ impl Gathered {
 /// The end of a group: the postrun commands of the jobs that `ran` (with their
 /// workers' results) and the schedulers put back, then every job's results
 /// (those that ran and the `others`: create_only, refused by their prerun) kept
-/// with their notes, I/O traces and logs, and files unlinked as asked.
+/// with their notes, I/O traces and logs, and files unlinked as asked;
+/// `progress` hears of the postrun commands and the logs.
 fn end_group(
     req: &RunRequest,
     files: &FileSet,
     so_far: &mut Gathered,
     ran: Vec<(usize, Vec<WorkerResult>)>,
     others: impl Iterator<Item = (usize, Vec<WorkerResult>)>,
+    progress: &dyn fileset::Progress,
 ) -> Result<(), fileset::TargetError> {
     std::mem::take(&mut so_far.hooks).finish(
         req.jobs,
         ran.iter().map(|(j, r)| (*j, r.as_slice())),
         &mut so_far.warnings,
+        progress,
     );
     let first_worker_numbers = first_worker_numbers(req.jobs);
     for (j, r) in ran.into_iter().chain(others) {
@@ -291,6 +306,12 @@ fn end_group(
                     .map(|n| format!("job '{}': {n}", req.jobs[j].name)),
             );
         }
+        progress.step(fileset::Step {
+            doing: "writing the logs of job",
+            on: &req.jobs[j].name,
+            done: 0,
+            total: 0,
+        });
         if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
             so_far.warnings.push(format!(
                 "job '{}': cannot write a log: {e}",
@@ -321,6 +342,8 @@ struct RunSoFar<'r> {
     /// Finish the run with the group `jobs`' results, its stuck worker threads
     /// left behind, and exit.
     abandon: &'r Abandon<'r>,
+    /// On several ranks: this rank's side of the liveness messages.
+    alive: Option<&'r alive::Liveness<'r>>,
 }
 
 /// The files, the group's jobs and their results → never returns.
@@ -422,6 +445,49 @@ fn finish(
     RunOutcome {
         report,
         warnings: gathered.warnings,
+    }
+}
+
+/// The cluster barrier, `doing` what this rank says while it waits: why the run
+/// must end when a rank was taken as hung meanwhile (None once every rank is
+/// there, or this rank was stopped).
+fn cluster_barrier(
+    req: &RunRequest,
+    alive: &alive::Liveness,
+    doing: &alive::Doing,
+) -> Option<String> {
+    // the barrier polls every 100 µs; the others are looked at every 10 ms
+    const LOOK_EVERY: Duration = Duration::from_millis(10);
+    let mut hung = None;
+    let mut looked: Option<Instant> = None;
+    alive.link().barrier(req.stop, &mut || {
+        if looked.is_none_or(|at| at.elapsed() >= LOOK_EVERY) {
+            looked = Some(Instant::now());
+            hung = alive.hung(&|_| true, &|| doing.clone());
+        }
+        hung.is_none()
+    });
+    hung
+}
+
+/// Write this rank's results so far (when it keeps a rank file); when a rank
+/// was taken as hung (`hung` says why), then end the run.
+fn save_rank_file(
+    req: &RunRequest,
+    alive: &alive::Liveness,
+    so_far: &Gathered,
+    started_unix_ms: u64,
+    hung: Option<String>,
+) {
+    let saved = req.rank_file.map(|path| {
+        write_rank_file(req, alive.link(), path, so_far, started_unix_ms);
+        format!(
+            "every rank's results so far are in {} (iolens merge DIR reports them)",
+            path.parent().unwrap_or(path).display()
+        )
+    });
+    if let Some(why) = hung {
+        alive.abort(&why, saved.as_deref());
     }
 }
 
@@ -579,7 +645,21 @@ fn run_group(
                     .collect()
             })
             .collect();
-        if req.cluster.is_some_and(|link| !link.barrier(req.stop)) {
+        let group_number = run.gathered.borrow().rank_groups.len() + 1;
+        let waiting = alive::Doing::new(format!(
+            "waiting at the cluster barrier before group {group_number}"
+        ));
+        let hung = run.alive.map(|alive| cluster_barrier(req, alive, &waiting));
+        if let (Some(alive), Some(why)) = (run.alive, hung.flatten()) {
+            save_rank_file(
+                req,
+                alive,
+                &run.gathered.borrow(),
+                run.started_unix_ms,
+                Some(why),
+            );
+        }
+        if run.alive.is_some() && stop_signal::stop_requested(req.stop) {
             // stopped while the others were awaited: the group does not start here,
             // its workers are let go to end at once
             control.stop_group();
@@ -600,9 +680,9 @@ fn run_group(
             &given_up,
         ));
         let deadline = watch.borrow().cluster_deadline();
-        let mut ends = req
-            .cluster
-            .map(|link| ranks::GroupEnds::new(link, deadline));
+        let mut ends = run
+            .alive
+            .map(|alive| ranks::GroupEnds::new(alive, deadline));
         // a rank's end is the others' when the group runs for a time or exitall ends it
         let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
             || req.jobs.iter().any(|j| j.control.exitall);
@@ -632,14 +712,24 @@ fn run_group(
             if watch.leaves_threads_behind() {
                 return false;
             }
-            let Some(ends) = &mut ends else {
+            let (Some(ends), Some(alive)) = (&mut ends, run.alive) else {
                 return here;
             };
             let totals = || group_totals(board, req.jobs, jobs);
+            if here {
+                alive.say(&|| alive::Doing {
+                    done: totals().bytes.iter().sum(),
+                    ..alive::Doing::new(format!("running group {group_number}"))
+                });
+            }
             if ends.look(now_ns, !here, totals) && ends_together {
                 control.stop_group();
             }
-            here || ends.waiting(now_ns, stop_signal::stop_requested(req.stop))
+            let waiting = ends.waiting(now_ns, stop_signal::stop_requested(req.stop));
+            if ends.gave_up() {
+                control.stop_group();
+            }
+            here || waiting
         };
         // Without interim reports, wake only to look after the group's control.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);

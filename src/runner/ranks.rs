@@ -4,6 +4,7 @@
 //! The link that carries them is `cluster::MpiLink`; the runner knows only
 //! `ClusterLink`, so everything here runs (and is tested) without MPI.
 
+use super::alive::{Doing, Liveness, LookClock};
 use super::collect;
 use super::result::WorkerResult;
 use super::RunRequest;
@@ -32,14 +33,20 @@ pub trait ClusterLink {
     /// rank files belong together.
     fn run_key(&self) -> u64;
     /// True once every rank has called it (each before the same group); false
-    /// as soon as `stop` is set while it waits (the run was stopped).
-    fn barrier(&self, stop: &AtomicBool) -> bool;
+    /// as soon as `stop` is set while it waits (the run was stopped) or
+    /// `waiting`, called as it waits, returns false (a rank was taken as hung).
+    fn barrier(&self, stop: &AtomicBool, waiting: &mut dyn FnMut() -> bool) -> bool;
     /// Tells the other ranks that this rank's workers of the group ended, `at_ns`
     /// after the group started.
     fn announce_done(&self, at_ns: u64);
     /// The other ranks' announcements that arrived since the last call, (rank,
     /// at_ns); never waits.
     fn heard_done(&self) -> Vec<(u32, u64)>;
+    /// Sends `news` (a few bytes: runner/alive.rs) to rank `to`; never waits for
+    /// it to be read.
+    fn tell(&self, to: u32, news: &[u8]);
+    /// The news that arrived since the last call, (from rank, bytes); never waits.
+    fn heard(&self) -> Vec<(u32, Vec<u8>)>;
     /// Every rank hands in its bytes; the first rank gets every rank's, in rank
     /// order, the others None.
     fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>>;
@@ -101,12 +108,16 @@ impl RankResults {
 /// rank's counters are noted: what it moved while every rank was active.
 pub(super) struct GroupEnds<'a> {
     link: &'a dyn ClusterLink,
+    alive: &'a Liveness<'a>,
     /// Per rank, when its workers ended, ns after the group's start.
     ends: Vec<Option<u64>>,
     first: Option<FirstEnd>,
     /// Past this (ns after the group's start) a rank not heard from is taken as
-    /// hung; None when the group has no planned time (bound by size).
+    /// hung; None when the group has no planned time (bound by size): then a
+    /// rank silent past the liveness limit is.
     deadline_ns: Option<u64>,
+    /// The group's time less the time this process was stopped.
+    clock: LookClock,
     /// Why the wait was given up: the ranks taken as hung.
     hung: Option<String>,
 }
@@ -122,31 +133,59 @@ struct FirstEnd {
 }
 
 impl<'a> GroupEnds<'a> {
-    pub fn new(link: &'a dyn ClusterLink, deadline: Option<std::time::Duration>) -> Self {
+    pub fn new(alive: &'a Liveness<'a>, deadline: Option<std::time::Duration>) -> Self {
+        let link = alive.link();
         GroupEnds {
             link,
+            alive,
             ends: vec![None; link.ranks() as usize],
             first: None,
             deadline_ns: deadline.map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            clock: LookClock::default(),
             hung: None,
         }
     }
 
     /// Whether the supervisor waits on: until every rank ended, or one is taken as
-    /// hung, or the run was `stopped` (a stopped rank waits for no other).
+    /// hung, or the run was `stopped` (a stopped rank waits for no other, and
+    /// judges none: it may have been stopped for long, as the others ended the run).
     pub fn waiting(&mut self, now_ns: u64, stopped: bool) -> bool {
-        if self.hung.is_none() {
-            self.hung = self.overdue(now_ns);
+        if stopped {
+            return false;
         }
-        !stopped && !self.all_done() && self.hung.is_none()
+        // time this process could not look does not count against the others
+        let now = self.clock.at(std::time::Duration::from_nanos(now_ns));
+        if let Some(now) = now.filter(|_| self.hung.is_none()) {
+            self.hung = self.overdue(now.as_nanos() as u64);
+        }
+        !self.all_done() && self.hung.is_none()
     }
 
-    /// The ranks not heard from, once this rank's workers ended and the deadline
-    /// passed `now_ns`; None while there is time (or no deadline).
+    /// A rank was taken as hung: the group ends here too.
+    pub fn gave_up(&self) -> bool {
+        self.hung.is_some()
+    }
+
+    /// Why the group's wait ends without the ranks not heard from: what the first
+    /// rank said; else, once this rank's workers ended, those ranks past the
+    /// deadline, or with no deadline, those silent past the liveness limit.
     fn overdue(&self, now_ns: u64) -> Option<String> {
-        let deadline = self.deadline_ns.filter(|&d| now_ns > d)?;
         let mine = self.link.rank().rank as usize;
-        self.ends[mine]?;
+        let group = || Doing::new("waiting for the other ranks to end the group");
+        if self.ends[mine].is_none() {
+            return self.alive.told();
+        }
+        let Some(deadline) = self.deadline_ns else {
+            return self
+                .alive
+                .hung(&|rank| self.ends[rank as usize].is_none(), &group);
+        };
+        if let Some(why) = self.alive.hung(&|_| false, &group) {
+            return Some(why);
+        }
+        if now_ns <= deadline {
+            return None;
+        }
         let silent: Vec<String> = (0..)
             .zip(&self.ends)
             .filter(|(_, end)| end.is_none())
@@ -535,7 +574,7 @@ fn add_interval(into: &mut JobInterval, from: &JobInterval) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::job::{parse_fio_args, resolve};
     use crate::runner::RunRequest;
@@ -560,11 +599,14 @@ mod tests {
         RunRequest::of_files(jobs, Vec::new(), stop)
     }
 
-    /// Rank 0 of three; the others' announcements are queued by the test.
-    struct FakeLink {
+    /// A rank of three; the others' announcements and news are queued by the test.
+    pub(in crate::runner) struct FakeLink {
         id: RankId,
         inbox: std::cell::RefCell<Vec<(u32, u64)>>,
         sent: std::cell::RefCell<Vec<u64>>,
+        /// Liveness news to be heard, and told: (from or to rank, bytes).
+        pub news: std::cell::RefCell<Vec<(u32, Vec<u8>)>>,
+        pub told: std::cell::RefCell<Vec<(u32, Vec<u8>)>>,
     }
 
     impl ClusterLink for FakeLink {
@@ -583,8 +625,14 @@ mod tests {
         fn run_key(&self) -> u64 {
             7
         }
-        fn barrier(&self, _stop: &AtomicBool) -> bool {
+        fn barrier(&self, _stop: &AtomicBool, _waiting: &mut dyn FnMut() -> bool) -> bool {
             true
+        }
+        fn tell(&self, to: u32, news: &[u8]) {
+            self.told.borrow_mut().push((to, news.to_vec()));
+        }
+        fn heard(&self) -> Vec<(u32, Vec<u8>)> {
+            std::mem::take(&mut *self.news.borrow_mut())
         }
         fn announce_done(&self, at_ns: u64) {
             self.sent.borrow_mut().push(at_ns);
@@ -597,15 +645,22 @@ mod tests {
         }
     }
 
-    fn fake() -> FakeLink {
+    /// Rank 0 of three.
+    pub(in crate::runner) fn fake() -> FakeLink {
+        fake_as(0)
+    }
+
+    pub(in crate::runner) fn fake_as(rank: u32) -> FakeLink {
         FakeLink {
             id: RankId {
-                rank: 0,
+                rank,
                 local_rank: 0,
-                hostname: "h0".into(),
+                hostname: format!("h{rank}"),
             },
             inbox: Default::default(),
             sent: Default::default(),
+            news: Default::default(),
+            told: Default::default(),
         }
     }
 
@@ -621,7 +676,8 @@ mod tests {
     #[test]
     fn the_first_end_heard_snapshots_this_ranks_counters_once() {
         let link = fake();
-        let mut ends = GroupEnds::new(&link, None);
+        let alive = Liveness::new(&link, std::time::Duration::from_secs(60));
+        let mut ends = GroupEnds::new(&alive, None);
         assert!(!ends.look(S, false, || totals(1)), "expected no end yet");
         assert!(
             ends.waiting(S, false),
@@ -664,15 +720,18 @@ mod tests {
     #[test]
     fn a_rank_silent_past_the_deadline_is_named_as_hung_and_a_stopped_rank_waits_for_none() {
         let link = fake();
-        let mut ends = GroupEnds::new(&link, Some(std::time::Duration::from_secs(5)));
+        let alive = Liveness::new(&link, std::time::Duration::from_secs(60));
+        let mut ends = GroupEnds::new(&alive, Some(std::time::Duration::from_secs(5)));
         link.inbox.borrow_mut().push((1, S));
         ends.look(S, true, || totals(0));
+        for t in (1..=10).map(|t| t * S / 2) {
+            assert!(
+                ends.waiting(t, false),
+                "expected to wait for rank 2 until the deadline, not at {t} ns"
+            );
+        }
         assert!(
-            ends.waiting(4 * S, false),
-            "expected to wait for rank 2 before the deadline"
-        );
-        assert!(
-            !ends.waiting(6 * S, false),
+            !ends.waiting(11 * S / 2, false),
             "expected the wait given up past the deadline"
         );
         let (_, hung) = ends.finish(0);
@@ -681,15 +740,76 @@ mod tests {
             hung.starts_with("rank 2 on h2 did not end the group within 5 s"),
             "expected rank 2 and its host named, saw: {hung}"
         );
-        let mut open_ended = GroupEnds::new(&link, None);
-        open_ended.look(S, true, || totals(0));
+        let mut stopped = GroupEnds::new(&alive, Some(std::time::Duration::from_secs(5)));
+        stopped.look(S, true, || totals(0));
         assert!(
-            open_ended.waiting(1000 * S, false),
-            "expected no deadline for a group bound by size"
+            !stopped.waiting(S, true),
+            "expected a stopped rank to end its group without the silent ranks"
         );
         assert!(
-            !open_ended.waiting(1000 * S, true),
-            "expected a stopped rank to end its group without the silent ranks"
+            !stopped.waiting(1000 * S, true) && stopped.finish(0).1.is_none(),
+            "expected a stopped rank to name no rank"
+        );
+    }
+
+    #[test]
+    fn a_rank_resumed_after_being_stopped_does_not_count_its_own_stop_against_the_others() {
+        let link = fake();
+        let alive = Liveness::new(&link, std::time::Duration::from_secs(60));
+        let mut ends = GroupEnds::new(&alive, Some(std::time::Duration::from_secs(5)));
+        ends.look(S, true, || totals(0));
+        assert!(ends.waiting(S, false), "expected to wait for ranks 1 and 2");
+        // SIGSTOP at 1 s, SIGCONT at 40 s: past the deadline, but the others had 4 s
+        assert!(
+            ends.waiting(40 * S, false),
+            "expected the time this rank was stopped not to count"
+        );
+        assert!(
+            ends.waiting(41 * S, false),
+            "expected the rest of the deadline given after the resume"
+        );
+    }
+
+    #[test]
+    fn a_size_bound_group_gives_up_on_a_rank_silent_past_the_limit_once_its_own_workers_ended() {
+        use crate::runner::alive::{alive_news, on_clock};
+        let link = fake();
+        let start = std::time::Instant::now();
+        let clock = std::cell::Cell::new(start);
+        let alive = on_clock(&link, std::time::Duration::from_secs(5), &clock);
+        let mut ends = GroupEnds::new(&alive, None);
+        let running = || alive_news(Doing::new("running the group"));
+        link.inbox.borrow_mut().push((1, S));
+        let mut hung_at = None;
+        for t in (1..=60).map(|t| t * S / 2) {
+            clock.set(start + std::time::Duration::from_nanos(t));
+            // rank 2 says it is alive for 10 s, then falls silent
+            if t <= 10 * S {
+                link.news.borrow_mut().push((2, running()));
+            }
+            // this rank's workers end at 20 s: no judging before (the
+            // supervisor says the rank runs the group meanwhile)
+            if t < 20 * S {
+                alive.say(&|| Doing::new("running the group"));
+            }
+            ends.look(t, t >= 20 * S, || totals(0));
+            if !ends.waiting(t, false) {
+                hung_at = Some(t);
+                break;
+            }
+        }
+        assert_eq!(
+            hung_at,
+            Some(20 * S),
+            "expected rank 2 given up on once this rank's workers ended, rank 2 silent past 5 s"
+        );
+        let (_, hung) = ends.finish(0);
+        let hung = hung.expect("expected a reason");
+        assert!(
+            hung.starts_with(
+                "rank 2 on h2: silent for 10 s while running the group: taken as hung"
+            ),
+            "expected rank 2, its host and its last word named, saw: {hung}"
         );
     }
 

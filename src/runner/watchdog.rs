@@ -12,6 +12,7 @@
 //! never answers) is left behind after a grace period: the report then has its
 //! live counters, and names its wait channel, file and offset.
 
+use super::alive::LookClock;
 use super::group_control::GroupControl;
 use super::result::{IoFailure, WorkerResult};
 use crate::fileset::FileSet;
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 /// The least a group may overshoot its plan before it counts as stuck.
 const MIN_MARGIN: Duration = Duration::from_secs(10);
 /// A job bound by size, not time, has no plan to overshoot: one I/O this old is hung.
-const SIZE_BOUND_HANG: Duration = Duration::from_secs(60);
+pub(super) const SIZE_BOUND_HANG: Duration = Duration::from_secs(60);
 
 /// One worker of the group as the watchdog sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +156,8 @@ pub(super) struct GroupWatch<'a> {
     group: &'a [usize],
     jobs: &'a [JobSpec],
     started: Instant,
+    /// The group's time less the time this process was stopped.
+    clock: LookClock,
     last_check: Duration,
     /// Why each stuck worker (job index, worker) was given up on.
     stuck: Vec<(usize, u32, String)>,
@@ -182,6 +185,7 @@ impl<'a> GroupWatch<'a> {
             group,
             jobs,
             started: Instant::now(),
+            clock: LookClock::default(),
             last_check: Duration::ZERO,
             stuck: Vec::new(),
             stopped_at: None,
@@ -198,7 +202,12 @@ impl<'a> GroupWatch<'a> {
     /// Called by the supervising thread every few milliseconds with which
     /// workers have finished (by group position, then worker).
     pub fn look(&mut self, finished: &[Vec<bool>], control: &GroupControl) {
-        let elapsed = self.started.elapsed();
+        // After this process was stopped (SIGSTOP, a suspended machine) its workers
+        // were too: the time is not theirs, and the I/Os in flight are looked at
+        // again once they could end.
+        let Some(elapsed) = self.clock.at(self.started.elapsed()) else {
+            return;
+        };
         if elapsed < self.last_check + CHECK_EVERY {
             return;
         }

@@ -823,3 +823,257 @@ fn the_system_text_and_the_observed_series_hold_every_rank_on_rank_0s_host() {
         );
     }
 }
+
+/// Every process of a test's run (those whose working directory is the test's
+/// scratch directory: mpirun, its ranks, their commands), continued and killed
+/// when dropped, also when the test fails: a rank the test stopped is left to
+/// no one else.
+#[cfg(feature = "mpi")]
+struct RunReaper<'a>(&'a std::path::Path);
+
+#[cfg(feature = "mpi")]
+impl Drop for RunReaper<'_> {
+    fn drop(&mut self) {
+        let dir = self.0.canonicalize().expect("a scratch dir");
+        for entry in std::fs::read_dir("/proc").expect("read /proc").flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == dir) {
+                for signal in ["-CONT", "-KILL"] {
+                    let _ = std::process::Command::new("kill")
+                        .args([signal, &pid.to_string()])
+                        .status();
+                }
+            }
+        }
+    }
+}
+
+/// What `found` finds, waited for while mpirun runs; panics if mpirun ends
+/// first or nothing is found within two minutes (`what` says what was awaited).
+#[cfg(feature = "mpi")]
+fn wait_for<T>(what: &str, mpirun: &mut std::process::Child, found: impl Fn() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(it) = found() {
+            return it;
+        }
+        let ended = mpirun.try_wait().expect("look at mpirun");
+        assert!(
+            ended.is_none() && started.elapsed() < std::time::Duration::from_secs(120),
+            "expected {what}, saw mpirun {ended:?} after {:?}",
+            started.elapsed()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The pid rank 3's exec_prerun wrote to rank.pid in `dir` (whole: written aside
+/// and renamed).
+#[cfg(feature = "mpi")]
+fn rank_pid(dir: &std::path::Path, mpirun: &mut std::process::Child) -> u32 {
+    let file = dir.join("rank.pid");
+    wait_for("rank.pid written by rank 3's exec_prerun", mpirun, || {
+        let pid = std::fs::read_to_string(&file).ok()?;
+        Some(pid.trim().parse().expect("a pid"))
+    })
+}
+
+/// This machine's name, as iolens names a rank's host.
+#[cfg(feature = "mpi")]
+fn hostname() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("the host name");
+    name.trim().to_string()
+}
+
+/// Stop (SIGSTOP) process `pid`, as a frozen host or a debugger would.
+#[cfg(feature = "mpi")]
+fn freeze(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "expected rank process {pid} stopped");
+}
+
+/// 4 ranks of `iolens run --no-history --io-timeout=5s JOB` (the silence limit is
+/// then 5 s) in `dir`, started, its output piped.
+#[cfg(feature = "mpi")]
+fn start_limited(dir: &std::path::Path, job: &str) -> Option<std::process::Child> {
+    let args = ["run", "--no-history", "--io-timeout=5s", job];
+    let mut cmd = mpirun_command(4, dir, &args)?;
+    Some(
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start mpirun"),
+    )
+}
+
+/// What ended a run in which rank 3 was stopped at `frozen_at`: mpirun's stderr,
+/// after checking that the run failed, not before the 5 s limit, and that every
+/// rank left its file, with `notes` among what `iolens merge` says of them.
+#[cfg(feature = "mpi")]
+fn ended_on_hung_rank(
+    dir: &std::path::Path,
+    mpirun: std::process::Child,
+    frozen_at: std::time::Instant,
+    notes: &[String],
+) -> String {
+    let out = mpirun.wait_with_output().expect("wait for mpirun");
+    let after = frozen_at.elapsed();
+    let said = crate::support::stderr(&out);
+    assert!(
+        !out.status.success(),
+        "expected the run to fail once rank 3 was silent, saw {:?}: {said}",
+        out.status
+    );
+    // silence counts from rank 3's last word, up to a second before it was stopped
+    assert!(
+        after >= std::time::Duration::from_secs(4),
+        "expected the others to wait the 5 s limit for rank 3 (less up to a second), saw the run end {after:?} after it was stopped: {said}"
+    );
+    let ranks = dir.join("iolens-ranks");
+    let (_, merged) = merge_partial(&ranks, "json");
+    for note in notes {
+        assert!(
+            merged.lines().any(|l| l.contains(note.as_str())),
+            "expected `iolens merge` to say {note:?}, saw: {merged}"
+        );
+    }
+    said
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_stopped_in_its_setup_ends_the_run_at_the_cluster_barrier_naming_it() {
+    let dir = scratch();
+    let _reaper = RunReaper(dir.path());
+    // the second group's exec_prerun of rank 3 says its pid, then sleeps: the
+    // test stops rank 3 while the others wait at the cluster barrier
+    std::fs::write(
+        dir.path().join("stop.fio"),
+        "[global]\nioengine=null\nsize=1m\n[first]\n[second]\nstonewall\n\
+         exec_prerun=[ ${RANK} != 3 ] || (sleep 1 && echo $PPID > rank.part && mv rank.part rank.pid && sleep 60)\n",
+    )
+    .unwrap();
+    let Some(mut mpirun) = start_limited(dir.path(), "stop.fio") else {
+        return;
+    };
+    let pid = rank_pid(dir.path(), &mut mpirun);
+    freeze(pid);
+    // every rank ended the first group only, and wrote it
+    let notes: Vec<String> = (0..4)
+        .map(|rank| format!("rank {rank} on {}: 1 of 2 groups ended", hostname()))
+        .collect();
+    let said = ended_on_hung_rank(dir.path(), mpirun, std::time::Instant::now(), &notes);
+    let expected = format!("iolens: rank 3 on {}: silent for ", hostname());
+    let line = said.lines().find(|l| l.starts_with(&expected));
+    assert!(
+        line.is_some_and(|l| l
+            .contains(" s while running exec_prerun [ 3 != 3 ] || (sleep 1 && echo")
+            && l.contains("taken as hung")
+            && l.contains("every rank's results so far are in iolens-ranks")),
+        "expected rank 3, its host and its exec_prerun named, saw: {said}"
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_slow_but_alive_in_its_setup_is_waited_for() {
+    use crate::fault_fs::{Fault, FaultFs, Op, Rule};
+    let dir = scratch();
+    let _reaper = RunReaper(dir.path());
+    // rank 3's file is on a filesystem that answers each read late: its
+    // pre_read takes several of the 5 s limits, telling its progress all along
+    let Some(slow) = FaultFs::mount("f.3", 8 << 20) else {
+        return;
+    };
+    std::os::unix::fs::symlink(slow.file(), dir.path().join("f.3")).unwrap();
+    slow.inject(Rule::always(
+        Op::Read,
+        0..8 << 20,
+        Fault::Delay(std::time::Duration::from_secs(1)),
+    ));
+    std::fs::write(
+        dir.path().join("slow.fio"),
+        "[slow]\nioengine=psync\nrw=read\nbs=4k\nsize=8m\nio_size=4k\npre_read=1\n\
+         filename=f.${RANK}\n",
+    )
+    .unwrap();
+    let Some(mpirun) = start_limited(dir.path(), "slow.fio") else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let out = mpirun.wait_with_output().expect("wait for mpirun");
+    let took = started.elapsed();
+    let said = crate::support::stderr(&out);
+    assert!(
+        out.status.success() && !said.contains("taken as hung"),
+        "expected the slow rank waited for, saw {:?}: {said}",
+        out.status
+    );
+    assert!(
+        took > std::time::Duration::from_secs(10) && slow.fired() > 8,
+        "expected rank 3's pre_read to take over two limits (this test's premise), saw {took:?} and {} slow reads",
+        slow.fired()
+    );
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_rank_stopped_in_a_group_bound_by_size_ends_the_run_naming_it() {
+    let dir = scratch();
+    let _reaper = RunReaper(dir.path());
+    // every rank writes 4 MiB at 1 MiB/s; rank 3 is stopped once its file grows
+    std::fs::write(
+        dir.path().join("size.fio"),
+        "[global]\nioengine=null\nsize=1m\n[first]\n\
+         [second]\nstonewall\nioengine=psync\nrw=write\nbs=4k\nsize=4m\nrate=1m\n\
+         fallocate=none\nfilename=f.${RANK}\n\
+         exec_prerun=[ ${RANK} != 3 ] || (echo $PPID > rank.part && mv rank.part rank.pid)\n",
+    )
+    .unwrap();
+    let Some(mut mpirun) = start_limited(dir.path(), "size.fio") else {
+        return;
+    };
+    let pid = rank_pid(dir.path(), &mut mpirun);
+    let f3 = dir.path().join("f.3");
+    wait_for("rank 3 to start writing f.3", &mut mpirun, || {
+        std::fs::metadata(&f3).ok().filter(|m| m.len() > 0)
+    });
+    freeze(pid);
+    // rank 3 is named (it ended one group, or, resumed by mpirun's SIGCONT and
+    // SIGTERM as it ends the run, it was stopped by a signal)
+    let notes = [format!("iolens merge: rank 3 on {}: ", hostname())];
+    let said = ended_on_hung_rank(dir.path(), mpirun, std::time::Instant::now(), &notes);
+    for rank in 0..3 {
+        let file = dir.path().join(format!("iolens-ranks/rank-{rank:05}.json"));
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap_or_default()).unwrap_or_default();
+        let groups = saved["rank"]["groups"].as_array().map(Vec::len);
+        assert_eq!(
+            groups,
+            Some(2),
+            "expected rank {rank}'s file with both groups it ended, saw {}",
+            file.display()
+        );
+    }
+    // resumed, rank 3 names no other rank and no worker of its own
+    assert!(
+        !said.lines().any(|l| l.contains("watchdog:")
+            || (0..3).any(|r| l.starts_with(&format!("iolens: rank {r} on ")))),
+        "expected no line blaming the ranks that ended the run or rank 3's workers, saw: {said}"
+    );
+    assert!(
+        said.lines().any(|l| l.starts_with("iolens: rank 3 on ")
+            && l.contains(" s while running group 2")
+            && l.contains("taken as hung")),
+        "expected rank 3 named with the group it ran, saw: {said}"
+    );
+}
