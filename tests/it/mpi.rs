@@ -389,7 +389,7 @@ fn ctrl_c_under_mpirun_leaves_every_ranks_file_even_of_ranks_waiting_at_the_barr
     std::fs::write(
         dir.path().join("long.fio"),
         "[long]\nioengine=null\nsize=1g\ntime_based\nruntime=600\n\
-         exec_prerun=touch ready.${RANK}; [ ${RANK} != 3 ] || sleep 600\n",
+         exec_prerun=touch ready.${RANK} && [ ${RANK} != 3 ] || sleep 600\n",
     )
     .unwrap();
     let Some(mut cmd) = mpirun_command(4, dir.path(), &["run", "--no-history", "long.fio"]) else {
