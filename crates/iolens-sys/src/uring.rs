@@ -23,6 +23,12 @@ pub struct UringOptions {
     pub register_files: bool,
 }
 
+/// How long a reap looks for completions before it sleeps in a wait. Measured on
+/// a loop device over RAM (completions every few µs): 100 µs took the IOPS of
+/// io_uring QD32 from 0.66–0.94× fio's to 1.00–1.08×; on a slow device it costs
+/// at most this much CPU per wait.
+const SPIN: Duration = Duration::from_micros(100);
+
 /// An io_uring instance with one buffer slot per queue entry. Use it from the
 /// thread that created it: the ring is set up single-issuer where the kernel allows.
 pub struct Uring {
@@ -64,7 +70,8 @@ fn build_ring(
         builder
             .setup_coop_taskrun()
             .setup_single_issuer()
-            .setup_defer_taskrun();
+            .setup_defer_taskrun()
+            .setup_taskrun_flag();
     }
     if sqpoll {
         // Idle time (ms) before the kernel thread sleeps and must be woken by a syscall.
@@ -294,6 +301,30 @@ impl Uring {
         }
     }
 
+    /// Look for completions a short while before sleeping in a wait: a wait
+    /// that sleeps costs two context switches, and on a fast device the next
+    /// completion is a few microseconds away. Completions the kernel holds back
+    /// (deferred task running) show as the TASKRUN flag and are posted without
+    /// sleeping. True when there are completions to drain.
+    fn spin_for_completions(&mut self) -> io::Result<bool> {
+        let start = std::time::Instant::now();
+        loop {
+            for _ in 0..64 {
+                if !self.ring.completion().is_empty() {
+                    return Ok(true);
+                }
+                if self.ring.submission().taskrun() {
+                    self.submit_and_post()?;
+                    return Ok(true);
+                }
+                std::hint::spin_loop();
+            }
+            if start.elapsed() >= SPIN {
+                return Ok(false);
+            }
+        }
+    }
+
     /// Wait up to the wait limit for `want` completions; false when it ran out.
     fn wait(&mut self, want: u32) -> io::Result<bool> {
         let Some(limit) = &self.wait_limit else {
@@ -375,6 +406,10 @@ impl IoRing for Uring {
             done = self.drain(max, &mut on_complete);
         }
         while done < min {
+            if !self.sqpoll && self.spin_for_completions()? {
+                done += self.drain(max - done, &mut on_complete);
+                continue;
+            }
             let in_time = self.wait(min - done)?;
             done += self.drain(max - done, &mut on_complete);
             if !in_time {
