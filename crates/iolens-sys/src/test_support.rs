@@ -81,47 +81,6 @@ impl Drop for LoopDevice {
     }
 }
 
-/// `/dev/zram0` sized for one test and reset on drop: a block device whose reads
-/// complete while they are submitted (the driver serves them in `submit_bio`).
-pub struct ZramDevice;
-
-impl ZramDevice {
-    const DISKSIZE: &'static str = "/sys/block/zram0/disksize";
-    const RESET: &'static str = "/sys/block/zram0/reset";
-
-    /// `None` (after printing why) when zram0 is missing, already in use, or not ours to size.
-    pub fn take(bytes: u64) -> Option<Self> {
-        match std::fs::read_to_string(Self::DISKSIZE) {
-            Ok(size) if size.trim() == "0" => {}
-            Ok(size) => {
-                eprintln!("skipped: /dev/zram0 is in use (disksize {})", size.trim());
-                return None;
-            }
-            Err(e) => {
-                eprintln!("skipped: no /dev/zram0 ({e})");
-                return None;
-            }
-        }
-        if let Err(e) = std::fs::write(Self::DISKSIZE, bytes.to_string()) {
-            eprintln!("skipped: cannot size /dev/zram0 ({e}; it needs root)");
-            return None;
-        }
-        Some(ZramDevice)
-    }
-
-    pub fn path(&self) -> &Path {
-        Path::new("/dev/zram0")
-    }
-}
-
-impl Drop for ZramDevice {
-    fn drop(&mut self) {
-        if let Err(e) = std::fs::write(Self::RESET, "1") {
-            eprintln!("warning: could not reset /dev/zram0: {e}");
-        }
-    }
-}
-
 /// A second, `O_DIRECT` descriptor of the `data` file in a scratch directory.
 pub fn open_direct(dir: &TempDir) -> File {
     use std::os::unix::fs::OpenOptionsExt;

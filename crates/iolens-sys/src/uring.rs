@@ -23,12 +23,6 @@ pub struct UringOptions {
     pub register_files: bool,
 }
 
-/// How long a reap looks for completions before it sleeps in a wait. Measured on
-/// a loop device over RAM (completions every few µs): 100 µs took the IOPS of
-/// io_uring QD32 from 0.66–0.94× fio's to 1.00–1.08×; on a slow device it costs
-/// at most this much CPU per wait.
-const SPIN: Duration = Duration::from_micros(100);
-
 /// An io_uring instance with one buffer slot per queue entry. Use it from the
 /// thread that created it: the ring is set up single-issuer where the kernel allows.
 pub struct Uring {
@@ -70,8 +64,7 @@ fn build_ring(
         builder
             .setup_coop_taskrun()
             .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_taskrun_flag();
+            .setup_defer_taskrun();
     }
     if sqpoll {
         // Idle time (ms) before the kernel thread sleeps and must be woken by a syscall.
@@ -273,58 +266,6 @@ impl Uring {
         }
     }
 
-    /// io_uring_enter: submit what is queued and, in the same call, post the
-    /// completions that are ready (GETEVENTS without a minimum). I/Os that complete
-    /// while they are submitted (a RAM-backed device, cached data) are then reaped
-    /// without entering again: with deferred task running the kernel posts a
-    /// completion only when the ring is entered with GETEVENTS.
-    fn submit_and_post(&mut self) -> io::Result<u32> {
-        loop {
-            // SAFETY: no argument pointer is passed (None), and the entries being
-            // submitted point at slots that stay lent until reaped (see `prep`).
-            let entered = unsafe {
-                self.ring.submitter().enter::<libc::sigset_t>(
-                    self.unsubmitted,
-                    0,
-                    io_uring::EnterFlags::GETEVENTS.bits(),
-                    None,
-                )
-            };
-            match entered {
-                Ok(n) => return Ok(self.taken(n)),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => {
-                    return Ok(0)
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Look for completions a short while before sleeping in a wait: a wait
-    /// that sleeps costs two context switches, and on a fast device the next
-    /// completion is a few microseconds away. Completions the kernel holds back
-    /// (deferred task running) show as the TASKRUN flag and are posted without
-    /// sleeping. True when there are completions to drain.
-    fn spin_for_completions(&mut self) -> io::Result<bool> {
-        let start = std::time::Instant::now();
-        loop {
-            for _ in 0..64 {
-                if !self.ring.completion().is_empty() {
-                    return Ok(true);
-                }
-                if self.ring.submission().taskrun() {
-                    self.submit_and_post()?;
-                    return Ok(true);
-                }
-                std::hint::spin_loop();
-            }
-            if start.elapsed() >= SPIN {
-                return Ok(false);
-            }
-        }
-    }
-
     /// Wait up to the wait limit for `want` completions; false when it ran out.
     fn wait(&mut self, want: u32) -> io::Result<bool> {
         let Some(limit) = &self.wait_limit else {
@@ -386,10 +327,7 @@ impl IoRing for Uring {
         if self.unsubmitted == 0 {
             return Ok(0);
         }
-        if self.sqpoll {
-            return self.enter(0);
-        }
-        self.submit_and_post()
+        self.enter(0)
     }
 
     fn reap(
@@ -406,10 +344,6 @@ impl IoRing for Uring {
             done = self.drain(max, &mut on_complete);
         }
         while done < min {
-            if !self.sqpoll && self.spin_for_completions()? {
-                done += self.drain(max - done, &mut on_complete);
-                continue;
-            }
             let in_time = self.wait(min - done)?;
             done += self.drain(max - done, &mut on_complete);
             if !in_time {
@@ -464,7 +398,7 @@ mod tests {
     use super::*;
     use crate::test_support::{
         drop_with_reads_in_flight, ioprio, open_direct, reads_with_priorities, ring_roundtrip,
-        scratch_file, ZramDevice, BS, DEPTH,
+        scratch_file, BS, DEPTH,
     };
 
     fn roundtrip(file: Arc<File>, plain: &File, options: UringOptions) -> Vec<String> {
@@ -512,45 +446,6 @@ mod tests {
         assert!(
             notes.iter().all(|n| n.contains("sqthread_poll")),
             "{notes:?}"
-        );
-    }
-
-    #[test]
-    fn a_submit_posts_the_completions_that_arrived_since_the_last_entry() {
-        use std::os::unix::fs::OpenOptionsExt;
-        let Some(zram) = ZramDevice::take(1 << 20) else {
-            return;
-        };
-        let device = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(crate::fd::open_flags::DIRECT)
-            .open(zram.path())
-            .expect("open /dev/zram0 with O_DIRECT");
-        let mut ring = Uring::new(
-            DEPTH,
-            BS,
-            4096,
-            &[Arc::new(device)],
-            UringOptions::default(),
-        )
-        .unwrap();
-        // One read per submit, each after a longer pause: once an earlier read is
-        // done, the next submit must make its completion visible, or a worker that
-        // finds none waits in one more kernel entry for what is already there.
-        let mut reaped = 0;
-        for slot in 0..DEPTH {
-            ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
-                .unwrap();
-            ring.submit().unwrap();
-            reaped += ring.reap(0, DEPTH, |_, _| {}).unwrap();
-            if reaped > 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1 << slot));
-        }
-        assert!(
-            reaped > 0,
-            "expected a submit to post an earlier read's completion, none in {DEPTH} submits over 255 ms"
         );
     }
 
