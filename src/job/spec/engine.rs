@@ -395,6 +395,18 @@ impl EngineSpec {
                 "io_submit_mode=inline (io_uring already keeps iodepth I/Os in flight)",
             ));
         }
+        if submit_mode == SubmitMode::Offload && kind == EngineKind::Sync && iodepth > 1 {
+            // The submit threads share the worker's descriptors, so lseek-then-read
+            // from several of them at once would move one file position under
+            // another's I/O (the pool's roundtrip test read a block back wrong).
+            let setting = layers
+                .given(opt::IO_SUBMIT_MODE)
+                .expect("offload was given");
+            return Err(setting.invalid_with_hint(
+                "ioengine=sync seeks a shared file position, which several offloaded submit threads would move under each other",
+                "ioengine=psync (the same reads and writes, each at its own offset)",
+            ));
+        }
         if iodepth > 1 && !kind.is_async() && submit_mode == SubmitMode::Inline {
             warnings.push(format!(
                 "job '{job}': iodepth={iodepth} has no effect with ioengine={name}, which keeps one \
@@ -899,6 +911,28 @@ mod tests {
         assert!(
             refused.contains("io_submit_mode") && refused.contains("io_submit_mode=inline"),
             "expected io_uring with offload refused naming the option and the fix, saw {refused}"
+        );
+        let sync = [
+            "--name=a",
+            "--size=1m",
+            "--ioengine=sync",
+            "--iodepth=4",
+            "--io_submit_mode=offload",
+        ];
+        let refused = run(&sync).unwrap_err().to_string();
+        assert!(
+            refused.contains("io_submit_mode") && refused.contains("ioengine=psync"),
+            "expected sync offloaded to 4 threads refused with psync as the fix, saw {refused}"
+        );
+        assert!(
+            run(&[
+                "--name=a",
+                "--size=1m",
+                "--ioengine=sync",
+                "--io_submit_mode=offload"
+            ])
+            .is_ok(),
+            "expected sync offloaded to one submit thread accepted"
         );
         let refused = run(&["--name=a", "--size=1m", "--io_submit_mode=later"]).unwrap_err();
         assert!(
