@@ -384,28 +384,27 @@ impl EngineSpec {
         let job = &layers.job.name;
         let iodepth = layers.count_u32(opt::IODEPTH, 1)?;
         let submit_mode = layers.choice(opt::IO_SUBMIT_MODE)?;
-        if submit_mode == SubmitMode::Offload && kind == EngineKind::IoUring {
+        let offload_refusal = match (submit_mode, kind) {
             // A ring belongs to the thread that made it (single issuer, task
             // work deferred to it); fio refuses the pair too.
-            let setting = layers
-                .given(opt::IO_SUBMIT_MODE)
-                .expect("offload was given");
-            return Err(setting.invalid_with_hint(
+            (SubmitMode::Offload, EngineKind::IoUring) => Some((
                 "ioengine=io_uring submits from its own thread and cannot hand I/Os to a pool",
                 "io_submit_mode=inline (io_uring already keeps iodepth I/Os in flight)",
-            ));
-        }
-        if submit_mode == SubmitMode::Offload && kind == EngineKind::Sync && iodepth > 1 {
+            )),
             // The submit threads share the worker's descriptors, so lseek-then-read
             // from several of them at once would move one file position under
             // another's I/O (the pool's roundtrip test read a block back wrong).
+            (SubmitMode::Offload, EngineKind::Sync) if iodepth > 1 => Some((
+                "ioengine=sync seeks a shared file position, which several offloaded submit threads would move under each other",
+                "ioengine=psync (the same reads and writes, each at its own offset)",
+            )),
+            _ => None,
+        };
+        if let Some((why, fix)) = offload_refusal {
             let setting = layers
                 .given(opt::IO_SUBMIT_MODE)
                 .expect("offload was given");
-            return Err(setting.invalid_with_hint(
-                "ioengine=sync seeks a shared file position, which several offloaded submit threads would move under each other",
-                "ioengine=psync (the same reads and writes, each at its own offset)",
-            ));
+            return Err(setting.invalid_with_hint(why, fix));
         }
         if iodepth > 1 && !kind.is_async() && submit_mode == SubmitMode::Inline {
             warnings.push(format!(
