@@ -7,12 +7,14 @@
 pub mod cgroup;
 pub mod cluster;
 pub mod metrics;
+pub mod stack;
 
 pub use cgroup::{
     CgroupDir, CgroupIoCounters, CgroupIoSeries, CgroupLimits, CgroupPlace, CgroupRecord,
     CgroupSample, CgroupVersion, IoLimit, WorkerCgroup,
 };
 pub use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
+pub use stack::{Layer, NoDevice, StackLayer, TargetStack, ZramStat};
 
 use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
@@ -938,6 +940,9 @@ pub struct Environment {
     pub vm_dirty: Vec<(String, String)>,
     pub devices: Vec<DeviceInfo>,
     pub filesystems: Vec<FilesystemInfo>,
+    /// The I/O stack under each target, down to what stores its bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<TargetStack>,
     /// The run's control groups and the limits that applied (None: no cgroup mounted).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<CgroupRecord>,

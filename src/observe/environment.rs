@@ -44,6 +44,7 @@ pub fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Envir
         vm_dirty: DirtyTunables::read(Path::new(PROC_SYS_VM)).settings(),
         devices: Vec::new(),
         filesystems: Vec::new(),
+        stacks: Vec::new(),
         cgroup: None,
     };
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
