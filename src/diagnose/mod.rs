@@ -224,6 +224,7 @@ pub(crate) mod fixture {
             cpu_ns: STEP_NS / 2,
             run_delay_ns: STEP_NS / 100,
             waits: Vec::new(),
+            caused: TaskIo::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub mod cgroup;
 pub mod cluster;
+pub mod ledger;
 pub mod metrics;
 pub mod stack;
 
@@ -14,6 +15,7 @@ pub use cgroup::{
     CgroupSample, CgroupVersion, IoLimit, WorkerCgroup,
 };
 pub use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
+pub use ledger::{JobLedger, LayerTraffic, ProcessIo, TaskIo};
 pub use stack::{Layer, NoDevice, StackLayer, TargetStack, ZramStat};
 
 use crate::workload::verify_header::HeaderFields;
@@ -516,6 +518,19 @@ pub struct DeviceCounters {
     /// Time the device had at least one I/O in flight.
     pub io_ticks_ms: u64,
     pub in_queue_ms: u64,
+    /// Discards (kernel 4.18+) and flushes (5.5+); zero where the kernel has no such fields.
+    #[serde(default)]
+    pub discard_ios: u64,
+    #[serde(default)]
+    pub discard_merges: u64,
+    #[serde(default)]
+    pub discard_sectors: u64,
+    #[serde(default)]
+    pub discard_ticks_ms: u64,
+    #[serde(default)]
+    pub flush_ios: u64,
+    #[serde(default)]
+    pub flush_ticks_ms: u64,
 }
 
 /// The sampler's record of the run. Every `*_series` vector has one entry per
@@ -571,6 +586,13 @@ pub struct Observations {
     /// Every open of a direct-I/O target by another process, as it happened.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub target_opens: Vec<TargetOpen>,
+    /// The busiest other processes' storage I/O over the run (all devices).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_processes: Vec<ProcessIo>,
+    /// Where every byte of each job went (see `JobLedger`), worked out from
+    /// the series above once the run ended.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ledger: Vec<JobLedger>,
 }
 
 impl Observations {
@@ -874,6 +896,10 @@ pub struct JobInterval {
     pub run_delay_ns: u64,
     /// Time in each kernel wait channel, estimated from ~100 Hz samples (buffered writers only).
     pub waits: Vec<WaitTime>,
+    /// What the workers made storage read and write below the page cache
+    /// (per-task io accounting; see `TaskIo`).
+    #[serde(default, skip_serializing_if = "TaskIo::is_zero")]
+    pub caused: TaskIo,
 }
 
 /// Time one or more threads spent blocked in one kernel function (`/proc/<tid>/wchan`).
@@ -904,6 +930,10 @@ pub struct WorkerObservation {
     /// was not the run's (someone moved it); None otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<String>,
+    /// What the thread made storage read and write below the page cache, at
+    /// the last sample it was alive for.
+    #[serde(default, skip_serializing_if = "TaskIo::is_zero")]
+    pub caused: TaskIo,
 }
 
 /// A `vm.dirty_*` setting that changed during the run.

@@ -7,13 +7,19 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::time::Duration;
 
-/// Parse the contents of a `/sys/block/<dev>/stat` file (11 or more fields).
+/// Parse the contents of a `/sys/block/<dev>/stat` file: 11 fields, then
+/// 4 of discards (4.18+) and 2 of flushes (5.5+) where the kernel has them.
 pub fn parse_stat(text: &str) -> Option<DeviceCounters> {
     // No allocation: the sampler parses this every interval.
-    let mut v = [0u64; 11];
+    const REQUIRED: usize = 11;
+    let mut v = [0u64; 17];
     let mut fields = text.split_whitespace();
-    for slot in &mut v {
-        *slot = fields.next()?.parse().ok()?;
+    for (i, slot) in v.iter_mut().enumerate() {
+        match fields.next() {
+            Some(field) => *slot = field.parse().ok()?,
+            None if i >= REQUIRED => break,
+            None => return None,
+        }
     }
     Some(DeviceCounters {
         read_ios: v[0],
@@ -27,6 +33,12 @@ pub fn parse_stat(text: &str) -> Option<DeviceCounters> {
         in_flight: v[8],
         io_ticks_ms: v[9],
         in_queue_ms: v[10],
+        discard_ios: v[11],
+        discard_merges: v[12],
+        discard_sectors: v[13],
+        discard_ticks_ms: v[14],
+        flush_ios: v[15],
+        flush_ticks_ms: v[16],
     })
 }
 
@@ -164,6 +176,16 @@ mod tests {
         assert_eq!(c.write_ios, 1026);
         assert_eq!(c.io_ticks_ms, 3800);
         assert_eq!(c.in_queue_ms, 4636);
+        assert_eq!(c.flush_ios, 80);
+        assert_eq!(c.flush_ticks_ms, 12);
+    }
+
+    #[test]
+    fn an_old_kernels_line_has_no_discards_or_flushes() {
+        let c = parse_stat("1 2 3 4 5 6 7 8 9 10 11\n").unwrap();
+        assert_eq!((c.in_queue_ms, c.discard_ios, c.flush_ios), (11, 0, 0));
+        let discards = parse_stat("1 2 3 4 5 6 7 8 9 10 11 7 0 64 3\n").unwrap();
+        assert_eq!((discards.discard_sectors, discards.flush_ios), (64, 0));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod openers;
 pub mod pagecache;
 pub mod pressure;
 pub mod sampler;
+pub mod task_io;
 pub mod tunables;
 pub mod vmstat;
 pub mod wchan;

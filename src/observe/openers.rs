@@ -146,7 +146,7 @@ fn name(proc_root: &Path, pid: u32, own_pid: u32) -> Option<Opener> {
 }
 
 /// (comm, ppid) from `/proc/PID/stat`; the name is in parentheses and may hold any character.
-fn read_stat(dir: &Path) -> Option<(String, u32)> {
+pub(crate) fn read_stat(dir: &Path) -> Option<(String, u32)> {
     let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
@@ -161,7 +161,7 @@ fn read_stat(dir: &Path) -> Option<(String, u32)> {
 }
 
 /// The command line with spaces for its NULs, shortened; empty for a kernel thread or a process gone.
-fn read_cmdline(dir: &Path) -> String {
+pub(crate) fn read_cmdline(dir: &Path) -> String {
     let raw = std::fs::read(dir.join("cmdline")).unwrap_or_default();
     let text = String::from_utf8_lossy(&raw);
     let line = text.trim_end_matches('\0').replace('\0', " ");

@@ -19,11 +19,12 @@ use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::openers::{OpenerWatch, PROC};
 use super::pagecache::CacheProbe;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
+use super::task_io::{self, ProcessIoWatch};
 use super::wchan::WaitTally;
 use super::{meminfo, pressure, read_into, vmstat, wchan};
 use crate::model::{
     CgroupPlace, CgroupSample, CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample,
-    Observations, PressureSample, TargetObservation, WorkerObservation,
+    Observations, PressureSample, TargetObservation, TaskIo, WorkerObservation,
 };
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -129,8 +130,10 @@ struct WorkerTrack {
     tid: u32,
     schedstat_path: PathBuf,
     wchan_path: PathBuf,
+    io_path: PathBuf,
     last_live: LiveTotals,
     last_sched: SchedStat,
+    last_io: TaskIo,
     /// Wait channels since the last sample.
     interval_waits: WaitTally,
     obs: WorkerObservation,
@@ -157,6 +160,8 @@ struct State {
     cgroup_place: Option<CgroupPlace>,
     /// Who has a direct-I/O target open when its cache grows.
     openers: OpenerWatch,
+    /// Every other process's storage I/O (who else used the devices).
+    others: ProcessIoWatch,
     on_second: Option<SecondHook>,
     /// First sample of the second the hook has not been shown yet.
     second_first_sample: usize,
@@ -247,8 +252,10 @@ impl State {
                     tid: 0,
                     schedstat_path: PathBuf::new(),
                     wchan_path: PathBuf::new(),
+                    io_path: PathBuf::new(),
                     last_live: LiveTotals::default(),
                     last_sched: SchedStat::default(),
+                    last_io: TaskIo::default(),
                     interval_waits: WaitTally::default(),
                     obs: WorkerObservation {
                         job: job.name.clone(),
@@ -292,6 +299,7 @@ impl State {
             cgroup,
             cgroup_place,
             openers,
+            others: ProcessIoWatch::new(PROC.into(), std::process::id()),
             on_second: setup.on_second,
             second_first_sample: 0,
             buf: String::with_capacity(8192),
@@ -358,6 +366,8 @@ impl State {
                 let task = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
                 track.schedstat_path = task.join("schedstat");
                 track.wchan_path = task.join("wchan");
+                track.io_path = task.join("io");
+                track.last_io = TaskIo::default();
                 track.tid = tid;
                 track.obs.tid = tid;
                 if let Some(run) = &self.cgroup_place {
@@ -393,6 +403,7 @@ impl State {
         self.sample_cache(last);
         self.openers
             .after_sample(t_ns, now, &self.obs.targets, &mut self.obs.opener_scans);
+        self.others.after_sample(now);
         for (path, device) in self.device_stat_paths.iter().zip(&mut self.obs.devices) {
             let counters = if read_into(path, &mut self.buf) {
                 parse_stat(&self.buf).unwrap_or_default()
@@ -521,6 +532,13 @@ impl State {
                     track.obs.timeslices = sched.timeslices;
                 }
             }
+            if live.thread().is_some() && read_into(&track.io_path, &mut self.buf) {
+                if let Some(io) = task_io::parse(&self.buf) {
+                    interval.caused += io.since(&track.last_io);
+                    track.last_io = io;
+                    track.obs.caused = io;
+                }
+            }
             job_waits[track.job].absorb(&track.interval_waits);
             let mut total = WaitTally {
                 waits: std::mem::take(&mut track.obs.waits),
@@ -540,6 +558,7 @@ impl State {
 
     fn finish(mut self) -> Observations {
         self.openers.finish(&mut self.obs);
+        self.obs.other_processes = self.others.finish();
         self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
         for series in &mut self.obs.jobs {
             series.cpu_wait = CpuWait::of(series, &self.obs.t_ns);
