@@ -727,6 +727,9 @@ pub struct TargetObservation {
     /// The file had holes when the run started: reads of them return zeros without touching the device.
     #[serde(default)]
     pub sparse: bool,
+    /// The block devices behind it, the one holding it first (names in `Observations::devices`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
     /// One entry per sample; pages of the whole target. None when not read at
     /// that sample: the read failed, or it was skipped because cachestat on a
     /// target with many cached pages is costly (the first and last sample are always read).

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod cpufreq;
 pub mod diskstats;
 pub mod environment;
+pub mod ledger;
 pub mod live;
 pub mod meminfo;
 pub mod openers;

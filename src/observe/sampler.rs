@@ -21,7 +21,7 @@ use super::pagecache::CacheProbe;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::task_io::{self, ProcessIoWatch};
 use super::wchan::WaitTally;
-use super::{meminfo, pressure, read_into, vmstat, wchan};
+use super::{ledger, meminfo, pressure, read_into, vmstat, wchan};
 use crate::model::{
     CgroupPlace, CgroupSample, CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample,
     Observations, PressureSample, TargetObservation, TaskIo, WorkerObservation,
@@ -162,6 +162,8 @@ struct State {
     openers: OpenerWatch,
     /// Every other process's storage I/O (who else used the devices).
     others: ProcessIoWatch,
+    /// A live worker's io file could not be read: the ledger cannot say what iolens caused.
+    task_io_unreadable: bool,
     on_second: Option<SecondHook>,
     /// First sample of the second the hook has not been shown yet.
     second_first_sample: usize,
@@ -179,6 +181,7 @@ impl State {
         };
         let mut probes = Vec::new();
         for t in &setup.targets {
+            let behind = devices_behind(&t.path);
             let (probe, note) = CacheProbe::new(t.file.clone(), t.size);
             if let Some(note) = note {
                 obs.notes.push(format!("{}: {note}", t.path.display()));
@@ -189,11 +192,10 @@ impl State {
                 sparse: t.sparse,
                 method: probe.method(),
                 cache_series: Vec::new(),
+                devices: behind.iter().map(|(name, _)| name.clone()).collect(),
             });
             probes.push(probe);
-        }
-        for t in &setup.targets {
-            for (name, via) in devices_behind(&t.path) {
+            for (name, via) in behind {
                 if !obs.devices.iter().any(|d| d.name == name) {
                     obs.devices.push(DeviceObservation {
                         name,
@@ -300,6 +302,7 @@ impl State {
             cgroup_place,
             openers,
             others: ProcessIoWatch::new(PROC.into(), std::process::id()),
+            task_io_unreadable: false,
             on_second: setup.on_second,
             second_first_sample: 0,
             buf: String::with_capacity(8192),
@@ -532,11 +535,19 @@ impl State {
                     track.obs.timeslices = sched.timeslices;
                 }
             }
-            if live.thread().is_some() && read_into(&track.io_path, &mut self.buf) {
-                if let Some(io) = task_io::parse(&self.buf) {
-                    interval.caused += io.since(&track.last_io);
-                    track.last_io = io;
-                    track.obs.caused = io;
+            if live.thread().is_some() {
+                match read_into(&track.io_path, &mut self.buf)
+                    .then(|| task_io::parse(&self.buf))
+                    .flatten()
+                {
+                    Some(io) => {
+                        interval.caused += io.since(&track.last_io);
+                        track.last_io = io;
+                        track.obs.caused = io;
+                    }
+                    // Gone between the check and the read, or no accounting (CONFIG_TASK_IO_ACCOUNTING).
+                    None if Path::new(&track.io_path).exists() => self.task_io_unreadable = true,
+                    None => {}
                 }
             }
             job_waits[track.job].absorb(&track.interval_waits);
@@ -559,10 +570,14 @@ impl State {
     fn finish(mut self) -> Observations {
         self.openers.finish(&mut self.obs);
         self.obs.other_processes = self.others.finish();
+        if self.task_io_unreadable {
+            self.obs.notes.push(ledger::TASK_IO_UNREADABLE.into());
+        }
         self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
         for series in &mut self.obs.jobs {
             series.cpu_wait = CpuWait::of(series, &self.obs.t_ns);
         }
+        self.obs.ledger = ledger::build(&self.obs);
         self.obs.sampler_cpu_ns = iolens_sys::thread_rusage()
             .map(|r| r.user_ns + r.system_ns)
             .unwrap_or(0);

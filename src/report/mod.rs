@@ -9,6 +9,7 @@ pub mod fio_json;
 pub mod fio_style;
 pub mod html;
 pub mod json;
+mod ledger_text;
 pub mod metric_changes;
 pub mod quick;
 pub mod repeat_table;

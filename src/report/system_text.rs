@@ -61,7 +61,13 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         }
     }
     let job_bytes = job_totals(&obs.jobs);
-    for device in &obs.devices {
+    // With a ledger the devices are in each job's table, over its window.
+    let whole_run_devices = if obs.ledger.is_empty() {
+        &obs.devices[..]
+    } else {
+        &[]
+    };
+    for device in whole_run_devices {
         let (Some(first), Some(last)) =
             (device.counter_series.first(), device.counter_series.last())
         else {
@@ -80,6 +86,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
             human_bytes(job_bytes[1])
         )?;
     }
+    super::ledger_text::write_ledger(out, obs)?;
     write_memory(out, obs)?;
     super::cgroup_text::write_cgroup(out, report)?;
     write_workers(out, obs)?;
