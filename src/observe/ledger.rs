@@ -61,7 +61,11 @@ fn job_ledger(obs: &Observations, series: &JobSeries, task_io_known: bool) -> Op
 /// cache could be read.
 fn dirty_at(obs: &Observations, series: &JobSeries, at: usize) -> Option<u64> {
     let mut pages = None;
-    for target in obs.targets.iter().filter(|t| series.targets.contains(&t.path)) {
+    for target in obs
+        .targets
+        .iter()
+        .filter(|t| series.targets.contains(&t.path))
+    {
         let last_read: Option<&CachePages> = target
             .cache_series
             .get(..=at)
@@ -79,7 +83,11 @@ fn dirty_at(obs: &Observations, series: &JobSeries, at: usize) -> Option<u64> {
 /// Each device behind the job's targets, in the order they were walked.
 fn layers(obs: &Observations, series: &JobSeries, from: usize, to: usize) -> Vec<LayerTraffic> {
     let mut names: Vec<&str> = Vec::new();
-    for target in obs.targets.iter().filter(|t| series.targets.contains(&t.path)) {
+    for target in obs
+        .targets
+        .iter()
+        .filter(|t| series.targets.contains(&t.path))
+    {
         for name in &target.devices {
             if !names.contains(&name.as_str()) {
                 names.push(name);
@@ -90,7 +98,10 @@ fn layers(obs: &Observations, series: &JobSeries, from: usize, to: usize) -> Vec
         .into_iter()
         .filter_map(|name| {
             let device = obs.devices.iter().find(|d| d.name == name)?;
-            let (a, b) = (device.counter_series.get(from)?, device.counter_series.get(to)?);
+            let (a, b) = (
+                device.counter_series.get(from)?,
+                device.counter_series.get(to)?,
+            );
             Some(traffic(&device.name, &device.via, a, b))
         })
         .collect()

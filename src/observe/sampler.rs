@@ -18,8 +18,8 @@ use super::diskstats::{devices_behind, parse_stat};
 use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::openers::{OpenerWatch, PROC};
 use super::pagecache::CacheProbe;
-use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::task_io::{self, ProcessIoWatch};
+use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
 use super::{ledger, meminfo, pressure, read_into, vmstat, wchan};
 use crate::model::{

@@ -214,6 +214,9 @@ mod tests {
         assert_eq!(names, [("dd", 0, 64 << 20), ("tar", 2 << 20, 0)]);
         assert_eq!(busiest[0].cmdline, "dd --fast");
         watch = ProcessIoWatch::new(root.path().into(), own);
-        assert!(watch.finish().is_empty(), "nothing moved since the first scan");
+        assert!(
+            watch.finish().is_empty(),
+            "nothing moved since the first scan"
+        );
     }
 }
