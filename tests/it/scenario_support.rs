@@ -448,7 +448,7 @@ impl Neighbour {
     /// Rewrites the first `bytes_per_sec_hint / 10` bytes of `path` every
     /// 0.1 s (less when the device is slower).
     pub fn start(path: &Path, bytes_per_sec_hint: u64) -> Option<Neighbour> {
-        if !have_tools(&["sh", "dd", "sleep", "kill"]) {
+        if !have_tools(&["sh", "dd", "sleep"]) {
             return None;
         }
         let blocks = (bytes_per_sec_hint / 10 / NEIGHBOUR_BLOCK).max(1);
@@ -473,8 +473,10 @@ impl Neighbour {
 impl Drop for Neighbour {
     fn drop(&mut self) {
         // The group is the shell's own (process_group(0)): its dd goes too.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.pid())])
+        // sh's builtin kill signals a group; std only signals one process.
+        let _ = Command::new("sh")
+            .args(["-c", "kill -9 \"-$1\"", "sh"])
+            .arg(self.pid().to_string())
             .status();
         let _ = self.0.wait();
     }
