@@ -49,6 +49,7 @@ mod saved_formats;
 mod scenario_support;
 mod scenarios;
 mod sprandom;
+mod stack_scenarios;
 mod support;
 mod tausworthe;
 mod verify;

@@ -6,6 +6,7 @@
 use crate::support::{is_root, LoopDevice};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -103,23 +104,129 @@ pub fn read_through_cache(device: &Path, offset: u64, pages: usize) {
         .unwrap();
 }
 
-/// An ext4 filesystem on a loop device over /dev/shm, mounted on a scratch
-/// directory; unmounted (then the device detached) on drop.
-pub struct Ext4 {
-    pub mount_point: tempfile::TempDir,
-    pub device: LoopDevice,
+/// Where a loop device's backing file lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// A file in /dev/shm: RAM, no disk below the loop device.
+    Shm,
+    /// A file in the test's scratch space under `CARGO_TARGET_TMPDIR`: the
+    /// machine's disk is below the loop device, with its own page cache.
+    Disk,
 }
 
-impl Ext4 {
-    pub fn create(size: u64) -> Option<Ext4> {
-        if !have_tools(&["mkfs.ext4", "mount", "umount"]) {
+/// A loop device over a fresh sparse file (a hole of `size` bytes), with or
+/// without direct I/O to that file. Detached on drop, then the file removed.
+pub struct BackedLoop {
+    // Declared first: detached before the backing file's directory goes.
+    device: LoopDevice,
+    _backing_dir: tempfile::TempDir,
+}
+
+impl BackedLoop {
+    /// None, with the reason printed, without root or losetup, or when the
+    /// kernel refuses direct I/O on the backing file.
+    pub fn create(size: u64, backing: Backing, direct_io: bool) -> Option<BackedLoop> {
+        if !have_tools(&["losetup"]) {
             return None;
         }
-        let device = LoopDevice::create(size)?;
-        run("mkfs.ext4", &["-q", "-F", device.path()]);
-        let fs = Ext4 {
-            mount_point: tempfile::tempdir().unwrap(),
+        let backing_dir = match backing {
+            Backing::Shm => tempfile::tempdir_in("/dev/shm").ok()?,
+            Backing::Disk => crate::support::scratch(),
+        };
+        let file = backing_dir.path().join("backing.img");
+        File::create(&file).ok()?.set_len(size).ok()?;
+        let device = BackedLoop {
+            device: LoopDevice::attach(&file)?,
+            _backing_dir: backing_dir,
+        };
+        if direct_io {
+            // losetup may print nothing when the ioctl fails: the sysfs flag decides.
+            let _ = Command::new("losetup")
+                .args(["--direct-io=on", device.path()])
+                .stderr(Stdio::null())
+                .status();
+        }
+        let dio = read_trimmed(&Path::new("/sys/block").join(device.name()).join("loop/dio"));
+        if dio != if direct_io { "1" } else { "0" } {
+            eprintln!(
+                "skipped: {} has dio={dio} over {file:?}, not the direct_io={direct_io} asked",
+                device.path()
+            );
+            return None;
+        }
+        Some(device)
+    }
+
+    /// The device node ("/dev/loop3").
+    pub fn path(&self) -> &str {
+        self.device.path()
+    }
+
+    /// The name under /sys/block ("loop3").
+    pub fn name(&self) -> String {
+        self.device
+            .device
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    pub fn backing_file(&self) -> &Path {
+        self.device.backing()
+    }
+}
+
+/// A filesystem type `LoopFs` can make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsKind {
+    Ext4,
+    Xfs,
+    /// Needs at least ~128 MiB.
+    Btrfs,
+}
+
+impl FsKind {
+    /// mkfs, quiet and forced over whatever the device held.
+    fn mkfs(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            FsKind::Ext4 => ("mkfs.ext4", &["-q", "-F"]),
+            FsKind::Xfs => ("mkfs.xfs", &["-q", "-f"]),
+            FsKind::Btrfs => ("mkfs.btrfs", &["-q", "-f"]),
+        }
+    }
+}
+
+/// A fresh filesystem on a `BackedLoop`, mounted on a scratch directory;
+/// unmounted on drop, then the device detached and its backing file removed.
+pub struct LoopFs {
+    mount_point: tempfile::TempDir,
+    device: BackedLoop,
+    mount_options: String,
+}
+
+impl LoopFs {
+    /// None, with the reason printed, where the machine lacks root, the
+    /// filesystem's tools, or direct I/O on the backing file.
+    pub fn create(
+        kind: FsKind,
+        size: u64,
+        backing: Backing,
+        direct_io: bool,
+        mount_options: &[&str],
+    ) -> Option<LoopFs> {
+        let (mkfs, mkfs_args) = kind.mkfs();
+        if !have_tools(&[mkfs, "mount", "umount"]) {
+            return None;
+        }
+        let device = BackedLoop::create(size, backing, direct_io)?;
+        let mut args = mkfs_args.to_vec();
+        args.push(device.path());
+        run(mkfs, &args);
+        let fs = LoopFs {
+            mount_point: crate::support::scratch(),
             device,
+            mount_options: mount_options.join(","),
         };
         fs.mount();
         Some(fs)
@@ -131,28 +238,24 @@ impl Ext4 {
 
     /// The loop device's name under /sys/block ("loop3").
     pub fn device_name(&self) -> String {
-        self.device
-            .device
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned()
+        self.device.name()
     }
 
     fn mount(&self) {
-        run(
-            "mount",
-            &[
-                "-o",
-                "noatime",
-                self.device.path(),
-                self.mount_point.path().to_str().unwrap(),
-            ],
-        );
+        let mut args = vec![];
+        if !self.mount_options.is_empty() {
+            args.extend(["-o", &self.mount_options]);
+        }
+        args.extend([
+            self.device.path(),
+            self.mount_point.path().to_str().unwrap(),
+        ]);
+        run("mount", &args);
     }
 
     /// Unmount and mount again: the only way to make every file cold without
-    /// dropping the whole machine's caches.
+    /// dropping the whole machine's caches. The backing file's own cache (Disk
+    /// backing without direct I/O) stays.
     pub fn remount(&self) {
         run("umount", &[self.mount_point.path().to_str().unwrap()]);
         self.mount();
@@ -170,11 +273,212 @@ impl Ext4 {
         file.sync_all().unwrap();
         path
     }
+
+    /// A file of `size` bytes allocated by `fallocate` and never written:
+    /// unwritten extents, which read as zeros without touching the device.
+    pub fn fallocated_file(&self, name: &str, size: u64) -> PathBuf {
+        let path = self.path(name);
+        run(
+            "fallocate",
+            &["-l", &size.to_string(), path.to_str().unwrap()],
+        );
+        path
+    }
+
+    /// A file of `size` bytes that is one hole (truncated to its size).
+    pub fn sparse_file(&self, name: &str, size: u64) -> PathBuf {
+        let path = self.path(name);
+        File::create(&path).unwrap().set_len(size).unwrap();
+        path
+    }
 }
 
-impl Drop for Ext4 {
+impl Drop for LoopFs {
     fn drop(&mut self) {
         crate::support::unmount(self.mount_point.path());
+    }
+}
+
+/// ext4 on a loop device over /dev/shm without direct I/O, mounted noatime:
+/// the seed scenarios' filesystem.
+pub struct Ext4(LoopFs);
+
+impl Ext4 {
+    pub fn create(size: u64) -> Option<Ext4> {
+        LoopFs::create(FsKind::Ext4, size, Backing::Shm, false, &["noatime"]).map(Ext4)
+    }
+}
+
+impl std::ops::Deref for Ext4 {
+    type Target = LoopFs;
+
+    fn deref(&self) -> &LoopFs {
+        &self.0
+    }
+}
+
+/// A zram device (compressed RAM) given a disk size; reset on drop, which
+/// frees its memory. Only /dev/zram0, and only when nobody set it up: a
+/// disksize other than 0 means it is in use.
+pub struct Zram {
+    name: &'static str,
+    // Held until the reset: two tests never share the device.
+    _only_user: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Zram {
+    pub fn create(size: u64) -> Option<Zram> {
+        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        // No tools: only root.
+        if !have_tools(&[]) {
+            return None;
+        }
+        let only_user = LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let name = "zram0";
+        let disksize = Path::new("/sys/block").join(name).join("disksize");
+        match read_trimmed(&disksize).as_str() {
+            "0" => {}
+            "" => {
+                eprintln!("skipped: no {name} (the zram module is not loaded)");
+                return None;
+            }
+            used => {
+                eprintln!("skipped: {name} is in use (disksize {used})");
+                return None;
+            }
+        }
+        if let Err(e) = std::fs::write(&disksize, size.to_string()) {
+            eprintln!("skipped: cannot set {disksize:?}: {e}");
+            return None;
+        }
+        Some(Zram {
+            name,
+            _only_user: only_user,
+        })
+    }
+
+    /// The device node ("/dev/zram0").
+    pub fn path(&self) -> PathBuf {
+        Path::new("/dev").join(self.name)
+    }
+
+    /// The name under /sys/block ("zram0").
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// /sys/block/zramN/mm_stat: orig_data_size, compr_data_size,
+    /// mem_used_total, mem_limit, mem_used_max, same_pages, pages_compacted,
+    /// huge_pages, huge_pages_since (bytes, except the page counts).
+    pub fn mm_stat(&self) -> Vec<u64> {
+        read_trimmed(&Path::new("/sys/block").join(self.name).join("mm_stat"))
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect()
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let reset = Path::new("/sys/block").join(self.name).join("reset");
+        if let Err(e) = std::fs::write(&reset, "1") {
+            eprintln!("could not reset {}: {e}", self.name);
+        }
+    }
+}
+
+/// A private tmpfs mounted on a scratch directory, unmounted on drop; a
+/// directory in /dev/shm (a tmpfs too) where mounting is not possible.
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+    mounted: bool,
+}
+
+impl Tmpfs {
+    pub fn mount(size: u64) -> Option<Tmpfs> {
+        let dir = crate::support::scratch();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if mounted {
+            Some(Tmpfs { dir, mounted })
+        } else {
+            Tmpfs::in_dev_shm()
+        }
+    }
+
+    fn in_dev_shm() -> Option<Tmpfs> {
+        match tempfile::tempdir_in("/dev/shm") {
+            Ok(dir) => Some(Tmpfs {
+                dir,
+                mounted: false,
+            }),
+            Err(e) => {
+                eprintln!("skipped: no tmpfs to mount and no /dev/shm ({e})");
+                None
+            }
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        if self.mounted {
+            crate::support::unmount(self.dir.path());
+        }
+    }
+}
+
+/// Another process writing to `path` with direct I/O, at roughly a given
+/// rate, for as long as the guard lives: a neighbour sharing the device with
+/// the run. Its process group (the shell and its dd) is killed on drop.
+pub struct Neighbour(Child);
+
+/// The neighbour writes this much per dd, then sleeps a tenth of a second.
+const NEIGHBOUR_BLOCK: u64 = 64 << 10;
+
+impl Neighbour {
+    /// Rewrites the first `bytes_per_sec_hint / 10` bytes of `path` every
+    /// 0.1 s (less when the device is slower).
+    pub fn start(path: &Path, bytes_per_sec_hint: u64) -> Option<Neighbour> {
+        if !have_tools(&["sh", "dd", "sleep"]) {
+            return None;
+        }
+        let blocks = (bytes_per_sec_hint / 10 / NEIGHBOUR_BLOCK).max(1);
+        let script = format!(
+            "while :; do dd if=/dev/zero of=\"$1\" bs={NEIGHBOUR_BLOCK} count={blocks} \
+             oflag=direct conv=notrunc status=none; sleep 0.1; done"
+        );
+        let child = Command::new("sh")
+            .args(["-c", &script, "sh"])
+            .arg(path)
+            .process_group(0)
+            .spawn()
+            .expect("spawn sh");
+        Some(Neighbour(child))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        // The group is the shell's own (process_group(0)): its dd goes too.
+        // sh's builtin kill signals a group; std only signals one process.
+        let _ = Command::new("sh")
+            .args(["-c", "kill -9 \"-$1\"", "sh"])
+            .arg(self.pid().to_string())
+            .status();
+        let _ = self.0.wait();
     }
 }
 

@@ -42,7 +42,7 @@ pub(crate) fn finding_text(finding: &Value) -> String {
 }
 
 /// `iolens run … --output-format=iolens-json` → the native report.
-fn run_report(args: &[String]) -> Value {
+pub(crate) fn run_report(args: &[String]) -> Value {
     let mut all: Vec<&str> = vec!["run", "--output-format=iolens-json"];
     all.extend(args.iter().map(String::as_str));
     json(&iolens(&all))
@@ -71,7 +71,7 @@ fn cache_guard(report: &Value) -> &Value {
 }
 
 /// The job's bytes in one direction (0 read, 1 write).
-fn job_bytes(report: &Value, dir: usize) -> u64 {
+pub(crate) fn job_bytes(report: &Value, dir: usize) -> u64 {
     report["jobs"][0]["dirs"][dir]["io_bytes"].as_u64().unwrap()
 }
 
