@@ -1,61 +1,98 @@
-//! `foreign-io`: a device behind the targets moved much more data during the
-//! run than all of iolens' jobs together, so other processes used it too.
+//! `foreign-io`: the device holding a job's targets moved more than iolens
+//! caused there (the ledger: the device's bytes in the job's window minus
+//! what every iolens thread made storage read and write), and other
+//! processes were seen doing that much I/O: they are named. A gap no other
+//! process explains is the job's own extra traffic (see `amplification`),
+//! never blamed on "other processes".
 
 use super::bytes_text;
-use crate::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, JobLedger, ProcessIo, RunReport, Severity};
 
-/// The device's bytes must exceed the jobs' by this factor…
-const FACTOR: f64 = 1.5;
-/// …plus this much, which covers filesystem metadata and a quiet system's own logging.
-const SLACK_BYTES: u64 = 16 << 20;
+/// The traffic iolens did not cause must reach this share of the device's…
+const FOREIGN_SHARE_MIN: f64 = 0.2;
+/// …and this much, above a quiet system's own logging and metadata.
+const MIN_FOREIGN_BYTES: u64 = 8 << 20;
+/// The other processes seen must account for this share of the gap to be named as its cause.
+const EXPLAINED_SHARE_MIN: f64 = 0.25;
+/// Processes named in the evidence.
+const NAMED: usize = 3;
+
+/// Bytes the job's device moved beyond what iolens caused in its window; None
+/// where the ledger lacks what iolens caused or the device.
+pub(super) fn beyond_iolens(ledger: &JobLedger) -> Option<(u64, u64)> {
+    let device = ledger.top_layer()?;
+    let caused = ledger.iolens_caused?;
+    Some((
+        device.read_bytes.saturating_sub(caused.read_bytes),
+        device.write_bytes.saturating_sub(caused.write_bytes),
+    ))
+}
+
+fn moved(p: &ProcessIo) -> u64 {
+    p.read_bytes + p.write_bytes
+}
 
 pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
-    let measured: u64 = report
-        .jobs
-        .iter()
-        .flat_map(|j| &j.dirs)
-        .map(|d| d.io_bytes)
-        .sum();
-    // The live series also count ramp_time I/O, which the device saw but the
-    // measured totals leave out; without it every ramped run would look foreign.
-    let seen_live: u64 = report
-        .observations
-        .jobs
-        .iter()
-        .flat_map(|j| &j.intervals)
-        .map(|i| i.bytes.iter().sum::<u64>())
-        .sum();
-    let issued = measured.max(seen_live);
-    let mut findings = Vec::new();
-    for device in &report.observations.devices {
-        let (Some(first), Some(last)) =
-            (device.counter_series.first(), device.counter_series.last())
+    let obs = &report.observations;
+    let others: u64 = obs.other_processes.iter().map(moved).sum();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut named_devices: Vec<&str> = Vec::new();
+    for ledger in &obs.ledger {
+        let (Some(device), Some((read, written))) = (ledger.top_layer(), beyond_iolens(ledger))
         else {
             continue;
         };
-        let sectors = |c: &crate::model::DeviceCounters| c.read_sectors + c.write_sectors;
-        let moved = sectors(last).saturating_sub(sectors(first)) * 512;
-        if (moved as f64) <= FACTOR * issued as f64 + SLACK_BYTES as f64 {
+        let foreign = read + written;
+        if named_devices.contains(&device.device.as_str())
+            || foreign < MIN_FOREIGN_BYTES
+            || (foreign as f64) < FOREIGN_SHARE_MIN * device.moved_bytes() as f64
+            || (others as f64) < EXPLAINED_SHARE_MIN * foreign as f64
+        {
             continue;
         }
+        named_devices.push(&device.device);
+        let caused = ledger.iolens_caused.unwrap_or_default();
+        let mut evidence = vec![format!(
+            "{} ({}) read {} and wrote {} while job '{}' ran; iolens made it read {} and write {}",
+            device.device,
+            device.via,
+            bytes_text(device.read_bytes),
+            bytes_text(device.write_bytes),
+            ledger.job,
+            bytes_text(caused.read_bytes),
+            bytes_text(caused.write_bytes)
+        )];
+        evidence.extend(obs.other_processes.iter().take(NAMED).map(|p| {
+            format!(
+                "{} (pid {}{}) read {}, wrote {} during the run (its I/O on any device)",
+                if p.comm.is_empty() { "?" } else { &p.comm },
+                p.pid,
+                if p.cmdline.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", p.cmdline)
+                },
+                bytes_text(p.read_bytes),
+                bytes_text(p.write_bytes)
+            )
+        }));
+        let busiest = &obs.other_processes[0];
         findings.push(Finding {
             code: "foreign-io".into(),
             severity: Severity::Warning,
             title: format!(
-                "{} moved {} during the run, iolens only {}: other processes used the device",
-                device.name,
-                bytes_text(moved),
-                bytes_text(issued)
+                "{} of the {} {} moved while job '{}' ran was not iolens' ({:.0}%): other processes used it, the busiest {} (pid {})",
+                bytes_text(foreign),
+                bytes_text(device.moved_bytes()),
+                device.device,
+                ledger.job,
+                foreign as f64 * 100.0 / device.moved_bytes().max(1) as f64,
+                busiest.comm,
+                busiest.pid
             ),
-            evidence: vec![format!(
-                "{} ({}): read {}, wrote {}",
-                device.name,
-                device.via,
-                bytes_text(last.read_sectors.saturating_sub(first.read_sectors) * 512),
-                bytes_text(last.write_sectors.saturating_sub(first.write_sectors) * 512)
-            )],
-            advice: "stop the other users of the device (iotop shows them) or benchmark a device nothing else uses; repeat the run to see how much it varies".into(),
-            at_ns: None,
+            evidence,
+            advice: "stop the other users of the device or benchmark one nothing else uses; repeat the run to see how much they move the result".into(),
+            at_ns: Some(ledger.from_ns),
         });
     }
     findings
@@ -65,51 +102,61 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
 mod tests {
     use super::super::fixture::*;
     use super::*;
-    use crate::model::DeviceCounters;
+    use crate::model::{LayerTraffic, TaskIo};
 
-    #[test]
-    fn a_device_busier_than_the_job_is_flagged() {
+    /// A direct reader that caused `caused_read`; its device read `device_read`
+    /// and wrote `device_written`; `others` the other processes seen.
+    fn reader(device_read: u64, device_written: u64, others: Vec<ProcessIo>) -> RunReport {
         let mut report = run(20);
         add_job(&mut report, "rr", true, io(1000, 0));
-        add_device(&mut report, |i| DeviceCounters {
-            read_sectors: i as u64 * 8000,
-            write_sectors: i as u64 * 40_000,
+        let caused = TaskIo {
+            read_bytes: 100 << 20,
+            ..Default::default()
+        };
+        report.observations.ledger.push(JobLedger {
+            job: "rr".into(),
+            job_read_bytes: 100 << 20,
+            caused: Some(caused),
+            iolens_caused: Some(caused),
+            layers: vec![LayerTraffic {
+                device: "loop7".into(),
+                via: "holds /mnt/f".into(),
+                read_bytes: device_read,
+                write_bytes: device_written,
+                ..Default::default()
+            }],
             ..Default::default()
         });
-        let found = foreign_io(&report);
-        assert_eq!(codes(&found), ["foreign-io"]);
-        assert!(found[0].evidence[0].contains("wrote"), "{:?}", found[0]);
+        report.observations.other_processes = others;
+        report
     }
 
-    #[test]
-    fn ramp_io_seen_by_the_live_counters_is_not_foreign() {
-        let mut report = run(20);
-        add_job(&mut report, "rr", true, io(1000, 0));
-        // Measured totals exclude a ramp that moved as much again as the job.
-        for dir in &mut report.jobs[0].dirs {
-            dir.io_bytes /= 2;
+    fn dd(write_bytes: u64) -> ProcessIo {
+        ProcessIo {
+            pid: 4242,
+            comm: "dd".into(),
+            cmdline: "dd if=/dev/zero of=/mnt/g oflag=direct".into(),
+            write_bytes,
+            ..Default::default()
         }
-        let live: u64 = report.observations.jobs[0]
-            .intervals
-            .iter()
-            .map(|i| i.bytes[0])
-            .sum();
-        add_device(&mut report, |i| DeviceCounters {
-            read_sectors: i as u64 * (live / 19 / 512),
-            ..Default::default()
-        });
-        assert!(foreign_io(&report).is_empty());
     }
 
     #[test]
-    fn silent_when_the_device_saw_about_what_the_job_did() {
-        let mut report = run(20);
-        add_job(&mut report, "rr", true, io(1000, 0));
-        add_device(&mut report, |i| DeviceCounters {
-            read_sectors: i as u64 * 8100,
-            write_sectors: i as u64 * 16,
-            ..Default::default()
-        });
-        assert!(foreign_io(&report).is_empty());
+    fn a_neighbour_with_a_quarter_of_the_traffic_is_named() {
+        let found = foreign_io(&reader(100 << 20, 34 << 20, vec![dd(34 << 20)]));
+        assert_eq!(codes(&found), ["foreign-io"]);
+        assert!(found[0].title.contains("the busiest dd (pid 4242)"), "{:?}", found[0]);
+        assert!(found[0].evidence[1].contains("oflag=direct"), "{:?}", found[0]);
+    }
+
+    #[test]
+    fn a_gap_nobody_was_seen_causing_is_not_blamed_on_other_processes() {
+        assert!(foreign_io(&reader(100 << 20, 64 << 20, vec![])).is_empty());
+        assert!(foreign_io(&reader(100 << 20, 64 << 20, vec![dd(1 << 20)])).is_empty());
+    }
+
+    #[test]
+    fn silent_when_the_device_did_what_iolens_caused() {
+        assert!(foreign_io(&reader(101 << 20, 2 << 20, vec![dd(64 << 20)])).is_empty());
     }
 }

@@ -21,6 +21,7 @@ mod tool_bound;
 mod tunables;
 mod unstable;
 mod writeback;
+mod writes_in_ram;
 
 use crate::model::{Observations, ObservedHost, RunReport};
 
@@ -84,6 +85,7 @@ fn host_findings(report: &RunReport) -> Vec<Finding> {
     findings.extend(pagecache::pagecache_under_direct_io(report));
     findings.extend(device_traffic::served_from_cache(report));
     findings.extend(device_traffic::direct_io_not_honoured(report));
+    findings.extend(writes_in_ram::writes_left_in_ram(report));
     findings.extend(writeback::writeback_stall(report));
     findings.extend(cgroup_memory::cgroup_memory_limit(report));
     findings.extend(cgroup_io::cgroup_io_limit(report));
