@@ -13,7 +13,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Read a sysfs/procfs value, trimmed; None when absent or empty.
-fn read_value(path: impl AsRef<Path>) -> Option<String> {
+pub(crate) fn read_value(path: impl AsRef<Path>) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let value = text.trim();
     (!value.is_empty()).then(|| value.to_string())
@@ -123,18 +123,27 @@ fn device_info(name: &str) -> DeviceInfo {
     }
 }
 
-/// The filesystem holding `path`: the mount of the file's device whose mount
-/// point is the longest prefix of its canonical path.
+/// The filesystem holding `path`.
 fn filesystem_of(path: &Path, mountinfo: &str) -> Option<FilesystemInfo> {
     let dev = std::fs::metadata(path).ok()?.dev();
-    let (major, minor) = split_dev(dev);
     let canonical = std::fs::canonicalize(path).ok()?;
-    let mut fs = parse_mountinfo(mountinfo, major, minor)
-        .into_iter()
-        .filter(|m| canonical.starts_with(&m.mount_point))
-        .max_by_key(|m| m.mount_point.len())?;
+    let mut fs = mount_of(mountinfo, split_dev(dev), &canonical)?;
     fs.target = path.display().to_string();
     Some(fs)
+}
+
+/// The mount of device `major:minor` that holds `canonical` (a path with its
+/// links resolved): of the device's mounts whose mount point is a prefix of
+/// it, the longest (bind mounts of one filesystem share its device).
+pub(crate) fn mount_of(
+    mountinfo: &str,
+    (major, minor): (u64, u64),
+    canonical: &Path,
+) -> Option<FilesystemInfo> {
+    parse_mountinfo(mountinfo, major, minor)
+        .into_iter()
+        .filter(|m| canonical.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.len())
 }
 
 /// The mounts of device `major:minor` in `/proc/self/mountinfo` text

@@ -15,6 +15,7 @@ pub mod openers;
 pub mod pagecache;
 pub mod pressure;
 pub mod sampler;
+pub mod stack;
 pub mod tunables;
 pub mod vmstat;
 pub mod wchan;
