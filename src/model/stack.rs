@@ -37,7 +37,10 @@ pub enum Layer {
         data_path_options: Vec<String>,
     },
     /// A filesystem with no device: its data lives in RAM (tmpfs, ramfs, hugetlbfs).
-    Memory { fs_type: String, mount_point: String },
+    Memory {
+        fs_type: String,
+        mount_point: String,
+    },
     /// A filesystem served by a user-space daemon (FUSE).
     Fuse {
         fs_type: String,
@@ -51,7 +54,10 @@ pub enum Layer {
         source: String,
     },
     /// Any other filesystem without a block device (overlay, proc, …).
-    Virtual { fs_type: String, mount_point: String },
+    Virtual {
+        fs_type: String,
+        mount_point: String,
+    },
     /// A partition of `disk`.
     Partition { name: String, disk: String },
     /// A device-mapper device (`dm_name`: LVM volume, crypt, thin, …); its members follow.
@@ -139,9 +145,15 @@ impl TargetStack {
 
     /// Loop devices in the stack that go through their backing file's page cache.
     pub fn buffered_loops(&self) -> impl Iterator<Item = &StackLayer> {
-        self.layers
-            .iter()
-            .filter(|l| matches!(l.layer, Layer::Loop { direct_io: false, .. }))
+        self.layers.iter().filter(|l| {
+            matches!(
+                l.layer,
+                Layer::Loop {
+                    direct_io: false,
+                    ..
+                }
+            )
+        })
     }
 
     /// The layers below `index` (deeper than it, until the stack comes back to its depth).

@@ -1,12 +1,14 @@
 //! The environment of a run, captured once before the first I/O: kernel, CPU,
 //! clock and idle driver, the devices behind the targets and their queue
-//! settings, the targets' filesystems and mount options, the `vm.dirty_*`
-//! settings, the run's cgroups and their limits, and daemons or kernel features that change results (udev,
-//! DAMON proactive reclaim, free page reporting).
+//! settings, each target's I/O stack, the targets' filesystems and mount
+//! options, the `vm.dirty_*` settings, the run's cgroups and their limits, and
+//! daemons or kernel features that change results (udev, DAMON proactive
+//! reclaim, free page reporting).
 
 use super::cgroup;
 use super::cpu::parse_cpuinfo;
 use super::diskstats::{devices_behind, split_dev};
+use super::stack;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use crate::model::{DeviceInfo, Environment, FilesystemInfo};
 use std::os::unix::fs::MetadataExt;
@@ -49,6 +51,10 @@ pub fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Envir
     };
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     for (path, is_block_device) in targets {
+        let target = path.display().to_string();
+        if !env.stacks.iter().any(|s| s.target == target) {
+            env.stacks.push(stack::walk(path));
+        }
         for (name, _) in devices_behind(path) {
             if !env.devices.iter().any(|d| d.name == name) {
                 env.devices.push(device_info(&name));
@@ -245,5 +251,7 @@ mod tests {
         assert_eq!(env.tool_version, env!("CARGO_PKG_VERSION"));
         assert_eq!(env.filesystems.len(), 1, "{:?}", env.filesystems);
         assert!(!env.filesystems[0].fs_type.is_empty());
+        assert_eq!(env.stacks.len(), 1, "{:?}", env.stacks);
+        assert_eq!(env.stacks[0].target, here.display().to_string());
     }
 }

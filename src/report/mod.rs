@@ -12,6 +12,7 @@ pub mod json;
 pub mod metric_changes;
 pub mod quick;
 pub mod repeat_table;
+pub mod stack_text;
 pub mod svg;
 pub mod system_text;
 pub mod terse;
