@@ -389,16 +389,6 @@ mod tests {
         assert!(checks.iter().filter(|c| c.problem).all(|c| c.fix.is_some()));
     }
 
-    fn stack(layers: Vec<(u32, Layer)>) -> TargetStack {
-        TargetStack {
-            target: "/t".into(),
-            layers: layers
-                .into_iter()
-                .map(|(depth, layer)| crate::model::StackLayer { depth, layer })
-                .collect(),
-        }
-    }
-
     fn loop_device(direct_io: bool) -> Layer {
         Layer::Loop {
             name: "loop3".into(),
@@ -416,7 +406,7 @@ mod tests {
 
     #[test]
     fn a_target_in_ram_is_a_problem() {
-        let checks = stack_checks(&stack(vec![(0, tmpfs())]));
+        let checks = stack_checks(&TargetStack::of("/t", vec![(0, tmpfs())]));
         assert_eq!(
             checks,
             [problem(
@@ -428,13 +418,11 @@ mod tests {
 
     #[test]
     fn a_buffered_loop_is_a_problem_with_its_losetup_fix() {
-        let ext4 = Layer::Filesystem {
-            fs_type: "ext4".into(),
-            mount_point: "/".into(),
-            source: "/dev/vda".into(),
-            data_path_options: vec![],
-        };
-        let buffered = stack_checks(&stack(vec![(0, loop_device(false)), (1, ext4.clone())]));
+        let ext4 = Layer::filesystem("ext4", "/", "/dev/vda", &[]);
+        let buffered = stack_checks(&TargetStack::of(
+            "/t",
+            vec![(0, loop_device(false)), (1, ext4.clone())],
+        ));
         assert_eq!(buffered.len(), 1, "{buffered:?}");
         assert!(buffered[0].text.starts_with(
             "loop3 reads and writes its backing file /data/img through the page cache"
@@ -443,9 +431,16 @@ mod tests {
             buffered[0].fix.as_deref(),
             Some("losetup --direct-io=on /dev/loop3")
         );
-        assert!(stack_checks(&stack(vec![(0, loop_device(true)), (1, ext4)])).is_empty());
+        assert!(stack_checks(&TargetStack::of(
+            "/t",
+            vec![(0, loop_device(true)), (1, ext4)]
+        ))
+        .is_empty());
         // A loop over a file in RAM, direct or not, measures RAM.
-        let in_ram = stack_checks(&stack(vec![(0, loop_device(true)), (1, tmpfs())]));
+        let in_ram = stack_checks(&TargetStack::of(
+            "/t",
+            vec![(0, loop_device(true)), (1, tmpfs())],
+        ));
         assert_eq!(
             problems(&in_ram),
             ["the data ends in tmpfs at /dev/shm, no device: a benchmark here measures RAM"]
@@ -459,7 +454,7 @@ mod tests {
             size: 4096,
             ..Default::default()
         };
-        let stacks = [stack(vec![(0, tmpfs())])];
+        let stacks = [TargetStack::of("/t", vec![(0, tmpfs())])];
         let env = Environment {
             stacks: stacks.to_vec(),
             ..Default::default()

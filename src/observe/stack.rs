@@ -381,15 +381,6 @@ mod tests {
         }
     }
 
-    fn filesystem(fs_type: &str, mount_point: &str, source: &str, options: &[&str]) -> Layer {
-        Layer::Filesystem {
-            fs_type: fs_type.into(),
-            mount_point: mount_point.into(),
-            source: source.into(),
-            data_path_options: options.iter().map(|o| o.to_string()).collect(),
-        }
-    }
-
     fn partition(name: &str, disk: &str) -> Layer {
         Layer::Partition {
             name: name.into(),
@@ -413,7 +404,7 @@ mod tests {
             [
                 (
                     0,
-                    filesystem("ext4", "/mnt/x", "/dev/sda1", &["data=journal"])
+                    Layer::filesystem("ext4", "/mnt/x", "/dev/sda1", &["data=journal"])
                 ),
                 (1, partition("sda1", "sda")),
                 (2, disk("sda", Some("QEMU HARDDISK"), true)),
@@ -434,7 +425,7 @@ mod tests {
         assert_eq!(
             fake.walk("/mnt/x/f.dat"),
             [
-                (0, filesystem("ext4", "/mnt/x", "/dev/loop3", &[])),
+                (0, Layer::filesystem("ext4", "/mnt/x", "/dev/loop3", &[])),
                 (
                     1,
                     Layer::Loop {
@@ -443,7 +434,7 @@ mod tests {
                         backing_file: "/data/img".into(),
                     }
                 ),
-                (2, filesystem("xfs", "/data", "/dev/vda", &[])),
+                (2, Layer::filesystem("xfs", "/data", "/dev/vda", &[])),
                 (3, disk("vda", None, false)),
             ]
         );
@@ -520,7 +511,7 @@ mod tests {
             [
                 (
                     0,
-                    filesystem("btrfs", "/b", "/dev/vdb", &["compress=zstd:3"])
+                    Layer::filesystem("btrfs", "/b", "/dev/vdb", &["compress=zstd:3"])
                 ),
                 (1, disk("vdb", None, false)),
             ]

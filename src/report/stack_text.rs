@@ -171,34 +171,14 @@ fn describe(layer: &Layer) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::StackLayer;
-
-    fn stack(target: &str, layers: Vec<(u32, Layer)>) -> TargetStack {
-        TargetStack {
-            target: target.into(),
-            layers: layers
-                .into_iter()
-                .map(|(depth, layer)| StackLayer { depth, layer })
-                .collect(),
-        }
-    }
-
-    fn filesystem(fs_type: &str, mount_point: &str, source: &str, options: &[&str]) -> Layer {
-        Layer::Filesystem {
-            fs_type: fs_type.into(),
-            mount_point: mount_point.into(),
-            source: source.into(),
-            data_path_options: options.iter().map(|o| o.to_string()).collect(),
-        }
-    }
 
     fn ext4_on_a_loop_over_xfs() -> TargetStack {
-        stack(
+        TargetStack::of(
             "/mnt/x/f.dat",
             vec![
                 (
                     0,
-                    filesystem("ext4", "/mnt/x", "/dev/loop3", &["data=journal"]),
+                    Layer::filesystem("ext4", "/mnt/x", "/dev/loop3", &["data=journal"]),
                 ),
                 (
                     1,
@@ -208,7 +188,7 @@ mod tests {
                         backing_file: "/data/img".into(),
                     },
                 ),
-                (2, filesystem("xfs", "/data", "/dev/vda", &[])),
+                (2, Layer::filesystem("xfs", "/data", "/dev/vda", &[])),
                 (
                     3,
                     Layer::Disk {
@@ -252,7 +232,7 @@ mod tests {
             name: name.into(),
             disk: disk.into(),
         };
-        let raid = stack(
+        let raid = TargetStack::of(
             "/dev/md0",
             vec![
                 (
@@ -279,7 +259,7 @@ mod tests {
 
     #[test]
     fn stacks_without_a_device_say_where_the_data_goes() {
-        let one = |layer: Layer| stack_text(&stack("/t", vec![(0, layer)]));
+        let one = |layer: Layer| stack_text(&TargetStack::of("/t", vec![(0, layer)]));
         assert_eq!(
             one(Layer::Memory {
                 fs_type: "tmpfs".into(),
@@ -306,6 +286,9 @@ mod tests {
             }),
             "/t\n  zram0: compressed RAM disk (lzo-rle)\n"
         );
-        assert_eq!(stack_line(&stack("/t", vec![])), "stack of /t: unknown");
+        assert_eq!(
+            stack_line(&TargetStack::of("/t", vec![])),
+            "stack of /t: unknown"
+        );
     }
 }
