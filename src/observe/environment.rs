@@ -138,16 +138,22 @@ fn filesystem_of(path: &Path, mountinfo: &str) -> Option<FilesystemInfo> {
     Some(fs)
 }
 
-/// The mount of device `major:minor` that holds `canonical` (a path with its
-/// links resolved): of the device's mounts whose mount point is a prefix of
-/// it, the longest (bind mounts of one filesystem share its device).
+/// The mount that holds `canonical` (a path with its links resolved), the file
+/// of device `major:minor`: of the device's mounts whose mount point is a
+/// prefix of the path, the longest (bind mounts of one filesystem share its
+/// device). When no mount has the device (btrfs gives each subvolume a device
+/// number of its own), the longest such mount point of all.
 pub(crate) fn mount_of(
     mountinfo: &str,
     (major, minor): (u64, u64),
     canonical: &Path,
 ) -> Option<FilesystemInfo> {
-    parse_mountinfo(mountinfo, major, minor)
+    let dev = format!("{major}:{minor}");
+    let (own, others): (Vec<_>, Vec<_>) = parse_mounts(mountinfo).partition(|(d, _)| *d == dev);
+    let candidates = if own.is_empty() { others } else { own };
+    candidates
         .into_iter()
+        .map(|(_, mount)| mount)
         .filter(|m| canonical.starts_with(&m.mount_point))
         .max_by_key(|m| m.mount_point.len())
 }
@@ -156,23 +162,30 @@ pub(crate) fn mount_of(
 /// (`target` left empty). Octal escapes in paths (`\040` for space) are decoded.
 pub fn parse_mountinfo(text: &str, major: u64, minor: u64) -> Vec<FilesystemInfo> {
     let dev = format!("{major}:{minor}");
-    text.lines()
-        .filter_map(|line| {
-            let (mount, fs) = line.split_once(" - ")?;
-            let mount: Vec<&str> = mount.split(' ').collect();
-            let fs: Vec<&str> = fs.split(' ').collect();
-            if mount.get(2) != Some(&dev.as_str()) || fs.len() < 3 || mount.len() < 6 {
-                return None;
-            }
-            Some(FilesystemInfo {
-                target: String::new(),
-                fs_type: fs[0].to_string(),
-                mount_point: unescape(mount[4]),
-                source: unescape(fs[1]),
-                mount_options: format!("{},{}", mount[5], fs[2]),
-            })
-        })
+    parse_mounts(text)
+        .filter(|(d, _)| *d == dev)
+        .map(|(_, mount)| mount)
         .collect()
+}
+
+/// Every mount of mountinfo text, with its device number ("major:minor").
+fn parse_mounts(text: &str) -> impl Iterator<Item = (&str, FilesystemInfo)> {
+    text.lines().filter_map(|line| {
+        let (mount, fs) = line.split_once(" - ")?;
+        let mount: Vec<&str> = mount.split(' ').collect();
+        let fs: Vec<&str> = fs.split(' ').collect();
+        if fs.len() < 3 || mount.len() < 6 {
+            return None;
+        }
+        let info = FilesystemInfo {
+            target: String::new(),
+            fs_type: fs[0].to_string(),
+            mount_point: unescape(mount[4]),
+            source: unescape(fs[1]),
+            mount_options: format!("{},{}", mount[5], fs[2]),
+        };
+        Some((mount[2], info))
+    })
 }
 
 /// Decode mountinfo's `\ooo` octal escapes.
@@ -217,6 +230,19 @@ mod tests {
         assert_eq!(loop_mount[0].mount_point, "/mnt/with space");
         assert_eq!(loop_mount[0].mount_options, "rw,noatime,rw");
         assert!(parse_mountinfo(MOUNTINFO, 8, 0).is_empty());
+    }
+
+    #[test]
+    fn a_file_is_on_the_longest_mount_of_its_device_or_of_all_when_none_has_it() {
+        let at = |dev, path: &str| mount_of(MOUNTINFO, dev, Path::new(path)).map(|m| m.mount_point);
+        assert_eq!(
+            at((7, 1), "/mnt/with space/f").as_deref(),
+            Some("/mnt/with space")
+        );
+        assert_eq!(at((254, 0), "/mnt/f").as_deref(), Some("/"));
+        // A btrfs subvolume's files have a device number no mount lists.
+        assert_eq!(at((0, 99), "/dev/shm/f").as_deref(), Some("/dev/shm"));
+        assert_eq!(at((0, 27), "/elsewhere"), None);
     }
 
     #[test]
