@@ -243,7 +243,7 @@ fn stack_checks(stack: &TargetStack) -> Vec<Check> {
                 direct_io: false,
                 backing_file,
             } => out.push(problem(
-                format!("{name} reads and writes its backing file {backing_file} through the page cache (no direct I/O): the benchmark measures that cache, and every block is cached twice"),
+                format!("{name} reads and writes its backing file {backing_file} through the page cache (no direct I/O): even direct=1 jobs on it meet that cache rather than the device"),
                 &format!("losetup --direct-io=on /dev/{name}"),
             )),
             _ => {}
@@ -444,6 +444,17 @@ mod tests {
         assert_eq!(
             problems(&in_ram),
             ["the data ends in tmpfs at /dev/shm, no device: a benchmark here measures RAM"]
+        );
+        let zram = Layer::Zram {
+            name: "zram0".into(),
+            algorithm: None,
+        };
+        assert_eq!(
+            problems(&stack_checks(&TargetStack::of(
+                "/dev/zram0",
+                vec![(0, zram)]
+            ))),
+            ["zram0 is a compressed RAM disk: a benchmark here measures RAM and the compressor"]
         );
     }
 

@@ -166,9 +166,16 @@ fn walk_filesystem(
 /// The /sys directory of the device a filesystem is on: its st_dev's, or, for
 /// filesystems that give their files an anonymous st_dev (btrfs), its source's.
 fn device_of_mount(host: &Host, dev: (u64, u64), source: &str) -> Option<PathBuf> {
-    block_dir(host.sys, dev).or_else(|| match (host.stat)(Path::new(source)) {
-        Some(Node::BlockDevice { dev }) if source.starts_with("/dev/") => block_dir(host.sys, dev),
-        _ => None,
+    block_dir(host.sys, dev).or_else(|| {
+        // Only a device node: other sources (`overlay`, `server:/x`) name no path here.
+        let source = Path::new(source);
+        if !source.starts_with("/dev") {
+            return None;
+        }
+        match (host.stat)(source)? {
+            Node::BlockDevice { dev } => block_dir(host.sys, dev),
+            Node::File { .. } => None,
+        }
     })
 }
 
