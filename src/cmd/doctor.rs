@@ -1,16 +1,18 @@
 //! `iolens doctor TARGET`: before a benchmark, inspect a file, directory or
-//! block device and say what would distort a measurement of it, each with
-//! its fix. Reads only; always exits 0 once the target exists.
+//! block device, show its I/O stack down to what stores the bytes, and say
+//! what would distort a measurement of it, each with its fix. Reads only;
+//! always exits 0 once the target exists.
 
 use super::common::CmdError;
 use super::EXIT_OK;
 use crate::diagnose::bytes_text;
 use crate::fileset::{has_holes, mounted_at, read_signature};
-use crate::model::{CgroupRecord, Environment};
+use crate::model::{CgroupRecord, Environment, Layer, TargetStack};
 use crate::observe::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use crate::observe::environment;
 use crate::observe::pagecache::CacheProbe;
 use crate::report::cgroup_text;
+use crate::report::stack_text::stack_text;
 use std::fmt::Write;
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -65,7 +67,8 @@ pub fn doctor_command(target: &Path) -> Result<i32, CmdError> {
         &FreqProbe::discover(Path::new(SYS_CPU)),
         &env.cpufreq_governors,
     );
-    print!("{}", render(target, &facts, &checks(&facts, &env, &clock)));
+    let checks = checks(&facts, &env, &clock);
+    print!("{}", render(target, &facts, &env.stacks, &checks));
     Ok(EXIT_OK)
 }
 
@@ -130,6 +133,9 @@ fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<C
         ));
     } else if facts.kind == "file" {
         out.push(ok("no holes: every byte of the file is allocated".into()));
+    }
+    for stack in &env.stacks {
+        out.extend(stack_checks(stack));
     }
     for device in &env.devices {
         let scheduler = device.scheduler.as_deref().unwrap_or("unknown");
@@ -205,6 +211,47 @@ fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<C
     out
 }
 
+/// What the target's stack does to a benchmark: data kept in RAM, loop
+/// devices that cache their backing file.
+fn stack_checks(stack: &TargetStack) -> Vec<Check> {
+    const MEASURES_RAM: &str = "a benchmark here measures RAM";
+    const DISK_BACKED: &str = "benchmark a file on a disk-backed filesystem or the device itself";
+    let mut out = Vec::new();
+    for layer in &stack.layers {
+        match &layer.layer {
+            Layer::Memory {
+                fs_type,
+                mount_point,
+            } if layer.depth == 0 => out.push(problem(
+                format!("{fs_type} at {mount_point}, no device: {MEASURES_RAM}"),
+                DISK_BACKED,
+            )),
+            // Below a loop device: the loop's backing file is in RAM.
+            Layer::Memory {
+                fs_type,
+                mount_point,
+            } => out.push(problem(
+                format!("the data ends in {fs_type} at {mount_point}, no device: {MEASURES_RAM}"),
+                DISK_BACKED,
+            )),
+            Layer::Zram { name, .. } => out.push(problem(
+                format!("{name} is a compressed RAM disk: {MEASURES_RAM} and the compressor"),
+                DISK_BACKED,
+            )),
+            Layer::Loop {
+                name,
+                direct_io: false,
+                backing_file,
+            } => out.push(problem(
+                format!("{name} reads and writes its backing file {backing_file} through the page cache (no direct I/O): even direct=1 jobs on it meet that cache rather than the device"),
+                &format!("losetup --direct-io=on /dev/{name}"),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The cgroup limits a run started here meets (on the target's devices for io).
 fn cgroup_check(record: &CgroupRecord) -> Check {
     match cgroup_text::limits_line(record) {
@@ -219,7 +266,7 @@ fn cgroup_check(record: &CgroupRecord) -> Check {
     }
 }
 
-fn render(target: &Path, facts: &TargetFacts, checks: &[Check]) -> String {
+fn render(target: &Path, facts: &TargetFacts, stacks: &[TargetStack], checks: &[Check]) -> String {
     let mut out = String::new();
     let size = if facts.kind == "directory" {
         String::new()
@@ -232,6 +279,12 @@ fn render(target: &Path, facts: &TargetFacts, checks: &[Check]) -> String {
         target.display(),
         facts.kind
     );
+    for stack in stacks {
+        let _ = writeln!(out, "  Stack:");
+        for line in stack_text(stack).lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
     for c in checks {
         let _ = writeln!(
             out,
@@ -308,7 +361,7 @@ mod tests {
         };
         let checks = checks(&facts, &Environment::default(), &ClockControl::Performance);
         assert!(problems(&checks).is_empty(), "{checks:?}");
-        assert!(render(Path::new("/t"), &facts, &checks)
+        assert!(render(Path::new("/t"), &facts, &[], &checks)
             .ends_with("Nothing found that would distort a benchmark of this target.\n"));
     }
 
@@ -334,6 +387,98 @@ mod tests {
         assert!(found[0].contains("256 pages (1.0 MiB)"));
         assert!(found[1].contains("4.0 MiB of 64.0 MiB allocated"));
         assert!(checks.iter().filter(|c| c.problem).all(|c| c.fix.is_some()));
+    }
+
+    fn loop_device(direct_io: bool) -> Layer {
+        Layer::Loop {
+            name: "loop3".into(),
+            direct_io,
+            backing_file: "/data/img".into(),
+        }
+    }
+
+    fn tmpfs() -> Layer {
+        Layer::Memory {
+            fs_type: "tmpfs".into(),
+            mount_point: "/dev/shm".into(),
+        }
+    }
+
+    #[test]
+    fn a_target_in_ram_is_a_problem() {
+        let checks = stack_checks(&TargetStack::of("/t", vec![(0, tmpfs())]));
+        assert_eq!(
+            checks,
+            [problem(
+                "tmpfs at /dev/shm, no device: a benchmark here measures RAM".into(),
+                "benchmark a file on a disk-backed filesystem or the device itself"
+            )]
+        );
+    }
+
+    #[test]
+    fn a_buffered_loop_is_a_problem_with_its_losetup_fix() {
+        let ext4 = Layer::filesystem("ext4", "/", "/dev/vda", &[]);
+        let buffered = stack_checks(&TargetStack::of(
+            "/t",
+            vec![(0, loop_device(false)), (1, ext4.clone())],
+        ));
+        assert_eq!(buffered.len(), 1, "{buffered:?}");
+        assert!(buffered[0].text.starts_with(
+            "loop3 reads and writes its backing file /data/img through the page cache"
+        ));
+        assert_eq!(
+            buffered[0].fix.as_deref(),
+            Some("losetup --direct-io=on /dev/loop3")
+        );
+        assert!(stack_checks(&TargetStack::of(
+            "/t",
+            vec![(0, loop_device(true)), (1, ext4)]
+        ))
+        .is_empty());
+        // A loop over a file in RAM, direct or not, measures RAM.
+        let in_ram = stack_checks(&TargetStack::of(
+            "/t",
+            vec![(0, loop_device(true)), (1, tmpfs())],
+        ));
+        assert_eq!(
+            problems(&in_ram),
+            ["the data ends in tmpfs at /dev/shm, no device: a benchmark here measures RAM"]
+        );
+        let zram = Layer::Zram {
+            name: "zram0".into(),
+            algorithm: None,
+        };
+        assert_eq!(
+            problems(&stack_checks(&TargetStack::of(
+                "/dev/zram0",
+                vec![(0, zram)]
+            ))),
+            ["zram0 is a compressed RAM disk: a benchmark here measures RAM and the compressor"]
+        );
+    }
+
+    #[test]
+    fn the_stack_is_printed_before_the_checks() {
+        let facts = TargetFacts {
+            kind: "file",
+            size: 4096,
+            ..Default::default()
+        };
+        let stacks = [TargetStack::of("/t", vec![(0, tmpfs())])];
+        let env = Environment {
+            stacks: stacks.to_vec(),
+            ..Default::default()
+        };
+        let checks = checks(&facts, &env, &ClockControl::Performance);
+        let text = render(Path::new("/t"), &facts, &stacks, &checks);
+        assert!(
+            text.starts_with(
+                "iolens doctor: /t (file, 4 KiB)\n  Stack:\n    /t\n      tmpfs at /dev/shm: no device, the data lives in RAM\n  "
+            ),
+            "{text}"
+        );
+        assert!(text.contains("FIX  tmpfs at /dev/shm, no device"), "{text}");
     }
 
     #[test]

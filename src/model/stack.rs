@@ -170,6 +170,37 @@ impl TargetStack {
     }
 }
 
+/// Builders for the tests of the modules that walk, print and check stacks.
+#[cfg(test)]
+impl TargetStack {
+    pub(crate) fn of(target: &str, layers: Vec<(u32, Layer)>) -> TargetStack {
+        TargetStack {
+            target: target.into(),
+            layers: layers
+                .into_iter()
+                .map(|(depth, layer)| StackLayer { depth, layer })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Layer {
+    pub(crate) fn filesystem(
+        fs_type: &str,
+        mount_point: &str,
+        source: &str,
+        data_path_options: &[&str],
+    ) -> Layer {
+        Layer::Filesystem {
+            fs_type: fs_type.into(),
+            mount_point: mount_point.into(),
+            source: source.into(),
+            data_path_options: data_path_options.iter().map(|o| o.to_string()).collect(),
+        }
+    }
+}
+
 /// `/sys/block/zramN/mm_stat` at one moment, bytes (the kernel's first eight fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -4,7 +4,7 @@
 
 use crate::model::{DeviceCounters, DiskUtil};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Parse the contents of a `/sys/block/<dev>/stat` file: 11 fields, then
@@ -57,8 +57,7 @@ pub fn disk_of(path: &Path) -> Option<String> {
     } else {
         meta.dev()
     };
-    let (major, minor) = split_dev(dev);
-    whole_disk(Path::new(&format!("/sys/dev/block/{major}:{minor}")))
+    whole_disk(&block_dir(Path::new("/sys"), split_dev(dev))?)
 }
 
 /// Every disk whose counters show the I/O of `path`, with how it was found:
@@ -103,13 +102,24 @@ fn follow_stack(disk: String, via: String, found: &mut Vec<(String, String)>, de
 /// The whole-disk name of a /sys block directory (a partition's parent).
 fn whole_disk(sys_dir: &Path) -> Option<String> {
     let sys = std::fs::canonicalize(sys_dir).ok()?;
-    let disk_dir = if sys.join("partition").exists() {
-        sys.parent()?.to_path_buf()
-    } else {
-        sys
-    };
+    let disk_dir = disk_of_partition(&sys).unwrap_or(&sys);
     let name = disk_dir.file_name()?.to_str()?.to_string();
     Path::new("/sys/block").join(&name).exists().then_some(name)
+}
+
+/// The /sys directory of block device `major:minor` below sysfs root `sys`,
+/// links resolved (a partition's directory sits inside its disk's).
+pub(crate) fn block_dir(sys: &Path, (major, minor): (u64, u64)) -> Option<PathBuf> {
+    std::fs::canonicalize(sys.join(format!("dev/block/{major}:{minor}"))).ok()
+}
+
+/// The disk's directory when `block_dir` (links resolved) is a partition's.
+pub(crate) fn disk_of_partition(block_dir: &Path) -> Option<&Path> {
+    if block_dir.join("partition").exists() {
+        block_dir.parent()
+    } else {
+        None
+    }
 }
 
 /// Linux's dev_t encoding (glibc's gnu_dev_major/minor).

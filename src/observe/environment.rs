@@ -1,19 +1,21 @@
 //! The environment of a run, captured once before the first I/O: kernel, CPU,
 //! clock and idle driver, the devices behind the targets and their queue
-//! settings, the targets' filesystems and mount options, the `vm.dirty_*`
-//! settings, the run's cgroups and their limits, and daemons or kernel features that change results (udev,
-//! DAMON proactive reclaim, free page reporting).
+//! settings, each target's I/O stack, the targets' filesystems and mount
+//! options, the `vm.dirty_*` settings, the run's cgroups and their limits, and
+//! daemons or kernel features that change results (udev, DAMON proactive
+//! reclaim, free page reporting).
 
 use super::cgroup;
 use super::cpu::parse_cpuinfo;
 use super::diskstats::{devices_behind, split_dev};
+use super::stack;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use crate::model::{DeviceInfo, Environment, FilesystemInfo};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Read a sysfs/procfs value, trimmed; None when absent or empty.
-fn read_value(path: impl AsRef<Path>) -> Option<String> {
+pub(crate) fn read_value(path: impl AsRef<Path>) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
     let value = text.trim();
     (!value.is_empty()).then(|| value.to_string())
@@ -49,6 +51,10 @@ pub fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Envir
     };
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     for (path, is_block_device) in targets {
+        let target = path.display().to_string();
+        if !env.stacks.iter().any(|s| s.target == target) {
+            env.stacks.push(stack::walk(path));
+        }
         for (name, _) in devices_behind(path) {
             if !env.devices.iter().any(|d| d.name == name) {
                 env.devices.push(device_info(&name));
@@ -123,41 +129,63 @@ fn device_info(name: &str) -> DeviceInfo {
     }
 }
 
-/// The filesystem holding `path`: the mount of the file's device whose mount
-/// point is the longest prefix of its canonical path.
+/// The filesystem holding `path`.
 fn filesystem_of(path: &Path, mountinfo: &str) -> Option<FilesystemInfo> {
     let dev = std::fs::metadata(path).ok()?.dev();
-    let (major, minor) = split_dev(dev);
     let canonical = std::fs::canonicalize(path).ok()?;
-    let mut fs = parse_mountinfo(mountinfo, major, minor)
-        .into_iter()
-        .filter(|m| canonical.starts_with(&m.mount_point))
-        .max_by_key(|m| m.mount_point.len())?;
+    let mut fs = mount_of(mountinfo, split_dev(dev), &canonical)?;
     fs.target = path.display().to_string();
     Some(fs)
+}
+
+/// The mount that holds `canonical` (a path with its links resolved), the file
+/// of device `major:minor`: of the device's mounts whose mount point is a
+/// prefix of the path, the longest (bind mounts of one filesystem share its
+/// device). When no mount has the device (btrfs gives each subvolume a device
+/// number of its own), the longest such mount point of all.
+pub(crate) fn mount_of(
+    mountinfo: &str,
+    (major, minor): (u64, u64),
+    canonical: &Path,
+) -> Option<FilesystemInfo> {
+    let dev = format!("{major}:{minor}");
+    let (own, others): (Vec<_>, Vec<_>) = parse_mounts(mountinfo).partition(|(d, _)| *d == dev);
+    let candidates = if own.is_empty() { others } else { own };
+    candidates
+        .into_iter()
+        .map(|(_, mount)| mount)
+        .filter(|m| canonical.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.len())
 }
 
 /// The mounts of device `major:minor` in `/proc/self/mountinfo` text
 /// (`target` left empty). Octal escapes in paths (`\040` for space) are decoded.
 pub fn parse_mountinfo(text: &str, major: u64, minor: u64) -> Vec<FilesystemInfo> {
     let dev = format!("{major}:{minor}");
-    text.lines()
-        .filter_map(|line| {
-            let (mount, fs) = line.split_once(" - ")?;
-            let mount: Vec<&str> = mount.split(' ').collect();
-            let fs: Vec<&str> = fs.split(' ').collect();
-            if mount.get(2) != Some(&dev.as_str()) || fs.len() < 3 || mount.len() < 6 {
-                return None;
-            }
-            Some(FilesystemInfo {
-                target: String::new(),
-                fs_type: fs[0].to_string(),
-                mount_point: unescape(mount[4]),
-                source: unescape(fs[1]),
-                mount_options: format!("{},{}", mount[5], fs[2]),
-            })
-        })
+    parse_mounts(text)
+        .filter(|(d, _)| *d == dev)
+        .map(|(_, mount)| mount)
         .collect()
+}
+
+/// Every mount of mountinfo text, with its device number ("major:minor").
+fn parse_mounts(text: &str) -> impl Iterator<Item = (&str, FilesystemInfo)> {
+    text.lines().filter_map(|line| {
+        let (mount, fs) = line.split_once(" - ")?;
+        let mount: Vec<&str> = mount.split(' ').collect();
+        let fs: Vec<&str> = fs.split(' ').collect();
+        if fs.len() < 3 || mount.len() < 6 {
+            return None;
+        }
+        let info = FilesystemInfo {
+            target: String::new(),
+            fs_type: fs[0].to_string(),
+            mount_point: unescape(mount[4]),
+            source: unescape(fs[1]),
+            mount_options: format!("{},{}", mount[5], fs[2]),
+        };
+        Some((mount[2], info))
+    })
 }
 
 /// Decode mountinfo's `\ooo` octal escapes.
@@ -205,6 +233,19 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_on_the_longest_mount_of_its_device_or_of_all_when_none_has_it() {
+        let at = |dev, path: &str| mount_of(MOUNTINFO, dev, Path::new(path)).map(|m| m.mount_point);
+        assert_eq!(
+            at((7, 1), "/mnt/with space/f").as_deref(),
+            Some("/mnt/with space")
+        );
+        assert_eq!(at((254, 0), "/mnt/f").as_deref(), Some("/"));
+        // A btrfs subvolume's files have a device number no mount lists.
+        assert_eq!(at((0, 99), "/dev/shm/f").as_deref(), Some("/dev/shm"));
+        assert_eq!(at((0, 27), "/elsewhere"), None);
+    }
+
+    #[test]
     fn scheduler_is_the_bracketed_one() {
         assert_eq!(
             parse_scheduler("none [mq-deadline] kyber bfq \n").as_deref(),
@@ -236,5 +277,7 @@ mod tests {
         assert_eq!(env.tool_version, env!("CARGO_PKG_VERSION"));
         assert_eq!(env.filesystems.len(), 1, "{:?}", env.filesystems);
         assert!(!env.filesystems[0].fs_type.is_empty());
+        assert_eq!(env.stacks.len(), 1, "{:?}", env.stacks);
+        assert_eq!(env.stacks[0].target, here.display().to_string());
     }
 }

@@ -16,6 +16,7 @@ pub mod openers;
 pub mod pagecache;
 pub mod pressure;
 pub mod sampler;
+pub mod stack;
 pub mod task_io;
 pub mod tunables;
 pub mod vmstat;

@@ -13,6 +13,7 @@ mod ledger_text;
 pub mod metric_changes;
 pub mod quick;
 pub mod repeat_table;
+pub mod stack_text;
 pub mod svg;
 pub mod system_text;
 pub mod terse;

@@ -1,5 +1,6 @@
-//! The "System during the run" block of the normal text report: a compact
-//! summary of `RunReport.observations` (the full series are in iolens-json).
+//! The "System during the run" block of the normal text report: a line per
+//! target for its I/O stack, then a compact summary of
+//! `RunReport.observations` (the full series are in iolens-json).
 
 use crate::model::{
     CacheGuard, ClusterReport, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
@@ -36,6 +37,9 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
             ranks.join(", "),
             cluster.ranks.len(),
         )?;
+    }
+    for stack in &report.environment.stacks {
+        writeln!(out, "  {}", super::stack_text::stack_line(stack))?;
     }
     let movers = observed.map_or("the jobs".to_string(), |h| {
         format!("the ranks on {}", h.hostname)
@@ -239,8 +243,8 @@ pub(super) fn human_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::model::{
-        CachePages, CpuWait, DeviceCounters, DeviceObservation, JobInterval, MemorySample,
-        TargetObservation, TunableChange, WaitTime,
+        CachePages, CpuWait, DeviceCounters, DeviceObservation, JobInterval, Layer, MemorySample,
+        StackLayer, TargetObservation, TargetStack, TunableChange, WaitTime,
     };
 
     fn observed() -> Observations {
@@ -333,11 +337,14 @@ mod tests {
     }
 
     fn render(obs: Observations) -> String {
-        let report = RunReport {
+        render_report(RunReport {
             schema_version: 1,
             observations: obs,
             ..Default::default()
-        };
+        })
+    }
+
+    fn render_report(report: RunReport) -> String {
         let mut out = String::new();
         write_system(&mut out, &report).unwrap();
         out
@@ -384,6 +391,30 @@ mod tests {
         assert!(
             text.contains("had 254208 pages cached; dropped, 0 left"),
             "expected the guard's own line to keep what was there before, saw\n{text}"
+        );
+    }
+
+    #[test]
+    fn each_target_gets_its_stack_on_one_line() {
+        let mut report = RunReport {
+            observations: observed(),
+            ..Default::default()
+        };
+        report.environment.stacks = vec![TargetStack {
+            target: "/dev/loop1".into(),
+            layers: vec![StackLayer {
+                depth: 0,
+                layer: Layer::Loop {
+                    name: "loop1".into(),
+                    direct_io: true,
+                    backing_file: "/img".into(),
+                },
+            }],
+        }];
+        let text = render_report(report);
+        assert!(
+            text.contains("\n  stack of /dev/loop1: loop1 (direct I/O)\n"),
+            "{text}"
         );
     }
 

@@ -1,8 +1,10 @@
 //! Findings, `--timeline` and `iolens doctor` through the real binary.
 
 use crate::outputs::{clat2csv, clat2csv_installed};
-use crate::support::{iolens, json, scratch, stderr, stdout};
+use crate::support::{iolens, is_root, json, scratch, stderr, stdout, LoopDevice};
 use std::io::Write;
+use std::path::Path;
+use std::process::Command;
 
 #[test]
 fn doctor_on_a_written_file_finds_no_holes_and_exits_0() {
@@ -47,6 +49,84 @@ fn doctor_on_a_sparse_file_says_so_with_the_fix() {
 fn doctor_on_a_missing_target_is_a_usage_error() {
     let out = iolens(&["doctor", "/nonexistent/iolens-target"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn doctor_shows_that_a_file_in_dev_shm_lives_in_ram() {
+    let Ok(mut file) = tempfile::NamedTempFile::new_in("/dev/shm") else {
+        eprintln!("skipped: no /dev/shm to make a file in");
+        return;
+    };
+    file.write_all(&[1u8; 4096]).unwrap();
+    let out = iolens(&["doctor", file.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("\n  Stack:\n"), "{text}");
+    assert!(
+        text.contains(": no device, the data lives in RAM\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no device: a benchmark here measures RAM"),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_follows_a_buffered_loop_device_to_its_backing_files_filesystem() {
+    if !is_root() {
+        eprintln!("skipped: attaching a loop device needs root");
+        return;
+    }
+    let dir = scratch();
+    let backing = dir.path().join("img");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    // losetup attaches without direct I/O unless asked.
+    let Some(device) = LoopDevice::attach(&backing) else {
+        return;
+    };
+    let out = iolens(&["doctor", device.path()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let name = Path::new(device.path())
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    let backing = std::fs::canonicalize(&backing).unwrap();
+    let loop_line = format!(
+        "      {name}: backing file {}, no direct I/O",
+        backing.display()
+    );
+    let at = text
+        .lines()
+        .position(|l| l.starts_with(&loop_line))
+        .unwrap_or_else(|| panic!("no line starting {loop_line:?} in\n{text}"));
+    // The line below the loop's names the backing file's filesystem.
+    let fs_type = filesystem_type(&backing);
+    let fs_line = text.lines().nth(at + 1).unwrap_or_default();
+    assert!(
+        fs_line.starts_with(&format!("        {fs_type} ")),
+        "expected the backing file's {fs_type} below the loop line in\n{text}"
+    );
+    assert!(
+        text.contains(&format!("fix: losetup --direct-io=on /dev/{name}")),
+        "{text}"
+    );
+}
+
+/// The type of the filesystem holding `path`, as df names it.
+fn filesystem_type(path: &Path) -> String {
+    let out = Command::new("df")
+        .arg("--output=fstype")
+        .arg(path)
+        .output()
+        .expect("run df");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().nth(1).expect("df's answer").trim().to_string()
 }
 
 #[test]
