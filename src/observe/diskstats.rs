@@ -2,7 +2,7 @@
 //! targets, diffed over the run — fio's "Disk stats" — and the mapping from a
 //! target path to the whole disk that serves it.
 
-use crate::model::{DeviceCounters, DiskUtil};
+use crate::model::{DeviceCounters, DiskUtil, Layer, TargetStack};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -63,40 +63,45 @@ pub fn disk_of(path: &Path) -> Option<String> {
 /// Every disk whose counters show the I/O of `path`, with how it was found:
 /// the disk of the file's filesystem (or the device itself), then through a
 /// loop device to its backing file's disk, and through device-mapper/md to
-/// the disks below. Deduplicated, in discovery order.
+/// the disks below. Deduplicated, in the stack's order (`observe::stack`).
 pub fn devices_behind(path: &Path) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    if let Some(disk) = disk_of(path) {
-        let via = format!("holds {}", path.display());
-        follow_stack(disk, via, &mut found, 0);
+    devices_of_stack(&super::stack::walk(path))
+}
+
+/// The block devices of `stack` with how each was reached; a partition
+/// counts as its disk (whose line follows it in the stack).
+pub fn devices_of_stack(stack: &TargetStack) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for (i, at) in stack.layers.iter().enumerate() {
+        let Some(name) = at.layer.device_name() else {
+            continue;
+        };
+        if matches!(at.layer, Layer::Partition { .. }) || found.iter().any(|(d, _)| d == name) {
+            continue;
+        }
+        found.push((name.to_string(), via(stack, i)));
     }
     found
 }
 
-/// Loop over loop, dm over dm: deep enough for real stacks, bounded against cycles.
-const MAX_STACK_DEPTH: usize = 4;
-
-fn follow_stack(disk: String, via: String, found: &mut Vec<(String, String)>, depth: usize) {
-    if found.iter().any(|(d, _)| *d == disk) || depth > MAX_STACK_DEPTH {
-        return;
-    }
-    let sys = Path::new("/sys/block").join(&disk);
-    found.push((disk.clone(), via));
-    if let Ok(backing) = std::fs::read_to_string(sys.join("loop/backing_file")) {
-        if let Some(below) = disk_of(Path::new(backing.trim_end())) {
-            let via = format!("backing file of {disk}");
-            follow_stack(below, via, found, depth + 1);
+/// How layer `i` of `stack` was reached: the nearest loop, device-mapper or
+/// md device above it, or the target itself.
+fn via(stack: &TargetStack, i: usize) -> String {
+    let mut depth = stack.layers[i].depth;
+    for above in stack.layers[..i].iter().rev() {
+        if above.depth >= depth {
+            continue;
+        }
+        depth = above.depth;
+        match &above.layer {
+            Layer::Loop { name, .. } => return format!("backing file of {name}"),
+            Layer::DeviceMapper { name, .. } | Layer::Raid { name, .. } => {
+                return format!("below {name}")
+            }
+            _ => {}
         }
     }
-    let Ok(slaves) = std::fs::read_dir(sys.join("slaves")) else {
-        return;
-    };
-    for slave in slaves.flatten() {
-        let Some(below) = whole_disk(&slave.path()) else {
-            continue;
-        };
-        follow_stack(below, format!("below {disk}"), found, depth + 1);
-    }
+    format!("holds {}", stack.target)
 }
 
 /// The whole-disk name of a /sys block directory (a partition's parent).
@@ -176,6 +181,57 @@ impl DiskWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stacks_devices_say_how_each_was_reached() {
+        let disk = |name: &str| Layer::Disk {
+            name: name.into(),
+            model: None,
+            rotational: None,
+        };
+        let stack = TargetStack::of(
+            "/mnt/f",
+            vec![
+                (0, Layer::filesystem("btrfs", "/mnt", "/dev/loop3", &[])),
+                (
+                    1,
+                    Layer::Loop {
+                        name: "loop3".into(),
+                        direct_io: true,
+                        backing_file: "/data/img".into(),
+                    },
+                ),
+                (2, Layer::filesystem("xfs", "/data", "/dev/md0", &[])),
+                (
+                    3,
+                    Layer::Raid {
+                        name: "md0".into(),
+                        level: Some("raid1".into()),
+                    },
+                ),
+                (
+                    4,
+                    Layer::Partition {
+                        name: "sda1".into(),
+                        disk: "sda".into(),
+                    },
+                ),
+                (5, disk("sda")),
+                (4, disk("sdb")),
+            ],
+        );
+        let found = devices_of_stack(&stack);
+        let found: Vec<(&str, &str)> = found.iter().map(|(d, v)| (&d[..], &v[..])).collect();
+        assert_eq!(
+            found,
+            [
+                ("loop3", "holds /mnt/f"),
+                ("md0", "backing file of loop3"),
+                ("sda", "below md0"),
+                ("sdb", "below md0")
+            ]
+        );
+    }
 
     #[test]
     fn parses_a_kernel_stat_line() {
