@@ -130,11 +130,10 @@ pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
         };
         // Reads of holes never reach the device by design (read-from-holes
         // names them): then only the writes can show a cache in the way.
-        let reads_holes = report
-            .observations
-            .targets
-            .iter()
-            .any(|t| t.sparse && series.targets.contains(&t.path));
+        let reads_holes = report.observations.targets.iter().any(|t| {
+            (t.sparse || t.unwritten || t.backing_holes.is_some())
+                && series.targets.contains(&t.path)
+        });
         let (moved, device) = if reads_holes {
             (
                 job_bytes(report, from, to, 1),

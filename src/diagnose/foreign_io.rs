@@ -145,8 +145,16 @@ mod tests {
     fn a_neighbour_with_a_quarter_of_the_traffic_is_named() {
         let found = foreign_io(&reader(100 << 20, 34 << 20, vec![dd(34 << 20)]));
         assert_eq!(codes(&found), ["foreign-io"]);
-        assert!(found[0].title.contains("the busiest dd (pid 4242)"), "{:?}", found[0]);
-        assert!(found[0].evidence[1].contains("oflag=direct"), "{:?}", found[0]);
+        assert!(
+            found[0].title.contains("the busiest dd (pid 4242)"),
+            "{:?}",
+            found[0]
+        );
+        assert!(
+            found[0].evidence[1].contains("oflag=direct"),
+            "{:?}",
+            found[0]
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! `read-from-holes`: a job read a file with unallocated ranges; those reads
-//! return zeros from memory without touching the device, so they inflate IOPS.
+//! `read-from-holes`: a job read ranges that hold no stored data, wherever
+//! the hole is: a sparse file, preallocated extents never written, or a loop
+//! device whose backing file has holes. Those reads return zeros from memory
+//! without touching the device, so they inflate IOPS.
 
-use crate::model::{Finding, RunReport, Severity};
+use crate::model::{Finding, RunReport, Severity, TargetObservation};
 
 pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
@@ -22,25 +24,56 @@ pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
         for target in obs
             .targets
             .iter()
-            .filter(|t| t.sparse && series.targets.contains(&t.path))
+            .filter(|t| series.targets.contains(&t.path))
         {
+            let Some((what, evidence, advice)) = hole_of(target) else {
+                continue;
+            };
             findings.push(Finding {
                 code: "read-from-holes".into(),
                 severity: Severity::Warning,
                 title: format!(
-                    "job '{}' read {}, a file with holes: those reads never reached the device",
+                    "job '{}' read {}, {what}: those reads never reached the device",
                     series.name, target.path
                 ),
-                evidence: vec![format!(
-                    "{} had unallocated ranges when the run started",
-                    target.path
-                )],
-                advice: "write the file fully first (or delete it so iolens lays it out with data) before measuring reads".into(),
+                evidence: vec![evidence],
+                advice: advice.into(),
                 at_ns: None,
             });
         }
     }
     findings
+}
+
+/// (what the target is, the evidence, the fix) when reads of it can return data never stored.
+fn hole_of(target: &TargetObservation) -> Option<(String, String, &'static str)> {
+    const WRITE_FIRST: &str = "write the file fully first (or delete it so iolens lays it out with data) before measuring reads";
+    if target.sparse {
+        return Some((
+            "a file with holes".into(),
+            format!(
+                "{} had unallocated ranges when the run started",
+                target.path
+            ),
+            WRITE_FIRST,
+        ));
+    }
+    if target.unwritten {
+        return Some((
+            "a file with preallocated extents never written".into(),
+            format!(
+                "{} had every block allocated, yet some were never written (unwritten extents, as fallocate leaves them): the filesystem returns zeros for them without reading the device",
+                target.path
+            ),
+            WRITE_FIRST,
+        ));
+    }
+    let backing = target.backing_holes.as_ref()?;
+    Some((
+        format!("a loop device over a file with holes ({backing})"),
+        format!("the backing file {backing} had unallocated ranges when the run started: the loop device reads zeros for them without reading the disk below"),
+        "write the whole device (or its backing file) first, or back the loop device with a fully allocated file",
+    ))
 }
 
 #[cfg(test)]
@@ -74,6 +107,20 @@ mod tests {
             .iter_mut()
             .for_each(|i| *i = Default::default());
         assert_eq!(codes(&read_from_holes(&report)), ["read-from-holes"]);
+    }
+
+    #[test]
+    fn unwritten_extents_and_a_loops_backing_holes_are_holes_too() {
+        let mut report = run(5);
+        add_job(&mut report, "rr", true, io(10, 0));
+        add_target(&mut report, |_| 0);
+        report.observations.targets[0].unwritten = true;
+        let found = read_from_holes(&report);
+        assert!(found[0].title.contains("never written"), "{found:?}");
+        report.observations.targets[0].unwritten = false;
+        report.observations.targets[0].backing_holes = Some("/data/img".into());
+        let found = read_from_holes(&report);
+        assert!(found[0].evidence[0].contains("/data/img"), "{found:?}");
     }
 
     #[test]

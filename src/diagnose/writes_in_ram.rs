@@ -17,10 +17,7 @@ pub fn writes_left_in_ram(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for ledger in &obs.ledger {
-        let buffered = obs
-            .jobs
-            .iter()
-            .any(|s| s.name == ledger.job && !s.direct);
+        let buffered = obs.jobs.iter().any(|s| s.name == ledger.job && !s.direct);
         let written = ledger.job_write_bytes;
         let (Some(device), Some(dirty)) = (ledger.top_layer(), ledger.dirty_at_end_bytes) else {
             continue;
@@ -92,7 +89,9 @@ mod tests {
         let found = writes_left_in_ram(&writer(false, 56 << 10, 500 << 20));
         assert_eq!(codes(&found), ["writes-left-in-ram"]);
         assert!(
-            found[0].title.contains("wrote 512.0 MiB but loop7 received only 56 KiB"),
+            found[0]
+                .title
+                .contains("wrote 512.0 MiB but loop7 received only 56 KiB"),
             "{:?}",
             found[0]
         );

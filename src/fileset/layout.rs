@@ -168,6 +168,22 @@ pub fn has_holes(meta: &std::fs::Metadata, extent: u64) -> bool {
     meta.file_type().is_file() && meta.blocks() * 512 < extent.min(meta.len())
 }
 
+/// A file with every block allocated whose reads still return no stored data
+/// somewhere in its first `extent` bytes: preallocated (unwritten) extents,
+/// which read as zeros without touching the device, like holes.
+pub fn has_unwritten_extents(path: &Path, extent: u64) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    let end = extent.min(meta.len());
+    meta.file_type().is_file()
+        && !has_holes(&meta, extent)
+        && fd::next_hole(&file, 0).is_ok_and(|hole| hole < end)
+}
+
 /// Reserve `from..to` of a file the way fio's `fallocate=` says.
 fn preallocate(file: &File, mode: Fallocate, from: u64, to: u64) -> std::io::Result<()> {
     match mode {

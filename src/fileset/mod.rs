@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
-pub use layout::has_holes;
 use layout::LayoutRequest;
+pub use layout::{has_holes, has_unwritten_extents};
 pub use lockfile::FileLocks;
 pub use readonly::refuse_writing_jobs;
 pub use scheduler::SchedulerSwitch;

@@ -727,6 +727,14 @@ pub struct TargetObservation {
     /// The file had holes when the run started: reads of them return zeros without touching the device.
     #[serde(default)]
     pub sparse: bool,
+    /// Fully allocated, yet part of it was never written (preallocated,
+    /// unwritten extents): those reads return zeros without touching the device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unwritten: bool,
+    /// A loop device whose backing file has holes (that file's path): reads of
+    /// them return zeros without touching the disk below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_holes: Option<String>,
     /// The block devices behind it, the one holding it first (names in `Observations::devices`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,

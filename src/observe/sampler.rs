@@ -47,6 +47,10 @@ pub struct WatchedTarget {
     pub is_block_device: bool,
     /// The file had holes at the start (recorded for the read-from-holes finding).
     pub sparse: bool,
+    /// …or preallocated extents never written.
+    pub unwritten: bool,
+    /// A loop device's backing file with holes.
+    pub backing_holes: Option<String>,
 }
 
 /// A job whose workers publish live counters (board index = position here).
@@ -190,6 +194,8 @@ impl State {
                 path: t.path.display().to_string(),
                 is_block_device: t.is_block_device,
                 sparse: t.sparse,
+                unwritten: t.unwritten,
+                backing_holes: t.backing_holes.clone(),
                 method: probe.method(),
                 cache_series: Vec::new(),
                 devices: behind.iter().map(|(name, _)| name.clone()).collect(),
@@ -623,6 +629,8 @@ mod tests {
                 size: FILE_BYTES as u64,
                 is_block_device: false,
                 sparse: false,
+                unwritten: false,
+                backing_holes: None,
             }],
             jobs: vec![WatchedJob {
                 name: "reader".into(),

@@ -4,11 +4,12 @@
 use super::RunRequest;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
-use crate::model::{CacheGuard, Environment, LayoutRecord, Observations};
+use crate::model::{CacheGuard, Environment, Layer, LayoutRecord, Observations};
 use crate::observe::cache_drop::{self, GuardedTarget};
 use crate::observe::environment;
 use crate::observe::live::LiveBoard;
 use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -50,6 +51,11 @@ pub(super) fn start_sampler(
                     .file
                     .metadata()
                     .is_ok_and(|m| fileset::has_holes(&m, t.size)),
+                unwritten: fileset::has_unwritten_extents(&t.path, t.size),
+                backing_holes: t
+                    .is_block_device
+                    .then(|| loop_backing_holes(&t.path))
+                    .flatten(),
             })
             .collect(),
         jobs: req
@@ -103,6 +109,18 @@ pub(super) fn stop_sampler(
         ));
     }
     observations
+}
+
+/// The backing file of the first loop device under `device`, when it has holes.
+fn loop_backing_holes(device: &Path) -> Option<String> {
+    crate::observe::stack::walk(device)
+        .layers
+        .iter()
+        .find_map(|l| match &l.layer {
+            Layer::Loop { backing_file, .. } => Some(backing_file.clone()),
+            _ => None,
+        })
+        .filter(|file| std::fs::metadata(file).is_ok_and(|m| fileset::has_holes(&m, m.len())))
 }
 
 /// What laying out the files wrote, for the report.

@@ -202,6 +202,16 @@ pub fn punch_hole(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
     check(ret as libc::ssize_t).map(drop)
 }
 
+/// The first offset at or after `from` where `fd` reads no stored data: a hole,
+/// or (on ext4, xfs, btrfs) an extent allocated but never written; the file's
+/// length when there is none. Moves the descriptor's file position: use a
+/// descriptor of its own.
+pub fn next_hole(fd: impl AsFd, from: u64) -> io::Result<u64> {
+    // SAFETY: plain syscall on a borrowed, open fd; no memory is passed.
+    let ret = unsafe { libc::lseek(fd.as_fd().as_raw_fd(), from as libc::off_t, libc::SEEK_HOLE) };
+    check(ret as libc::ssize_t).map(|at| at as u64)
+}
+
 // Block-device ioctls (linux/fs.h). BLKGETSIZE64 is `_IOR(0x12, 114, size_t)` in the
 // generic ioctl encoding used by x86_64 and aarch64; libc does not export it.
 const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
