@@ -33,6 +33,7 @@ mod job_hooks;
 mod jobfiles;
 mod lockfile;
 mod log_store_compressed;
+mod mmap_advice;
 mod mpi;
 mod observe;
 mod offload;
