@@ -673,7 +673,7 @@ pub struct Opener {
 /// A file iolens laid out (wrote with data) before the jobs, and the page
 /// cache that left: the written pages are dropped again, as fio does, so a
 /// first read goes to the device; pages cached before iolens touched the
-/// file stay (whatever invalidate= says).
+/// file stay (whatever invalidate= says). A file in RAM (tmpfs) keeps them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LayoutRecord {
     pub path: String,
@@ -682,6 +682,9 @@ pub struct LayoutRecord {
     pub to: u64,
     /// Why the written pages could not be dropped from the page cache (None: they were).
     pub error: Option<String>,
+    /// The file lives in RAM (tmpfs, ramfs): there is no device, and its pages stay.
+    #[serde(default)]
+    pub in_memory: bool,
 }
 
 /// How a target's page cache is counted.

@@ -102,6 +102,11 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
 fn write_layout(out: &mut String, layout: &LayoutRecord) -> fmt::Result {
     let written = human_bytes(layout.to - layout.from);
     match &layout.error {
+        None if layout.in_memory => writeln!(
+            out,
+            "  laid out {}: wrote {written}; the file lives in RAM (tmpfs keeps its pages; there is no device to read from)",
+            layout.path
+        ),
         None => writeln!(
             out,
             "  laid out {}: wrote {written}, then dropped it from the page cache (a first read goes to the device)",
@@ -253,6 +258,7 @@ mod tests {
                 from: 1 << 20,
                 to: 3 << 20,
                 error: None,
+                ..Default::default()
             }],
             cache_guards: vec![CacheGuard {
                 job: "w".into(),

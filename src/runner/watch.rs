@@ -115,6 +115,7 @@ pub(super) fn layout_records(files: &FileSet) -> Vec<LayoutRecord> {
             from: written.from,
             to: written.to,
             error: written.drop_error.clone(),
+            in_memory: written.in_memory,
         })
         .collect()
 }

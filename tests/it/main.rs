@@ -15,6 +15,7 @@ mod engine_refusals;
 mod engines;
 mod errors;
 mod fail_on;
+mod false_alarms;
 mod fault_fs;
 mod fault_injection;
 mod file_ops;
