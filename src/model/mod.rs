@@ -793,6 +793,10 @@ pub struct JobSeries {
     /// Paths of the targets it does I/O on (empty for jobs that touch no file, like the null engine).
     #[serde(default)]
     pub targets: Vec<String>,
+    /// The job makes its writes durable itself (fsync=, fdatasync=, end_fsync,
+    /// sync=): its waits for that writeback are what it measures.
+    #[serde(default)]
+    pub syncs_writes: bool,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
     /// The job's CPU wait (see `CpuWait`); None when its I/O could not be followed.

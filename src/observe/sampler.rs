@@ -55,6 +55,8 @@ pub struct WatchedJob {
     pub buffered_writer: bool,
     pub direct: bool,
     pub invalidate: bool,
+    /// It syncs its own writes (fsync=, fdatasync=, end_fsync, sync=).
+    pub syncs_writes: bool,
     /// Paths of the targets it does I/O on.
     pub targets: Vec<String>,
 }
@@ -237,6 +239,7 @@ impl State {
                 workers: counters.len() as u32,
                 direct: job.direct,
                 invalidate: job.invalidate,
+                syncs_writes: job.syncs_writes,
                 targets: job.targets.clone(),
                 intervals: Vec::new(),
                 cpu_wait: None,
@@ -596,6 +599,7 @@ mod tests {
                 buffered_writer: true,
                 direct: false,
                 invalidate: false,
+                syncs_writes: false,
                 targets: vec![path.display().to_string()],
             }],
             on_second: None,

@@ -300,6 +300,7 @@ mod tests {
                 workers: 1,
                 direct: false,
                 invalidate: true,
+                syncs_writes: false,
                 targets: vec!["/dev/loop1".into()],
                 intervals: vec![
                     interval(0),

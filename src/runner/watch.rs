@@ -63,6 +63,10 @@ pub(super) fn start_sampler(
                     && !fileset::is_diskless(job),
                 direct: job.io.direct,
                 invalidate: job.io.invalidate,
+                syncs_writes: job.io.fsync > 0
+                    || job.io.fdatasync > 0
+                    || job.io.end_fsync
+                    || job.io.sync != crate::job::spec::SyncMode::None,
                 targets: files
                     .job_targets(j)
                     .into_iter()
