@@ -708,6 +708,9 @@ pub struct TargetObservation {
     /// The file had holes when the run started: reads of them return zeros without touching the device.
     #[serde(default)]
     pub sparse: bool,
+    /// iolens created the file in this run: every page of it comes from the run.
+    #[serde(default)]
+    pub created: bool,
     /// One entry per sample; pages of the whole target. None when not read at
     /// that sample: the read failed, or it was skipped because cachestat on a
     /// target with many cached pages is costly (the first and last sample are always read).

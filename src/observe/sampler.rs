@@ -46,6 +46,8 @@ pub struct WatchedTarget {
     pub is_block_device: bool,
     /// The file had holes at the start (recorded for the read-from-holes finding).
     pub sparse: bool,
+    /// iolens created the file in this run.
+    pub created: bool,
 }
 
 /// A job whose workers publish live counters (board index = position here).
@@ -184,6 +186,7 @@ impl State {
                 path: t.path.display().to_string(),
                 is_block_device: t.is_block_device,
                 sparse: t.sparse,
+                created: t.created,
                 method: probe.method(),
                 cache_series: Vec::new(),
             });
@@ -592,6 +595,7 @@ mod tests {
                 size: FILE_BYTES as u64,
                 is_block_device: false,
                 sparse: false,
+                created: false,
             }],
             jobs: vec![WatchedJob {
                 name: "reader".into(),

@@ -50,6 +50,7 @@ pub(super) fn start_sampler(
                     .file
                     .metadata()
                     .is_ok_and(|m| fileset::has_holes(&m, t.size)),
+                created: t.created,
             })
             .collect(),
         jobs: req

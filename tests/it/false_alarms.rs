@@ -2,9 +2,9 @@
 //! stall in a job that waits for its own fsyncs, another process behind pages a
 //! filesystem caches for the job's own direct writes.
 
-use crate::scenario_support::{one_at_a_time, Ext4};
+use crate::scenario_support::{have_tools, one_at_a_time, run, Ext4};
 use crate::scenarios::expect_no_warning;
-use crate::support::{iolens, json, stdout};
+use crate::support::{iolens, json, stdout, unmount, LoopDevice};
 use std::path::PathBuf;
 
 const MIB: u64 = 1 << 20;
@@ -61,4 +61,63 @@ fn a_job_waiting_for_its_own_fsyncs_is_no_writeback_stall() {
     ]));
     assert_eq!(report["observations"]["jobs"][0]["syncs_writes"], true);
     expect_no_warning(&report, "writeback-stall");
+}
+
+/// A btrfs on a loop device, mounted on a temporary directory; unmounted, then
+/// the device detached, on drop (also when the test fails).
+struct Btrfs {
+    mount_point: tempfile::TempDir,
+    _device: LoopDevice,
+}
+
+impl Btrfs {
+    fn create(size: u64) -> Option<Btrfs> {
+        if !have_tools(&["mkfs.btrfs", "mount", "umount"]) {
+            return None;
+        }
+        let device = LoopDevice::create(size)?;
+        run("mkfs.btrfs", &["-q", "-f", device.path()]);
+        let mount_point = tempfile::tempdir().unwrap();
+        run(
+            "mount",
+            &[device.path(), mount_point.path().to_str().unwrap()],
+        );
+        Some(Btrfs {
+            mount_point,
+            _device: device,
+        })
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.mount_point.path().join(name)
+    }
+}
+
+impl Drop for Btrfs {
+    fn drop(&mut self) {
+        unmount(self.mount_point.path());
+    }
+}
+
+#[test]
+fn pages_btrfs_caches_for_the_jobs_own_direct_writes_blame_nobody() {
+    let _one = one_at_a_time();
+    let Some(fs) = Btrfs::create(512 * MIB) else {
+        return;
+    };
+    let file = fs.path("w");
+    let report = json(&iolens(&[
+        "run",
+        "--name=w",
+        "--ioengine=psync",
+        "--direct=1",
+        "--rw=write",
+        "--bs=4k",
+        "--size=32m",
+        &format!("--filename={}", file.display()),
+        "--output-format=iolens-json",
+    ]));
+    expect_no_warning(&report, "pagecache-under-direct-io");
+    let text = report["findings"].to_string();
+    assert!(!text.contains("another process"), "{text}");
 }
