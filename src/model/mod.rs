@@ -683,7 +683,8 @@ pub struct LayoutRecord {
     /// Why the written pages could not be dropped from the page cache (None: they were).
     pub error: Option<String>,
     /// The file lives in RAM (tmpfs, ramfs): there is no device, and its pages stay.
-    #[serde(default)]
+    // Left out when false: files saved before it existed load and save unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_memory: bool,
 }
 
@@ -709,7 +710,8 @@ pub struct TargetObservation {
     #[serde(default)]
     pub sparse: bool,
     /// iolens created the file in this run: every page of it comes from the run.
-    #[serde(default)]
+    // Left out when false: files saved before it existed load and save unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub created: bool,
     /// One entry per sample; pages of the whole target. None when not read at
     /// that sample: the read failed, or it was skipped because cachestat on a
@@ -798,7 +800,8 @@ pub struct JobSeries {
     pub targets: Vec<String>,
     /// The job makes its writes durable itself (fsync=, fdatasync=, end_fsync,
     /// sync=): its waits for that writeback are what it measures.
-    #[serde(default)]
+    // Left out when false: files saved before it existed load and save unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub syncs_writes: bool,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
