@@ -201,6 +201,7 @@ pub(crate) mod fixture {
             workers: 1,
             direct,
             invalidate: true,
+            syncs_writes: false,
             targets: vec![TARGET.into()],
             intervals,
             cpu_wait: None,

@@ -3,7 +3,10 @@
 //! the cached pages in its range, and every direct read first had the kernel write
 //! back the range's dirty pages. Also (Info) when invalidate=1
 //! dropped pages before the job: the state a run without the purge would have
-//! measured.
+//! measured. A process is blamed only when one was seen opening the target; a
+//! file the run created and the job writes, with no other opener seen, gets an
+//! Info: its filesystem cached pages of the job's own writes (btrfs does when
+//! direct writes extend a file).
 
 use super::{bytes_text, seconds_at};
 use crate::model::{
@@ -86,10 +89,25 @@ fn cached_during(
         .max()
         .unwrap_or(0);
     let page = obs.page_size_bytes.max(1);
-    let mut evidence = vec![format!(
+    let cached_line = format!(
         "up to {max} pages ({}) of {path} were cached while the job ran",
         bytes_text(max * page)
-    )];
+    );
+    let other_seen = other_opener_seen(obs, path, from, to);
+    let wrote = series.intervals.iter().any(|v| v.ios[1] > 0);
+    let made_by_the_run = target.created || obs.layouts.iter().any(|l| l.path == path);
+    if !target.is_block_device && wrote && made_by_the_run && !other_seen {
+        let at_ns = appeared.map(|(i, _, _)| obs.t_ns[i]);
+        return Some(own_writes_cached(
+            report,
+            series,
+            path,
+            max,
+            cached_line,
+            at_ns,
+        ));
+    }
+    let mut evidence = vec![cached_line];
     if at_start > 0 {
         evidence.push(format!(
             "{at_start} pages were already cached at the job's first I/O"
@@ -109,10 +127,12 @@ fn cached_during(
     }
     let cause = if at_start > 0 && !series.invalidate {
         "invalidate=0 left pages that were there before the run".to_string()
-    } else if report.environment.udev_running {
+    } else if other_seen {
+        "another process seen with the target open read it through the page cache".into()
+    } else if report.environment.udev_running && target.is_block_device {
         "udevd runs: it reads a block device with blkid (through the page cache) after a writer closes it".into()
     } else {
-        "another process read the target through the page cache".into()
+        format!("unknown: {max} pages appeared in the target's cache while no other opener of it was seen")
     };
     evidence.push(format!("probable cause: {cause}"));
     Some(Finding {
@@ -131,6 +151,53 @@ fn cached_during(
             appeared.map(|(i, _, _)| obs.t_ns[i])
         },
     })
+}
+
+/// Another process was seen opening `path` (fanotify) or holding it open (a
+/// /proc scan) from the interval before sample `from` to sample `to`.
+fn other_opener_seen(obs: &Observations, path: &str, from: usize, to: usize) -> bool {
+    let since = from
+        .checked_sub(1)
+        .map_or(0, |p| obs.t_ns[p].saturating_sub(obs.interval_ns));
+    let during = since..=obs.t_ns[to];
+    obs.target_opens
+        .iter()
+        .any(|o| o.path == path && during.contains(&o.t_ns))
+        || obs
+            .opener_scans
+            .iter()
+            .any(|s| s.path == path && during.contains(&s.t_ns) && !s.openers.is_empty())
+}
+
+/// Info: pages of a file the run created, cached while only the job wrote it.
+fn own_writes_cached(
+    report: &RunReport,
+    series: &JobSeries,
+    path: &str,
+    max: u64,
+    cached_line: String,
+    at_ns: Option<u64>,
+) -> Finding {
+    let fs = report
+        .environment
+        .filesystems
+        .iter()
+        .find(|f| f.target == path)
+        .map_or("the filesystem", |f| f.fs_type.as_str());
+    Finding {
+        code: CODE.into(),
+        severity: Severity::Info,
+        title: format!(
+            "{fs} cached {max} pages of {path}, written by direct-I/O job '{}' itself",
+            series.name
+        ),
+        evidence: vec![
+            cached_line,
+            format!("iolens made {path} in this run and the job wrote it; no other opener of it was seen"),
+        ],
+        advice: "nothing to fix: some filesystems (btrfs) cache pages of direct writes that extend a file, and those pages are part of what the job measured".into(),
+        at_ns,
+    }
 }
 
 /// The first sample whose cached pages exceed the count before it (`start`
@@ -250,7 +317,7 @@ fn who(obs: &Observations, target: &TargetObservation, i: usize, to: usize) -> V
             "to catch it, look for a process that opens and reads the file while the job runs (an indexer, a backup, a second benchmark)"
         };
         let mut line = format!(
-            "no other process {}: the reader had already closed it; {catch}",
+            "no other process {}: a reader, if there was one, had already closed it; {catch}",
             seen.join(" or ")
         );
         if !opens_watched && !target.is_block_device {
@@ -351,9 +418,11 @@ mod tests {
             "expected when the pages appeared, during which job and how many; saw {f:?}"
         );
         assert_eq!(f.at_ns, Some(1_200_000_000));
+        let unknown = "probable cause: unknown: 192 pages appeared in the target's cache while no other opener of it was seen".to_string();
         assert!(
-            f.evidence.iter().any(|e| e.contains("another process")),
-            "{f:?}"
+            f.evidence.contains(&unknown)
+                && !f.evidence.iter().any(|e| e.contains("another process")),
+            "expected no process blamed when none was seen, saw {f:?}"
         );
     }
 
@@ -394,6 +463,12 @@ mod tests {
         assert!(
             evidence.contains(&named),
             "expected the line {named:?}, saw {evidence:?}"
+        );
+        assert!(
+            evidence.contains(
+                &"probable cause: another process seen with the target open read it through the page cache".to_string()
+            ),
+            "expected the process seen blamed, saw {evidence:?}"
         );
         let many = evidence_with(vec![scan_at(12, vec![blkid(); 6])]);
         let lines = many
@@ -480,7 +555,7 @@ mod tests {
         report.observations.target_opens.clear();
         let found = pagecache_under_direct_io(&report);
         let nobody = format!(
-            "no other process was seen opening {TARGET} around 1.2 s: the reader had already closed it"
+            "no other process was seen opening {TARGET} around 1.2 s: a reader, if there was one, had already closed it"
         );
         assert!(
             found[0]
@@ -489,6 +564,72 @@ mod tests {
                 .any(|e| e.starts_with(&nobody) && !e.contains("as root")),
             "expected {nobody:?} without the root hint, saw {:?}",
             found[0].evidence
+        );
+    }
+
+    /// A direct writer of a regular file that gains pages from sample 3 on; `created`: iolens made it.
+    fn direct_writer_of_a_file(created: bool, scans: Vec<OpenerScan>) -> RunReport {
+        let mut report = run(20);
+        add_job(&mut report, "w", true, io(0, 500));
+        add_target(&mut report, |i| if i >= 3 { 4 } else { 0 });
+        let obs = &mut report.observations;
+        obs.targets[0].is_block_device = false;
+        obs.targets[0].created = created;
+        obs.opener_scans = scans;
+        report
+            .environment
+            .filesystems
+            .push(crate::model::FilesystemInfo {
+                target: TARGET.into(),
+                fs_type: "btrfs".into(),
+                ..Default::default()
+            });
+        report
+    }
+
+    #[test]
+    fn pages_of_a_file_the_run_made_and_only_the_job_wrote_are_an_info() {
+        let found = pagecache_under_direct_io(&direct_writer_of_a_file(true, Vec::new()));
+        assert_eq!(codes(&found), [CODE], "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.severity, Severity::Info, "{f:?}");
+        assert_eq!(
+            f.title,
+            format!("btrfs cached 4 pages of {TARGET}, written by direct-I/O job 'w' itself")
+        );
+        assert!(
+            !f.evidence.iter().any(|e| e.contains("another process")),
+            "{f:?}"
+        );
+        assert_eq!(f.at_ns, Some(300_000_000));
+
+        // The same pages with another process seen holding the file: the warning, naming it.
+        let seen = pagecache_under_direct_io(&direct_writer_of_a_file(
+            true,
+            vec![scan_at(3, vec![blkid()])],
+        ));
+        assert_eq!(seen[0].severity, Severity::Warning, "{seen:?}");
+        assert!(
+            seen[0]
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("process 4182 (blkid)")),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn pages_of_a_file_that_was_there_before_blame_no_unseen_process() {
+        let found = pagecache_under_direct_io(&direct_writer_of_a_file(
+            false,
+            vec![scan_at(3, Vec::new())],
+        ));
+        assert_eq!(found[0].severity, Severity::Warning, "{found:?}");
+        let evidence = &found[0].evidence;
+        assert!(
+            evidence.contains(&"probable cause: unknown: 4 pages appeared in the target's cache while no other opener of it was seen".to_string())
+                && !evidence.iter().any(|e| e.contains("another process")),
+            "expected nobody blamed, saw {evidence:?}"
         );
     }
 

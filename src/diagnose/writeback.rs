@@ -5,7 +5,9 @@
 //! threshold that applies to the writer (its cgroup's own, under cgroup v2
 //! with per-group dirty limits, else the global one) or its cgroup was at its
 //! memory limit. A stall the cgroup's memory limit explains is reported by
-//! `cgroup-memory-limit` instead: one cause, one finding.
+//! `cgroup-memory-limit` instead: one cause, one finding. A job that syncs its
+//! own writes (fsync=, end_fsync, sync=, …) waits for their writeback by
+//! design: for it only dirty throttling counts.
 
 use super::cgroup_memory::{explains_stall, memory_at_limit};
 use super::{bytes_text, duration_text, seconds_at};
@@ -20,6 +22,9 @@ const THROTTLE_WCHANS: &[&str] = &[
     "folio_wait_bit",
     "folio_wait_writeback",
 ];
+/// What throttles a job that syncs its writes: its waits for writeback are its
+/// own fsync's (or O_SYNC's), the durability it asked to measure.
+const SYNCING_THROTTLE_WCHANS: &[&str] = &["balance_dirty_pages"];
 /// Share of the writers' time in those functions that counts as a stall (lab: 42–81 % when stalled).
 const WAIT_SHARE: f64 = 0.10;
 /// A max latency counts as a jump above this many times the job's median interval max...
@@ -27,11 +32,20 @@ const JUMP_FACTOR: u64 = 10;
 /// ...and at least this long.
 const JUMP_MIN_NS: u64 = 10_000_000;
 
-fn throttled_ns(interval: &JobInterval) -> u64 {
+/// The wait channels that count as throttling for `series`.
+fn throttle_wchans(series: &JobSeries) -> &'static [&'static str] {
+    if series.syncs_writes {
+        SYNCING_THROTTLE_WCHANS
+    } else {
+        THROTTLE_WCHANS
+    }
+}
+
+fn throttled_ns(interval: &JobInterval, wchans: &[&str]) -> u64 {
     interval
         .waits
         .iter()
-        .filter(|w| THROTTLE_WCHANS.contains(&w.wchan.as_str()))
+        .filter(|w| wchans.contains(&w.wchan.as_str()))
         .map(|w| w.time_ns)
         .sum()
 }
@@ -91,6 +105,8 @@ pub(super) struct Stall {
     usual_max_ns: u64,
     pub worst_ns: u64,
     throttled_ns: u64,
+    /// The wait channels `throttled_ns` counts.
+    wchans: &'static [&'static str],
     workers: u64,
 }
 
@@ -111,6 +127,7 @@ pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> 
     }
     let step_ns = |i: usize| obs.t_ns[i].saturating_sub(obs.t_ns[i - 1]).max(1);
     let workers = u64::from(series.workers.max(1));
+    let wchans = throttle_wchans(series);
     // Over the intervals that completed writes: one where every writer was
     // blocked throughout has no latency to show.
     let mut maxes: Vec<u64> = series.intervals[window.clone()]
@@ -131,7 +148,8 @@ pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> 
         let jumped = interval.lat_max_ns >= JUMP_MIN_NS
             && interval.lat_max_ns >= JUMP_FACTOR * usual_max_ns
             && pressed(i);
-        let waited = throttled_ns(interval) as f64 >= WAIT_SHARE * (workers * step_ns(i)) as f64;
+        let waited =
+            throttled_ns(interval, wchans) as f64 >= WAIT_SHARE * (workers * step_ns(i)) as f64;
         jumped || waited
     };
     let intervals: Vec<usize> = window.clone().filter(|&i| stalled(i)).collect();
@@ -147,7 +165,11 @@ pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> 
             .map(|i| i.lat_max_ns)
             .max()
             .unwrap_or(0),
-        throttled_ns: series.intervals[window].iter().map(throttled_ns).sum(),
+        throttled_ns: series.intervals[window]
+            .iter()
+            .map(|i| throttled_ns(i, wchans))
+            .sum(),
+        wchans,
         workers,
     })
 }
@@ -186,7 +208,7 @@ impl Stall {
         if pct >= 0.5 {
             evidence.push(format!(
                 "the writers spent {pct:.0}% of their time in {}",
-                THROTTLE_WCHANS.join(" / ")
+                self.wchans.join(" / ")
             ));
         }
         evidence
@@ -378,6 +400,51 @@ mod tests {
         assert_eq!(
             found[0].evidence[0], "usual per-interval max latency 1.0 ms, worst 1.0 ms",
             "expected the usual max from the intervals that completed writes"
+        );
+    }
+
+    /// A fsync=1 writer whose intervals all have `time_ns` in `wchan`.
+    fn syncing_writer_waiting_in(wchan: &str, time_ns: u64) -> RunReport {
+        let mut report = run(30);
+        buffered_writer(&mut report);
+        let series = &mut report.observations.jobs[0];
+        series.syncs_writes = true;
+        for interval in &mut series.intervals[1..] {
+            interval.waits = vec![WaitTime {
+                wchan: wchan.into(),
+                time_ns,
+            }];
+        }
+        report
+    }
+
+    #[test]
+    fn a_job_waiting_for_its_own_fsyncs_is_not_stalled() {
+        // Measured (ext4 on a loop device, fsync=1): the fsyncs wait in jbd2_log_wait_commit
+        // and folio_wait_bit, the latter 9% of the job's time, over 10% in some intervals.
+        for wchan in ["folio_wait_writeback", "folio_wait_bit"] {
+            let found = writeback_stall(&syncing_writer_waiting_in(wchan, 70_000_000));
+            assert!(
+                found.is_empty(),
+                "expected a fsync=1 job's own waits in {wchan} to raise nothing, saw {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn dirty_throttling_of_a_syncing_job_is_still_a_stall() {
+        let found = writeback_stall(&syncing_writer_waiting_in(
+            "balance_dirty_pages",
+            40_000_000,
+        ));
+        assert_eq!(codes(&found), ["writeback-stall"], "{found:?}");
+        assert!(
+            found[0]
+                .evidence
+                .iter()
+                .any(|e| e.ends_with("% of their time in balance_dirty_pages")),
+            "expected only balance_dirty_pages named, saw {:?}",
+            found[0].evidence
         );
     }
 

@@ -1,10 +1,13 @@
 //! `mmap`: each file is mapped once at `open`; a read copies from the mapping into
 //! the slot, a write copies the slot into the mapping (msync'd per write when the
 //! job asks for synchronous writes). I/O past the mapped size is cut short, like a
-//! pread at end of file; a mapping cannot grow the file.
+//! pread at end of file; a mapping cannot grow the file. Each mapping gets the
+//! job's `fadvise_hint` advice (fio's rule: random jobs random, others sequential,
+//! none with fadvise_hint=0): a fault of an unadvised mapping reads around it.
 
 use super::{trim_is_not_queued, Engine, EngineSetup, IoRequest, Queued};
 use crate::job::spec::Ddir;
+use iolens_sys::fd::Access;
 use iolens_sys::{Mapping, Slots};
 use std::io;
 
@@ -18,11 +21,15 @@ pub struct Mmap {
 }
 
 /// Map read/write if the descriptor allows it, else read-only (writes then fail with EBADF).
-fn map(file: &std::fs::File, size: u64) -> io::Result<Mapping> {
-    match Mapping::whole(file, size, true) {
+fn map(file: &std::fs::File, size: u64, advice: Option<Access>) -> io::Result<Mapping> {
+    let map = match Mapping::whole(file, size, true) {
         Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Mapping::whole(file, size, false),
         mapped => mapped,
+    }?;
+    if let Some(advice) = advice {
+        map.advise(advice)?;
     }
+    Ok(map)
 }
 
 impl Mmap {
@@ -62,7 +69,7 @@ impl Engine for Mmap {
             .files
             .iter()
             .zip(setup.file_sizes)
-            .map(|(file, &size)| map(file, size))
+            .map(|(file, &size)| map(file, size, setup.advice))
             .collect::<io::Result<_>>()?;
         Ok(Self {
             maps,
@@ -171,6 +178,57 @@ mod tests {
             len: 4096,
         };
         assert_eq!(engine.queue(&write).unwrap(), Queued::Completed(-EBADF));
+    }
+
+    /// The kernel's flags of the mapping that starts at `addr` (`/proc/self/smaps` VmFlags).
+    fn vm_flags(addr: usize) -> Vec<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut lines = smaps.lines().skip_while(|line| {
+            let start = line.split('-').next().unwrap_or("");
+            usize::from_str_radix(start, 16).ok() != Some(addr)
+        });
+        lines.next().expect("the mapping is in smaps");
+        let flags = lines
+            .find_map(|line| line.strip_prefix("VmFlags:"))
+            .expect("VmFlags line");
+        flags.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn mappings_get_the_advice_fadvise_hint_asks_for() {
+        // VmFlags: rr = MADV_RANDOM (no read-around), sr = MADV_SEQUENTIAL.
+        let flags_for = |args: &[&str]| {
+            let mut all = vec!["--name=m", "--ioengine=mmap", "--size=1m"];
+            all.extend_from_slice(args);
+            let job = crate::testutil::job_spec(&all);
+            let (_dir, file) = scratch_file(64 * 1024);
+            let spec = spec(EngineKind::Mmap, 1);
+            let files = [Arc::new(file)];
+            let setup = EngineSetup {
+                advice: crate::fileset::access_advice(&job),
+                ..setup(&spec, &files, &[64 * 1024], 1)
+            };
+            let engine = Mmap::open(&setup).unwrap();
+            vm_flags(engine.maps[0].as_slice().as_ptr() as usize)
+        };
+        let has = |flags: &[String], flag: &str| flags.iter().any(|f| f == flag);
+        let random = flags_for(&["--rw=randread"]);
+        assert!(
+            has(&random, "rr") && !has(&random, "sr"),
+            "randread: {random:?}"
+        );
+        let sequential = flags_for(&["--rw=read"]);
+        assert!(
+            has(&sequential, "sr") && !has(&sequential, "rr"),
+            "read: {sequential:?}"
+        );
+        let forced = flags_for(&["--rw=read", "--fadvise_hint=random"]);
+        assert!(has(&forced, "rr"), "fadvise_hint=random: {forced:?}");
+        let none = flags_for(&["--rw=randread", "--fadvise_hint=0"]);
+        assert!(
+            !has(&none, "rr") && !has(&none, "sr"),
+            "fadvise_hint=0: {none:?}"
+        );
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct EngineSetup<'a> {
     pub align: usize,
     /// Writes must reach stable storage per I/O (O_SYNC/O_DSYNC); used by mmap (msync).
     pub sync_writes: bool,
+    /// The readahead advice of `fadvise_hint` (None: none); mmap gives it to its
+    /// mappings too, as fio does, since page faults ignore the descriptor's advice.
+    pub advice: Option<iolens_sys::fd::Access>,
 }
 
 /// `Send`: with `io_submit_mode=offload` an engine travels to a submit thread with its I/O.

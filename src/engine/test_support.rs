@@ -43,6 +43,7 @@ pub fn setup<'a>(
         slot_size: BS as usize,
         align: 4096,
         sync_writes: false,
+        advice: None,
     }
 }
 

@@ -35,6 +35,8 @@ pub struct Written {
     pub to: u64,
     /// Why dropping the written pages from the page cache failed, if it did.
     pub drop_error: Option<String>,
+    /// The file lives in RAM (tmpfs, ramfs): its pages stay, nothing was dropped.
+    pub in_memory: bool,
 }
 
 const LAYOUT_CHUNK: usize = 1 << 20;
@@ -138,12 +140,18 @@ pub fn ensure(
                 })
             };
             write_random(&mut file, current, extent, &told).map_err(|e| io_err("lay out", e))?;
-            // Synced above, so the pages are clean and can be dropped.
-            let dropped = fd::fadvise_dontneed(&file, current, extent - current);
+            // Synced above, so the pages are clean and can be dropped, unless they are the file.
+            let in_memory = fd::in_memory_fs(&file).unwrap_or(false);
+            let dropped = if in_memory {
+                Ok(())
+            } else {
+                fd::fadvise_dontneed(&file, current, extent - current)
+            };
             written = Some(Written {
                 from: current,
                 to: extent,
                 drop_error: dropped.err().map(|e| e.to_string()),
+                in_memory,
             });
         }
     }
@@ -300,7 +308,8 @@ mod tests {
             Some(Written {
                 from: 0,
                 to: 8 << 20,
-                drop_error: None
+                drop_error: None,
+                in_memory: false,
             }),
             "expected the whole file written and dropped"
         );

@@ -894,7 +894,7 @@ pub fn advise_access(job: &JobSpec, files: &[Arc<File>]) -> std::io::Result<()> 
 }
 
 /// The advice `fadvise_hint` asks for; none for jobs that touch no file.
-fn access_advice(job: &JobSpec) -> Option<fd::Access> {
+pub fn access_advice(job: &JobSpec) -> Option<fd::Access> {
     if is_diskless(job) {
         return None;
     }

@@ -695,7 +695,7 @@ pub struct Opener {
 /// A file iolens laid out (wrote with data) before the jobs, and the page
 /// cache that left: the written pages are dropped again, as fio does, so a
 /// first read goes to the device; pages cached before iolens touched the
-/// file stay (whatever invalidate= says).
+/// file stay (whatever invalidate= says). A file in RAM (tmpfs) keeps them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LayoutRecord {
     pub path: String,
@@ -704,6 +704,10 @@ pub struct LayoutRecord {
     pub to: u64,
     /// Why the written pages could not be dropped from the page cache (None: they were).
     pub error: Option<String>,
+    /// The file lives in RAM (tmpfs, ramfs): there is no device, and its pages stay.
+    // Left out when false: files saved before it existed load and save unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_memory: bool,
 }
 
 /// How a target's page cache is counted.
@@ -738,6 +742,10 @@ pub struct TargetObservation {
     /// The block devices behind it, the one holding it first (names in `Observations::devices`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
+    /// iolens created the file in this run: every page of it comes from the run.
+    // Left out when false: files saved before it existed load and save unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created: bool,
     /// One entry per sample; pages of the whole target. None when not read at
     /// that sample: the read failed, or it was skipped because cachestat on a
     /// target with many cached pages is costly (the first and last sample are always read).
@@ -823,6 +831,11 @@ pub struct JobSeries {
     /// Paths of the targets it does I/O on (empty for jobs that touch no file, like the null engine).
     #[serde(default)]
     pub targets: Vec<String>,
+    /// The job makes its writes durable itself (fsync=, fdatasync=, end_fsync,
+    /// sync=): its waits for that writeback are what it measures.
+    // Left out when false: files saved before it existed load and save unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub syncs_writes: bool,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
     /// The job's CPU wait (see `CpuWait`); None when its I/O could not be followed.

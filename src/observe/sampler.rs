@@ -51,6 +51,8 @@ pub struct WatchedTarget {
     pub unwritten: bool,
     /// A loop device's backing file with holes.
     pub backing_holes: Option<String>,
+    /// iolens created the file in this run.
+    pub created: bool,
 }
 
 /// A job whose workers publish live counters (board index = position here).
@@ -60,6 +62,8 @@ pub struct WatchedJob {
     pub buffered_writer: bool,
     pub direct: bool,
     pub invalidate: bool,
+    /// It syncs its own writes (fsync=, fdatasync=, end_fsync, sync=).
+    pub syncs_writes: bool,
     /// Paths of the targets it does I/O on.
     pub targets: Vec<String>,
 }
@@ -196,6 +200,7 @@ impl State {
                 sparse: t.sparse,
                 unwritten: t.unwritten,
                 backing_holes: t.backing_holes.clone(),
+                created: t.created,
                 method: probe.method(),
                 cache_series: Vec::new(),
                 devices: behind.iter().map(|(name, _)| name.clone()).collect(),
@@ -250,6 +255,7 @@ impl State {
                 workers: counters.len() as u32,
                 direct: job.direct,
                 invalidate: job.invalidate,
+                syncs_writes: job.syncs_writes,
                 targets: job.targets.clone(),
                 intervals: Vec::new(),
                 cpu_wait: None,
@@ -631,6 +637,7 @@ mod tests {
                 sparse: false,
                 unwritten: false,
                 backing_holes: None,
+                created: false,
             }],
             jobs: vec![WatchedJob {
                 name: "reader".into(),
@@ -638,6 +645,7 @@ mod tests {
                 buffered_writer: true,
                 direct: false,
                 invalidate: false,
+                syncs_writes: false,
                 targets: vec![path.display().to_string()],
             }],
             on_second: None,

@@ -45,6 +45,7 @@ mod tests {
             workers: 1,
             direct: false,
             invalidate: false,
+            syncs_writes: false,
             targets: Vec::new(),
             intervals: bytes
                 .iter()

@@ -113,6 +113,11 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
 fn write_layout(out: &mut String, layout: &LayoutRecord) -> fmt::Result {
     let written = human_bytes(layout.to - layout.from);
     match &layout.error {
+        None if layout.in_memory => writeln!(
+            out,
+            "  laid out {}: wrote {written}; the file lives in RAM (tmpfs keeps its pages; there is no device to read from)",
+            layout.path
+        ),
         None => writeln!(
             out,
             "  laid out {}: wrote {written}, then dropped it from the page cache (a first read goes to the device)",
@@ -264,6 +269,7 @@ mod tests {
                 from: 1 << 20,
                 to: 3 << 20,
                 error: None,
+                ..Default::default()
             }],
             cache_guards: vec![CacheGuard {
                 job: "w".into(),
@@ -305,6 +311,7 @@ mod tests {
                 workers: 1,
                 direct: false,
                 invalidate: true,
+                syncs_writes: false,
                 targets: vec!["/dev/loop1".into()],
                 intervals: vec![
                     interval(0),

@@ -56,6 +56,7 @@ pub(super) fn start_sampler(
                     .is_block_device
                     .then(|| loop_backing_holes(&t.path))
                     .flatten(),
+                created: t.created,
             })
             .collect(),
         jobs: req
@@ -69,6 +70,10 @@ pub(super) fn start_sampler(
                     && !fileset::is_diskless(job),
                 direct: job.io.direct,
                 invalidate: job.io.invalidate,
+                syncs_writes: job.io.fsync > 0
+                    || job.io.fdatasync > 0
+                    || job.io.end_fsync
+                    || job.io.sync != crate::job::spec::SyncMode::None,
                 targets: files
                     .job_targets(j)
                     .into_iter()
@@ -133,6 +138,7 @@ pub(super) fn layout_records(files: &FileSet) -> Vec<LayoutRecord> {
             from: written.from,
             to: written.to,
             error: written.drop_error.clone(),
+            in_memory: written.in_memory,
         })
         .collect()
 }

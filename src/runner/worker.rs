@@ -49,6 +49,7 @@ pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
         slot_size,
         align: ctx.buffer_align,
         sync_writes: job.io.sync != crate::job::spec::SyncMode::None,
+        advice: crate::fileset::access_advice(job),
     };
     let engine = crate::fileset::advise_access(job, &handles)
         .and_then(|()| E::open(&setup))

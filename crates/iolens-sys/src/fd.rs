@@ -106,6 +106,22 @@ pub fn fadvise_dontneed(fd: impl AsFd, offset: u64, len: u64) -> io::Result<()> 
     fadvise(fd, offset, len, libc::POSIX_FADV_DONTNEED)
 }
 
+/// The file lives on a filesystem that keeps its data in RAM (tmpfs, ramfs): its
+/// pages are the file, so there is no device a read could go to.
+pub fn in_memory_fs(fd: impl AsFd) -> io::Result<bool> {
+    let mut st = MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes one statfs into `st` (ours, the right size) for a borrowed open fd.
+    let ret = unsafe { libc::fstatfs(fd.as_fd().as_raw_fd(), st.as_mut_ptr()) };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatfs succeeded, so it filled `st`.
+    let f_type = unsafe { st.assume_init() }.f_type;
+    // ramfs' magic (linux/magic.h), which libc does not define.
+    const RAMFS_MAGIC: libc::c_long = 0x8584_58f6;
+    Ok([libc::TMPFS_MAGIC, RAMFS_MAGIC].contains(&(f_type as libc::c_long)))
+}
+
 /// The access pattern a file will see, for the kernel's readahead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -313,6 +329,15 @@ mod tests {
     use super::*;
     use crate::test_support::{open_direct, scratch_file, LoopDevice};
     use crate::AlignedBuf;
+
+    #[test]
+    fn dev_shm_is_in_memory_and_the_build_directory_is_not() {
+        let (_dir, file) = scratch_file(0);
+        assert!(!in_memory_fs(&file).unwrap());
+        if let Ok(shm) = tempfile::tempfile_in("/dev/shm") {
+            assert!(in_memory_fs(&shm).unwrap());
+        }
+    }
 
     #[test]
     fn vectored_roundtrip_at_offsets() {
