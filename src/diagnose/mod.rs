@@ -14,6 +14,7 @@ mod cpu_starvation;
 mod device_traffic;
 mod foreign_io;
 mod holes;
+mod media;
 mod pagecache;
 pub mod repetitions;
 pub mod straggler;
@@ -23,7 +24,7 @@ mod unstable;
 mod writeback;
 mod writes_in_ram;
 
-use crate::model::{Observations, ObservedHost, RunReport};
+use crate::model::{Observations, ObservedHost, RunReport, TargetStack};
 
 /// Every rule's findings for one run, in a fixed order.
 ///
@@ -82,6 +83,8 @@ fn on_host(report: &RunReport, host: &ObservedHost) -> Vec<Finding> {
 /// The findings of the rules that compare the jobs with their host.
 fn host_findings(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
+    findings.extend(media::no_device(report));
+    findings.extend(media::loop_without_direct_io(report));
     findings.extend(pagecache::pagecache_under_direct_io(report));
     findings.extend(device_traffic::served_from_cache(report));
     findings.extend(device_traffic::direct_io_not_honoured(report));
@@ -102,6 +105,11 @@ fn host_findings(report: &RunReport) -> Vec<Finding> {
 }
 
 pub use crate::model::Finding;
+
+/// The I/O stack the run recorded for target `path`.
+pub(crate) fn stack_of<'a>(report: &'a RunReport, path: &str) -> Option<&'a TargetStack> {
+    report.environment.stacks.iter().find(|s| s.target == path)
+}
 
 /// Seconds since the run started at sample `i`.
 pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {

@@ -19,7 +19,11 @@ const CODE: &str = "pagecache-under-direct-io";
 pub fn pagecache_under_direct_io(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| s.direct) {
-        for path in &series.targets {
+        // Without a device the page cache is where the data lives (no-device names that).
+        let on_a_device = |path: &&String| {
+            super::stack_of(report, path).is_none_or(|s| s.top_has_no_device().is_none())
+        };
+        for path in series.targets.iter().filter(on_a_device) {
             let guard = report
                 .observations
                 .cache_guards
