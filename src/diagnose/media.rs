@@ -42,10 +42,7 @@ pub fn no_device(report: &RunReport) -> Vec<Finding> {
             findings.push(Finding {
                 code: "no-device".into(),
                 severity: Severity::Warning,
-                title: format!(
-                    "job '{}' ran on {path}, on {fs}: {what}",
-                    series.name
-                ),
+                title: format!("job '{}' ran on {path}, on {fs}: {what}", series.name),
                 evidence: vec![format!(
                     "the stack of {path}: {}",
                     crate::report::stack_text::stack_line(stack)
@@ -84,20 +81,24 @@ pub fn loop_without_direct_io(report: &RunReport) -> Vec<Finding> {
 /// (loop name, backing file) of each loop device without direct I/O whose
 /// backing file is on a device (a loop over tmpfs is a RAM disk by design).
 fn buffered_loops(stack: &TargetStack) -> impl Iterator<Item = (&str, &str)> {
-    stack.layers.iter().enumerate().filter_map(|(i, l)| match &l.layer {
-        Layer::Loop {
-            name,
-            direct_io: false,
-            backing_file,
-        } if stack
-            .below(i)
-            .iter()
-            .any(|b| b.layer.device_name().is_some()) =>
-        {
-            Some((name.as_str(), backing_file.as_str()))
-        }
-        _ => None,
-    })
+    stack
+        .layers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match &l.layer {
+            Layer::Loop {
+                name,
+                direct_io: false,
+                backing_file,
+            } if stack
+                .below(i)
+                .iter()
+                .any(|b| b.layer.device_name().is_some()) =>
+            {
+                Some((name.as_str(), backing_file.as_str()))
+            }
+            _ => None,
+        })
 }
 
 fn stopped_at_loop(ledger: &JobLedger, name: &str, backing: &str) -> Option<Finding> {
@@ -212,7 +213,9 @@ mod tests {
     fn a_buffered_loop_whose_disk_saw_little_is_named() {
         let found = loop_without_direct_io(&buffered_loop_over_disk(1 << 20));
         assert_eq!(codes(&found), ["loop-without-direct-io"]);
-        assert!(found[0].advice.contains("losetup --direct-io=on /dev/loop7"));
+        assert!(found[0]
+            .advice
+            .contains("losetup --direct-io=on /dev/loop7"));
     }
 
     #[test]

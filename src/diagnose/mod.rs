@@ -5,6 +5,7 @@
 //! effect well beyond that, and every rule has a test that it stays silent on
 //! a clean run.
 
+mod amplification;
 mod cache_eviction;
 mod cgroup_cpu;
 mod cgroup_io;
@@ -95,6 +96,7 @@ fn host_findings(report: &RunReport) -> Vec<Finding> {
     findings.extend(tool_bound::tool_bound(report));
     findings.extend(holes::read_from_holes(report));
     findings.extend(foreign_io::foreign_io(report));
+    findings.extend(amplification::job_amplification(report));
     findings.extend(unstable::unstable_throughput(report));
     findings.extend(cpu_frequency::cpu_frequency(report));
     findings.extend(cache_eviction::cache_evicted_without_pressure(report));
