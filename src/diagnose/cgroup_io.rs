@@ -218,6 +218,7 @@ mod tests {
         add_job(&mut report, "w", true, io(0, 256));
         report.observations.jobs[0].targets = vec![TARGET.into()];
         report.observations.devices.push(DeviceObservation {
+            zram_series: Vec::new(),
             name: "loop7".into(),
             via: format!("holds {TARGET}"),
             counter_series: Vec::new(),

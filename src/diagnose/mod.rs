@@ -10,6 +10,7 @@ mod cache_eviction;
 mod cgroup_cpu;
 mod cgroup_io;
 mod cgroup_memory;
+mod compressed;
 mod cpu_frequency;
 mod cpu_starvation;
 mod device_traffic;
@@ -97,6 +98,7 @@ fn host_findings(report: &RunReport) -> Vec<Finding> {
     findings.extend(holes::read_from_holes(report));
     findings.extend(foreign_io::foreign_io(report));
     findings.extend(amplification::job_amplification(report));
+    findings.extend(compressed::compressible_data(report));
     findings.extend(unstable::unstable_throughput(report));
     findings.extend(cpu_frequency::cpu_frequency(report));
     findings.extend(cache_eviction::cache_evicted_without_pressure(report));
@@ -237,7 +239,12 @@ pub(crate) mod fixture {
             cpu_ns: STEP_NS / 2,
             run_delay_ns: STEP_NS / 100,
             waits: Vec::new(),
-            caused: TaskIo::default(),
+            // direct I/O: storage moved what the job asked for
+            caused: TaskIo {
+                read_bytes: reads * 4096,
+                write_bytes: writes * 4096,
+                cancelled_write_bytes: 0,
+            },
         }
     }
 
@@ -264,6 +271,7 @@ pub(crate) mod fixture {
     pub fn add_device(report: &mut RunReport, at: impl Fn(usize) -> DeviceCounters) {
         let n = report.observations.t_ns.len();
         report.observations.devices.push(DeviceObservation {
+            zram_series: Vec::new(),
             name: "loop7".into(),
             via: "the target".into(),
             counter_series: (0..n).map(at).collect(),

@@ -6,6 +6,7 @@
 //! traffic the job caused beyond its bytes (amplification) from traffic
 //! somebody else caused (foreign), and name the layer that explains a gap.
 
+use super::stack::ZramStat;
 use serde::{Deserialize, Serialize};
 
 /// Bytes a thread (or a set of them) made storage read and write, as the
@@ -98,6 +99,9 @@ pub struct LayerTraffic {
     pub write_merges: u64,
     pub discard_bytes: u64,
     pub flush_ios: u64,
+    /// A zram device's memory use at the window's end: what it really stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zram: Option<ZramStat>,
 }
 
 impl LayerTraffic {

@@ -518,19 +518,24 @@ pub struct DeviceCounters {
     /// Time the device had at least one I/O in flight.
     pub io_ticks_ms: u64,
     pub in_queue_ms: u64,
-    /// Discards (kernel 4.18+) and flushes (5.5+); zero where the kernel has no such fields.
-    #[serde(default)]
+    /// Discards (kernel 4.18+) and flushes (5.5+); zero where the kernel has
+    /// no such fields. Left out when zero: files saved before them load and save unchanged.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub discard_ios: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub discard_merges: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub discard_sectors: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub discard_ticks_ms: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub flush_ios: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub flush_ticks_ms: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// The sampler's record of the run. Every `*_series` vector has one entry per
@@ -772,6 +777,9 @@ pub struct DeviceObservation {
     pub via: String,
     /// Cumulative counters, one entry per sample (all zero when a read failed).
     pub counter_series: Vec<DeviceCounters>,
+    /// A zram device's memory use (`mm_stat`), one entry per sample; empty for other devices.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zram_series: Vec<ZramStat>,
 }
 
 /// `/proc/meminfo` and `/proc/vmstat` at one moment.

@@ -102,7 +102,9 @@ fn layers(obs: &Observations, series: &JobSeries, from: usize, to: usize) -> Vec
                 device.counter_series.get(from)?,
                 device.counter_series.get(to)?,
             );
-            Some(traffic(&device.name, &device.via, a, b))
+            let mut row = traffic(&device.name, &device.via, a, b);
+            row.zram = device.zram_series.get(to).copied();
+            Some(row)
         })
         .collect()
 }
@@ -120,6 +122,7 @@ fn traffic(name: &str, via: &str, a: &DeviceCounters, b: &DeviceCounters) -> Lay
         write_merges: diff(|c| c.write_merges),
         discard_bytes: diff(|c| c.discard_sectors) * 512,
         flush_ios: diff(|c| c.flush_ios),
+        zram: None,
     }
 }
 
@@ -178,11 +181,13 @@ mod tests {
             }],
             devices: vec![
                 DeviceObservation {
+                    zram_series: Vec::new(),
                     name: "vda".into(),
                     via: "backing file of loop3".into(),
                     counter_series: (0..5).map(|i| counters(i, 100)).collect(),
                 },
                 DeviceObservation {
+                    zram_series: Vec::new(),
                     name: "loop3".into(),
                     via: "holds /f".into(),
                     counter_series: (0..5).map(|i| counters(i, 8192)).collect(),

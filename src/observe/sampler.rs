@@ -21,7 +21,7 @@ use super::pagecache::CacheProbe;
 use super::task_io::{self, ProcessIoWatch};
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
-use super::{ledger, meminfo, pressure, read_into, vmstat, wchan};
+use super::{ledger, meminfo, pressure, read_into, stack, vmstat, wchan};
 use crate::model::{
     CgroupPlace, CgroupSample, CpuWait, DeviceObservation, JobInterval, JobSeries, MemorySample,
     Observations, PressureSample, TargetObservation, TaskIo, WorkerObservation,
@@ -209,6 +209,7 @@ impl State {
             for (name, via) in behind {
                 if !obs.devices.iter().any(|d| d.name == name) {
                     obs.devices.push(DeviceObservation {
+                        zram_series: Vec::new(),
                         name,
                         via,
                         counter_series: Vec::new(),
@@ -426,6 +427,12 @@ impl State {
                 Default::default()
             };
             device.counter_series.push(counters);
+            if device.name.starts_with("zram") {
+                let stored = read_into(path.with_file_name("mm_stat"), &mut self.buf)
+                    .then(|| stack::parse_mm_stat(&self.buf))
+                    .flatten();
+                device.zram_series.push(stored.unwrap_or_default());
+            }
         }
         self.sample_memory();
         self.sample_cgroup();

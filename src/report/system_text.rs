@@ -292,6 +292,7 @@ mod tests {
                 ..Default::default()
             }],
             devices: vec![DeviceObservation {
+                zram_series: Vec::new(),
                 name: "loop1".into(),
                 via: "holds /dev/loop1".into(),
                 counter_series: [0, 2048, 4096, 4096]

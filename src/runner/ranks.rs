@@ -506,6 +506,8 @@ pub(super) fn pair_hosts(
         observations,
         started_unix_ms,
     )];
+    // The host's series now hold its other ranks' I/O and what they caused.
+    observations.ledger = crate::observe::ledger::build(observations);
     for (rank, run) in ranks.iter().zip(&mut cluster.ranks) {
         let Some(seen) = &rank.host else {
             continue;
@@ -521,6 +523,7 @@ pub(super) fn pair_hosts(
             &mut observations,
             rank.started_unix_ms,
         ));
+        observations.ledger = crate::observe::ledger::build(&observations);
         run.report.observations = observations;
         run.report.environment = seen.environment.clone();
         crate::observe::cgroup::record_workers_elsewhere(
@@ -564,6 +567,7 @@ fn add_interval(into: &mut JobInterval, from: &JobInterval) {
     into.in_io_ns += from.in_io_ns;
     into.cpu_ns += from.cpu_ns;
     into.run_delay_ns += from.run_delay_ns;
+    into.caused += from.caused;
     let mut waits = WaitTally {
         waits: std::mem::take(&mut into.waits),
     };
@@ -841,6 +845,15 @@ pub(super) mod tests {
             write_sectors: i as u64 * (64 << 20) / 10 / 512,
             ..Default::default()
         });
+        // the target on it, and the process that did the rest
+        fixture::add_target(&mut observed, |_| 0);
+        observed.observations.targets[0].devices = vec!["loop7".into()];
+        observed.observations.other_processes = vec![crate::model::ProcessIo {
+            pid: 77,
+            comm: "dd".into(),
+            write_bytes: 44 << 20,
+            ..Default::default()
+        }];
         // h-b's first rank runs in a cgroup its workers are not in
         let mut on_b = observed.clone();
         fixture::add_cgroup(&mut on_b, Default::default(), |_| Default::default());
@@ -924,7 +937,8 @@ pub(super) mod tests {
         crate::report::system_text::write_system(&mut text, &report).unwrap();
         for line in [
             "observed on h-a by rank 0, where ranks 0, 1 of 4 ran; each other host by its first rank (its findings name it; its observations are in that rank's report in iolens-json)",
-            "device loop7 (the target): read 0 B, wrote 64.0 MiB; the ranks on h-a read 0 B, wrote 20.0 MiB",
+            "    the job                                   0 B   20.0 MiB",
+            "    loop7 (the target)                        0 B   64.0 MiB",
         ] {
             assert!(text.contains(line), "expected the line {line:?}, saw:\n{text}");
         }
@@ -933,8 +947,8 @@ pub(super) mod tests {
         assert_eq!(
             titles,
             [
-                "on h-a: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device",
-                "on h-b: loop7 moved 64.0 MiB during the run, iolens only 20.0 MiB: other processes used the device",
+                "on h-a: 44.0 MiB of the 64.0 MiB loop7 moved while job 'w' ran was not iolens' (69%): other processes used it, the busiest dd (pid 77)",
+                "on h-b: 44.0 MiB of the 64.0 MiB loop7 moved while job 'w' ran was not iolens' (69%): other processes used it, the busiest dd (pid 77)",
             ],
             "expected foreign-io on each host against its own ranks' 20 MiB (all ranks' 40 MiB would hide it)"
         );
