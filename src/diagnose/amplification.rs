@@ -5,7 +5,8 @@
 //! iolens submitted when no other process was seen writing (journal and
 //! metadata the filesystem writes on the job's behalf).
 
-use super::{bytes_text, foreign_io::beyond_iolens, stack_of};
+use super::foreign_io::{beyond_iolens, others_wrote};
+use super::{bytes_text, stack_of};
 use crate::model::{Finding, JobLedger, Layer, RunReport, Severity};
 
 /// The extra must reach this much…
@@ -108,17 +109,11 @@ fn data_path_note(report: &RunReport, job: &str) -> Option<String> {
 fn extra_device_writes(report: &RunReport, ledger: &JobLedger) -> Option<Finding> {
     let (_, extra) = beyond_iolens(ledger)?;
     let device = ledger.top_layer()?;
-    let others_wrote: u64 = report
-        .observations
-        .other_processes
-        .iter()
-        .map(|p| p.write_bytes)
-        .sum();
     // Another writer explains it: foreign-io names that.
     if ledger.job_write_bytes == 0
         || extra < MIN_EXTRA_DEVICE_BYTES
         || (extra as f64) < EXTRA_SHARE_MIN * ledger.job_write_bytes as f64
-        || others_wrote as f64 >= 0.25 * extra as f64
+        || others_wrote(report, extra)
     {
         return None;
     }

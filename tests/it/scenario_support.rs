@@ -438,23 +438,25 @@ impl Drop for Tmpfs {
 
 /// Another process writing to `path` with direct I/O, at roughly a given
 /// rate, for as long as the guard lives: a neighbour sharing the device with
-/// the run. Its process group (the shell and its dd) is killed on drop.
+/// the run, long-lived like a database or a backup (one dd, fed through a
+/// pipe a tenth of a second's worth at a time). Its process group (the
+/// shell, its feeder and its dd) is killed on drop.
 pub struct Neighbour(Child);
 
-/// The neighbour writes this much per dd, then sleeps a tenth of a second.
+/// The neighbour's dd writes blocks of this size.
 const NEIGHBOUR_BLOCK: u64 = 64 << 10;
 
 impl Neighbour {
-    /// Rewrites the first `bytes_per_sec_hint / 10` bytes of `path` every
-    /// 0.1 s (less when the device is slower).
+    /// Appends to `path` about `bytes_per_sec_hint` a second (less when the
+    /// device is slower).
     pub fn start(path: &Path, bytes_per_sec_hint: u64) -> Option<Neighbour> {
-        if !have_tools(&["sh", "dd", "sleep"]) {
+        if !have_tools(&["sh", "dd", "head", "sleep"]) {
             return None;
         }
-        let blocks = (bytes_per_sec_hint / 10 / NEIGHBOUR_BLOCK).max(1);
+        let tenth = (bytes_per_sec_hint / 10 / NEIGHBOUR_BLOCK).max(1) * NEIGHBOUR_BLOCK;
         let script = format!(
-            "while :; do dd if=/dev/zero of=\"$1\" bs={NEIGHBOUR_BLOCK} count={blocks} \
-             oflag=direct conv=notrunc status=none; sleep 0.1; done"
+            "while :; do head -c {tenth} /dev/zero; sleep 0.1; done | \
+             dd of=\"$1\" bs={NEIGHBOUR_BLOCK} iflag=fullblock oflag=direct status=none"
         );
         let child = Command::new("sh")
             .args(["-c", &script, "sh"])
