@@ -12,18 +12,6 @@ const MIN_JOB_BYTES: u64 = 16 << 20;
 /// data stores at ~100 %, zeros at 0 %).
 const STORED_SHARE_MAX: f64 = 0.5;
 
-/// The job's options that decide what its buffers hold, as given.
-const BUFFER_OPTIONS: &[&str] = &[
-    "zero_buffers",
-    "refill_buffers",
-    "scramble_buffers",
-    "buffer_compress_percentage",
-    "buffer_compress_chunk",
-    "buffer_pattern",
-    "dedupe_percentage",
-    "verify",
-];
-
 pub fn compressible_data(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for ledger in &report.observations.ledger {
@@ -38,19 +26,12 @@ pub fn compressible_data(report: &RunReport) -> Vec<Finding> {
             if stored as f64 >= STORED_SHARE_MAX * zram.orig_data_bytes as f64 {
                 continue;
             }
-            let given: Vec<String> = report
+            let buffers = report
+                .observations
                 .jobs
                 .iter()
-                .filter(|j| j.name == ledger.job)
-                .flat_map(|j| &j.options)
-                .filter(|(k, _)| BUFFER_OPTIONS.contains(&k.as_str()))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            let buffers = if given.is_empty() {
-                "the job's buffer options are the defaults".to_string()
-            } else {
-                format!("the job's buffer options: {}", given.join(" "))
-            };
+                .find(|s| s.name == ledger.job)
+                .map_or("unknown", |s| s.buffers.as_str());
             findings.push(Finding {
                 code: "compressible-data".into(),
                 severity: Severity::Warning,
@@ -70,7 +51,7 @@ pub fn compressible_data(report: &RunReport) -> Vec<Finding> {
                         zram.same_pages,
                         zram.huge_pages
                     ),
-                    buffers,
+                    format!("the job's write buffers: {buffers}"),
                 ],
                 advice: "write data like the real workload's: refill_buffers=1 for incompressible data, or buffer_compress_percentage=N for data that compresses as yours does; never zero_buffers on a compressing device".into(),
                 at_ns: Some(ledger.from_ns),
@@ -90,9 +71,7 @@ mod tests {
         let mut report = run(20);
         add_job(&mut report, "w", true, io(0, 100));
         if zero_buffers {
-            report.jobs[0]
-                .options
-                .push(("zero_buffers".into(), "1".into()));
+            report.observations.jobs[0].buffers = "zero_buffers".into();
         }
         report.observations.ledger.push(JobLedger {
             job: "w".into(),
@@ -119,7 +98,10 @@ mod tests {
         let found = compressible_data(&zram_write(0, true));
         assert_eq!(codes(&found), ["compressible-data"]);
         assert!(found[0].evidence[0].contains("65536 pages of one repeated value"));
-        assert!(found[0].evidence[1].contains("zero_buffers=1"), "{found:?}");
+        assert!(
+            found[0].evidence[1].ends_with(": zero_buffers"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -10,8 +10,9 @@
 use super::bytes_text;
 use crate::model::{Finding, JobLedger, ProcessIo, RunReport, Severity};
 
-/// The traffic iolens did not cause must reach this share of the device's…
-const FOREIGN_SHARE_MIN: f64 = 0.2;
+/// The traffic iolens did not cause must reach this share of the device's
+/// (iolens' own is accounted exactly, so a quiet device shows next to none)…
+const FOREIGN_SHARE_MIN: f64 = 0.1;
 /// …and this much, above a quiet system's own logging and metadata.
 const MIN_FOREIGN_BYTES: u64 = 8 << 20;
 /// The other processes seen must account for this share of the gap to be named as its cause.

@@ -209,6 +209,7 @@ pub(crate) mod fixture {
             ..Default::default()
         });
         report.observations.jobs.push(JobSeries {
+            buffers: String::new(),
             name: name.into(),
             workers: 1,
             direct,

@@ -844,6 +844,9 @@ pub struct JobSeries {
     // Left out when false: files saved before it existed load and save unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub syncs_writes: bool,
+    /// What its write buffers hold ("zero_buffers", "random data", …).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub buffers: String,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
     /// The job's CPU wait (see `CpuWait`); None when its I/O could not be followed.

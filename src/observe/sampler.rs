@@ -66,6 +66,8 @@ pub struct WatchedJob {
     pub syncs_writes: bool,
     /// Paths of the targets it does I/O on.
     pub targets: Vec<String>,
+    /// What its write buffers hold (`BufferSpec::describe`).
+    pub buffers: String,
 }
 
 /// Called from the sampler thread about once a second with everything recorded
@@ -258,6 +260,7 @@ impl State {
                 invalidate: job.invalidate,
                 syncs_writes: job.syncs_writes,
                 targets: job.targets.clone(),
+                buffers: job.buffers.clone(),
                 intervals: Vec::new(),
                 cpu_wait: None,
             });
@@ -647,6 +650,7 @@ mod tests {
                 created: false,
             }],
             jobs: vec![WatchedJob {
+                buffers: String::new(),
                 name: "reader".into(),
                 // Exercises the wait-channel tick too.
                 buffered_writer: true,

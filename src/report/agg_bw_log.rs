@@ -41,6 +41,7 @@ mod tests {
 
     fn job(bytes: &[[u64; 2]]) -> JobSeries {
         JobSeries {
+            buffers: String::new(),
             name: "j".into(),
             workers: 1,
             direct: false,

@@ -308,6 +308,7 @@ mod tests {
                 ..Default::default()
             }],
             jobs: vec![JobSeries {
+                buffers: String::new(),
                 name: "w".into(),
                 workers: 1,
                 direct: false,

@@ -74,6 +74,7 @@ pub(super) fn start_sampler(
                     || job.io.fdatasync > 0
                     || job.io.end_fsync
                     || job.io.sync != crate::job::spec::SyncMode::None,
+                buffers: job.buffers.describe(),
                 targets: files
                     .job_targets(j)
                     .into_iter()

@@ -6,9 +6,10 @@
 //! warning but host noise. Then the distortions: setups where the bytes the
 //! job moved and the bytes a layer below moved differ (caches, holes,
 //! unwritten extents, compression, read-modify-write, someone else's I/O).
-//! Their tests assert only the ground truth visible in today's raw report, so
-//! each setup is known to reproduce its distortion; the findings that explain
-//! them are asserted on top of these setups later.
+//! Each test asserts the ground truth in the raw report first (so the setup
+//! is known to reproduce its distortion), then the finding that names the
+//! layer responsible, and that the rules which used to blame the wrong layer
+//! stay silent.
 //!
 //! Root, loop devices and the filesystems' tools; skipped with a printed
 //! reason otherwise. Runs are a few seconds each, one at a time.
@@ -16,7 +17,9 @@
 use crate::scenario_support::{
     one_at_a_time, BackedLoop, Backing, FsKind, LoopFs, Neighbour, Tmpfs, Zram,
 };
-use crate::scenarios::{finding_text, job_bytes, run_report, strings};
+use crate::scenarios::{
+    expect_no_warning, expect_warning, finding_text, job_bytes, run_report, strings,
+};
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -50,14 +53,17 @@ fn expect_only_host_noise(report: &Value) {
     );
 }
 
-/// Also host noise: other processes' I/O on the machine's disk below a loop
-/// device's backing file. That disk holds the root filesystem, which other
-/// tenants of this VM build and benchmark on; the test's own devices are
-/// still held to no foreign I/O.
 fn is_host_noise(finding: &Value) -> bool {
-    let code = finding["code"].as_str().unwrap();
-    HOST_NOISE.contains(&code)
-        || (code == "foreign-io" && finding_text(finding).contains("(backing file of "))
+    HOST_NOISE.contains(&finding["code"].as_str().unwrap())
+}
+
+/// The warning `code`, whose title and evidence contain `words`.
+fn expect_warning_saying(report: &Value, code: &str, words: &str) {
+    let text = finding_text(expect_warning(report, code));
+    assert!(
+        text.contains(words),
+        "{code} does not say {words:?}: {text}"
+    );
 }
 
 /// `iolens run` of one job named `name` on `filename` with `options`.
@@ -187,7 +193,6 @@ fn clean_direct_io_on_xfs_over_a_loop_device_with_dio() {
 }
 
 #[test]
-#[ignore = "false alarm: pagecache-under-direct-io, fixed by the ledger work"]
 fn clean_direct_io_on_btrfs_over_a_loop_device_with_dio() {
     clean_on_filesystem(FsKind::Btrfs);
 }
@@ -240,6 +245,8 @@ fn loop_without_dio_reread_reads_the_backing_cache_not_the_disk() {
     assert!(job > 16 * MIB, "{job}");
     // Not about 0: other tenants read the machine's disk too.
     assert!(disk < job / 4, "job {job}, backing disk {disk}");
+    expect_warning_saying(&report, "loop-without-direct-io", "(loop/dio = 0)");
+    expect_no_warning(&report, "direct-io-not-honoured");
 }
 
 /// tmpfs has no device: its "direct" reads are copies from RAM. 4k direct
@@ -266,6 +273,8 @@ fn tmpfs_direct_read_has_no_device_below() {
         "{}",
         devices_seen(&report)
     );
+    expect_warning_saying(&report, "no-device", "this measured RAM");
+    expect_no_warning(&report, "pagecache-under-direct-io");
 }
 
 /// Buffered writes end in the page cache; without fsync the run ends before
@@ -330,6 +339,7 @@ fn buffered_writes_stay_in_ram_leave_the_device_idle() {
     assert_eq!(job, 512 * MIB);
     assert!(device_wrote < job / 4, "device wrote {device_wrote}");
     assert!(dirty_pages * 4096 > job / 2, "{cache}");
+    expect_warning_saying(&report, "writes-left-in-ram", "still dirty");
 }
 
 /// Reads of unwritten extents (fallocate without writing) return zeros
@@ -379,6 +389,8 @@ fn unwritten_extents_read_does_not_reach_the_device() {
         return;
     };
     assert_read_without_device(&report, &device);
+    expect_warning_saying(&report, "read-from-holes", "never written");
+    expect_no_warning(&report, "direct-io-not-honoured");
 }
 
 #[test]
@@ -390,6 +402,7 @@ fn sparse_file_read_does_not_reach_the_device() {
     assert_read_without_device(&report, &device);
     let target = &report["observations"]["targets"][0];
     assert_eq!(target["sparse"], true, "{target}");
+    expect_warning_saying(&report, "read-from-holes", "a file with holes");
 }
 
 /// A loop device over a sparse file: its reads of the hole are answered by
@@ -426,6 +439,8 @@ fn loop_over_hole_reads_nothing_from_the_disk() {
     // Not about 0: other tenants read the machine's disk too.
     assert!(disk_read < job / 4, "job {job}, disk {disk_read}");
     assert_eq!(blocks, 0, "the backing file was allocated");
+    let backing = device.backing_file().display().to_string();
+    expect_warning_saying(&report, "read-from-holes", &backing);
 }
 
 /// zram stores a page of zeros as a flag, other pages compressed. 256 MiB
@@ -477,6 +492,7 @@ fn zram_zero_buffers_are_stored_as_nothing() {
     assert_eq!(job, 256 * MIB);
     assert!(stat[SAME_PAGES] * 4096 >= job * 9 / 10, "{stat:?}");
     assert!(stat[COMPR_DATA_SIZE] < MIB, "{stat:?}");
+    expect_warning_saying(&report, "compressible-data", "write buffers: zero_buffers");
     drop(zram);
 
     let Some((report, zram)) = zram_write("--refill_buffers") else {
@@ -490,6 +506,7 @@ fn zram_zero_buffers_are_stored_as_nothing() {
         stat[COMPR_DATA_SIZE] > stat[ORIG_DATA_SIZE] * 9 / 10,
         "{stat:?}"
     );
+    expect_no_warning(&report, "compressible-data");
 }
 
 /// A write smaller than a page into an uncached page makes the kernel read
@@ -533,6 +550,8 @@ fn subsector_writes_rmw_read_the_device() {
     assert_eq!(job_read, 0);
     assert!(job_wrote > 0);
     assert!(read > MIB, "device read {read}");
+    expect_warning_saying(&report, "job-amplification", "read-modify-write");
+    expect_no_warning(&report, "foreign-io");
 }
 
 /// Another process writing to the same filesystem while the job reads. ext4
@@ -571,4 +590,5 @@ fn foreign_neighbour_writes_show_on_the_device_of_a_read_only_job() {
     assert!(job_read > 16 * MIB, "{job_read}");
     assert_eq!(job_wrote, 0);
     assert!(wrote > 4 * MIB, "device wrote {wrote}");
+    expect_warning_saying(&report, "foreign-io", "the busiest dd (pid");
 }

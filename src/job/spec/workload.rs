@@ -431,6 +431,37 @@ pub struct BufferSpec {
     pub dedupe_percentage: u32,
 }
 
+impl BufferSpec {
+    /// What the write buffers hold, in fio's option names: "zero_buffers",
+    /// "buffer_compress_percentage=50", or "random data" for the default.
+    pub fn describe(&self) -> String {
+        let mut said = Vec::new();
+        if self.zero_buffers {
+            said.push("zero_buffers".to_string());
+        }
+        if let Some(pattern) = &self.pattern {
+            said.push(format!("buffer_pattern ({} bytes repeated)", pattern.len()));
+        }
+        if self.compress_percentage > 0 {
+            said.push(format!(
+                "buffer_compress_percentage={}",
+                self.compress_percentage
+            ));
+        }
+        if self.dedupe_percentage > 0 {
+            said.push(format!("dedupe_percentage={}", self.dedupe_percentage));
+        }
+        if said.is_empty() {
+            said.push(if self.refill_buffers {
+                "random data, refill_buffers".into()
+            } else {
+                "random data".into()
+            });
+        }
+        said.join(", ")
+    }
+}
+
 fn default_compress_chunk() -> u64 {
     512
 }
