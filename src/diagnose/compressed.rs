@@ -8,9 +8,10 @@ use crate::model::{Finding, RunReport, Severity};
 
 /// Below this a job wrote too little to judge.
 const MIN_JOB_BYTES: u64 = 16 << 20;
-/// The device stored less than this share of the data it holds (random
-/// data stores at ~100 %, zeros at 0 %).
-const STORED_SHARE_MAX: f64 = 0.5;
+/// The device stored less than this share of the data it holds: zeros store
+/// at 0 %, `buffer_compress_percentage=80` at about 20 %; the default
+/// buffers (random, reused between writes) measured at 50–55 % on zram.
+const STORED_SHARE_MAX: f64 = 0.25;
 
 pub fn compressible_data(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();

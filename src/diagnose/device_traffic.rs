@@ -3,7 +3,7 @@
 //! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
 
 use super::bytes_text;
-use crate::model::{DeviceCounters, Finding, JobSeries, RunReport, Severity};
+use crate::model::{DeviceCounters, Finding, JobSeries, Layer, RunReport, Severity};
 
 /// Below this a job moved too little for a share to mean anything.
 const MIN_JOB_BYTES: u64 = 4 << 20;
@@ -160,15 +160,54 @@ pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
                 bytes_text(moved),
                 bytes_text(device)
             ),
-            evidence: vec![format!(
+            evidence: std::iter::once(format!(
                 "{:.0}% of the job's bytes reached the device",
                 device as f64 / moved as f64 * 100.0
-            )],
+            ))
+            .chain(caching_layers(report, series))
+            .collect(),
             advice: "the filesystem or a layer below (loop device without direct-io, FUSE, network fs) caches despite O_DIRECT; benchmark the device itself, or a filesystem that honours direct I/O".into(),
             at_ns: None,
         });
     }
     findings
+}
+
+/// The layers of the job's stacks that can serve O_DIRECT through a cache:
+/// data journalling, compression (btrfs falls back to buffered I/O for
+/// compressed extents), a FUSE or network filesystem, a loop device without
+/// direct I/O.
+fn caching_layers(report: &RunReport, series: &JobSeries) -> Vec<String> {
+    let mut found = Vec::new();
+    for stack in series
+        .targets
+        .iter()
+        .filter_map(|path| super::stack_of(report, path))
+    {
+        for layer in &stack.layers {
+            let said = match &layer.layer {
+                Layer::Filesystem {
+                    fs_type,
+                    data_path_options,
+                    ..
+                } => data_path_options
+                    .iter()
+                    .find(|o| *o == "data=journal" || o.starts_with("compress"))
+                    .map(|o| format!("{fs_type} is mounted with {o}: its data goes through the page cache or is rewritten before it reaches the device")),
+                Layer::Fuse { fs_type, .. } | Layer::Network { fs_type, .. } => Some(format!(
+                    "{fs_type} decides itself whether O_DIRECT bypasses its caches"
+                )),
+                Layer::Loop {
+                    name,
+                    direct_io: false,
+                    ..
+                } => Some(format!("{name} has no direct I/O: it uses its backing file's page cache")),
+                _ => None,
+            };
+            found.extend(said.map(|s| format!("in the stack of {}: {s}", stack.target)));
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -258,6 +297,19 @@ mod tests {
         assert!(
             served_from_cache(&report).is_empty(),
             "direct jobs read no cache"
+        );
+        // The stack names the layer that caches.
+        report.environment.stacks = vec![crate::model::TargetStack::of(
+            TARGET,
+            vec![(
+                0,
+                Layer::filesystem("ext4", "/mnt", "/dev/loop7", &["data=journal"]),
+            )],
+        )];
+        let found = direct_io_not_honoured(&report);
+        assert!(
+            found[0].evidence[1].contains("ext4 is mounted with data=journal"),
+            "{found:?}"
         );
 
         let mut honest = run(20);

@@ -71,6 +71,12 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
         }
         let explained = others as f64 >= EXPLAINED_SHARE_MIN * foreign as f64;
         named_devices.push(&device.device);
+        // Their I/O is on any device: those whose reads and writes match the
+        // gap's first (a writer for written bytes, a reader for read ones).
+        let fits = |p: &ProcessIo| p.read_bytes.min(read) + p.write_bytes.min(foreign_writes);
+        let mut suspects: Vec<&ProcessIo> = obs.other_processes.iter().collect();
+        suspects.sort_by_key(|p| std::cmp::Reverse((fits(p), moved(p))));
+        let explained = explained && suspects.first().is_some_and(|p| fits(p) > 0);
         let mut evidence = vec![format!(
             "{} ({}) read {} and wrote {} while job '{}' ran; iolens made it read {} and write {}",
             device.device,
@@ -81,7 +87,7 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
             bytes_text(caused.read_bytes),
             bytes_text(caused.write_bytes)
         )];
-        evidence.extend(obs.other_processes.iter().take(NAMED).map(|p| {
+        evidence.extend(suspects.iter().take(NAMED).map(|p| {
             format!(
                 "{} (pid {}{}) read {}, wrote {} during the run (its I/O on any device)",
                 if p.comm.is_empty() { "?" } else { &p.comm },
@@ -95,7 +101,7 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
                 bytes_text(p.write_bytes)
             )
         }));
-        let who = match obs.other_processes.first().filter(|_| explained) {
+        let who = match suspects.first().filter(|_| explained) {
             Some(busiest) => format!(
                 "other processes used it, the busiest {} (pid {})",
                 busiest.comm, busiest.pid
@@ -210,6 +216,21 @@ mod tests {
         assert!(foreign_io(&report).is_empty(), "journal and metadata");
         report.observations.other_processes = vec![dd(48 << 20)];
         assert_eq!(codes(&foreign_io(&report)), ["foreign-io"]);
+    }
+
+    #[test]
+    fn the_process_whose_io_matches_the_gap_is_named_first() {
+        let tar = ProcessIo {
+            pid: 7,
+            comm: "tar".into(),
+            read_bytes: 512 << 20,
+            ..Default::default()
+        };
+        let found = foreign_io(&reader(100 << 20, 34 << 20, vec![tar, dd(34 << 20)]));
+        assert!(
+            found[0].title.contains("the busiest dd (pid 4242)"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! A worker also publishes the I/O it waits on (file, offset, start), so the
 //! runner's watchdog can say where a hung worker is stuck.
 
+use crate::model::TaskIo;
 use iolens_sys::SharedRegion;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Words per worker: a multiple of 128 bytes, so a slot of a page-aligned board
 /// fills cache lines of its own (and adjacent-line prefetch does not pull in a neighbour's).
-const SLOT_WORDS: usize = (FLOW_ISSUED + 1).next_multiple_of(16);
+const SLOT_WORDS: usize = (FINAL_IO_SET + 1).next_multiple_of(16);
 
 /// Word indexes in a slot. The ios and bytes pairs are [read, write].
 const IOS: usize = 0;
@@ -47,6 +48,11 @@ const WAITING_START_NS: usize = CLOCK_ORIGIN_NS + 3;
 /// after), and the I/Os the flow let it issue.
 const FLOW_WEIGHT: usize = CLOCK_ORIGIN_NS + 4;
 const FLOW_ISSUED: usize = CLOCK_ORIGIN_NS + 5;
+/// The worker thread's own per-task io as it exited (read_bytes, write_bytes,
+/// cancelled_write_bytes), and 1 once they are written: the sampler's last
+/// read of the thread's io file may precede its last I/Os by an interval.
+const FINAL_IO: usize = CLOCK_ORIGIN_NS + 6;
+const FINAL_IO_SET: usize = FINAL_IO + 3;
 
 /// Buckets below 4 ns hold one value each; above, each power of two is split in 4.
 const SUB_BUCKETS: u64 = 4;
@@ -201,8 +207,18 @@ impl LiveCounters<'_> {
         self.slot[TID].store(pid.into(), Relaxed);
     }
 
-    /// The worker thread is about to exit: its ids are no longer valid.
+    /// The worker thread is about to exit: its ids are no longer valid. Its
+    /// per-task io is left for the sampler first (see `FINAL_IO`).
     pub fn worker_finished(&self) {
+        let mut text = String::new();
+        if super::read_into("/proc/thread-self/io", &mut text) {
+            if let Some(io) = super::task_io::parse(&text) {
+                self.slot[FINAL_IO].store(io.read_bytes, Relaxed);
+                self.slot[FINAL_IO + 1].store(io.write_bytes, Relaxed);
+                self.slot[FINAL_IO + 2].store(io.cancelled_write_bytes, Relaxed);
+                self.slot[FINAL_IO_SET].store(1, Relaxed);
+            }
+        }
         self.slot[TID].store(0, Relaxed);
         self.slot[WAITING_START_NS].store(0, Relaxed);
     }
@@ -301,6 +317,16 @@ impl LiveCounters<'_> {
     /// The largest latency since the last call, and start a new interval.
     pub fn take_max_lat_ns(&self) -> u64 {
         self.slot[LAT_MAX_NS].swap(0, Relaxed)
+    }
+
+    /// The worker thread's per-task io as it exited; None while it runs (or
+    /// when its io file could not be read).
+    pub fn final_io(&self) -> Option<TaskIo> {
+        (self.slot[FINAL_IO_SET].load(Relaxed) == 1).then(|| TaskIo {
+            read_bytes: self.slot[FINAL_IO].load(Relaxed),
+            write_bytes: self.slot[FINAL_IO + 1].load(Relaxed),
+            cancelled_write_bytes: self.slot[FINAL_IO + 2].load(Relaxed),
+        })
     }
 
     /// (pid, tid) while the worker runs.
@@ -523,8 +549,10 @@ mod tests {
         let (pid, tid) = c.thread().unwrap();
         assert_eq!(pid, std::process::id());
         assert_eq!(tid, iolens_sys::gettid());
+        assert_eq!(c.final_io(), None, "only once the thread has exited");
         c.worker_finished();
         assert_eq!(c.thread(), None);
+        assert!(c.final_io().is_some(), "its io accounting is left behind");
         c.worker_process_started(u32::MAX);
         assert_eq!(c.thread(), Some((u32::MAX, u32::MAX)));
     }

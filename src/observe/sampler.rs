@@ -568,9 +568,14 @@ impl State {
                         track.obs.caused = io;
                     }
                     // Gone between the check and the read, or no accounting (CONFIG_TASK_IO_ACCOUNTING).
-                    None if Path::new(&track.io_path).exists() => self.task_io_unreadable = true,
+                    None if track.io_path.exists() => self.task_io_unreadable = true,
                     None => {}
                 }
+            } else if let Some(io) = live.final_io().filter(|io| *io != track.last_io) {
+                // Its last I/Os, after the previous sample read its io file.
+                interval.caused += io.since(&track.last_io);
+                track.last_io = io;
+                track.obs.caused = io;
             }
             job_waits[track.job].absorb(&track.interval_waits);
             let mut total = WaitTally {

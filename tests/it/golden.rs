@@ -51,6 +51,10 @@ const MASKED_KEYS: &[&str] = &[
     "cgroup_io",
 ];
 
+/// Keys present only when the machine showed something (other processes'
+/// I/O during the run): left out of the comparison.
+const MACHINE_ONLY_KEYS: &[&str] = &["other_processes"];
+
 const FORMATS: &[(&str, &str)] = &[
     ("normal", "txt"),
     ("json", "json"),
@@ -344,6 +348,7 @@ fn shape(value: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .filter(|(key, _)| !MASKED_KEYS.contains(&key.as_str()))
+                .filter(|(key, _)| !MACHINE_ONLY_KEYS.contains(&key.as_str()))
                 .map(|(key, child)| (key.clone(), shape(child)))
                 .collect(),
         ),

@@ -592,3 +592,44 @@ fn foreign_neighbour_writes_show_on_the_device_of_a_read_only_job() {
     assert!(wrote > 4 * MIB, "device wrote {wrote}");
     expect_warning_saying(&report, "foreign-io", "the busiest dd (pid");
 }
+
+/// ext4 with `data=journal` has no direct I/O: O_DIRECT falls back to the
+/// page cache. A 16 MiB file written and synced on such an ext4 (loop device
+/// with direct I/O over the machine's disk), then read directly (4k random,
+/// 3 s): after the first pass every read is a cache hit.
+///
+/// Ground truth: the device read at most about the file once. The finding
+/// names the mount option as the layer that cached.
+fn data_journal_direct_read() -> Option<(Value, String)> {
+    let fs = LoopFs::create(
+        FsKind::Ext4,
+        256 * MIB,
+        Backing::Disk,
+        true,
+        &["noatime", "data=journal"],
+    )?;
+    let file = fs.preallocated_file("data", 16 * MIB);
+    fs.remount();
+    Some((direct_randread("journal", &file, "16m"), fs.device_name()))
+}
+
+#[test]
+fn data_journal_turns_direct_reads_into_cache_hits() {
+    let _one = one_at_a_time();
+    let Some((report, device)) = data_journal_direct_read() else {
+        return;
+    };
+    let (job, _, read) = job_and_device(&report, &device, "read_sectors");
+    eprintln!(
+        "job read {:.1} MiB, the device {:.1} MiB",
+        mib(job),
+        mib(read)
+    );
+    assert!(job > 64 * MIB, "{job}");
+    assert!(read < job / 2, "device read {read}");
+    expect_warning_saying(
+        &report,
+        "direct-io-not-honoured",
+        "ext4 is mounted with data=journal",
+    );
+}
