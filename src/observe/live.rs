@@ -207,9 +207,9 @@ impl LiveCounters<'_> {
         self.slot[TID].store(pid.into(), Relaxed);
     }
 
-    /// The worker thread is about to exit: its ids are no longer valid. Its
-    /// per-task io is left for the sampler first (see `FINAL_IO`).
-    pub fn worker_finished(&self) {
+    /// Called on the worker's own thread once its I/O is over: leave its
+    /// per-task io for the sampler (see `FINAL_IO`).
+    pub fn record_final_io(&self) {
         let mut text = String::new();
         if super::read_into("/proc/thread-self/io", &mut text) {
             if let Some(io) = super::task_io::parse(&text) {
@@ -219,6 +219,10 @@ impl LiveCounters<'_> {
                 self.slot[FINAL_IO_SET].store(1, Relaxed);
             }
         }
+    }
+
+    /// The worker thread is about to exit: its ids are no longer valid.
+    pub fn worker_finished(&self) {
         self.slot[TID].store(0, Relaxed);
         self.slot[WAITING_START_NS].store(0, Relaxed);
     }
@@ -549,7 +553,8 @@ mod tests {
         let (pid, tid) = c.thread().unwrap();
         assert_eq!(pid, std::process::id());
         assert_eq!(tid, iolens_sys::gettid());
-        assert_eq!(c.final_io(), None, "only once the thread has exited");
+        assert_eq!(c.final_io(), None, "only once the thread's I/O is over");
+        c.record_final_io();
         c.worker_finished();
         assert_eq!(c.thread(), None);
         assert!(c.final_io().is_some(), "its io accounting is left behind");

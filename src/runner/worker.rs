@@ -84,6 +84,7 @@ pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
     let mut worker = Worker::new(ctx, engine, queue, locks, flow);
     worker.run();
     let result = worker.finish();
+    live.record_final_io();
     live.worker_finished();
     result
 }
