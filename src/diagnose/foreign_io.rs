@@ -107,7 +107,7 @@ pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
                 busiest.comm, busiest.pid
             ),
             None => {
-                evidence.push("no other process was seen moving that much in the once-a-second scans: a short-lived one between scans, a kernel thread working for another, or writeback of data dirtied before the run".into());
+                evidence.push("no other process was seen moving that much in the scans every two seconds: a short-lived one between scans, a kernel thread working for another, or writeback of data dirtied before the run".into());
                 "iolens did not cause it and no other process was seen doing that much".into()
             }
         };

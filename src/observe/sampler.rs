@@ -123,7 +123,7 @@ impl Sampler {
 /// cachestat walks the cached pages of its range, so on a target with GiBs
 /// cached one call can take milliseconds. Each probe may spend this share of
 /// the interval; a costlier probe is read every few samples instead.
-const CACHE_BUDGET_DIVISOR: u32 = 500;
+const CACHE_BUDGET_DIVISOR: u32 = 1000;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct CacheSkip {
