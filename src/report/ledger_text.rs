@@ -35,6 +35,9 @@ pub fn write_ledger(out: &mut String, obs: &Observations) -> fmt::Result {
     )
 }
 
+/// The first column's least width: "caused below the page cache" and room.
+const FIRST_COLUMN: usize = 34;
+
 fn write_job(out: &mut String, l: &JobLedger) -> fmt::Result {
     writeln!(
         out,
@@ -43,16 +46,28 @@ fn write_job(out: &mut String, l: &JobLedger) -> fmt::Result {
         l.from_ns as f64 / 1e9,
         l.to_ns as f64 / 1e9
     )?;
+    // The first column fits the longest device row ("loop3 (holds /mnt/x/f)").
+    let width = l
+        .layers
+        .iter()
+        .map(|d| d.device.chars().count() + d.via.chars().count() + 3)
+        .max()
+        .unwrap_or(0)
+        .max(FIRST_COLUMN);
     let row = |out: &mut String, name: &str, read: u64, written: u64, note: &str| {
         writeln!(
             out,
-            "    {name:<34} {:>10} {:>10}{}{note}",
+            "    {name:<width$} {:>10} {:>10}{}{note}",
             human_bytes(read),
             human_bytes(written),
             if note.is_empty() { "" } else { "  " }
         )
     };
-    writeln!(out, "    {:<34} {:>10} {:>10}", "layer", "read", "written")?;
+    writeln!(
+        out,
+        "    {:<width$} {:>10} {:>10}",
+        "layer", "read", "written"
+    )?;
     row(out, "the job", l.job_read_bytes, l.job_write_bytes, "")?;
     if let Some(caused) = l.caused {
         let mut notes = Vec::new();
@@ -147,6 +162,32 @@ mod tests {
         assert!(lines[4].starts_with("    loop3 (holds /mnt/f)"), "{out}");
         assert!(lines[4].ends_with("56.0 KiB  2 flushes"), "{out}");
         assert!(lines[5].contains("dd (pid 42) read 0 B, wrote 64.0 MiB"));
+    }
+
+    #[test]
+    fn a_long_device_row_widens_the_first_column() {
+        let via = "holds /mnt/a-rather-long-directory-name/f.dat";
+        let obs = Observations {
+            ledger: vec![JobLedger {
+                job: "r".into(),
+                job_read_bytes: 1 << 20,
+                layers: vec![LayerTraffic {
+                    device: "loop3".into(),
+                    via: via.into(),
+                    read_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut out = String::new();
+        write_ledger(&mut out, &obs).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        // header, the job's row and the device's row end at the same column
+        assert_eq!(lines[1].len(), lines[2].len(), "{out}");
+        assert_eq!(lines[2].len(), lines[3].len(), "{out}");
+        assert!(lines[3].contains(via));
     }
 
     #[test]
