@@ -3,6 +3,7 @@
 //! device whose backing file has holes. Those reads return zeros from memory
 //! without touching the device, so they inflate IOPS.
 
+use super::bytes_text;
 use crate::model::{Finding, RunReport, Severity, TargetObservation};
 
 pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
@@ -21,6 +22,7 @@ pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
         if seen_live.max(reported) == 0 {
             continue;
         }
+        findings.extend(never_written_zram(report, &series.name));
         for target in obs
             .targets
             .iter()
@@ -41,6 +43,50 @@ pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
                 at_ns: None,
             });
         }
+    }
+    findings
+}
+
+/// A zram device that held data for less than this share of the range a job read…
+const ZRAM_STORED_SHARE_MIN: f64 = 0.5;
+
+/// …when the job ended: reads of its pages never written return zeros without
+/// touching its memory (a thin device's unwritten or discarded blocks alike).
+fn never_written_zram(report: &RunReport, job: &str) -> Vec<Finding> {
+    let obs = &report.observations;
+    let Some(ledger) = obs.ledger.iter().find(|l| l.job == job) else {
+        return Vec::new();
+    };
+    let mut findings = Vec::new();
+    for layer in &ledger.layers {
+        let Some(zram) = layer.zram else { continue };
+        let Some(target) = obs.targets.iter().find(|t| {
+            t.is_block_device && t.devices.first() == Some(&layer.device) && t.used_bytes > 0
+        }) else {
+            continue;
+        };
+        if zram.orig_data_bytes as f64 >= ZRAM_STORED_SHARE_MIN * target.used_bytes as f64 {
+            continue;
+        }
+        findings.push(Finding {
+            code: "read-from-holes".into(),
+            severity: Severity::Warning,
+            title: format!(
+                "job '{job}' read {}, where {} held data for only {} of the {} it used: reads of pages never written return zeros without touching the device's memory",
+                target.path,
+                layer.device,
+                bytes_text(zram.orig_data_bytes),
+                bytes_text(target.used_bytes)
+            ),
+            evidence: vec![format!(
+                "{} mm_stat when the job ended: {} of data stored ({} pages of one repeated value)",
+                layer.device,
+                bytes_text(zram.orig_data_bytes),
+                zram.same_pages
+            )],
+            advice: "write the whole range first (a write pass over it), then measure reads".into(),
+            at_ns: Some(ledger.from_ns),
+        });
     }
     findings
 }
@@ -121,6 +167,36 @@ mod tests {
         report.observations.targets[0].backing_holes = Some("/data/img".into());
         let found = read_from_holes(&report);
         assert!(found[0].evidence[0].contains("/data/img"), "{found:?}");
+    }
+
+    #[test]
+    fn reads_of_a_zram_device_that_holds_little_are_reads_of_holes() {
+        let mut report = run(5);
+        add_job(&mut report, "rr", true, io(10, 0));
+        add_target(&mut report, |_| 0);
+        let target = &mut report.observations.targets[0];
+        target.used_bytes = 256 << 20;
+        target.devices = vec!["zram0".into()];
+        let stored = |orig_data_bytes| crate::model::JobLedger {
+            job: "rr".into(),
+            layers: vec![crate::model::LayerTraffic {
+                device: "zram0".into(),
+                zram: Some(crate::model::ZramStat {
+                    orig_data_bytes,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        report.observations.ledger = vec![stored(0)];
+        let found = read_from_holes(&report);
+        assert_eq!(codes(&found), ["read-from-holes"]);
+        assert!(found[0]
+            .title
+            .contains("held data for only 0 KiB of the 256.0 MiB"));
+        report.observations.ledger = vec![stored(256 << 20)];
+        assert!(read_from_holes(&report).is_empty());
     }
 
     #[test]

@@ -941,6 +941,21 @@ impl FileSet {
         Ok(())
     }
 
+    /// Bytes of target `target` the workers address: from the lowest region
+    /// start to the furthest region end (0 when no worker uses it).
+    pub fn used_span(&self, target: usize) -> u64 {
+        let regions = self
+            .workers
+            .iter()
+            .flatten()
+            .flat_map(|w| &w.files)
+            .filter(|wf| wf.target == target);
+        let (low, high) = regions.fold((u64::MAX, 0), |(low, high), wf| {
+            (low.min(wf.start), high.max(wf.start + wf.len))
+        });
+        high.saturating_sub(low)
+    }
+
     /// The targets a job uses, each once, in first-use order; none for the null engine.
     pub fn job_targets(&self, job_index: usize) -> Vec<usize> {
         let mut targets = Vec::new();

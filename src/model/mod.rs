@@ -732,6 +732,9 @@ pub enum CacheMethod {
 pub struct TargetObservation {
     pub path: String,
     pub is_block_device: bool,
+    /// The bytes of it the jobs address (lowest region start to furthest end).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub used_bytes: u64,
     pub method: CacheMethod,
     /// The file had holes when the run started: reads of them return zeros without touching the device.
     #[serde(default)]

@@ -44,6 +44,8 @@ pub struct WatchedTarget {
     pub path: PathBuf,
     pub file: Arc<File>,
     pub size: u64,
+    /// The bytes of it the jobs address.
+    pub used_bytes: u64,
     pub is_block_device: bool,
     /// The file had holes at the start (recorded for the read-from-holes finding).
     pub sparse: bool,
@@ -199,6 +201,7 @@ impl State {
             obs.targets.push(TargetObservation {
                 path: t.path.display().to_string(),
                 is_block_device: t.is_block_device,
+                used_bytes: t.used_bytes,
                 sparse: t.sparse,
                 unwritten: t.unwritten,
                 backing_holes: t.backing_holes.clone(),
@@ -648,6 +651,7 @@ mod tests {
                 path: path.clone(),
                 file: file.clone(),
                 size: FILE_BYTES as u64,
+                used_bytes: FILE_BYTES as u64,
                 is_block_device: false,
                 sparse: false,
                 unwritten: false,

@@ -14,20 +14,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The targets jobs do I/O on (not the placeholder null-engine jobs share), each once.
-fn watched_targets(files: &FileSet) -> Vec<&fileset::Target> {
+fn watched_targets(files: &FileSet) -> Vec<(usize, &fileset::Target)> {
     let mut indexes: Vec<usize> = (0..files.workers.len())
         .flat_map(|j| files.job_targets(j))
         .collect();
     indexes.sort_unstable();
     indexes.dedup();
-    indexes.into_iter().map(|t| &files.targets[t]).collect()
+    indexes
+        .into_iter()
+        .map(|t| (t, &files.targets[t]))
+        .collect()
 }
 
 pub(super) fn capture_environment(files: &FileSet) -> Environment {
     environment::capture(
         watched_targets(files)
             .into_iter()
-            .map(|t| (t.path.as_path(), t.is_block_device)),
+            .map(|(_, t)| (t.path.as_path(), t.is_block_device)),
     )
 }
 
@@ -42,10 +45,11 @@ pub(super) fn start_sampler(
         interval: req.observe_interval,
         targets: watched_targets(files)
             .into_iter()
-            .map(|t| WatchedTarget {
+            .map(|(index, t)| WatchedTarget {
                 path: t.path.clone(),
                 file: t.file.clone(),
                 size: t.size,
+                used_bytes: files.used_span(index),
                 is_block_device: t.is_block_device,
                 sparse: t
                     .file
