@@ -2,7 +2,8 @@
 //! default unit, ranges, per-direction lists and `bssplit`; and values with a unit scaled
 //! for reading (`format_value`, `run_numbers`).
 //!
-//! Everything here is strict where fio is lax: `4q` or `1.5g` are errors, not 4 and 1.
+//! Everything here is strict where fio is lax: `4q` or `1.5g` are errors, not 4 and 1; a
+//! whole number written as a decimal (`70.0`) is that number, as in fio.
 //! Errors say what is wrong with the text; the job layer adds which option and where.
 
 use std::time::Duration;
@@ -58,7 +59,21 @@ fn split_number(text: &str) -> Result<(u64, &str), UnitError> {
         .find(|c: char| !c.is_digit(radix))
         .unwrap_or(digits.len());
     let (number, rest) = digits.split_at(end);
-    if number.is_empty() || rest.starts_with('.') {
+    // A whole number written as a decimal (`33554432.0`, as some wrappers write
+    // every number) is that number, as fio reads it; a real fraction is refused.
+    let rest = match rest.strip_prefix('.') {
+        Some(fraction) if radix == 10 => {
+            let zeros = fraction.len() - fraction.trim_start_matches('0').len();
+            let after = &fraction[zeros..];
+            if zeros == 0 || after.starts_with(|c: char| c.is_ascii_digit()) {
+                return Err(UnitError::NotANumber(text.to_string()));
+            }
+            after
+        }
+        Some(_) => return Err(UnitError::NotANumber(text.to_string())),
+        None => rest,
+    };
+    if number.is_empty() {
         return Err(UnitError::NotANumber(text.to_string()));
     }
     let value = u64::from_str_radix(number, radix).map_err(|_| UnitError::Overflow)?;
@@ -374,6 +389,16 @@ mod tests {
         assert_eq!(parse_size("1kB", si), Ok(1000));
         assert_eq!(parse_size("1KiB", si), Ok(1024));
         assert_eq!(parse_size("1GiB", si), Ok(1 << 30));
+    }
+
+    #[test]
+    fn whole_numbers_written_as_decimals_are_those_numbers() {
+        assert_eq!(parse_size("33554432.0", KB), Ok(33_554_432));
+        assert_eq!(parse_size("4.00k", KB), Ok(4096));
+        assert_eq!(parse_percent_number("70.0"), Ok(70));
+        for fraction in ["1.05", "7.", "0x10.0", ".0"] {
+            assert!(parse_size(fraction, KB).is_err(), "{fraction}");
+        }
     }
 
     #[test]

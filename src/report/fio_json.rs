@@ -87,6 +87,8 @@ struct FioOutput<'a> {
     #[serde(rename = "global options", skip_serializing_if = "Option::is_none")]
     global_options: Option<OrderedMap<String>>,
     jobs: Vec<FioJob>,
+    /// Left out, as fio does, when no target is on a block device.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     disk_util: Vec<FioDisk>,
     iolens: IolensPart<'a>,
 }

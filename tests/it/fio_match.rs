@@ -425,3 +425,40 @@ fn job_options_hold_the_name_given_as_an_option_as_in_fio() {
         );
     }
 }
+
+/// What wrappers write: whole numbers as decimals (`size=1048576.0`,
+/// `rwmixread=70.0`, as Python's str(float) gives them), on a target on no
+/// block device (tmpfs). fio reads the numbers, and leaves `disk_util` out
+/// of its JSON when there is no disk (a parser indexing `disk_util[0]` relies
+/// on that); iolens the same.
+#[test]
+fn decimal_whole_numbers_are_read_and_no_disk_means_no_disk_util_as_in_fio() {
+    if !Path::new("/dev/shm").is_dir() {
+        eprintln!("skipped: no /dev/shm for a target on no block device");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let args = [
+        "--name=d",
+        "--filename=d.dat",
+        "--size=1048576.0",
+        "--rwmixread=70.0",
+        "--rw=randrw",
+        "--bs=4k",
+        "--output-format=json",
+    ];
+    let moved = |doc: &Value| -> u64 {
+        ["read", "write"]
+            .iter()
+            .map(|d| doc["jobs"][0][d]["io_bytes"].as_u64().unwrap())
+            .sum()
+    };
+    let (doc, code) = iolens_json(dir.path(), &args);
+    assert_eq!(code, 0);
+    assert_eq!(moved(&doc), 1 << 20);
+    assert!(doc.get("disk_util").is_none(), "{}", doc["disk_util"]);
+    if let Some(fio) = fio(dir.path(), &args) {
+        assert_eq!(moved(&fio), 1 << 20);
+        assert!(fio.get("disk_util").is_none(), "{}", fio["disk_util"]);
+    }
+}
