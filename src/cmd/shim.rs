@@ -8,10 +8,9 @@ use crate::job::front::cli_args::option_text;
 use std::ffi::OsStr;
 use std::path::Path;
 
-/// What `fio --version` prints: fio's `fio-MAJOR.MINOR` first (the fio release whose options
-/// and output we follow) so version parsers accept it, then iolens' own version.
+/// What `fio --version` prints: what fio's formats carry as their version.
 pub fn fio_version() -> String {
-    format!("fio-3.33-iolens-{}", env!("CARGO_PKG_VERSION"))
+    crate::report::fio_json::fio_version(env!("CARGO_PKG_VERSION"))
 }
 
 /// True when the program was started under the name `fio`.

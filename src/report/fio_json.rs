@@ -77,6 +77,15 @@ fn finite(x: f64) -> f64 {
     }
 }
 
+/// The fio release whose options and output iolens follows.
+pub const FIO_RELEASE: &str = "fio-3.33";
+
+/// The version fio's formats carry: fio's `fio-MAJOR.MINOR` first, so parsers
+/// that check for `fio-` (as in `fio --version`) accept it, then iolens' own.
+pub fn fio_version(tool_version: &str) -> String {
+    format!("{FIO_RELEASE}-iolens-{tool_version}")
+}
+
 #[derive(serde::Serialize)]
 struct FioOutput<'a> {
     #[serde(rename = "fio version")]
@@ -103,7 +112,7 @@ impl<'a> FioOutput<'a> {
     fn new(report: &'a RunReport, detail: Detail) -> Self {
         let options = |pairs: &[(String, String)]| OrderedMap(pairs.to_vec());
         FioOutput {
-            fio_version: format!("iolens-{}", report.tool_version),
+            fio_version: fio_version(&report.tool_version),
             timestamp: report.started_unix_ms / 1000,
             timestamp_ms: report.started_unix_ms,
             time: ctime_utc(report.started_unix_ms / 1000),
@@ -191,7 +200,7 @@ impl<'a> FioClientOutput<'a> {
             client_stats.extend(all.jobs.iter().map(|job| entry(job, all, last, true)));
         }
         FioClientOutput {
-            fio_version: format!("iolens-{}", report.tool_version),
+            fio_version: fio_version(&report.tool_version),
             timestamp: report.started_unix_ms / 1000,
             time: ctime_utc(report.started_unix_ms / 1000),
             global_options: OrderedMap(report.global_options.clone()),
@@ -916,7 +925,7 @@ mod tests {
     #[test]
     fn values_use_fios_units() {
         let doc = parse(&report(69_716.2));
-        assert_eq!(doc["fio version"], "iolens-0.1.0");
+        assert_eq!(doc["fio version"], "fio-3.33-iolens-0.1.0");
         assert_eq!(doc["timestamp"], 1_795_305_010u64);
         assert_eq!(doc["time"], "Sat Nov 21 23:50:10 2026");
         let job = &doc["jobs"][0];

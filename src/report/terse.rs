@@ -25,7 +25,7 @@ pub fn render(report: &RunReport) -> String {
 fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
     let mut fields = vec![
         VERSION.to_string(),
-        format!("iolens-{}", report.tool_version),
+        super::fio_json::fio_version(&report.tool_version),
         job.name.clone(),
         job.groupid.to_string(),
         job.errno.to_string(),
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn fields_sit_where_fio_documents_them() {
         let f = &lines(&report(1))[0];
-        assert_eq!(&f[..5], ["3", "iolens-0.1.0", "h", "0", "0"]);
+        assert_eq!(&f[..5], ["3", "fio-3.33-iolens-0.1.0", "h", "0", "0"]);
         assert_eq!(
             &f[READ_KB..READ_KB + 4],
             ["47444", "47396", "11849", "1001"]

@@ -462,3 +462,24 @@ fn decimal_whole_numbers_are_read_and_no_disk_means_no_disk_util_as_in_fio() {
         assert!(fio.get("disk_util").is_none(), "{}", fio["disk_util"]);
     }
 }
+
+/// fio's JSON and terse lines carry its version as `fio-MAJOR.MINOR…`, which
+/// parsers check; iolens' start the same way (`fio-3.33-iolens-…`).
+#[test]
+fn the_version_in_fios_formats_starts_with_fio_as_in_fio() {
+    let dir = scratch();
+    let args = ["--name=v", "--ioengine=null", "--size=1m"];
+    let json_args = [&args[..], &["--output-format=json"]].concat();
+    let terse_args = [&args[..], &["--output-format=terse"]].concat();
+    let (doc, _) = iolens_json(dir.path(), &json_args);
+    let version = doc["fio version"].as_str().unwrap();
+    assert!(version.starts_with("fio-3.33-iolens-"), "{version}");
+    let mut all = vec!["run", "--no-history"];
+    all.extend_from_slice(&terse_args);
+    let terse = stdout(&iolens(&all));
+    assert_eq!(terse.split(';').nth(1), Some(version), "{terse}");
+    if let Some(fio) = fio(dir.path(), &json_args) {
+        let theirs = fio["fio version"].as_str().unwrap();
+        assert!(theirs.starts_with("fio-"), "{theirs}");
+    }
+}

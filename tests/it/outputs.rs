@@ -133,7 +133,7 @@ fn terse_has_fios_version_3_fields() {
                 fields.len()
             );
             assert_eq!(fields[0], "3");
-            assert!(fields[1].starts_with("iolens-"));
+            assert!(fields[1].starts_with("fio-3.33-iolens-"));
             assert_eq!(fields[2], name);
             assert!(
                 fields[17].contains("%="),
