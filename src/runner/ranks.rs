@@ -476,9 +476,11 @@ fn pair_host(
         }
         obs.workers.extend(other.workers.iter().cloned());
     }
+    // Derived from the series, which now hold the host's other ranks' I/O too.
     for series in &mut obs.jobs {
         series.cpu_wait = CpuWait::of(series, &obs.t_ns);
     }
+    obs.ledger = crate::observe::ledger::build(obs);
     let jobs = workers_by_job(on_host.iter().copied());
     ObservedHost {
         hostname: observer.hostname.clone(),
@@ -506,8 +508,6 @@ pub(super) fn pair_hosts(
         observations,
         started_unix_ms,
     )];
-    // The host's series now hold its other ranks' I/O and what they caused.
-    observations.ledger = crate::observe::ledger::build(observations);
     for (rank, run) in ranks.iter().zip(&mut cluster.ranks) {
         let Some(seen) = &rank.host else {
             continue;
@@ -523,7 +523,6 @@ pub(super) fn pair_hosts(
             &mut observations,
             rank.started_unix_ms,
         ));
-        observations.ledger = crate::observe::ledger::build(&observations);
         run.report.observations = observations;
         run.report.environment = seen.environment.clone();
         crate::observe::cgroup::record_workers_elsewhere(
