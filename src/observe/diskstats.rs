@@ -60,16 +60,11 @@ pub fn disk_of(path: &Path) -> Option<String> {
     whole_disk(&block_dir(Path::new("/sys"), split_dev(dev))?)
 }
 
-/// Every disk whose counters show the I/O of `path`, with how it was found:
-/// the disk of the file's filesystem (or the device itself), then through a
-/// loop device to its backing file's disk, and through device-mapper/md to
-/// the disks below. Deduplicated, in the stack's order (`observe::stack`).
-pub fn devices_behind(path: &Path) -> Vec<(String, String)> {
-    devices_of_stack(&super::stack::walk(path))
-}
-
-/// The block devices of `stack` with how each was reached; a partition
-/// counts as its disk (whose line follows it in the stack).
+/// Every disk whose counters show the I/O of the stack's target, with how it
+/// was reached: the disk of the file's filesystem (or the device itself), then
+/// through a loop device to its backing file's disk, and through
+/// device-mapper/md to the disks below; a partition counts as its disk (whose
+/// line follows it in the stack). Deduplicated, in the stack's order.
 pub fn devices_of_stack(stack: &TargetStack) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
     for (i, at) in stack.layers.iter().enumerate() {

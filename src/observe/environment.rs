@@ -7,7 +7,7 @@
 
 use super::cgroup;
 use super::cpu::parse_cpuinfo;
-use super::diskstats::{devices_behind, split_dev};
+use super::diskstats::{devices_of_stack, split_dev};
 use super::stack;
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use crate::model::{DeviceInfo, Environment, FilesystemInfo};
@@ -52,14 +52,16 @@ pub fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Envir
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     for (path, is_block_device) in targets {
         let target = path.display().to_string();
-        if !env.stacks.iter().any(|s| s.target == target) {
-            env.stacks.push(stack::walk(path));
+        if env.stacks.iter().any(|s| s.target == target) {
+            continue;
         }
-        for (name, _) in devices_behind(path) {
+        let stack = stack::walk(path);
+        for (name, _) in devices_of_stack(&stack) {
             if !env.devices.iter().any(|d| d.name == name) {
                 env.devices.push(device_info(&name));
             }
         }
+        env.stacks.push(stack);
         if !is_block_device {
             if let Some(fs) = filesystem_of(path, &mountinfo) {
                 env.filesystems.push(fs);

@@ -14,7 +14,7 @@
 use super::cgroup::{self, sample::CgroupProbe};
 use super::cpu::{parse_proc_stat, parse_schedstat, SchedStat};
 use super::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
-use super::diskstats::{devices_behind, parse_stat};
+use super::diskstats::parse_stat;
 use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::openers::{OpenerWatch, PROC};
 use super::pagecache::CacheProbe;
@@ -46,6 +46,8 @@ pub struct WatchedTarget {
     pub size: u64,
     /// The bytes of it the jobs address.
     pub used_bytes: u64,
+    /// The block devices behind it, with how each was reached (`diskstats::devices_of_stack`).
+    pub devices: Vec<(String, String)>,
     pub is_block_device: bool,
     /// The file had holes at the start (recorded for the read-from-holes finding).
     pub sparse: bool,
@@ -193,7 +195,6 @@ impl State {
         };
         let mut probes = Vec::new();
         for t in &setup.targets {
-            let behind = devices_behind(&t.path);
             let (probe, note) = CacheProbe::new(t.file.clone(), t.size);
             if let Some(note) = note {
                 obs.notes.push(format!("{}: {note}", t.path.display()));
@@ -208,15 +209,15 @@ impl State {
                 created: t.created,
                 method: probe.method(),
                 cache_series: Vec::new(),
-                devices: behind.iter().map(|(name, _)| name.clone()).collect(),
+                devices: t.devices.iter().map(|(name, _)| name.clone()).collect(),
             });
             probes.push(probe);
-            for (name, via) in behind {
-                if !obs.devices.iter().any(|d| d.name == name) {
+            for (name, via) in &t.devices {
+                if !obs.devices.iter().any(|d| d.name == *name) {
                     obs.devices.push(DeviceObservation {
                         zram_series: Vec::new(),
-                        name,
-                        via,
+                        name: name.clone(),
+                        via: via.clone(),
                         counter_series: Vec::new(),
                     });
                 }
@@ -619,6 +620,7 @@ impl State {
 mod tests {
     use super::*;
     use crate::model::CacheMethod;
+    use crate::observe::diskstats::devices_of_stack;
     use crate::testutil::scratch_dir;
     use std::os::unix::fs::FileExt;
 
@@ -652,6 +654,7 @@ mod tests {
                 file: file.clone(),
                 size: FILE_BYTES as u64,
                 used_bytes: FILE_BYTES as u64,
+                devices: devices_of_stack(&stack::walk(&path)),
                 is_block_device: false,
                 sparse: false,
                 unwritten: false,

@@ -140,7 +140,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
     let wall = Instant::now();
     let tail = RefCell::new(Some(Tail {
         disks,
-        sampler: watch::start_sampler(req, &files, board.clone(), wall),
+        sampler: watch::start_sampler(req, &files, &environment, board.clone(), wall),
         environment,
         wall,
         started_unix_ms,

@@ -4,8 +4,9 @@
 use super::RunRequest;
 use crate::fileset::{self, FileSet};
 use crate::job::spec::JobSpec;
-use crate::model::{CacheGuard, Environment, Layer, LayoutRecord, Observations};
+use crate::model::{CacheGuard, Environment, Layer, LayoutRecord, Observations, TargetStack};
 use crate::observe::cache_drop::{self, GuardedTarget};
+use crate::observe::diskstats::devices_of_stack;
 use crate::observe::environment;
 use crate::observe::live::LiveBoard;
 use crate::observe::sampler::{Sampler, SamplerSetup, WatchedJob, WatchedTarget};
@@ -35,9 +36,11 @@ pub(super) fn capture_environment(files: &FileSet) -> Environment {
 }
 
 /// Start the sampler; a run without it still measures, so a failure is a warning.
+/// The devices to watch come from `environment`'s stacks (walked once, at its capture).
 pub(super) fn start_sampler(
     req: &RunRequest,
     files: &FileSet,
+    environment: &Environment,
     board: Arc<LiveBoard>,
     run_start: Instant,
 ) -> Result<Sampler, String> {
@@ -45,22 +48,28 @@ pub(super) fn start_sampler(
         interval: req.observe_interval,
         targets: watched_targets(files)
             .into_iter()
-            .map(|(index, t)| WatchedTarget {
-                path: t.path.clone(),
-                file: t.file.clone(),
-                size: t.size,
-                used_bytes: files.used_span(index),
-                is_block_device: t.is_block_device,
-                sparse: t
-                    .file
-                    .metadata()
-                    .is_ok_and(|m| fileset::has_holes(&m, t.size)),
-                unwritten: fileset::has_unwritten_extents(&t.path, t.size),
-                backing_holes: t
-                    .is_block_device
-                    .then(|| loop_backing_holes(&t.path))
-                    .flatten(),
-                created: t.created,
+            .map(|(index, t)| {
+                let stack = environment
+                    .stacks
+                    .iter()
+                    .find(|s| Path::new(&s.target) == t.path);
+                WatchedTarget {
+                    path: t.path.clone(),
+                    file: t.file.clone(),
+                    size: t.size,
+                    used_bytes: files.used_span(index),
+                    devices: stack.map(devices_of_stack).unwrap_or_default(),
+                    is_block_device: t.is_block_device,
+                    sparse: t
+                        .file
+                        .metadata()
+                        .is_ok_and(|m| fileset::has_holes(&m, t.size)),
+                    unwritten: fileset::has_unwritten_extents(&t.path, t.size),
+                    backing_holes: stack
+                        .filter(|_| t.is_block_device)
+                        .and_then(loop_backing_holes),
+                    created: t.created,
+                }
             })
             .collect(),
         jobs: req
@@ -121,9 +130,9 @@ pub(super) fn stop_sampler(
     observations
 }
 
-/// The backing file of the first loop device under `device`, when it has holes.
-fn loop_backing_holes(device: &Path) -> Option<String> {
-    crate::observe::stack::walk(device)
+/// The backing file of the first loop device in `stack`, when it has holes.
+fn loop_backing_holes(stack: &TargetStack) -> Option<String> {
+    stack
         .layers
         .iter()
         .find_map(|l| match &l.layer {
