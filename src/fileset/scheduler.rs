@@ -20,7 +20,7 @@ fn choices(text: &str) -> (Vec<String>, Option<String>) {
         .split_whitespace()
         .map(|w| w.trim_start_matches('[').trim_end_matches(']').to_string())
         .collect();
-    (names, crate::observe::environment::parse_scheduler(text))
+    (names, crate::observe::environment::selected_choice(text))
 }
 
 /// What switching one disk's scheduler takes.
@@ -161,7 +161,7 @@ fn write_scheduler(file: &Path, name: &str) -> Result<(), TargetError> {
     std::fs::write(file, name).map_err(|e| TargetError::io(file, "switch the scheduler", e))?;
     let now = std::fs::read_to_string(file)
         .map_err(|e| TargetError::io(file, "read the scheduler back", e))?;
-    match crate::observe::environment::parse_scheduler(&now) {
+    match crate::observe::environment::selected_choice(&now) {
         Some(active) if active == name => Ok(()),
         active => Err(TargetError::Config(format!(
             "{}: wrote {name}, but the active scheduler is {} (check the kernel log)",

@@ -101,8 +101,9 @@ fn damon_running() -> bool {
         .any(|e| read_value(e.path().join("state")).as_deref() == Some("on"))
 }
 
-/// The active scheduler of a `queue/scheduler` file ("none [mq-deadline] kyber" → mq-deadline).
-pub fn parse_scheduler(text: &str) -> Option<String> {
+/// The selected choice of a sysfs list: a queue's scheduler ("none
+/// [mq-deadline] kyber" → mq-deadline), zram's `comp_algorithm`.
+pub fn selected_choice(text: &str) -> Option<String> {
     let text = text.trim();
     let active = text
         .split_whitespace()
@@ -121,7 +122,7 @@ fn device_info(name: &str) -> DeviceInfo {
         name: name.to_string(),
         model: read_value(sys.join("device/model")),
         rotational: flag("rotational"),
-        scheduler: read_value(queue.join("scheduler")).and_then(|s| parse_scheduler(&s)),
+        scheduler: read_value(queue.join("scheduler")).and_then(|s| selected_choice(&s)),
         nr_requests: read_number(queue.join("nr_requests")),
         write_cache: read_value(queue.join("write_cache")),
         logical_block_bytes: read_number(queue.join("logical_block_size")),
@@ -250,16 +251,16 @@ mod tests {
     #[test]
     fn scheduler_is_the_bracketed_one() {
         assert_eq!(
-            parse_scheduler("none [mq-deadline] kyber bfq \n").as_deref(),
+            selected_choice("none [mq-deadline] kyber bfq \n").as_deref(),
             Some("mq-deadline")
         );
         assert_eq!(
-            parse_scheduler("[none] mq-deadline").as_deref(),
+            selected_choice("[none] mq-deadline").as_deref(),
             Some("none")
         );
-        assert_eq!(parse_scheduler("none").as_deref(), Some("none"));
-        assert_eq!(parse_scheduler("none kyber"), None);
-        assert_eq!(parse_scheduler(""), None);
+        assert_eq!(selected_choice("none").as_deref(), Some("none"));
+        assert_eq!(selected_choice("none kyber"), None);
+        assert_eq!(selected_choice(""), None);
     }
 
     #[test]

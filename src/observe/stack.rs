@@ -5,7 +5,7 @@
 //! stack), zram, and the disks. Also zram's `mm_stat`.
 
 use super::diskstats::{block_dir, disk_of_partition, split_dev};
-use super::environment::{mount_of, read_value};
+use super::environment::{mount_of, read_value, selected_choice};
 use crate::model::{Layer, StackLayer, TargetStack, ZramStat};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -274,7 +274,7 @@ fn walk_device(host: &Host, dir: &Path, depth: u32, layers: &mut Vec<StackLayer>
         }));
         walk_path(host, Path::new(&backing_file), depth + 1, layers);
     } else if name.starts_with("zram") || dir.join("comp_algorithm").exists() {
-        let algorithm = read_value(dir.join("comp_algorithm")).and_then(|a| bracketed(&a));
+        let algorithm = read_value(dir.join("comp_algorithm")).and_then(|a| selected_choice(&a));
         layers.push(at(Layer::Zram { name, algorithm }));
     } else {
         layers.push(at(Layer::Disk {
@@ -297,13 +297,6 @@ fn walk_members(host: &Host, dir: &Path, depth: u32, layers: &mut Vec<StackLayer
     for member in members {
         walk_device(host, &member, depth, layers);
     }
-}
-
-/// The selected choice of a sysfs list ("lzo [lz4] zstd" → lz4).
-fn bracketed(text: &str) -> Option<String> {
-    text.split_whitespace()
-        .find_map(|s| s.strip_prefix('[')?.strip_suffix(']'))
-        .map(str::to_string)
 }
 
 #[cfg(test)]
