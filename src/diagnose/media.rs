@@ -44,8 +44,8 @@ pub fn no_device(report: &RunReport) -> Vec<Finding> {
                 severity: Severity::Warning,
                 title: format!("job '{}' ran on {path}, on {fs}: {what}", series.name),
                 evidence: vec![format!(
-                    "the stack of {path}: {}",
-                    crate::report::stack_text::stack_line(stack)
+                    "{path} is on {fs} mounted at {}, with no block device of this machine below it",
+                    mount_point(top)
                 )],
                 advice: advice.into(),
                 at_ns: None,
@@ -53,6 +53,18 @@ pub fn no_device(report: &RunReport) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// Where a filesystem layer is mounted ("?" for a device layer).
+fn mount_point(layer: &Layer) -> &str {
+    match layer {
+        Layer::Filesystem { mount_point, .. }
+        | Layer::Memory { mount_point, .. }
+        | Layer::Fuse { mount_point, .. }
+        | Layer::Network { mount_point, .. }
+        | Layer::Virtual { mount_point, .. } => mount_point,
+        _ => "?",
+    }
 }
 
 pub fn loop_without_direct_io(report: &RunReport) -> Vec<Finding> {
