@@ -30,13 +30,13 @@ fn beyond(extra: u64, of: u64) -> bool {
     extra >= MIN_EXTRA_BYTES && extra as f64 >= EXTRA_SHARE_MIN * of as f64
 }
 
+/// Option `key` of `job` as given: its own value, else the global options'.
 fn option<'a>(report: &'a RunReport, job: &str, key: &str) -> Option<&'a str> {
+    let own = report.jobs.iter().filter(|j| j.name == job);
     report
-        .jobs
+        .global_options
         .iter()
-        .find(|j| j.name == job)?
-        .options
-        .iter()
+        .chain(own.flat_map(|j| &j.options))
         .rev()
         .find(|(k, _)| k == key)
         .map(|(_, v)| v.as_str())
