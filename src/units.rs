@@ -129,11 +129,16 @@ pub fn uses_iec_prefix(text: &str) -> bool {
 
 /// A percentage written with its sign: `50%` → 50 (0..=100).
 pub fn parse_percent(text: &str) -> Result<u32, UnitError> {
-    let number = text
-        .trim()
-        .strip_suffix('%')
+    let number = strip_percent_sign(text.trim())
         .ok_or_else(|| UnitError::Invalid(format!("'{text}' is not a percentage")))?;
     parse_percent_number(number)
+}
+
+/// The number before a percent sign, which may be doubled (`50%%`, as Python's
+/// configparser escapes it): fio reads any suffix that starts with `%` as the sign.
+pub fn strip_percent_sign(text: &str) -> Option<&str> {
+    text.strip_suffix('%')
+        .map(|number| number.strip_suffix('%').unwrap_or(number))
 }
 
 /// A bare percentage number (as `rwmixread=70`): 0..=100.
@@ -433,6 +438,12 @@ mod tests {
     fn percentages() {
         assert_eq!(parse_percent("50%"), Ok(50));
         assert_eq!(parse_percent("100%"), Ok(100));
+        assert_eq!(
+            parse_percent("100%%"),
+            Ok(100),
+            "configparser's escaped sign"
+        );
+        assert!(parse_percent("100%%%").is_err());
         assert!(parse_percent("101%").is_err());
         assert!(parse_percent("50").is_err());
         assert_eq!(parse_percent_number("70"), Ok(70));

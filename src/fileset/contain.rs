@@ -78,7 +78,7 @@ fn follow(
     }
 }
 
-/// Make the directories a generated name needs, as fio does (mode 0700); existing ones
+/// Make the directories a name needs, as fio does (mode 0700); existing ones
 /// are used as they are.
 pub fn make_parents(path: &Path) -> Result<(), TargetError> {
     match path.parent() {

@@ -289,9 +289,9 @@ pub fn prepare(
         }
     }
     if !readonly {
-        // fio makes the directories of generated names (filename_format=$jobname/$filenum)
-        let generated = |job: &&JobSpec| job.target.filenames.is_empty() && !is_diskless(job);
-        for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| generated(job)) {
+        // fio makes the directories a name needs, given (filename=logs/a) or generated
+        // (filename_format=$jobname/$filenum)
+        for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
             for (path, _, _) in plan.iter().flatten() {
                 contain::make_parents(path)?;
             }
@@ -632,10 +632,10 @@ fn generated_path(
     f: u32,
 ) -> Result<PathBuf, TargetError> {
     let name = generated_name(&t.filename_format, job_name, w, f, t.rank);
-    match &t.directory {
+    match t.directory_of_clone(w) {
         Some(d) => {
             let path = d.join(name);
-            contain::check_inside(d, &path)?;
+            contain::check_inside(&d, &path)?;
             Ok(path)
         }
         None => Ok(PathBuf::from(name)),

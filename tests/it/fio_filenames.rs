@@ -335,3 +335,117 @@ fn write_barrier_and_create_serialize_change_nothing_as_in_fio() {
         );
     }
 }
+
+/// The tree a job leaves under a root holding `cwd/` (where it runs, with `job_file`
+/// in it as `j.fio`), `d1/` and `d2/`; `{root}` in `args` is the root. The job file is
+/// left out of the tree. None when the runner is fio and fio is not installed.
+fn placed(
+    job_file: &str,
+    args: &[&str],
+    runner: &dyn Fn(&Path, &[&str]) -> Option<serde_json::Value>,
+) -> Option<Vec<String>> {
+    let root = scratch();
+    for dir in ["cwd", "d1", "d2"] {
+        std::fs::create_dir(root.path().join(dir)).unwrap();
+    }
+    let at_root = |text: &str| text.replace("{root}", &root.path().display().to_string());
+    let cwd = root.path().join("cwd");
+    std::fs::write(cwd.join("j.fio"), at_root(job_file)).unwrap();
+    std::fs::write(root.path().join("d1/old.dat"), vec![7u8; 32768]).unwrap();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| at_root(a))
+        .chain(["--output-format=json".to_string()])
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    runner(&cwd, &args)?;
+    let left = tree(root.path()).into_iter().filter(|e| {
+        let ours = e.ends_with(" cwd") || e.ends_with(" d1") || e.ends_with(" d2");
+        !ours && !e.ends_with("j.fio") && e != "f 32768 d1/old.dat"
+    });
+    Some(left.collect())
+}
+
+/// fio's placement (add_file, set_name_idx): directory= goes before every filename=
+/// name with a `/`, an absolute one too; several directories are dealt to the clones of
+/// generated names in turn, filename= names take the first; a global filename= is
+/// placed only by a directory= known when it is read (the command line or [global]);
+/// a percent sign may be doubled as configparser writes it; missing directories on
+/// the way to a name are made.
+#[test]
+fn directory_places_filename_as_fio_does() {
+    const BASE: &str = "[global]\nrw=write\nbs=4k\nsize=16k\n";
+    let cases: &[(&str, &str, &[&str], &[&str])] = &[
+        (
+            "command-line directory, section filename",
+            "[a]\nfilename=f.dat\n",
+            &["--directory={root}/d1", "j.fio"],
+            &["f 16384 d1/f.dat"],
+        ),
+        (
+            "section directory after the section's filename",
+            "[a]\nfilename=f.dat\ndirectory={root}/d2\n",
+            &["j.fio"],
+            &["f 16384 d2/f.dat"],
+        ),
+        (
+            "global filename, section directory",
+            "[global]\nfilename=g.dat\n[a]\ndirectory={root}/d2\n",
+            &["j.fio"],
+            &["f 16384 cwd/g.dat"],
+        ),
+        (
+            "absolute filename behind the directory",
+            "[a]\nfilename=/abs.dat\n",
+            &["--directory={root}/d1", "j.fio"],
+            &["f 16384 d1/abs.dat"],
+        ),
+        (
+            "directories dealt to clones, filename= takes the first",
+            "[x]\nnumjobs=3\n[y]\nfilename=g\nnumjobs=2\n",
+            &["--directory={root}/d1:{root}/d2", "j.fio"],
+            &[
+                "f 16384 d1/g",
+                "f 16384 d1/x.0.0",
+                "f 16384 d1/x.2.0",
+                "f 16384 d2/x.1.0",
+            ],
+        ),
+        (
+            "missing directories on the way are made",
+            "[a]\nfilename=sub/dir/h\n",
+            &["j.fio"],
+            &[
+                "d 700 cwd/sub",
+                "d 700 cwd/sub/dir",
+                "f 16384 cwd/sub/dir/h",
+            ],
+        ),
+        (
+            "a doubled percent sign of an existing file in the directory",
+            "[a]\nfilename=old.dat\nrw=read\nsize=100%%\n",
+            &["--directory={root}/d1", "j.fio"],
+            &[],
+        ),
+    ];
+    for (case, job, args, made) in cases {
+        let job_file = format!("{BASE}{job}");
+        let wanted: Vec<String> = made.iter().map(|e| e.to_string()).collect();
+        let iolens_ran = |dir: &Path, all: &[&str]| {
+            let (doc, code) = iolens_json(dir, all);
+            assert_eq!(code, 0, "{case}: expected iolens {all:?} to succeed: {doc}");
+            Some(doc)
+        };
+        let made = placed(&job_file, args, &iolens_ran).expect("iolens ran");
+        assert_eq!(
+            made, wanted,
+            "{case}: expected iolens to leave the right tree, saw the left"
+        );
+        if let Some(fio_made) = placed(&job_file, args, &|dir, all| fio(dir, all)) {
+            assert_eq!(
+                fio_made, made,
+                "{case}: expected fio's tree (left) to be iolens' (right)"
+            );
+        }
+    }
+}

@@ -209,7 +209,7 @@ impl Layers<'_> {
             setting,
         } = self.choice_with_parameter::<SteadyCriterion>(opt::STEADYSTATE)?;
         let limit = limit.unwrap_or_default().trim();
-        let (number, limit_is_percent) = match limit.strip_suffix('%') {
+        let (number, limit_is_percent) = match units::strip_percent_sign(limit) {
             Some(number) => (number, true),
             None => (limit, false),
         };
@@ -356,6 +356,9 @@ mod tests {
         assert_eq!((ss.metric, ss.slope), (SteadyMetric::Iops, true));
         assert_eq!((ss.limit, ss.limit_is_percent), (0.01, true));
         assert_eq!(ss.duration, Duration::from_secs(1));
+        let escaped = job(&["--ss=iops:50%%", "--ss_dur=5"]).control.steadystate;
+        let escaped = escaped.unwrap();
+        assert_eq!((escaped.limit, escaped.limit_is_percent), (50.0, true));
         for bad in ["--ss=iops", "--ss=iops:x%", "--ss=iops:-1", "--ss=lat:5%"] {
             let e = error(&["--name=t", "--size=1m", "--ss_dur=5", bad]);
             assert!(e.contains("steadystate"), "{bad}: {e}");

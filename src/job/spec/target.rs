@@ -32,9 +32,11 @@ impl SizeOrPercent {
 /// Where the job does I/O.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetSpec {
-    /// Explicit `filename=` entries (split on `:`); empty = generated names.
+    /// Explicit `filename=` entries (split on `:`), each behind the first `directory=`
+    /// as fio places them; empty = generated names.
     pub filenames: Vec<PathBuf>,
-    /// `directory=` for generated names.
+    /// `directory=` as written: one directory, or several split on `:` that the clones
+    /// of a job with generated names take in turn.
     pub directory: Option<PathBuf>,
     /// `filename_format=`: how generated names are built from `$jobname`, `$jobnum`
     /// (the worker) and `$filenum` (fio's default `$jobname.$jobnum.$filenum`).
@@ -174,10 +176,7 @@ pub struct IoModeSpec {
 
 impl Layers<'_> {
     pub(crate) fn target(&self) -> Result<TargetSpec, JobError> {
-        let filenames = self
-            .given(opt::FILENAME)
-            .map(|s| split_filenames(s.text))
-            .unwrap_or_default();
+        let filenames = self.filenames();
         // fio: size=0, filesize=0 and io_size=0 are the same as not giving them (the
         // whole existing file or device, named or generated: see plan_job in fileset,
         // which refuses a missing one)
@@ -279,6 +278,42 @@ impl Layers<'_> {
 /// Not `0`, which fio takes for "not given".
 fn given(size: &SizeOrPercent) -> bool {
     *size != SizeOrPercent::Bytes(0)
+}
+
+impl TargetSpec {
+    /// The directory clone `w`'s generated names live in: fio deals the `:`-separated
+    /// directories out to the clones in turn.
+    pub fn directory_of_clone(&self, w: u32) -> Option<PathBuf> {
+        let directories = split_filenames(self.directory.as_ref()?.to_str()?);
+        let count = directories.len().max(1);
+        directories.into_iter().nth(w as usize % count)
+    }
+}
+
+impl Layers<'_> {
+    /// `filename=`'s names, each written after the first `directory=` and a `/` as fio
+    /// does (an absolute name too: `directory=/d filename=/f` is `/d//f`). fio reads
+    /// `directory=` before `filename=` within a section, and a section's after the
+    /// global one's, so a global `filename=` is placed only by a global `directory=`.
+    fn filenames(&self) -> Vec<PathBuf> {
+        let Some(filename) = self.given(opt::FILENAME) else {
+            return Vec::new();
+        };
+        let directory = match self.job.get(opt::FILENAME) {
+            Some(_) => self.given(opt::DIRECTORY),
+            None => self.global.get(opt::DIRECTORY).map(Setting::given),
+        };
+        let first_directory = directory
+            .and_then(|d| split_filenames(d.text).into_iter().next())
+            .map(|d| d.into_os_string().into_string().unwrap_or_default());
+        split_filenames(filename.text)
+            .into_iter()
+            .map(|name| match &first_directory {
+                Some(dir) => PathBuf::from(format!("{dir}/{}", name.display())),
+                None => name,
+            })
+            .collect()
+    }
 }
 
 /// `a:b:c` with `\:` for a colon inside a name.
@@ -383,15 +418,20 @@ mod tests {
 
     #[test]
     fn filename_directory_nrfiles() {
-        let spec = job(&[
-            r"--filename=/dev/a:/dev/b\:c",
-            "--directory=/mnt",
-            "--nrfiles=3",
-        ]);
+        let spec = job(&[r"--filename=/dev/a:/dev/b\:c", "--nrfiles=3"]);
         let names: Vec<PathBuf> = vec!["/dev/a".into(), "/dev/b:c".into()];
         assert_eq!(spec.target.filenames, names);
-        assert_eq!(spec.target.directory, Some(PathBuf::from("/mnt")));
         assert_eq!(spec.target.nrfiles, 3);
+        // fio writes the first directory and a / before each name, absolute or not
+        let spec = job(&["--filename=/dev/a:b", "--directory=/mnt:/srv"]);
+        let names: Vec<PathBuf> = vec!["/mnt//dev/a".into(), "/mnt/b".into()];
+        assert_eq!(spec.target.filenames, names);
+        assert_eq!(spec.target.directory, Some(PathBuf::from("/mnt:/srv")));
+        let dealt = [0, 1, 2].map(|w| spec.target.directory_of_clone(w));
+        assert_eq!(
+            dealt,
+            ["/mnt", "/srv", "/mnt"].map(|d| Some(PathBuf::from(d)))
+        );
     }
 
     #[test]
