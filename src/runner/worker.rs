@@ -20,7 +20,7 @@ use crate::debug::{self, DebugType, IoTrace};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
-use crate::job::spec::{Ddir, WorkloadSpec, DDIRS};
+use crate::job::spec::{Ddir, JobSpec, DDIRS};
 use crate::stats::{IntervalSampler, PrioLat, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
@@ -36,7 +36,7 @@ use trim::trim_methods;
 pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
     let job = ctx.job;
     let queue = Queue::for_job(job);
-    let slot_size = slot_size(&job.workload);
+    let slot_size = slot_size(job);
     let handles = handles(&ctx.files);
     let file_sizes: Vec<u64> = ctx.files.iter().map(|f| f.size).collect();
     let paths: Vec<_> = ctx.files.iter().map(|f| f.path.clone()).collect();
@@ -90,13 +90,17 @@ pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
 }
 
 /// Bytes of each buffer slot: the largest block that carries data. Trims carry
-/// none, except in `trimwrite`, where the write after a trim has the trim's length.
-fn slot_size(w: &WorkloadSpec) -> usize {
+/// none, except in a generated `trimwrite`, where the write after a trim has the
+/// trim's length; a replayed log's writes have their own (fio's t0038: 2 GiB trims
+/// beside 4 KiB writes at iodepth=128).
+fn slot_size(job: &JobSpec) -> usize {
+    let w = &job.workload;
     let [read, write, trim] = &w.bs;
+    let replayed = job.iolog.replay.is_some();
     let carries_data = [
         (w.rw.reads(), read),
         (w.rw.writes(), write),
-        (w.rw.writes() && w.rw.trims(), trim),
+        (w.rw.writes() && w.rw.trims() && !replayed, trim),
     ];
     let largest = carries_data
         .into_iter()
