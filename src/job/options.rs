@@ -492,7 +492,7 @@ pub static OPTIONS: &[OptionDef] = &[
     unsupported("nonvectored", &[], Kind::Count, Some("-1"), "io_uring reads and writes are always vectored", "the default"),
     unsupported("force_async", &[], Kind::Count, Some("0"), "forcing io_uring async punts is not implemented", "the default"),
     unsupported("sqthread_poll_cpu", &[], Kind::Count, None, "pinning the io_uring poll thread is not implemented", "sqthread_poll"),
-    unsupported("userspace_reap", &[], Kind::Bool, Some("0"), "libaio completions are always taken from the ring in user space", "the default"),
+    ignored("userspace_reap", &[], Kind::Bool, Some("0"), "libaio completions already in the ring are always taken from it in user space, without io_getevents (see docs/fio-differences.md)"),
     unsupported("hipri_percentage", &[], Kind::Percent, Some("100"), "polling a share of the I/Os is not implemented", "hipri"),
     unsupported("nowait", &[], Kind::Bool, Some("0"), "RWF_NOWAIT is not implemented", "the default"),
     unsupported("cmd_type", &[], Kind::Text, None, "belongs to ioengine=io_uring_cmd, which iolens does not have", "ioengine=io_uring"),
