@@ -7,6 +7,7 @@ mod cgroup_observe;
 mod cgroup_scenarios;
 mod cgroup_support;
 mod cli;
+mod clients;
 mod cmdprio;
 mod debug_io;
 mod diagnose;
