@@ -71,7 +71,7 @@ fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Resu
         }
     }
     write_lat_distribution(out, &job.lat_buckets)?;
-    if let Some(sync_lat) = job.sync.lat.as_ref().filter(|_| job.sync.total_ios > 0) {
+    if let Some(sync_lat) = job.sync.lat.as_ref() {
         writeln!(out, "  fsync/fdatasync/sync_file_range:")?;
         write_latency(out, "sync", sync_lat)?;
     }

@@ -134,6 +134,8 @@ pub struct WorkerStats {
     pub dirs: [DirStats; DDIRS],
     /// fsync/fdatasync latency.
     pub sync_lat: LatHistogram,
+    /// fsyncs issued; fdatasyncs are timed in `sync_lat` but not counted here, as
+    /// fio counts only its DDIR_SYNC in the JSON's `sync.total_ios`.
     pub sync_ios: u64,
     pub depth: DepthCounters,
 }

@@ -27,6 +27,7 @@ mod fio_match;
 mod fio_offsets;
 mod fio_patterns;
 mod fio_suite;
+mod fio_sync;
 mod fio_wholesize;
 mod golden;
 mod history;

@@ -98,8 +98,9 @@ impl<E: Engine> Worker<'_, E> {
     }
 
     /// Sync each file written since the last sync (or the sync a replayed log
-    /// asks for); `logged`: the sync goes in the `write_iolog` (fio logs the
-    /// syncs of fsync=N, not end_fsync's).
+    /// asks for); `logged`: a sync of the job's I/O (fsync=N, a replayed one), which
+    /// goes in the `write_iolog` and counts in the results; fio does neither for
+    /// end_fsync's.
     pub(super) fn sync_dirty_files(&mut self, logged: bool) {
         if self.replay_sync() {
             return;
@@ -113,7 +114,7 @@ impl<E: Engine> Worker<'_, E> {
         self.writes_since_sync = 0;
     }
 
-    /// Sync one file and count it.
+    /// Sync one file; a `logged` sync is logged and counted.
     pub(super) fn sync_file(&mut self, file: usize, datasync: bool, logged: bool) {
         let start = self.clock.now_ns();
         if logged {
@@ -124,12 +125,13 @@ impl<E: Engine> Worker<'_, E> {
         let result = self.engine.sync_file(file as u32, datasync);
         let end = self.clock.now_ns();
         match result {
-            Ok(()) => {
-                self.stats.sync_ios += 1;
+            Ok(()) if logged => {
+                self.stats.sync_ios += u64::from(!datasync);
                 if self.measuring {
                     self.stats.sync_lat.record(end - start);
                 }
             }
+            Ok(()) => {}
             Err(e) => {
                 let what = if datasync { "fdatasync" } else { "fsync" };
                 self.fail(IoFailure {
