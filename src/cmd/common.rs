@@ -248,6 +248,11 @@ impl JobSet {
         })
     }
 
+    /// The jobs, resolved.
+    pub fn specs(&self) -> &[job::spec::JobSpec] {
+        &self.specs
+    }
+
     /// Run as `rank` of a run on several ranks: generated file names carry it.
     pub fn place_on_rank(&mut self, rank: u32) {
         for spec in &mut self.specs {

@@ -25,6 +25,7 @@ mod fio_filenames;
 mod fio_match;
 mod fio_offsets;
 mod fio_patterns;
+mod fio_preamble;
 mod fio_suite;
 mod fio_wholesize;
 mod golden;
