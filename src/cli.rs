@@ -11,9 +11,10 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use values::{
-    parse_debug, parse_duration, parse_eta, parse_fail_on, parse_fio_compat, parse_formats,
-    parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval, parse_ramp,
-    parse_repetitions, parse_report_file, parse_status_interval, parse_warmup, FlagValueError,
+    parse_debug, parse_duration, parse_eta, parse_eta_period, parse_fail_on, parse_fio_compat,
+    parse_formats, parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval,
+    parse_ramp, parse_repetitions, parse_report_file, parse_status_interval, parse_terse_version,
+    parse_warmup, FlagValueError,
 };
 pub use values::{EtaMode, FioCompat, Format, Formats};
 
@@ -43,7 +44,7 @@ pub fn parse_run_line(words: &[String]) -> Result<RunArgs, clap::Error> {
         .into_iter()
         .chain(order_run_words(words));
     match Cli::try_parse_from(line)?.command {
-        Some(Command::Run(args)) => Ok(args),
+        Some(Command::Run(args)) => Ok(*args),
         _ => unreachable!("the words start with the run subcommand"),
     }
 }
@@ -82,7 +83,7 @@ pub fn order_run_words(words: &[String]) -> Vec<String> {
             jobs.extend(rest.by_ref().cloned());
             break;
         }
-        if word == "-h" {
+        if word == "-h" || word == "-v" {
             flags.push(word.clone());
             continue;
         }
@@ -137,7 +138,7 @@ pub enum Command {
     /// iolens' own flags (below) may stand anywhere among the job options.
     ///
     /// Example: iolens run --name=rr --filename=/tmp/t --size=1g --rw=randread --bs=4k --direct=1 --ioengine=io_uring --iodepth=32 --runtime=10 --time_based
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// The quick suite (the default without a subcommand): sequential 1 MiB at queue depth 8 and 1,
     /// random 4 KiB at 32 and 1, each read and write, direct I/O, one table.
     ///
@@ -408,7 +409,7 @@ pub struct RunFlags {
     /// as text, and run nothing.
     #[arg(long, value_name = "FILE")]
     pub inflate_log: Option<PathBuf>,
-    /// Started as `fio`: still print iolens' own notes on stderr    /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
+    /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
     /// history line), which the fio drop-in leaves out because fio would not print them.
     #[arg(long)]
     pub iolens_notes: bool,
@@ -420,6 +421,37 @@ pub struct RunFlags {
     /// group ends (default iolens-ranks), for `iolens merge` when a rank is lost.
     #[arg(long, value_name = "DIR")]
     pub mpi_results: Option<PathBuf>,
+    /// fio's --terse-version=N (2 to 5): iolens writes version 3, fio's default, and
+    /// refuses the others.
+    #[arg(long, value_name = "N", value_parser = parse_terse_version)]
+    pub terse_version: Option<u32>,
+    /// fio's --warnings-fatal: a warning about the jobs stops iolens before the run (exit 2).
+    #[arg(long)]
+    pub warnings_fatal: bool,
+    /// fio's --showcmd: print each job file as one fio command line, and run nothing.
+    #[arg(long)]
+    pub showcmd: bool,
+    /// fio's --enghelp: list the engines; =ENGINE lists its own options, =ENGINE,OPTION describes one.
+    #[arg(long, value_name = "ENGINE[,OPTION]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub enghelp: Option<String>,
+    /// fio's -v/--version: print the version iolens gives in fio's formats, and exit.
+    #[arg(long, short = 'v')]
+    pub version: bool,
+    /// fio's --merge-blktrace-only: read the jobs and run nothing (iolens merges no blktraces).
+    #[arg(long)]
+    pub merge_blktrace_only: bool,
+    /// fio's --eta-newline=TIME: accepted and ignored (it paces fio's own status line).
+    #[arg(long, value_name = "TIME", value_parser = parse_eta_period)]
+    pub eta_newline: Option<Duration>,
+    /// fio's --eta-interval=TIME: accepted and ignored (it paces fio's own status line).
+    #[arg(long, value_name = "TIME", value_parser = parse_eta_period)]
+    pub eta_interval: Option<Duration>,
+    /// fio's --alloc-size=KB: accepted and ignored (the size of fio's shared memory pool).
+    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub alloc_size: Option<u64>,
+    /// fio's --idle-prof=MODE: accepted and ignored (iolens' system section shows the CPU).
+    #[arg(long, value_name = "MODE")]
+    pub idle_prof: Option<String>,
     /// Started as `fio` (set by the drop-in, not a flag).
     #[arg(skip)]
     pub started_as_fio: bool,
@@ -440,6 +472,30 @@ impl RunFlags {
     /// No line per finding on stderr: `--quiet-findings`, or iolens' notes kept off it.
     pub fn no_finding_lines(&self) -> bool {
         self.quiet_findings || !self.notes_on_stderr()
+    }
+
+    /// What iolens says on stderr about fio flags it accepts and ignores.
+    pub fn ignored_fio_flags(&self) -> Vec<String> {
+        let console = "it paces fio's own status line; iolens' progress is --eta's";
+        let ignored = [
+            ("--eta-newline", self.eta_newline.is_some(), console),
+            ("--eta-interval", self.eta_interval.is_some(), console),
+            (
+                "--alloc-size",
+                self.alloc_size.is_some(),
+                "it sizes fio's shared memory pool, which iolens does not have",
+            ),
+            (
+                "--idle-prof",
+                self.idle_prof.is_some(),
+                "iolens does not measure idle CPU; its system section shows the CPU's use",
+            ),
+        ];
+        ignored
+            .iter()
+            .filter(|(_, given, _)| *given)
+            .map(|(flag, _, why)| format!("{flag} is accepted and ignored: {why}"))
+            .collect()
     }
 
     /// The report formats: `--output-format`, else `--minimal`'s terse, else normal.
@@ -514,6 +570,34 @@ mod tests {
             refusal(&["--max-jobs=0"]).contains("--max-jobs"),
             "expected --max-jobs=0 to be refused naming the flag"
         );
+    }
+
+    #[test]
+    fn fios_console_flags_are_own_flags() {
+        let run = run_line(&[
+            "--name=x",
+            "-v",
+            "--terse-version=3",
+            "--eta-newline=2",
+            "--eta-interval",
+            "500ms",
+            "--enghelp",
+            "--showcmd",
+            "--warnings-fatal",
+        ]);
+        let flags = &run.flags;
+        assert!(flags.version && flags.showcmd && flags.warnings_fatal);
+        assert_eq!(flags.terse_version, Some(3));
+        assert_eq!(flags.enghelp.as_deref(), Some(""));
+        assert_eq!(run.args, strings(&["--name=x"]));
+        assert_eq!(
+            flags.ignored_fio_flags().len(),
+            2,
+            "expected a note for --eta-newline and --eta-interval"
+        );
+        assert!(refusal(&["--terse-version=4"]).contains("terse version 3 only"));
+        assert!(refusal(&["--terse-version=x"]).contains("2, 3, 4 and 5"));
+        assert!(refusal(&["--eta-newline=0"]).contains("positive"));
     }
 
     fn run_line(words: &[&str]) -> RunArgs {

@@ -62,6 +62,32 @@ pub fn parse_formats(value: &str) -> Parsed<Formats> {
     formats.collect::<Parsed<Vec<Format>>>().map(Formats)
 }
 
+/// fio's `--terse-version`: fio knows 2 to 5; iolens writes 3 (fio's default).
+pub fn parse_terse_version(value: &str) -> Parsed<u32> {
+    match value.trim().parse::<u32>() {
+        Ok(3) => Ok(3),
+        Ok(version @ (2 | 4 | 5)) => refuse(format!(
+            "--terse-version={version}: iolens writes terse version 3 only (fio's default); \
+             leave the flag out or give 3"
+        )),
+        _ => refuse(format!(
+            "--terse-version={value}: fio's versions are 2, 3, 4 and 5, and iolens writes 3"
+        )),
+    }
+}
+
+/// fio's `--eta-newline` and `--eta-interval`: a positive time.
+pub fn parse_eta_period(value: &str) -> Parsed<Duration> {
+    let flag = "--eta-newline/--eta-interval";
+    let period = time(flag, value, "e.g. 2 or 500ms")?;
+    if period.is_zero() {
+        return refuse(format!(
+            "{flag}={value}: give a positive time, e.g. 2 or 500ms"
+        ));
+    }
+    Ok(period)
+}
+
 /// fio's `--eta`: when to show progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EtaMode {

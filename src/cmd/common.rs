@@ -202,8 +202,16 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
     if flags.readonly {
         fileset::refuse_writing_jobs(&resolved.jobs).map_err(|e| CmdError::usage(e.to_string()))?;
     }
+    let mut all_warnings = warnings.iter().chain(&resolved.warnings);
+    if flags.warnings_fatal {
+        if let Some(first) = all_warnings.next() {
+            return Err(CmdError::usage(format!(
+                "{first} (--warnings-fatal: a warning about the jobs is an error)"
+            )));
+        }
+    }
     if flags.notes_on_stderr() {
-        for w in warnings.iter().chain(&resolved.warnings) {
+        for w in all_warnings {
             eprintln!("iolens: warning: {w}");
         }
     }
@@ -246,6 +254,11 @@ impl JobSet {
             io_timeout: flags.io_timeout,
             notes: flags.notes_on_stderr(),
         })
+    }
+
+    /// The jobs, resolved.
+    pub fn specs(&self) -> &[job::spec::JobSpec] {
+        &self.specs
     }
 
     /// Run as `rank` of a run on several ranks: generated file names carry it.

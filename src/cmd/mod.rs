@@ -103,13 +103,31 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
 /// `iolens run` and `fio`: `--cmdhelp` and `--parse-only` print, otherwise the jobs run;
 /// `command_line` (the words after `run`) goes into the report.
 fn run_line(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
-    if let Some(option) = &args.flags.cmdhelp {
+    let flags = &args.flags;
+    if flags.version {
+        return common::print(&format!("{}\n", shim::fio_version()));
+    }
+    if let Some(option) = &flags.cmdhelp {
         return show_jobs::cmdhelp(option);
     }
-    if let Some(path) = &args.flags.inflate_log {
+    if let Some(engine) = &flags.enghelp {
+        return show_jobs::enghelp(engine);
+    }
+    if let Some(path) = &flags.inflate_log {
         return shim::inflate_log(path);
     }
-    shim::refuse_fio_network_mode(&args.args)?;
+    shim::refuse_fio_only_flags(&args.args)?;
+    if flags.notes_on_stderr() {
+        for note in flags.ignored_fio_flags() {
+            eprintln!("iolens: warning: {note}");
+        }
+    }
+    if flags.showcmd {
+        return show_jobs::showcmd(args);
+    }
+    if flags.merge_blktrace_only {
+        return show_jobs::check_only(args);
+    }
     match args.flags.debug {
         Some(DebugRequest::Help) => return common::print(&format!("{}\n", debug::help_list())),
         Some(DebugRequest::Trace(types)) => debug::enable(types),

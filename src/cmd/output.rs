@@ -1,9 +1,12 @@
 //! Rendering the report in the chosen formats, and where it goes.
 
 use crate::cli::Format;
+use crate::job::spec::{JobSpec, RwPattern};
 use crate::model::{Finding, RunReport};
 use crate::report::fio_json::{self, Detail};
+use crate::report::fio_style::num2str_bytes;
 use crate::report::{findings_text, json, terse, text};
+use crate::runner::plan::group_ids;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,7 +34,7 @@ fn render_each(report: &RunReport, formats: &[Format], layout: Layout) -> String
         Layout::OneLine => fio_json::render_line(report, detail),
     };
     let mut out = String::new();
-    for f in formats {
+    for f in &in_fio_order(formats) {
         match f {
             Format::Normal => out.push_str(&text::render(report)),
             Format::FioJson => out.push_str(&fio(Detail::Json)),
@@ -47,6 +50,106 @@ fn render_each(report: &RunReport, formats: &[Format], layout: Layout) -> String
         }
     }
     out
+}
+
+/// The formats as fio prints them, whatever order they were given in: terse, then
+/// JSON (json+ when both are asked for: one document), then the normal text;
+/// iolens' own JSON last. Each once.
+fn in_fio_order(formats: &[Format]) -> Vec<Format> {
+    let rank = |f: &Format| match f {
+        Format::Terse => 0,
+        Format::FioJson | Format::FioJsonPlus => 1,
+        Format::Normal => 2,
+        Format::IolensJson => 3,
+    };
+    let plus = formats.contains(&Format::FioJsonPlus);
+    let mut ordered: Vec<Format> = formats
+        .iter()
+        .copied()
+        .filter(|f| !(plus && *f == Format::FioJson))
+        .collect();
+    ordered.sort_by_key(rank);
+    ordered.dedup();
+    ordered
+}
+
+/// What fio prints before a run when the normal text is among the formats (nothing
+/// otherwise): a line per job with its pattern, block sizes, engine and depth (`...`
+/// once for its other clones), the version, and how many workers start.
+pub fn preamble(specs: &[JobSpec], formats: &[Format], version: &str) -> String {
+    if !formats.contains(&Format::Normal) {
+        return String::new();
+    }
+    let mut out = String::new();
+    let groups = group_ids(specs);
+    for (spec, group) in specs.iter().zip(groups) {
+        out.push_str(&job_line(spec, group));
+        if spec.exec.numjobs > 1 {
+            out.push_str("...\n");
+        }
+    }
+    out.push_str(version);
+    out.push('\n');
+    out.push_str(&starting_line(specs));
+    out
+}
+
+/// `x: (g=0): rw=read, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=psync, iodepth=1`
+fn job_line(spec: &JobSpec, group: u32) -> String {
+    let size = |n| {
+        let figures = spec.measure.significant_figures as usize;
+        num2str_bytes(n, figures, spec.measure.binary_prefixes)
+    };
+    let [r, w, t] = spec
+        .workload
+        .bs
+        .each_ref()
+        .map(|bs| format!("{}-{}", size(bs.min()), size(bs.max())));
+    format!(
+        "{}: (g={group}): rw={}, bs=(R) {r}, (W) {w}, (T) {t}, ioengine={}, iodepth={}\n",
+        spec.name,
+        rw_name(spec.workload.rw),
+        spec.engine.kind.name(),
+        spec.engine.iodepth
+    )
+}
+
+/// fio's name for the pattern (`readwrite` is shown as `rw`).
+fn rw_name(rw: RwPattern) -> &'static str {
+    match rw {
+        RwPattern::Read => "read",
+        RwPattern::Write => "write",
+        RwPattern::RandRead => "randread",
+        RwPattern::RandWrite => "randwrite",
+        RwPattern::ReadWrite => "rw",
+        RwPattern::RandRw => "randrw",
+        RwPattern::Trim => "trim",
+        RwPattern::RandTrim => "randtrim",
+        RwPattern::TrimWrite => "trimwrite",
+        RwPattern::RandTrimWrite => "randtrimwrite",
+    }
+}
+
+/// `Starting 2 processes`, `Starting 1 thread`, `Starting 2 threads and 1 process`:
+/// every clone of every job, as threads (`thread`) or processes.
+fn starting_line(specs: &[JobSpec]) -> String {
+    let count = |threads: bool| -> u32 {
+        let matching = specs.iter().filter(|s| s.exec.thread == threads);
+        matching.map(|s| s.exec.numjobs).sum()
+    };
+    let (threads, processes) = (count(true), count(false));
+    let plural = |n: u32, one: &str, many: &str| {
+        let word = if n > 1 { many } else { one };
+        format!("{n} {word}")
+    };
+    let mut parts = Vec::new();
+    if threads > 0 {
+        parts.push(plural(threads, "thread", "threads"));
+    }
+    if processes > 0 {
+        parts.push(plural(processes, "process", "processes"));
+    }
+    format!("Starting {}\n", parts.join(" and "))
 }
 
 /// The lines per finding for stderr: only when no format is the normal text,
@@ -123,10 +226,10 @@ mod tests {
     #[test]
     fn status_reports_put_each_json_document_on_one_line() {
         let report = one_job_report();
-        let formats = [Format::FioJson, Format::FioJsonPlus, Format::IolensJson];
+        let formats = [Format::FioJson, Format::IolensJson];
         let status = render_status(&report, &formats);
         let lines: Vec<&str> = status.lines().collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 2);
         for line in lines {
             serde_json::from_str::<serde_json::Value>(line).expect("one document per line");
         }
@@ -137,6 +240,69 @@ mod tests {
         );
         let terse = render_status(&report, &[Format::Terse]);
         assert_eq!(terse, terse::render(&report));
+    }
+
+    #[test]
+    fn formats_print_in_fios_order_each_once() {
+        use Format::*;
+        for (given, printed) in [
+            (vec![Normal, FioJson], vec![FioJson, Normal]),
+            (vec![FioJson, Normal], vec![FioJson, Normal]),
+            (vec![Normal, Terse, FioJson], vec![Terse, FioJson, Normal]),
+            (vec![IolensJson, Normal], vec![Normal, IolensJson]),
+            (vec![FioJsonPlus, FioJson], vec![FioJsonPlus]),
+            (vec![Normal, Normal], vec![Normal]),
+        ] {
+            assert_eq!(in_fio_order(&given), printed, "for {given:?}");
+        }
+        let report = one_job_report();
+        let text = render(&report, &[Normal, FioJson]);
+        assert!(
+            text.starts_with('{') && text.contains("}\n\nj: (groupid=0"),
+            "expected the JSON document first, then the normal text:\n{text}"
+        );
+    }
+
+    fn spec(words: &[&str]) -> Vec<JobSpec> {
+        crate::job::resolve::tests::run(words)
+            .expect("valid jobs")
+            .jobs
+    }
+
+    #[test]
+    fn the_preamble_has_a_line_per_job_the_version_and_the_workers() {
+        let specs = spec(&[
+            "--ioengine=null",
+            "--size=1m",
+            "--name=a",
+            "--rw=randrw",
+            "--bs=4k,64k",
+            "--numjobs=3",
+            "--name=b",
+            "--rw=trim",
+            "--bsrange=512-128k",
+            "--thread",
+            "--iodepth=8",
+            "--stonewall",
+        ]);
+        let text = preamble(&specs, &[Format::Normal], "fio-3.33-iolens-0");
+        assert_eq!(
+            text,
+            "a: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) 64.0KiB-64.0KiB, (T) 64.0KiB-64.0KiB, ioengine=null, iodepth=1\n\
+             ...\n\
+             b: (g=1): rw=trim, bs=(R) 512B-128KiB, (W) 512B-128KiB, (T) 512B-128KiB, ioengine=null, iodepth=8\n\
+             fio-3.33-iolens-0\n\
+             Starting 1 thread and 3 processes\n"
+        );
+        assert_eq!(
+            preamble(&specs, &[Format::FioJson, Format::Terse], "v"),
+            "",
+            "expected nothing without the normal text"
+        );
+        let one = spec(&["--ioengine=null", "--size=1m", "--name=t", "--thread"]);
+        assert!(preamble(&one, &[Format::Normal], "v").ends_with("\nStarting 1 thread\n"));
+        let two = spec(&["--ioengine=null", "--size=1m", "--name=p", "--numjobs=2"]);
+        assert!(preamble(&two, &[Format::Normal], "v").ends_with("\nStarting 2 processes\n"));
     }
 
     #[test]

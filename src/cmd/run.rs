@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
-use crate::report::{agg_bw_log, html};
+use crate::report::{agg_bw_log, fio_json, html};
 use crate::runner::ranks::{ClusterLink, RankFile};
 use crate::runner::status::StatusReports;
 use crate::runner::RunOutcome;
@@ -104,6 +104,11 @@ fn run_connected(
     }
     // Opened before the run: interim reports (--status-interval) and the final one share it.
     let destination = RefCell::new(open_report(flags.output.as_deref())?);
+    // fio's lines before the run (with the normal text), after what parsing traced.
+    emit(&mut destination.borrow_mut(), &debug::take())?;
+    let version = fio_json::fio_version(env!("CARGO_PKG_VERSION"));
+    let preamble = output::preamble(jobs.specs(), options.formats, &version);
+    emit(&mut destination.borrow_mut(), &preamble)?;
     // A failed interim report is not worth stopping the run for; the final write reports errors.
     let print_status = |report: &RunReport| {
         let _ = destination

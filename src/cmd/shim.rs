@@ -18,31 +18,53 @@ pub fn invoked_as_fio(argv0: &OsStr) -> bool {
     Path::new(argv0).file_name() == Some(OsStr::new("fio"))
 }
 
-/// `fio --version` (or fio's `-version`, anywhere among the words) answers like fio
-/// instead of running.
+/// `fio --version` (or fio's `-version` or `-v`, anywhere among the words) answers like
+/// fio instead of running.
 pub fn asks_for_version(args: &[String]) -> bool {
-    args.iter().any(|a| a == "--version" || a == "-version")
+    args.iter()
+        .any(|a| a == "--version" || a == "-version" || a == "-v")
 }
 
-/// fio's own network mode: a server that waits for jobs (`--server`, `--daemonize`) and
-/// the client that sends them (`--client`, `--remote-config`).
-const FIO_NETWORK_FLAGS: &[&str] = &["server", "client", "daemonize", "remote-config"];
+const NETWORK_MODE: &str = "fio's client/server network mode is not supported by iolens; \
+     run all hosts as one run under MPI (an iolens built with --features mpi): \
+     mpirun -n HOSTS iolens run JOB.fio";
+const SELF_TEST: &str =
+    "a test of fio's own internals (its clock, checksums or memcpy); iolens has no equivalent";
+const TRIGGER: &str = "iolens runs no trigger commands; stop the run with SIGINT (it reports \
+     what it did) and run the command yourself";
 
-/// fio's client/server mode is refused before anything else is read, with the way iolens
-/// is meant to run one job on many hosts.
-pub fn refuse_fio_network_mode(words: &[String]) -> Result<(), CmdError> {
-    let network = words
+/// fio's flags that iolens knows but cannot honour, each with why: fio's network mode
+/// (a server that waits for jobs, the client that sends them), its self-tests and its
+/// trigger commands. Ignoring them would run something else than what was asked.
+const FIO_ONLY_FLAGS: &[(&str, &str)] = &[
+    ("server", NETWORK_MODE),
+    ("client", NETWORK_MODE),
+    ("daemonize", NETWORK_MODE),
+    ("remote-config", NETWORK_MODE),
+    ("cpuclock-test", SELF_TEST),
+    ("crctest", SELF_TEST),
+    ("memcpytest", SELF_TEST),
+    ("trigger-file", TRIGGER),
+    ("trigger-timeout", TRIGGER),
+    ("trigger", TRIGGER),
+    ("trigger-remote", TRIGGER),
+    (
+        "latency-log",
+        "fio deprecated it (and refuses it too); use the job option write_lat_log",
+    ),
+];
+
+/// fio's flags iolens cannot honour are refused before anything else is read, with
+/// why and what to do instead.
+pub fn refuse_fio_only_flags(words: &[String]) -> Result<(), CmdError> {
+    let refused = words
         .iter()
         .take_while(|w| *w != "--")
         .filter_map(|w| option_text(w))
         .map(|o| o.split_once('=').map_or(o, |(name, _)| name))
-        .find(|name| FIO_NETWORK_FLAGS.contains(name));
-    match network {
-        Some(name) => Err(CmdError::usage(format!(
-            "--{name}: fio's client/server network mode is not supported by iolens; \
-             run all hosts as one run under MPI (an iolens built with --features mpi): \
-             mpirun -n HOSTS iolens run JOB.fio"
-        ))),
+        .find_map(|name| FIO_ONLY_FLAGS.iter().find(|(flag, _)| *flag == name));
+    match refused {
+        Some((name, why)) => Err(CmdError::usage(format!("--{name}: {why}"))),
         None => Ok(()),
     }
 }

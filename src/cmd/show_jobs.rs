@@ -1,12 +1,17 @@
-//! `iolens show-jobs`, `--parse-only` and `--cmdhelp`: the resolved jobs, option by option
-//! with where each value came from, and the option table itself.
+//! `iolens show-jobs`, `--parse-only`, `--showcmd`, `--cmdhelp` and `--enghelp`: the
+//! resolved jobs, option by option with where each value came from, the job files as
+//! command lines, and the option and engine tables themselves.
 
 use super::common::{load_jobs, print, with_run_args, CmdError};
+use super::EXIT_OK;
 use crate::cli::RunArgs;
 use crate::debug;
 use crate::job::options::{self, Kind, OptionDef, Status, OPTIONS};
+use crate::job::raw::RawOption;
+use crate::job::spec::EngineKind;
 use crate::job::{LayeredJob, RawJob, Source};
 use std::fmt::Write;
+use std::path::Path;
 
 /// `iolens show-jobs FILE… [--key=value…]`: every option of every job.
 pub fn show_jobs_command(words: &[String]) -> Result<i32, CmdError> {
@@ -16,6 +21,109 @@ pub fn show_jobs_command(words: &[String]) -> Result<i32, CmdError> {
 /// `iolens run --parse-only`: each job with the options given for it.
 pub fn parse_only(run: &RunArgs) -> Result<i32, CmdError> {
     print_jobs(run, false)
+}
+
+/// fio's `--merge-blktrace-only`: the jobs are read and checked, and nothing runs
+/// (iolens has no blktraces to merge).
+pub fn check_only(run: &RunArgs) -> Result<i32, CmdError> {
+    load_jobs(&run.flags, &run.args)?;
+    Ok(EXIT_OK)
+}
+
+/// fio's `--showcmd`: each job file as one `fio --key=value …` line (the jobs given on
+/// the command line are one already), and nothing runs.
+pub fn showcmd(run: &RunArgs) -> Result<i32, CmdError> {
+    let loaded = load_jobs(&run.flags, &run.args)?;
+    print(&command_lines(&loaded.layered))
+}
+
+/// One line per job file: each `[global]` in effect where it changes, then each job's
+/// `--name` and options, in the order fio parses a section's options.
+fn command_lines(jobs: &[LayeredJob]) -> String {
+    let mut out = String::new();
+    let mut file: Option<&Path> = None;
+    let mut global: Option<&RawJob> = None;
+    for layered in jobs {
+        let Source::File { path, .. } = &layered.job.origin else {
+            continue;
+        };
+        if file != Some(path.as_path()) {
+            if file.is_some() {
+                out.push('\n');
+            }
+            out.push_str("fio ");
+            file = Some(path);
+            global = None;
+        }
+        if global.map(RawJob::options) != Some(layered.global.options()) {
+            push_options(&mut out, layered.global.options());
+            global = Some(&layered.global);
+        }
+        let _ = write!(out, "--name={} ", layered.job.name);
+        push_options(&mut out, layered.job.options());
+    }
+    if file.is_some() {
+        out.push('\n');
+    }
+    out
+}
+
+/// `--key=value ` per option (`--key ` for a bare flag), those fio must apply first
+/// (kb_base, …) first and the file names last, as fio sorts a section's options.
+fn push_options(out: &mut String, given: &[RawOption]) {
+    let rank = |o: &&RawOption| match o.def.name {
+        "lockfile" | "cpus_allowed_policy" | "kb_base" | "unit_base" => 0,
+        "filename" | "filename_format" => 2,
+        _ => 1,
+    };
+    // the stonewall a later job file implies was not written in it
+    let written = given
+        .iter()
+        .filter(|o| !matches!(o.source, Source::FileStart { .. }));
+    let mut sorted: Vec<&RawOption> = written.collect();
+    sorted.sort_by_key(rank);
+    for o in sorted {
+        let _ = match (o.bare, o.def.name) {
+            (true, name) => write!(out, "--{name} "),
+            (false, "description") => write!(out, "--description=\"{}\" ", o.value),
+            (false, name) => write!(out, "--{name}={} ", o.value),
+        };
+    }
+}
+
+/// fio's `--enghelp`: the engines (empty `request`), the own options of one
+/// (`ENGINE`), or one of them described (`ENGINE,OPTION`).
+pub fn enghelp(request: &str) -> Result<i32, CmdError> {
+    if request.is_empty() {
+        let mut out = String::from("Available IO engines:\n");
+        for engine in EngineKind::ALL {
+            let _ = writeln!(out, "\t{}", engine.name);
+        }
+        return print(&out);
+    }
+    let (name, option) = match request.split_once(',') {
+        Some((name, option)) => (name, Some(option)),
+        None => (request, None),
+    };
+    let Some(engine) = EngineKind::ALL.iter().find(|e| e.name == name) else {
+        return Err(CmdError::usage(format!(
+            "--enghelp={request}: no engine '{name}' (--enghelp lists them)"
+        )));
+    };
+    let own = engine.options.iter().map(|o| o.def());
+    match option {
+        None if engine.options.is_empty() => print(&format!("IO engine {name} has no options\n")),
+        None => print(&own.fold(String::new(), |mut out, def| {
+            let _ = writeln!(out, "{:<24}: {}", def.name, def.help);
+            out
+        })),
+        Some(option) => match own.clone().find(|def| def.name == option) {
+            Some(def) => print(&describe(def)),
+            None => Err(CmdError::usage(format!(
+                "--enghelp={request}: {name} has no option '{option}' (--enghelp={name} lists its options)"
+            ))),
+        },
+    }
 }
 
 fn print_jobs(run: &RunArgs, every_option: bool) -> Result<i32, CmdError> {
@@ -182,6 +290,41 @@ mod tests {
         );
         assert_eq!(text.lines().filter(|l| l.contains("size")).count(), 2);
         assert_eq!(text.lines().count(), 5, "{text}");
+    }
+
+    #[test]
+    fn showcmd_writes_each_file_as_one_command_line() {
+        let at = |line| Source::File {
+            path: "j.fio".into(),
+            line,
+        };
+        let mut global = RawJob::new("global", at(1));
+        global
+            .set(options::opt::RW, Some("randread"), at(2))
+            .unwrap();
+        let mut a = RawJob::new("a", at(3));
+        a.set(options::find("filename").unwrap(), Some("/f"), at(4))
+            .unwrap();
+        a.set(options::opt::BS, Some("8k"), at(5)).unwrap();
+        let mut b = RawJob::new("b", at(6));
+        b.set(options::opt::STONEWALL, None, at(7)).unwrap();
+        b.set(
+            options::find("description").unwrap(),
+            Some("two words"),
+            at(8),
+        )
+        .unwrap();
+        let jobs = [a, b].map(|job| LayeredJob {
+            global: global.clone(),
+            job,
+        });
+        assert_eq!(
+            command_lines(&jobs),
+            "fio --rw=randread --name=a --bs=8k --filename=/f --name=b --stonewall \
+             --description=\"two words\" \n",
+            "expected fio's --showcmd line: the file name last, a bare flag without a value"
+        );
+        assert_eq!(command_lines(&layered(&["--name=x", "--size=1m"])), "");
     }
 
     #[test]

@@ -846,31 +846,48 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
         .find(|def| def.name == name || def.aliases.contains(&name))
 }
 
-/// The known name closest to an unknown one, if it is close enough to be a typo.
+/// The known name closest to an unknown one, if it is close enough to be a typo:
+/// a few edits for a long name, one for a short one (a swap of two letters is one
+/// edit, and `-` stands for `_`), and only one edit when even the first letter
+/// differs. Of several, the one that shares the longest start wins.
 pub fn suggest(unknown: &str) -> Option<&'static str> {
-    let limit = (unknown.len() / 3).max(1);
+    let unknown = unknown.replace('-', "_");
+    let limit = ((unknown.len() + 1) / 4).max(1);
     OPTIONS
         .iter()
         .flat_map(|def| std::iter::once(&def.name).chain(def.aliases))
-        .map(|&known| (edit_distance(unknown, known), known))
-        .filter(|&(distance, _)| distance <= limit)
-        .min_by_key(|&(distance, _)| distance)
+        .map(|&known| (edit_distance(&unknown, known), known))
+        .filter(|&(distance, known)| {
+            let same_start = unknown.as_bytes().first() == known.as_bytes().first();
+            distance <= if same_start { limit } else { 1 }
+        })
+        .min_by_key(|&(distance, known)| (distance, usize::MAX - common_start(&unknown, known)))
         .map(|(_, known)| known)
 }
 
-/// Levenshtein distance over bytes (option names are ASCII).
+/// How many leading bytes two names share.
+fn common_start(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
+/// Edits between two names (over bytes: option names are ASCII): insertions,
+/// deletions, substitutions and swaps of neighbours (optimal string alignment).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, &ca) in a.as_bytes().iter().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut rows = vec![(0..=b.len()).collect::<Vec<usize>>()];
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let above = &rows[i - 1];
+            let substitution = above[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            row[j] = substitution.min(above[j] + 1).min(row[j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(rows[i - 2][j - 2] + 1);
+            }
         }
-        previous = current;
+        rows.push(row);
     }
-    previous[b.len()]
+    rows[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -919,7 +936,12 @@ mod tests {
         assert_eq!(suggest("threads"), Some("thread"));
         assert_eq!(suggest("iodepht"), Some("iodepth"));
         assert_eq!(suggest("ioengin"), Some("ioengine"));
+        assert_eq!(suggest("blocksiz"), Some("blocksize"));
+        assert_eq!(suggest("write-bw-log"), Some("write_bw_log"));
         assert_eq!(suggest("completely_different"), None);
+        for far in ["alloc-size", "eta-interval", "eta-newline", "zzzqqq", "x"] {
+            assert_eq!(suggest(far), None, "expected no suggestion for {far}");
+        }
     }
 
     #[test]

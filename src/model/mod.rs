@@ -115,6 +115,10 @@ pub struct JobReport {
     pub groupid: u32,
     /// Workers merged into this report (1 unless group_reporting).
     pub workers: u32,
+    /// The process id of the first worker, or its thread id with `thread` (fio's `pid=`);
+    /// None when it never ran, and in runs stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
     /// First error of the job ("write /tmp/f at offset 4096: No space left on device (os error 28)").
     pub error: Option<String>,
     /// errno of `error`, 0 when none (fio's "error" key).
@@ -156,6 +160,7 @@ impl Default for JobReport {
             description: None,
             groupid: 0,
             workers: 0,
+            pid: None,
             error: None,
             errno: 0,
             tolerated_errors: None,

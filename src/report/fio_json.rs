@@ -752,6 +752,7 @@ mod tests {
             name: "t\u{1}\"x".into(),
             groupid: 0,
             workers: 1,
+            pid: None,
             error: None,
             errno: 0,
             options: vec![

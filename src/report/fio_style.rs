@@ -1,6 +1,7 @@
 //! Conventions shared by the fio-compatible outputs (`text` and `fio_json`):
-//! fio's bucket labels, its display floors for small percentages, and its
-//! ctime-style timestamp, and how a job's bandwidth relates to its group.
+//! fio's bucket labels, its display floors for small percentages, its
+//! ctime-style timestamp and scaled byte counts, and how a job's bandwidth
+//! relates to its group.
 
 use crate::model::{DirReport, JobReport, RunReport};
 
@@ -82,6 +83,36 @@ pub fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
     } else {
         100.0
     }
+}
+
+/// A byte count as fio's num2str shows it: at most `digits` digits (a decimal point
+/// counts), scaled by 1024 with IEC prefixes (`binary`) or by 1000 with SI ones;
+/// a scaled value keeps as many decimals as fit. 4096 → "4096B", 65536 → "64.0KiB",
+/// 1 MiB → "1024KiB"; 16384 in decimal → "16.4kB".
+pub fn num2str_bytes(value: u64, digits: usize, binary: bool) -> String {
+    const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    let (base, prefixes) = if binary { (1024, IEC) } else { (1000, SI) };
+    let width = |n: u64| n.to_string().len();
+    let (mut n, mut power, mut remainder) = (value, 0, None);
+    while width(n) > digits && power + 1 < prefixes.len() {
+        remainder = Some(n % base);
+        n /= base;
+        power += 1;
+    }
+    let prefix = prefixes[power];
+    let Some(remainder) = remainder else {
+        return format!("{n}{prefix}B");
+    };
+    let room = digits.saturating_sub(width(n));
+    if room <= 1 {
+        let carry = u64::from(remainder >= base / 2);
+        return format!("{}{prefix}B", n + carry);
+    }
+    let fraction = format!("{:.*}", room - 1, remainder as f64 / base as f64);
+    // "1.0…": the fraction rounded up into the whole part
+    let (whole, decimals) = fraction.split_once('.').unwrap_or(("0", ""));
+    format!("{}.{decimals}{prefix}B", n + u64::from(whole == "1"))
 }
 
 /// A Unix time as ctime shows it ("Sat Nov 21 23:50:09 2026"), in UTC.
@@ -166,6 +197,27 @@ mod tests {
         assert_eq!(shown_dirs(&report, &report.jobs[0])[3].2, 5.0);
         report.jobs[0].mixed.as_mut().unwrap().only = true;
         assert_eq!(names(&report), ["mixed"]);
+    }
+
+    #[test]
+    fn byte_counts_scale_like_fios_num2str() {
+        let binary = |n| num2str_bytes(n, 4, true);
+        assert_eq!(binary(512), "512B");
+        assert_eq!(binary(4096), "4096B");
+        assert_eq!(binary(65_536), "64.0KiB");
+        assert_eq!(binary(131_072), "128KiB");
+        assert_eq!(binary(1 << 20), "1024KiB");
+        assert_eq!(binary(4 << 20), "4096KiB");
+        assert_eq!(binary(16 << 20), "16.0MiB");
+        assert_eq!(num2str_bytes(16_384, 4, false), "16.4kB");
+        assert_eq!(num2str_bytes(8192, 4, false), "8192B");
+        assert_eq!(num2str_bytes(1_049_600, 4, true), "1025KiB");
+        assert_eq!(
+            num2str_bytes(65_535, 4, true),
+            "64.0KiB",
+            "0.999 rounds into the whole part"
+        );
+        assert_eq!(num2str_bytes(65_536, 6, true), "65536B");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub fn render(report: &RunReport) -> String {
 }
 
 fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
+    // fio starts its results with an empty line (after its live status line).
+    out.push('\n');
     for job in &report.jobs {
         write_job(out, job, report)?;
     }
@@ -61,7 +63,12 @@ fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Resu
     if let Some(error) = &job.error {
         write!(out, " (error={error})")?;
     }
-    writeln!(out, ": {}", ctime_utc(unix_secs))?;
+    writeln!(
+        out,
+        ": pid={}: {}",
+        job.pid.unwrap_or(0),
+        ctime_utc(unix_secs)
+    )?;
     if let Some(description) = &job.description {
         writeln!(out, "  Description  : [{description}]")?;
     }
@@ -597,6 +604,7 @@ mod tests {
         let job = JobReport {
             name: "t".into(),
             workers: 1,
+            pid: Some(4242),
             options: vec![("rw".into(), "randread".into())],
             dirs: [read, DirReport::default(), DirReport::default()],
             sync: SyncReport::default(),
@@ -665,7 +673,7 @@ mod tests {
     fn renders_a_job_like_fio() {
         let text = render(&sample_report());
         let expected_lines = [
-            "t: (groupid=0, jobs=1): err= 0: Sat Nov 21 23:50:09 2026",
+            "t: (groupid=0, jobs=1): err= 0: pid=4242: Sat Nov 21 23:50:09 2026",
             "  read: IOPS=9440, BW=36.9MiB/s (38.7MB/s)(7968KiB/211msec)",
             "    clat (usec): min=37, max=559, avg=102.53, stdev=89.53",
             "     lat (usec): min=37, max=559, avg=102.58, stdev=89.54",
@@ -743,7 +751,10 @@ mod tests {
         };
         let text = render(&report);
         assert!(
-            text.starts_with("t: (groupid=0, jobs=1): err=28 (error=No space left on device): ")
+            text.starts_with(
+                "\nt: (groupid=0, jobs=1): err=28 (error=No space left on device): pid=4242: "
+            ),
+            "expected fio's empty line, then the header with the error and the pid:\n{text}"
         );
         assert!(text.contains(
             "  fsync/fdatasync/sync_file_range:\n    sync (usec): min=80, max=1905, avg=234.28, stdev=159.04\n    sync percentiles (usec):\n"

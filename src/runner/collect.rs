@@ -191,6 +191,8 @@ fn job_report(req: &RunRequest, groupid: u32, members: &[Member<'_>]) -> JobRepo
         description: head.description.clone(),
         groupid,
         workers: workers.len() as u32,
+        // fio shows the first worker's, merged or not.
+        pid: Some(workers[0].tid).filter(|&tid| tid != 0),
         // fio's "error" is the first failure even when the job went on after it.
         errno: error.as_ref().map_or(tolerated.first_errno, |e| e.errno),
         tolerated_errors: (!job.errors.stops_on_every_error()).then_some(ToleratedErrors {

@@ -761,8 +761,10 @@ fn run_group(
                         if !h.is_finished() {
                             // Stuck in the kernel: joining would wait with it.
                             left_behind = true;
+                            let live = board.worker(j, w);
                             return WorkerResult::from_live(
-                                &board.worker(j, w).totals(),
+                                &live.totals(),
+                                live.thread().map_or(0, |(_, tid)| tid),
                                 group_start.elapsed(),
                                 IoFailure {
                                     message: format!(
@@ -877,12 +879,16 @@ fn seed_of(job: &JobSpec, job_index: usize, worker_index: u32) -> u64 {
 /// Schedule the worker thread as its job asks, then pick the monomorphised hot loop for
 /// the job's engine.
 fn run_worker(kind: EngineKind, ctx: WorkerCtx, worker_index: u32) -> WorkerResult {
-    if let Err(failure) = sched::apply(&ctx.job.exec.sched, worker_index) {
-        // Still meet the others at the start barrier, or they would wait forever.
-        ctx.start.wait();
-        return WorkerResult::failed(failure);
-    }
-    engine::with_engine(kind, RunWorker(ctx))
+    let mut result = match sched::apply(&ctx.job.exec.sched, worker_index) {
+        Ok(()) => engine::with_engine(kind, RunWorker(ctx)),
+        Err(failure) => {
+            // Still meet the others at the start barrier, or they would wait forever.
+            ctx.start.wait();
+            WorkerResult::failed(failure)
+        }
+    };
+    result.tid = iolens_sys::gettid();
+    result
 }
 
 /// The hot loop of one worker, for the engine `with_engine` picks: the engine itself, or

@@ -168,6 +168,7 @@ fn run_in_program(
         // when the kernel lets it go) and report what it had done.
         Err(Unanswered::LeftBehind) => WorkerResult::from_live(
             &live.totals(),
+            child.child.id(),
             started.elapsed(),
             IoFailure {
                 message: format!("{}: left behind, stuck in the kernel", task.who()),
@@ -656,6 +657,7 @@ mod tests {
             latency_depth: Some(3),
             io_trace: Some(PathBuf::from("/tmp/trace")),
             left_behind: true,
+            tid: 4321,
         };
 
         let json = serde_json::to_string(&result).unwrap();
@@ -686,6 +688,7 @@ mod tests {
             back.left_behind,
             "expected a worker left behind to stay marked in its rank's results"
         );
+        assert_eq!(back.tid, 4321, "expected the worker's pid to travel back");
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub struct WorkerResult {
     /// what its live counters say.
     #[serde(default)]
     pub left_behind: bool,
+    /// The thread that ran it (a worker process's own pid): fio's `pid=`.
+    #[serde(default)]
+    pub tid: u32,
 }
 
 impl WorkerResult {
@@ -76,13 +79,20 @@ impl WorkerResult {
             latency_depth: None,
             io_trace: None,
             left_behind: false,
+            tid: 0,
         }
     }
 
     /// What a worker that never answered had done, as its live counters say:
     /// its I/Os and bytes (no latencies: those live in the worker's own stats).
-    pub(super) fn from_live(totals: &LiveTotals, ran: Duration, error: IoFailure) -> Self {
+    pub(super) fn from_live(
+        totals: &LiveTotals,
+        tid: u32,
+        ran: Duration,
+        error: IoFailure,
+    ) -> Self {
         let mut result = Self::failed(error);
+        result.tid = tid;
         for (dir, stats) in result.stats.dirs.iter_mut().take(2).enumerate() {
             stats.ios = totals.ios[dir];
             stats.bytes = totals.bytes[dir];

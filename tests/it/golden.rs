@@ -216,11 +216,11 @@ fn is_interval_samples(line: &str) -> bool {
     (trimmed.starts_with("bw (") || trimmed.starts_with("iops ")) && line.contains("samples=")
 }
 
-/// fio's job header ends with the start time: `err= 0: Mon Nov 23 19:08:15 2026`.
+/// fio's job header ends with the start time: `err= 0: pid=7: Mon Nov 23 19:08:15 2026`.
 fn mask_date(line: &str) -> String {
     match line
         .find("err=")
-        .and_then(|at| line[at..].find(": ").map(|c| at + c))
+        .and_then(|at| line[at..].rfind(": ").map(|c| at + c))
     {
         Some(colon) if line[colon + 2..].split_whitespace().count() == 5 => {
             format!("{}: <date>", &line[..colon])
@@ -377,8 +377,8 @@ mod masking {
     #[test]
     fn the_start_time_is_masked() {
         assert_eq!(
-            mask_date("a: (groupid=0, jobs=1): err= 0: Mon Nov 23 19:08:15 2026"),
-            "a: (groupid=0, jobs=1): err= 0: <date>"
+            mask_date("a: (groupid=0, jobs=1): err= 0: pid=77: Mon Nov 23 19:08:15 2026"),
+            "a: (groupid=0, jobs=1): err= 0: pid=77: <date>"
         );
     }
 }

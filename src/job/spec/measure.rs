@@ -14,6 +14,10 @@ const AVG_TIME: Duration = Duration::from_millis(500);
 /// fio keeps at most this many percentiles.
 const MAX_PERCENTILES: usize = 20;
 
+fn binary() -> bool {
+    true
+}
+
 /// What is measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasureSpec {
@@ -31,6 +35,10 @@ pub struct MeasureSpec {
     pub lat_percentiles: bool,
     /// fio's `significant_figures` (1..=10) for IOPS and bandwidth in the normal output.
     pub significant_figures: u32,
+    /// `kb_base=1024` (fio's default): the normal output's sizes take binary prefixes
+    /// (KiB); `kb_base=1000` decimal ones (kB).
+    #[serde(default = "binary")]
+    pub binary_prefixes: bool,
     /// fio's `unified_rw_reporting`.
     pub unified_rw: UnifiedRw,
     /// fio's `stats`: false runs the job but leaves it out of every report and group total.
@@ -146,6 +154,7 @@ impl Layers<'_> {
             clat_percentiles: self.bool(opt::CLAT_PERCENTILES)?,
             lat_percentiles: self.bool(opt::LAT_PERCENTILES)?,
             significant_figures: self.significant_figures()?,
+            binary_prefixes: self.kb_base == units::KbBase::Compat1024,
             stats: self.bool(opt::STATS)?,
             unified_rw,
         })
@@ -242,6 +251,11 @@ mod tests {
         let m = job(&[]).measure;
         assert!(m.clat_percentiles && !m.lat_percentiles && !m.slat_percentiles);
         assert_eq!(m.significant_figures, 4);
+        assert!(
+            m.binary_prefixes,
+            "expected kb_base=1024's binary prefixes by default"
+        );
+        assert!(!job(&["--kb_base=1000"]).measure.binary_prefixes);
         let m = job(&[
             "--clat_percentiles=0",
             "--lat_percentiles",
