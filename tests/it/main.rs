@@ -22,6 +22,7 @@ mod file_ops;
 mod fio_command_line;
 mod fio_debug;
 mod fio_filenames;
+mod fio_logs;
 mod fio_match;
 mod fio_offsets;
 mod fio_patterns;
