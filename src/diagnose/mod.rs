@@ -160,6 +160,7 @@ pub(crate) mod fixture {
             schema_version: SCHEMA_VERSION,
             tool_version: "test".into(),
             started_unix_ms: 0,
+            elapsed_ns: None,
             command_line: Vec::new(),
             global_options: Vec::new(),
             jobs: Vec::new(),

@@ -31,6 +31,10 @@ pub struct RunReport {
     pub tool_version: String,
     /// Wall-clock start of the run, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
+    /// How long the run took, from its jobs' start (files laid out) to its report:
+    /// fio's `elapsed`, the same for every job. None in reports saved before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ns: Option<u64>,
     /// The arguments the run was started with (after the program name).
     pub command_line: Vec<String>,
     /// Options given before the first `--name` (fio's "global options").

@@ -317,6 +317,13 @@ impl FioSteadyState {
     }
 }
 
+/// fio's `elapsed`: the run's time so far in whole seconds, rounded up from whole
+/// ms; a saved report without it gives the job's runtime.
+fn elapsed_s(report: &RunReport, job: &JobReport) -> u64 {
+    let ns = report.elapsed_ns.unwrap_or(job.runtime_ns);
+    (ns / 1_000_000).div_ceil(1000)
+}
+
 #[derive(serde::Serialize)]
 struct FioDirs {
     read: FioDir,
@@ -348,7 +355,7 @@ impl FioJob {
             groupid: job.groupid,
             error: job.errno,
             eta: Some(0),
-            elapsed: Some(job.runtime_ns.div_ceil(1_000_000_000)),
+            elapsed: Some(elapsed_s(report, job)),
             job_options: Some(OrderedMap(job.options.clone())),
             dirs: (!job.mixed.as_ref().is_some_and(|m| m.only)).then(|| FioDirs {
                 read: FioDir::new(&job.dirs[0], group_bw[0], detail),
@@ -793,6 +800,7 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             tool_version: "0.1.0".into(),
             started_unix_ms: 1_795_305_010_426,
+            elapsed_ns: None,
             command_line: Vec::new(),
             global_options: Vec::new(),
             jobs: vec![job],
@@ -920,6 +928,33 @@ mod tests {
             serde_json::json!({ "findings": [] }),
             "expected an empty findings list without findings, saw {}",
             without["iolens"]
+        );
+    }
+
+    #[test]
+    fn elapsed_is_the_runs_time_for_every_job_as_fio() {
+        let mut two = report(69_716.2);
+        let mut second = two.jobs[0].clone();
+        second.runtime_ns = 2_000_000_000;
+        two.jobs.push(second);
+        two.elapsed_ns = Some(3_001_000_000);
+        let doc = parse(&two);
+        let elapsed: Vec<Option<u64>> = doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|job| job["elapsed"].as_u64())
+            .collect();
+        assert_eq!(
+            elapsed,
+            [Some(4), Some(4)],
+            "expected the run's 3001 ms rounded up to whole seconds for both jobs"
+        );
+        two.elapsed_ns = Some(3_000_999_999);
+        assert_eq!(
+            parse(&two)["jobs"][1]["elapsed"],
+            3,
+            "expected whole ms first, as fio"
         );
     }
 

@@ -179,6 +179,7 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             tool_version: "0.1.0".into(),
             started_unix_ms: 0,
+            elapsed_ns: None,
             command_line: Vec::new(),
             global_options: Vec::new(),
             jobs: vec![

@@ -639,6 +639,7 @@ mod tests {
             schema_version: crate::model::SCHEMA_VERSION,
             tool_version: "0.1.0".into(),
             started_unix_ms: 1_795_305_009_000,
+            elapsed_ns: None,
             command_line: vec!["run".into()],
             global_options: Vec::new(),
             jobs: vec![job],

@@ -76,8 +76,6 @@ pub struct Checks<'a> {
     latency_target: Option<LatencyTarget>,
     /// I/O logs; None when the job writes none.
     logs: Option<IoLogger>,
-    /// The directions the job uses (the logs keep one stream each).
-    used: [bool; DDIRS],
     status: Option<Status<'a>>,
     /// When the next interim result is due; never without `--status-interval`.
     next_status_ns: u64,
@@ -102,7 +100,6 @@ impl<'a> Checks<'a> {
         depth: u32,
         ramp_end_ns: u64,
     ) -> Self {
-        let used = job.workload.rw.directions();
         let status = status.map(|(slot, every)| Status {
             slot,
             every_ns: (every.as_nanos() as u64).max(1),
@@ -122,8 +119,7 @@ impl<'a> Checks<'a> {
             logs: job
                 .logs
                 .any()
-                .then(|| IoLogger::new(&job.logs, used, job.exec.sched.ioprio)),
-            used,
+                .then(|| IoLogger::new(&job.logs, job.exec.sched.ioprio)),
             next_status_ns: status.as_ref().map_or(u64::MAX, |s| s.every_ns),
             status,
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
@@ -255,11 +251,7 @@ impl<'a> Checks<'a> {
     /// Ramp time is over: the logs forget what they recorded.
     pub fn at_measure_start(&mut self) {
         if self.logs.is_some() {
-            self.logs = Some(IoLogger::new(
-                &self.job.logs,
-                self.used,
-                self.job.exec.sched.ioprio,
-            ));
+            self.logs = Some(IoLogger::new(&self.job.logs, self.job.exec.sched.ioprio));
         }
     }
 

@@ -33,6 +33,8 @@ pub(super) fn report(
         schema_version: SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix_ms,
+        // Filled in by `run`, which knows when the run started.
+        elapsed_ns: None,
         command_line: req.command_line.clone(),
         // fio's report has one global section; with several [global]s, the first job's.
         global_options: req
@@ -44,7 +46,7 @@ pub(super) fn report(
         groups,
         disks,
         interrupted: super::stop_signal::stop_requested(req.stop),
-        // Filled in by `run` from the sampler and the environment capture.
+        // Filled in by `run` too, from the sampler and the environment capture.
         observations: Default::default(),
         environment: Default::default(),
         findings: Vec::new(),

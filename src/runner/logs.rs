@@ -8,9 +8,12 @@
 //! Line format: `time_ms, value[, max], ddir, bs[, offset], priority[, issue_ns]`.
 //! With `log_avg_msec=0` every I/O is a line (bandwidth in bytes per ms of its
 //! completion latency, IOPS 1, latencies in ns, as fio logs them); otherwise
-//! one line per direction per window, with bs, offset and issue time 0.
+//! one line per direction per window, with bs, offset, priority and issue time 0,
+//! closed by fio's rules (stat.c): the job's rate at each window's end, the
+//! latencies (and with `log_store_compressed` the per-I/O rates) at the I/O that
+//! reaches it, histograms at the I/O that fills theirs.
 //! `log_window_value=both` adds the window's maximum after its mean (0 on
-//! per-I/O lines); the priority is 1 for the realtime class, or with `log_prio`
+//! per-I/O lines); a per-I/O line's priority is 1 for the realtime class, or with `log_prio`
 //! the I/O priority as `0x%04x` (class << 13 | level); `log_issue_time` adds
 //! when the I/O was issued, in ns since the start, in the slat and clat logs (0
 //! in the others). Histogram lines are `time_ms, ddir, bs, count per bucket…`
@@ -45,28 +48,39 @@ pub struct LoggedIo {
     pub lat_ns: u64,
 }
 
-/// A windowed (averaged or maximum) line's values, per direction.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+/// One windowed line: a window's mean and maximum of one kind of log and direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct WindowEntry {
+    kind: Kind,
     time_ms: u64,
     ddir: u8,
-    ios: u64,
-    bw_kib_per_sec: u64,
-    iops: u64,
-    /// slat, clat, lat: (mean, maximum), None when the window had none.
-    lat_ns: [Option<(u64, u64)>; 3],
+    mean: u64,
+    max: u64,
 }
 
-/// Running totals of the open window of one direction.
+/// The job's bytes and I/Os of one direction in the open rate window.
 #[derive(Debug, Clone, Copy, Default)]
-struct WindowTotals {
+struct RateTotals {
     ios: u64,
     bytes: u64,
-    /// slat, clat, lat.
-    lat_sum: [u64; 3],
-    lat_max: [u64; 3],
-    lat_count: [u64; 3],
 }
+
+/// The open window of per-I/O values of one kind of log and direction (fio's `avg_window`).
+#[derive(Debug, Clone, Copy, Default)]
+struct ValueWindow {
+    sum: u128,
+    max: u64,
+    count: u64,
+    /// Where the window started, ms (fio's `avg_last`).
+    start_ms: u64,
+}
+
+/// The kinds averaged from per-I/O values, in the order of `IoLogger::value_windows`.
+const VALUE_KINDS: [Kind; 5] = [Kind::Bw, Kind::Iops, Kind::Slat, Kind::Clat, Kind::Lat];
+
+/// How far short of a full window fio still closes a window of per-I/O bandwidth
+/// or IOPS (its `LOG_MSEC_SLACK`); latency windows get none.
+const SLACK_MS: u64 = 1;
 
 /// One histogram line: the window's non-empty buckets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,22 +95,26 @@ struct HistEntry {
 /// The open histogram window of one direction.
 struct HistWindow {
     counts: Box<[u64; BUCKETS]>,
-    ios: u64,
-    last_bs: u32,
+    /// Where the window started, ms; 0 until an I/O completes after the first
+    /// millisecond (fio's `hist_last`, set by the first I/O that finds it 0).
+    start_ms: u64,
 }
 
 /// What one worker logs; created only when the job asks for a log.
 pub struct IoLogger {
-    avg_ns: u64,
-    hist_ns: u64,
-    /// The directions the job uses: their bandwidth/IOPS windows are logged even when idle.
-    used: [bool; DDIRS],
+    avg_ms: u64,
+    hist_ms: u64,
+    /// fio's `per_unit_log`: the bandwidth and IOPS logs average per-I/O values
+    /// like the latency logs, instead of logging the job's rate per window.
+    per_io_rates: bool,
+    /// Which of `VALUE_KINDS` the job logs.
+    logged: [bool; 5],
     /// Entries not yet written to the part files (at most about `CHUNK_ENTRIES`).
     pending: Entries,
-    open: [WindowTotals; DDIRS],
-    window_end_ns: u64,
+    rates_open: [RateTotals; DDIRS],
+    rate_window_end_ns: u64,
+    value_windows: [[ValueWindow; DDIRS]; 5],
     hist_open: Option<[HistWindow; DDIRS]>,
-    hist_end_ns: u64,
     sink: Sink,
 }
 
@@ -214,24 +232,29 @@ pub struct IoLog {
 
 impl IoLogger {
     /// `ioprio` is the job's (class, level), for the priority column.
-    pub fn new(spec: &LogSpec, used: [bool; DDIRS], ioprio: Option<(u32, u32)>) -> Self {
-        let avg_ns = spec.avg_msec * NS_PER_MS;
-        let hist_ns = spec.hist_msec * NS_PER_MS;
+    pub fn new(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Self {
         let hist_window = || HistWindow {
             counts: Box::new([0; BUCKETS]),
-            ios: 0,
-            last_bs: 0,
+            start_ms: 0,
         };
+        let per_io_rates = spec.per_io_rates();
         IoLogger {
-            avg_ns,
-            hist_ns,
-            used,
+            avg_ms: spec.avg_msec,
+            hist_ms: spec.hist_msec,
+            per_io_rates,
+            logged: [
+                spec.bw.is_some() && per_io_rates,
+                spec.iops.is_some() && per_io_rates,
+                spec.lat.is_some(),
+                spec.lat.is_some(),
+                spec.lat.is_some(),
+            ],
             pending: Entries::default(),
-            open: Default::default(),
-            window_end_ns: avg_ns,
-            hist_open: (spec.hist.is_some() && hist_ns > 0)
+            rates_open: Default::default(),
+            rate_window_end_ns: spec.avg_msec * NS_PER_MS,
+            value_windows: Default::default(),
+            hist_open: (spec.hist.is_some() && spec.hist_msec > 0)
                 .then(|| [hist_window(), hist_window(), hist_window()]),
-            hist_end_ns: hist_ns,
             sink: Sink::open(spec, ioprio),
         }
     }
@@ -240,42 +263,148 @@ impl IoLogger {
     /// full, writing it out.
     #[inline]
     pub fn record(&mut self, io: &LoggedIo) {
-        if self.avg_ns == 0 {
+        if self.avg_ms == 0 {
             self.pending.per_io.push(*io);
         } else {
-            while io.end_ns >= self.window_end_ns {
-                self.close_window(self.window_end_ns, self.avg_ns);
-                self.window_end_ns += self.avg_ns;
+            if !self.per_io_rates {
+                self.count_rate(io);
             }
-            let totals = &mut self.open[io.ddir.index()];
-            totals.ios += 1;
-            totals.bytes += u64::from(io.len);
-            for (k, ns) in [io.slat_ns, Some(io.clat_ns), Some(io.lat_ns)]
-                .into_iter()
-                .enumerate()
-            {
-                if let Some(ns) = ns {
-                    totals.lat_sum[k] += ns;
-                    totals.lat_max[k] = totals.lat_max[k].max(ns);
-                    totals.lat_count[k] += 1;
+            let values = [
+                Some(per_io_bw(io)),
+                Some(1),
+                io.slat_ns,
+                Some(io.clat_ns),
+                Some(io.lat_ns),
+            ];
+            for (k, value) in values.into_iter().enumerate() {
+                if let (true, Some(value)) = (self.logged[k], value) {
+                    self.add_value(k, io.ddir.index(), value, io.end_ns / NS_PER_MS);
                 }
             }
         }
         if self.hist_open.is_some() {
-            while io.end_ns >= self.hist_end_ns {
-                self.close_hist_window(self.hist_end_ns);
-                self.hist_end_ns += self.hist_ns;
-            }
-            if let Some(windows) = &mut self.hist_open {
-                let window = &mut windows[io.ddir.index()];
-                window.counts[bucket_index(io.clat_ns)] += 1;
-                window.ios += 1;
-                window.last_bs = io.len;
-            }
+            self.add_to_hist(io);
         }
         if self.pending.len() >= CHUNK_ENTRIES {
             self.write_pending();
         }
+    }
+
+    /// The job's rate per window, as fio's helper thread samples it: every window
+    /// an I/O has passed the end of is closed, and the I/O counts in the next.
+    fn count_rate(&mut self, io: &LoggedIo) {
+        while io.end_ns >= self.rate_window_end_ns {
+            self.close_rate_window();
+        }
+        let totals = &mut self.rates_open[io.ddir.index()];
+        totals.ios += 1;
+        totals.bytes += u64::from(io.len);
+    }
+
+    /// One line per direction that moved anything in the window ending at
+    /// `rate_window_end_ns`: fio has no sample of an idle direction.
+    fn close_rate_window(&mut self) {
+        let end_ms = self.rate_window_end_ns / NS_PER_MS;
+        let per_second = |n: u64| n * 1000 / self.avg_ms;
+        for (d, totals) in self.rates_open.iter_mut().enumerate() {
+            if totals.ios == 0 {
+                continue;
+            }
+            let kib = per_second(totals.bytes) / 1024;
+            let iops = per_second(totals.ios);
+            for (kind, value) in [(Kind::Bw, kib), (Kind::Iops, iops)] {
+                self.pending.windows.push(WindowEntry {
+                    kind,
+                    time_ms: end_ms,
+                    ddir: d as u8,
+                    mean: value,
+                    max: value,
+                });
+            }
+            *totals = RateTotals::default();
+        }
+        self.rate_window_end_ns += self.avg_ms * NS_PER_MS;
+    }
+
+    /// fio's `add_log_sample`: the value joins its window, and the I/O that
+    /// reaches the window's end closes it, stamped with its own time.
+    #[inline]
+    fn add_value(&mut self, k: usize, d: usize, value: u64, now_ms: u64) {
+        let window = &mut self.value_windows[k][d];
+        window.sum += u128::from(value);
+        window.max = window.max.max(value);
+        window.count += 1;
+        let Some(this_window) = now_ms.checked_sub(window.start_ms) else {
+            return;
+        };
+        if this_window < self.avg_ms {
+            let latency = k >= 2;
+            if latency || self.avg_ms - this_window > SLACK_MS {
+                return;
+            }
+        }
+        Self::close_value_window(&mut self.pending, k, d, window, now_ms);
+        window.start_ms = now_ms - now_ms % self.avg_ms;
+    }
+
+    /// A line of the window's mean (rounded to nearest, as fio) and maximum.
+    fn close_value_window(
+        pending: &mut Entries,
+        k: usize,
+        d: usize,
+        window: &mut ValueWindow,
+        time_ms: u64,
+    ) {
+        if window.count == 0 {
+            return;
+        }
+        let count = u128::from(window.count);
+        pending.windows.push(WindowEntry {
+            kind: VALUE_KINDS[k],
+            time_ms,
+            ddir: d as u8,
+            mean: ((2 * window.sum + count) / (2 * count)) as u64,
+            max: window.max,
+        });
+        *window = ValueWindow {
+            start_ms: window.start_ms,
+            ..ValueWindow::default()
+        };
+    }
+
+    /// fio's histogram windows: each direction's first starts at its first I/O
+    /// after the first millisecond; the I/O that reaches a window's length closes
+    /// it (counted in it, its time and size on the line), and the next starts
+    /// where that one should have ended.
+    fn add_to_hist(&mut self, io: &LoggedIo) {
+        let (d, hist_ms) = (io.ddir.index(), self.hist_ms);
+        let Some(windows) = &mut self.hist_open else {
+            return;
+        };
+        let window = &mut windows[d];
+        window.counts[bucket_index(io.clat_ns)] += 1;
+        let now_ms = io.end_ns / NS_PER_MS;
+        if window.start_ms == 0 {
+            window.start_ms = now_ms;
+        }
+        let this_window = now_ms.saturating_sub(window.start_ms);
+        if this_window < hist_ms {
+            return;
+        }
+        let buckets = window
+            .counts
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(index, n)| (index as u32, std::mem::take(n)))
+            .collect();
+        self.pending.hist.push(HistEntry {
+            time_ms: now_ms,
+            ddir: d as u8,
+            bs: io.len,
+            buckets,
+        });
+        window.start_ms = now_ms - (this_window - hist_ms);
     }
 
     fn write_pending(&mut self) {
@@ -285,64 +414,21 @@ impl IoLogger {
         self.pending.clear();
     }
 
-    /// Close the window ending at `end_ns` that lasted `length_ns`.
-    fn close_window(&mut self, end_ns: u64, length_ns: u64) {
-        for (d, totals) in self.open.iter_mut().enumerate() {
-            if !self.used[d] && totals.ios == 0 {
-                continue;
-            }
-            let per_second =
-                |n: u64| (u128::from(n) * 1_000_000_000 / u128::from(length_ns.max(1))) as u64;
-            let lat_ns = [0, 1, 2].map(|k| {
-                (totals.lat_count[k] > 0)
-                    .then(|| (totals.lat_sum[k] / totals.lat_count[k], totals.lat_max[k]))
-            });
-            self.pending.windows.push(WindowEntry {
-                time_ms: end_ns / NS_PER_MS,
-                ddir: d as u8,
-                ios: totals.ios,
-                bw_kib_per_sec: per_second(totals.bytes) / 1024,
-                iops: per_second(totals.ios),
-                lat_ns,
-            });
-            *totals = WindowTotals::default();
-        }
-    }
-
-    fn close_hist_window(&mut self, end_ns: u64) {
-        let Some(windows) = &mut self.hist_open else {
-            return;
-        };
-        for (d, window) in windows.iter_mut().enumerate() {
-            if window.ios == 0 {
-                continue;
-            }
-            let buckets = window
-                .counts
-                .iter_mut()
-                .enumerate()
-                .filter(|(_, n)| **n > 0)
-                .map(|(index, n)| (index as u32, std::mem::take(n)))
-                .collect();
-            self.pending.hist.push(HistEntry {
-                time_ms: end_ns / NS_PER_MS,
-                ddir: d as u8,
-                bs: window.last_bs,
-                buckets,
-            });
-            window.ios = 0;
-        }
-    }
-
-    /// Close the last, partial windows at `end_ns` (the end of measurement).
+    /// The end of measurement at `end_ns`, as fio's `finalize_logs`: the open
+    /// windows of per-I/O values become lines stamped `end_ns`; the job's rate
+    /// has no partial window (its last counts only when (nearly) full), nor the histograms.
     fn close(&mut self, end_ns: u64) {
-        if self.avg_ns > 0 {
-            let window_start = self.window_end_ns - self.avg_ns;
-            if self.open.iter().any(|t| t.ios > 0) && end_ns > window_start {
-                self.close_window(end_ns, end_ns - window_start);
+        if self.avg_ms == 0 {
+            return;
+        }
+        if !self.per_io_rates && end_ns + SLACK_MS * NS_PER_MS >= self.rate_window_end_ns {
+            self.close_rate_window();
+        }
+        for (k, windows) in self.value_windows.iter_mut().enumerate() {
+            for (d, window) in windows.iter_mut().enumerate() {
+                Self::close_value_window(&mut self.pending, k, d, window, end_ns / NS_PER_MS);
             }
         }
-        self.close_hist_window(end_ns);
     }
 
     /// Close the last windows at `end_ns` and write what is left.
@@ -357,6 +443,13 @@ impl IoLogger {
             error: self.sink.error.take(),
         }
     }
+}
+
+/// fio's bandwidth of one I/O: bytes per ms of its completion latency (0 without one).
+fn per_io_bw(io: &LoggedIo) -> u64 {
+    (u64::from(io.len) * NS_PER_MS)
+        .checked_div(io.clat_ns)
+        .unwrap_or(0)
 }
 
 /// The kinds of log file, with fio's name for each.
@@ -496,14 +589,9 @@ fn render(log: &Entries, kind: Kind, columns: &Columns, out: &mut String) {
 
 /// The samples of one kind of log (not the histogram), in order.
 fn each_sample(log: &Entries, kind: Kind, prio: u32, mut each: impl FnMut(Sample)) {
-    let lat_slot = |kind| match kind {
-        Kind::Slat => 0,
-        Kind::Clat => 1,
-        _ => 2,
-    };
     for io in &log.per_io {
         let value = match kind {
-            Kind::Bw => Some(u64::from(io.len) * NS_PER_MS / io.clat_ns.max(1)),
+            Kind::Bw => Some(per_io_bw(io)),
             Kind::Iops => Some(1),
             Kind::Slat => io.slat_ns,
             Kind::Clat => Some(io.clat_ns),
@@ -526,24 +614,18 @@ fn each_sample(log: &Entries, kind: Kind, prio: u32, mut each: impl FnMut(Sample
             });
         }
     }
-    for w in &log.windows {
-        let values = match kind {
-            Kind::Bw => Some((w.bw_kib_per_sec, w.bw_kib_per_sec)),
-            Kind::Iops => Some((w.iops, w.iops)),
-            kind => w.lat_ns[lat_slot(kind)],
-        };
-        if let Some((mean, max)) = values {
-            each(Sample {
-                time_ms: w.time_ms,
-                mean,
-                max: Some(max),
-                ddir: u32::from(w.ddir),
-                bs: 0,
-                offset: 0,
-                prio,
-                issue_ns: 0,
-            });
-        }
+    // fio's windowed lines have no size, offset or priority.
+    for w in log.windows.iter().filter(|w| w.kind == kind) {
+        each(Sample {
+            time_ms: w.time_ms,
+            mean: w.mean,
+            max: Some(w.max),
+            ddir: u32::from(w.ddir),
+            bs: 0,
+            offset: 0,
+            prio: 0,
+            issue_ns: 0,
+        });
     }
 }
 
@@ -670,7 +752,7 @@ mod tests {
     #[test]
     fn every_io_is_a_line_without_averaging() {
         let dir = crate::testutil::scratch_dir();
-        let mut logger = IoLogger::new(&spec(&dir), [true, false, false], None);
+        let mut logger = IoLogger::new(&spec(&dir), None);
         logger.record(&io(0.5, Ddir::Read, 424_111));
         logger.record(&LoggedIo {
             slat_ns: Some(700),
@@ -707,29 +789,117 @@ mod tests {
                 window,
                 ..spec(&dir)
             };
-            let mut logger = IoLogger::new(&spec, [true, false, false], None);
+            let mut logger = IoLogger::new(&spec, None);
             logger.record(&io(10.0, Ddir::Read, 1_000));
             logger.record(&io(50.0, Ddir::Read, 3_000));
-            // Nothing in 100..200 ms: an idle line for the used direction.
+            // Nothing in 100..200 ms: no line of the idle window, as fio.
             logger.record(&io(250.0, Ddir::Read, 5_000));
             let mut render = |kind, with_offset| text(&mut logger, 300_000_000, kind, with_offset);
-            let bw = fields(&render(Kind::Bw, true));
             assert_eq!(
-                bw,
-                vec![
-                    vec![100, 80, 0, 0, 0, 0],
-                    vec![200, 0, 0, 0, 0, 0],
-                    vec![300, 40, 0, 0, 0, 0]
-                ]
+                fields(&render(Kind::Bw, true)),
+                vec![vec![100, 80, 0, 0, 0, 0], vec![300, 40, 0, 0, 0, 0]]
             );
             assert_eq!(
                 fields(&render(Kind::Iops, false))[0],
                 vec![100, 20, 0, 0, 0]
             );
+            // The I/O at 250 ms closes the first latency window, counted in it.
             let clat = fields(&render(Kind::Clat, false));
-            assert_eq!(clat.len(), 2, "idle windows have no latency");
-            assert_eq!(clat[0], vec![100, expected_clat, 0, 0, 0]);
+            let expected = match window {
+                LogWindow::Max => 5_000,
+                _ => 3_000,
+            };
+            assert_eq!(clat, vec![vec![250, expected, 0, 0, 0]]);
+            let mut logger = IoLogger::new(&spec, None);
+            logger.record(&io(10.0, Ddir::Read, 1_000));
+            logger.record(&io(50.0, Ddir::Read, 3_000));
+            let clat = fields(&text(&mut logger, 70_000_000, Kind::Clat, false));
+            assert_eq!(clat, vec![vec![70, expected_clat, 0, 0, 0]]);
         }
+    }
+
+    #[test]
+    fn latency_windows_close_at_the_io_that_ends_them_as_fio() {
+        let dir = crate::testutil::scratch_dir();
+        let spec = LogSpec {
+            avg_msec: 500,
+            ..spec(&dir)
+        };
+        let mut logger = IoLogger::new(&spec, None);
+        for ms in [0.2, 300.0, 501.7, 700.0, 999.9, 1000.0, 1800.0] {
+            logger.record(&io(ms, Ddir::Read, 1_000 * ms as u64 + 1));
+        }
+        logger.record(&io(1800.0, Ddir::Write, 7));
+        let clat = fields(&text(&mut logger, 1_900_000_000, Kind::Clat, false));
+        let times: Vec<[u64; 2]> = clat.iter().map(|l| [l[0], l[2]]).collect();
+        // 501 closes [0, 500), the next starts at 500; 1000 closes [500, 1000);
+        // 1800 closes [1000, ..) and starts [1500, ..), empty at the end. The first
+        // write is past its direction's first window, which starts at 0: it closes it.
+        assert_eq!(times, vec![[501, 0], [1000, 0], [1800, 0], [1800, 1]]);
+        assert_eq!(
+            clat[0][1], 267_001,
+            "expected the mean of 1, 300_001 and 501_001 ns, rounded"
+        );
+        assert_eq!(clat[3][1], 7);
+        let mut logger = IoLogger::new(&spec, None);
+        logger.record(&io(1000.0, Ddir::Read, 10));
+        logger.record(&io(1000.5, Ddir::Read, 20));
+        let clat = fields(&text(&mut logger, 1_000_600_000, Kind::Clat, false));
+        assert_eq!(
+            clat,
+            vec![vec![1000, 10, 0, 0, 0], vec![1000, 20, 0, 0, 0]],
+            "expected what completed after the last window's I/O in a line at the end, as fio's finalize_logs"
+        );
+    }
+
+    #[test]
+    fn rate_windows_have_no_partial_last_window() {
+        let dir = crate::testutil::scratch_dir();
+        let spec = LogSpec {
+            avg_msec: 1000,
+            ..spec(&dir)
+        };
+        let busy = |end_ms: f64| {
+            let mut logger = IoLogger::new(&spec, None);
+            let mut ms = 0.5;
+            while ms <= end_ms {
+                logger.record(&io(ms, Ddir::Read, 1_000));
+                ms += 1.0;
+            }
+            fields(&text(&mut logger, (end_ms * 1e6) as u64, Kind::Bw, false))
+        };
+        // 2000.6 ms: an I/O after the second window, no line of it (the spike of
+        // a few I/Os over a fraction of a ms a partial window would show).
+        assert_eq!(
+            busy(2000.6),
+            vec![vec![1000, 4000, 0, 0, 0], vec![2000, 4000, 0, 0, 0]]
+        );
+        assert_eq!(busy(1999.5).len(), 2, "expected a nearly full window kept");
+        assert_eq!(busy(1700.0).len(), 1, "expected a partial window dropped");
+    }
+
+    #[test]
+    fn compressed_rate_logs_average_per_io_values_as_fio() {
+        let dir = crate::testutil::scratch_dir();
+        let spec = LogSpec {
+            avg_msec: 100,
+            store_compressed: true,
+            ..spec(&dir)
+        };
+        let mut logger = IoLogger::new(&spec, None);
+        logger.record(&io(10.0, Ddir::Read, 1_000));
+        // 1 ms short of the window: fio's slack closes it.
+        logger.record(&io(99.0, Ddir::Read, 3_000));
+        logger.record(&io(150.0, Ddir::Read, 2_000));
+        assert_eq!(
+            fields(&text(&mut logger, 170_000_000, Kind::Bw, false)),
+            vec![vec![99, 2_730_667, 0, 0, 0], vec![150, 2_048_000, 0, 0, 0]],
+            "expected the mean of 4096 B per µs and per 3 µs, then a window from 0 again (99 rounds down to it)"
+        );
+        assert_eq!(
+            fields(&text(&mut logger, 170_000_000, Kind::Iops, false))[0],
+            vec![99, 1, 0, 0, 0]
+        );
     }
 
     #[test]
@@ -742,7 +912,7 @@ mod tests {
             offset: true,
             ..spec(&dir)
         };
-        let mut logger = IoLogger::new(&spec, [true, false, false], Some((2, 3)));
+        let mut logger = IoLogger::new(&spec, Some((2, 3)));
         logger.record(&io(3.0, Ddir::Read, 500_000));
         let mut render = |kind| text(&mut logger, 4_000_000, kind, true);
         // time, value, 0 (no maximum per I/O), ddir, bs, offset, 0x4003, issued at 2.5 ms.
@@ -761,49 +931,56 @@ mod tests {
             window: LogWindow::Both,
             ..spec
         };
-        let mut logger = IoLogger::new(&spec, [true, false, false], Some((1, 0)));
+        let mut logger = IoLogger::new(&spec, Some((1, 0)));
         logger.record(&io(10.0, Ddir::Read, 1_000));
         logger.record(&io(50.0, Ddir::Read, 3_000));
         assert_eq!(
             fields(&text(&mut logger, 100_000_000, Kind::Clat, true)),
-            vec![vec![100, 2_000, 3_000, 0, 0, 0, 0x2000, 0]],
-            "expected a window's mean then maximum, the realtime class and no issue time"
+            vec![vec![100, 2_000, 3_000, 0, 0, 0, 0, 0]],
+            "expected a window's mean then maximum, and no priority or issue time (fio's windows have none)"
         );
         let rt = LogSpec {
             prio: false,
             issue_time: false,
             ..spec
         };
-        let mut logger = IoLogger::new(&rt, [true, false, false], Some((1, 4)));
+        let mut logger = IoLogger::new(&rt, Some((1, 4)));
         logger.record(&io(10.0, Ddir::Read, 1_000));
         assert_eq!(
             fields(&text(&mut logger, 100_000_000, Kind::Bw, false)),
-            vec![vec![100, 40, 40, 0, 0, 1]],
-            "expected bandwidth twice and 1 for the realtime class without log_prio"
+            vec![vec![100, 40, 40, 0, 0, 0]],
+            "expected bandwidth twice and no realtime class on a window"
         );
     }
 
     #[test]
-    fn histogram_lines_count_each_window_over_all_buckets() {
+    fn histogram_windows_start_at_the_first_io_and_end_at_the_io_that_fills_them() {
         let dir = crate::testutil::scratch_dir();
         let spec = LogSpec {
             hist: Some(dir.path().join("h").display().to_string()),
             hist_msec: 100,
             ..LogSpec::default()
         };
-        let mut logger = IoLogger::new(&spec, [true, true, false], None);
-        logger.record(&io(10.0, Ddir::Read, 1_130));
+        let mut logger = IoLogger::new(&spec, None);
+        // Before 1 ms the window has no start yet; the I/O at 1.2 ms starts it.
+        logger.record(&io(0.3, Ddir::Read, 1_130));
+        logger.record(&io(1.2, Ddir::Read, 1_130));
         logger.record(&io(20.0, Ddir::Read, 1_131));
-        logger.record(&io(120.0, Ddir::Write, 66_000));
-        let lines = fields(&text(&mut logger, 150_000_000, Kind::ClatHist, false));
-        assert_eq!(lines.len(), 2);
+        logger.record(&io(101.4, Ddir::Read, 66_000));
+        logger.record(&io(150.0, Ddir::Write, 66_000));
+        logger.record(&io(230.0, Ddir::Read, 1_000));
+        logger.record(&io(260.0, Ddir::Read, 1_000));
+        let lines = fields(&text(&mut logger, 290_000_000, Kind::ClatHist, false));
+        let heads: Vec<&[u64]> = lines.iter().map(|l| &l[..3]).collect();
+        // [1, 101) closes at 101 with it; [101, 201) at 230; [201, 301) is open at the
+        // end and, as the write's, written by no one.
+        assert_eq!(heads, [[101, 0, 4096], [230, 0, 4096]]);
         assert_eq!(lines[0].len(), 3 + BUCKETS);
-        assert_eq!(&lines[0][..3], [100, 0, 4096]);
-        assert_eq!(lines[0][3 + bucket_index(1_130)], 2);
-        assert_eq!(lines[0][3..].iter().sum::<u64>(), 2);
-        assert_eq!(&lines[1][..3], [150, 1, 4096]);
+        assert_eq!(lines[0][3 + bucket_index(1_130)], 3);
+        assert_eq!(lines[0][3 + bucket_index(66_000)], 1);
+        assert_eq!(lines[0][3..].iter().sum::<u64>(), 4);
         assert_eq!(bucket_value(bucket_index(66_000)), 66_048);
-        assert_eq!(lines[1][3 + bucket_index(66_000)], 1);
+        assert_eq!(lines[1][3..].iter().sum::<u64>(), 1);
     }
 
     #[test]
@@ -835,7 +1012,7 @@ mod tests {
         };
         let logs = |spec: &LogSpec| {
             [1, 2].map(|_| {
-                let mut logger = IoLogger::new(spec, [true, false, false], None);
+                let mut logger = IoLogger::new(spec, None);
                 logger.record(&io(1.0, Ddir::Read, 1_000));
                 logger.finish(2_000_000)
             })
@@ -888,7 +1065,7 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let spec = spec(&dir);
         let ios = 5 * CHUNK_ENTRIES as u64 + 7;
-        let mut logger = IoLogger::new(&spec, [true, false, false], None);
+        let mut logger = IoLogger::new(&spec, None);
         for n in 0..ios {
             logger.record(&io(n as f64 / 1000.0, Ddir::Read, 1_000));
             assert!(
@@ -927,7 +1104,7 @@ mod tests {
     #[test]
     fn a_logger_dropped_before_finishing_leaves_no_part_file() {
         let dir = crate::testutil::scratch_dir();
-        let mut logger = IoLogger::new(&spec(&dir), [true, false, false], None);
+        let mut logger = IoLogger::new(&spec(&dir), None);
         logger.record(&io(1.0, Ddir::Read, 1_000));
         drop(logger);
         assert_eq!(
@@ -945,7 +1122,7 @@ mod tests {
             per_job: true,
             ..LogSpec::default()
         };
-        let mut logger = IoLogger::new(&spec, [true, false, false], None);
+        let mut logger = IoLogger::new(&spec, None);
         logger.record(&io(1.0, Ddir::Read, 1_000));
         let error = write_job_logs(&spec, &[&logger.finish(2_000_000)], 1).unwrap_err();
         assert!(

@@ -438,6 +438,7 @@ fn finish(
     let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
     report.cluster = cluster_report;
     report.interrupted |= partial;
+    report.elapsed_ns = Some(tail.wall.elapsed().as_nanos() as u64);
     report.observations = observations;
     report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);

@@ -21,7 +21,7 @@ use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMeth
 use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, JobSpec, DDIRS};
-use crate::stats::{IntervalSampler, PrioLat, WorkerStats};
+use crate::stats::{IntervalSampler, PrioLat, Sampling, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
 use crate::workload::prio::PrioChooser;
@@ -237,11 +237,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             .exec
             .runtime
             .map_or(u64::MAX, |r| ramp_end_ns + r.as_nanos() as u64);
-        let avg_ns = job.measure.avg_time.as_nanos() as u64;
-        let expected_samples = job
-            .exec
-            .runtime
-            .map_or(64, |r| (r.as_nanos() as u64 / avg_ns.max(1)) as usize + 2);
+        let logs = &job.logs;
+        let bw_sampling = Sampling::of(logs.bw.is_some(), logs, job.measure.avg_time);
+        let iops_sampling = Sampling::of(logs.iops.is_some(), logs, job.measure.avg_time);
+        let planned_ns = job.exec.runtime.map(|r| r.as_nanos() as u64);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
         // A state that failed to load: no verifier, so none saves a state either.
@@ -297,7 +296,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             filler,
             clock,
             stats: fresh_stats(prio.as_ref()),
-            sampler: IntervalSampler::new(avg_ns, ramp_end_ns, expected_samples),
+            sampler: IntervalSampler::new(bw_sampling, iops_sampling, ramp_end_ns, planned_ns),
             queue,
             completions: Vec::with_capacity(depth as usize),
             measuring: ramp_end_ns == 0,
@@ -756,6 +755,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             end_ns - io.submit_ns
         };
         d.record_prio(io.ioprio, prio_ns);
+        self.sampler
+            .record_io(io.ddir.index(), bytes, end_ns - io.submit_ns);
         if self.sampler.due(end_ns) {
             self.sampler.take(end_ns, &self.stats, self.used);
         }

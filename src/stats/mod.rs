@@ -6,7 +6,7 @@ pub mod summary;
 pub mod worker;
 
 pub use histogram::LatHistogram;
-pub use series::{IntervalSampler, RateSeries};
+pub use series::{IntervalSampler, RateSeries, Sampling};
 pub use worker::{DepthCounters, DirStats, PercentileChoice, PrioLat, WorkerStats};
 
 #[cfg(test)]

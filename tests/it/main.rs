@@ -24,6 +24,7 @@ mod fio_command_line;
 mod fio_debug;
 mod fio_filenames;
 mod fio_flags;
+mod fio_logs;
 mod fio_match;
 mod fio_offsets;
 mod fio_patterns;

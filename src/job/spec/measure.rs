@@ -100,6 +100,13 @@ impl LogSpec {
     pub fn any(&self) -> bool {
         self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
     }
+
+    /// fio's `per_unit_log` for the bandwidth and IOPS logs: they take a sample per
+    /// I/O (averaged per window with `log_avg_msec`) rather than the job's rate per
+    /// interval, without `log_avg_msec` or when stored compressed.
+    pub fn per_io_rates(&self) -> bool {
+        self.avg_msec == 0 || self.store_compressed
+    }
 }
 
 /// fio's `log_window_value`; fio 3.33's bool `log_max_value` (read when
