@@ -116,10 +116,9 @@ impl<'a> Checks<'a> {
                 .latency_target
                 .as_ref()
                 .map(|spec| LatencyTarget::new(spec, depth, 0)),
-            logs: job
-                .logs
-                .any()
-                .then(|| IoLogger::new(&job.logs, job.exec.sched.ioprio)),
+            logs: job.logs.any().then(|| {
+                IoLogger::new(&job.logs, job.exec.sched.ioprio).with_runtime(job.exec.runtime)
+            }),
             next_status_ns: status.as_ref().map_or(u64::MAX, |s| s.every_ns),
             status,
             rate_floor: RateFloor::new(&job.control, ramp_end_ns),
@@ -251,7 +250,8 @@ impl<'a> Checks<'a> {
     /// Ramp time is over: the logs forget what they recorded.
     pub fn at_measure_start(&mut self) {
         if self.logs.is_some() {
-            self.logs = Some(IoLogger::new(&self.job.logs, self.job.exec.sched.ioprio));
+            let logger = IoLogger::new(&self.job.logs, self.job.exec.sched.ioprio);
+            self.logs = Some(logger.with_runtime(self.job.exec.runtime));
         }
     }
 

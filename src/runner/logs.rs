@@ -113,6 +113,9 @@ pub struct IoLogger {
     pending: Entries,
     rates_open: [RateTotals; DDIRS],
     rate_window_end_ns: u64,
+    /// The job's time limit (`runtime`), ns after measuring starts: fio stops the job
+    /// there before its helper thread samples a rate window ending at or after it.
+    rates_until_ns: u64,
     value_windows: [[ValueWindow; DDIRS]; 5],
     hist_open: Option<[HistWindow; DDIRS]>,
     sink: Sink,
@@ -252,11 +255,19 @@ impl IoLogger {
             pending: Entries::default(),
             rates_open: Default::default(),
             rate_window_end_ns: spec.avg_msec * NS_PER_MS,
+            rates_until_ns: u64::MAX,
             value_windows: Default::default(),
             hist_open: (spec.hist.is_some() && spec.hist_msec > 0)
                 .then(|| [hist_window(), hist_window(), hist_window()]),
             sink: Sink::open(spec, ioprio),
         }
+    }
+
+    /// The job stops after `runtime` (measured from the end of its ramp): no rate
+    /// window ending then or later is written, as in fio.
+    pub fn with_runtime(mut self, runtime: Option<std::time::Duration>) -> Self {
+        self.rates_until_ns = runtime.map_or(u64::MAX, |r| r.as_nanos() as u64);
+        self
     }
 
     /// Account one I/O. Per I/O: a push or a few additions, and once a chunk is
@@ -293,7 +304,8 @@ impl IoLogger {
     /// The job's rate per window, as fio's helper thread samples it: every window
     /// an I/O has passed the end of is closed, and the I/O counts in the next.
     fn count_rate(&mut self, io: &LoggedIo) {
-        while io.end_ns >= self.rate_window_end_ns {
+        while io.end_ns >= self.rate_window_end_ns && self.rate_window_end_ns < self.rates_until_ns
+        {
             self.close_rate_window();
         }
         let totals = &mut self.rates_open[io.ddir.index()];
@@ -421,7 +433,9 @@ impl IoLogger {
         if self.avg_ms == 0 {
             return;
         }
-        if !self.per_io_rates && end_ns + SLACK_MS * NS_PER_MS >= self.rate_window_end_ns {
+        let in_time = self.rate_window_end_ns < self.rates_until_ns;
+        if !self.per_io_rates && in_time && end_ns + SLACK_MS * NS_PER_MS >= self.rate_window_end_ns
+        {
             self.close_rate_window();
         }
         for (k, windows) in self.value_windows.iter_mut().enumerate() {
@@ -876,6 +890,23 @@ mod tests {
         );
         assert_eq!(busy(1999.5).len(), 2, "expected a nearly full window kept");
         assert_eq!(busy(1700.0).len(), 1, "expected a partial window dropped");
+        // runtime=2s: the job stops as the second window ends, before fio samples it
+        // (fio 3.33, time_based: runtime=2 logs 500/1000/1500 of 500 ms windows,
+        // runtime=2010ms adds 2000)
+        let timed = |runtime_ms: u64| {
+            let runtime = std::time::Duration::from_millis(runtime_ms);
+            let mut logger = IoLogger::new(&spec, None).with_runtime(Some(runtime));
+            for ms in [0.5, 999.5, 1500.0, 2000.3, 2000.6] {
+                logger.record(&io(ms, Ddir::Read, 1_000));
+            }
+            fields(&text(&mut logger, 2_000_700_000, Kind::Bw, false)).len()
+        };
+        assert_eq!(timed(2000), 1, "expected no window ending at the runtime");
+        assert_eq!(
+            timed(2010),
+            2,
+            "expected the window ending before the runtime"
+        );
     }
 
     #[test]

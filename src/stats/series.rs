@@ -167,10 +167,13 @@ struct Track {
     last_ns: u64,
     /// The running totals (bytes or I/Os) at the last sample.
     last: [u64; DDIRS],
+    /// Where the job's `runtime` ends: fio stops the job there, before its helper
+    /// thread samples an interval ending then or later.
+    until_ns: u64,
 }
 
 impl Track {
-    fn new(sampling: Sampling, start_ns: u64) -> Track {
+    fn new(sampling: Sampling, start_ns: u64, runtime_ns: Option<u64>) -> Track {
         let interval_ns = match sampling {
             Sampling::Every(ns) => ns.max(1),
             Sampling::PerIo => 0,
@@ -180,6 +183,7 @@ impl Track {
             start_ns,
             last_ns: start_ns,
             last: [0; DDIRS],
+            until_ns: runtime_ns.map_or(u64::MAX, |r| start_ns.saturating_add(r)),
         }
     }
 
@@ -200,7 +204,7 @@ impl Track {
         let mut rates = [None; DDIRS];
         let slack = SLACK_NS.min(self.interval_ns / 2);
         let end = self.start_ns.saturating_add(self.interval_ns);
-        if self.interval_ns == 0 || now_ns + slack < end {
+        if self.interval_ns == 0 || now_ns + slack < end || end >= self.until_ns {
             return rates;
         }
         let elapsed = now_ns.saturating_sub(self.last_ns);
@@ -233,6 +237,8 @@ pub struct IntervalSampler {
     bw: Track,
     iops: Track,
     rates: [RateSeries; DDIRS],
+    /// The job's `runtime`, when it has one.
+    planned_ns: Option<u64>,
 }
 
 impl IntervalSampler {
@@ -249,16 +255,20 @@ impl IntervalSampler {
             ..RateSeries::default()
         };
         Self {
-            bw: Track::new(bw, start_ns),
-            iops: Track::new(iops, start_ns),
+            bw: Track::new(bw, start_ns, planned_ns),
+            iops: Track::new(iops, start_ns, planned_ns),
             rates: [series(), series(), series()],
+            planned_ns,
         }
     }
 
     /// Forget every sample and start again at `start_ns` from zero totals (the ramp ended).
     pub fn restart(&mut self, start_ns: u64) {
+        let until_ns = self
+            .planned_ns
+            .map_or(u64::MAX, |r| start_ns.saturating_add(r));
         for track in [&mut self.bw, &mut self.iops] {
-            (track.start_ns, track.last_ns) = (start_ns, start_ns);
+            (track.start_ns, track.last_ns, track.until_ns) = (start_ns, start_ns, until_ns);
             track.last = [0; DDIRS];
         }
         for series in &mut self.rates {
@@ -473,6 +483,21 @@ mod tests {
             rates[0].bw_summary().samples,
             0,
             "expected no sample of a 2 ms run, saw {rates:?}"
+        );
+    }
+
+    #[test]
+    fn no_interval_ending_at_the_runtime_is_a_sample() {
+        // runtime=1s of 500 ms intervals: fio stops the job as the second ends,
+        // before its helper thread samples it; after a ramp the runtime counts anew.
+        let mut sampler = IntervalSampler::new(HALF_SECOND, HALF_SECOND, 0, Some(1000 * MS));
+        sampler.restart(200 * MS);
+        sampler.take(700 * MS, &read_totals(500 << 20, 500), READS);
+        let rates = sampler.finish(1200 * MS + 40_000, &read_totals(1 << 30, 1000), READS);
+        assert_eq!(
+            rates[0].iops,
+            vec![1000.0],
+            "expected only the interval ending before the runtime"
         );
     }
 
