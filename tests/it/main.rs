@@ -21,6 +21,7 @@ mod fault_injection;
 mod file_ops;
 mod fio_command_line;
 mod fio_debug;
+mod fio_depths;
 mod fio_filenames;
 mod fio_match;
 mod fio_offsets;
