@@ -205,8 +205,11 @@ impl Layers<'_> {
         // offloaded, each submit thread's engine holds one I/O: neither quirk applies
         let inline = engine.submit_mode == SubmitMode::Inline;
         let def = engine.kind.def();
-        let one_batch = def.one_batch_in_flight && depth > 1 && inline;
+        // both completion batches 0: fio polls for each I/O right after queueing it
+        let polling = engine.batch_complete_min == 0 && engine.batch_complete_max == 0;
+        let one_batch = (def.one_batch_in_flight || polling) && depth > 1 && inline;
         let batch_submit = match engine.batch_submit {
+            _ if one_batch && polling => 1,
             0 => depth,
             batch => batch.min(depth),
         };
@@ -451,9 +454,13 @@ mod tests {
         // and fio's fixups (a submit batch within the depth, a max at least the min)
         for (batches, expected) in [
             (&[][..], (1, 1, 1)),
+            (&["--iodepth_batch_submit=0"], (8, 1, 1)),
             (
-                &["--iodepth_batch_submit=0", "--iodepth_batch_complete_min=0"],
-                (8, 1, 1),
+                &[
+                    "--iodepth_batch_complete_min=0",
+                    "--iodepth_batch_complete_max=4",
+                ],
+                (1, 1, 4),
             ),
             (
                 &["--iodepth_batch_submit=4", "--iodepth_batch_complete_min=2"],
@@ -480,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn engines_that_ignore_fios_batch_maximum_reap_everything_done() {
+    fn null_posixaio_and_polling_queues_follow_fio() {
         let queue = |args: &[&str]| job(args).queue;
         let max = ["--iodepth=8", "--iodepth_batch_complete_max=2"];
         for (engine, expected) in [
@@ -496,6 +503,18 @@ mod tests {
                 "{engine}: expected (one batch, complete max, refill depth) {expected:?}, saw {q:?}"
             );
         }
+        // both completion batches 0: fio polls for each I/O as it is queued
+        let polled = queue(&[
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--iodepth_batch_submit=4",
+            "--iodepth_batch_complete_min=0",
+        ]);
+        assert_eq!(
+            (polled.one_batch, polled.batch_submit),
+            (true, 1),
+            "expected a polled queue to take one I/O at a time, saw {polled:?}"
+        );
         // one slot completes inside queue; offloaded, each submit thread holds one I/O
         for null in [
             &["--ioengine=null"][..],
