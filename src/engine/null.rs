@@ -1,6 +1,7 @@
 //! `null`: no syscall at all; every I/O "transfers" its full length. It measures the
 //! cost of iolens itself. With more than one slot it acts like an async engine
-//! (queued → committed → reaped), so the runner's async path can be measured too.
+//! (queued → committed → reaped), so the runner's async path can be measured too;
+//! like fio's, it holds one committed batch at a time (`EngineDef::one_batch_in_flight`).
 
 use super::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use iolens_sys::Slots;

@@ -625,7 +625,7 @@ mod tests {
         stats.dirs[1].slat.record(1234);
         stats.sync_lat.record(2_000_000);
         stats.sync_ios = 1;
-        stats.depth.record_level(3);
+        stats.depth.record_level(3, 1);
         stats.depth.record_submit(8);
         let mut rates = RateSeries::default();
         rates.push_interval(1 << 20, 256, 500_000_000);

@@ -49,6 +49,8 @@ pub struct Queue {
     /// `serialize_overlap` in a job that writes or trims: an I/O overlapping one
     /// queued or in flight is held back.
     serialize_overlap: bool,
+    /// Each commit makes the queue drain to empty first (`QueueSpec::one_batch`).
+    one_batch: bool,
 }
 
 impl Queue {
@@ -60,6 +62,7 @@ impl Queue {
         // fio serialises only jobs that change data
         let rw = job.workload.rw;
         queue.serialize_overlap = job.queue.serialize_overlap && (rw.writes() || rw.trims());
+        queue.one_batch = job.queue.one_batch;
         queue
     }
 
@@ -75,6 +78,7 @@ impl Queue {
             draining: false,
             reserved: 0,
             serialize_overlap: false,
+            one_batch: false,
         }
     }
 
@@ -136,15 +140,18 @@ impl Queue {
     }
 
     /// The pending I/Os were submitted at `now_ns`: they are in flight now.
-    /// `depth` counts the batch and the queue level after each.
+    /// `depth` counts the batch, and each of its I/Os at the level the batch
+    /// brought the queue to (fio's `io_u_mark_depth` at commit).
     pub fn submitted(&mut self, now_ns: u64, depth: &mut DepthCounters) {
-        depth.record_submit(self.pending.len() as u32);
+        let batch = self.pending.len() as u32;
+        depth.record_submit(batch);
         for &slot in &self.pending {
             self.slots[slot as usize].submit_ns = now_ns;
-            self.in_flight += 1;
-            depth.record_level(self.in_flight);
         }
         self.pending.clear();
+        self.in_flight += batch;
+        depth.record_level(self.in_flight, batch);
+        self.draining |= self.one_batch && self.in_flight > 0;
     }
 
     /// The I/O in `slot` completed: its slot is free, and here is what it was.
@@ -470,19 +477,44 @@ mod tests {
     }
 
     #[test]
-    fn submissions_are_counted_with_each_level() {
-        let mut q = Queue::new(4, 4);
+    fn a_batch_counts_each_of_its_ios_at_the_depth_it_reached() {
+        let mut q = Queue::new(8, 8);
         let mut depth = DepthCounters::default();
-        let mut expected = DepthCounters::default();
-        queue_one(&mut q, 0);
         queue_one(&mut q, 0);
         q.submitted(1, &mut depth);
-        expected.record_submit(2);
-        expected.record_level(1);
-        expected.record_level(2);
+        for _ in 0..3 {
+            queue_one(&mut q, 0);
+        }
+        q.submitted(2, &mut depth);
+        let mut expected = DepthCounters::default();
+        expected.record_submit(1);
+        expected.record_level(1, 1);
+        expected.record_submit(3);
+        expected.record_level(4, 3);
         assert_eq!(
             depth, expected,
-            "expected one batch of 2 and levels 1 and 2"
+            "expected batches of 1 and 3, one I/O at depth 1 and three at depth 4"
         );
+    }
+
+    #[test]
+    fn a_one_batch_queue_takes_nothing_until_its_batch_is_reaped() {
+        let mut q = Queue::new(8, 0);
+        q.one_batch = true;
+        let slots = submit(&mut q, 3);
+        assert!(
+            !q.has_room(),
+            "expected no room with a batch of 3 of 8 in flight"
+        );
+        for (n, &slot) in slots.iter().enumerate() {
+            q.completed(slot);
+            q.refill_if_drained();
+            assert_eq!(
+                q.has_room(),
+                n == 2,
+                "expected room only once all 3 completed, saw it after {}",
+                n + 1
+            );
+        }
     }
 }

@@ -572,7 +572,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.last_now_ns = end_ns;
                 self.ctx.live.add_in_io(end_ns - start_ns);
                 self.stats.depth.record_submit(1);
-                self.stats.depth.record_level(1);
+                self.stats.depth.record_level(1, 1);
                 self.stats.depth.record_complete(1);
                 self.queue.release(slot);
                 self.complete(in_flight, result, end_ns, false);
@@ -612,7 +612,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     fn reap_at_least(&mut self, min: u32) {
-        let max = self.ctx.job.engine.batch_complete_max.max(min);
+        let max = self.ctx.job.queue.batch_complete_max.max(min);
         let mut completions = std::mem::take(&mut self.completions);
         let before = self.clock.now_ns();
         if let Err(e) = self.engine.reap(min, max, &mut completions) {

@@ -185,11 +185,12 @@ pub struct DepthCounters {
 }
 
 impl DepthCounters {
-    /// One submission that left `in_flight_after_submit` I/Os in flight.
+    /// `ios` I/Os submitted together, leaving `in_flight_after_submit` in flight: fio
+    /// counts each of a batch at the depth the whole batch reached.
     #[inline]
-    pub fn record_level(&mut self, in_flight_after_submit: u32) {
+    pub fn record_level(&mut self, in_flight_after_submit: u32, ios: u32) {
         let power_of_two = 31u32.saturating_sub(in_flight_after_submit.leading_zeros());
-        self.level[power_of_two.min(6) as usize] += 1;
+        self.level[power_of_two.min(6) as usize] += u64::from(ios);
     }
 
     /// One submit call that handed `batch` I/Os to the engine.
@@ -343,9 +344,15 @@ mod tests {
     fn depth_levels_round_down_to_a_power_of_two() {
         let mut d = DepthCounters::default();
         for level in [1, 2, 3, 4, 7, 8, 31, 32, 63, 64, 1000] {
-            d.record_level(level);
+            d.record_level(level, 1);
         }
         assert_eq!(d.level, [1, 2, 2, 1, 1, 2, 2]);
+        d.record_level(5, 4);
+        assert_eq!(
+            d.level,
+            [1, 2, 6, 1, 1, 2, 2],
+            "expected a batch of 4 counted 4 times at the depth it reached"
+        );
     }
 
     #[test]
@@ -376,7 +383,7 @@ mod tests {
                 dir.ios += 1;
             }
         }
-        w.depth.record_level(1);
+        w.depth.record_level(1, 1);
         w
     }
 
@@ -386,7 +393,7 @@ mod tests {
         merged += &worker(&[3000], &[]);
         // `worker` records one depth level each, so the merge holds two.
         let mut expected = worker(&[1000, 2000, 3000], &[500]);
-        expected.depth.record_level(1);
+        expected.depth.record_level(1, 1);
         assert_eq!(merged, expected);
     }
 

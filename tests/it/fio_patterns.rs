@@ -301,6 +301,8 @@ fn serialize_overlap_never_has_two_writes_of_one_block_in_flight() {
                 "--name=overlap",
                 "--ioengine=null",
                 "--iodepth=16",
+                // fio's null engine holds one batch: a batch of 16 can fill the queue
+                "--iodepth_batch_submit=16",
                 "--size=4k",
                 "--io_size=1m",
                 &format!("--rw={rw}"),

@@ -22,6 +22,7 @@ mod fault_injection;
 mod file_ops;
 mod fio_command_line;
 mod fio_debug;
+mod fio_depths;
 mod fio_filenames;
 mod fio_flags;
 mod fio_logs;

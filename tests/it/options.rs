@@ -531,11 +531,15 @@ fn rate_iops_min_fails_a_job_that_falls_below_after_settling() {
 
 #[test]
 fn iodepth_low_lets_a_full_queue_drain_before_refilling() {
+    let dir = scratch();
+    let filename = format!("--filename={}", dir.path().join("f").display());
     let share_at_16 = |low: &str| {
         let low = format!("--iodepth_low={low}");
+        // fio's null engine never holds more than one batch, so a real queue
         let report = fio_json(&[
             "--name=q",
-            "--ioengine=null",
+            "--ioengine=io_uring",
+            &filename,
             "--size=1m",
             "--iodepth=16",
             // One completion per reap, so the queue could be topped up each time.

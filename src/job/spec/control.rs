@@ -72,14 +72,29 @@ pub struct QueueSpec {
     /// `iodepth_low` clamped to `depth`: once the queue is full, it drains to this depth
     /// before it is refilled (equal to `depth`: keep it full).
     pub refill_depth: u32,
-    /// `iodepth_batch_submit`, at least 1: queued I/Os handed to the engine at once.
+    /// `iodepth_batch_submit` within 1..=depth (0 means depth, as in fio): queued I/Os
+    /// handed to the engine at once.
     pub batch_submit: u32,
     /// `iodepth_batch_complete_min`, at least 1: completions waited for at once while
     /// the queue is being kept full.
     pub batch_complete_min: u32,
+    /// `iodepth_batch_complete_max`, at least `batch_complete_min`: completions taken
+    /// in one reap (fio's default, 1, keeps the queue full: reap one, issue one); the
+    /// depth for an engine that reaps every completion (`EngineDef::reaps_every_done`).
+    #[serde(default = "one")]
+    pub batch_complete_max: u32,
+    /// The engine holds one submitted batch at a time (`EngineDef::one_batch_in_flight`):
+    /// each commit fills the queue, which drains completely before the next I/O.
+    #[serde(default)]
+    pub one_batch: bool,
     /// `serialize_overlap`: an I/O that overlaps one in flight waits for it.
     #[serde(default)]
     pub serialize_overlap: bool,
+}
+
+/// fio's default `iodepth_batch_complete_max` (for a spec saved before the field).
+fn one() -> u32 {
+    1
 }
 
 /// What fio's `steadystate=` measures.
@@ -187,11 +202,28 @@ impl Layers<'_> {
             Some(low) if low > 0 => low.min(u64::from(depth)) as u32,
             _ => depth,
         };
+        // offloaded, each submit thread's engine holds one I/O: neither quirk applies
+        let inline = engine.submit_mode == SubmitMode::Inline;
+        let def = engine.kind.def();
+        // both completion batches 0: fio polls for each I/O right after queueing it
+        let polling = engine.batch_complete_min == 0 && engine.batch_complete_max == 0;
+        let one_batch = (def.one_batch_in_flight || polling) && depth > 1 && inline;
+        let batch_submit = match engine.batch_submit {
+            _ if one_batch && polling => 1,
+            0 => depth,
+            batch => batch.min(depth),
+        };
+        let batch_complete_min = engine.batch_complete_min.max(1);
         Ok(QueueSpec {
             depth,
-            refill_depth,
-            batch_submit: engine.batch_submit.max(1),
-            batch_complete_min: engine.batch_complete_min.max(1),
+            refill_depth: if one_batch { 0 } else { refill_depth },
+            batch_submit,
+            batch_complete_min,
+            batch_complete_max: match def.reaps_every_done && inline {
+                true => depth,
+                false => engine.batch_complete_max.max(batch_complete_min),
+            },
+            one_batch,
             serialize_overlap: self.bool(opt::SERIALIZE_OVERLAP)?,
         })
     }
@@ -407,7 +439,7 @@ mod tests {
             (&["--iodepth=8", "--ioengine=sync"], 1),
             (&["--iodepth=8", "--ioengine=libaio"], 8),
             (&["--iodepth=8", "--ioengine=io_uring"], 8),
-            (&["--iodepth=8", "--ioengine=null"], 8),
+            (&["--iodepth=8", "--ioengine=posixaio"], 8),
         ] {
             let q = queue(args);
             assert_eq!(
@@ -421,24 +453,78 @@ mod tests {
             q.refill_depth, 1,
             "expected iodepth_low clamped to a blocking engine's depth 1, saw {q:?}"
         );
-        // fio's default, 0 (one I/O at a time, as 1) and given batches.
+        // (submit, complete min, complete max): fio's defaults, its 0s, given batches
+        // and fio's fixups (a submit batch within the depth, a max at least the min)
         for (batches, expected) in [
-            (["--iodepth=8", "--iodepth=8"], (1, 1)),
+            (&[][..], (1, 1, 1)),
+            (&["--iodepth_batch_submit=0"], (8, 1, 1)),
             (
-                ["--iodepth_batch_submit=0", "--iodepth_batch_complete_min=0"],
-                (1, 1),
+                &[
+                    "--iodepth_batch_complete_min=0",
+                    "--iodepth_batch_complete_max=4",
+                ],
+                (1, 1, 4),
             ),
             (
-                ["--iodepth_batch_submit=4", "--iodepth_batch_complete_min=2"],
-                (4, 2),
+                &["--iodepth_batch_submit=4", "--iodepth_batch_complete_min=2"],
+                (4, 2, 2),
+            ),
+            (&["--iodepth_batch_complete_max=8"], (1, 1, 8)),
+            (
+                &[
+                    "--iodepth_batch=16",
+                    "--iodepth_batch_complete=4",
+                    "--iodepth_batch_complete_max=2",
+                ],
+                (8, 4, 4),
             ),
         ] {
-            let q = queue(&[&["--iodepth=8", "--ioengine=io_uring"][..], &batches].concat());
+            let q = queue(&[&["--iodepth=8", "--ioengine=io_uring"][..], batches].concat());
             assert_eq!(
-                (q.batch_submit, q.batch_complete_min),
+                (q.batch_submit, q.batch_complete_min, q.batch_complete_max),
                 expected,
                 "expected batches {expected:?} for {batches:?}, saw {q:?}"
             );
+            assert!(!q.one_batch, "expected io_uring to keep its queue full");
+        }
+    }
+
+    #[test]
+    fn null_posixaio_and_polling_queues_follow_fio() {
+        let queue = |args: &[&str]| job(args).queue;
+        let max = ["--iodepth=8", "--iodepth_batch_complete_max=2"];
+        for (engine, expected) in [
+            // fio's null: one batch in flight, handed back whole
+            ("--ioengine=null", (true, 8, 0)),
+            ("--ioengine=posixaio", (false, 8, 8)),
+            ("--ioengine=libaio", (false, 2, 8)),
+        ] {
+            let q = queue(&[&max[..], &[engine]].concat());
+            assert_eq!(
+                (q.one_batch, q.batch_complete_max, q.refill_depth),
+                expected,
+                "{engine}: expected (one batch, complete max, refill depth) {expected:?}, saw {q:?}"
+            );
+        }
+        // both completion batches 0: fio polls for each I/O as it is queued
+        let polled = queue(&[
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--iodepth_batch_submit=4",
+            "--iodepth_batch_complete_min=0",
+        ]);
+        assert_eq!(
+            (polled.one_batch, polled.batch_submit),
+            (true, 1),
+            "expected a polled queue to take one I/O at a time, saw {polled:?}"
+        );
+        // one slot completes inside queue; offloaded, each submit thread holds one I/O
+        for null in [
+            &["--ioengine=null"][..],
+            &["--ioengine=null", "--iodepth=8", "--io_submit_mode=offload"],
+        ] {
+            let q = queue(null);
+            assert!(!q.one_batch, "{null:?}: expected no batch rule, saw {q:?}");
         }
     }
 

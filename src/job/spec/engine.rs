@@ -36,6 +36,12 @@ pub struct EngineDef {
     /// The boolean options of the option table this engine honours; an engine that does
     /// not list one warns that it ignores it.
     pub options: &'static [EngineOption],
+    /// Takes no I/O while a submitted batch is unreaped: fio's null engine answers
+    /// "busy" until then, so it never holds more than one batch in flight.
+    pub one_batch_in_flight: bool,
+    /// Each reap takes every completion there is, whatever `iodepth_batch_complete_max`
+    /// says (fio's null and posixaio engines ignore it).
+    pub reaps_every_done: bool,
 }
 
 /// A blocking engine on a file descriptor: what a row does not say otherwise.
@@ -48,6 +54,8 @@ const BLOCKING: EngineDef = EngineDef {
     uses_file_position: false,
     file_op: None,
     options: &[],
+    one_batch_in_flight: false,
+    reaps_every_done: false,
 };
 
 /// A metadata engine: no data, one operation on each file's name per I/O.
@@ -88,10 +96,22 @@ engines! {
         ..BLOCKING
     },
     // The C library's POSIX AIO (glibc: helper threads doing pread/pwrite).
-    Posixaio => EngineDef { name: "posixaio", is_async: true, ..BLOCKING },
+    Posixaio => EngineDef {
+        name: "posixaio",
+        is_async: true,
+        reaps_every_done: true,
+        ..BLOCKING
+    },
     Mmap => EngineDef { name: "mmap", maps_files: true, ..BLOCKING },
-    // No syscall at all; it emulates a queue so the async path can be measured.
-    Null => EngineDef { name: "null", is_async: true, diskless: true, ..BLOCKING },
+    // No syscall at all; it emulates fio's null queue so the async path can be measured.
+    Null => EngineDef {
+        name: "null",
+        is_async: true,
+        diskless: true,
+        one_batch_in_flight: true,
+        reaps_every_done: true,
+        ..BLOCKING
+    },
     // fio's file and directory operation engines: an I/O is one create, stat or delete.
     Filecreate => EngineDef { name: "filecreate", file_op: Some(FileOp::CreateFile), ..FILE_OPS },
     Filestat => EngineDef { name: "filestat", file_op: Some(FileOp::StatFile), ..FILE_OPS },
@@ -301,11 +321,11 @@ impl EngineOption {
 pub struct EngineSpec {
     pub kind: EngineKind,
     pub iodepth: u32,
-    /// `iodepth_batch_submit` (0 or 1 = submit each I/O as queued; fio's default 1).
+    /// `iodepth_batch_submit` as given (fio's default 1; 0 means iodepth).
     pub batch_submit: u32,
     /// `iodepth_batch_complete_min` (fio default 1).
     pub batch_complete_min: u32,
-    /// `iodepth_batch_complete_max` (fio default = iodepth).
+    /// `iodepth_batch_complete_max`, at least `batch_complete_min` (fio's default: equal).
     pub batch_complete_max: u32,
     /// io_uring's options; all off unless the engine is io_uring.
     pub io_uring: IoUringOptions,
@@ -414,19 +434,11 @@ impl EngineSpec {
             ));
         }
         let batch_complete_min = layers.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
-        let batch_complete_max = match layers.given(opt::IODEPTH_BATCH_COMPLETE_MAX) {
-            Some(max) => {
-                let max_value = layers.count_u32(opt::IODEPTH_BATCH_COMPLETE_MAX, 0)?;
-                if max_value < batch_complete_min {
-                    return Err(max.invalid_with_hint(
-                        format!("less than iodepth_batch_complete_min={batch_complete_min}"),
-                        "raise it or lower iodepth_batch_complete_min",
-                    ));
-                }
-                max_value
-            }
-            None => iodepth.max(batch_complete_min),
-        };
+        // fio's fixup: unset (0) or below the minimum, the maximum is the minimum
+        let batch_complete_max = layers
+            .count(opt::IODEPTH_BATCH_COMPLETE_MAX)?
+            .map_or(0, |max| u32::try_from(max).unwrap_or(u32::MAX))
+            .max(batch_complete_min);
         let batch_submit = layers.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?;
         for option in engine_options() {
             if layers.bool(option.def())? && !kind.def().options.contains(&option) {
@@ -690,7 +702,7 @@ mod tests {
             (e.kind, e.iodepth, e.batch_submit),
             (EngineKind::IoUring, 32, 8)
         );
-        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 32));
+        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 4));
         let all_on = IoUringOptions {
             hipri: true,
             fixedbufs: true,
@@ -708,6 +720,13 @@ mod tests {
             (spec.engine.kind, spec.engine.batch_complete_max),
             (EngineKind::Libaio, 16)
         );
+        // as fio: a maximum below the minimum is raised to it
+        let e = job(&[
+            "--iodepth_batch_complete_min=4",
+            "--iodepth_batch_complete_max=2",
+        ])
+        .engine;
+        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 4));
         assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
         assert!(error(&["--name=a", "--size=1m", "--ioengine=nosuch"]).contains("unknown value"));
     }

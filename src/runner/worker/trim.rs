@@ -41,7 +41,7 @@ impl<E: Engine> Worker<'_, E> {
             }
         };
         self.stats.depth.record_submit(1);
-        self.stats.depth.record_level(1);
+        self.stats.depth.record_level(1, 1);
         self.stats.depth.record_complete(1);
         let trimmed = InFlight {
             start_ns,
