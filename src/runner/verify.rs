@@ -744,15 +744,15 @@ impl WriteLog {
 }
 
 /// Drop the cached pages of a worker's region before its writes are read back,
-/// as fio does (BLKFLSBUF on a block device, fadvise DONTNEED on a file, the
-/// latter also when the ioctl is refused), so the reads reach the storage.
-/// As in fio, a failure only costs a note: the read-back goes on.
+/// as fio's invalidate does: BLKFLSBUF on a block device (which writes dirty
+/// pages back first), fadvise DONTNEED on a file (which keeps dirty pages: fio
+/// writes nothing back, so those are read from memory). As in fio, a failure
+/// only costs a note: the read-back goes on.
 pub fn drop_cached_pages(f: &OpenFile) {
     let region = f.region;
-    let fadvise = || iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), region.start, region.len);
     let dropped = match iolens_sys::fd::is_block_device(&f.file) {
-        Ok(true) => iolens_sys::fd::blk_flush_buffers(f.file.as_ref()).or_else(|_| fadvise()),
-        _ => fadvise(),
+        Ok(true) => iolens_sys::fd::blk_flush_buffers(f.file.as_ref()),
+        _ => iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), region.start, region.len),
     };
     if let Err(e) = dropped {
         eprintln!(

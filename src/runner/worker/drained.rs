@@ -187,37 +187,17 @@ impl<E: Engine> Worker<'_, E> {
             }
             return;
         }
-        if self.settle_files_for_read_back() {
-            if let Some(v) = self.checks.verify.as_mut() {
-                v.start_pass();
+        v.start_pass();
+        // fio 3.33 closes the files before its pass and reopens them for it,
+        // dropping their cached pages as it opens them with invalidate=1 (its
+        // do_verify syncs open files only: none are open then)
+        if self.ctx.job.io.invalidate {
+            for file in &self.ctx.files {
+                drop_cached_pages(file);
             }
-            self.read_back();
         }
+        self.read_back();
         self.verify_ns += self.clock.now_ns() - start_ns;
-    }
-
-    /// As fio's do_verify: sync each file through the engine (a sync the job's
-    /// results do not count) and drop its cached pages, so the read-back reads
-    /// the storage. False when a sync failed: the job fails, nothing is read back.
-    fn settle_files_for_read_back(&mut self) -> bool {
-        for file in 0..self.ctx.files.len() {
-            if let Some(log) = &mut self.checks.iolog {
-                log.sync(self.clock.now_ns(), file as u32, false);
-            }
-            if let Err(e) = self.engine.sync_file(file as u32, false) {
-                self.fail(IoFailure {
-                    message: format!(
-                        "verify: fsync {} before the read-back failed: {}",
-                        self.ctx.files[file].path.display(),
-                        crate::errno::describe(&e)
-                    ),
-                    errno: e.raw_os_error().unwrap_or(0),
-                });
-                return false;
-            }
-            drop_cached_pages(&self.ctx.files[file]);
-        }
-        true
     }
 
     /// Issue the reads the verifier hands out through the engine and queue, at
