@@ -1,5 +1,6 @@
 //! What reached the device compared with what the job moved:
-//! `served-from-cache` (seed 003: buffered reads answered by the page cache)
+//! `served-from-cache` (seed 003: buffered reads answered by the page cache;
+//! a verify read-back is a check, not a read the job measures, and is left out)
 //! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
 
 use super::bytes_text;
@@ -44,6 +45,21 @@ fn job_bytes(report: &RunReport, from: usize, to: usize, dir: usize) -> u64 {
         .sum()
 }
 
+/// Bytes the verify read-backs of the jobs active during `from..=to` read: a
+/// job's writes read back to check them (from the cache where they still sat,
+/// as fio's read-back reads them), not reads the job measures.
+fn read_back_bytes(report: &RunReport, from: usize, to: usize) -> u64 {
+    let overlaps = |s: &&JobSeries| s.active_span().is_some_and(|(a, b)| a <= to && b >= from);
+    report
+        .observations
+        .jobs
+        .iter()
+        .filter(overlaps)
+        .flat_map(|s| report.verify.iter().filter(move |v| v.job == s.name))
+        .map(|v| v.read_back_bytes)
+        .sum()
+}
+
 fn span(series: &JobSeries) -> Option<(usize, usize)> {
     series.active_span().filter(|(from, to)| to > from)
 }
@@ -54,7 +70,7 @@ pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {
         let Some((from, to)) = span(series) else {
             continue;
         };
-        let read = job_bytes(report, from, to, 0);
+        let read = job_bytes(report, from, to, 0).saturating_sub(read_back_bytes(report, from, to));
         if read < MIN_JOB_BYTES {
             continue;
         }
@@ -275,6 +291,24 @@ mod tests {
         device(&mut cold, 16000, 0);
         cached_before(&mut cold, "rr", 0);
         assert!(served_from_cache(&cold).is_empty());
+    }
+
+    #[test]
+    fn a_verify_read_back_from_the_cache_is_no_cached_measurement() {
+        let mut report = run(20);
+        add_job(&mut report, "w", false, io(1000, 1000));
+        // the writes sat in the cache: the device read none of the read-back
+        device(&mut report, 0, 8000);
+        assert_eq!(codes(&served_from_cache(&report)), ["served-from-cache"]);
+        report.verify.push(crate::model::VerifyReport {
+            job: "w".into(),
+            read_back_bytes: 19 * 1000 * 4096,
+            ..Default::default()
+        });
+        assert!(
+            served_from_cache(&report).is_empty(),
+            "expected the read-back left out of the job's reads"
+        );
     }
 
     #[test]

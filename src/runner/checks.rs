@@ -13,7 +13,7 @@ use super::queue::InFlight;
 use super::rate_floor::{Done, RateFloor};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
-use super::verify::Verifier;
+use super::verify::{ReadData, Verifier};
 use crate::debug::IoTrace;
 use crate::iolog::IologWriter;
 use crate::job::spec::{error_kind, Ddir, JobSpec, DDIRS};
@@ -141,16 +141,18 @@ impl<'a> Checks<'a> {
     }
 
     /// Run the checks on `io`, which moved data and ended at `end_ns`;
-    /// `measured` when it counts among the job's results. Inlined into the
+    /// `measured` when it counts among the job's results; `data` gives the
+    /// buffer of a read (called only by a verify read-back). Inlined into the
     /// hot loop: without the checks a job asks for, it is a few compares.
     #[inline(always)]
-    pub fn on_complete(
+    pub fn on_complete<'b>(
         &mut self,
         io: &InFlight,
         end_ns: u64,
         queued: bool,
         files: &[OpenFile],
         measured: Option<Measured<'_>>,
+        data: impl FnOnce() -> Option<ReadData<'b>>,
     ) -> Flow {
         let mut flow = Flow::Go;
         if let Some(trace) = &mut self.io_trace {
@@ -158,7 +160,7 @@ impl<'a> Checks<'a> {
         }
         match (io.ddir, &mut self.verify) {
             (Ddir::Write, Some(v)) => v.note_completed(io.file, io.offset, io.len),
-            (Ddir::Read, Some(v)) => v.note_read(io.file, io.offset, io.len),
+            (Ddir::Read, Some(v)) => v.read_completed(io.file, io.offset, io.len, data),
             _ => {}
         }
         let lat_ns = end_ns - io.start_ns;
@@ -237,6 +239,10 @@ impl<'a> Checks<'a> {
                 files[io.file as usize].path.display()
             ),
             None => describe_io(io, files),
+        };
+        let what = match &self.verify {
+            Some(v) if v.reading_back() => format!("verify: read-back failed: {what}"),
+            _ => what,
         };
         Err(IoFailure {
             message: format!(
@@ -415,7 +421,14 @@ mod tests {
     /// The checks' word on a read started at 0 that ended at `end_ns`, measured or not.
     fn read_until(checks: &mut Checks<'_>, end_ns: u64, seen: Option<&Seen>) -> Flow {
         let measured = seen.and_then(Seen::measured);
-        checks.on_complete(&io(Ddir::Read, 0), end_ns, false, &files(), measured)
+        checks.on_complete(
+            &io(Ddir::Read, 0),
+            end_ns,
+            false,
+            &files(),
+            measured,
+            || None,
+        )
     }
 
     /// Why the checks failed the job on a read that ended at `end_ns`.
@@ -476,13 +489,21 @@ mod tests {
                 true,
                 &files(),
                 None,
+                || None,
             );
             assert!(
                 matches!(flow, Flow::Go),
                 "expected Go inside the first window, saw {flow:?}"
             );
         }
-        let flow = checks.on_complete(&io(Ddir::Read, MS - 30 * US), MS, true, &files(), None);
+        let flow = checks.on_complete(
+            &io(Ddir::Read, MS - 30 * US),
+            MS,
+            true,
+            &files(),
+            None,
+            || None,
+        );
         assert!(
             matches!(flow, Flow::Cap(2)),
             "expected a window met at depth 1 to try depth 2, saw {flow:?}"

@@ -3,11 +3,11 @@
 //! writes back and check them.
 //!
 //! The generation and write maps are allocated before the start barrier; per
-//! write the hot loop only fills the buffer and updates the maps. Read-back
-//! uses plain `pread` into one aligned buffer, one read per logged write, as
-//! fio reads back its write log: each read is handed to the worker, which
-//! counts it among the job's reads as fio does (`verify_backlog` reads inside
-//! the run, the rest in the pass after the writes).
+//! write the hot loop only fills the buffer and updates the maps. As fio reads
+//! back its write log, the verifier hands out one read per logged write
+//! (`next_read_back`) and the worker issues them through its engine and queue
+//! like any other read; each is checked when it completes (`read_completed`).
+//! A job that only reads checks its regions after its I/O with plain `pread`.
 
 mod state;
 
@@ -16,7 +16,6 @@ pub use state::VerifyState;
 use super::ctx::OpenFile;
 use crate::job::spec::{Ddir, JobSpec, TrimVerify, VerifySpec};
 use crate::model::{BadBlock, VerifyReport};
-use crate::workload::pacing::Clock;
 use crate::workload::rng::{stream_rng, RngStream, WorkerRng};
 use crate::workload::verify_header::{BlockCodec, Fault, Mismatch, Writer};
 use crate::workload::{FileRegion, NextIo};
@@ -44,11 +43,22 @@ struct Written {
     len: u32,
 }
 
-/// Where the read-back of a logged write goes: the worker's clock times it,
-/// `record(bytes, nanoseconds)` counts it.
-pub struct ReadBack<'a, C: Clock> {
-    pub clock: &'a C,
-    pub record: &'a mut dyn FnMut(u64, u64),
+/// A completed read's data, for the check: the I/O's buffer, of which the read
+/// filled the first `got` bytes.
+pub struct ReadData<'b> {
+    pub buf: &'b mut [u8],
+    pub got: usize,
+}
+
+/// Which logged writes the reads handed out now read back.
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    /// None: a read that completes is one of the job's own.
+    Idle,
+    /// The pass after the writes: every logged write, from this region and block on.
+    Log { region: usize, block: usize },
+    /// A `verify_backlog` round: the backlog's writes from `next` up to `end`.
+    Backlog { next: usize, end: usize },
 }
 
 pub struct Verifier {
@@ -64,9 +74,13 @@ pub struct Verifier {
     /// it checks what it read); empty in a job that writes.
     read_blocks: Vec<Vec<bool>>,
     backlog: Vec<Written>,
+    reading: Reading,
+    /// `verify_fatal` met a bad block: nothing more is read back or checked.
+    stopped: bool,
     /// The worker's files; the generations and write log go by their index.
     files: Vec<OpenFile>,
-    read_buf: AlignedBuf,
+    /// A job that only reads: the buffer its check of the regions reads into.
+    read_buf: Option<AlignedBuf>,
     scratch: Vec<u8>,
     report: VerifyReport,
     /// `verify_state_load`: what the writer finished; only that is checked.
@@ -173,7 +187,9 @@ impl Verifier {
                 trimmed: generations.iter().map(|g| vec![false; g.len()]).collect(),
             });
         let read_len = (READ_CHUNK as u64 / block).max(1) * block;
-        let read_buf = AlignedBuf::new(read_len as usize, align.max(1))
+        let read_buf = checks_earlier_writes
+            .then(|| AlignedBuf::new(read_len as usize, align.max(1)))
+            .transpose()
             .map_err(|e| format!("verify: cannot allocate the read-back buffer: {e}"))?;
         Ok(Self {
             spec: spec.clone(),
@@ -183,6 +199,8 @@ impl Verifier {
             writes,
             read_blocks,
             backlog: Vec::with_capacity(spec.backlog as usize),
+            reading: Reading::Idle,
+            stopped: false,
             files: files.to_vec(),
             read_buf,
             scratch: vec![0; block as usize],
@@ -369,9 +387,26 @@ impl Verifier {
         }
     }
 
+    /// A read completed: during a read-back, check the blocks `data` gives;
+    /// else, in a job that only reads, note them for the check at the end.
+    #[inline]
+    pub fn read_completed<'b>(
+        &mut self,
+        file: u32,
+        offset: u64,
+        len: u32,
+        data: impl FnOnce() -> Option<ReadData<'b>>,
+    ) {
+        if let Reading::Idle = self.reading {
+            self.note_read(file, offset, len);
+        } else if let Some(data) = data() {
+            self.check_read_back(file, offset, data);
+        }
+    }
+
     /// A read of a job that only reads completed: its blocks are checked at the end.
     #[inline]
-    pub fn note_read(&mut self, file: u32, offset: u64, len: u32) {
+    fn note_read(&mut self, file: u32, offset: u64, len: u32) {
         let Some((r, first)) = self.locate(file, offset) else {
             return;
         };
@@ -390,91 +425,130 @@ impl Verifier {
         self.spec.backlog > 0 && self.backlog.len() as u64 >= self.spec.backlog
     }
 
-    /// Verify the oldest `verify_backlog_batch` writes waiting in the backlog that
-    /// are still logged (a later overlapping write replaced the others); the
-    /// rest wait for the next round. False when a bad block means stop.
-    pub fn verify_backlog(
-        &mut self,
-        reads: &mut ReadBack<'_, impl Clock>,
-    ) -> std::io::Result<bool> {
-        let mut waiting = std::mem::take(&mut self.backlog);
-        let mut keep_going = true;
-        let batch = (self.spec.backlog_batch as usize).min(waiting.len());
-        for w in waiting.drain(..batch) {
-            let Some((r, i)) = self.locate(w.file, w.offset) else {
-                continue;
-            };
-            if !self.writes.take_if(r, i, w.len) {
-                continue;
-            }
-            keep_going = self.read_back(w.file, w.offset, w.len, reads)?;
-            if !keep_going {
-                break;
-            }
-        }
-        self.backlog = waiting;
-        Ok(keep_going)
+    /// Read back the oldest `verify_backlog_batch` writes waiting in the backlog
+    /// that are still logged (a later overlapping write replaced the others);
+    /// the rest wait for the next round.
+    pub fn start_backlog_round(&mut self) {
+        let end = (self.spec.backlog_batch as usize).min(self.backlog.len());
+        self.reading = Reading::Backlog { next: 0, end };
     }
 
-    /// Read back every logged write, one read each, in file and offset order
-    /// (after dropping the regions' clean cached pages);
-    /// the log is empty afterwards (the next pass logs its own writes).
-    /// Reading only, check every block of the regions instead (those reads
-    /// check the job's data, they are not I/O of the job).
-    pub fn verify_all(
-        &mut self,
-        stop: &AtomicBool,
-        reads: &mut ReadBack<'_, impl Clock>,
-    ) -> std::io::Result<()> {
-        if self.generations.is_empty() {
-            return self.verify_regions(stop, reads.clock);
-        }
-        // As fio: drop the regions' cached pages first (fio writes nothing back
-        // before, so pages still dirty stay and are read from memory).
-        for f in &self.files {
-            iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), f.region.start, f.region.len)?;
-        }
-        for r in 0..self.files.len() {
-            let FileRegion { file, start, .. } = self.files[r].region;
-            for i in 0..self.generations[r].len() {
-                let len = self.writes.take(r, i);
-                if len == 0 {
-                    continue;
-                }
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                let offset = start + i as u64 * self.block;
-                if !self.read_back(file, offset, len, reads)? {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
+    /// Read back every logged write, in file and offset order; the log is
+    /// empty afterwards (the next pass logs its own writes).
+    pub fn start_pass(&mut self) {
+        self.reading = Reading::Log {
+            region: 0,
+            block: 0,
+        };
     }
 
-    /// Read back one logged write and hand the read to `reads`; false to stop.
-    fn read_back(
-        &mut self,
-        file: u32,
-        offset: u64,
-        len: u32,
-        reads: &mut ReadBack<'_, impl Clock>,
-    ) -> std::io::Result<bool> {
-        let mut read_ns = 0;
-        let keep_going =
-            self.verify_range(file, offset, u64::from(len), (reads.clock, &mut read_ns))?;
-        (reads.record)(u64::from(len), read_ns);
+    /// The next read of the read-back, now unlogged; None when it is over
+    /// (or `verify_fatal` stopped it).
+    pub fn next_read_back(&mut self) -> Option<NextIo> {
+        if self.stopped {
+            return None;
+        }
+        let (file, offset, len) = match self.reading {
+            Reading::Idle => None,
+            Reading::Log { region, block } => self.next_logged(region, block),
+            Reading::Backlog { next, end } => self.next_in_backlog(next, end),
+        }?;
+        Some(NextIo {
+            ddir: Ddir::Read,
+            file,
+            offset,
+            len,
+        })
+    }
+
+    fn next_logged(&mut self, mut r: usize, mut i: usize) -> Option<(u32, u64, u32)> {
+        while r < self.generations.len() {
+            if i >= self.generations[r].len() {
+                r += 1;
+                i = 0;
+                continue;
+            }
+            let len = self.writes.take(r, i);
+            i += 1;
+            if len > 0 {
+                self.reading = Reading::Log {
+                    region: r,
+                    block: i,
+                };
+                let FileRegion { file, start, .. } = self.files[r].region;
+                return Some((file, start + (i - 1) as u64 * self.block, len));
+            }
+        }
+        self.reading = Reading::Log {
+            region: r,
+            block: i,
+        };
+        None
+    }
+
+    fn next_in_backlog(&mut self, mut next: usize, end: usize) -> Option<(u32, u64, u32)> {
+        let mut found = None;
+        while found.is_none() && next < end {
+            let w = self.backlog[next];
+            next += 1;
+            let logged = self
+                .locate(w.file, w.offset)
+                .is_some_and(|(r, i)| self.writes.take_if(r, i, w.len));
+            found = logged.then_some((w.file, w.offset, w.len));
+        }
+        self.reading = Reading::Backlog { next, end };
+        found
+    }
+
+    /// Every read handed out completed: the read-back is over; a backlog
+    /// round's writes leave the backlog.
+    pub fn end_read_back(&mut self) {
+        if let Reading::Backlog { end, .. } = self.reading {
+            self.backlog.drain(..end);
+        }
+        self.reading = Reading::Idle;
+    }
+
+    /// `verify_fatal` stopped the read-back at a bad block.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The worker's reads are the read-back's now (a failed one is the read-back's failure).
+    pub fn reading_back(&self) -> bool {
+        !matches!(self.reading, Reading::Idle)
+    }
+
+    /// Check a logged write read back; after a `verify_fatal` stop the reads
+    /// still in flight are counted, not checked.
+    fn check_read_back(&mut self, file: u32, offset: u64, ReadData { buf, got }: ReadData<'_>) {
         self.report.read_back_ios += 1;
-        self.report.read_back_bytes += u64::from(len);
-        Ok(keep_going)
+        self.report.read_back_bytes += buf.len() as u64;
+        if self.stopped {
+            return;
+        }
+        // A short read (the file shrank) is checked as zeros: reported, not skipped.
+        if let Some(missing) = buf.get_mut(got..) {
+            missing.fill(0);
+        }
+        self.stopped = !self.check_blocks(file, offset, buf);
     }
 
     /// A job that only reads: check every block of its regions that its reads
     /// covered, written by anyone (with a loaded state, only as many bytes from
     /// the start as the writer finished).
-    fn verify_regions(&mut self, stop: &AtomicBool, clock: &impl Clock) -> std::io::Result<()> {
+    pub fn verify_regions(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+        let Some(mut buf) = self.read_buf.take() else {
+            return Ok(());
+        };
+        let checked = self.verify_read_blocks(stop, &mut buf);
+        self.read_buf = Some(buf);
+        checked
+    }
+
+    fn verify_read_blocks(&mut self, stop: &AtomicBool, buf: &mut [u8]) -> std::io::Result<()> {
         let mut left = self.loaded.as_ref().map_or(u64::MAX, |s| s.bytes);
+        let max_run = buf.len() / self.block as usize;
         for r in 0..self.files.len() {
             let FileRegion {
                 file, start, len, ..
@@ -492,13 +566,14 @@ impl Verifier {
                     continue;
                 }
                 // Up to a buffer's worth of read blocks in one transfer.
-                let max_run = self.read_buf.len() / self.block as usize;
                 let end = (i..(i + max_run).min(blocks))
                     .find(|&j| !self.read_blocks[r][j])
                     .unwrap_or((i + max_run).min(blocks));
                 let offset = start + i as u64 * self.block;
-                let len = (end - i) as u64 * self.block;
-                if !self.verify_range(file, offset, len, (clock, &mut 0))? {
+                let run = &mut buf[..(end - i) * self.block as usize];
+                let got = read_fully(&self.files[file as usize].file, run, offset)?;
+                run[got..].fill(0);
+                if !self.check_blocks(file, offset, run) {
                     return Ok(());
                 }
                 i = end;
@@ -507,56 +582,35 @@ impl Verifier {
         Ok(())
     }
 
-    /// Read `len` bytes at `offset` and check each block; false to stop (verify_fatal).
-    /// `read_ns` adds up the time spent reading (the checks are not timed, as in fio).
-    fn verify_range(
-        &mut self,
-        file: u32,
-        offset: u64,
-        len: u64,
-        (clock, read_ns): (&impl Clock, &mut u64),
-    ) -> std::io::Result<bool> {
-        let len = len as usize;
-        let mut done = 0;
-        while done < len {
-            let n = (len - done).min(self.read_buf.len());
-            let at = offset + done as u64;
-            let start_ns = clock.now_ns();
-            let got = read_fully(&self.files[file as usize].file, &mut self.read_buf[..n], at)?;
-            *read_ns += clock.now_ns() - start_ns;
-            // A short read (the file shrank) is checked as zeros: reported, not skipped.
-            self.read_buf[got..n].fill(0);
-            for i in 0..n / self.block as usize {
-                let b = self.block as usize;
-                let block_offset = at + (i * b) as u64;
-                let expected = self.expected_generation(file, block_offset);
-                let block = &self.read_buf[i * b..(i + 1) * b];
-                self.report.verified_blocks += 1;
-                let checked = match self.is_trimmed(file, block_offset) {
-                    true => match block.iter().position(|&byte| byte != 0) {
-                        None => Ok(()),
-                        Some(first) => Err(Mismatch {
-                            fault: Fault::TrimmedNotZero {
-                                first_byte: first as u32,
-                            },
-                            found: None,
-                        }),
-                    },
-                    false => {
-                        self.codec
-                            .check_block(block, block_offset, expected, &mut self.scratch)
-                    }
-                };
-                if let Err(mismatch) = checked {
-                    self.record_bad(file, block_offset, i * b, expected, &mismatch);
-                    if self.spec.fatal {
-                        return Ok(false);
-                    }
+    /// Check each block of `buf`, read at `offset` of `file`; false to stop (verify_fatal).
+    fn check_blocks(&mut self, file: u32, offset: u64, buf: &[u8]) -> bool {
+        let b = self.block as usize;
+        for (i, block) in buf.chunks_exact(b).enumerate() {
+            let block_offset = offset + (i * b) as u64;
+            let expected = self.expected_generation(file, block_offset);
+            self.report.verified_blocks += 1;
+            let checked = match self.is_trimmed(file, block_offset) {
+                true => match block.iter().position(|&byte| byte != 0) {
+                    None => Ok(()),
+                    Some(first) => Err(Mismatch {
+                        fault: Fault::TrimmedNotZero {
+                            first_byte: first as u32,
+                        },
+                        found: None,
+                    }),
+                },
+                false => self
+                    .codec
+                    .check_block(block, block_offset, expected, &mut self.scratch),
+            };
+            if let Err(mismatch) = checked {
+                self.record_bad(file, block_offset, block, expected, &mismatch);
+                if self.spec.fatal {
+                    return false;
                 }
             }
-            done += n;
         }
-        Ok(true)
+        true
     }
 
     fn expected_generation(&self, file: u32, offset: u64) -> Option<u32> {
@@ -572,7 +626,7 @@ impl Verifier {
         &mut self,
         file: u32,
         offset: u64,
-        at_in_buf: usize,
+        found: &[u8],
         expected: Option<u32>,
         mismatch: &Mismatch,
     ) {
@@ -584,7 +638,6 @@ impl Verifier {
         }
         let path = &self.files[file as usize].path;
         if self.spec.dump {
-            let found = &self.read_buf[at_in_buf..at_in_buf + b];
             let expected_block = expected.map(|e| {
                 let mut block = vec![0; b];
                 self.codec.write_block(&mut block, offset, e.generation);
@@ -690,6 +743,26 @@ impl WriteLog {
     }
 }
 
+/// Drop the cached pages of a worker's region before its writes are read back,
+/// as fio's invalidate does: BLKFLSBUF on a block device (which writes dirty
+/// pages back first), fadvise DONTNEED on a file (which keeps dirty pages: fio
+/// writes nothing back, so those are read from memory). As in fio, a failure
+/// only costs a note: the read-back goes on.
+pub fn drop_cached_pages(f: &OpenFile) {
+    let region = f.region;
+    let dropped = match iolens_sys::fd::is_block_device(&f.file) {
+        Ok(true) => iolens_sys::fd::blk_flush_buffers(f.file.as_ref()),
+        _ => iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), region.start, region.len),
+    };
+    if let Err(e) = dropped {
+        eprintln!(
+            "iolens: verify: cannot drop the cached pages of {}: {}; the read-back may read them from memory",
+            f.path.display(),
+            crate::errno::describe(&e)
+        );
+    }
+}
+
 /// `pread` until `buf` is full or the file ends; bytes read.
 fn read_fully(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut got = 0;
@@ -724,6 +797,130 @@ fn dump(path: &std::path::Path, offset: u64, found: &[u8], expected: Option<&[u8
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    /// A verifier of a 64 KiB write job in 4 KiB blocks with `options`; its one
+    /// file is named /data/f (the handle is /dev/null: nothing is read or written).
+    fn verifier(options: &[&str]) -> Verifier {
+        let args: Vec<&str> = ["--name=t", "--filename=/data/f", "--size=64k", "--bs=4k"]
+            .into_iter()
+            .chain(["--rw=write", "--verify=crc32c"])
+            .chain(options.iter().copied())
+            .collect();
+        let job = crate::testutil::job_spec(&args);
+        let files = [OpenFile {
+            file: Arc::new(File::open("/dev/null").expect("open /dev/null")),
+            size: 64 << 10,
+            path: PathBuf::from("/data/f"),
+            region: FileRegion::new(0, 0, 64 << 10),
+        }];
+        let owner = VerifierFor {
+            seed: 1,
+            worker_number: 1,
+            loaded: None,
+        };
+        let spec = job.verify.clone().expect("a verify spec");
+        Verifier::new(&spec, &job, owner, &files, 4096).expect("a verifier")
+    }
+
+    /// Write a block at `offset` as the worker would; the bytes written.
+    fn write(v: &mut Verifier, offset: u64) -> Vec<u8> {
+        let mut block = vec![0; 4096];
+        v.prepare_write(&mut block, 0, offset);
+        v.note_completed(0, offset, 4096);
+        block
+    }
+
+    /// The offsets of the reads the read-back hands out until it is over.
+    fn read_back_offsets(v: &mut Verifier) -> Vec<u64> {
+        std::iter::from_fn(|| v.next_read_back())
+            .map(|io| {
+                assert_eq!((io.ddir, io.len), (Ddir::Read, 4096), "{io:?}");
+                io.offset
+            })
+            .collect()
+    }
+
+    /// A read of the block at `offset` completes holding `bytes`, of which `got` were read.
+    fn complete(v: &mut Verifier, offset: u64, mut bytes: Vec<u8>, got: usize) {
+        v.read_completed(0, offset, 4096, || {
+            Some(ReadData {
+                buf: &mut bytes,
+                got,
+            })
+        });
+    }
+
+    #[test]
+    fn a_pass_reads_back_each_logged_write_once_in_offset_order() {
+        let mut v = verifier(&[]);
+        for offset in [8192, 0, 8192, 16384] {
+            write(&mut v, offset);
+        }
+        v.start_pass();
+        assert_eq!(read_back_offsets(&mut v), [0, 8192, 16384]);
+        v.end_read_back();
+        v.start_pass();
+        assert_eq!(
+            read_back_offsets(&mut v),
+            Vec::<u64>::new(),
+            "expected the log empty after a pass"
+        );
+        v.end_read_back();
+    }
+
+    #[test]
+    fn a_backlog_round_reads_back_a_batch_and_leaves_the_rest_waiting() {
+        let mut v = verifier(&["--verify_backlog=3", "--verify_backlog_batch=2"]);
+        for offset in [0, 4096, 8192] {
+            write(&mut v, offset);
+        }
+        assert!(v.backlog_due(), "expected 3 writes to make a round due");
+        v.start_backlog_round();
+        assert_eq!(read_back_offsets(&mut v), [0, 4096]);
+        v.end_read_back();
+        assert!(!v.backlog_due(), "expected one write left waiting");
+        v.start_pass();
+        assert_eq!(
+            read_back_offsets(&mut v),
+            [8192],
+            "expected the pass to read back only what no round did"
+        );
+        v.end_read_back();
+    }
+
+    #[test]
+    fn each_read_back_is_checked_as_it_completes_and_verify_fatal_stops_the_rest() {
+        let mut v = verifier(&["--verify_fatal=1"]);
+        let blocks: Vec<Vec<u8>> = [0, 4096, 8192].map(|o| write(&mut v, o)).into();
+        v.start_pass();
+        let reads = read_back_offsets(&mut v);
+        assert_eq!(reads, [0, 4096, 8192]);
+        complete(&mut v, 0, blocks[0].clone(), 4096);
+        assert!(!v.stopped(), "expected a block read back intact to pass");
+        // a short read: the missing bytes are checked as zeros
+        complete(&mut v, 4096, blocks[1].clone(), 0);
+        assert!(
+            v.stopped(),
+            "expected verify_fatal to stop at the bad block"
+        );
+        complete(&mut v, 8192, vec![0xee; 4096], 4096);
+        v.end_read_back();
+        let (report, error) = v.finish();
+        assert_eq!(
+            (report.read_back_ios, report.verified_blocks),
+            (3, 2),
+            "expected the read in flight after the stop counted, not checked"
+        );
+        assert_eq!(report.bad_blocks_total, 1);
+        assert_eq!(report.bad_blocks[0].offset, 4096);
+        let error = error.expect("a verify error");
+        assert!(
+            error.starts_with("verify: 1 bad of 2 blocks checked in /data/f; first: "),
+            "{error}"
+        );
+    }
 
     /// The logged writes as (block, length in blocks).
     fn logged(log: &WriteLog) -> Vec<(usize, u32)> {

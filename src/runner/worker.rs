@@ -15,7 +15,7 @@ use super::ctx::{handles, WorkerCtx};
 use super::flow::FlowControl;
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
-use super::verify::{Verifier, VerifierFor, VerifyState};
+use super::verify::{ReadData, Verifier, VerifierFor, VerifyState};
 use crate::debug::{self, DebugType, IoTrace};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::fileset::FileLocks;
@@ -575,7 +575,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.stats.depth.record_level(1, 1);
                 self.stats.depth.record_complete(1);
                 self.queue.release(slot);
-                self.complete(in_flight, result, end_ns, false);
+                self.complete(in_flight, Some(slot), result, end_ns, false);
                 self.think();
             }
             Ok(Queued::Queued) => {
@@ -628,7 +628,7 @@ impl<'a, E: Engine> Worker<'a, E> {
         }
         for c in completions.drain(..) {
             let io = self.queue.completed(c.slot);
-            self.complete(io, c.result, now, true);
+            self.complete(io, Some(c.slot), c.result, now, true);
         }
         self.completions = completions;
         if self.queue.in_flight() == 0 {
@@ -677,9 +677,17 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.abandoned_in_flight = true;
     }
 
-    /// Account one finished I/O, then follow what the job's checks make of it.
+    /// Account one finished I/O (its buffer in `slot`; none for a trim), then
+    /// follow what the job's checks make of it.
     #[inline]
-    fn complete(&mut self, io: InFlight, result: i64, end_ns: u64, queued: bool) {
+    fn complete(
+        &mut self,
+        io: InFlight,
+        slot: Option<u32>,
+        result: i64,
+        end_ns: u64,
+        queued: bool,
+    ) {
         if result < 0 {
             self.io_failed(&io, (-result) as i32);
             return;
@@ -704,11 +712,13 @@ impl<'a, E: Engine> Worker<'a, E> {
                 cpu_at_start: &self.cpu_at_measure_start,
                 error: &self.error,
             };
+            let data = read_data(&mut self.engine, slot, io.len, result);
             self.checks
-                .on_complete(&io, end_ns, queued, &self.ctx.files, Some(measured))
+                .on_complete(&io, end_ns, queued, &self.ctx.files, Some(measured), data)
         } else {
+            let data = read_data(&mut self.engine, slot, io.len, result);
             self.checks
-                .on_complete(&io, end_ns, queued, &self.ctx.files, None)
+                .on_complete(&io, end_ns, queued, &self.ctx.files, None, data)
         };
         if flow != Flow::Go {
             self.follow(flow);
@@ -860,6 +870,23 @@ impl<'a, E: Engine> Worker<'a, E> {
         };
         self.checks.finish(runtime_ns, end, &mut result);
         result
+    }
+}
+
+/// The buffer of a finished I/O of `len` bytes in `slot` that moved `got`, for
+/// a check that reads the data; taken only when a check calls for it.
+fn read_data<'e, E: Engine>(
+    engine: &'e mut E,
+    slot: Option<u32>,
+    len: u32,
+    got: i64,
+) -> impl FnOnce() -> Option<ReadData<'e>> {
+    move || {
+        let buf = engine.buffer(slot?).get_mut(..len as usize)?;
+        Some(ReadData {
+            buf,
+            got: got as usize,
+        })
     }
 }
 

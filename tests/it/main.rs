@@ -61,6 +61,7 @@ mod stack_scenarios;
 mod support;
 mod tausworthe;
 mod verify;
+mod verify_depth;
 mod verify_interval;
 mod verify_options;
 mod verify_pattern;

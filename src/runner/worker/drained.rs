@@ -7,8 +7,8 @@ use crate::engine::Engine;
 use crate::job::spec::Ddir;
 use crate::model::VerifyReport;
 use crate::runner::result::IoFailure;
-use crate::runner::verify::{ReadBack, Verifier, VERIFY_ERRNO};
-use crate::workload::pacing::{Clock, MonotonicClock};
+use crate::runner::verify::{drop_cached_pages, Verifier, VERIFY_ERRNO};
+use crate::workload::pacing::Clock;
 use std::sync::atomic::Ordering;
 
 impl<E: Engine> Worker<'_, E> {
@@ -163,13 +163,13 @@ impl<E: Engine> Worker<'_, E> {
         }
     }
 
+    /// A `verify_backlog` round: the oldest waiting writes are read back
+    /// (fio reads them without the sync and cache drop of a pass).
     #[cold]
     pub(super) fn verify_backlog(&mut self) {
-        match self.with_read_back(|v, reads| v.verify_backlog(reads)) {
-            None | Some(Ok(true)) => {}
-            // verify_fatal: the bad block is reported when the worker finishes.
-            Some(Ok(false)) => self.done_issuing = true,
-            Some(Err(e)) => self.verify_read_failed(&e),
+        if let Some(v) = self.checks.verify.as_mut() {
+            v.start_backlog_round();
+            self.read_back();
         }
     }
 
@@ -180,49 +180,75 @@ impl<E: Engine> Worker<'_, E> {
     pub(super) fn verify_pass(&mut self) {
         let start_ns = self.clock.now_ns();
         let stop = self.ctx.stop;
-        let result = self.with_read_back(|v, reads| v.verify_all(stop, reads));
-        if self
-            .checks
-            .verify
-            .as_ref()
-            .is_some_and(Verifier::reads_back_writes)
-        {
-            self.verify_ns += self.clock.now_ns() - start_ns;
+        let Some(v) = self.checks.verify.as_mut() else {
+            return;
+        };
+        if !v.reads_back_writes() {
+            if let Err(e) = v.verify_regions(stop) {
+                self.verify_read_failed(&e);
+            }
+            return;
         }
-        if let Some(Err(e)) = result {
-            self.verify_read_failed(&e);
+        v.start_pass();
+        // fio 3.33 closes the files before its pass and reopens them for it,
+        // dropping their cached pages as it opens them with invalidate=1 (its
+        // do_verify syncs open files only: none are open then)
+        if self.ctx.job.io.invalidate {
+            for file in &self.ctx.files {
+                drop_cached_pages(file);
+            }
         }
+        self.read_back();
+        self.verify_ns += self.clock.now_ns() - start_ns;
     }
 
-    /// Run `f` on the verifier with each read-back counted among the job's reads
-    /// (not on the live board: the system view and its findings see the job's
-    /// own I/O, and the native report counts the read-back apart).
-    fn with_read_back<R>(
-        &mut self,
-        f: impl FnOnce(&mut Verifier, &mut ReadBack<'_, MonotonicClock>) -> R,
-    ) -> Option<R> {
-        let verifier = self.checks.verify.as_mut()?;
-        let measure = &self.ctx.job.measure;
-        let stats = &mut self.stats.dirs[Ddir::Read.index()];
-        let measuring = self.measuring;
-        let mut record = |bytes: u64, ns: u64| {
-            if !measuring {
-                return;
+    /// Issue the reads the verifier hands out through the engine and queue, at
+    /// the job's depth and batching, as fio's do_verify does: each is timed and
+    /// counted like any other read (the checks see it, the live board too: the
+    /// stack ledger then finds the reads the job's threads made in the job's
+    /// bytes) and checked when it completes. Ends with nothing in flight.
+    fn read_back(&mut self) {
+        let batch_submit = self.ctx.job.queue.batch_submit as usize;
+        let mut more = true;
+        loop {
+            while more && self.queue.has_room() {
+                self.check_limits(self.last_now_ns);
+                let stopping = self.error.is_some()
+                    || self.out_of_time
+                    || self.ctx.stop.load(Ordering::Relaxed);
+                let next = match &mut self.checks.verify {
+                    Some(v) if !stopping => v.next_read_back(),
+                    _ => None,
+                };
+                let Some(io) = next else {
+                    more = false;
+                    break;
+                };
+                self.issue(io);
+                if self.queue.pending() >= batch_submit {
+                    self.commit();
+                }
             }
-            stats.ios += 1;
-            stats.bytes += bytes;
-            if measure.clat {
-                stats.clat.record(ns);
+            if self.queue.pending() > 0 {
+                self.commit();
             }
-            if measure.lat {
-                stats.lat.record(ns);
+            let in_flight = self.queue.in_flight();
+            if in_flight == 0 {
+                break;
             }
-        };
-        let mut reads = ReadBack {
-            clock: &self.clock,
-            record: &mut record,
-        };
-        Some(f(verifier, &mut reads))
+            let min = match more {
+                true => self.ctx.job.queue.batch_complete_min.min(in_flight),
+                false => in_flight,
+            };
+            self.reap_at_least(min);
+        }
+        if let Some(v) = self.checks.verify.as_mut() {
+            v.end_read_back();
+            // verify_fatal: the job stops; the bad block is reported when the worker finishes
+            if v.stopped() {
+                self.done_issuing = true;
+            }
+        }
     }
 
     fn verify_read_failed(&mut self, e: &std::io::Error) {

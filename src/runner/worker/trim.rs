@@ -52,7 +52,7 @@ impl<E: Engine> Worker<'_, E> {
             offset: io.offset,
             ioprio: 0,
         };
-        self.complete(trimmed, result, end_ns, false);
+        self.complete(trimmed, None, result, end_ns, false);
         self.think();
     }
 
