@@ -88,17 +88,19 @@ fn strings(v: &[&str]) -> Vec<String> {
 #[test]
 fn each_error_is_one_clear_line() {
     let dir = scratch();
-    let missing = dir.path().join("no-such-dir").join("f");
+    // A missing directory on the way is made, as fio makes it; a file there is no way on.
+    std::fs::write(dir.path().join("plain"), b"").unwrap();
+    let blocked = dir.path().join("plain").join("f");
     check(
-        "ENOENT",
+        "ENOTDIR",
         &strings(&[
-            &format!("--filename={}", missing.display()),
+            &format!("--filename={}", blocked.display()),
             "--rw=write",
             "--size=1m",
         ]),
         &Expect {
             code: 1,
-            fragments: &["no-such-dir/f", "ENOENT"],
+            fragments: &["plain/f", "ENOTDIR"],
             partial: None,
         },
     );
