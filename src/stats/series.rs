@@ -239,6 +239,8 @@ pub struct IntervalSampler {
     rates: [RateSeries; DDIRS],
     /// The job's `runtime`, when it has one.
     planned_ns: Option<u64>,
+    /// Bandwidth or IOPS sampled per I/O: `record_io` has work to do.
+    per_io: bool,
 }
 
 impl IntervalSampler {
@@ -259,6 +261,7 @@ impl IntervalSampler {
             iops: Track::new(iops, start_ns, planned_ns),
             rates: [series(), series(), series()],
             planned_ns,
+            per_io: matches!(bw, Sampling::PerIo) || matches!(iops, Sampling::PerIo),
         }
     }
 
@@ -290,6 +293,13 @@ impl IntervalSampler {
     /// completion latency, which it shows where KiB/s go: kept so, ×1024 here.
     #[inline]
     pub fn record_io(&mut self, ddir: usize, bytes: u64, clat_ns: u64) {
+        if self.per_io {
+            self.record_per_io(ddir, bytes, clat_ns);
+        }
+    }
+
+    #[cold]
+    fn record_per_io(&mut self, ddir: usize, bytes: u64, clat_ns: u64) {
         if self.bw.interval_ns == 0 {
             let per_ms = (u128::from(bytes) * 1_000_000)
                 .checked_div(u128::from(clat_ns))

@@ -207,6 +207,8 @@ impl<E: Engine> Worker<'_, E> {
     /// counted like any other read (the checks see it, the live board too: the
     /// stack ledger then finds the reads the job's threads made in the job's
     /// bytes) and checked when it completes. Ends with nothing in flight.
+    #[cold]
+    #[inline(never)]
     fn read_back(&mut self) {
         let batch_submit = self.ctx.job.queue.batch_submit as usize;
         let mut more = true;
