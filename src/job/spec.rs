@@ -5,25 +5,33 @@
 
 use serde::{Deserialize, Serialize};
 
+mod buffers;
 mod cmdprio;
 mod control;
 mod engine;
 mod exec;
 mod iolog;
 mod measure;
+mod pacing;
 mod pattern;
+mod placement;
+mod random;
 mod target;
 mod tolerated_errors;
 mod verify;
 mod workload;
 
+pub use buffers::*;
 pub use cmdprio::*;
 pub use control::*;
 pub use engine::*;
 pub use exec::*;
 pub use iolog::*;
 pub use measure::*;
+pub use pacing::*;
 pub use pattern::*;
+pub use placement::*;
+pub use random::*;
 pub use target::*;
 pub use tolerated_errors::*;
 pub use verify::*;
