@@ -18,7 +18,6 @@
 //! when the I/O was issued, in ns since the start, in the slat and clat logs (0
 //! in the others). Histogram lines are `time_ms, ddir, bs, count per bucket…`
 //! over fio's 1856 buckets.
-
 //!
 //! `window` holds the worker's `IoLogger` and its open windows, `sink` the files:
 //! the part files a worker streams to, fio's file names and their final naming; this
