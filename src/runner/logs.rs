@@ -24,13 +24,10 @@
 //! module the entries and lines both share.
 
 use crate::job::spec::{Ddir, LogSpec, LogWindow, DDIRS};
-use crate::stats::histogram::{bucket_index, BUCKETS};
+use crate::stats::histogram::BUCKETS;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 
 mod fz;
 mod sink;

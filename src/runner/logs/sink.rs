@@ -2,6 +2,10 @@
 //! the rendering of their lines, fio's file names and the final naming per job.
 
 use super::*;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The part files one worker writes, one per kind of log.
 pub(super) struct Sink {

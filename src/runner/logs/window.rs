@@ -3,6 +3,7 @@
 
 use super::sink::Sink;
 use super::*;
+use crate::stats::histogram::bucket_index;
 
 /// The job's bytes and I/Os of one direction in the open rate window.
 #[derive(Debug, Clone, Copy, Default)]
