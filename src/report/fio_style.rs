@@ -85,34 +85,38 @@ pub fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
     }
 }
 
-/// A byte count as fio's num2str shows it: at most `digits` digits (a decimal point
-/// counts), scaled by 1024 with IEC prefixes (`binary`) or by 1000 with SI ones;
-/// a scaled value keeps as many decimals as fit. 4096 → "4096B", 65536 → "64.0KiB",
-/// 1 MiB → "1024KiB"; 16384 in decimal → "16.4kB".
-pub fn num2str_bytes(value: u64, digits: usize, binary: bool) -> String {
-    const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
-    const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
-    let (base, prefixes) = if binary { (1024, IEC) } else { (1000, SI) };
-    let width = |n: u64| n.to_string().len();
-    let (mut n, mut power, mut remainder) = (value, 0, None);
-    while width(n) > digits && power + 1 < prefixes.len() {
-        remainder = Some(n % base);
-        n /= base;
+/// fio's unit prefixes: powers of 1024 (IEC) and of 1000 (SI).
+pub const BINARY_PREFIXES: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
+pub const DECIMAL_PREFIXES: [&str; 6] = ["", "k", "M", "G", "T", "P"];
+
+/// fio's num2str: at most `max_chars` digits and point, scaled by powers of `base`
+/// with the matching prefix; decimals fill the space left (29146 → "29.1k" in 4).
+pub fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> String {
+    let limit = 10f64.powi(max_chars as i32);
+    let mut value = value.max(0.0);
+    let mut power = 0;
+    while value.round() >= limit && power + 1 < prefixes.len() {
+        value /= base;
         power += 1;
     }
-    let prefix = prefixes[power];
-    let Some(remainder) = remainder else {
-        return format!("{n}{prefix}B");
+    let decimals = if power == 0 {
+        0
+    } else {
+        let int_digits = (value.trunc() as u64).to_string().len();
+        max_chars.saturating_sub(int_digits + 1)
     };
-    let room = digits.saturating_sub(width(n));
-    if room <= 1 {
-        let carry = u64::from(remainder >= base / 2);
-        return format!("{}{prefix}B", n + carry);
-    }
-    let fraction = format!("{:.*}", room - 1, remainder as f64 / base as f64);
-    // "1.0…": the fraction rounded up into the whole part
-    let (whole, decimals) = fraction.split_once('.').unwrap_or(("0", ""));
-    format!("{}.{decimals}{prefix}B", n + u64::from(whole == "1"))
+    format!("{value:.decimals$}{}", prefixes[power])
+}
+
+/// A byte count as fio shows block sizes: `scaled` with a `B`, by 1024 with IEC
+/// prefixes (`binary`) or by 1000 with SI ones. 4096 → "4096B", 65536 → "64.0KiB",
+/// 1 MiB → "1024KiB"; 16384 in decimal → "16.4kB".
+pub fn num2str_bytes(value: u64, digits: usize, binary: bool) -> String {
+    let (base, prefixes) = match binary {
+        true => (1024.0, &BINARY_PREFIXES),
+        false => (1000.0, &DECIMAL_PREFIXES),
+    };
+    format!("{}B", scaled(value as f64, base, prefixes, digits))
 }
 
 /// A Unix time as ctime shows it ("Sat Nov 21 23:50:09 2026"), in UTC.

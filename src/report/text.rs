@@ -9,13 +9,11 @@ use crate::model::{
     LatSummary, PrioReport, RunReport, SteadyStateReport,
 };
 use crate::report::fio_style::{
-    ctime_utc, depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs, DEPTH_BATCH_LABELS,
-    DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
+    ctime_utc, depth_pct, lat_pct, runtime_ms, scaled, share_of_group, shown_dirs, BINARY_PREFIXES,
+    DECIMAL_PREFIXES, DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
 
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
-const BINARY_PREFIXES: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
-const DECIMAL_PREFIXES: [&str; 6] = ["", "k", "M", "G", "T", "P"];
 
 /// The whole report: every job, then each group's totals, then the disks.
 pub fn render(report: &RunReport) -> String {
@@ -434,23 +432,6 @@ fn compact(value: f64, base: f64, prefixes: &[&str; 6]) -> String {
 /// Integers in latency lines: up to six digits as they are, then "6813.5k".
 fn compact_int(value: u64) -> String {
     scaled(value as f64, 1000.0, &DECIMAL_PREFIXES, 6)
-}
-
-fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> String {
-    let limit = 10f64.powi(max_chars as i32);
-    let mut value = value.max(0.0);
-    let mut power = 0;
-    while value.round() >= limit && power + 1 < prefixes.len() {
-        value /= base;
-        power += 1;
-    }
-    let decimals = if power == 0 {
-        0
-    } else {
-        let int_digits = (value.trunc() as u64).to_string().len();
-        max_chars.saturating_sub(int_digits + 1)
-    };
-    format!("{value:.decimals$}{}", prefixes[power])
 }
 
 #[cfg(test)]
