@@ -178,13 +178,21 @@ impl Track {
             Sampling::Every(ns) => ns.max(1),
             Sampling::PerIo => 0,
         };
-        Track {
+        let mut track = Track {
             interval_ns,
             start_ns,
             last_ns: start_ns,
             last: [0; DDIRS],
-            until_ns: runtime_ns.map_or(u64::MAX, |r| start_ns.saturating_add(r)),
-        }
+            until_ns: u64::MAX,
+        };
+        track.restart(start_ns, runtime_ns);
+        track
+    }
+
+    /// Start again at `start_ns` from zero totals, the runtime counted from there.
+    fn restart(&mut self, start_ns: u64, runtime_ns: Option<u64>) {
+        (self.start_ns, self.last_ns, self.last) = (start_ns, start_ns, [0; DDIRS]);
+        self.until_ns = runtime_ns.map_or(u64::MAX, |r| start_ns.saturating_add(r));
     }
 
     #[inline]
@@ -267,12 +275,8 @@ impl IntervalSampler {
 
     /// Forget every sample and start again at `start_ns` from zero totals (the ramp ended).
     pub fn restart(&mut self, start_ns: u64) {
-        let until_ns = self
-            .planned_ns
-            .map_or(u64::MAX, |r| start_ns.saturating_add(r));
         for track in [&mut self.bw, &mut self.iops] {
-            (track.start_ns, track.last_ns, track.until_ns) = (start_ns, start_ns, until_ns);
-            track.last = [0; DDIRS];
+            track.restart(start_ns, self.planned_ns);
         }
         for series in &mut self.rates {
             series.bw_bytes_per_sec.clear();
