@@ -20,7 +20,8 @@ pub use values::{EtaMode, FioCompat, Format, Formats};
 
 /// Parse the process's command line. `run`'s own flags may stand anywhere among
 /// the job options, so they are moved in front of them first (see `order_run_words`).
-pub fn parse() -> Cli {
+/// A usage error, `--help` and `--version` come back as clap's error for `cmd/` to print.
+pub fn parse() -> Result<Cli, clap::Error> {
     let mut words: Vec<String> = std::env::args_os()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
@@ -28,14 +29,7 @@ pub fn parse() -> Cli {
         let rest = words.split_off(2);
         words.extend(order_run_words(&rest));
     }
-    Cli::try_parse_from(words).unwrap_or_else(|e| {
-        if e.use_stderr() {
-            // A usage error: one line, like every other error (exit 2).
-            eprintln!("iolens: {}", error_line(&e));
-            std::process::exit(2);
-        }
-        e.exit() // --help, --version
-    })
+    Cli::try_parse_from(words)
 }
 
 /// `iolens run WORDS…` for words given as a list (the fio shim's, show-jobs'): clap's `RunArgs`.
@@ -223,7 +217,9 @@ pub enum Command {
         output_format: Formats,
     },
     /// One worker process of a run (started by iolens itself; task on stdin, result on stdout).
-    #[command(name = crate::runner::process::WORKER_SUBCOMMAND, hide = true)]
+    // The name runner::process spawns (its WORKER_SUBCOMMAND): tests/it/processes.rs
+    // fails if the two ever part.
+    #[command(name = "__worker", hide = true)]
     Worker,
     /// Print every option of every job with its value and where it came from (default, [global], [section], command line).
     ///

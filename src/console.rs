@@ -53,6 +53,13 @@ pub fn err(args: fmt::Arguments) {
     let _ = std::io::stderr().lock().write_fmt(args);
 }
 
+/// A warning or note for the user from a module outside `cmd/` (which alone prints
+/// results): one line on stderr, after "iolens: ". The layering test holds every
+/// other module to this one door.
+pub fn warn(args: fmt::Arguments) {
+    err(format_args!("iolens: {args}\n"));
+}
+
 /// Write `args` and flush; EPIPE (the reader went away) counts as done.
 fn write_quietly(w: &mut impl Write, args: fmt::Arguments) -> std::io::Result<()> {
     match w.write_fmt(args).and_then(|()| w.flush()) {

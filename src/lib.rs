@@ -26,4 +26,6 @@ pub mod units;
 pub mod workload;
 
 #[cfg(test)]
+mod layering;
+#[cfg(test)]
 mod testutil;

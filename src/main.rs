@@ -5,6 +5,6 @@ fn main() {
         let fio_args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
         std::process::exit(iolens::cmd::run_as_fio(&fio_args));
     }
-    let cli = iolens::cli::parse();
+    let cli = iolens::cmd::parse_command_line();
     std::process::exit(iolens::cmd::dispatch(cli));
 }

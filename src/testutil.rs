@@ -113,36 +113,6 @@ pub fn strings(words: &[&str]) -> Vec<String> {
     words.iter().map(|s| s.to_string()).collect()
 }
 
-/// Fail unless no Rust source under `src/<module>` names any of `forbidden`
-/// (module paths such as `crate::report`): the layering between modules.
-pub fn assert_module_uses_none(module: &str, forbidden: &[&str]) {
-    fn sources(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
-        for entry in std::fs::read_dir(dir).expect("read the source directory") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                sources(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("read a source file");
-                out.push((path.display().to_string(), text));
-            }
-        }
-    }
-    let mut files = Vec::new();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src")
-        .join(module);
-    sources(&dir, &mut files);
-    assert!(!files.is_empty(), "expected sources in {}", dir.display());
-    for (file, source) in files {
-        for name in forbidden {
-            assert!(
-                !source.contains(name),
-                "expected {file} not to use {name}, but it does"
-            );
-        }
-    }
-}
-
 /// Four ranks on hosts h0..h3 of 100 MB each (250 I/Os per MB), ending `ends_ms`
 /// after the barrier; the first rank ended at 1 s.
 pub fn four_ranks_ending_at(ends_ms: [u64; 4]) -> crate::model::RunReport {

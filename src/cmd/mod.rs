@@ -31,6 +31,18 @@ pub const EXIT_RUN_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_FINDING: i32 = 3;
 
+/// The process's command line; a usage error is one line on stderr and exit 2
+/// (like every other error), `--help` and `--version` print and exit 0.
+pub fn parse_command_line() -> Cli {
+    crate::cli::parse().unwrap_or_else(|e| {
+        if e.use_stderr() {
+            eprintln!("iolens: {}", crate::cli::error_line(&e));
+            std::process::exit(EXIT_USAGE);
+        }
+        e.exit()
+    })
+}
+
 /// Run the subcommand; the exit code, its error (if any) printed here, once.
 pub fn dispatch(cli: Cli) -> i32 {
     exit_code(subcommand(cli))

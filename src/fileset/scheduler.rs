@@ -81,7 +81,7 @@ impl SchedulerSwitch {
 impl Drop for SchedulerSwitch {
     fn drop(&mut self) {
         for note in self.undo() {
-            eprintln!("iolens: {note}");
+            crate::console::warn(format_args!("{note}"));
         }
     }
 }

@@ -18,7 +18,6 @@ pub use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
 pub use ledger::{JobLedger, LayerTraffic, ProcessIo, TaskIo};
 pub use stack::{Layer, NoDevice, StackLayer, TargetStack, ZramStat};
 
-use crate::workload::verify_header::HeaderFields;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -83,6 +82,20 @@ pub struct VerifyReport {
     /// Every bad block found; `bad_blocks` lists the first of them.
     pub bad_blocks_total: u64,
     pub bad_blocks: Vec<BadBlock>,
+}
+
+/// The fields of a block header, as expected or as found; a report's bad
+/// blocks hold them as they are (`BadBlock::expected`, `BadBlock::found`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderFields {
+    pub offset: u64,
+    pub len: u32,
+    /// FNV-1a hash of the job name.
+    pub job: u32,
+    /// How many times the run had written this block.
+    pub generation: u32,
+    /// The writing worker's seed.
+    pub seed: u64,
 }
 
 /// A verified block that did not hold what was written.
@@ -1058,17 +1071,6 @@ pub struct FilesystemInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The model is the data the other modules share; it uses none of them.
-    #[test]
-    fn the_model_uses_none_of_the_modules_that_share_it() {
-        let users = [
-            "runner", "stats", "observe", "diagnose", "store", "report", "cmd",
-        ];
-        let paths: Vec<String> = users.iter().map(|m| format!("crate::{m}")).collect();
-        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-        crate::testutil::assert_module_uses_none("model", &paths);
-    }
 
     /// The text of a file written by iolens 0.1.0 (schema 1), under tests/fixtures/schema1/.
     fn schema_1_fixture(name: &str) -> String {

@@ -10,6 +10,7 @@
 //! to be there and say what it found instead.
 
 use crate::job::spec::{Pattern, VerifyKind, VerifySpec, VERIFY_HEADER_LEN};
+use crate::model::HeaderFields;
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -37,20 +38,6 @@ impl Writer {
             seed,
         }
     }
-}
-
-/// The fields of a block header, as expected or as found; a report's bad
-/// blocks hold them as they are (`BadBlock::expected`, `BadBlock::found`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HeaderFields {
-    pub offset: u64,
-    pub len: u32,
-    /// FNV-1a hash of the job name.
-    pub job: u32,
-    /// How many times the run had written this block.
-    pub generation: u32,
-    /// The writing worker's seed.
-    pub seed: u64,
 }
 
 /// What is wrong with a block.
