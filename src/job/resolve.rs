@@ -103,21 +103,31 @@ impl Layers<'_> {
         if self.kb_base == KbBase::Compat1024 {
             warnings.extend(self.iec_prefix_warnings());
         }
+        // This order decides which error a job with several reports; control's checks
+        // need pacing's rate caps.
+        let pacing = self.pacing()?;
+        let io = self.io_mode()?;
+        let buffers = self.buffers()?;
+        let measure = self.measure()?;
+        let exec = self.exec()?;
+        let logs = self.logs()?;
+        let errors = self.errors()?;
+        let control = self.control(&pacing)?;
         let mut spec = JobSpec {
             name: self.job.name.clone(),
             description: self.given(opt::DESCRIPTION).map(|s| s.text.to_string()),
             engine,
             target,
             workload,
-            pacing: self.pacing()?,
-            io: self.io_mode()?,
-            buffers: self.buffers()?,
-            measure: self.measure()?,
-            exec: self.exec()?,
-            logs: self.logs()?,
-            errors: self.errors()?,
+            pacing,
+            io,
+            buffers,
+            measure,
+            exec,
+            logs,
+            errors,
             files,
-            control: self.control()?,
+            control,
             queue,
             given: GivenOptions {
                 job: self.job.listed_options(),
@@ -463,8 +473,6 @@ pub(crate) mod tests {
         "random_generator",
         "sprandom",
         "time_based",
-        "rate",
-        "rate_iops",
         "unlink_each_loop",
         "hipri",
         "fixedbufs",
