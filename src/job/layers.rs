@@ -78,6 +78,10 @@ pub(crate) struct Layers<'a> {
     pub(crate) job: &'a RawJob,
     pub(crate) global: &'a RawJob,
     pub(crate) kb_base: KbBase,
+    /// The options the resolvers looked up, once per lookup, for the test that each
+    /// supported option is read exactly once.
+    #[cfg(test)]
+    pub(crate) reads: std::cell::RefCell<Vec<&'static str>>,
 }
 
 impl<'a> Layers<'a> {
@@ -86,6 +90,8 @@ impl<'a> Layers<'a> {
             job,
             global,
             kb_base: KbBase::default(),
+            #[cfg(test)]
+            reads: Default::default(),
         };
         layers.kb_base = layers.choice(opt::KB_BASE)?;
         Ok(layers)
@@ -93,6 +99,8 @@ impl<'a> Layers<'a> {
 
     /// The job's own setting, else the global one (no default).
     pub(crate) fn given(&self, def: &'static OptionDef) -> Option<Setting<'a>> {
+        #[cfg(test)]
+        self.reads.borrow_mut().push(def.name);
         self.job
             .get(def)
             .or_else(|| self.global.get(def))
@@ -184,6 +192,8 @@ impl<'a> Layers<'a> {
         def: &'static OptionDef,
         parse: impl Fn(&str) -> Result<T, UnitError>,
     ) -> Result<[Option<T>; DDIRS], JobError> {
+        #[cfg(test)]
+        self.reads.borrow_mut().push(def.name);
         let layers = [self.job.get(def), self.global.get(def)]
             .into_iter()
             .flatten()
@@ -255,6 +265,8 @@ impl<'a> Layers<'a> {
         a: &OptionDef,
         b: &OptionDef,
     ) -> (Option<Setting<'a>>, Option<Setting<'a>>) {
+        #[cfg(test)]
+        self.reads.borrow_mut().extend([a.name, b.name]);
         [self.job, self.global]
             .into_iter()
             .map(|layer| {

@@ -103,21 +103,31 @@ impl Layers<'_> {
         if self.kb_base == KbBase::Compat1024 {
             warnings.extend(self.iec_prefix_warnings());
         }
+        // This order decides which error a job with several reports; control's checks
+        // need pacing's rate caps.
+        let pacing = self.pacing()?;
+        let io = self.io_mode()?;
+        let buffers = self.buffers()?;
+        let measure = self.measure()?;
+        let exec = self.exec()?;
+        let logs = self.logs()?;
+        let errors = self.errors()?;
+        let control = self.control(&pacing)?;
         let mut spec = JobSpec {
             name: self.job.name.clone(),
             description: self.given(opt::DESCRIPTION).map(|s| s.text.to_string()),
             engine,
             target,
             workload,
-            pacing: self.pacing()?,
-            io: self.io_mode()?,
-            buffers: self.buffers()?,
-            measure: self.measure()?,
-            exec: self.exec()?,
-            logs: self.logs()?,
-            errors: self.errors()?,
+            pacing,
+            io,
+            buffers,
+            measure,
+            exec,
+            logs,
+            errors,
             files,
-            control: self.control()?,
+            control,
             queue,
             given: GivenOptions {
                 job: self.job.listed_options(),
@@ -168,7 +178,9 @@ impl Layers<'_> {
 pub(crate) mod tests {
     use super::*;
     use crate::job::options;
+    use crate::job::options::OptionDef;
     use crate::job::parse_fio_args;
+    use std::path::Path;
     use std::time::Duration;
 
     pub(crate) fn run(args: &[&str]) -> Result<Resolved, JobError> {
@@ -256,44 +268,288 @@ pub(crate) mod tests {
         assert!(spec.measure.slat && spec.measure.clat && spec.measure.lat);
     }
 
-    #[test]
-    fn every_option_accepts_its_example() {
+    /// What a supported option needs before its example is valid or takes effect: the
+    /// options it tunes or depends on (`LOG` stands for a real I/O log).
+    const CONTEXT: &[(&str, &[&str])] = &[
+        ("time_based", &["--runtime=1"]),
+        ("zonemode", &["--zonesize=16m"]),
+        ("latency_target", &["--latency_window=1s"]),
+        ("log_issue_time", &["--write_lat_log=l", "--log_offset=1"]),
+        ("sprandom", &["--rw=randwrite"]),
+        (
+            "random_sequence_stride",
+            &["--rw=randread", "--random_distribution=sequence:2,0,1"],
+        ),
+        ("spr_op", &["--rw=randwrite", "--sprandom=1"]),
+        ("spr_num_regions", &["--rw=randwrite", "--sprandom=1"]),
+        ("spr_cs", &["--rw=randwrite", "--sprandom=1"]),
+        ("iodepth_low", &["--ioengine=io_uring", "--iodepth=32"]),
+        ("steadystate", &["--steadystate_duration=30s"]),
+        ("steadystate_ramp_time", &["--steadystate_duration=30s"]),
+        // latency_target needs a window: the example's replaces this first one
+        (
+            "latency_window",
+            &["--latency_target=2ms", "--latency_window=2s"],
+        ),
+        (
+            "latency_percentile",
+            &["--latency_target=2ms", "--latency_window=1s"],
+        ),
+        (
+            "latency_run",
+            &["--latency_target=2ms", "--latency_window=1s"],
+        ),
+        ("hipri", &["--ioengine=io_uring"]),
+        ("fixedbufs", &["--ioengine=io_uring"]),
+        ("registerfiles", &["--ioengine=io_uring"]),
+        ("sqthread_poll", &["--ioengine=io_uring"]),
+        ("cmdprio_percentage", &["--ioengine=io_uring"]),
+        (
+            "cmdprio_class",
+            &["--ioengine=io_uring", "--cmdprio_percentage=50"],
+        ),
+        (
+            "cmdprio",
+            &["--ioengine=io_uring", "--cmdprio_percentage=50"],
+        ),
+        ("cmdprio_bssplit", &["--ioengine=io_uring"]),
+        ("stat_type", &["--ioengine=filestat"]),
+        // zonemode=strided needs a zone size: the example's replaces this first one
+        ("zonesize", &["--zonemode=strided", "--zonesize=8m"]),
+        ("zonerange", &["--zonemode=strided", "--zonesize=16m"]),
+        ("zoneskip", &["--zonemode=strided", "--zonesize=16m"]),
+        ("do_verify", &["--rw=write", "--verify=crc32c"]),
+        ("verify_only", &["--rw=write", "--verify=crc32c"]),
+        ("verify_offset", &["--rw=write", "--verify=crc32c"]),
+        ("verify_interval", &["--rw=write", "--verify=crc32c"]),
+        (
+            "verify_pattern_interval",
+            &["--rw=write", "--verify_pattern=0xff"],
+        ),
+        ("verify_fatal", &["--rw=write", "--verify=crc32c"]),
+        ("verify_dump", &["--rw=write", "--verify=crc32c"]),
+        ("verify_backlog", &["--rw=write", "--verify=crc32c"]),
+        (
+            "verify_backlog_batch",
+            &["--rw=write", "--verify=crc32c", "--verify_backlog=1024"],
+        ),
+        ("verify_write_sequence", &["--rw=write", "--verify=crc32c"]),
+        ("verify_header_seed", &["--rw=randrw", "--verify=crc32c"]),
+        ("verify_state_save", &["--rw=write", "--verify=crc32c"]),
+        ("verify_state_load", &["--rw=write", "--verify=crc32c"]),
+        ("experimental_verify", &["--rw=write", "--verify=crc32c"]),
+        (
+            "trim_percentage",
+            &["--rw=trimwrite", "--verify=crc32c", "--trim_backlog=64"],
+        ),
+        (
+            "trim_verify_zero",
+            &[
+                "--rw=trimwrite",
+                "--verify=crc32c",
+                "--trim_percentage=10",
+                "--trim_backlog=64",
+            ],
+        ),
+        (
+            "trim_backlog",
+            &["--rw=trimwrite", "--verify=crc32c", "--trim_percentage=10"],
+        ),
+        (
+            "trim_backlog_batch",
+            &[
+                "--rw=trimwrite",
+                "--verify=crc32c",
+                "--trim_percentage=10",
+                "--trim_backlog=64",
+            ],
+        ),
+        ("read_iolog_chunked", &["--read_iolog=LOG"]),
+        ("replay_no_stall", &["--read_iolog=LOG"]),
+        ("replay_redirect", &["--read_iolog=LOG"]),
+        ("replay_scale", &["--read_iolog=LOG"]),
+        ("replay_align", &["--read_iolog=LOG"]),
+        ("replay_time_scale", &["--read_iolog=LOG"]),
+        ("replay_skip", &["--read_iolog=LOG"]),
+        ("flow_id", &["--flow=2"]),
+        ("flow_sleep", &["--flow=2"]),
+    ];
+
+    /// Options whose example is also what a job gets without them: a value that differs.
+    const NOT_THE_DEFAULT: &[(&str, &str)] = &[("bs", "8k"), ("blockalign", "8k")];
+
+    /// A supported option's example in a job of its own: the arguments without the option
+    /// (with its `CONTEXT`, and for `wait_for` an earlier job) and with it. `log` is a real
+    /// I/O log for `read_iolog`, which reads its log while resolving.
+    fn example_job(def: &OptionDef, log: &Path) -> (Vec<String>, Vec<String>) {
+        let log = log.display().to_string();
+        let mut without = vec!["--name=t".to_string(), "--filename=/tmp/f".to_string()];
+        if def.name == "wait_for" {
+            without.splice(
+                0..0,
+                without
+                    .clone()
+                    .into_iter()
+                    .map(|a| a.replace("=t", "=writer")),
+            );
+        }
+        let context = CONTEXT.iter().find(|(name, _)| *name == def.name);
+        for arg in context.map_or(&[][..], |(_, args)| args) {
+            without.push(arg.replace("LOG", &log));
+        }
+        let value = NOT_THE_DEFAULT
+            .iter()
+            .find(|(name, _)| *name == def.name)
+            .map_or(def.example, |(_, value)| value);
+        let mut with = without.clone();
+        with.push(match def.name {
+            "read_iolog" => format!("--read_iolog={log}"),
+            _ => format!("--{}={value}", def.name),
+        });
+        (without, with)
+    }
+
+    /// The supported options a job can set (`name` starts the job), and an I/O log for
+    /// `example_job`.
+    fn settable_options() -> (impl Iterator<Item = &'static OptionDef>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("job.iolog"),
+            "fio version 3 iolog\n0 f add\n1 f read 0 4096\n",
+        )
+        .unwrap();
         let supported = options::OPTIONS
             .iter()
-            .filter(|d| d.status == Status::Supported);
-        // read_iolog reads its log while resolving: the example names a real one
-        let dir = tempfile::tempdir().unwrap();
+            .filter(|d| d.status == Status::Supported && d.name != "name");
+        (supported, dir)
+    }
+
+    fn strs(args: &[String]) -> Vec<&str> {
+        args.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn every_option_accepts_its_example() {
+        let (supported, dir) = settable_options();
         let log = dir.path().join("job.iolog");
-        std::fs::write(&log, "fio version 3 iolog\n0 f add\n1 f read 0 4096\n").unwrap();
-        for def in supported.filter(|d| d.name != "name") {
-            let arg = match def.name {
-                "read_iolog" => format!("--read_iolog={}", log.display()),
-                _ => format!("--{}={}", def.name, def.example),
-            };
-            let mut args = vec!["--name=t", "--filename=/tmp/f", &arg];
-            if def.name == "time_based" {
-                args.push("--runtime=1");
-            }
-            if def.name == "zonemode" {
-                args.push("--zonesize=16m");
-            }
-            if def.name == "wait_for" {
-                args.splice(0..0, ["--name=writer", "--filename=/tmp/f"]);
-            }
-            if def.name == "latency_target" {
-                args.push("--latency_window=1s");
-            }
-            if def.name == "log_issue_time" {
-                args.extend(["--write_lat_log=l", "--log_offset=1"]);
-            }
-            if def.name.starts_with("cmdprio") {
-                args.push("--ioengine=io_uring");
-            }
-            if def.name == "sprandom" {
-                args.push("--rw=randwrite");
-            }
-            assert!(run(&args).is_ok(), "{arg}: {:?}", run(&args));
+        for def in supported {
+            let (_, with) = example_job(def, &log);
+            let args = strs(&with);
+            assert!(run(&args).is_ok(), "{args:?}: {:?}", run(&args));
         }
+    }
+
+    /// Supported options these tests leave out, each with why.
+    const NOT_CHECKED_HERE: &[(&str, &str)] = &[
+        (
+            "experimental_verify",
+            "accepted without effect: iolens' write log reads back the blocks fio's replaying \
+             verifier would",
+        ),
+        (
+            "read_iolog_chunked",
+            "accepted without effect: iolens always reads a replayed log as it goes",
+        ),
+        (
+            "merge_blktrace_file",
+            "acts only on blktrace traces, which tests/it/iolog.rs merges",
+        ),
+        (
+            "merge_blktrace_scalars",
+            "acts only on blktrace traces, which tests/it/iolog.rs merges",
+        ),
+        (
+            "merge_blktrace_iters",
+            "acts only on blktrace traces, which tests/it/iolog.rs merges",
+        ),
+    ];
+
+    /// Options the resolvers still look up twice (a check and the resolver, or two
+    /// sections). Each should be read once; the test fails when one is, so that it leaves
+    /// this list, which only shrinks.
+    const READ_TWICE: &[&str] = &[
+        "directory",
+        "randseed",
+        "random_generator",
+        "sprandom",
+        "time_based",
+        "unlink_each_loop",
+        "hipri",
+        "fixedbufs",
+        "registerfiles",
+        "sqthread_poll",
+        "stat_type",
+        "prio",
+        "prioclass",
+        "significant_figures",
+        "log_window_value",
+        "log_issue_time",
+        "pre_read",
+        "openfiles",
+        "allow_mounted_write",
+        "verify_pattern",
+        "verify_write_sequence",
+        "verify_header_seed",
+        "log_store_compressed",
+    ];
+
+    /// The supported options these tests check.
+    fn checked(def: &&OptionDef) -> bool {
+        !NOT_CHECKED_HERE.iter().any(|(name, _)| *name == def.name)
+    }
+
+    /// The options the resolvers of the last job of `args` look up, once per lookup.
+    fn reads(args: &[String]) -> Vec<&'static str> {
+        let (global, jobs) = parse_fio_args(args).unwrap();
+        let layers = Layers::new(jobs.last().unwrap(), &global).unwrap();
+        layers.job_spec(&mut Vec::new()).unwrap();
+        layers.reads.take()
+    }
+
+    #[test]
+    fn every_supported_option_is_read_exactly_once() {
+        let (supported, dir) = settable_options();
+        let log = dir.path().join("job.iolog");
+        let mut wrong = Vec::new();
+        for def in supported.filter(checked) {
+            let (_, with) = example_job(def, &log);
+            let times = reads(&with)
+                .iter()
+                .filter(|&&name| name == def.name)
+                .count();
+            let expected = if READ_TWICE.contains(&def.name) { 2 } else { 1 };
+            if times != expected {
+                wrong.push(format!(
+                    "{} read {times} times, expected {expected}",
+                    def.name
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn setting_each_supported_option_changes_the_job() {
+        let (supported, dir) = settable_options();
+        let log = dir.path().join("job.iolog");
+        let resolved = |args: &[String]| {
+            let resolved = run(&strs(args)).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let mut spec = resolved.jobs.last().unwrap().clone();
+            spec.given = GivenOptions::default();
+            spec
+        };
+        let unchanged: Vec<&str> = supported
+            .filter(checked)
+            .filter(|def| {
+                let (without, with) = example_job(def, &log);
+                resolved(&without) == resolved(&with)
+            })
+            .map(|def| def.name)
+            .collect();
+        assert!(
+            unchanged.is_empty(),
+            "expected each option to change the resolved job; these did not: {unchanged:?}"
+        );
     }
 
     #[test]

@@ -161,7 +161,8 @@ pub struct LatencyTargetSpec {
 }
 
 impl Layers<'_> {
-    pub(crate) fn control(&self) -> Result<RunControlSpec, JobError> {
+    /// `pacing` holds the rate caps the minimum rates must stay under.
+    pub(crate) fn control(&self, pacing: &PacingSpec) -> Result<RunControlSpec, JobError> {
         let exit_what = self.choice(opt::EXIT_WHAT)?;
         let max_latency = self.per_direction(opt::MAX_LATENCY, |t| {
             units::parse_time(t, units::TimeUnit::Micros)
@@ -172,7 +173,7 @@ impl Layers<'_> {
         let rate_iops_min = self
             .per_direction(opt::RATE_IOPS_MIN, |t| units::parse_count(t, self.kb_base))?
             .map(Option::unwrap_or_default);
-        self.check_rate_min_below_rate(rate_min, rate_iops_min)?;
+        self.check_rate_min_below_rate(pacing, rate_min, rate_iops_min)?;
         let rate_cycle_ms = self.count(opt::RATE_CYCLE)?.unwrap_or_default();
         if rate_cycle_ms == 0 {
             let setting = self.given(opt::RATE_CYCLE).expect("the default is not 0");
@@ -304,16 +305,15 @@ impl Layers<'_> {
     /// fio refuses a minimum rate above the rate cap of the same direction.
     fn check_rate_min_below_rate(
         &self,
+        pacing: &PacingSpec,
         rate_min: [u64; DDIRS],
         rate_iops_min: [u64; DDIRS],
     ) -> Result<(), JobError> {
-        let rate = self.per_direction(opt::RATE, |t| units::parse_size(t, self.kb_base))?;
-        let rate_iops =
-            self.per_direction(opt::RATE_IOPS, |t| units::parse_count(t, self.kb_base))?;
         for ddir in Ddir::ALL {
             let d = ddir.index();
-            let cap = |cap: Option<u64>, min: u64| cap.is_some_and(|cap| cap > 0 && min > cap);
-            if cap(rate[d], rate_min[d]) || cap(rate_iops[d], rate_iops_min[d]) {
+            // a cap of 0 is no cap
+            let above = |cap: u64, min: u64| cap > 0 && min > cap;
+            if above(pacing.rate[d], rate_min[d]) || above(pacing.rate_iops[d], rate_iops_min[d]) {
                 return Err(self.problem(format!(
                     "the minimum {} rate is above its rate cap",
                     ddir.name()
