@@ -12,10 +12,12 @@ mod group_control;
 mod job_hooks;
 mod latency_target;
 pub mod logs;
+mod look_clock;
 mod offload;
 pub mod plan;
 pub mod process;
 mod queue;
+mod rank_ends;
 pub mod ranks;
 mod rate_floor;
 pub mod result;
@@ -585,7 +587,7 @@ fn run_group(
     control: &GroupControl,
     jobs: &[usize],
     run: &RunSoFar,
-) -> (Vec<Vec<WorkerResult>>, bool, Option<ranks::RankEnd>) {
+) -> (Vec<Vec<WorkerResult>>, bool, Option<rank_ends::RankEnd>) {
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -683,7 +685,7 @@ fn run_group(
         let deadline = watch.borrow().cluster_deadline();
         let mut ends = run
             .alive
-            .map(|alive| ranks::GroupEnds::new(alive, deadline));
+            .map(|alive| rank_ends::GroupEnds::new(alive, deadline));
         // a rank's end is the others' when the group runs for a time or exitall ends it
         let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
             || req.jobs.iter().any(|j| j.control.exitall);

@@ -12,8 +12,8 @@
 //! never answers) is left behind after a grace period: the report then has its
 //! live counters, and names its wait channel, file and offset.
 
-use super::alive::LookClock;
 use super::group_control::GroupControl;
+use super::look_clock::LookClock;
 use super::result::{IoFailure, WorkerResult};
 use crate::fileset::FileSet;
 use crate::job::spec::JobSpec;
