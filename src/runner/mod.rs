@@ -68,10 +68,6 @@ pub struct RunRequest<'a> {
     pub progress: Option<&'a dyn GroupProgress>,
     /// `--io-timeout`: an I/O in flight longer than this fails its job.
     pub io_timeout: Option<Duration>,
-    /// Worker threads stuck in the kernel cannot be joined: the run's partial
-    /// report is handed here instead of returned, and the process exits with the
-    /// code this gives. None: exit 1 without a report.
-    pub on_abandoned: Option<&'a dyn Fn(RunOutcome) -> i32>,
     /// The other ranks of a run on several hosts (MPI); None for a run on its own.
     pub cluster: Option<&'a dyn ranks::ClusterLink>,
     /// Where this rank writes its results as each group ends (a run on several ranks).
@@ -94,7 +90,6 @@ impl<'a> RunRequest<'a> {
             status: None,
             progress: None,
             io_timeout: None,
-            on_abandoned: None,
             cluster: None,
             rank_file: None,
             series: None,
@@ -117,8 +112,14 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Run every job, group by group.
-pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
+/// Run every job, group by group. Worker threads stuck in the kernel cannot be
+/// joined, so a run left with them does not return: its partial outcome is
+/// handed to `left_behind`, whose caller ends the process. The findings of an
+/// outcome are left to the caller to judge (`diagnose`).
+pub fn run(
+    req: &RunRequest,
+    left_behind: &dyn Fn(RunOutcome) -> std::convert::Infallible,
+) -> Result<RunOutcome, fileset::TargetError> {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -148,7 +149,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         started_unix_ms,
     }));
     // The way out when worker threads are stuck in the kernel: they cannot be
-    // joined, so the report is finished here and handed on, and the process exits.
+    // joined, so the report is finished here and handed on.
     let abandon = |files: &FileSet, group: &[usize], group_results| {
         let mut so_far = gathered.take();
         let ran = group.iter().copied().zip(group_results).collect();
@@ -156,15 +157,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             so_far.warnings.push(e.to_string());
         }
         let tail = tail.take().expect("a run is finished once");
-        let outcome = finish(req, so_far, tail, files, &board, true);
-        let code = match req.on_abandoned {
-            Some(hand_on) => hand_on(outcome),
-            None => {
-                eprintln!("iolens: watchdog: stuck worker threads did not come back; exiting without a report");
-                1
-            }
-        };
-        std::process::exit(code)
+        left_behind(finish(req, so_far, tail, files, &board, true))
     };
     let run_so_far = RunSoFar {
         gathered: &gathered,
@@ -342,7 +335,7 @@ struct RunSoFar<'r> {
     gathered: &'r RefCell<Gathered>,
     started_unix_ms: u64,
     /// Finish the run with the group `jobs`' results, its stuck worker threads
-    /// left behind, and exit.
+    /// left behind, and hand it to the caller, which ends the process.
     abandon: &'r Abandon<'r>,
     /// On several ranks: this rank's side of the liveness messages.
     alive: Option<&'r alive::Liveness<'r>>,
@@ -444,7 +437,6 @@ fn finish(
     report.observations = observations;
     report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
-    report.findings = crate::diagnose::diagnose(&report);
     RunOutcome {
         report,
         warnings: gathered.warnings,

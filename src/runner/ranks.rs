@@ -174,9 +174,9 @@ impl RankFile {
     }
 }
 
-/// The report of the rank files in `dir` (of the newest run among them) and
-/// notes on what is missing: ranks without a file, ranks that did not end every
-/// group. Any such gap marks the report interrupted.
+/// The report of the rank files in `dir` (of the newest run among them), its
+/// findings not yet judged, and notes on what is missing: ranks without a file,
+/// ranks that did not end every group. Any such gap marks the report interrupted.
 pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files: Vec<RankFile> = Vec::new();
@@ -241,7 +241,6 @@ pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
     let mut report = collect::report(&req, &merged, Vec::new(), head.started_unix_ms);
     report.cluster = Some(Box::new(cluster));
     report.interrupted = !notes.is_empty();
-    report.findings = crate::diagnose::diagnose(&report);
     if let Some(series) = head.series {
         notes.push(format!(
             "these rank files hold {series} of the run (--warmup/--repeat); the runs before it are not in them"
