@@ -3,11 +3,11 @@
 //! deadline (or the liveness limit) is taken as hung, and what this rank moved
 //! while every rank was active is noted for the report.
 
-use super::alive::{Doing, Liveness};
-use super::look_clock::LookClock;
-use super::ranks::ClusterLink;
 use crate::model::RankGroup;
 use crate::observe::live::LiveTotals;
+use crate::runner::alive::{Doing, Liveness};
+use crate::runner::look_clock::LookClock;
+use crate::runner::ranks::ClusterLink;
 
 /// Follows the other ranks through one group: this rank's end is announced and
 /// theirs heard (never a blocking wait); at the first end, any rank's, this
