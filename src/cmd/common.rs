@@ -8,7 +8,7 @@ use super::progress;
 use super::{EXIT_FINDING, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE};
 use crate::cli::{self, DbArgs, EtaMode, FioCompat, Format, RunArgs, RunFlags};
 use crate::cluster;
-use crate::diagnose::repetitions;
+use crate::diagnose::{diagnose, repetitions};
 use crate::fileset::{self, TargetError};
 use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob, RawJob};
@@ -20,6 +20,7 @@ use crate::runner::status::StatusReports;
 use crate::runner::{self, stop_signal, GroupProgress, RunOutcome, RunRequest};
 use crate::store::{self, Store};
 use std::cell::RefCell;
+use std::convert::Infallible;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -275,8 +276,11 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
-/// One full run of the job set; `on_abandoned`: see `RunRequest::on_abandoned`;
-/// `series`: which run of `--warmup`/`--repeat` it is.
+/// One full run of the job set, its findings judged; `series`: which run of
+/// `--warmup`/`--repeat` it is. A run whose stuck worker threads are left behind
+/// (they cannot be joined) does not return: its partial outcome goes to
+/// `on_abandoned`, whose code the process exits with; without one it exits 1
+/// without a report.
 pub fn run_once(
     jobs: &JobSet,
     stop: &AtomicBool,
@@ -285,16 +289,20 @@ pub fn run_once(
     cluster: Option<(&dyn ClusterLink, &Path)>,
     series: Option<SeriesRun>,
 ) -> Result<RunOutcome, CmdError> {
-    // a run left with stuck workers hands its outcome on instead of returning it
-    let say_then_hand_on = on_abandoned.map(|hand_on| {
-        move |outcome: RunOutcome| {
-            say_warnings(jobs, &outcome.warnings);
-            hand_on(outcome)
-        }
-    });
-    let on_abandoned = say_then_hand_on
-        .as_ref()
-        .map(|f| f as &dyn Fn(RunOutcome) -> i32);
+    let left_behind = |outcome: RunOutcome| -> Infallible {
+        let code = match on_abandoned {
+            Some(hand_on) => {
+                let outcome = judged(outcome);
+                say_warnings(jobs, &outcome.warnings);
+                hand_on(outcome)
+            }
+            None => {
+                eprintln!("iolens: watchdog: stuck worker threads did not come back; exiting without a report");
+                EXIT_RUN_FAILED
+            }
+        };
+        std::process::exit(code)
+    };
     let progress = progress::live_progress(jobs.eta);
     let request = RunRequest {
         jobs: &jobs.specs,
@@ -307,17 +315,23 @@ pub fn run_once(
         status,
         progress: progress.as_ref().map(|p| p as &dyn GroupProgress),
         io_timeout: jobs.io_timeout,
-        on_abandoned,
         cluster: cluster.map(|(link, _)| link),
         rank_file: cluster.map(|(_, file)| file),
         series,
     };
-    let outcome = runner::run(&request).map_err(|e| match e {
+    let outcome = runner::run(&request, &left_behind).map_err(|e| match e {
         TargetError::Config(_) => CmdError::usage(e.to_string()),
         _ => CmdError::run_failed(e.to_string()),
     })?;
+    let outcome = judged(outcome);
     say_warnings(jobs, &outcome.warnings);
     Ok(outcome)
+}
+
+/// The outcome with its report's findings.
+fn judged(mut outcome: RunOutcome) -> RunOutcome {
+    outcome.report.findings = diagnose(&outcome.report);
+    outcome
 }
 
 /// The run's warnings on stderr, when the job set's notes go there.
@@ -456,7 +470,7 @@ impl Repetitions<'_> {
 /// at every group's barrier, all run the whole series unless stopped. Only the
 /// first rank says which run starts. `on_abandoned` gets the run whose stuck
 /// workers were left behind, the measured reports before it and its partial
-/// outcome (see `RunRequest::on_abandoned`).
+/// outcome (see `run_once`).
 pub fn run_series(
     jobs: &JobSet,
     o: &Repetitions,

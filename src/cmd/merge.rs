@@ -5,11 +5,13 @@
 use super::common::{print, CmdError};
 use super::output;
 use crate::cli::Formats;
+use crate::diagnose::diagnose;
 use crate::runner::ranks::merge_files;
 use std::path::Path;
 
 pub fn merge_command(dir: &Path, formats: &Formats) -> Result<i32, CmdError> {
-    let (report, missing) = merge_files(dir).map_err(CmdError::usage)?;
+    let (mut report, missing) = merge_files(dir).map_err(CmdError::usage)?;
+    report.findings = diagnose(&report);
     for gap in &missing {
         eprintln!("iolens merge: {gap}");
     }

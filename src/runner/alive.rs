@@ -24,6 +24,7 @@
 //! is not held against the others: after such a gap every rank gets a fresh
 //! limit, so a rank resumed after the others ended the run does not name them.
 
+use super::look_clock::FROZEN_GAP;
 use super::ranks::ClusterLink;
 use crate::fileset::{Progress, Step};
 use crate::units::format_value;
@@ -35,9 +36,6 @@ use std::time::{Duration, Instant};
 const EVERY: Duration = Duration::from_secs(1);
 /// How often the others' news is read, when this rank calls in.
 const READ_EVERY: Duration = Duration::from_millis(100);
-/// A call this long after the one before: this process was stopped or starved,
-/// and the others' silence meanwhile is not theirs to answer for.
-pub(super) const FROZEN_GAP: Duration = Duration::from_secs(2);
 /// The least silence taken as hung: five messages that did not come.
 const MIN_LIMIT: Duration = Duration::from_secs(5);
 /// How long the first rank waits for the others' files before it ends the run.
@@ -52,28 +50,6 @@ const PAUSE: Duration = Duration::from_secs(2);
 /// messages a live rank sends.
 pub(super) fn silence_limit(io_timeout: Option<Duration>) -> Duration {
     io_timeout.map_or(super::watchdog::SIZE_BOUND_HANG, |t| t.max(MIN_LIMIT))
-}
-
-/// The time of a loop that looks at something every few milliseconds, less the
-/// gaps longer than `FROZEN_GAP` between its looks: time this process was
-/// stopped or starved, in which what it watches did not run either.
-#[derive(Debug, Default)]
-pub(super) struct LookClock {
-    last: Duration,
-    frozen: Duration,
-}
-
-impl LookClock {
-    /// The time at a look `elapsed` after the start; None at the first look after a gap.
-    pub fn at(&mut self, elapsed: Duration) -> Option<Duration> {
-        let gap = elapsed.saturating_sub(self.last);
-        self.last = elapsed;
-        if gap > FROZEN_GAP {
-            self.frozen += gap;
-            return None;
-        }
-        Some(elapsed.saturating_sub(self.frozen))
-    }
 }
 
 /// What a rank says it is doing: "laying out /shared/f.3 (1.20 GiB of 4.00 GiB)".
@@ -623,28 +599,6 @@ mod tests {
             .map(|(to, _)| *to)
             .collect();
         assert_eq!(hung, [1, 2], "expected ranks 1 and 2 told why the run ends");
-    }
-
-    #[test]
-    fn a_look_clock_leaves_out_the_gaps_between_looks() {
-        let mut clock = LookClock::default();
-        let ms = Duration::from_millis;
-        assert_eq!(clock.at(ms(10)), Some(ms(10)));
-        assert_eq!(
-            clock.at(ms(1900)),
-            Some(ms(1900)),
-            "expected a short gap kept"
-        );
-        assert_eq!(
-            clock.at(ms(31_900)),
-            None,
-            "expected nothing at the first look after a gap"
-        );
-        assert_eq!(
-            clock.at(ms(31_910)),
-            Some(ms(1910)),
-            "expected the 30 s gap left out"
-        );
     }
 
     #[test]

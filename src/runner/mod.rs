@@ -8,10 +8,12 @@ mod collect;
 pub mod ctx;
 pub mod error_tally;
 mod flow;
+mod group;
 mod group_control;
 mod job_hooks;
 mod latency_target;
 pub mod logs;
+mod look_clock;
 mod offload;
 pub mod plan;
 pub mod process;
@@ -34,18 +36,16 @@ use crate::job::spec::{EngineKind, JobSpec, SubmitMode};
 use crate::model::{CacheGuard, Environment, RankGroup, RunReport};
 use crate::observe::cgroup;
 use crate::observe::diskstats::DiskWatch;
-use crate::observe::live::{LiveBoard, LiveTotals};
+use crate::observe::live::LiveBoard;
 use crate::observe::sampler::Sampler;
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
 use group_control::GroupControl;
-use result::{IoFailure, WorkerResult};
-use status::StatusSlot;
+use result::WorkerResult;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use steadystate::GroupSteadyState;
 
 /// How the run was asked for, beyond the jobs themselves.
 pub struct RunRequest<'a> {
@@ -66,10 +66,6 @@ pub struct RunRequest<'a> {
     pub progress: Option<&'a dyn GroupProgress>,
     /// `--io-timeout`: an I/O in flight longer than this fails its job.
     pub io_timeout: Option<Duration>,
-    /// Worker threads stuck in the kernel cannot be joined: the run's partial
-    /// report is handed here instead of returned, and the process exits with the
-    /// code this gives. None: exit 1 without a report.
-    pub on_abandoned: Option<&'a dyn Fn(RunOutcome) -> i32>,
     /// The other ranks of a run on several hosts (MPI); None for a run on its own.
     pub cluster: Option<&'a dyn ranks::ClusterLink>,
     /// Where this rank writes its results as each group ends (a run on several ranks).
@@ -92,7 +88,6 @@ impl<'a> RunRequest<'a> {
             status: None,
             progress: None,
             io_timeout: None,
-            on_abandoned: None,
             cluster: None,
             rank_file: None,
             series: None,
@@ -115,8 +110,14 @@ pub struct RunOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Run every job, group by group.
-pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
+/// Run every job, group by group. Worker threads stuck in the kernel cannot be
+/// joined, so a run left with them does not return: its partial outcome is
+/// handed to `left_behind`, whose caller ends the process. The findings of an
+/// outcome are left to the caller to judge (`diagnose`).
+pub fn run(
+    req: &RunRequest,
+    left_behind: &dyn Fn(RunOutcome) -> std::convert::Infallible,
+) -> Result<RunOutcome, fileset::TargetError> {
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -146,7 +147,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         started_unix_ms,
     }));
     // The way out when worker threads are stuck in the kernel: they cannot be
-    // joined, so the report is finished here and handed on, and the process exits.
+    // joined, so the report is finished here and handed on.
     let abandon = |files: &FileSet, group: &[usize], group_results| {
         let mut so_far = gathered.take();
         let ran = group.iter().copied().zip(group_results).collect();
@@ -154,21 +155,19 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
             so_far.warnings.push(e.to_string());
         }
         let tail = tail.take().expect("a run is finished once");
-        let outcome = finish(req, so_far, tail, files, &board, true);
-        let code = match req.on_abandoned {
-            Some(hand_on) => hand_on(outcome),
-            None => {
-                eprintln!("iolens: watchdog: stuck worker threads did not come back; exiting without a report");
-                1
-            }
-        };
-        std::process::exit(code)
+        left_behind(finish(req, so_far, tail, files, &board, true))
     };
     let run_so_far = RunSoFar {
         gathered: &gathered,
         started_unix_ms,
         abandon: &abandon,
-        alive: alive.as_ref(),
+    };
+    let mut ranks = alive
+        .as_ref()
+        .map(|alive| group::RankPeers::new(req, alive, started_unix_ms));
+    let peers: &mut dyn group::Peers = match &mut ranks {
+        Some(ranks) => ranks,
+        None => &mut group::OneHost,
     };
 
     let mut watchdog_stopped_run = false;
@@ -203,9 +202,15 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped, rank_end) =
-            run_group(req, &files, &board, &control, &io_jobs, &run_so_far);
-        let (rank_group, hung) = rank_end.unzip();
+        let (group_results, watchdog_stopped) = group::run_group(
+            req,
+            &files,
+            &board,
+            &control,
+            &io_jobs,
+            &run_so_far,
+            &mut *peers,
+        );
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -221,23 +226,13 @@ pub fn run(req: &RunRequest) -> Result<RunOutcome, fileset::TargetError> {
         });
         let ran = io_jobs.iter().copied().zip(group_results).collect();
         end_group(req, &files, &mut so_far, ran, idle.chain(refused), progress)?;
-        so_far.rank_groups.extend(rank_group);
-        if let Some(alive) = &alive {
-            let why = hung.flatten().or_else(|| alive.told());
-            save_rank_file(req, alive, &so_far, started_unix_ms, why);
-        }
+        peers.group_end(&mut so_far);
         if control.ends_run() || watchdog_stopped {
             watchdog_stopped_run = watchdog_stopped;
             break;
         }
     }
-    if let Some(alive) = &alive {
-        // the ranks' results are gathered once every rank is here
-        let waiting = alive::Doing::new("waiting for the other ranks to end the run");
-        if let Some(why) = cluster_barrier(req, alive, &waiting) {
-            save_rank_file(req, alive, &gathered.borrow(), started_unix_ms, Some(why));
-        }
-    }
+    peers.run_end(&gathered.borrow());
     let tail = tail.take().expect("a run is finished once");
     Ok(finish(
         req,
@@ -340,10 +335,8 @@ struct RunSoFar<'r> {
     gathered: &'r RefCell<Gathered>,
     started_unix_ms: u64,
     /// Finish the run with the group `jobs`' results, its stuck worker threads
-    /// left behind, and exit.
+    /// left behind, and hand it to the caller, which ends the process.
     abandon: &'r Abandon<'r>,
-    /// On several ranks: this rank's side of the liveness messages.
-    alive: Option<&'r alive::Liveness<'r>>,
 }
 
 /// The files, the group's jobs and their results → never returns.
@@ -369,7 +362,7 @@ fn finish(
         if let Some(path) = req.rank_file.filter(|_| stop_signal::stop_requested(req.stop)) {
             // the others may be stopped anywhere, some never to gather: each rank's
             // file holds its part, and the first rank reports its own
-            write_rank_file(req, link, path, &gathered, tail.started_unix_ms);
+            group::write_rank_file(req, link, path, &gathered, tail.started_unix_ms);
             if link.rank().rank == 0 {
                 gathered.warnings.push(format!(
                     "stopped before the ranks' results were gathered: this report is rank 0's alone; every rank's results so far are in {} (iolens merge DIR reports them)",
@@ -442,105 +435,10 @@ fn finish(
     report.observations = observations;
     report.environment = tail.environment;
     cgroup::record_workers_elsewhere(&mut report.environment, &report.observations.workers);
-    report.findings = crate::diagnose::diagnose(&report);
     RunOutcome {
         report,
         warnings: gathered.warnings,
     }
-}
-
-/// The cluster barrier, `doing` what this rank says while it waits: why the run
-/// must end when a rank was taken as hung meanwhile (None once every rank is
-/// there, or this rank was stopped).
-fn cluster_barrier(
-    req: &RunRequest,
-    alive: &alive::Liveness,
-    doing: &alive::Doing,
-) -> Option<String> {
-    // the barrier polls every 100 µs; the others are looked at every 10 ms
-    const LOOK_EVERY: Duration = Duration::from_millis(10);
-    let mut hung = None;
-    let mut looked: Option<Instant> = None;
-    alive.link().barrier(req.stop, &mut || {
-        if looked.is_none_or(|at| at.elapsed() >= LOOK_EVERY) {
-            looked = Some(Instant::now());
-            hung = alive.hung(&|_| true, &|| doing.clone());
-        }
-        hung.is_none()
-    });
-    hung
-}
-
-/// Write this rank's results so far (when it keeps a rank file); when a rank
-/// was taken as hung (`hung` says why), then end the run.
-fn save_rank_file(
-    req: &RunRequest,
-    alive: &alive::Liveness,
-    so_far: &Gathered,
-    started_unix_ms: u64,
-    hung: Option<String>,
-) {
-    let saved = req.rank_file.map(|path| {
-        write_rank_file(req, alive.link(), path, so_far, started_unix_ms);
-        format!(
-            "every rank's results so far are in {} (iolens merge DIR reports them)",
-            path.parent().unwrap_or(path).display()
-        )
-    });
-    if let Some(why) = hung {
-        alive.abort(&why, saved.as_deref());
-    }
-}
-
-/// What this rank has measured so far, for `iolens merge` if the run loses a rank.
-fn write_rank_file(
-    req: &RunRequest,
-    link: &dyn ranks::ClusterLink,
-    path: &std::path::Path,
-    so_far: &Gathered,
-    started_unix_ms: u64,
-) {
-    let file = ranks::RankFile {
-        stopped: stop_signal::stop_requested(req.stop),
-        series: req.series,
-        run_key: link.run_key(),
-        ranks: link.ranks(),
-        groups: plan::groups(req.jobs).len(),
-        command_line: req.command_line.clone(),
-        started_unix_ms,
-        jobs: req.jobs.to_vec(),
-        rank: ranks::RankResults {
-            id: link.rank().clone(),
-            groups: so_far.rank_groups.clone(),
-            results: so_far.results.clone(),
-            disks: Vec::new(),
-            started_unix_ms,
-            series: Vec::new(),
-            workers: Vec::new(),
-            host: None,
-        },
-    };
-    if let Err(e) = file.write(path) {
-        eprintln!("iolens: warning: cannot write {}: {e}", path.display());
-    }
-}
-
-/// The live counters of the group's workers, summed.
-fn group_totals(board: &LiveBoard, specs: &[JobSpec], jobs: &[usize]) -> LiveTotals {
-    let mut sum = LiveTotals::default();
-    for &j in jobs {
-        for w in 0..specs[j].exec.numjobs {
-            sum += &board.worker(j, w).totals();
-        }
-    }
-    sum
-}
-
-/// Now, in ns since the Unix epoch.
-fn unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// fio numbers workers 1, 2, … across the whole run, in job order; log file
@@ -566,265 +464,6 @@ fn write_logs(
         return Ok(());
     }
     logs::write_job_logs(&job.logs, &logs, first_worker_number).map(drop)
-}
-
-/// Run the jobs of one group at once; returns each job's worker results.
-/// A job's workers are threads with `thread`, else processes, each with a
-/// proxy thread here; all of them start together at one barrier.
-/// `run` holds the results of the groups before, for interim reports, and the
-/// way out when worker threads are stuck. `control` stops and holds back the
-/// group's workers. Also returns whether the watchdog stopped the group, and on
-/// a run on several ranks the group as this rank saw it: the workers go once
-/// every rank is ready, and the group ends when every rank's workers have (the
-/// first rank to end stops the others when the group is time-based or has
-/// exitall), or when a rank is taken as hung.
-fn run_group(
-    req: &RunRequest,
-    files: &FileSet,
-    board: &LiveBoard,
-    control: &GroupControl,
-    jobs: &[usize],
-    run: &RunSoFar,
-) -> (Vec<Vec<WorkerResult>>, bool, Option<ranks::RankEnd>) {
-    let workers: usize = jobs
-        .iter()
-        .map(|&j| req.jobs[j].exec.numjobs as usize)
-        .sum();
-    // The workers and this thread, which lets them go once every rank is ready.
-    let barrier = Barrier::new(workers + 1);
-    let starts: Vec<_> = (0..jobs.len())
-        .map(|position| control.start_signal(&barrier, position))
-        .collect();
-    let slots: Vec<Vec<StatusSlot>> = jobs
-        .iter()
-        .map(|&j| {
-            (0..req.jobs[j].exec.numjobs)
-                .map(|_| StatusSlot::default())
-                .collect()
-        })
-        .collect();
-    let mut steady = GroupSteadyState::new(req.jobs, jobs);
-    let group_start = Instant::now();
-    let given_up = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let handles: Vec<Vec<_>> = jobs
-            .iter()
-            .zip(&slots)
-            .zip(&starts)
-            .enumerate()
-            .map(|(position, ((&j, job_slots), start))| {
-                (0..req.jobs[j].exec.numjobs)
-                    .map(|w| {
-                        let job = &req.jobs[j];
-                        let live = board.worker(j, w);
-                        // Publishing twice per report keeps each copy at most half an interval old.
-                        let status = req
-                            .status
-                            .as_ref()
-                            .map(|s| (&job_slots[w as usize], s.interval / 2));
-                        let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
-                        let spawned = if job.exec.thread {
-                            let stop = control.stop_flag(position, w);
-                            let mut ctx = worker_ctx(req, files, j, w, start, stop, board);
-                            ctx.status = status;
-                            thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
-                        } else {
-                            let every = status.map(|(_, every)| every);
-                            let slot = status.map(|(slot, _)| slot);
-                            let shared = board.shared_slot(j, w);
-                            let task = process::WorkerTask::new(req, files, j, w, every, shared);
-                            let stop = control.stop_flag(position, w);
-                            let given_up = &given_up;
-                            thread.spawn_scoped(scope, move || {
-                                process::run_in_process(&task, start, stop, given_up, slot, live)
-                            })
-                        };
-                        // Only resource exhaustion fails a spawn, and the workers already
-                        // spawned wait at the start barrier for this one: there is no way on.
-                        spawned.expect("spawn worker thread")
-                    })
-                    .collect()
-            })
-            .collect();
-        let group_number = run.gathered.borrow().rank_groups.len() + 1;
-        let waiting = alive::Doing::new(format!(
-            "waiting at the cluster barrier before group {group_number}"
-        ));
-        let hung = run.alive.map(|alive| cluster_barrier(req, alive, &waiting));
-        if let (Some(alive), Some(why)) = (run.alive, hung.flatten()) {
-            save_rank_file(
-                req,
-                alive,
-                &run.gathered.borrow(),
-                run.started_unix_ms,
-                Some(why),
-            );
-        }
-        if run.alive.is_some() && stop_signal::stop_requested(req.stop) {
-            // stopped while the others were awaited: the group does not start here,
-            // its workers are let go to end at once
-            control.stop_group();
-            barrier.wait();
-            for h in handles.into_iter().flatten() {
-                let _ = h.join();
-            }
-            return (Vec::new(), false, None);
-        }
-        let started_unix_ns = unix_ns();
-        barrier.wait();
-        let watch = RefCell::new(watchdog::GroupWatch::new(
-            req.jobs,
-            jobs,
-            board,
-            files,
-            req.io_timeout,
-            &given_up,
-        ));
-        let deadline = watch.borrow().cluster_deadline();
-        let mut ends = run
-            .alive
-            .map(|alive| ranks::GroupEnds::new(alive, deadline));
-        // a rank's end is the others' when the group runs for a time or exitall ends it
-        let ends_together = jobs.iter().any(|&j| req.jobs[j].exec.time_based)
-            || req.jobs.iter().any(|j| j.control.exitall);
-        let mut running = || {
-            let finished: Vec<Vec<bool>> = handles
-                .iter()
-                .map(|hs| hs.iter().map(|h| h.is_finished()).collect())
-                .collect();
-            control.observe(finished.iter().map(|f| f.iter().all(|&done| done)));
-            // fio's flow control: an ended worker leaves its flow once noticed,
-            // unless its end stops the group (exitall): a worker process hears
-            // of a stop later than a thread, and must not run free meanwhile
-            if !control.stopping() {
-                for (&j, done) in jobs.iter().zip(&finished) {
-                    for w in (0..).zip(done).filter_map(|(w, &done)| done.then_some(w)) {
-                        board.worker(j, w).leave_flow();
-                    }
-                }
-            }
-            let now_ns = group_start.elapsed().as_nanos() as u64;
-            steady.observe(now_ns, board, |position, workers| {
-                control.stop_workers(position, workers)
-            });
-            let mut watch = watch.borrow_mut();
-            watch.look(&finished, control);
-            let here = finished.iter().flatten().any(|&done| !done);
-            if watch.leaves_threads_behind() {
-                return false;
-            }
-            let (Some(ends), Some(alive)) = (&mut ends, run.alive) else {
-                return here;
-            };
-            let totals = || group_totals(board, req.jobs, jobs);
-            if here {
-                alive.say(&|| alive::Doing {
-                    done: totals().bytes.iter().sum(),
-                    ..alive::Doing::new(format!("running group {group_number}"))
-                });
-            }
-            if ends.look(now_ns, !here, totals) && ends_together {
-                control.stop_group();
-            }
-            let waiting = ends.waiting(now_ns, stop_signal::stop_requested(req.stop));
-            if ends.gave_up() {
-                control.stop_group();
-            }
-            here || waiting
-        };
-        // Without interim reports, wake only to look after the group's control.
-        let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
-        while sleep_while(every, &mut running) {
-            let Some(status) = &req.status else { continue };
-            let mut interim = run.gathered.borrow().results.clone();
-            for (&j, job_slots) in jobs.iter().zip(&slots) {
-                if interim.len() <= j {
-                    interim.resize_with(j + 1, Vec::new);
-                }
-                interim[j] = job_slots
-                    .iter()
-                    .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
-                    .collect();
-            }
-            let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
-            (status.on_report)(&report);
-        }
-        let mut left_behind = false;
-        let mut results: Vec<Vec<WorkerResult>> = handles
-            .into_iter()
-            .enumerate()
-            .map(|(position, hs)| {
-                let j = jobs[position];
-                (0..)
-                    .zip(hs)
-                    .map(|(w, h)| {
-                        let name = &req.jobs[j].name;
-                        if !h.is_finished() {
-                            // Stuck in the kernel: joining would wait with it.
-                            left_behind = true;
-                            let live = board.worker(j, w);
-                            return WorkerResult::from_live(
-                                &live.totals(),
-                                live.thread().map_or(0, |(_, tid)| tid),
-                                group_start.elapsed(),
-                                IoFailure {
-                                    message: format!(
-                                        "job '{name}' worker {w}: left behind, stuck in the kernel"
-                                    ),
-                                    errno: libc::ETIMEDOUT,
-                                },
-                            );
-                        }
-                        let mut result = h.join().unwrap_or_else(|panic| {
-                            WorkerResult::failed(IoFailure {
-                                message: format!(
-                                    "job '{name}' worker {w}: panicked: {}",
-                                    panic_message(panic.as_ref())
-                                ),
-                                errno: 0,
-                            })
-                        });
-                        result.steadystate = steady.report_for(position, w);
-                        result
-                    })
-                    .collect()
-            })
-            .collect();
-        for &j in jobs {
-            (0..req.jobs[j].exec.numjobs).for_each(|w| board.worker(j, w).leave_flow());
-        }
-        let watch = watch.into_inner();
-        watch.mark_stuck(&mut results);
-        if left_behind {
-            match (run.abandon)(files, jobs, results) {}
-        }
-        let rank_end = ends.map(|ends| ends.finish(started_unix_ns));
-        (results, watch.stopped(), rank_end)
-    })
-}
-
-/// The text a panic was raised with (`panic!` hands over a `&str` or a `String`).
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
-}
-
-/// Sleep up to `duration` in short steps while `running` holds; true when the
-/// whole duration passed with it still holding.
-fn sleep_while(duration: Duration, mut running: impl FnMut() -> bool) -> bool {
-    const STEP: Duration = Duration::from_millis(10);
-    let start = Instant::now();
-    while running() {
-        let elapsed = start.elapsed();
-        if elapsed >= duration {
-            return true;
-        }
-        std::thread::sleep(STEP.min(duration - elapsed));
-    }
-    false
 }
 
 fn worker_ctx<'s>(
@@ -903,21 +542,5 @@ impl engine::ForEngine for RunWorker<'_> {
             SubmitMode::Inline => worker::run::<E>(self.0),
             SubmitMode::Offload => worker::run::<offload::Offload<E>>(self.0),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::panic_message;
-
-    #[test]
-    fn a_panic_message_is_read_from_either_payload_type() {
-        let caught = std::panic::catch_unwind(|| panic!("slot {} is already in use", 3));
-        let payload = caught.expect_err("expected the closure to panic");
-        assert_eq!(panic_message(payload.as_ref()), "slot 3 is already in use");
-        let payload: Box<dyn std::any::Any + Send> = Box::new("plain");
-        assert_eq!(panic_message(payload.as_ref()), "plain");
-        let payload: Box<dyn std::any::Any + Send> = Box::new(7_u8);
-        assert_eq!(panic_message(payload.as_ref()), "(no message)");
     }
 }

@@ -12,8 +12,8 @@
 //! never answers) is left behind after a grace period: the report then has its
 //! live counters, and names its wait channel, file and offset.
 
-use super::alive::LookClock;
 use super::group_control::GroupControl;
+use super::look_clock::LookClock;
 use super::result::{IoFailure, WorkerResult};
 use crate::fileset::FileSet;
 use crate::job::spec::JobSpec;
@@ -146,6 +146,16 @@ const CHECK_EVERY: Duration = Duration::from_millis(250);
 /// up on them; then once more for the proxies of the processes left behind to return.
 const GRACE: Duration = Duration::from_secs(5);
 
+/// `Watchdog::cluster_deadline` of the group `group` (indices into `jobs`).
+pub(super) fn cluster_deadline(
+    jobs: &[JobSpec],
+    group: &[usize],
+    io_timeout: Option<Duration>,
+) -> Option<Duration> {
+    let group_jobs: Vec<&JobSpec> = group.iter().map(|&j| &jobs[j]).collect();
+    Watchdog::new(&group_jobs, io_timeout).cluster_deadline()
+}
+
 /// The watchdog wired to a running group: reads the workers' live slots,
 /// names the stuck ones on stderr, stops the group and kills stuck processes.
 pub(super) struct GroupWatch<'a> {
@@ -176,6 +186,7 @@ impl<'a> GroupWatch<'a> {
         files: &'a FileSet,
         io_timeout: Option<Duration>,
         given_up: &'a AtomicBool,
+        started: Instant,
     ) -> Self {
         let group_jobs: Vec<&JobSpec> = group.iter().map(|&j| &jobs[j]).collect();
         GroupWatch {
@@ -184,7 +195,7 @@ impl<'a> GroupWatch<'a> {
             files,
             group,
             jobs,
-            started: Instant::now(),
+            started,
             clock: LookClock::default(),
             last_check: Duration::ZERO,
             stuck: Vec::new(),
@@ -194,18 +205,13 @@ impl<'a> GroupWatch<'a> {
         }
     }
 
-    /// See `Watchdog::cluster_deadline`.
-    pub fn cluster_deadline(&self) -> Option<Duration> {
-        self.dog.cluster_deadline()
-    }
-
-    /// Called by the supervising thread every few milliseconds with which
-    /// workers have finished (by group position, then worker).
-    pub fn look(&mut self, finished: &[Vec<bool>], control: &GroupControl) {
+    /// Called by the supervising thread every few milliseconds, at `now`, with
+    /// which workers have finished (by group position, then worker).
+    pub fn look(&mut self, now: Instant, finished: &[Vec<bool>], control: &GroupControl) {
         // After this process was stopped (SIGSTOP, a suspended machine) its workers
         // were too: the time is not theirs, and the I/Os in flight are looked at
         // again once they could end.
-        let Some(elapsed) = self.clock.at(self.started.elapsed()) else {
+        let Some(elapsed) = self.clock.at(now.saturating_duration_since(self.started)) else {
             return;
         };
         if elapsed < self.last_check + CHECK_EVERY {
@@ -214,13 +220,14 @@ impl<'a> GroupWatch<'a> {
         self.last_check = elapsed;
         if let Some(at) = self.stopped_at {
             let waiting = finished.iter().flatten().any(|f| !f);
-            if waiting && at.elapsed() > GRACE && !self.given_up.swap(true, Ordering::Relaxed) {
+            let since_stop = now.saturating_duration_since(at);
+            if waiting && since_stop > GRACE && !self.given_up.swap(true, Ordering::Relaxed) {
                 eprintln!(
                     "iolens: watchdog: stuck workers did not come back; the report has what they had done"
                 );
             }
             // A thread cannot be taken back: the run is finished without it.
-            self.leave_threads = waiting && at.elapsed() > 2 * GRACE;
+            self.leave_threads = waiting && since_stop > 2 * GRACE;
             return;
         }
         let now_ns = iolens_sys::clock::monotonic_ns();
@@ -266,7 +273,7 @@ impl<'a> GroupWatch<'a> {
                     self.stuck
                         .push((j, w.worker, format!("watchdog: {why}; {description}")));
                 }
-                self.stopped_at = Some(Instant::now());
+                self.stopped_at = Some(now);
             }
         }
     }

@@ -1,0 +1,208 @@
+//! One group of the run: its workers spawned (threads, or processes behind a
+//! proxy thread each), let go together once every peer is ready, supervised
+//! until they end (with interim reports for `--status-interval`), and joined.
+//! `supervisor.rs` holds the supervision, `peers.rs` what the other hosts of a
+//! run on several ranks take part in, `rank_ends.rs` the ranks' ends of a group.
+
+mod peers;
+mod rank_ends;
+mod supervisor;
+
+pub(super) use peers::{write_rank_file, OneHost, Peers, RankPeers};
+
+use super::group_control::{GroupControl, JobStart};
+use super::result::WorkerResult;
+use super::status::StatusSlot;
+use super::{collect, process, run_worker, watchdog, worker_ctx, RunRequest, RunSoFar};
+use crate::fileset::FileSet;
+use crate::observe::live::LiveBoard;
+use std::sync::atomic::AtomicBool;
+use std::sync::Barrier;
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant};
+use supervisor::{GroupSupervisor, Joined, Supervised};
+
+/// Run the jobs of one group at once; returns each job's worker results and
+/// whether the watchdog stopped the group. All the workers start together at
+/// one barrier, once `peers` are ready too; the group ends when every worker
+/// has (and the peers say so). `run` holds the results of the groups before,
+/// for interim reports, and the way out when worker threads are stuck.
+/// `control` stops and holds back the group's workers.
+pub(super) fn run_group(
+    req: &RunRequest,
+    files: &FileSet,
+    board: &LiveBoard,
+    control: &GroupControl,
+    jobs: &[usize],
+    run: &RunSoFar,
+    peers: &mut dyn Peers,
+) -> (Vec<Vec<WorkerResult>>, bool) {
+    let workers: usize = jobs
+        .iter()
+        .map(|&j| req.jobs[j].exec.numjobs as usize)
+        .sum();
+    // The workers and this thread, which lets them go once every peer is ready.
+    let barrier = Barrier::new(workers + 1);
+    let starts: Vec<_> = (0..jobs.len())
+        .map(|position| control.start_signal(&barrier, position))
+        .collect();
+    let slots: Vec<Vec<StatusSlot>> = jobs
+        .iter()
+        .map(|&j| {
+            (0..req.jobs[j].exec.numjobs)
+                .map(|_| StatusSlot::default())
+                .collect()
+        })
+        .collect();
+    let group_start = Instant::now();
+    let given_up = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let spawning = Spawning {
+            req,
+            files,
+            board,
+            control,
+            given_up: &given_up,
+        };
+        let handles = spawning.spawn(scope, jobs, &slots, &starts);
+        let number = run.gathered.borrow().rank_groups.len() + 1;
+        let deadline = watchdog::cluster_deadline(req.jobs, jobs, req.io_timeout);
+        if !peers.before_start(number, deadline, &run.gathered.borrow()) {
+            // stopped while the peers were awaited: the group does not start here,
+            // its workers are let go to end at once
+            control.stop_group();
+            barrier.wait();
+            for h in handles.into_iter().flatten() {
+                let _ = h.join();
+            }
+            return (Vec::new(), false);
+        }
+        barrier.wait();
+        let clock = Instant::now;
+        let watch = watchdog::GroupWatch::new(
+            req.jobs,
+            jobs,
+            board,
+            files,
+            req.io_timeout,
+            &given_up,
+            clock(),
+        );
+        let supervised = Supervised {
+            jobs: req.jobs,
+            group: jobs,
+            board,
+            control,
+            peers,
+            clock: &clock,
+            started: group_start,
+        };
+        let mut supervisor = GroupSupervisor::new(supervised, watch, handles);
+        // Without interim reports, wake only to look after the group.
+        let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
+        while sleep_while(every, || supervisor.tick()) {
+            let Some(status) = &req.status else { continue };
+            let mut interim = run.gathered.borrow().results.clone();
+            for (&j, job_slots) in jobs.iter().zip(&slots) {
+                if interim.len() <= j {
+                    interim.resize_with(j + 1, Vec::new);
+                }
+                interim[j] = job_slots
+                    .iter()
+                    .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
+                    .collect();
+            }
+            let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
+            (status.on_report)(&report);
+        }
+        match supervisor.join() {
+            Joined::Ended(results, watchdog_stopped) => (results, watchdog_stopped),
+            Joined::LeftBehind(results) => match (run.abandon)(files, jobs, results) {},
+        }
+    })
+}
+
+/// What spawning a group's workers takes.
+struct Spawning<'s> {
+    req: &'s RunRequest<'s>,
+    files: &'s FileSet,
+    board: &'s LiveBoard,
+    control: &'s GroupControl<'s>,
+    /// Set by the watchdog once it gave up on stuck workers: their proxies stop waiting.
+    given_up: &'s AtomicBool,
+}
+
+impl<'s> Spawning<'s> {
+    /// Every worker of the group's `jobs` (by position, then worker): a thread
+    /// with `thread`, else a process with a proxy thread here; each waits at
+    /// its job's `starts` and publishes interim results in its `slots`.
+    fn spawn<'scope>(
+        &self,
+        scope: &'scope Scope<'scope, '_>,
+        jobs: &[usize],
+        slots: &'scope [Vec<StatusSlot>],
+        starts: &'scope [JobStart<'s>],
+    ) -> Vec<Vec<ScopedJoinHandle<'scope, WorkerResult>>>
+    where
+        's: 'scope,
+    {
+        let Spawning {
+            req,
+            files,
+            board,
+            control,
+            given_up,
+        } = *self;
+        jobs.iter()
+            .zip(slots)
+            .zip(starts)
+            .enumerate()
+            .map(|(position, ((&j, job_slots), start))| {
+                (0..req.jobs[j].exec.numjobs)
+                    .map(|w| {
+                        let job = &req.jobs[j];
+                        let live = board.worker(j, w);
+                        // Publishing twice per report keeps each copy at most half an interval old.
+                        let status = req
+                            .status
+                            .as_ref()
+                            .map(|s| (&job_slots[w as usize], s.interval / 2));
+                        let thread = std::thread::Builder::new().name(format!("{}.{w}", job.name));
+                        let stop = control.stop_flag(position, w);
+                        let spawned = if job.exec.thread {
+                            let mut ctx = worker_ctx(req, files, j, w, start, stop, board);
+                            ctx.status = status;
+                            thread.spawn_scoped(scope, move || run_worker(job.engine.kind, ctx, w))
+                        } else {
+                            let every = status.map(|(_, every)| every);
+                            let slot = status.map(|(slot, _)| slot);
+                            let shared = board.shared_slot(j, w);
+                            let task = process::WorkerTask::new(req, files, j, w, every, shared);
+                            thread.spawn_scoped(scope, move || {
+                                process::run_in_process(&task, start, stop, given_up, slot, live)
+                            })
+                        };
+                        // Only resource exhaustion fails a spawn, and the workers already
+                        // spawned wait at the start barrier for this one: there is no way on.
+                        spawned.expect("spawn worker thread")
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Sleep up to `duration` in short steps while `running` holds; true when the
+/// whole duration passed with it still holding.
+fn sleep_while(duration: Duration, mut running: impl FnMut() -> bool) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    let start = Instant::now();
+    while running() {
+        let elapsed = start.elapsed();
+        if elapsed >= duration {
+            return true;
+        }
+        std::thread::sleep(STEP.min(duration - elapsed));
+    }
+    false
+}
