@@ -7,6 +7,8 @@
 
 mod drained;
 mod replay;
+#[cfg(test)]
+mod tests;
 mod trim;
 
 use super::budget::Budget;
