@@ -7,6 +7,8 @@
 
 mod drained;
 mod replay;
+#[cfg(test)]
+mod tests;
 mod trim;
 
 use super::budget::Budget;
@@ -33,7 +35,16 @@ use std::time::Duration;
 use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
-pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
+pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
+    run_on::<E, _>(ctx, MonotonicClock::new)
+}
+
+/// [`run`] on the clock `start_clock` makes once the worker may start (after
+/// `startdelay`): its time 0 is where `ramp_time` and `runtime` count from.
+fn run_on<E: Engine, C: Clock>(
+    mut ctx: WorkerCtx,
+    start_clock: impl FnOnce() -> C,
+) -> WorkerResult {
     let job = ctx.job;
     let queue = Queue::for_job(job);
     let slot_size = slot_size(job);
@@ -81,7 +92,7 @@ pub fn run<E: Engine>(mut ctx: WorkerCtx) -> WorkerResult {
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, queue, locks, flow);
+    let mut worker = Worker::new(ctx, engine, queue, locks, flow, start_clock());
     worker.run();
     let result = worker.finish();
     live.record_final_io();
@@ -111,13 +122,15 @@ fn slot_size(job: &JobSpec) -> usize {
     largest.unwrap_or(1) as usize
 }
 
-struct Worker<'a, E: Engine> {
+/// One worker's state; `C` is its time, real in a run and fake in the harness
+/// tests, so what the loop decides at each moment is tested without sleeping.
+struct Worker<'a, E: Engine, C: Clock> {
     ctx: WorkerCtx<'a>,
     engine: E,
     gen: IoGenerator,
     pacer: Pacer,
     filler: BufferFiller,
-    clock: MonotonicClock,
+    clock: C,
     stats: WorkerStats,
     sampler: IntervalSampler,
     queue: Queue,
@@ -197,13 +210,14 @@ fn fresh_stats(prio: Option<&PrioChooser>) -> WorkerStats {
 /// `--io-timeout`: often enough for the watchdog, rare enough to cost nothing.
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
-impl<'a, E: Engine> Worker<'a, E> {
+impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     fn new(
         ctx: WorkerCtx<'a>,
         mut engine: E,
         queue: Queue,
         locks: FileLocks,
         flow: Option<FlowControl<'a>>,
+        clock: C,
     ) -> Self {
         let job = ctx.job;
         let depth = queue.depth();
@@ -228,7 +242,6 @@ impl<'a, E: Engine> Worker<'a, E> {
         let mut gen = IoGenerator::new(&job.workload, regions, seed);
         gen.seed_offsets_as_fio(&job.workload, ctx.worker_number);
         let pacer = Pacer::new(&job.pacing, ctx.seed);
-        let clock = MonotonicClock::new();
         ctx.live.set_clock_origin(clock.now_ns());
         let age_check_ns = age_check_period(ctx.io_timeout).as_nanos() as u64;
         engine.set_wait_limit(Some(age_check_period(ctx.io_timeout)));
@@ -416,7 +429,8 @@ impl<'a, E: Engine> Worker<'a, E> {
             std::thread::yield_now();
         } else {
             self.quiesce();
-            std::thread::sleep(sleep);
+            let now = self.clock.now_ns();
+            self.clock.sleep_until_ns(now + sleep.as_nanos() as u64);
         }
         self.last_now_ns = self.clock.now_ns();
         false

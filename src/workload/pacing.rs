@@ -8,7 +8,7 @@ use super::rng::{stream_rng, RngStream, WorkerRng};
 use crate::job::spec::{Ddir, PacingSpec, RateProcess, DDIRS};
 use iolens_sys::FastClock;
 use rand_distr::{Distribution, Exp1};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
@@ -28,6 +28,23 @@ pub trait Clock {
         while self.now_ns() < t {
             std::hint::spin_loop();
         }
+    }
+}
+
+/// A borrowed clock is a clock: a test keeps its [`FakeClock`] to read the
+/// time and the waits after lending it to the code under test.
+impl<C: Clock + ?Sized> Clock for &C {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        (**self).now_ns()
+    }
+
+    fn sleep_until_ns(&self, t: u64) {
+        (**self).sleep_until_ns(t)
+    }
+
+    fn spin_until_ns(&self, t: u64) {
+        (**self).spin_until_ns(t)
     }
 }
 
@@ -66,10 +83,12 @@ impl Clock for MonotonicClock {
     }
 }
 
-/// Test time: stands still until someone sleeps or advances it.
+/// Test time: stands still until someone sleeps or advances it. It notes the
+/// end of each wait that moved it, so a test sees when its code chose to wait.
 #[derive(Debug, Default)]
 pub struct FakeClock {
     now: Cell<u64>,
+    wakes: RefCell<Vec<u64>>,
 }
 
 impl FakeClock {
@@ -80,6 +99,11 @@ impl FakeClock {
     pub fn advance(&self, ns: u64) {
         self.now.set(self.now.get() + ns);
     }
+
+    /// The times at which each wait that moved the clock ended, in order.
+    pub fn wakes(&self) -> Vec<u64> {
+        self.wakes.borrow().clone()
+    }
 }
 
 impl Clock for FakeClock {
@@ -88,7 +112,10 @@ impl Clock for FakeClock {
     }
 
     fn sleep_until_ns(&self, t: u64) {
-        self.now.set(self.now.get().max(t));
+        if t > self.now.get() {
+            self.now.set(t);
+            self.wakes.borrow_mut().push(t);
+        }
     }
 
     fn spin_until_ns(&self, t: u64) {

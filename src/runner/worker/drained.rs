@@ -11,7 +11,7 @@ use crate::runner::verify::{drop_cached_pages, Verifier, VERIFY_ERRNO};
 use crate::workload::pacing::Clock;
 use std::sync::atomic::Ordering;
 
-impl<E: Engine> Worker<'_, E> {
+impl<E: Engine, C: Clock> Worker<'_, E, C> {
     /// A sync or a verify pass is due: the queue must drain first.
     #[inline]
     pub(super) fn drain_due(&self) -> bool {

@@ -32,7 +32,7 @@ impl<'a> Replayer<'a> {
     }
 }
 
-impl<E: Engine> Worker<'_, E> {
+impl<E: Engine, C: Clock> Worker<'_, E, C> {
     /// The next logged I/O; None at the end of the log, at a sync (issuing
     /// pauses until the queue drained and the sync ran) or on a bad line.
     pub(super) fn next_replayed(&mut self) -> Option<NextIo> {

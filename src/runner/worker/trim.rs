@@ -9,7 +9,7 @@ use crate::runner::result::IoFailure;
 use crate::workload::pacing::Clock;
 use crate::workload::NextIo;
 
-impl<E: Engine> Worker<'_, E> {
+impl<E: Engine, C: Clock> Worker<'_, E, C> {
     /// Trims run alone and synchronously in every engine: what is queued is
     /// submitted and reaped first, then the range is discarded and accounted
     /// like an I/O a blocking engine completed.

@@ -1,0 +1,197 @@
+//! The worker's loop on the null engine and a [`FakeClock`]: what it decides and
+//! when (ramp end, runtime end, iodepth_low draining, batch submit and complete,
+//! the rate schedule), pinned in fake time, so no test sleeps or depends on the
+//! speed of the machine. The null engine completes at once, so time moves only
+//! where the loop chooses to wait.
+
+use super::run_on;
+use crate::engine::null::Null;
+use crate::observe::live::LiveBoard;
+use crate::runner::ctx::{OpenFile, WorkerCtx};
+use crate::runner::result::WorkerResult;
+use crate::workload::pacing::{Clock, FakeClock};
+use crate::workload::FileRegion;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier};
+
+const MS: u64 = 1_000_000;
+
+/// What one run of the harness showed.
+struct Outcome {
+    result: WorkerResult,
+    /// When each wait the loop chose ended (fake ns).
+    wakes: Vec<u64>,
+    /// The fake time when the worker finished.
+    end_ns: u64,
+}
+
+impl Outcome {
+    fn reads(&self) -> u64 {
+        self.result.stats.dirs[0].ios
+    }
+
+    /// Percent of submit calls by batch bucket (0, 1-4, 5-8, 9-16, …).
+    fn submit_pct(&self) -> [f64; 7] {
+        self.result.stats.depth.report().submit_pct
+    }
+
+    /// Percent of reap calls by batch bucket.
+    fn complete_pct(&self) -> [f64; 7] {
+        self.result.stats.depth.report().complete_pct
+    }
+
+    /// Percent of I/Os by the depth reached when they went out (1, 2, 4, …, 64+).
+    fn level_pct(&self) -> [f64; 7] {
+        self.result.stats.depth.report().level_pct
+    }
+}
+
+/// One worker of a null-engine read job with `options` over a file of
+/// `file_kib` KiB (its whole region), on a fake clock that starts at 0.
+fn run_fake(file_kib: u64, options: &[&str]) -> Outcome {
+    let args: Vec<&str> = ["--name=harness", "--filename=harness", "--ioengine=null"]
+        .into_iter()
+        .chain(options.iter().copied())
+        .collect();
+    let job = crate::testutil::job_spec(&args);
+    let size = file_kib << 10;
+    let file = OpenFile {
+        file: Arc::new(tempfile::tempfile().expect("scratch file")),
+        size,
+        path: "harness".into(),
+        region: FileRegion::new(0, 0, size).in_file(size),
+    };
+    let board = LiveBoard::new([1]);
+    let start = Barrier::new(1);
+    let stop = AtomicBool::new(false);
+    let ctx = WorkerCtx {
+        job: &job,
+        files: vec![file],
+        buffer_align: 4096,
+        seed: 1,
+        worker_number: 1,
+        start: &start,
+        stop: &stop,
+        live: board.slot(0),
+        flow_members: Vec::new(),
+        status: None,
+        io_timeout: None,
+    };
+    let clock = FakeClock::new();
+    let result = run_on::<Null, _>(ctx, || &clock);
+    assert!(result.error.is_none(), "{:?}", result.error);
+    Outcome {
+        result,
+        wakes: clock.wakes(),
+        end_ns: clock.now_ns(),
+    }
+}
+
+#[test]
+fn without_pacing_the_loop_never_waits_and_issues_the_size() {
+    let run = run_fake(64, &["--bs=4k"]);
+    assert_eq!(run.reads(), 16);
+    assert!(run.wakes.is_empty());
+    assert_eq!(run.end_ns, 0);
+}
+
+#[test]
+fn the_rate_schedule_spaces_ios_by_the_rate() {
+    // 1000 IOPS: one I/O each ms, the first at once
+    let run = run_fake(20, &["--bs=4k", "--rate_iops=1000"]);
+    assert_eq!(run.reads(), 5);
+    assert_eq!(run.wakes, [MS, 2 * MS, 3 * MS, 4 * MS]);
+    assert_eq!(run.result.runtime_ns, 4 * MS);
+}
+
+#[test]
+fn a_byte_rate_books_each_io_by_its_size() {
+    // 8 KiB/s of 4 KiB reads: one each half second
+    let run = run_fake(12, &["--bs=4k", "--rate=8k"]);
+    assert_eq!(run.reads(), 3);
+    assert_eq!(run.wakes, [500 * MS, 1000 * MS]);
+}
+
+#[test]
+fn thinktime_waits_after_every_thinktime_blocks_ios() {
+    let run = run_fake(32, &["--bs=4k", "--thinktime=1ms", "--thinktime_blocks=4"]);
+    assert_eq!(run.reads(), 8);
+    assert_eq!(run.wakes, [MS, 2 * MS]);
+}
+
+#[test]
+fn runtime_ends_issuing_once_a_completion_is_past_it() {
+    // one I/O per ms; the limit is checked against the latest completion,
+    // so the I/O at 5 ms still goes out and the job's clock stops at the end
+    let run = run_fake(
+        1024,
+        &[
+            "--bs=4k",
+            "--time_based",
+            "--runtime=5ms",
+            "--thinktime=1ms",
+        ],
+    );
+    assert_eq!(run.reads(), 6);
+    assert_eq!(run.wakes, [MS, 2 * MS, 3 * MS, 4 * MS, 5 * MS]);
+    assert_eq!(run.end_ns, 5 * MS);
+    assert_eq!(run.result.runtime_ns, 5 * MS);
+}
+
+#[test]
+fn ramp_time_is_not_measured_and_runtime_counts_after_it() {
+    let run = run_fake(
+        1024,
+        &[
+            "--bs=4k",
+            "--time_based",
+            "--ramp_time=2ms",
+            "--runtime=3ms",
+            "--thinktime=1ms",
+        ],
+    );
+    // I/Os at 0..=5 ms; measuring starts at the completion at 2 ms, so the
+    // I/Os at 3, 4 and 5 ms are measured, over the 3 ms from 2 ms to the end
+    assert_eq!(run.reads(), 3);
+    assert_eq!(run.end_ns, 5 * MS);
+    assert_eq!(run.result.runtime_ns, 3 * MS);
+}
+
+#[test]
+fn a_full_queue_is_submitted_in_one_batch_and_reaped_in_one() {
+    let run = run_fake(64, &["--bs=4k", "--iodepth=8", "--iodepth_batch=8"]);
+    assert_eq!(run.reads(), 16);
+    // two submits of 8 (bucket 5-8), two reaps of 8, every I/O at depth 8
+    assert_eq!(run.submit_pct(), [0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(run.complete_pct(), [0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(run.level_pct(), [0.0, 0.0, 0.0, 100.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn iodepth_batch_submit_commits_every_that_many_ios() {
+    let run = run_fake(64, &["--bs=4k", "--iodepth=8", "--iodepth_batch=2"]);
+    assert_eq!(run.reads(), 16);
+    // every submit hands 2 I/Os to the engine (bucket 1-4)
+    assert_eq!(run.submit_pct(), [0.0, 100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn a_committed_batch_drains_to_empty_before_the_next_whatever_iodepth_low_says() {
+    // The null engine holds one committed batch (as fio's): the loop reaps it
+    // all before issuing more, so no batch goes out on top of another, where
+    // iodepth_low=6 alone would refill the queue at 6 in flight.
+    let run = run_fake(
+        64,
+        &[
+            "--bs=4k",
+            "--iodepth=8",
+            "--iodepth_batch=4",
+            "--iodepth_low=6",
+        ],
+    );
+    assert_eq!(run.reads(), 16);
+    assert_eq!(run.submit_pct(), [0.0, 100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(run.complete_pct(), [0.0, 100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    // every I/O went out with 4 in flight (bucket 4-7), never 8
+    assert_eq!(run.level_pct(), [0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 0.0]);
+}
