@@ -8,7 +8,7 @@ use super::comparison::{self, Side};
 use super::EXIT_OK;
 use crate::cli::RunFlags;
 use crate::model::RunReport;
-use crate::report::repeat_table::partial_run;
+use crate::report::text::repeat_table::partial_run;
 use crate::runner::RunOutcome;
 use std::cell::RefCell;
 

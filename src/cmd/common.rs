@@ -14,7 +14,7 @@ use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob, RawJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
-use crate::report::{html, repeat_table, timeline};
+use crate::report::{html, text::repeat_table, text::timeline};
 use crate::runner::ranks::{ClusterLink, SeriesRun};
 use crate::runner::status::StatusReports;
 use crate::runner::{self, stop_signal, GroupProgress, RunOutcome, RunRequest};

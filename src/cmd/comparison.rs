@@ -7,7 +7,7 @@ use crate::model::{RepeatReport, RunReport};
 use crate::report::config::{comparable_path, job_configuration};
 pub use crate::report::metric_changes::Side;
 use crate::report::metric_changes::{cpu_costs, metric_changes, verdicts_possible, NO_VERDICT};
-use crate::report::{findings_text, html};
+use crate::report::{html, text::findings};
 use crate::units::format_value;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -136,7 +136,7 @@ pub fn render(a: &Side, b: &Side) -> String {
             ratio_text(c.per_io),
         );
     }
-    out.push_str(&findings_text::render_comparison(a, b));
+    out.push_str(&findings::render_comparison(a, b));
     out
 }
 

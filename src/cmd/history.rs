@@ -7,7 +7,7 @@ use super::EXIT_OK;
 use crate::cli::{Format, Formats};
 use crate::diagnose::repetitions;
 use crate::model::metrics::Metric;
-use crate::report::{html, repeat_table};
+use crate::report::{html, text::repeat_table};
 use crate::stats::significance::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::summary::median;
 use crate::store::{self, Filter};

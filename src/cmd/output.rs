@@ -3,9 +3,11 @@
 use crate::cli::Format;
 use crate::job::spec::{JobSpec, RwPattern};
 use crate::model::{Finding, RunReport};
-use crate::report::fio_json::{self, Detail};
-use crate::report::fio_style::num2str_bytes;
-use crate::report::{findings_text, json, terse, text};
+use crate::report::fio::json::{self as fio_json, Detail};
+use crate::report::fio::num2str_bytes;
+use crate::report::fio::terse;
+use crate::report::json;
+use crate::report::text::{self, findings};
 use crate::runner::plan::group_ids;
 use std::fs::File;
 use std::io::Write;
@@ -158,7 +160,7 @@ pub fn findings_summary(findings: &[Finding], formats: &[Format]) -> Vec<String>
     if formats.contains(&Format::Normal) {
         return Vec::new();
     }
-    findings.iter().map(findings_text::summary_line).collect()
+    findings.iter().map(findings::summary_line).collect()
 }
 
 /// Print `findings_summary` on stderr, unless `--quiet-findings`.

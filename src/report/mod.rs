@@ -1,21 +1,10 @@
-//! Reports: renderings of the model (`crate::model`).
-pub mod agg_bw_log;
-pub mod cgroup_text;
-mod cluster_html;
-pub mod cluster_text;
+//! Reports: renderings of the model (`crate::model`). fio's formats are in
+//! `fio/`, the human text (fio's normal layout and iolens' own tables) in
+//! `text/`, the self-contained page in `html/`; `json` is iolens' own model as
+//! it is, `config` and `metric_changes` what comparisons are made of.
 pub mod config;
-pub mod findings_text;
-pub mod fio_json;
-pub mod fio_style;
+pub mod fio;
 pub mod html;
 pub mod json;
-mod ledger_text;
 pub mod metric_changes;
-pub mod quick;
-pub mod repeat_table;
-pub mod stack_text;
-pub mod svg;
-pub mod system_text;
-pub mod terse;
 pub mod text;
-pub mod timeline;

@@ -3,7 +3,7 @@
 //! `doctor` as the limits a run will meet (`limits_line`). Nothing when no
 //! limit is set.
 
-use super::system_text::human_bytes;
+use super::system::human_bytes;
 use crate::model::{CgroupRecord, CgroupSample, CgroupVersion, IoLimit, Observations, RunReport};
 use std::fmt::{self, Write};
 

@@ -39,7 +39,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         )?;
     }
     for stack in &report.environment.stacks {
-        writeln!(out, "  {}", super::stack_text::stack_line(stack))?;
+        writeln!(out, "  {}", super::stack::stack_line(stack))?;
     }
     let movers = observed.map_or("the jobs".to_string(), |h| {
         format!("the ranks on {}", h.hostname)
@@ -90,9 +90,9 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
             human_bytes(job_bytes[1])
         )?;
     }
-    super::ledger_text::write_ledger(out, obs)?;
+    super::ledger::write_ledger(out, obs)?;
     write_memory(out, obs)?;
-    super::cgroup_text::write_cgroup(out, report)?;
+    super::cgroup::write_cgroup(out, report)?;
     write_workers(out, obs)?;
     for change in &obs.tunable_changes {
         writeln!(

@@ -2,7 +2,7 @@
 //! a short table of where its bytes went, from what it asked for down to each
 //! device, then the other processes that moved bytes during the run.
 
-use super::system_text::human_bytes;
+use super::system::human_bytes;
 use crate::model::{JobLedger, Observations};
 use std::fmt::{self, Write};
 
