@@ -6,7 +6,7 @@ use super::common::{
 };
 use super::comparison::{self, Side};
 use super::EXIT_OK;
-use crate::cli::RunFlags;
+use crate::cli::{Format, RunFlags};
 use crate::model::RunReport;
 use crate::report::text::repeat_table::partial_run;
 use crate::runner::RunOutcome;
@@ -89,6 +89,7 @@ fn finish(
             label: format!("B {label_b}"),
             runs: b,
         },
+        Format::Normal,
     ))?;
     Ok(code)
 }

@@ -5,6 +5,7 @@
 
 pub mod cgroup;
 pub mod cluster;
+pub mod comparison;
 pub mod findings;
 mod ledger;
 pub mod quick;
