@@ -341,6 +341,41 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
     format!("{v:.1}{base}")
 }
 
+/// The binary units a byte count is said in, smallest first.
+const BYTE_UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/// How far `human_bytes` scales: its smallest and largest unit.
+#[derive(Debug, Clone, Copy)]
+pub enum ByteUnits {
+    /// "100 B" to "2.0 TiB": the report's system block and doctor's limits.
+    BToTib,
+    /// "512 KiB" to "2048.0 GiB": findings, which speak of nothing below a KiB.
+    KibToGib,
+}
+
+/// A byte count in iolens' own words: the largest binary unit it reaches with
+/// one decimal ("1.8 GiB", "12.0 MiB"), in whole numbers of the smallest unit
+/// ("512 KiB", "100 B"). fio's formats scale with fio's num2str instead
+/// (`report::fio`).
+pub fn human_bytes(bytes: u64, units: ByteUnits) -> String {
+    let (smallest, largest) = match units {
+        ByteUnits::BToTib => (0, 4),
+        ByteUnits::KibToGib => (1, 3),
+    };
+    // Dividing by powers of two is exact: the figure is the count's own.
+    let mut value = bytes as f64 / 1024f64.powi(smallest as i32);
+    let mut unit = smallest;
+    while value >= 1024.0 && unit < largest {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == smallest {
+        format!("{value:.0} {}", BYTE_UNITS[unit])
+    } else {
+        format!("{value:.1} {}", BYTE_UNITS[unit])
+    }
+}
+
 #[cfg(test)]
 mod proptests;
 
@@ -349,6 +384,26 @@ mod tests {
     use super::*;
 
     const KB: KbBase = KbBase::Compat1024;
+
+    #[test]
+    fn byte_counts_are_said_in_binary_units_within_their_range() {
+        use ByteUnits::{BToTib, KibToGib};
+        for (bytes, units, said) in [
+            (100, BToTib, "100 B"),
+            (1023, BToTib, "1023 B"),
+            (1536, BToTib, "1.5 KiB"),
+            (25 << 20, BToTib, "25.0 MiB"),
+            (3 << 40, BToTib, "3.0 TiB"),
+            (5 << 50, BToTib, "5120.0 TiB"),
+            (100, KibToGib, "0 KiB"),
+            (512 << 10, KibToGib, "512 KiB"),
+            (25 << 20, KibToGib, "25.0 MiB"),
+            (1_932_735_283, KibToGib, "1.8 GiB"),
+            (2 << 40, KibToGib, "2048.0 GiB"),
+        ] {
+            assert_eq!(human_bytes(bytes, units), said, "{bytes} in {units:?}");
+        }
+    }
 
     #[test]
     fn values_are_scaled_for_reading() {

@@ -27,20 +27,9 @@ fn refuse<T>(message: String) -> Parsed<T> {
     Err(FlagValueError(message))
 }
 
-/// A report format of `--output-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// fio's human layout.
-    Normal,
-    /// fio's JSON layout.
-    FioJson,
-    /// fio's JSON with latency histograms (`json+`).
-    FioJsonPlus,
-    /// fio's terse (semicolon-separated) version 3 line per job.
-    Terse,
-    /// iolens' own JSON (the full report model).
-    IolensJson,
-}
+/// A report format of `--output-format` (the report's formats but the HTML page,
+/// which `--html FILE` writes).
+pub use crate::report::Format;
 
 /// `--output-format=`'s formats, in the order given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,9 @@ use super::common::{
 };
 use super::comparison::{self, Side};
 use super::EXIT_OK;
-use crate::cli::RunFlags;
+use crate::cli::{Format, RunFlags};
 use crate::model::RunReport;
-use crate::report::repeat_table::partial_run;
+use crate::report::text::repeat_table::partial_run;
 use crate::runner::RunOutcome;
 use std::cell::RefCell;
 
@@ -89,6 +89,7 @@ fn finish(
             label: format!("B {label_b}"),
             runs: b,
         },
+        Format::Normal,
     ))?;
     Ok(code)
 }

@@ -14,7 +14,7 @@ use crate::job::front::{expr, jobfile, lenient};
 use crate::job::{self, LayeredJob, RawJob};
 use crate::model::{Finding, Observations, RunReport, Severity};
 use crate::observe::sampler::{SecondHook, DEFAULT_INTERVAL};
-use crate::report::{html, repeat_table, timeline};
+use crate::report::{self, text::timeline, Document};
 use crate::runner::ranks::{ClusterLink, SeriesRun};
 use crate::runner::status::StatusReports;
 use crate::runner::{self, stop_signal, GroupProgress, RunOutcome, RunRequest};
@@ -433,6 +433,9 @@ pub fn write_html(path: &Path, html: &str) -> Result<(), CmdError> {
     Ok(())
 }
 
+const FIO_FORMATS_REFUSED: &str =
+    "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)";
+
 /// `--repeat N [--warmup K]` of run and quick.
 pub struct Repetitions<'a> {
     pub repetitions: u32,
@@ -456,9 +459,7 @@ impl Repetitions<'_> {
             .iter()
             .any(|f| !matches!(f, Format::Normal | Format::IolensJson))
         {
-            return Err(CmdError::usage(
-                "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)",
-            ));
+            return Err(CmdError::usage(FIO_FORMATS_REFUSED));
         }
         Ok(())
     }
@@ -543,22 +544,14 @@ fn report_repeated(reports: Vec<RunReport>, o: &Repetitions, code: i32) -> Resul
     }
     o.history.record(&reports);
     let result = repetitions::build(reports, o.warmup);
-    let mut rendered = String::new();
-    for f in o.formats {
-        match f {
-            Format::Normal => rendered.push_str(&repeat_table::render_table(&result)),
-            _ => rendered.push_str(
-                &serde_json::to_string_pretty(&result).expect("RepeatReport serializes to JSON"),
-            ),
-        }
-        if !rendered.ends_with('\n') {
-            rendered.push('\n');
-        }
-    }
+    let document = Document::Repeat(&result);
+    let rendered = report::render_each(&document, o.formats)
+        .ok_or_else(|| CmdError::usage(FIO_FORMATS_REFUSED))?;
     emit(&mut open_report(o.output)?, &rendered)?;
     output::print_findings_summary(&result.findings, o.formats, o.quiet_findings);
     if let Some(path) = o.html {
-        write_html(path, &html::render_repeat(&result))?;
+        let page = report::render(&document, Format::Html).expect("a --repeat has an HTML page");
+        write_html(path, &page)?;
     }
     if let Some(id) = o.compare_with {
         comparison::against_history(id, &result.repetitions, o.history, None)?;

@@ -11,8 +11,8 @@ use crate::model::{CgroupRecord, Environment, Layer, TargetStack};
 use crate::observe::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use crate::observe::environment;
 use crate::observe::pagecache::CacheProbe;
-use crate::report::cgroup_text;
-use crate::report::stack_text::stack_text;
+use crate::report::text::cgroup;
+use crate::report::text::stack::stack_text;
 use std::fmt::Write;
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -254,7 +254,7 @@ fn stack_checks(stack: &TargetStack) -> Vec<Check> {
 
 /// The cgroup limits a run started here meets (on the target's devices for io).
 fn cgroup_check(record: &CgroupRecord) -> Check {
-    match cgroup_text::limits_line(record) {
+    match cgroup::limits_line(record) {
         Some(line) => problem(
             format!("{line}: a benchmark inside a limit measures the limit, not the storage"),
             "run outside the group (or lift its limits) to measure the storage; keep them only to measure what the container gets",

@@ -7,7 +7,7 @@ use super::EXIT_OK;
 use crate::cli::{Format, Formats};
 use crate::diagnose::repetitions;
 use crate::model::metrics::Metric;
-use crate::report::{html, repeat_table};
+use crate::report::{self, Document};
 use crate::stats::significance::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::summary::median;
 use crate::store::{self, Filter};
@@ -57,7 +57,8 @@ pub fn show_command(history: &HistoryFlags, id: i64, formats: &Formats) -> Resul
                 text,
                 "\nrun {id} is one of the {} repetitions of one --repeat run; over all of them:\n{}",
                 batch.len(),
-                repeat_table::render_table(&repetitions::build(batch, 0))
+                report::render(&Document::Repeat(&repetitions::build(batch, 0)), Format::Normal)
+                    .expect("a --repeat has a text form")
             );
         }
     }
@@ -76,8 +77,12 @@ pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> Resu
                 "run {id} is not in the history"
             )))
         }
-        1 => html::render_run(&runs[0]),
-        _ => html::render_repeat(&repetitions::build(runs, 0)),
+        1 => output::render_html(&runs[0]),
+        _ => {
+            let result = repetitions::build(runs, 0);
+            report::render(&Document::Repeat(&result), Format::Html)
+                .expect("a --repeat has an HTML page")
+        }
     };
     write_html(html_path, &page)?;
     Ok(EXIT_OK)

@@ -3,74 +3,27 @@
 use crate::cli::Format;
 use crate::job::spec::{JobSpec, RwPattern};
 use crate::model::{Finding, RunReport};
-use crate::report::fio_json::{self, Detail};
-use crate::report::fio_style::num2str_bytes;
-use crate::report::{findings_text, json, terse, text};
+use crate::report::fio::num2str_bytes;
+use crate::report::text::findings;
+use crate::report::{self, Document};
 use crate::runner::plan::group_ids;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Render the final report in each format, in order.
+/// A run's final report in each format, in fio's order.
 pub fn render(report: &RunReport, formats: &[Format]) -> String {
-    render_each(report, formats, Layout::Pretty)
+    report::render_each(&Document::Run(report), formats).expect("a run has a form in every format")
 }
 
-/// Render an interim report (`--status-interval`): JSON documents take one line
-/// each, so a reader can parse the stream line by line.
+/// A run's HTML page.
+pub fn render_html(report: &RunReport) -> String {
+    report::render(&Document::Run(report), Format::Html).expect("a run has an HTML page")
+}
+
+/// A run's interim report (`--status-interval`).
 pub fn render_status(report: &RunReport, formats: &[Format]) -> String {
-    render_each(report, formats, Layout::OneLine)
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    Pretty,
-    OneLine,
-}
-
-fn render_each(report: &RunReport, formats: &[Format], layout: Layout) -> String {
-    let fio = |detail| match layout {
-        Layout::Pretty => fio_json::render(report, detail),
-        Layout::OneLine => fio_json::render_line(report, detail),
-    };
-    let mut out = String::new();
-    for f in &in_fio_order(formats) {
-        match f {
-            Format::Normal => out.push_str(&text::render(report)),
-            Format::FioJson => out.push_str(&fio(Detail::Json)),
-            Format::FioJsonPlus => out.push_str(&fio(Detail::JsonPlus)),
-            Format::Terse => out.push_str(&terse::render(report)),
-            Format::IolensJson if layout == Layout::OneLine => {
-                out.push_str(&json::render_line(report))
-            }
-            Format::IolensJson => out.push_str(&json::render(report)),
-        }
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// The formats as fio prints them, whatever order they were given in: terse, then
-/// JSON (json+ when both are asked for: one document), then the normal text;
-/// iolens' own JSON last. Each once.
-fn in_fio_order(formats: &[Format]) -> Vec<Format> {
-    let rank = |f: &Format| match f {
-        Format::Terse => 0,
-        Format::FioJson | Format::FioJsonPlus => 1,
-        Format::Normal => 2,
-        Format::IolensJson => 3,
-    };
-    let plus = formats.contains(&Format::FioJsonPlus);
-    let mut ordered: Vec<Format> = formats
-        .iter()
-        .copied()
-        .filter(|f| !(plus && *f == Format::FioJson))
-        .collect();
-    ordered.sort_by_key(rank);
-    ordered.dedup();
-    ordered
+    report::render_status(report, formats)
 }
 
 /// What fio prints before a run when the normal text is among the formats (nothing
@@ -158,7 +111,7 @@ pub fn findings_summary(findings: &[Finding], formats: &[Format]) -> Vec<String>
     if formats.contains(&Format::Normal) {
         return Vec::new();
     }
-    findings.iter().map(findings_text::summary_line).collect()
+    findings.iter().map(findings::summary_line).collect()
 }
 
 /// Print `findings_summary` on stderr, unless `--quiet-findings`.
@@ -206,62 +159,6 @@ pub use crate::console::write_stdout;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn one_job_report() -> RunReport {
-        use crate::model::{JobReport, SCHEMA_VERSION};
-        let job = JobReport {
-            name: "j".into(),
-            workers: 1,
-            runtime_ns: 1,
-            ..Default::default()
-        };
-        RunReport {
-            schema_version: SCHEMA_VERSION,
-            tool_version: "0.1.0".into(),
-            jobs: vec![job],
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn status_reports_put_each_json_document_on_one_line() {
-        let report = one_job_report();
-        let formats = [Format::FioJson, Format::IolensJson];
-        let status = render_status(&report, &formats);
-        let lines: Vec<&str> = status.lines().collect();
-        assert_eq!(lines.len(), 2);
-        for line in lines {
-            serde_json::from_str::<serde_json::Value>(line).expect("one document per line");
-        }
-        let final_report = render(&report, &[Format::FioJson]);
-        assert!(
-            final_report.lines().count() > 1,
-            "the final report stays pretty"
-        );
-        let terse = render_status(&report, &[Format::Terse]);
-        assert_eq!(terse, terse::render(&report));
-    }
-
-    #[test]
-    fn formats_print_in_fios_order_each_once() {
-        use Format::*;
-        for (given, printed) in [
-            (vec![Normal, FioJson], vec![FioJson, Normal]),
-            (vec![FioJson, Normal], vec![FioJson, Normal]),
-            (vec![Normal, Terse, FioJson], vec![Terse, FioJson, Normal]),
-            (vec![IolensJson, Normal], vec![Normal, IolensJson]),
-            (vec![FioJsonPlus, FioJson], vec![FioJsonPlus]),
-            (vec![Normal, Normal], vec![Normal]),
-        ] {
-            assert_eq!(in_fio_order(&given), printed, "for {given:?}");
-        }
-        let report = one_job_report();
-        let text = render(&report, &[Normal, FioJson]);
-        assert!(
-            text.starts_with('{') && text.contains("}\n\nj: (groupid=0"),
-            "expected the JSON document first, then the normal text:\n{text}"
-        );
-    }
 
     fn spec(words: &[&str]) -> Vec<JobSpec> {
         crate::job::resolve::tests::run(words)

@@ -11,7 +11,7 @@ use super::output::{self, Destination};
 use crate::cli::{Format, QuickArgs, RunFlags};
 use crate::model::RunReport;
 use crate::report::config::TEMPORARY_TARGET_PREFIX;
-use crate::report::{findings_text, html, quick};
+use crate::report::{text::findings, text::quick};
 use crate::runner::RunOutcome;
 use crate::store::Filter;
 use std::os::unix::fs::FileTypeExt;
@@ -106,13 +106,13 @@ pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
             format!(
                 "{}{}",
                 quick::render_table(&report),
-                findings_text::render(&report.findings)
+                findings::render(&report.findings)
             )
         };
         emit(&mut Destination::Stdout, &rendered)?;
         // With a baseline the page is the comparison, which holds this run's charts too.
         if let (Some(path), None) = (&args.html, baseline) {
-            write_html(path, &html::render_run(&report))?;
+            write_html(path, &output::render_html(&report))?;
         }
         let code = run_status(&report);
         let reports = [report];

@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
-use crate::report::{agg_bw_log, fio_json, html};
+use crate::report::{fio::agg_bw_log, fio::json as fio_json, html};
 use crate::runner::ranks::{ClusterLink, RankFile};
 use crate::runner::status::StatusReports;
 use crate::runner::RunOutcome;

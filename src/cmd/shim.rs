@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// What `fio --version` prints: what fio's formats carry as their version.
 pub fn fio_version() -> String {
-    crate::report::fio_json::fio_version(env!("CARGO_PKG_VERSION"))
+    crate::report::fio::json::fio_version(env!("CARGO_PKG_VERSION"))
 }
 
 /// True when the program was started under the name `fio`.

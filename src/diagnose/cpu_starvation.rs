@@ -80,7 +80,7 @@ mod tests {
         let found = cpu_starvation(&report);
         let title = &found[0].title;
         let mut system = String::new();
-        crate::report::system_text::write_system(&mut system, &report).unwrap();
+        crate::report::text::system::write_system(&mut system, &report).unwrap();
         let printed = |text: &str| {
             let at = text.find('%').unwrap();
             let start = text[..at].rfind(' ').unwrap() + 1;

@@ -27,6 +27,7 @@ mod writeback;
 mod writes_in_ram;
 
 use crate::model::{Observations, ObservedHost, RunReport, TargetStack};
+use crate::units::{human_bytes, ByteUnits};
 
 /// Every rule's findings for one run, in a fixed order.
 ///
@@ -122,15 +123,7 @@ pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {
 
 /// "1.9 GiB", "12.0 MiB", "512 KiB".
 pub fn bytes_text(bytes: u64) -> String {
-    const KIB: f64 = 1024.0;
-    let b = bytes as f64;
-    if b >= KIB * KIB * KIB {
-        format!("{:.1} GiB", b / (KIB * KIB * KIB))
-    } else if b >= KIB * KIB {
-        format!("{:.1} MiB", b / (KIB * KIB))
-    } else {
-        format!("{:.0} KiB", b / KIB)
-    }
+    human_bytes(bytes, ByteUnits::KibToGib)
 }
 
 /// "2.5 ms", "150 ms", "1.20 s".

@@ -1,20 +1,22 @@
-//! iolens' native JSON: the `RunReport` model as it is, every field named by
-//! the model (units in the names). Stable per `SCHEMA_VERSION`.
+//! iolens' native JSON: the model as it is (a run's `RunReport`, `--repeat`'s
+//! `RepeatReport`), every field named by the model (units in the names). Stable
+//! per `SCHEMA_VERSION`.
 
-use crate::model::RunReport;
+use serde::Serialize;
 
-pub fn render(report: &RunReport) -> String {
-    serde_json::to_string_pretty(report).expect("RunReport serializes to JSON")
+pub fn render(document: &impl Serialize) -> String {
+    serde_json::to_string_pretty(document).expect("the model serializes to JSON")
 }
 
 /// The same document on one line.
-pub fn render_line(report: &RunReport) -> String {
-    serde_json::to_string(report).expect("RunReport serializes to JSON")
+pub fn render_line(document: &impl Serialize) -> String {
+    serde_json::to_string(document).expect("the model serializes to JSON")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::RunReport;
     use crate::model::{GroupReport, JobReport, LatSummary, SCHEMA_VERSION};
 
     #[test]

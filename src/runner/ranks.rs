@@ -634,7 +634,7 @@ pub(super) mod tests {
         report.observations = obs;
         report.cluster = Some(Box::new(cluster));
         let mut text = String::new();
-        crate::report::system_text::write_system(&mut text, &report).unwrap();
+        crate::report::text::system::write_system(&mut text, &report).unwrap();
         for line in [
             "observed on h-a by rank 0, where ranks 0, 1 of 4 ran; each other host by its first rank (its findings name it; its observations are in that rank's report in iolens-json)",
             "    the job                                   0 B   20.0 MiB",

@@ -1,7 +1,7 @@
 //! A run on several ranks in the normal text: one line per rank (its host,
 //! MB/s, IOPS, latency percentiles from its merged histograms, when it ended and
 //! how far behind the first rank), the cluster's totals and the spread. The
-//! figures are worked out here for the HTML report too (cluster_html.rs).
+//! figures are worked out here for the HTML report too (`report::html::cluster`).
 
 use crate::model::cluster::per_sec;
 use crate::model::{ClusterReport, RankRun};
@@ -33,14 +33,14 @@ pub fn write_ranks(out: &mut String, cluster: &ClusterReport) -> fmt::Result {
     for rank in cluster.host_disks() {
         writeln!(out, "  disks of {} (rank {}):", rank.hostname, rank.rank)?;
         for disk in &rank.report.disks {
-            super::text::write_disk(out, disk)?;
+            super::write_disk(out, disk)?;
         }
     }
     Ok(())
 }
 
 /// How many hosts the ranks ran on.
-pub(super) fn hosts(cluster: &ClusterReport) -> usize {
+pub(in crate::report) fn hosts(cluster: &ClusterReport) -> usize {
     let mut names: Vec<&str> = cluster.ranks.iter().map(|r| r.hostname.as_str()).collect();
     names.sort_unstable();
     names.dedup();
@@ -58,7 +58,7 @@ fn totals_line(cluster: &ClusterReport) -> String {
 }
 
 /// The per-rank table's columns.
-pub(super) const RANK_COLUMNS: [&str; 9] = [
+pub(in crate::report) const RANK_COLUMNS: [&str; 9] = [
     "rank", "host", "MB/s", "IOPS", "p50", "p99", "max", "end (s)", "lag (ms)",
 ];
 
@@ -66,7 +66,7 @@ pub(super) const RANK_COLUMNS: [&str; 9] = [
 /// latencies of its main direction (completion, else total; "-" when not
 /// measured), its end after the barrier and its lag behind the first rank to
 /// end, over its groups.
-pub(super) fn rank_cells(rank: &RankRun) -> [String; 9] {
+pub(in crate::report) fn rank_cells(rank: &RankRun) -> [String; 9] {
     let lat = rank
         .main_dir()
         .and_then(|d| d.clat.as_ref().or(d.lat.as_ref()));
@@ -88,7 +88,7 @@ pub(super) fn rank_cells(rank: &RankRun) -> [String; 9] {
 }
 
 /// How far apart the ranks are: their MB/s and their ends.
-pub(super) struct Spread {
+pub(in crate::report) struct Spread {
     rate_lo: f64,
     rate_median: f64,
     rate_hi: f64,

@@ -3,8 +3,8 @@
 //! `doctor` as the limits a run will meet (`limits_line`). Nothing when no
 //! limit is set.
 
-use super::system_text::human_bytes;
 use crate::model::{CgroupRecord, CgroupSample, CgroupVersion, IoLimit, Observations, RunReport};
+use crate::units::{human_bytes, ByteUnits::BToTib};
 use std::fmt::{self, Write};
 
 /// What the group used over the run, from its first and last samples.
@@ -52,7 +52,7 @@ fn times(n: u64) -> String {
 }
 
 fn io_limits(limit: &IoLimit) -> Vec<String> {
-    let rate = |bytes: u64| format!("{}/s", human_bytes(bytes));
+    let rate = |bytes: u64| format!("{}/s", human_bytes(bytes, BToTib));
     [
         ("read", limit.read_bytes_per_sec.map(rate)),
         ("write", limit.write_bytes_per_sec.map(rate)),
@@ -74,12 +74,12 @@ fn describe(record: &CgroupRecord, usage: Option<&Usage>) -> Option<String> {
     let group = record.place.main()?;
     let mut parts = Vec::new();
     if let Some(max) = limits.memory_max_bytes {
-        let mut part = format!("memory limit {}", human_bytes(max));
+        let mut part = format!("memory limit {}", human_bytes(max, BToTib));
         if let Some(u) = usage {
             let _ = write!(
                 part,
                 " (peak usage {}, hit the limit {}",
-                human_bytes(u.peak_bytes),
+                human_bytes(u.peak_bytes, BToTib),
                 times(u.delta.memory_max_events)
             );
             if u.delta.oom_kills > 0 {
@@ -90,14 +90,14 @@ fn describe(record: &CgroupRecord, usage: Option<&Usage>) -> Option<String> {
         parts.push(part);
     }
     if let Some(high) = limits.memory_high_bytes {
-        let mut part = format!("memory.high {}", human_bytes(high));
+        let mut part = format!("memory.high {}", human_bytes(high, BToTib));
         if let Some(u) = usage {
             let _ = write!(part, " (over it {})", times(u.delta.memory_high_events));
         }
         parts.push(part);
     }
     if let Some(swap) = limits.swap_max_bytes {
-        parts.push(format!("swap limit {}", human_bytes(swap)));
+        parts.push(format!("swap limit {}", human_bytes(swap, BToTib)));
     }
     if let (Some(hard), Some(background)) = (
         limits.dirty_threshold_bytes,
@@ -105,8 +105,8 @@ fn describe(record: &CgroupRecord, usage: Option<&Usage>) -> Option<String> {
     ) {
         parts.push(format!(
             "its own dirty threshold {} (background {}) at the start",
-            human_bytes(hard),
-            human_bytes(background)
+            human_bytes(hard, BToTib),
+            human_bytes(background, BToTib)
         ));
     } else if limits.memory_max_bytes.is_some()
         && record.place.memory.as_ref().map(|m| m.version) == Some(CgroupVersion::V1)

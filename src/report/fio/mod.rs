@@ -1,7 +1,12 @@
-//! Conventions shared by the fio-compatible outputs (`text` and `fio_json`):
-//! fio's bucket labels, its display floors for small percentages, its
-//! ctime-style timestamp and scaled byte counts, and how a job's bandwidth
-//! relates to its group.
+//! fio's formats: `json` (json and json+), `terse`, and `agg_bw_log` (the
+//! `--bandwidth-log` files); fio's normal layout is `report::text`. This file holds
+//! the conventions they share with the normal text: fio's bucket labels, its
+//! display floors for small percentages, its ctime-style timestamp and scaled
+//! byte counts, and how a job's bandwidth relates to its group.
+
+pub mod agg_bw_log;
+pub mod json;
+pub mod terse;
 
 use crate::model::{DirReport, JobReport, RunReport};
 

@@ -12,7 +12,7 @@ use crate::model::{
     window_mean, ClusterReport, DirReport, DiskUtil, Finding, JobReport, LatSummary, PrioReport,
     RankRun, RunReport, SteadyStateReport,
 };
-use crate::report::fio_style::{
+use crate::report::fio::{
     ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
     DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };

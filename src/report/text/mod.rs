@@ -1,6 +1,18 @@
 //! fio's `normal` output layout, so a fio user reads a report at a glance.
 //! iolens adds `cpu/io=` (CPU time per I/O) to the cpu line. Timestamps are
-//! shown in UTC.
+//! shown in UTC. Beside it, iolens' own text: the system block and its parts,
+//! the findings, and the compact tables of `quick`, `--repeat` and `--timeline`.
+
+pub mod cgroup;
+pub mod cluster;
+pub mod comparison;
+pub mod findings;
+mod ledger;
+pub mod quick;
+pub mod repeat_table;
+pub mod stack;
+pub mod system;
+pub mod timeline;
 
 use std::fmt::{self, Write};
 
@@ -8,7 +20,7 @@ use crate::model::{
     window_mean, DirReport, DiskUtil, GroupDirSummary, GroupReport, JobReport, LatBuckets,
     LatSummary, PrioReport, RunReport, SteadyStateReport,
 };
-use crate::report::fio_style::{
+use crate::report::fio::{
     ctime_utc, depth_pct, lat_pct, runtime_ms, scaled, share_of_group, shown_dirs, BINARY_PREFIXES,
     DECIMAL_PREFIXES, DEPTH_BATCH_LABELS, DEPTH_LEVEL_LABELS, LAT_LABELS, LAT_MS_LABELS,
 };
@@ -38,11 +50,11 @@ fn write_report(out: &mut String, report: &RunReport) -> fmt::Result {
         }
     }
     if let Some(cluster) = &report.cluster {
-        crate::report::cluster_text::write_ranks(out, cluster)?;
+        crate::report::text::cluster::write_ranks(out, cluster)?;
     }
-    crate::report::system_text::write_system(out, report)?;
+    crate::report::text::system::write_system(out, report)?;
     // What the diagnose rules concluded, last, so it is what the reader sees.
-    out.push_str(&super::findings_text::render(&report.findings));
+    out.push_str(&findings::render(&report.findings));
     Ok(())
 }
 
@@ -406,7 +418,7 @@ fn write_group_dir(out: &mut String, name: &str, dir: &GroupDirSummary) -> fmt::
     )
 }
 
-pub(super) fn write_disk(out: &mut String, d: &DiskUtil) -> fmt::Result {
+fn write_disk(out: &mut String, d: &DiskUtil) -> fmt::Result {
     writeln!(
         out,
         "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",

@@ -4,7 +4,7 @@
 //! disk's utilisation is appended to every job line, as fio does.
 
 use crate::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
-use crate::report::fio_style::{depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs};
+use crate::report::fio::{depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs};
 
 /// The terse format version written here.
 pub const VERSION: u32 = 3;
@@ -25,7 +25,7 @@ pub fn render(report: &RunReport) -> String {
 fn job_fields(report: &RunReport, job: &JobReport) -> Vec<String> {
     let mut fields = vec![
         VERSION.to_string(),
-        super::fio_json::fio_version(&report.tool_version),
+        super::json::fio_version(&report.tool_version),
         job.name.clone(),
         job.groupid.to_string(),
         job.errno.to_string(),

@@ -1,12 +1,12 @@
 //! A run on several ranks in the HTML report: the cluster's figures, a row per
 //! rank, a bar per rank's MB/s with the stragglers marked, and each host's disks
 //! once (from the host's first rank). The figures are the text report's
-//! (cluster_text.rs); the stragglers are those the `straggler` finding names.
+//! (`report::text::cluster`); the stragglers are those the `straggler` finding names.
 
-use super::cluster_text::{hosts, rank_cells, Spread, RANK_COLUMNS};
 use super::svg::{self, escape, Axis, BarGroup, Frame};
 use crate::diagnose::straggler::stragglers;
 use crate::model::{ClusterReport, DiskUtil};
+use crate::report::text::cluster::{hosts, rank_cells, Spread, RANK_COLUMNS};
 use crate::units::format_value;
 use std::fmt::Write;
 

@@ -3,7 +3,7 @@
 //! finding in full once, and those over the repetitions (made in
 //! `diagnose::repetitions`).
 
-use super::findings_text;
+use super::findings;
 use crate::diagnose::repetitions;
 use crate::model::{Finding, RepeatReport, RunReport};
 use crate::units::{format_value, run_numbers};
@@ -59,11 +59,11 @@ pub fn render_table(r: &RepeatReport) -> String {
     // Each repetition finding in full once, then those over the repetitions.
     let findings: Vec<Finding> = occurrences
         .iter()
-        .flat_map(|o| findings_text::first_reported(r, o))
+        .flat_map(|o| findings::first_reported(r, o))
         .chain(&r.findings)
         .cloned()
         .collect();
-    out.push_str(&findings_text::render(&findings));
+    out.push_str(&findings::render(&findings));
     out
 }
 

@@ -1,18 +1,22 @@
 //! The self-contained HTML report: inline CSS and SVG, no scripts, no network.
 //! Per job its I/O over time and latency distribution, the system observations on
 //! the same time axis, and the findings; for `--repeat`, every repetition's values.
+//! Its charts are `svg`'s, the ranks' section of a run on several ranks `cluster`'s.
 
-use super::findings_text;
-use super::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
-use super::quick::{main_direction, p99_ns};
-use super::repeat_table::{occurrence_line, partial_runs};
-use super::svg::{self, escape, Axis, BarGroup, Frame, Marker, Series};
+mod cluster;
+pub mod svg;
+
 use crate::diagnose::repetitions;
 use crate::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport,
 };
+use crate::report::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
+use crate::report::text::findings;
+use crate::report::text::quick::{main_direction, p99_ns};
+use crate::report::text::repeat_table::{occurrence_line, partial_runs};
 use crate::units::format_value;
 use std::fmt::Write;
+use svg::{escape, Axis, BarGroup, Frame, Marker, Series};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;\
 padding:0 1em;color:#222}h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}\
@@ -34,7 +38,7 @@ pub fn render_run(report: &RunReport) -> String {
     findings(&mut body, &report.findings, Some(&report.observations));
     summary_table(&mut body, report);
     if let Some(cluster) = &report.cluster {
-        super::cluster_html::section(&mut body, cluster);
+        cluster::section(&mut body, cluster);
     }
     environment(&mut body, report);
     let moments = finding_markers(&report.findings);
@@ -157,7 +161,7 @@ fn findings_of_runs(out: &mut String, id_prefix: &str, runs: &RepeatReport) {
                 escape(&occurrence_line(o))
             );
         }
-        for f in findings_text::first_reported(runs, o) {
+        for f in findings::first_reported(runs, o) {
             finding(out, &format!("{id_prefix}-{shown}"), f, None);
             shown += 1;
         }
@@ -181,7 +185,7 @@ pub fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
             escape(&side.label),
             side.runs.len(),
             if side.runs.len() == 1 { "" } else { "s" },
-            super::fio_style::ctime_utc(first.started_unix_ms / 1000),
+            crate::report::fio::ctime_utc(first.started_unix_ms / 1000),
             escape(&first.tool_version)
         );
     }
@@ -307,7 +311,7 @@ fn header(out: &mut String, r: &RunReport) {
         out,
         "<h1>iolens report</h1><p>iolens {} · started {} UTC · <code>iolens {}</code>{}</p>",
         escape(&r.tool_version),
-        super::fio_style::ctime_utc(r.started_unix_ms / 1000),
+        crate::report::fio::ctime_utc(r.started_unix_ms / 1000),
         escape(&r.command_line.join(" ")),
         if r.interrupted {
             " · <strong>interrupted: the results are partial</strong>"

@@ -5,6 +5,7 @@
 use crate::model::{
     CacheGuard, ClusterReport, JobSeries, LayoutRecord, Observations, RunReport, WorkerObservation,
 };
+use crate::units::{human_bytes, ByteUnits::BToTib};
 use std::fmt::{self, Write};
 
 /// Write the block; nothing when the run was not observed.
@@ -39,7 +40,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
         )?;
     }
     for stack in &report.environment.stacks {
-        writeln!(out, "  {}", super::stack_text::stack_line(stack))?;
+        writeln!(out, "  {}", super::stack::stack_line(stack))?;
     }
     let movers = observed.map_or("the jobs".to_string(), |h| {
         format!("the ranks on {}", h.hostname)
@@ -84,15 +85,15 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
             "  device {} ({}): read {}, wrote {}; {movers} read {}, wrote {}",
             device.name,
             device.via,
-            human_bytes(read),
-            human_bytes(written),
-            human_bytes(job_bytes[0]),
-            human_bytes(job_bytes[1])
+            human_bytes(read, BToTib),
+            human_bytes(written, BToTib),
+            human_bytes(job_bytes[0], BToTib),
+            human_bytes(job_bytes[1], BToTib)
         )?;
     }
-    super::ledger_text::write_ledger(out, obs)?;
+    super::ledger::write_ledger(out, obs)?;
     write_memory(out, obs)?;
-    super::cgroup_text::write_cgroup(out, report)?;
+    super::cgroup::write_cgroup(out, report)?;
     write_workers(out, obs)?;
     for change in &obs.tunable_changes {
         writeln!(
@@ -111,7 +112,7 @@ pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
 }
 
 fn write_layout(out: &mut String, layout: &LayoutRecord) -> fmt::Result {
-    let written = human_bytes(layout.to - layout.from);
+    let written = human_bytes(layout.to - layout.from, BToTib);
     match &layout.error {
         None if layout.in_memory => writeln!(
             out,
@@ -160,9 +161,9 @@ fn write_memory(out: &mut String, obs: &Observations) -> fmt::Result {
     writeln!(
         out,
         "  memory: Dirty+Writeback max {} (background threshold {}, threshold {})",
-        human_bytes(peak.dirty_bytes + peak.writeback_bytes),
-        human_bytes(peak.dirty_background_threshold_bytes),
-        human_bytes(peak.dirty_threshold_bytes)
+        human_bytes(peak.dirty_bytes + peak.writeback_bytes, BToTib),
+        human_bytes(peak.dirty_background_threshold_bytes, BToTib),
+        human_bytes(peak.dirty_threshold_bytes, BToTib)
     )
 }
 
@@ -226,21 +227,6 @@ fn share_pct(part: u64, whole: u64) -> f64 {
         0.0
     } else {
         part as f64 / whole as f64 * 100.0
-    }
-}
-
-pub(super) fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
     }
 }
 

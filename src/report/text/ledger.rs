@@ -2,8 +2,8 @@
 //! a short table of where its bytes went, from what it asked for down to each
 //! device, then the other processes that moved bytes during the run.
 
-use super::system_text::human_bytes;
 use crate::model::{JobLedger, Observations};
+use crate::units::{human_bytes, ByteUnits::BToTib};
 use std::fmt::{self, Write};
 
 /// Write every job's ledger and the busiest other processes; nothing without a ledger.
@@ -23,8 +23,8 @@ pub fn write_ledger(out: &mut String, obs: &Observations) -> fmt::Result {
             format!(
                 "{name} (pid {}) read {}, wrote {}",
                 p.pid,
-                human_bytes(p.read_bytes),
-                human_bytes(p.write_bytes)
+                human_bytes(p.read_bytes, BToTib),
+                human_bytes(p.write_bytes, BToTib)
             )
         })
         .collect();
@@ -58,8 +58,8 @@ fn write_job(out: &mut String, l: &JobLedger) -> fmt::Result {
         writeln!(
             out,
             "    {name:<width$} {:>10} {:>10}{}{note}",
-            human_bytes(read),
-            human_bytes(written),
+            human_bytes(read, BToTib),
+            human_bytes(written, BToTib),
             if note.is_empty() { "" } else { "  " }
         )
     };
@@ -72,15 +72,18 @@ fn write_job(out: &mut String, l: &JobLedger) -> fmt::Result {
     if let Some(caused) = l.caused {
         let mut notes = Vec::new();
         if let Some(served) = l.cache_served_bytes.filter(|&s| s > 0) {
-            notes.push(format!("page cache served {}", human_bytes(served)));
+            notes.push(format!("page cache served {}", human_bytes(served, BToTib)));
         }
         if let Some(dirty) = l.dirty_at_end_bytes.filter(|&d| d > 0) {
-            notes.push(format!("{} still dirty at the end", human_bytes(dirty)));
+            notes.push(format!(
+                "{} still dirty at the end",
+                human_bytes(dirty, BToTib)
+            ));
         }
         if caused.cancelled_write_bytes > 0 {
             notes.push(format!(
                 "{} dirtied then cancelled",
-                human_bytes(caused.cancelled_write_bytes)
+                human_bytes(caused.cancelled_write_bytes, BToTib)
             ));
         }
         row(
@@ -97,7 +100,10 @@ fn write_job(out: &mut String, l: &JobLedger) -> fmt::Result {
             notes.push(format!("{} flushes", layer.flush_ios));
         }
         if layer.discard_bytes > 0 {
-            notes.push(format!("{} discarded", human_bytes(layer.discard_bytes)));
+            notes.push(format!(
+                "{} discarded",
+                human_bytes(layer.discard_bytes, BToTib)
+            ));
         }
         let merges = layer.read_merges + layer.write_merges;
         if merges > 0 {

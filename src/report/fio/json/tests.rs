@@ -1,4 +1,4 @@
-//! Unit tests of `report::fio_json`.
+//! Unit tests of `report::fio::json`.
 
 use super::*;
 use crate::model::{
@@ -510,7 +510,7 @@ fn key_orders(text: &str) -> (Vec<String>, ClientKeys) {
 
 /// fio 3.33's client document: `fio --client=A job --client=B job
 /// --output-format=json` with two `fio --server`s on this machine.
-const FIO_CLIENTS: &str = include_str!("../../../tests/fixtures/fio_client/two_servers.json");
+const FIO_CLIENTS: &str = include_str!("../../../../tests/fixtures/fio_client/two_servers.json");
 
 /// Two hosts of two ranks each; each host's first rank sampled its disk `vda`
 /// (h0: 100 reads, h1: 7 reads).
