@@ -1,9 +1,7 @@
-//! Where a job does I/O and how data reaches it: the target's files and sizes
-//! (`filename`, `size`, `offset`, …), how files are created and prepared (`fallocate`,
-//! `pre_read`, …) and the I/O mode (`direct`, `sync`, `fsync`, …).
+//! Where a job does I/O: the target's files and sizes (`filename`, `size`, `offset`, …);
+//! how files are created is in files.rs, how data reaches them in io.rs.
 
 use super::*;
-use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::{Layers, Setting};
 use crate::job::options::opt;
@@ -63,117 +61,6 @@ pub struct TargetSpec {
     pub allow_mounted_write: bool,
 }
 
-/// fio's `fallocate=`: how a file that is laid out gets its blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Fallocate {
-    /// Nothing reserved: a new file of a write job starts empty and grows as it is written.
-    None,
-    /// `fallocate(2)`; where the filesystem lacks it, the file is only extended.
-    Native,
-    /// `posix_fallocate(3)` (emulated by writing where the filesystem lacks fallocate).
-    Posix,
-    /// Blocks reserved but the length left as it is (`FALLOC_FL_KEEP_SIZE`).
-    Keep,
-    /// Extended to its size with no blocks reserved (a sparse file).
-    Truncate,
-}
-
-choice_words!(Fallocate {
-    "none" => Fallocate::None,
-    "native" => Fallocate::Native,
-    "posix" => Fallocate::Posix,
-    "keep" => Fallocate::Keep,
-    "truncate" => Fallocate::Truncate,
-    "0" => Fallocate::None,
-    "1" => Fallocate::Posix,
-});
-
-/// fio's `fadvise_hint=`: access advice given on each file before the first I/O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FadviseHint {
-    None,
-    /// Random for random patterns, sequential for the others (fio's default, `1`).
-    ByPattern,
-    Sequential,
-    Random,
-}
-
-choice_words!(FadviseHint {
-    "0" => FadviseHint::None,
-    "1" => FadviseHint::ByPattern,
-    "sequential" => FadviseHint::Sequential,
-    "random" => FadviseHint::Random,
-});
-
-/// How a job's files are created, prepared and guarded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FilesSpec {
-    /// `allow_file_create=0`: a file that does not exist is an error.
-    pub allow_file_create: bool,
-    /// `create_only`: lay out the files and do no I/O.
-    pub create_only: bool,
-    /// `create_on_open`: a missing file is created empty when the job's group starts, not laid out.
-    pub create_on_open: bool,
-    pub fallocate: Fallocate,
-    /// `pre_read`: read the job's regions into the page cache before it starts.
-    pub pre_read: bool,
-    pub fadvise: FadviseHint,
-    /// `allow_mounted_write`: writing to a mounted block device is allowed.
-    pub allow_mounted_write: bool,
-    /// `unlink_each_loop`: each pass of `loops` after the first finds the job's files empty.
-    pub unlink_each_loop: bool,
-    /// `ioscheduler=`: the scheduler the devices holding the job's files use while it runs.
-    pub ioscheduler: Option<String>,
-    /// `lockfile=`: how the job's workers serialise their I/O on a shared file.
-    pub lockfile: LockMode,
-}
-
-/// `lockfile=`: how the I/O of a job's workers on a shared file is serialised.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LockMode {
-    #[default]
-    None,
-    Exclusive,
-    ReadWrite,
-}
-
-choice_words!(LockMode {
-    "none" => LockMode::None,
-    "exclusive" => LockMode::Exclusive,
-    "readwrite" => LockMode::ReadWrite,
-});
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SyncMode {
-    None,
-    /// `sync=1` / `sync=sync`: O_SYNC.
-    Sync,
-    /// `sync=dsync`: O_DSYNC.
-    Dsync,
-}
-
-choice_words!(SyncMode {
-    "0" => SyncMode::None,
-    "none" => SyncMode::None,
-    "1" => SyncMode::Sync,
-    "sync" => SyncMode::Sync,
-    "dsync" => SyncMode::Dsync,
-});
-
-/// How data reaches the target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoModeSpec {
-    pub direct: bool,
-    pub sync: SyncMode,
-    /// fsync after every N writes (0 = never).
-    pub fsync: u32,
-    pub fdatasync: u32,
-    pub end_fsync: bool,
-    pub invalidate: bool,
-    pub overwrite: bool,
-    pub unlink: bool,
-}
-
 impl Layers<'_> {
     pub(crate) fn target(&self) -> Result<TargetSpec, JobError> {
         let filenames = self.filenames();
@@ -207,71 +94,6 @@ impl Layers<'_> {
             loops: self.count_u32(opt::LOOPS, 1)?,
             allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
         })
-    }
-
-    pub(crate) fn files(&self, engine: EngineKind) -> Result<FilesSpec, JobError> {
-        let chosen = self.choice_with_parameter(opt::FALLOCATE)?;
-        chosen.no_parameter()?;
-        let (fallocate, setting) = (chosen.value, chosen.setting);
-        // A file left shorter than the job's region has nothing there to map.
-        if engine.def().maps_files && matches!(fallocate, Fallocate::None | Fallocate::Keep) {
-            let name = engine.name();
-            return Err(setting.invalid_with_hint(
-                format!("leaves a new file shorter than the job, which ioengine={name} cannot map"),
-                format!("use fallocate=native or truncate with ioengine={name}"),
-            ));
-        }
-        let fadvise = self.choice(opt::FADVISE_HINT)?;
-        Ok(FilesSpec {
-            allow_file_create: self.bool(opt::ALLOW_FILE_CREATE)?,
-            create_only: self.bool(opt::CREATE_ONLY)?,
-            create_on_open: self.bool(opt::CREATE_ON_OPEN)?,
-            fallocate,
-            pre_read: self.bool(opt::PRE_READ)?,
-            fadvise,
-            allow_mounted_write: self.bool(opt::ALLOW_MOUNTED_WRITE)?,
-            unlink_each_loop: self.bool(opt::UNLINK_EACH_LOOP)?,
-            ioscheduler: self
-                .given(opt::IOSCHEDULER)
-                .map(|s| s.text.trim().to_string()),
-            lockfile: self.choice(opt::LOCKFILE)?,
-        })
-    }
-
-    pub(crate) fn io_mode(&self) -> Result<IoModeSpec, JobError> {
-        let sync = self.choice(opt::SYNC)?;
-        Ok(IoModeSpec {
-            direct: self.direct()?,
-            sync,
-            fsync: self.count_u32(opt::FSYNC, 0)?,
-            fdatasync: self.count_u32(opt::FDATASYNC, 0)?,
-            // A job keeps its files open to its end, so closing them is ending it.
-            end_fsync: self.bool(opt::END_FSYNC)? || self.bool(opt::FSYNC_ON_CLOSE)?,
-            // Dropping the cache right after pre_read filled it would undo it (as fio).
-            invalidate: self.bool(opt::INVALIDATE)? && !self.bool(opt::PRE_READ)?,
-            overwrite: self.bool(opt::OVERWRITE)?,
-            unlink: self.bool(opt::UNLINK)?,
-        })
-    }
-
-    /// `buffered` is the inverse of `direct`; the more specific layer decides.
-    fn direct(&self) -> Result<bool, JobError> {
-        let parse = |s: Setting| units::parse_bool(s.text).map_err(|e| s.invalid(e));
-        match self.pair(opt::DIRECT, opt::BUFFERED) {
-            (Some(direct), Some(buffered)) => {
-                let (d, b) = (parse(direct)?, parse(buffered)?);
-                if d == b {
-                    return Err(buffered.invalid_with_hint(
-                        format!("contradicts direct={}", u8::from(d)),
-                        "buffered=0 means direct=1; set only one of them",
-                    ));
-                }
-                Ok(d)
-            }
-            (Some(direct), None) => parse(direct),
-            (None, Some(buffered)) => Ok(!parse(buffered)?),
-            (None, None) => self.bool(opt::DIRECT),
-        }
     }
 }
 
@@ -367,56 +189,6 @@ mod tests {
     use crate::job::resolve::tests::{error, job, run};
 
     #[test]
-    fn file_options() {
-        let defaults = job(&[]).files;
-        assert!(defaults.allow_file_create && !defaults.create_only && !defaults.pre_read);
-        assert!(!defaults.create_on_open);
-        assert_eq!(defaults.fallocate, Fallocate::Native);
-        assert_eq!(defaults.fadvise, FadviseHint::ByPattern);
-        assert!(!defaults.allow_mounted_write);
-        assert_eq!(
-            defaults.lockfile,
-            LockMode::None,
-            "expected no lock by default"
-        );
-        assert_eq!(
-            job(&["--lockfile=readwrite"]).files.lockfile,
-            LockMode::ReadWrite,
-            "expected lockfile=readwrite read"
-        );
-        let spec = job(&[
-            "--allow_file_create=0",
-            "--create_only=1",
-            "--create_on_open=1",
-            "--pre_read=1",
-            "--fadvise_hint=sequential",
-            "--allow_mounted_write=1",
-        ]);
-        assert!(!spec.files.allow_file_create && spec.files.create_only && spec.files.pre_read);
-        assert!(spec.files.allow_mounted_write && spec.files.create_on_open);
-        assert_eq!(spec.files.fadvise, FadviseHint::Sequential);
-        assert!(!spec.io.invalidate, "pre_read turns invalidate off");
-        for (word, mode) in [
-            ("0", Fallocate::None),
-            ("none", Fallocate::None),
-            ("1", Fallocate::Posix),
-            ("keep", Fallocate::Keep),
-            ("truncate", Fallocate::Truncate),
-        ] {
-            let arg = format!("--fallocate={word}");
-            assert_eq!(job(&[&arg]).files.fallocate, mode, "{word}");
-        }
-        assert_eq!(job(&["--fadvise_hint=0"]).files.fadvise, FadviseHint::None);
-        assert!(error(&[
-            "--name=t",
-            "--size=1m",
-            "--ioengine=mmap",
-            "--fallocate=keep"
-        ])
-        .contains("cannot map"));
-    }
-
-    #[test]
     fn filename_directory_nrfiles() {
         let spec = job(&[r"--filename=/dev/a:/dev/b\:c", "--nrfiles=3"]);
         let names: Vec<PathBuf> = vec!["/dev/a".into(), "/dev/b:c".into()];
@@ -452,45 +224,6 @@ mod tests {
         assert_eq!(t.offset_increment, SizeOrPercent::Percent(10));
         assert_eq!(t.io_size, Some(SizeOrPercent::Bytes(2 << 30)));
         assert_eq!((t.number_ios, t.loops), (Some(100), 2));
-    }
-
-    #[test]
-    fn io_mode_options() {
-        let spec = job(&[
-            "--direct=1",
-            "--sync=dsync",
-            "--fsync=8",
-            "--fdatasync=4",
-            "--end_fsync",
-            "--invalidate=0",
-            "--overwrite=1",
-            "--unlink=1",
-        ]);
-        let io = &spec.io;
-        assert!(io.direct && io.end_fsync && !io.invalidate && io.overwrite && io.unlink);
-        assert_eq!((io.sync, io.fsync, io.fdatasync), (SyncMode::Dsync, 8, 4));
-        assert_eq!(job(&["--sync=1"]).io.sync, SyncMode::Sync);
-        assert_eq!(job(&["--sync=none"]).io.sync, SyncMode::None);
-    }
-
-    #[test]
-    fn fsync_on_close_syncs_when_the_job_ends() {
-        assert!(job(&["--fsync_on_close=1"]).io.end_fsync);
-        assert!(!job(&["--fsync_on_close=0"]).io.end_fsync);
-    }
-
-    #[test]
-    fn buffered_is_the_inverse_of_direct() {
-        assert!(job(&["--buffered=0"]).io.direct);
-        assert!(!job(&["--buffered=1"]).io.direct);
-        let resolved = run(&["--direct=1", "--name=a", "--size=1m", "--buffered=1"]).unwrap();
-        assert!(
-            !resolved.jobs[0].io.direct,
-            "the job's buffered=1 beats the global direct=1"
-        );
-        assert!(
-            error(&["--name=a", "--size=1m", "--direct=1", "--buffered=1"]).contains("contradicts")
-        );
     }
 
     #[test]
