@@ -297,6 +297,67 @@ fn the_group_waits_for_its_peers_and_a_first_end_heard_stops_a_timed_group() {
 }
 
 #[test]
+fn an_ended_worker_leaves_its_flow_once_noticed_and_every_worker_at_the_join() {
+    let fixture = Fixture::of(&[&["--numjobs=2", "--flow=2"]]);
+    let control = fixture.control();
+    let clock = || fixture.now.get();
+    let ended = [Cell::new(false), Cell::new(false)];
+    for w in 0..2 {
+        fixture.board.worker(0, w).set_flow(2, 5);
+    }
+    let workers = vec![vec![worker(&ended[0], 1), worker(&ended[1], 1)]];
+    let mut peers = OneHost;
+    let mut supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    ended[0].set(true);
+    assert!(supervisor.tick());
+    let flows = |fixture: &Fixture| [0, 1].map(|w| fixture.board.worker(0, w).flow());
+    assert_eq!(
+        flows(&fixture),
+        [(0, 0), (2, 5)],
+        "expected the ended worker out of the flow, the running one in it"
+    );
+    supervisor.join();
+    assert_eq!(
+        flows(&fixture),
+        [(0, 0), (0, 0)],
+        "expected every worker out of the flow once the group is joined"
+    );
+}
+
+#[test]
+fn a_job_whose_rate_holds_steady_is_stopped_and_its_workers_report_it() {
+    let fixture = Fixture::of(&[&["--steadystate=iops:10%", "--ss_dur=3"]]);
+    let control = fixture.control();
+    let clock = || fixture.now.get();
+    let ended = Cell::new(false);
+    let mut peers = OneHost;
+    let mut supervisor =
+        fixture.supervisor(&control, &mut peers, &clock, vec![vec![worker(&ended, 1)]]);
+    // 100 I/Os a second: one sample a second from the first I/O, three judged
+    let stopped_at = (0..10).find(|&t| {
+        fixture.at(t);
+        for _ in 0..100 {
+            fixture.board.worker(0, 0).record_io(0, 4096, 1_000);
+        }
+        supervisor.tick();
+        control.stop_flag(0, 0).load(Ordering::Relaxed)
+    });
+    assert_eq!(
+        stopped_at,
+        Some(3),
+        "expected the job stopped at its third sample"
+    );
+    ended.set(true);
+    let Joined::Ended(results, _) = supervisor.join() else {
+        panic!("expected the worker joined");
+    };
+    assert!(
+        results[0][0].steadystate.is_some(),
+        "expected the worker's result to carry its steady-state check"
+    );
+}
+
+#[test]
 fn a_panic_message_is_read_from_either_payload_type() {
     let caught = std::panic::catch_unwind(|| panic!("slot {} is already in use", 3));
     let payload = caught.expect_err("expected the closure to panic");
