@@ -94,6 +94,7 @@ pub(super) fn run_group(
             board,
             control,
             peers,
+            slots: &slots,
             clock: &clock,
             started: group_start,
         };
@@ -102,16 +103,7 @@ pub(super) fn run_group(
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
         while sleep_while(every, || supervisor.tick()) {
             let Some(status) = &req.status else { continue };
-            let mut interim = run.gathered.borrow().results.clone();
-            for (&j, job_slots) in jobs.iter().zip(&slots) {
-                if interim.len() <= j {
-                    interim.resize_with(j + 1, Vec::new);
-                }
-                interim[j] = job_slots
-                    .iter()
-                    .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
-                    .collect();
-            }
+            let interim = supervisor.interim(run.gathered.borrow().results.clone());
             let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
             (status.on_report)(&report);
         }

@@ -66,6 +66,8 @@ struct Fixture {
     group: Vec<usize>,
     board: LiveBoard,
     files: FileSet,
+    /// By job, then worker, as the group's workers publish snapshots.
+    slots: Vec<Vec<StatusSlot>>,
     run_stop: AtomicBool,
     given_up: AtomicBool,
     start: Instant,
@@ -88,6 +90,10 @@ impl Fixture {
         Fixture {
             group: (0..jobs.len()).collect(),
             board: LiveBoard::new(jobs.iter().map(|j| j.exec.numjobs)),
+            slots: jobs
+                .iter()
+                .map(|j| (0..j.exec.numjobs).map(|_| StatusSlot::default()).collect())
+                .collect(),
             files,
             jobs,
             run_stop: AtomicBool::new(false),
@@ -124,6 +130,7 @@ impl Fixture {
             board: &self.board,
             control,
             peers,
+            slots: &self.slots,
             clock,
             started: self.start,
         };
@@ -354,6 +361,35 @@ fn a_job_whose_rate_holds_steady_is_stopped_and_its_workers_report_it() {
     assert!(
         results[0][0].steadystate.is_some(),
         "expected the worker's result to carry its steady-state check"
+    );
+}
+
+#[test]
+fn an_interim_report_holds_the_groups_before_and_this_groups_latest_snapshots() {
+    let fixture = Fixture::of(&[&["--numjobs=2"]]);
+    let control = fixture.control();
+    let clock = || fixture.now.get();
+    let running = Cell::new(false);
+    let workers = vec![vec![worker(&running, 1), worker(&running, 1)]];
+    let mut peers = OneHost;
+    let supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    fixture.slots[0][1].publish(WorkerResult {
+        runtime_ns: 7,
+        ..WorkerResult::empty()
+    });
+    let earlier = WorkerResult {
+        runtime_ns: 3,
+        ..WorkerResult::empty()
+    };
+    let interim = supervisor.interim(vec![Vec::new(), vec![earlier]]);
+    let runtimes: Vec<Vec<u64>> = interim
+        .iter()
+        .map(|job| job.iter().map(|r| r.runtime_ns).collect())
+        .collect();
+    assert_eq!(
+        runtimes,
+        [vec![0, 7], vec![3]],
+        "expected worker 1's snapshot, an empty result for worker 0 (none yet), and the other job's results kept"
     );
 }
 
