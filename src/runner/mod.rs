@@ -41,7 +41,6 @@ use crate::observe::live::LiveBoard;
 use crate::observe::sampler::Sampler;
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
-use group_control::GroupControl;
 use result::WorkerResult;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
@@ -199,19 +198,10 @@ pub fn run(
                 files.pre_read(j, progress)?;
             }
         }
-        let control = GroupControl::new(req.jobs, &io_jobs, req.stop);
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped) = group::run_group(
-            req,
-            &files,
-            &board,
-            &control,
-            &io_jobs,
-            &run_so_far,
-            &mut *peers,
-        );
+        let outcome = group::run_group(req, &files, &board, &io_jobs, &run_so_far, &mut *peers);
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -225,11 +215,11 @@ pub fn run(
                     .collect(),
             )
         });
-        let ran = io_jobs.iter().copied().zip(group_results).collect();
+        let ran = io_jobs.iter().copied().zip(outcome.results).collect();
         end_group(req, &files, &mut so_far, ran, idle.chain(refused), progress)?;
         peers.group_end(&mut so_far);
-        if control.ends_run() || watchdog_stopped {
-            watchdog_stopped_run = watchdog_stopped;
+        if outcome.ends_run || outcome.watchdog_stopped {
+            watchdog_stopped_run = outcome.watchdog_stopped;
             break;
         }
     }
