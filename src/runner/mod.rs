@@ -8,6 +8,7 @@ mod collect;
 pub mod ctx;
 pub mod error_tally;
 mod flow;
+mod gather;
 mod group;
 mod group_control;
 mod job_hooks;
@@ -40,7 +41,6 @@ use crate::observe::live::LiveBoard;
 use crate::observe::sampler::Sampler;
 use crate::workload::rng::{trace_seeds, worker_seed};
 use ctx::{task_files, OpenFile, StartSignal, WorkerCtx};
-use group_control::GroupControl;
 use result::WorkerResult;
 use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
@@ -198,19 +198,10 @@ pub fn run(
                 files.pre_read(j, progress)?;
             }
         }
-        let control = GroupControl::new(req.jobs, &io_jobs, req.stop);
         if let Some(progress) = req.progress {
             progress.group_started(req.jobs, &io_jobs, board.clone());
         }
-        let (group_results, watchdog_stopped) = group::run_group(
-            req,
-            &files,
-            &board,
-            &control,
-            &io_jobs,
-            &run_so_far,
-            &mut *peers,
-        );
+        let outcome = group::run_group(req, &files, &board, &io_jobs, &run_so_far, &mut *peers);
         if let Some(progress) = req.progress {
             progress.group_finished();
         }
@@ -224,11 +215,11 @@ pub fn run(
                     .collect(),
             )
         });
-        let ran = io_jobs.iter().copied().zip(group_results).collect();
+        let ran = io_jobs.iter().copied().zip(outcome.results).collect();
         end_group(req, &files, &mut so_far, ran, idle.chain(refused), progress)?;
         peers.group_end(&mut so_far);
-        if control.ends_run() || watchdog_stopped {
-            watchdog_stopped_run = watchdog_stopped;
+        if outcome.ends_run || outcome.watchdog_stopped {
+            watchdog_stopped_run = outcome.watchdog_stopped;
             break;
         }
     }
@@ -359,77 +350,17 @@ fn finish(
     observations.cache_guards = std::mem::take(&mut gathered.cache_guards);
     observations.layouts = watch::layout_records(files);
     let cluster = req.cluster.and_then(|link| {
-        if let Some(path) = req.rank_file.filter(|_| stop_signal::stop_requested(req.stop)) {
-            // the others may be stopped anywhere, some never to gather: each rank's
-            // file holds its part, and the first rank reports its own
-            group::write_rank_file(req, link, path, &gathered, tail.started_unix_ms);
-            if link.rank().rank == 0 {
-                gathered.warnings.push(format!(
-                    "stopped before the ranks' results were gathered: this report is rank 0's alone; every rank's results so far are in {} (iolens merge DIR reports them)",
-                    path.parent().unwrap_or(path).display()
-                ));
-            }
-            return None;
-        }
-        let mine = ranks::RankResults {
-            id: link.rank().clone(),
-            groups: std::mem::take(&mut gathered.rank_groups),
-            results: std::mem::take(&mut gathered.results),
-            // one rank per host speaks for its disks, so no host's are counted twice
-            disks: if link.rank().local_rank == 0 {
-                disks.clone()
-            } else {
-                Vec::new()
-            },
+        let at = gather::RankTail {
             started_unix_ms: tail.started_unix_ms,
-            series: observations.jobs.clone(),
-            workers: observations.workers.clone(),
-            host: (link.rank().local_rank == 0 && link.rank().rank != 0).then(|| {
-                Box::new(ranks::HostSeen {
-                    observations: observations.clone(),
-                    environment: tail.environment.clone(),
-                })
-            }),
+            environment: &tail.environment,
+            disks: &disks,
         };
-        let parts = link.gather(mine.to_bytes());
-        gathered.results = mine.results;
-        // every rank's results reached the first rank: the file is not needed
-        if let Some(path) = req.rank_file {
-            let _ = std::fs::remove_file(path);
-        }
-        parts
+        gather::gather_ranks(req, link, &mut gathered, at, &mut observations)
     });
-    let mut cluster_report = None;
-    if let (Some(parts), Some(link)) = (cluster, req.cluster) {
-        match parts
-            .iter()
-            .map(|b| ranks::RankResults::from_bytes(b))
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(ranks) => {
-                let (merged, mut merged_cluster) = ranks::merge(req, &ranks, tail.started_unix_ms);
-                ranks::pair_hosts(
-                    req,
-                    &ranks,
-                    link.rank(),
-                    &mut observations,
-                    tail.started_unix_ms,
-                    &mut merged_cluster,
-                );
-                gathered.results = merged;
-                cluster_report = Some(Box::new(merged_cluster));
-            }
-            Err(e) => gathered.warnings.push(e),
-        }
-    }
     // a run on several ranks has its disks per host, in its ranks' reports
-    let disks = if cluster_report.is_some() {
-        Vec::new()
-    } else {
-        disks
-    };
+    let disks = if cluster.is_some() { Vec::new() } else { disks };
     let mut report = collect::report(req, &gathered.results, disks, tail.started_unix_ms);
-    report.cluster = cluster_report;
+    report.cluster = cluster;
     report.interrupted |= partial;
     report.elapsed_ns = Some(tail.wall.elapsed().as_nanos() as u64);
     report.observations = observations;

@@ -1,8 +1,12 @@
-//! A run on several ranks (hosts), as the runner sees it: the cluster barrier
-//! before every group, and every rank's worker results gathered to the first
-//! rank, where they are merged by the code that merges workers (`collect`).
-//! The link that carries them is `cluster::MpiLink`; the runner knows only
-//! `ClusterLink`, so everything here runs (and is tested) without MPI.
+//! A run on several ranks (hosts), as the runner sees it: `ClusterLink`, what
+//! the runner needs of the other ranks, and what travels between them: each
+//! rank's worker results (`RankResults`), merged on the first rank by the code
+//! that merges workers (`collect`), and the rank files `iolens merge` reads.
+//! Who uses the link when is elsewhere: `group/peers.rs` (the cluster barrier,
+//! a group's ends, the rank files as each group ends), `gather.rs` (the
+//! gathering at the run's end). The link that carries them is
+//! `cluster::MpiLink`; the runner knows only `ClusterLink`, so everything here
+//! runs (and is tested) without MPI.
 
 use super::collect;
 use super::result::WorkerResult;

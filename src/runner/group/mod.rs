@@ -22,21 +22,30 @@ use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 use supervisor::{GroupSupervisor, Joined, Supervised};
 
-/// Run the jobs of one group at once; returns each job's worker results and
-/// whether the watchdog stopped the group. All the workers start together at
-/// one barrier, once `peers` are ready too; the group ends when every worker
-/// has (and the peers say so). `run` holds the results of the groups before,
-/// for interim reports, and the way out when worker threads are stuck.
-/// `control` stops and holds back the group's workers.
+/// How a group ended.
+pub(super) struct GroupOutcome {
+    /// Each job's worker results, by position in the group.
+    pub results: Vec<Vec<WorkerResult>>,
+    /// The watchdog stopped the group: the run ends, its report partial.
+    pub watchdog_stopped: bool,
+    /// `exit_what=all` stopped the run: no later group starts.
+    pub ends_run: bool,
+}
+
+/// Run the jobs of one group at once. All the workers start together at one
+/// barrier, once `peers` are ready too; the group ends when every worker has
+/// (and the peers say so). The group's control stops and holds back its
+/// workers. `run` holds the results of the groups before, for interim
+/// reports, and the way out when worker threads are stuck.
 pub(super) fn run_group(
     req: &RunRequest,
     files: &FileSet,
     board: &LiveBoard,
-    control: &GroupControl,
     jobs: &[usize],
     run: &RunSoFar,
     peers: &mut dyn Peers,
-) -> (Vec<Vec<WorkerResult>>, bool) {
+) -> GroupOutcome {
+    let control = &GroupControl::new(req.jobs, jobs, req.stop);
     let workers: usize = jobs
         .iter()
         .map(|&j| req.jobs[j].exec.numjobs as usize)
@@ -56,7 +65,7 @@ pub(super) fn run_group(
         .collect();
     let group_start = Instant::now();
     let given_up = AtomicBool::new(false);
-    std::thread::scope(|scope| {
+    let (results, watchdog_stopped) = std::thread::scope(|scope| {
         let spawning = Spawning {
             req,
             files,
@@ -94,6 +103,7 @@ pub(super) fn run_group(
             board,
             control,
             peers,
+            slots: &slots,
             clock: &clock,
             started: group_start,
         };
@@ -102,16 +112,7 @@ pub(super) fn run_group(
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
         while sleep_while(every, || supervisor.tick()) {
             let Some(status) = &req.status else { continue };
-            let mut interim = run.gathered.borrow().results.clone();
-            for (&j, job_slots) in jobs.iter().zip(&slots) {
-                if interim.len() <= j {
-                    interim.resize_with(j + 1, Vec::new);
-                }
-                interim[j] = job_slots
-                    .iter()
-                    .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
-                    .collect();
-            }
+            let interim = supervisor.interim(run.gathered.borrow().results.clone());
             let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
             (status.on_report)(&report);
         }
@@ -119,7 +120,12 @@ pub(super) fn run_group(
             Joined::Ended(results, watchdog_stopped) => (results, watchdog_stopped),
             Joined::LeftBehind(results) => match (run.abandon)(files, jobs, results) {},
         }
-    })
+    });
+    GroupOutcome {
+        results,
+        watchdog_stopped,
+        ends_run: control.ends_run(),
+    }
 }
 
 /// What spawning a group's workers takes.

@@ -230,3 +230,79 @@ fn unix_ns() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::ranks::tests::fake;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const S: u64 = 1_000_000_000;
+
+    fn no_totals() -> LiveTotals {
+        LiveTotals::default()
+    }
+
+    #[test]
+    fn rank_peers_wait_for_every_rank_to_end_the_group_and_record_it_at_its_end() {
+        let link = fake();
+        let alive = Liveness::new(&link, Duration::from_secs(60));
+        let stop = AtomicBool::new(false);
+        let req = RunRequest::of_files(&[], Vec::new(), &stop);
+        let mut peers = RankPeers::new(&req, &alive, 0);
+        let mut so_far = Gathered::default();
+        assert!(
+            peers.before_start(1, None, &so_far),
+            "expected the group started once every rank met at the barrier"
+        );
+        let word = peers.tick(S, true, &no_totals);
+        assert_eq!(
+            word,
+            PeersWord {
+                waiting: true,
+                ..PeersWord::default()
+            },
+            "expected the others awaited while no rank ended"
+        );
+        link.inbox.borrow_mut().extend([(1, S), (2, 2 * S)]);
+        let word = peers.tick(2 * S, false, &no_totals);
+        assert_eq!(
+            word,
+            PeersWord {
+                first_end: true,
+                ..PeersWord::default()
+            },
+            "expected rank 1's end heard as the first, and no more waiting once all ended"
+        );
+        peers.group_end(&mut so_far);
+        let ends: Vec<(u64, u64)> = so_far
+            .rank_groups
+            .iter()
+            .map(|g| (g.end_ns, g.first_end_ns))
+            .collect();
+        assert_eq!(
+            ends,
+            [(2 * S, S)],
+            "expected this rank's end and the first end kept for the group"
+        );
+    }
+
+    #[test]
+    fn a_rank_stopped_at_the_barrier_does_not_start_the_group_nor_record_it() {
+        let link = fake();
+        let alive = Liveness::new(&link, Duration::from_secs(60));
+        let stop = AtomicBool::new(false);
+        stop.store(true, Ordering::Relaxed);
+        let req = RunRequest::of_files(&[], Vec::new(), &stop);
+        let mut peers = RankPeers::new(&req, &alive, 0);
+        let mut so_far = Gathered::default();
+        assert!(!peers.before_start(1, None, &so_far));
+        assert_eq!(
+            peers.tick(S, false, &no_totals),
+            PeersWord::default(),
+            "expected nothing heard of a group that did not start"
+        );
+        peers.group_end(&mut so_far);
+        assert!(so_far.rank_groups.is_empty());
+    }
+}

@@ -11,6 +11,7 @@ use crate::job::spec::JobSpec;
 use crate::observe::live::{LiveBoard, LiveTotals};
 use crate::runner::group_control::GroupControl;
 use crate::runner::result::{IoFailure, WorkerResult};
+use crate::runner::status::StatusSlot;
 use crate::runner::steadystate::GroupSteadyState;
 use crate::runner::watchdog::GroupWatch;
 use std::thread::ScopedJoinHandle;
@@ -42,6 +43,9 @@ pub(in crate::runner) struct Supervised<'g> {
     pub board: &'g LiveBoard,
     pub control: &'g GroupControl<'g>,
     pub peers: &'g mut dyn Peers,
+    /// The latest snapshot each worker published (`--status-interval`), by
+    /// position in the group, then worker.
+    pub slots: &'g [Vec<StatusSlot>],
     pub clock: &'g dyn Fn() -> Instant,
     /// When the group began (its workers were spawned): steady state and the
     /// peers count from here.
@@ -119,6 +123,21 @@ impl<'g, W: Worker> GroupSupervisor<'g, W> {
             control.stop_group();
         }
         here || word.waiting
+    }
+
+    /// The run's results so far (by job index, the groups before this one)
+    /// with this group's latest snapshots in place: an interim report's.
+    pub fn interim(&self, mut so_far: Vec<Vec<WorkerResult>>) -> Vec<Vec<WorkerResult>> {
+        for (&j, job_slots) in self.on.group.iter().zip(self.on.slots) {
+            if so_far.len() <= j {
+                so_far.resize_with(j + 1, Vec::new);
+            }
+            so_far[j] = job_slots
+                .iter()
+                .map(|slot| slot.latest().unwrap_or_else(WorkerResult::empty))
+                .collect();
+        }
+        so_far
     }
 
     /// The workers' results, by position in the group; a worker still running

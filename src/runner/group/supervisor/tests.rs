@@ -66,6 +66,8 @@ struct Fixture {
     group: Vec<usize>,
     board: LiveBoard,
     files: FileSet,
+    /// By job, then worker, as the group's workers publish snapshots.
+    slots: Vec<Vec<StatusSlot>>,
     run_stop: AtomicBool,
     given_up: AtomicBool,
     start: Instant,
@@ -88,6 +90,10 @@ impl Fixture {
         Fixture {
             group: (0..jobs.len()).collect(),
             board: LiveBoard::new(jobs.iter().map(|j| j.exec.numjobs)),
+            slots: jobs
+                .iter()
+                .map(|j| (0..j.exec.numjobs).map(|_| StatusSlot::default()).collect())
+                .collect(),
             files,
             jobs,
             run_stop: AtomicBool::new(false),
@@ -124,6 +130,7 @@ impl Fixture {
             board: &self.board,
             control,
             peers,
+            slots: &self.slots,
             clock,
             started: self.start,
         };
@@ -293,6 +300,96 @@ fn the_group_waits_for_its_peers_and_a_first_end_heard_stops_a_timed_group() {
         *heard.borrow(),
         [true, true, false, false],
         "expected the peers told at each tick whether this host still ran"
+    );
+}
+
+#[test]
+fn an_ended_worker_leaves_its_flow_once_noticed_and_every_worker_at_the_join() {
+    let fixture = Fixture::of(&[&["--numjobs=2", "--flow=2"]]);
+    let control = fixture.control();
+    let clock = || fixture.now.get();
+    let ended = [Cell::new(false), Cell::new(false)];
+    for w in 0..2 {
+        fixture.board.worker(0, w).set_flow(2, 5);
+    }
+    let workers = vec![vec![worker(&ended[0], 1), worker(&ended[1], 1)]];
+    let mut peers = OneHost;
+    let mut supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    ended[0].set(true);
+    assert!(supervisor.tick());
+    let flows = |fixture: &Fixture| [0, 1].map(|w| fixture.board.worker(0, w).flow());
+    assert_eq!(
+        flows(&fixture),
+        [(0, 0), (2, 5)],
+        "expected the ended worker out of the flow, the running one in it"
+    );
+    supervisor.join();
+    assert_eq!(
+        flows(&fixture),
+        [(0, 0), (0, 0)],
+        "expected every worker out of the flow once the group is joined"
+    );
+}
+
+#[test]
+fn a_job_whose_rate_holds_steady_is_stopped_and_its_workers_report_it() {
+    let fixture = Fixture::of(&[&["--steadystate=iops:10%", "--ss_dur=3"]]);
+    let control = fixture.control();
+    let clock = || fixture.now.get();
+    let ended = Cell::new(false);
+    let mut peers = OneHost;
+    let mut supervisor =
+        fixture.supervisor(&control, &mut peers, &clock, vec![vec![worker(&ended, 1)]]);
+    // 100 I/Os a second: one sample a second from the first I/O, three judged
+    let stopped_at = (0..10).find(|&t| {
+        fixture.at(t);
+        for _ in 0..100 {
+            fixture.board.worker(0, 0).record_io(0, 4096, 1_000);
+        }
+        supervisor.tick();
+        control.stop_flag(0, 0).load(Ordering::Relaxed)
+    });
+    assert_eq!(
+        stopped_at,
+        Some(3),
+        "expected the job stopped at its third sample"
+    );
+    ended.set(true);
+    let Joined::Ended(results, _) = supervisor.join() else {
+        panic!("expected the worker joined");
+    };
+    assert!(
+        results[0][0].steadystate.is_some(),
+        "expected the worker's result to carry its steady-state check"
+    );
+}
+
+#[test]
+fn an_interim_report_holds_the_groups_before_and_this_groups_latest_snapshots() {
+    let fixture = Fixture::of(&[&["--numjobs=2"]]);
+    let control = fixture.control();
+    let clock = || fixture.now.get();
+    let running = Cell::new(false);
+    let workers = vec![vec![worker(&running, 1), worker(&running, 1)]];
+    let mut peers = OneHost;
+    let supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    fixture.slots[0][1].publish(WorkerResult {
+        runtime_ns: 7,
+        ..WorkerResult::empty()
+    });
+    let earlier = WorkerResult {
+        runtime_ns: 3,
+        ..WorkerResult::empty()
+    };
+    let interim = supervisor.interim(vec![Vec::new(), vec![earlier]]);
+    let runtimes: Vec<Vec<u64>> = interim
+        .iter()
+        .map(|job| job.iter().map(|r| r.runtime_ns).collect())
+        .collect();
+    assert_eq!(
+        runtimes,
+        [vec![0, 7], vec![3]],
+        "expected worker 1's snapshot, an empty result for worker 0 (none yet), and the other job's results kept"
     );
 }
 
