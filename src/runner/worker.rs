@@ -7,6 +7,7 @@
 
 mod drained;
 mod gates;
+mod pass_breaks;
 mod replay;
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,7 @@ use crate::workload::pacing::{Clock, MonotonicClock};
 use crate::workload::{IoGenerator, NextIo};
 use gates::{fresh_stats, IssueGates};
 use iolens_sys::os::{thread_rusage, Rusage};
+use pass_breaks::PassBreaks;
 use replay::Replayer;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -159,10 +161,8 @@ struct Worker<'a, E: Engine, C: Clock> {
     checks: Checks<'a>,
     /// Time spent in verify passes after the writes, ns.
     verify_ns: u64,
-    /// This pass's writes were read back (`loops`: fio verifies after each pass).
-    pass_verified: bool,
-    /// `unlink_each_loop` emptied the files after this pass.
-    pass_emptied: bool,
+    /// The work between passes already done after this one (`loops`).
+    pass_breaks: PassBreaks,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
     /// `read_iolog`: the log the I/Os come from; None for generated I/O.
@@ -296,8 +296,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             error: setup_error,
             checks,
             verify_ns: 0,
-            pass_verified: false,
-            pass_emptied: false,
+            pass_breaks: PassBreaks::default(),
             out_of_time: false,
             used,
             trim_methods,
@@ -330,7 +329,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 let Some(io) = trim.or_else(|| self.next_io()) else {
                     // a verify or emptying between passes, or a replayed sync, pauses issuing;
                     // anything else ends it
-                    self.done_issuing = !(self.pass_break_due() || self.replay_sync_due());
+                    self.done_issuing =
+                        !(self.pass_break_due().is_some() || self.replay_sync_due());
                     break;
                 };
                 self.pace(&io);
@@ -355,11 +355,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 .is_some_and(Verifier::backlog_due)
             {
                 self.verify_backlog();
-            } else if self.pass_verify_due() {
-                self.pass_verified = true;
-                self.verify_pass();
-            } else if self.pass_empty_due() {
-                self.empty_files();
+            } else if let Some(due) = self.pass_break_due() {
+                self.take_pass_break(due);
             } else if self.done_issuing {
                 break;
             }
@@ -427,11 +424,10 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.budget.regions_exhausted();
             }
             // fio reads a pass's writes back before the next pass starts
-            if restarted || self.pass_break_due() || !self.budget.next_pass() {
+            if restarted || self.pass_break_due().is_some() || !self.budget.next_pass() {
                 return None;
             }
-            self.pass_verified = false;
-            self.pass_emptied = false;
+            self.pass_breaks.new_pass();
             self.gen.restart();
             restarted = true;
         }
