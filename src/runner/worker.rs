@@ -6,6 +6,8 @@
 //! allocation, no lock.
 
 mod drained;
+mod gates;
+mod pass_breaks;
 mod replay;
 #[cfg(test)]
 mod tests;
@@ -23,12 +25,13 @@ use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMeth
 use crate::fileset::FileLocks;
 use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, JobSpec, DDIRS};
-use crate::stats::{IntervalSampler, PrioLat, Sampling, WorkerStats};
+use crate::stats::{IntervalSampler, Sampling, WorkerStats};
 use crate::workload::buffers::BufferFiller;
-use crate::workload::pacing::{Clock, MonotonicClock, Pacer};
-use crate::workload::prio::PrioChooser;
+use crate::workload::pacing::{Clock, MonotonicClock};
 use crate::workload::{IoGenerator, NextIo};
+use gates::{fresh_stats, IssueGates};
 use iolens_sys::os::{thread_rusage, Rusage};
+use pass_breaks::PassBreaks;
 use replay::Replayer;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -92,7 +95,8 @@ fn run_on<E: Engine, C: Clock>(
         std::thread::sleep(job.exec.startdelay);
     }
     let live = ctx.live;
-    let mut worker = Worker::new(ctx, engine, queue, locks, flow, start_clock());
+    let gates = IssueGates::new(job, ctx.seed, locks, flow);
+    let mut worker = Worker::new(ctx, engine, queue, gates, start_clock());
     worker.run();
     let result = worker.finish();
     live.record_final_io();
@@ -128,7 +132,8 @@ struct Worker<'a, E: Engine, C: Clock> {
     ctx: WorkerCtx<'a>,
     engine: E,
     gen: IoGenerator,
-    pacer: Pacer,
+    /// What acts before an I/O goes out: pacing, flow, lockfile, cmdprio.
+    gates: IssueGates<'a>,
     filler: BufferFiller,
     clock: C,
     stats: WorkerStats,
@@ -156,25 +161,17 @@ struct Worker<'a, E: Engine, C: Clock> {
     checks: Checks<'a>,
     /// Time spent in verify passes after the writes, ns.
     verify_ns: u64,
-    /// This pass's writes were read back (`loops`: fio verifies after each pass).
-    pass_verified: bool,
-    /// `unlink_each_loop` emptied the files after this pass.
-    pass_emptied: bool,
+    /// The work between passes already done after this one (`loops`).
+    pass_breaks: PassBreaks,
     /// The job's time (`runtime`) ran out: as in fio, no verify pass follows.
     out_of_time: bool,
     /// `read_iolog`: the log the I/Os come from; None for generated I/O.
     replay: Option<Replayer<'a>>,
     /// Async engines: when the ages of the I/Os in flight are next checked.
     next_age_check_ns: u64,
-    /// `flow`: this worker's part in its flow.
-    flow: Option<FlowControl<'a>>,
     /// `--io-timeout` gave up on I/Os still in flight: the engine must never
     /// free their buffers, so it is leaked rather than dropped.
     abandoned_in_flight: bool,
-    /// `lockfile=`: held while an I/O is handed to the engine.
-    locks: FileLocks,
-    /// `cmdprio_*`: the priority of each I/O; None when the job sets none.
-    prio: Option<PrioChooser>,
 }
 
 /// A setup step's value, or the one-line failure the worker reports when it starts;
@@ -187,25 +184,6 @@ fn split_setup<T>(step: Option<Result<T, String>>) -> (Option<T>, Option<IoFailu
     }
 }
 
-/// Nothing measured yet; with `cmdprio_*`, a latency histogram for each priority an I/O
-/// of each direction can carry.
-fn fresh_stats(prio: Option<&PrioChooser>) -> WorkerStats {
-    let mut stats = WorkerStats::default();
-    if let Some(chooser) = prio {
-        for ddir in [Ddir::Read, Ddir::Write] {
-            stats.dirs[ddir.index()].prios = chooser
-                .priorities(ddir)
-                .into_iter()
-                .map(|ioprio| PrioLat {
-                    ioprio,
-                    ..PrioLat::default()
-                })
-                .collect();
-        }
-    }
-    stats
-}
-
 /// How often an async worker looks for its oldest I/O in flight without
 /// `--io-timeout`: often enough for the watchdog, rare enough to cost nothing.
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -215,8 +193,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         ctx: WorkerCtx<'a>,
         mut engine: E,
         queue: Queue,
-        locks: FileLocks,
-        flow: Option<FlowControl<'a>>,
+        gates: IssueGates<'a>,
         clock: C,
     ) -> Self {
         let job = ctx.job;
@@ -241,7 +218,6 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
         let mut gen = IoGenerator::new(&job.workload, regions, seed);
         gen.seed_offsets_as_fio(&job.workload, ctx.worker_number);
-        let pacer = Pacer::new(&job.pacing, ctx.seed);
         ctx.live.set_clock_origin(clock.now_ns());
         let age_check_ns = age_check_period(ctx.io_timeout).as_nanos() as u64;
         engine.set_wait_limit(Some(age_check_period(ctx.io_timeout)));
@@ -298,17 +274,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
         checks.iolog = iolog;
         checks.io_trace = io_trace;
-        let prio =
-            job.engine.cmdprio.is_used().then(|| {
-                PrioChooser::new(job.engine.cmdprio.clone(), job.exec.sched.ioprio, ctx.seed)
-            });
         Worker {
             engine,
             gen,
-            pacer,
             filler,
             clock,
-            stats: fresh_stats(prio.as_ref()),
+            stats: fresh_stats(gates.prio.as_ref()),
             sampler: IntervalSampler::new(bw_sampling, iops_sampling, ramp_end_ns, planned_ns),
             queue,
             completions: Vec::with_capacity(depth as usize),
@@ -325,17 +296,14 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             error: setup_error,
             checks,
             verify_ns: 0,
-            pass_verified: false,
-            pass_emptied: false,
+            pass_breaks: PassBreaks::default(),
             out_of_time: false,
             used,
             trim_methods,
             replay,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
-            locks,
-            flow,
-            prio,
+            gates,
             ctx,
         }
     }
@@ -361,7 +329,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 let Some(io) = trim.or_else(|| self.next_io()) else {
                     // a verify or emptying between passes, or a replayed sync, pauses issuing;
                     // anything else ends it
-                    self.done_issuing = !(self.pass_break_due() || self.replay_sync_due());
+                    self.done_issuing =
+                        !(self.pass_break_due().is_some() || self.replay_sync_due());
                     break;
                 };
                 self.pace(&io);
@@ -386,11 +355,8 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 .is_some_and(Verifier::backlog_due)
             {
                 self.verify_backlog();
-            } else if self.pass_verify_due() {
-                self.pass_verified = true;
-                self.verify_pass();
-            } else if self.pass_empty_due() {
-                self.empty_files();
+            } else if let Some(due) = self.pass_break_due() {
+                self.take_pass_break(due);
             } else if self.done_issuing {
                 break;
             }
@@ -413,44 +379,6 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
     }
 
-    /// fio's flow control: false while this worker is ahead of its share of
-    /// its flow; it then waits for its I/Os in flight and `flow_sleep` (or
-    /// just yields without one) before the loop asks again.
-    #[inline]
-    fn flow_admits(&mut self) -> bool {
-        let Some(flow) = &mut self.flow else {
-            return true;
-        };
-        if flow.admit() {
-            return true;
-        }
-        let sleep = flow.sleep;
-        if sleep.is_zero() {
-            std::thread::yield_now();
-        } else {
-            self.quiesce();
-            let now = self.clock.now_ns();
-            self.clock.sleep_until_ns(now + sleep.as_nanos() as u64);
-        }
-        self.last_now_ns = self.clock.now_ns();
-        false
-    }
-
-    /// `serialize_overlap`: the I/Os queued or in flight that `io` overlaps
-    /// complete before it goes out.
-    #[inline]
-    fn wait_out_overlap(&mut self, io: &NextIo) {
-        while self.queue.overlaps_in_flight(io.file, io.offset, io.len) {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
-            if self.queue.in_flight() == 0 {
-                break;
-            }
-            self.reap_at_least(1);
-        }
-    }
-
     /// Submit what is queued and wait until nothing is in flight.
     fn quiesce(&mut self) {
         if self.queue.pending() > 0 {
@@ -464,7 +392,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     /// Ramp time is over: forget what was measured so far.
     fn start_measuring(&mut self, now: u64) {
         self.measuring = true;
-        self.stats = fresh_stats(self.prio.as_ref());
+        self.stats = fresh_stats(self.gates.prio.as_ref());
         self.measure_start_ns = now;
         self.sampler.restart(now);
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
@@ -496,37 +424,12 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.budget.regions_exhausted();
             }
             // fio reads a pass's writes back before the next pass starts
-            if restarted || self.pass_break_due() || !self.budget.next_pass() {
+            if restarted || self.pass_break_due().is_some() || !self.budget.next_pass() {
                 return None;
             }
-            self.pass_verified = false;
-            self.pass_emptied = false;
+            self.pass_breaks.new_pass();
             self.gen.restart();
             restarted = true;
-        }
-    }
-
-    #[inline]
-    fn pace(&mut self, io: &NextIo) {
-        self.wait_for_replay_time();
-        if self.pacer.is_unpaced() {
-            return;
-        }
-        // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
-        let think_ns = self.pacer.think_before_issue();
-        if think_ns > 0 {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
-            self.think_for(think_ns);
-        }
-        let now = self.clock.now_ns();
-        let at = self.pacer.issue_at(now, io.ddir, u64::from(io.len));
-        if at > now {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
-            self.clock.sleep_until_ns(at.min(self.end_ns));
         }
     }
 
@@ -554,22 +457,15 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             offset: io.offset,
             len: io.len,
         };
-        let ioprio = match &mut self.prio {
-            Some(chooser) => {
-                let ioprio = chooser.pick(io.ddir, io.len);
-                self.engine.set_ioprio(ioprio);
-                ioprio
-            }
-            None => 0,
-        };
-        if let Err(e) = self.locks.lock(io.file, io.ddir) {
+        let ioprio = self.pick_ioprio(&io);
+        if let Err(e) = self.gates.locks.lock(io.file, io.ddir) {
             self.queue.release(slot);
             return self.lock_failed(e);
         }
         let start_ns = self.clock.now_ns();
         self.ctx.live.waiting_on(io.file, io.offset, start_ns);
         let queued = self.engine.queue(&req);
-        if let Err(e) = self.locks.unlock(io.file) {
+        if let Err(e) = self.gates.locks.unlock(io.file) {
             self.lock_failed(e);
         }
         let in_flight = InFlight {
@@ -655,7 +551,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             self.check_in_flight_ages(now);
         }
         self.queue.refill_if_drained();
-        if !self.pacer.is_unpaced() {
+        if !self.gates.pacer.is_unpaced() {
             self.think();
         }
     }
@@ -788,24 +684,6 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
     }
 
-    fn think(&mut self) {
-        let ns = self.pacer.think_after_io();
-        if ns > 0 {
-            self.think_for(ns);
-        }
-    }
-
-    fn think_for(&mut self, ns: u64) {
-        let now = self.clock.now_ns();
-        let until = (now + ns).min(self.end_ns);
-        // thinktime_spin: the first part stands for CPU work on the data.
-        let spin = self.pacer.thinktime_spin_ns();
-        if spin > 0 {
-            self.clock.spin_until_ns((now + spin).min(until));
-        }
-        self.clock.sleep_until_ns(until);
-    }
-
     fn io_failed(&mut self, io: &InFlight, errno: i32) {
         match self.checks.on_failed_io(io, errno, &self.ctx.files) {
             // fio counts the failed I/O as issued, with no bytes moved.
@@ -822,14 +700,6 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         );
         self.fail(IoFailure {
             message,
-            errno: e.raw_os_error().unwrap_or(0),
-        });
-    }
-
-    #[cold]
-    fn lock_failed(&mut self, e: std::io::Error) {
-        self.fail(IoFailure {
-            message: format!("lockfile: {}", crate::errno::describe(&e)),
             errno: e.raw_os_error().unwrap_or(0),
         });
     }

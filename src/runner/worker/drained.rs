@@ -21,72 +21,7 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
                 .verify
                 .as_ref()
                 .is_some_and(Verifier::backlog_due)
-            || self.pass_break_due()
-    }
-
-    /// A pass of `loops` ended and the next must wait: for its verify pass, or for
-    /// `unlink_each_loop` to empty the files.
-    #[inline]
-    pub(super) fn pass_break_due(&self) -> bool {
-        self.pass_verify_due() || self.pass_empty_due()
-    }
-
-    /// `unlink_each_loop`: a pass ended (and was verified) and another follows; as fio
-    /// removes the job's files then, the next pass must find them empty.
-    #[inline]
-    pub(super) fn pass_empty_due(&self) -> bool {
-        let job = self.ctx.job;
-        job.files.unlink_each_loop
-            && self.budget.pass_over()
-            && !self.pass_emptied
-            && !job.exec.time_based
-            && self.budget.passes_done() + 1 < self.budget.loops()
-            && !self.pass_verify_due()
-            && !self.checks.verify.as_ref().is_some_and(Verifier::only)
-    }
-
-    /// Empty the job's regular files for the next pass. fio unlinks them and creates them
-    /// anew; iolens truncates them instead, since every worker keeps the descriptor it
-    /// was given for the whole run: the next pass writes a fresh file all the same.
-    #[cold]
-    pub(super) fn empty_files(&mut self) {
-        self.pass_emptied = true;
-        for file in &self.ctx.files {
-            let emptied = match file.file.metadata() {
-                Ok(m) if m.is_file() => file.file.set_len(0),
-                Ok(_) => Ok(()),
-                Err(e) => Err(e),
-            };
-            if let Err(e) = emptied {
-                let message = format!(
-                    "unlink_each_loop: emptying {} failed: {}",
-                    file.path.display(),
-                    crate::errno::describe(&e)
-                );
-                self.fail(IoFailure {
-                    message,
-                    errno: e.raw_os_error().unwrap_or(0),
-                });
-                return;
-            }
-        }
-    }
-
-    /// A pass of `loops` ended and another follows: fio reads this pass's writes
-    /// back first (the last pass's are read back when the job ends). A
-    /// `verify_only` replay walks every pass and reads back once, at the end.
-    #[inline]
-    pub(super) fn pass_verify_due(&self) -> bool {
-        let job = self.ctx.job;
-        self.budget.pass_over()
-            && !self.pass_verified
-            && !job.exec.time_based
-            && self.budget.passes_done() + 1 < self.budget.loops()
-            && self
-                .checks
-                .verify
-                .as_ref()
-                .is_some_and(|v| v.verifies_at_end() && v.reads_back_writes() && !v.only())
+            || self.pass_break_due().is_some()
     }
 
     /// fsync=N / fdatasync=N: a sync is due.

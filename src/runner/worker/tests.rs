@@ -1,6 +1,6 @@
 //! The worker's loop on the null engine and a [`FakeClock`]: what it decides and
 //! when (ramp end, runtime end, iodepth_low draining, batch submit and complete,
-//! the rate schedule), pinned in fake time, so no test sleeps or depends on the
+//! the rate schedule, the breaks between passes), pinned in fake time, so no test sleeps or depends on the
 //! speed of the machine. The null engine completes at once, so time moves only
 //! where the loop chooses to wait.
 
@@ -23,6 +23,8 @@ struct Outcome {
     wakes: Vec<u64>,
     /// The fake time when the worker finished.
     end_ns: u64,
+    /// The file's length after the run (it starts at its full size).
+    file_len: u64,
 }
 
 impl Outcome {
@@ -30,19 +32,17 @@ impl Outcome {
         self.result.stats.dirs[0].ios
     }
 
-    /// Percent of submit calls by batch bucket (0, 1-4, 5-8, 9-16, …).
-    fn submit_pct(&self) -> [f64; 7] {
-        self.result.stats.depth.report().submit_pct
+    fn writes(&self) -> u64 {
+        self.result.stats.dirs[1].ios
     }
 
-    /// Percent of reap calls by batch bucket.
-    fn complete_pct(&self) -> [f64; 7] {
-        self.result.stats.depth.report().complete_pct
-    }
-
-    /// Percent of I/Os by the depth reached when they went out (1, 2, 4, …, 64+).
-    fn level_pct(&self) -> [f64; 7] {
-        self.result.stats.depth.report().level_pct
+    /// The one bucket that holds every submit call, every reap call and every
+    /// I/O's depth when it went out, each None when they are spread: batch
+    /// buckets 0, 1-4, 5-8, 9-16, …; depth buckets 1, 2, 4-7, 8-15, ….
+    fn sole_buckets(&self) -> [Option<usize>; 3] {
+        let depth = self.result.stats.depth.report();
+        [depth.submit_pct, depth.complete_pct, depth.level_pct]
+            .map(|pct| pct.iter().position(|&share| share == 100.0))
     }
 }
 
@@ -55,8 +55,10 @@ fn run_fake(file_kib: u64, options: &[&str]) -> Outcome {
         .collect();
     let job = crate::testutil::job_spec(&args);
     let size = file_kib << 10;
+    let handle = Arc::new(tempfile::tempfile().expect("scratch file"));
+    handle.set_len(size).expect("size the scratch file");
     let file = OpenFile {
-        file: Arc::new(tempfile::tempfile().expect("scratch file")),
+        file: handle.clone(),
         size,
         path: "harness".into(),
         region: FileRegion::new(0, 0, size).in_file(size),
@@ -84,6 +86,7 @@ fn run_fake(file_kib: u64, options: &[&str]) -> Outcome {
         result,
         wakes: clock.wakes(),
         end_ns: clock.now_ns(),
+        file_len: handle.metadata().expect("scratch file").len(),
     }
 }
 
@@ -158,40 +161,43 @@ fn ramp_time_is_not_measured_and_runtime_counts_after_it() {
 }
 
 #[test]
-fn a_full_queue_is_submitted_in_one_batch_and_reaped_in_one() {
-    let run = run_fake(64, &["--bs=4k", "--iodepth=8", "--iodepth_batch=8"]);
-    assert_eq!(run.reads(), 16);
-    // two submits of 8 (bucket 5-8), two reaps of 8, every I/O at depth 8
-    assert_eq!(run.submit_pct(), [0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 0.0]);
-    assert_eq!(run.complete_pct(), [0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 0.0]);
-    assert_eq!(run.level_pct(), [0.0, 0.0, 0.0, 100.0, 0.0, 0.0, 0.0]);
+fn iodepth_batch_sets_the_submit_and_reap_batches_and_one_batch_drains_first() {
+    // (options beside iodepth=8, the sole bucket of submits, reaps and depths:
+    // batch buckets 1-4 = 1, 5-8 = 2; depth buckets 2-3 = 1, 4-7 = 2, 8-15 = 3)
+    let cases: [(&[&str], _); 3] = [
+        // a full queue submitted in one batch of 8 and reaped in one
+        (&["--iodepth_batch=8"], [Some(2), Some(2), Some(3)]),
+        // every submit hands 2 I/Os to the engine
+        (&["--iodepth_batch=2"], [Some(1), Some(1), Some(1)]),
+        // The null engine holds one committed batch (as fio's): the loop reaps
+        // it all before issuing more, never a batch on top of another, where
+        // iodepth_low=6 alone would refill the queue at 6 in flight.
+        (
+            &["--iodepth_batch=4", "--iodepth_low=6"],
+            [Some(1), Some(1), Some(2)],
+        ),
+    ];
+    for (options, buckets) in cases {
+        let args: Vec<&str> = ["--bs=4k", "--iodepth=8"]
+            .into_iter()
+            .chain(options.iter().copied())
+            .collect();
+        let run = run_fake(64, &args);
+        assert_eq!(run.reads(), 16, "{options:?}");
+        assert_eq!(run.sole_buckets(), buckets, "{options:?}");
+    }
 }
 
 #[test]
-fn iodepth_batch_submit_commits_every_that_many_ios() {
-    let run = run_fake(64, &["--bs=4k", "--iodepth=8", "--iodepth_batch=2"]);
-    assert_eq!(run.reads(), 16);
-    // every submit hands 2 I/Os to the engine (bucket 1-4)
-    assert_eq!(run.submit_pct(), [0.0, 100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
-}
-
-#[test]
-fn a_committed_batch_drains_to_empty_before_the_next_whatever_iodepth_low_says() {
-    // The null engine holds one committed batch (as fio's): the loop reaps it
-    // all before issuing more, so no batch goes out on top of another, where
-    // iodepth_low=6 alone would refill the queue at 6 in flight.
-    let run = run_fake(
-        64,
-        &[
-            "--bs=4k",
-            "--iodepth=8",
-            "--iodepth_batch=4",
-            "--iodepth_low=6",
-        ],
+fn every_pass_of_loops_is_issued_and_unlink_each_loop_empties_the_files_between() {
+    let kept = run_fake(16, &["--rw=write", "--bs=4k", "--loops=3"]);
+    assert_eq!(kept.writes(), 12);
+    assert_eq!(kept.file_len, 16 << 10);
+    // the break after each pass but the last empties the files; none follows the last
+    let emptied = run_fake(
+        16,
+        &["--rw=write", "--bs=4k", "--loops=3", "--unlink_each_loop=1"],
     );
-    assert_eq!(run.reads(), 16);
-    assert_eq!(run.submit_pct(), [0.0, 100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
-    assert_eq!(run.complete_pct(), [0.0, 100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
-    // every I/O went out with 4 in flight (bucket 4-7), never 8
-    assert_eq!(run.level_pct(), [0.0, 0.0, 100.0, 0.0, 0.0, 0.0, 0.0]);
+    assert_eq!(emptied.writes(), 12);
+    assert_eq!(emptied.file_len, 0);
 }

@@ -1,0 +1,57 @@
+//! Pacing: `rate`/`rate_iops` (the issue schedule of [`Pacer`]), `thinktime`
+//! before an I/O (`thinktime_blocks_type=issue`) or after one, and the wait for
+//! a replayed I/O's logged time; every wait is on the worker's clock and ends
+//! by the job's end.
+
+use super::super::Worker;
+use crate::engine::Engine;
+use crate::workload::pacing::Clock;
+use crate::workload::NextIo;
+
+impl<E: Engine, C: Clock> Worker<'_, E, C> {
+    /// Wait until `io` may go out: its replayed time, a think time before it,
+    /// its place in the rate schedule; what is queued is submitted first.
+    #[inline]
+    pub(in crate::runner::worker) fn pace(&mut self, io: &NextIo) {
+        self.wait_for_replay_time();
+        if self.gates.pacer.is_unpaced() {
+            return;
+        }
+        // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
+        let think_ns = self.gates.pacer.think_before_issue();
+        if think_ns > 0 {
+            if self.queue.pending() > 0 {
+                self.commit();
+            }
+            self.think_for(think_ns);
+        }
+        let now = self.clock.now_ns();
+        let at = self.gates.pacer.issue_at(now, io.ddir, u64::from(io.len));
+        if at > now {
+            if self.queue.pending() > 0 {
+                self.commit();
+            }
+            self.clock.sleep_until_ns(at.min(self.end_ns));
+        }
+    }
+
+    /// The think time due after an I/O, if one is.
+    pub(in crate::runner::worker) fn think(&mut self) {
+        let ns = self.gates.pacer.think_after_io();
+        if ns > 0 {
+            self.think_for(ns);
+        }
+    }
+
+    /// Think for `ns` (never past the job's end), its `thinktime_spin` part busy.
+    pub(in crate::runner::worker) fn think_for(&mut self, ns: u64) {
+        let now = self.clock.now_ns();
+        let until = (now + ns).min(self.end_ns);
+        // thinktime_spin: the first part stands for CPU work on the data.
+        let spin = self.gates.pacer.thinktime_spin_ns();
+        if spin > 0 {
+            self.clock.spin_until_ns((now + spin).min(until));
+        }
+        self.clock.sleep_until_ns(until);
+    }
+}
