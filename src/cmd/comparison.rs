@@ -4,8 +4,8 @@
 
 use super::common::{print, write_html, CmdError, HistoryFlags};
 use crate::model::{RepeatReport, RunReport};
-pub use crate::report::metric_changes::Side;
 use crate::report::{self, Document, Format};
+pub use crate::series::metric_changes::Side;
 use std::path::Path;
 
 /// After a run: compare its repetitions (B) with stored run `id` and its batch (A);

@@ -18,7 +18,6 @@ mod foreign_io;
 mod holes;
 mod media;
 mod pagecache;
-pub mod repetitions;
 mod rules;
 pub mod straggler;
 mod tool_bound;

@@ -26,7 +26,7 @@ pub enum Scope {
 pub enum Check {
     /// A pure function over one run's report.
     Run(fn(&RunReport) -> Vec<Finding>),
-    /// In `repetitions::build`, over the repetitions with their statistics.
+    /// In `series::repetitions::build`, over the repetitions with their statistics.
     WithTheRepetitions,
 }
 

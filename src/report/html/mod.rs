@@ -6,14 +6,14 @@
 mod cluster;
 pub mod svg;
 
-use crate::diagnose::repetitions;
 use crate::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport,
 };
-use crate::report::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use crate::report::text::findings;
 use crate::report::text::quick::{main_direction, p99_ns};
 use crate::report::text::repeat_table::{occurrence_line, partial_runs};
+use crate::series::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
+use crate::series::repetitions;
 use crate::units::format_value;
 use std::fmt::Write;
 use svg::{escape, Axis, BarGroup, Frame, Marker, Series};

@@ -5,8 +5,8 @@
 
 use super::findings;
 use crate::model::RunReport;
-use crate::report::config::{comparable_path, job_configuration};
-use crate::report::metric_changes::{
+use crate::series::fingerprint::{comparable_path, job_configuration};
+use crate::series::metric_changes::{
     cpu_costs, metric_changes, verdicts_possible, Side, NO_VERDICT,
 };
 use crate::units::format_value;
