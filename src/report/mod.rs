@@ -2,7 +2,8 @@
 //! rendered through `render`, one match over (document, format): fio's formats
 //! are in `fio/`, the human text (fio's normal layout and iolens' own tables) in
 //! `text/`, the self-contained page in `html/`; `json` is iolens' own model as
-//! it is.
+//! it is. The renderers are visible inside `report` only, so that `render` is
+//! the way in.
 pub mod fio;
 pub mod html;
 pub mod json;

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// The comparison of A with B: the sides, what differs between them, the metric
 /// changes, the CPU cost and the findings.
-pub fn render(a: &Side, b: &Side) -> String {
+pub(in crate::report) fn render(a: &Side, b: &Side) -> String {
     let mut out = format!(
         "A: {} ({} run{})\nB: {} ({} run{})\n",
         a.label,

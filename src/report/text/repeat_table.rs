@@ -10,7 +10,7 @@ use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 
 /// The compact table: per job a line per metric, then the findings.
-pub fn render_table(r: &RepeatReport) -> String {
+pub(in crate::report) fn render_table(r: &RepeatReport) -> String {
     let mut out = format!("{} measured repetitions", r.repetitions.len());
     if r.warmup > 0 {
         let _ = write!(out, " after {} unmeasured warm-up run(s)", r.warmup);
