@@ -20,6 +20,7 @@ pub mod model;
 pub mod observe;
 pub mod report;
 pub mod runner;
+pub mod series;
 pub mod stats;
 pub mod store;
 pub mod units;

@@ -6,7 +6,7 @@ use super::common::{
 };
 use super::comparison::{self, Side};
 use super::EXIT_OK;
-use crate::cli::{Format, RunFlags};
+use crate::cli::RunFlags;
 use crate::model::RunReport;
 use crate::report::text::repeat_table::partial_run;
 use crate::runner::RunOutcome;
@@ -80,7 +80,7 @@ fn finish(
     }
     let [a, b] = arms;
     let [label_a, label_b] = labels;
-    print(&comparison::render(
+    print(&comparison::text(
         &Side {
             label: format!("A {label_a}"),
             runs: a,
@@ -89,7 +89,6 @@ fn finish(
             label: format!("B {label_b}"),
             runs: b,
         },
-        Format::Normal,
     ))?;
     Ok(code)
 }

@@ -4,8 +4,8 @@
 
 use super::common::{print, write_html, CmdError, HistoryFlags};
 use crate::model::{RepeatReport, RunReport};
-pub use crate::report::metric_changes::Side;
 use crate::report::{self, Document, Format};
+pub use crate::series::metric_changes::Side;
 use std::path::Path;
 
 /// After a run: compare its repetitions (B) with stored run `id` and its batch (A);
@@ -27,15 +27,20 @@ pub fn against_history(
 
 /// The text comparison on stdout (after `separator`), and the HTML page when asked for.
 pub fn show(a: &Side, b: &Side, separator: &str, html_path: Option<&Path>) -> Result<(), CmdError> {
-    print(&format!("{separator}{}", render(a, b, Format::Normal)))?;
+    print(&format!("{separator}{}", text(a, b)))?;
     match html_path {
         Some(path) => write_html(path, &render(a, b, Format::Html)),
         None => Ok(()),
     }
 }
 
+/// A with B compared, as text.
+pub fn text(a: &Side, b: &Side) -> String {
+    render(a, b, Format::Normal)
+}
+
 /// A with B compared, as text or as the HTML page.
-pub fn render(a: &Side, b: &Side, format: Format) -> String {
+fn render(a: &Side, b: &Side, format: Format) -> String {
     report::render(&Document::Comparison { a, b }, format)
         .expect("a comparison is written as text or HTML")
 }

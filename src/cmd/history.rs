@@ -5,9 +5,9 @@ use super::common::{print, write_html, CmdError, HistoryFlags};
 use super::output;
 use super::EXIT_OK;
 use crate::cli::{Format, Formats};
-use crate::diagnose::repetitions;
 use crate::model::metrics::Metric;
 use crate::report::{self, Document};
+use crate::series::repetitions;
 use crate::stats::significance::{shift_from_baseline, Shift, TREND_WINDOW};
 use crate::stats::summary::median;
 use crate::store::{self, Filter};
@@ -370,7 +370,7 @@ mod tests {
             started_unix_ms: 0,
             job: job.into(),
             value,
-            config_fingerprint: Some(crate::report::config::fingerprint(&config)),
+            config_fingerprint: Some(crate::series::fingerprint::fingerprint(&config)),
             config,
         }
     }

@@ -12,7 +12,7 @@ use crate::cli::RunArgs;
 use crate::cluster;
 use crate::debug;
 use crate::model::RunReport;
-use crate::report::{fio::agg_bw_log, fio::json as fio_json, html};
+use crate::report::{fio::agg_bw_log, fio::json as fio_json};
 use crate::runner::ranks::{ClusterLink, RankFile};
 use crate::runner::status::StatusReports;
 use crate::runner::RunOutcome;
@@ -134,7 +134,7 @@ fn run_connected(
             flags.no_finding_lines(),
         );
         if let Some(path) = &flags.html {
-            write_html(path, &html::render_run(&outcome.report))?;
+            write_html(path, &output::render_html(&outcome.report))?;
         }
         if flags.bandwidth_log {
             write_bandwidth_logs(&outcome.report)?;

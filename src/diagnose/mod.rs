@@ -18,7 +18,7 @@ mod foreign_io;
 mod holes;
 mod media;
 mod pagecache;
-pub mod repetitions;
+mod rules;
 pub mod straggler;
 mod tool_bound;
 mod tunables;
@@ -28,6 +28,7 @@ mod writes_in_ram;
 
 use crate::model::{Observations, ObservedHost, RunReport, TargetStack};
 use crate::units::{human_bytes, ByteUnits};
+use rules::{run_rules, Scope};
 
 /// Every rule's findings for one run, in a fixed order.
 ///
@@ -42,6 +43,7 @@ use crate::units::{human_bytes, ByteUnits};
 /// read-from-holes, foreign-io, unstable-throughput (the host's series),
 /// cpu-frequency, cache-evicted-without-pressure, tunables-changed and
 /// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
+/// The rules and their order are `RULES`'.
 /// A run on one host has no `ObservedHost`: every rule reads the report as it is.
 pub fn diagnose(report: &RunReport) -> Vec<Finding> {
     let hosts = report
@@ -56,7 +58,7 @@ pub fn diagnose(report: &RunReport) -> Vec<Finding> {
             .flat_map(|host| on_host(report, host))
             .collect()
     };
-    findings.extend(straggler::straggler(report));
+    findings.extend(run_rules(report, Scope::Ranks));
     findings
 }
 
@@ -85,28 +87,7 @@ fn on_host(report: &RunReport, host: &ObservedHost) -> Vec<Finding> {
 
 /// The findings of the rules that compare the jobs with their host.
 fn host_findings(report: &RunReport) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    findings.extend(media::no_device(report));
-    findings.extend(media::loop_without_direct_io(report));
-    findings.extend(pagecache::pagecache_under_direct_io(report));
-    findings.extend(device_traffic::served_from_cache(report));
-    findings.extend(device_traffic::direct_io_not_honoured(report));
-    findings.extend(writes_in_ram::writes_left_in_ram(report));
-    findings.extend(writeback::writeback_stall(report));
-    findings.extend(cgroup_memory::cgroup_memory_limit(report));
-    findings.extend(cgroup_io::cgroup_io_limit(report));
-    findings.extend(tool_bound::tool_bound(report));
-    findings.extend(holes::read_from_holes(report));
-    findings.extend(foreign_io::foreign_io(report));
-    findings.extend(amplification::job_amplification(report));
-    findings.extend(compressed::compressible_data(report));
-    findings.extend(unstable::unstable_throughput(report));
-    findings.extend(cpu_frequency::cpu_frequency(report));
-    findings.extend(cache_eviction::cache_evicted_without_pressure(report));
-    findings.extend(tunables::tunables_changed(report));
-    findings.extend(cpu_starvation::cpu_starvation(report));
-    findings.extend(cgroup_cpu::cgroup_cpu_quota(report));
-    findings
+    run_rules(report, Scope::Host)
 }
 
 pub use crate::model::Finding;

@@ -4,12 +4,12 @@
 
 use serde::Serialize;
 
-pub fn render(document: &impl Serialize) -> String {
+pub(in crate::report) fn render(document: &impl Serialize) -> String {
     serde_json::to_string_pretty(document).expect("the model serializes to JSON")
 }
 
 /// The same document on one line.
-pub fn render_line(document: &impl Serialize) -> String {
+pub(in crate::report) fn render_line(document: &impl Serialize) -> String {
     serde_json::to_string(document).expect("the model serializes to JSON")
 }
 

@@ -2,17 +2,16 @@
 //! rendered through `render`, one match over (document, format): fio's formats
 //! are in `fio/`, the human text (fio's normal layout and iolens' own tables) in
 //! `text/`, the self-contained page in `html/`; `json` is iolens' own model as
-//! it is, `config` and `metric_changes` what comparisons are made of.
-pub mod config;
+//! it is. The renderers are visible inside `report` only, so that `render` is
+//! the way in.
 pub mod fio;
 pub mod html;
 pub mod json;
-pub mod metric_changes;
 pub mod text;
 
 use crate::model::{RepeatReport, RunReport};
+use crate::series::metric_changes::Side;
 use fio::json::Detail;
-use metric_changes::Side;
 
 /// A report format: `--output-format`'s, and the HTML page of `--html FILE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

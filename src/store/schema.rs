@@ -13,7 +13,7 @@
 use super::{HostFacts, StoreError};
 use crate::model::metrics::Metric;
 use crate::model::RunReport;
-use crate::report::config::{fingerprint, fnv1a, is_temporary_target, job_configuration};
+use crate::series::fingerprint::{fingerprint, fnv1a, is_temporary_target, job_configuration};
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema this iolens writes.

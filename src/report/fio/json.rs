@@ -26,13 +26,13 @@ pub enum Detail {
 
 /// The report as fio's JSON document (fio's client-mode document for a run on
 /// several ranks).
-pub fn render(report: &RunReport, detail: Detail) -> String {
+pub(in crate::report) fn render(report: &RunReport, detail: Detail) -> String {
     serde_json::to_string_pretty(&Document::new(report, detail))
         .expect("fio JSON has only string keys and finite numbers")
 }
 
 /// The same document on one line (for `--status-interval`: one document per line).
-pub fn render_line(report: &RunReport, detail: Detail) -> String {
+pub(in crate::report) fn render_line(report: &RunReport, detail: Detail) -> String {
     serde_json::to_string(&Document::new(report, detail))
         .expect("fio JSON has only string keys and finite numbers")
 }

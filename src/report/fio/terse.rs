@@ -12,7 +12,7 @@ pub const VERSION: u32 = 3;
 const PERCENTILE_FIELDS: usize = 20;
 
 /// One line per job.
-pub fn render(report: &RunReport) -> String {
+pub(in crate::report) fn render(report: &RunReport) -> String {
     let mut out = String::new();
     for job in &report.jobs {
         let fields = job_fields(report, job);

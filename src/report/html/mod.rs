@@ -6,14 +6,14 @@
 mod cluster;
 pub mod svg;
 
-use crate::diagnose::repetitions;
 use crate::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport,
 };
-use crate::report::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use crate::report::text::findings;
 use crate::report::text::quick::{main_direction, p99_ns};
 use crate::report::text::repeat_table::{occurrence_line, partial_runs};
+use crate::series::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
+use crate::series::repetitions;
 use crate::units::format_value;
 use std::fmt::Write;
 use svg::{escape, Axis, BarGroup, Frame, Marker, Series};
@@ -29,7 +29,7 @@ table.kv td{text-align:left}pre{white-space:pre-wrap}tr.straggler td{background:
 
 /// The report of one run; a run of the `quick` suite (also one read from the
 /// history) opens with its results side by side.
-pub fn render_run(report: &RunReport) -> String {
+pub(in crate::report) fn render_run(report: &RunReport) -> String {
     let mut body = String::new();
     header(&mut body, report);
     if report.command_line.first().is_some_and(|c| c == "quick") {
@@ -102,7 +102,7 @@ fn overview(out: &mut String, report: &RunReport) {
 }
 
 /// The repetitions of `--repeat`: per job and metric each repetition's value, outliers marked.
-pub fn render_repeat(result: &RepeatReport) -> String {
+pub(in crate::report) fn render_repeat(result: &RepeatReport) -> String {
     let mut body = format!(
         "<h1>iolens: {} repetitions</h1><p>after {} unmeasured warm-up run(s); iolens {}</p>",
         result.repetitions.len(),
@@ -175,7 +175,7 @@ fn findings_of_runs(out: &mut String, id_prefix: &str, runs: &RepeatReport) {
 /// Two results side by side (`iolens compare A B --html`): what differs in their
 /// conditions, per job and metric the change with its verdict, and per job both
 /// sides' I/O over time one above the other on the same axes.
-pub fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
+pub(in crate::report) fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
     let mut body = String::from("<h1>iolens comparison</h1>");
     for (key, side) in [("A", a), ("B", b)] {
         let first = &side.runs[0];

@@ -354,7 +354,7 @@ fn a_repeat_page_names_the_repetitions_of_each_finding_shows_it_and_marks_a_part
         .collect();
     let mut reps = reps;
     reps[2].interrupted = true;
-    let html = render_repeat(&crate::diagnose::repetitions::build(reps, 0));
+    let html = render_repeat(&crate::series::repetitions::build(reps, 0));
     let partial = "<p class=\"note\">repetition #3: interrupted, its results are partial</p>";
     assert!(
         html.contains(partial),

@@ -5,8 +5,8 @@
 
 use super::findings;
 use crate::model::RunReport;
-use crate::report::config::{comparable_path, job_configuration};
-use crate::report::metric_changes::{
+use crate::series::fingerprint::{comparable_path, job_configuration};
+use crate::series::metric_changes::{
     cpu_costs, metric_changes, verdicts_possible, Side, NO_VERDICT,
 };
 use crate::units::format_value;
@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// The comparison of A with B: the sides, what differs between them, the metric
 /// changes, the CPU cost and the findings.
-pub fn render(a: &Side, b: &Side) -> String {
+pub(in crate::report) fn render(a: &Side, b: &Side) -> String {
     let mut out = format!(
         "A: {} ({} run{})\nB: {} ({} run{})\n",
         a.label,

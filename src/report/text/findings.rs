@@ -2,9 +2,9 @@
 //! `show`, `quick`, `--repeat`, `compare`): severity and title with the code, the
 //! evidence, the advice.
 
-use crate::diagnose::repetitions::{self, Occurrence};
 use crate::model::{Finding, RepeatReport, Severity};
-use crate::report::metric_changes::Side;
+use crate::series::metric_changes::Side;
+use crate::series::repetitions::{self, Occurrence};
 use crate::units::run_numbers;
 use std::fmt::Write;
 

@@ -28,7 +28,7 @@ use crate::report::fio::{
 const GROUP_DIR_NAMES: [&str; 3] = ["READ", "WRITE", "TRIM"];
 
 /// The whole report: every job, then each group's totals, then the disks.
-pub fn render(report: &RunReport) -> String {
+pub(in crate::report) fn render(report: &RunReport) -> String {
     let mut out = String::new();
     write_report(&mut out, report).expect("writing to a String cannot fail");
     out

@@ -1,16 +1,16 @@
 //! `--repeat`: the compact table of the statistics over the repetitions,
 //! which repetitions had which finding, then the findings: each repetition
 //! finding in full once, and those over the repetitions (made in
-//! `diagnose::repetitions`).
+//! `series::repetitions`).
 
 use super::findings;
-use crate::diagnose::repetitions;
 use crate::model::{Finding, RepeatReport, RunReport};
+use crate::series::repetitions;
 use crate::units::{format_value, run_numbers};
 use std::fmt::Write;
 
 /// The compact table: per job a line per metric, then the findings.
-pub fn render_table(r: &RepeatReport) -> String {
+pub(in crate::report) fn render_table(r: &RepeatReport) -> String {
     let mut out = format!("{} measured repetitions", r.repetitions.len());
     if r.warmup > 0 {
         let _ = write!(out, " after {} unmeasured warm-up run(s)", r.warmup);
@@ -115,7 +115,7 @@ pub fn occurrence_line(o: &repetitions::Occurrence) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnose::repetitions::build;
+    use crate::series::repetitions::build;
     use crate::testutil::run_report;
 
     #[test]

@@ -254,7 +254,7 @@ fn repeated_stragglers(reps: &[RunReport]) -> Vec<Finding> {
         let Some(cluster) = &rep.cluster else {
             continue;
         };
-        for r in super::straggler::stragglers(cluster) {
+        for r in crate::diagnose::straggler::stragglers(cluster) {
             let rank = &cluster.ranks[r];
             named
                 .entry((rank.rank, rank.hostname.as_str()))
