@@ -87,6 +87,7 @@ pub(super) fn run_group(
             return (Vec::new(), false);
         }
         barrier.wait();
+        // the watchdog counts from the workers' go, not from the wait for the peers
         let clock = Instant::now;
         let watch = watchdog::GroupWatch::new(
             req.jobs,

@@ -6,6 +6,7 @@ use crate::fileset::{self, FileSet};
 use crate::runner::group::peers::{OneHost, PeersWord};
 use crate::runner::Gathered;
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -71,7 +72,9 @@ struct Fixture {
     run_stop: AtomicBool,
     given_up: AtomicBool,
     start: Instant,
-    now: Cell<Instant>,
+    now: Rc<Cell<Instant>>,
+    /// Reads `now`: the supervisor's clock.
+    clock: Box<dyn Fn() -> Instant>,
 }
 
 impl Fixture {
@@ -87,6 +90,8 @@ impl Fixture {
             .collect();
         let files = fileset::prepare(&jobs, false, false, &()).expect("null-engine targets");
         let start = Instant::now();
+        let now = Rc::new(Cell::new(start));
+        let read = Rc::clone(&now);
         Fixture {
             group: (0..jobs.len()).collect(),
             board: LiveBoard::new(jobs.iter().map(|j| j.exec.numjobs)),
@@ -99,7 +104,8 @@ impl Fixture {
             run_stop: AtomicBool::new(false),
             given_up: AtomicBool::new(false),
             start,
-            now: Cell::new(start),
+            now,
+            clock: Box::new(move || read.get()),
         }
     }
 
@@ -107,12 +113,11 @@ impl Fixture {
         GroupControl::new(&self.jobs, &self.group, &self.run_stop)
     }
 
-    /// The supervisor of the whole group over `workers`, reading `clock`.
+    /// The supervisor of the whole group over `workers`, on the fixture's clock.
     fn supervisor<'g, W: Worker>(
         &'g self,
         control: &'g GroupControl<'g>,
         peers: &'g mut dyn Peers,
-        clock: &'g dyn Fn() -> Instant,
         workers: Vec<Vec<W>>,
     ) -> GroupSupervisor<'g, W> {
         let watch = GroupWatch::new(
@@ -131,7 +136,7 @@ impl Fixture {
             control,
             peers,
             slots: &self.slots,
-            clock,
+            clock: &*self.clock,
             started: self.start,
         };
         GroupSupervisor::new(on, watch, workers)
@@ -146,11 +151,10 @@ impl Fixture {
 fn the_group_runs_until_every_worker_has_ended_and_their_results_come_back_in_order() {
     let fixture = Fixture::of(&[&["--numjobs=2"]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let ended = [Cell::new(false), Cell::new(false)];
     let workers = vec![vec![worker(&ended[0], 1), worker(&ended[1], 2)]];
     let mut peers = OneHost;
-    let mut supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    let mut supervisor = fixture.supervisor(&control, &mut peers, workers);
     assert!(supervisor.tick(), "expected the group running");
     ended[0].set(true);
     assert!(
@@ -178,14 +182,13 @@ fn the_group_runs_until_every_worker_has_ended_and_their_results_come_back_in_or
 fn a_worker_that_panicked_is_a_failed_result_naming_the_panic() {
     let fixture = Fixture::of(&[&[]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let ended = Cell::new(true);
     let workers = vec![vec![FakeWorker {
         finished: &ended,
         result: Err("slot 3 is already in use"),
     }]];
     let mut peers = OneHost;
-    let supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    let supervisor = fixture.supervisor(&control, &mut peers, workers);
     let Joined::Ended(results, _) = supervisor.join() else {
         panic!("expected the worker joined");
     };
@@ -200,11 +203,10 @@ fn a_worker_that_panicked_is_a_failed_result_naming_the_panic() {
 fn with_exitall_the_first_job_to_end_stops_the_others() {
     let fixture = Fixture::of(&[&["--exitall"], &[]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let ended = [Cell::new(false), Cell::new(false)];
     let workers = vec![vec![worker(&ended[0], 1)], vec![worker(&ended[1], 1)]];
     let mut peers = OneHost;
-    let mut supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    let mut supervisor = fixture.supervisor(&control, &mut peers, workers);
     assert!(supervisor.tick());
     assert!(
         !control.stop_flag(1, 0).load(Ordering::Relaxed),
@@ -224,11 +226,9 @@ fn a_worker_stuck_past_the_watchdogs_grace_is_left_behind_with_the_watchdogs_rea
     // then a grace of 5 s for the processes and 5 s more for the threads
     let fixture = Fixture::of(&[&["--runtime=1", "--time_based"]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let never = Cell::new(false);
     let mut peers = OneHost;
-    let mut supervisor =
-        fixture.supervisor(&control, &mut peers, &clock, vec![vec![worker(&never, 1)]]);
+    let mut supervisor = fixture.supervisor(&control, &mut peers, vec![vec![worker(&never, 1)]]);
     let ended_at = (0..60).find(|&t| {
         fixture.at(t);
         !supervisor.tick()
@@ -260,7 +260,6 @@ fn a_worker_stuck_past_the_watchdogs_grace_is_left_behind_with_the_watchdogs_rea
 fn the_group_waits_for_its_peers_and_a_first_end_heard_stops_a_timed_group() {
     let fixture = Fixture::of(&[&["--runtime=10", "--time_based"]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let ended = Cell::new(false);
     let word = Cell::new(PeersWord::default());
     let heard = RefCell::new(Vec::new());
@@ -268,8 +267,7 @@ fn the_group_waits_for_its_peers_and_a_first_end_heard_stops_a_timed_group() {
         word: &word,
         heard: &heard,
     };
-    let mut supervisor =
-        fixture.supervisor(&control, &mut peers, &clock, vec![vec![worker(&ended, 1)]]);
+    let mut supervisor = fixture.supervisor(&control, &mut peers, vec![vec![worker(&ended, 1)]]);
     assert!(supervisor.tick());
     assert!(!control.stopping(), "expected no stop before any end");
     word.set(PeersWord {
@@ -307,14 +305,13 @@ fn the_group_waits_for_its_peers_and_a_first_end_heard_stops_a_timed_group() {
 fn an_ended_worker_leaves_its_flow_once_noticed_and_every_worker_at_the_join() {
     let fixture = Fixture::of(&[&["--numjobs=2", "--flow=2"]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let ended = [Cell::new(false), Cell::new(false)];
     for w in 0..2 {
         fixture.board.worker(0, w).set_flow(2, 5);
     }
     let workers = vec![vec![worker(&ended[0], 1), worker(&ended[1], 1)]];
     let mut peers = OneHost;
-    let mut supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    let mut supervisor = fixture.supervisor(&control, &mut peers, workers);
     ended[0].set(true);
     assert!(supervisor.tick());
     let flows = |fixture: &Fixture| [0, 1].map(|w| fixture.board.worker(0, w).flow());
@@ -335,11 +332,9 @@ fn an_ended_worker_leaves_its_flow_once_noticed_and_every_worker_at_the_join() {
 fn a_job_whose_rate_holds_steady_is_stopped_and_its_workers_report_it() {
     let fixture = Fixture::of(&[&["--steadystate=iops:10%", "--ss_dur=3"]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let ended = Cell::new(false);
     let mut peers = OneHost;
-    let mut supervisor =
-        fixture.supervisor(&control, &mut peers, &clock, vec![vec![worker(&ended, 1)]]);
+    let mut supervisor = fixture.supervisor(&control, &mut peers, vec![vec![worker(&ended, 1)]]);
     // 100 I/Os a second: one sample a second from the first I/O, three judged
     let stopped_at = (0..10).find(|&t| {
         fixture.at(t);
@@ -368,11 +363,10 @@ fn a_job_whose_rate_holds_steady_is_stopped_and_its_workers_report_it() {
 fn an_interim_report_holds_the_groups_before_and_this_groups_latest_snapshots() {
     let fixture = Fixture::of(&[&["--numjobs=2"]]);
     let control = fixture.control();
-    let clock = || fixture.now.get();
     let running = Cell::new(false);
     let workers = vec![vec![worker(&running, 1), worker(&running, 1)]];
     let mut peers = OneHost;
-    let supervisor = fixture.supervisor(&control, &mut peers, &clock, workers);
+    let supervisor = fixture.supervisor(&control, &mut peers, workers);
     fixture.slots[0][1].publish(WorkerResult {
         runtime_ns: 7,
         ..WorkerResult::empty()
