@@ -188,6 +188,16 @@ fn every_dependency_follows_an_arrow_of_the_architecture_table() {
 }
 
 #[test]
+fn only_cmd_and_console_print() {
+    let (_, printing) = arrows_in_code();
+    assert!(
+        printing.is_empty(),
+        "expected printing only in cmd/ and console.rs (other modules return text or call \
+         console::warn); printing: {printing:?}"
+    );
+}
+
+#[test]
 fn a_table_row_names_the_module_and_what_it_may_use() {
     let page = "| `runner/` | the run | `engine/` `stats` |\n| `units` | numbers | — |\n";
     let arrows = allowed_arrows(page);

@@ -150,7 +150,7 @@ impl ClusterLink for MpiLink {
 
     fn abort(&self, message: &str) -> ! {
         // one write, so that the ranks' lines do not interleave
-        eprintln!("{}", format!("iolens: {message}"));
+        crate::console::warn(format_args!("{message}"));
         self.world.abort(1)
     }
 

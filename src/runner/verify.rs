@@ -755,11 +755,11 @@ pub fn drop_cached_pages(f: &OpenFile) {
         _ => iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), region.start, region.len),
     };
     if let Err(e) = dropped {
-        eprintln!(
-            "iolens: verify: cannot drop the cached pages of {}: {}; the read-back may read them from memory",
+        crate::console::warn(format_args!(
+            "verify: cannot drop the cached pages of {}: {}; the read-back may read them from memory",
             f.path.display(),
             crate::errno::describe(&e)
-        );
+        ));
     }
 }
 
@@ -785,7 +785,7 @@ fn dump(path: &std::path::Path, offset: u64, found: &[u8], expected: Option<&[u8
     let write = |suffix: &str, bytes: &[u8]| {
         let out = format!("{name}.{offset}.{suffix}");
         if let Err(e) = std::fs::write(&out, bytes) {
-            eprintln!("iolens: verify_dump: cannot write {out}: {e}");
+            crate::console::warn(format_args!("verify_dump: cannot write {out}: {e}"));
         }
     };
     write("received", found);

@@ -222,9 +222,9 @@ impl<'a> GroupWatch<'a> {
             let waiting = finished.iter().flatten().any(|f| !f);
             let since_stop = now.saturating_duration_since(at);
             if waiting && since_stop > GRACE && !self.given_up.swap(true, Ordering::Relaxed) {
-                eprintln!(
-                    "iolens: watchdog: stuck workers did not come back; the report has what they had done"
-                );
+                crate::console::warn(format_args!(
+                    "watchdog: stuck workers did not come back; the report has what they had done"
+                ));
             }
             // A thread cannot be taken back: the run is finished without it.
             self.leave_threads = waiting && since_stop > 2 * GRACE;
@@ -257,17 +257,19 @@ impl<'a> GroupWatch<'a> {
         match self.dog.check(elapsed, &views) {
             Verdict::Fine => {}
             Verdict::Warn(stuck, why) => {
-                eprintln!("iolens: watchdog: {why}; these workers look stuck:");
+                crate::console::warn(format_args!("watchdog: {why}; these workers look stuck:"));
                 for w in &stuck {
-                    eprintln!("iolens: watchdog:   {}", self.describe(w));
+                    crate::console::warn(format_args!("watchdog:   {}", self.describe(w)));
                 }
             }
             Verdict::Stop(stuck, why) => {
-                eprintln!("iolens: watchdog: {why}; stopping the run with a partial report");
+                crate::console::warn(format_args!(
+                    "watchdog: {why}; stopping the run with a partial report"
+                ));
                 control.stop_group();
                 for w in &stuck {
                     let description = self.describe(w);
-                    eprintln!("iolens: watchdog:   {description}");
+                    crate::console::warn(format_args!("watchdog:   {description}"));
                     let j = self.group[w.job];
                     self.kill_if_process(j, w.worker);
                     self.stuck

@@ -220,7 +220,10 @@ pub(in crate::runner) fn write_rank_file(
         },
     };
     if let Err(e) = file.write(path) {
-        eprintln!("iolens: warning: cannot write {}: {e}", path.display());
+        crate::console::warn(format_args!(
+            "warning: cannot write {}: {e}",
+            path.display()
+        ));
     }
 }
 
