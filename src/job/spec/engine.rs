@@ -9,8 +9,11 @@ use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
-use crate::job::spec::{BlockSizes, CmdprioSpec, JobSpec, SizeOrPercent};
+use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
+
+mod cmdprio;
+pub use cmdprio::*;
 
 /// One engine: its fio name and what the rest of iolens asks about it.
 #[derive(Debug)]
