@@ -144,6 +144,20 @@ impl<'a> Layers<'a> {
         self.parse_defaulted(def, units::parse_bool)
     }
 
+    /// A bool option's value and, when the job or its globals set it, that setting (for
+    /// an error naming it): one lookup for both.
+    pub(crate) fn bool_and_given(
+        &self,
+        def: &'static OptionDef,
+    ) -> Result<(bool, Option<Setting<'a>>), JobError> {
+        let given = self.given(def);
+        let setting = given
+            .or_else(|| Self::default(def))
+            .expect("option has a default in the table");
+        let value = units::parse_bool(setting.text).map_err(|e| setting.invalid(e))?;
+        Ok((value, given))
+    }
+
     pub(crate) fn count(&self, def: &'static OptionDef) -> Result<Option<u64>, JobError> {
         self.parse(def, |text| units::parse_count(text, self.kb_base))
     }

@@ -57,8 +57,8 @@ pub struct ExecSpec {
 impl Layers<'_> {
     pub(crate) fn exec(&self) -> Result<ExecSpec, JobError> {
         let runtime = self.time(opt::RUNTIME)?;
-        let time_based = self.bool(opt::TIME_BASED)?;
-        if let (true, None, Some(setting)) = (time_based, runtime, self.given(opt::TIME_BASED)) {
+        let (time_based, time_based_given) = self.bool_and_given(opt::TIME_BASED)?;
+        if let (true, None, Some(setting)) = (time_based, runtime, time_based_given) {
             return Err(setting.invalid_with_hint(
                 "needs a runtime to run for",
                 "set runtime=, e.g. runtime=60s",

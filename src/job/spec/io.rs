@@ -1,6 +1,7 @@
 //! How data reaches the target (`IoModeSpec`: `direct`/`buffered`, `sync`, `fsync`,
 //! `invalidate`, …).
 
+use super::FilesSpec;
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::{Layers, Setting};
@@ -40,7 +41,8 @@ pub struct IoModeSpec {
 }
 
 impl Layers<'_> {
-    pub(crate) fn io_mode(&self) -> Result<IoModeSpec, JobError> {
+    /// `files` says whether the job's files are read into the cache first (`pre_read`).
+    pub(crate) fn io_mode(&self, files: &FilesSpec) -> Result<IoModeSpec, JobError> {
         let sync = self.choice(opt::SYNC)?;
         Ok(IoModeSpec {
             direct: self.direct()?,
@@ -50,7 +52,7 @@ impl Layers<'_> {
             // A job keeps its files open to its end, so closing them is ending it.
             end_fsync: self.bool(opt::END_FSYNC)? || self.bool(opt::FSYNC_ON_CLOSE)?,
             // Dropping the cache right after pre_read filled it would undo it (as fio).
-            invalidate: self.bool(opt::INVALIDATE)? && !self.bool(opt::PRE_READ)?,
+            invalidate: self.bool(opt::INVALIDATE)? && !files.pre_read,
             overwrite: self.bool(opt::OVERWRITE)?,
             unlink: self.bool(opt::UNLINK)?,
         })
