@@ -164,15 +164,17 @@ impl<'a> Layers<'a> {
 
     /// A defaulted count that must fit in 32 bits and be at least `min`.
     pub(crate) fn count_u32(&self, def: &'static OptionDef, min: u32) -> Result<u32, JobError> {
-        let parse = |text: &str| {
-            let value = units::parse_count(text, self.kb_base)?;
-            match u32::try_from(value) {
-                Ok(value) if value >= min => Ok(value),
-                Ok(_) => Err(UnitError::Invalid(format!("must be at least {min}"))),
-                Err(_) => Err(UnitError::Overflow),
-            }
-        };
-        self.parse_defaulted(def, parse)
+        self.parse_defaulted(def, |text| self.parse_u32(text, min))
+    }
+
+    /// A count that must fit in 32 bits and be at least `min`.
+    pub(crate) fn parse_u32(&self, text: &str, min: u32) -> Result<u32, UnitError> {
+        let value = units::parse_count(text, self.kb_base)?;
+        match u32::try_from(value) {
+            Ok(value) if value >= min => Ok(value),
+            Ok(_) => Err(UnitError::Invalid(format!("must be at least {min}"))),
+            Err(_) => Err(UnitError::Overflow),
+        }
     }
 
     pub(crate) fn percent(&self, def: &'static OptionDef) -> Result<u32, JobError> {
