@@ -372,13 +372,14 @@ impl IoUringOptions {
         EngineOption::SqthreadPoll,
     ];
 
-    fn resolve(layers: &Layers) -> Result<Self, JobError> {
-        Ok(Self {
-            hipri: layers.bool(opt::HIPRI)?,
-            fixedbufs: layers.bool(opt::FIXEDBUFS)?,
-            registerfiles: layers.bool(opt::REGISTERFILES)?,
-            sqthread_poll: layers.bool(opt::SQTHREAD_POLL)?,
-        })
+    /// The options among `turned_on` (the engine options the job turns on).
+    fn of(turned_on: &[EngineOption]) -> Self {
+        Self {
+            hipri: turned_on.contains(&EngineOption::Hipri),
+            fixedbufs: turned_on.contains(&EngineOption::Fixedbufs),
+            registerfiles: turned_on.contains(&EngineOption::Registerfiles),
+            sqthread_poll: turned_on.contains(&EngineOption::SqthreadPoll),
+        }
     }
 }
 
@@ -392,10 +393,11 @@ pub struct Pvsync2Options {
 impl Pvsync2Options {
     const OPTIONS: &'static [EngineOption] = &[EngineOption::Hipri];
 
-    fn resolve(layers: &Layers) -> Result<Self, JobError> {
-        Ok(Self {
-            hipri: layers.bool(opt::HIPRI)?,
-        })
+    /// The options among `turned_on` (the engine options the job turns on).
+    fn of(turned_on: &[EngineOption]) -> Self {
+        Self {
+            hipri: turned_on.contains(&EngineOption::Hipri),
+        }
     }
 }
 
@@ -443,8 +445,13 @@ impl EngineSpec {
             .map_or(0, |max| u32::try_from(max).unwrap_or(u32::MAX))
             .max(batch_complete_min);
         let batch_submit = layers.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?;
+        let mut turned_on = Vec::new();
         for option in engine_options() {
-            if layers.bool(option.def())? && !kind.def().options.contains(&option) {
+            if !layers.bool(option.def())? {
+                continue;
+            }
+            turned_on.push(option);
+            if !kind.def().options.contains(&option) {
                 warnings.push(format!(
                     "job '{job}': {}=1 is ignored by ioengine={name}",
                     option.def().name
@@ -465,11 +472,11 @@ impl EngineSpec {
             batch_complete_min,
             batch_complete_max,
             io_uring: match kind {
-                EngineKind::IoUring => IoUringOptions::resolve(layers)?,
+                EngineKind::IoUring => IoUringOptions::of(&turned_on),
                 _ => IoUringOptions::default(),
             },
             pvsync2: match kind {
-                EngineKind::Pvsync2 => Pvsync2Options::resolve(layers)?,
+                EngineKind::Pvsync2 => Pvsync2Options::of(&turned_on),
                 _ => Pvsync2Options::default(),
             },
             stat_type: if takes_stat_type {
