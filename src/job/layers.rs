@@ -33,6 +33,11 @@ impl<'a> Setting<'a> {
         }
     }
 
+    /// The value of a bool option's setting.
+    pub(crate) fn bool(&self) -> Result<bool, JobError> {
+        units::parse_bool(self.text).map_err(|e| self.invalid(e))
+    }
+
     pub(crate) fn invalid(&self, reason: impl Display) -> JobError {
         self.invalid_with_hint(reason, self.def.hint())
     }
@@ -154,8 +159,7 @@ impl<'a> Layers<'a> {
         let setting = given
             .or_else(|| Self::default(def))
             .expect("option has a default in the table");
-        let value = units::parse_bool(setting.text).map_err(|e| setting.invalid(e))?;
-        Ok((value, given))
+        Ok((setting.bool()?, given))
     }
 
     pub(crate) fn count(&self, def: &'static OptionDef) -> Result<Option<u64>, JobError> {

@@ -474,13 +474,9 @@ pub(crate) mod tests {
         "sprandom",
         "unlink_each_loop",
         "stat_type",
-        "prio",
-        "prioclass",
         "log_window_value",
         "allow_mounted_write",
         "verify_pattern",
-        "verify_write_sequence",
-        "verify_header_seed",
     ];
 
     /// The supported options these tests check.

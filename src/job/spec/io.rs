@@ -4,9 +4,8 @@
 use super::FilesSpec;
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
-use crate::job::layers::{Layers, Setting};
+use crate::job::layers::Layers;
 use crate::job::options::opt;
-use crate::units;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,10 +59,9 @@ impl Layers<'_> {
 
     /// `buffered` is the inverse of `direct`; the more specific layer decides.
     fn direct(&self) -> Result<bool, JobError> {
-        let parse = |s: Setting| units::parse_bool(s.text).map_err(|e| s.invalid(e));
         match self.pair(opt::DIRECT, opt::BUFFERED) {
             (Some(direct), Some(buffered)) => {
-                let (d, b) = (parse(direct)?, parse(buffered)?);
+                let (d, b) = (direct.bool()?, buffered.bool()?);
                 if d == b {
                     return Err(buffered.invalid_with_hint(
                         format!("contradicts direct={}", u8::from(d)),
@@ -72,8 +70,8 @@ impl Layers<'_> {
                 }
                 Ok(d)
             }
-            (Some(direct), None) => parse(direct),
-            (None, Some(buffered)) => Ok(!parse(buffered)?),
+            (Some(direct), None) => direct.bool(),
+            (None, Some(buffered)) => Ok(!buffered.bool()?),
             (None, None) => self.bool(opt::DIRECT),
         }
     }
