@@ -33,6 +33,11 @@ impl<'a> Setting<'a> {
         }
     }
 
+    /// Set by the job or its globals, not the table's default.
+    pub(crate) fn is_given(&self) -> bool {
+        *self.source != Source::Default
+    }
+
     /// The value of a bool option's setting.
     pub(crate) fn bool(&self) -> Result<bool, JobError> {
         units::parse_bool(self.text).map_err(|e| self.invalid(e))

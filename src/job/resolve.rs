@@ -473,7 +473,6 @@ pub(crate) mod tests {
         "random_generator",
         "sprandom",
         "unlink_each_loop",
-        "stat_type",
         "log_window_value",
         "allow_mounted_write",
         "verify_pattern",

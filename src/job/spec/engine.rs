@@ -458,9 +458,10 @@ impl EngineSpec {
                 ));
             }
         }
-        let stat_type = layers.choice(opt::STAT_TYPE)?;
+        let stat_type = layers.choice_with_parameter::<StatType>(opt::STAT_TYPE)?;
+        stat_type.no_parameter()?;
         let takes_stat_type = kind.def().file_op.is_some_and(FileOp::stats);
-        if layers.given(opt::STAT_TYPE).is_some() && !takes_stat_type {
+        if stat_type.setting.is_given() && !takes_stat_type {
             warnings.push(format!(
                 "job '{job}': stat_type is ignored by ioengine={name} (it is filestat's and dirstat's)"
             ));
@@ -480,7 +481,7 @@ impl EngineSpec {
                 _ => Pvsync2Options::default(),
             },
             stat_type: if takes_stat_type {
-                stat_type
+                stat_type.value
             } else {
                 StatType::default()
             },
