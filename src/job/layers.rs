@@ -33,6 +33,16 @@ impl<'a> Setting<'a> {
         }
     }
 
+    /// Set by the job or its globals, not the table's default.
+    pub(crate) fn is_given(&self) -> bool {
+        *self.source != Source::Default
+    }
+
+    /// The value of a bool option's setting.
+    pub(crate) fn bool(&self) -> Result<bool, JobError> {
+        units::parse_bool(self.text).map_err(|e| self.invalid(e))
+    }
+
     pub(crate) fn invalid(&self, reason: impl Display) -> JobError {
         self.invalid_with_hint(reason, self.def.hint())
     }
@@ -144,21 +154,36 @@ impl<'a> Layers<'a> {
         self.parse_defaulted(def, units::parse_bool)
     }
 
+    /// A bool option's value and, when the job or its globals set it, that setting (for
+    /// an error naming it): one lookup for both.
+    pub(crate) fn bool_and_given(
+        &self,
+        def: &'static OptionDef,
+    ) -> Result<(bool, Option<Setting<'a>>), JobError> {
+        let given = self.given(def);
+        let setting = given
+            .or_else(|| Self::default(def))
+            .expect("option has a default in the table");
+        Ok((setting.bool()?, given))
+    }
+
     pub(crate) fn count(&self, def: &'static OptionDef) -> Result<Option<u64>, JobError> {
         self.parse(def, |text| units::parse_count(text, self.kb_base))
     }
 
     /// A defaulted count that must fit in 32 bits and be at least `min`.
     pub(crate) fn count_u32(&self, def: &'static OptionDef, min: u32) -> Result<u32, JobError> {
-        let parse = |text: &str| {
-            let value = units::parse_count(text, self.kb_base)?;
-            match u32::try_from(value) {
-                Ok(value) if value >= min => Ok(value),
-                Ok(_) => Err(UnitError::Invalid(format!("must be at least {min}"))),
-                Err(_) => Err(UnitError::Overflow),
-            }
-        };
-        self.parse_defaulted(def, parse)
+        self.parse_defaulted(def, |text| self.parse_u32(text, min))
+    }
+
+    /// A count that must fit in 32 bits and be at least `min`.
+    pub(crate) fn parse_u32(&self, text: &str, min: u32) -> Result<u32, UnitError> {
+        let value = units::parse_count(text, self.kb_base)?;
+        match u32::try_from(value) {
+            Ok(value) if value >= min => Ok(value),
+            Ok(_) => Err(UnitError::Invalid(format!("must be at least {min}"))),
+            Err(_) => Err(UnitError::Overflow),
+        }
     }
 
     pub(crate) fn percent(&self, def: &'static OptionDef) -> Result<u32, JobError> {

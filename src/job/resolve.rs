@@ -106,7 +106,7 @@ impl Layers<'_> {
         // This order decides which error a job with several reports; control's checks
         // need pacing's rate caps.
         let pacing = self.pacing()?;
-        let io = self.io_mode()?;
+        let io = self.io_mode(&files)?;
         let buffers = self.buffers()?;
         let measure = self.measure()?;
         let exec = self.exec()?;
@@ -472,25 +472,10 @@ pub(crate) mod tests {
         "randseed",
         "random_generator",
         "sprandom",
-        "time_based",
         "unlink_each_loop",
-        "hipri",
-        "fixedbufs",
-        "registerfiles",
-        "sqthread_poll",
-        "stat_type",
-        "prio",
-        "prioclass",
-        "significant_figures",
         "log_window_value",
-        "log_issue_time",
-        "pre_read",
-        "openfiles",
         "allow_mounted_write",
         "verify_pattern",
-        "verify_write_sequence",
-        "verify_header_seed",
-        "log_store_compressed",
     ];
 
     /// The supported options these tests check.

@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 
 mod buffers;
-mod cmdprio;
 mod control;
 mod engine;
 mod errors;
@@ -18,15 +17,12 @@ mod logs;
 mod measure;
 mod pacing;
 mod pattern;
-mod placement;
 mod queue;
-mod random;
 mod target;
 mod verify;
 mod workload;
 
 pub use buffers::*;
-pub use cmdprio::*;
 pub use control::*;
 pub use engine::*;
 pub use errors::*;
@@ -38,9 +34,7 @@ pub use logs::*;
 pub use measure::*;
 pub use pacing::*;
 pub use pattern::*;
-pub use placement::*;
 pub use queue::*;
-pub use random::*;
 pub use target::*;
 pub use verify::*;
 pub use workload::*;

@@ -1,8 +1,8 @@
-//! The rows of the option table, one per fio option, each with its `opt::` handle: the
-//! supported options first, roughly in the order of a job's life (target, workload,
-//! timing, I/O, engine, buffers, measurement, reporting, files), then those iolens ignores
-//! or rejects, then the options documented by upstream fio after 3.33. The order is the
-//! order of `--cmdhelp` and `show-jobs`.
+//! The rows of the option table, one per fio option, each with its `opt::` handle. The
+//! order is that of `--cmdhelp` and `show-jobs`: supported options roughly in the order of
+//! a job's life (target, workload, timing, I/O, engine, buffers, measurement, reporting,
+//! files), options iolens ignores, options it rejects, then verify, replay, flow, logs and
+//! other engines' options of every status, and last those upstream fio documents after 3.33.
 
 use super::*;
 use crate::units::KbBase;

@@ -9,8 +9,11 @@ use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
-use crate::job::spec::{BlockSizes, CmdprioSpec, JobSpec, SizeOrPercent};
+use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
+
+mod cmdprio;
+pub use cmdprio::*;
 
 /// One engine: its fio name and what the rest of iolens asks about it.
 #[derive(Debug)]
@@ -369,13 +372,14 @@ impl IoUringOptions {
         EngineOption::SqthreadPoll,
     ];
 
-    fn resolve(layers: &Layers) -> Result<Self, JobError> {
-        Ok(Self {
-            hipri: layers.bool(opt::HIPRI)?,
-            fixedbufs: layers.bool(opt::FIXEDBUFS)?,
-            registerfiles: layers.bool(opt::REGISTERFILES)?,
-            sqthread_poll: layers.bool(opt::SQTHREAD_POLL)?,
-        })
+    /// The options among `turned_on` (the engine options the job turns on).
+    fn of(turned_on: &[EngineOption]) -> Self {
+        Self {
+            hipri: turned_on.contains(&EngineOption::Hipri),
+            fixedbufs: turned_on.contains(&EngineOption::Fixedbufs),
+            registerfiles: turned_on.contains(&EngineOption::Registerfiles),
+            sqthread_poll: turned_on.contains(&EngineOption::SqthreadPoll),
+        }
     }
 }
 
@@ -389,10 +393,11 @@ pub struct Pvsync2Options {
 impl Pvsync2Options {
     const OPTIONS: &'static [EngineOption] = &[EngineOption::Hipri];
 
-    fn resolve(layers: &Layers) -> Result<Self, JobError> {
-        Ok(Self {
-            hipri: layers.bool(opt::HIPRI)?,
-        })
+    /// The options among `turned_on` (the engine options the job turns on).
+    fn of(turned_on: &[EngineOption]) -> Self {
+        Self {
+            hipri: turned_on.contains(&EngineOption::Hipri),
+        }
     }
 }
 
@@ -440,17 +445,23 @@ impl EngineSpec {
             .map_or(0, |max| u32::try_from(max).unwrap_or(u32::MAX))
             .max(batch_complete_min);
         let batch_submit = layers.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?;
+        let mut turned_on = Vec::new();
         for option in engine_options() {
-            if layers.bool(option.def())? && !kind.def().options.contains(&option) {
+            if !layers.bool(option.def())? {
+                continue;
+            }
+            turned_on.push(option);
+            if !kind.def().options.contains(&option) {
                 warnings.push(format!(
                     "job '{job}': {}=1 is ignored by ioengine={name}",
                     option.def().name
                 ));
             }
         }
-        let stat_type = layers.choice(opt::STAT_TYPE)?;
+        let stat_type = layers.choice_with_parameter::<StatType>(opt::STAT_TYPE)?;
+        stat_type.no_parameter()?;
         let takes_stat_type = kind.def().file_op.is_some_and(FileOp::stats);
-        if layers.given(opt::STAT_TYPE).is_some() && !takes_stat_type {
+        if stat_type.setting.is_given() && !takes_stat_type {
             warnings.push(format!(
                 "job '{job}': stat_type is ignored by ioengine={name} (it is filestat's and dirstat's)"
             ));
@@ -462,15 +473,15 @@ impl EngineSpec {
             batch_complete_min,
             batch_complete_max,
             io_uring: match kind {
-                EngineKind::IoUring => IoUringOptions::resolve(layers)?,
+                EngineKind::IoUring => IoUringOptions::of(&turned_on),
                 _ => IoUringOptions::default(),
             },
             pvsync2: match kind {
-                EngineKind::Pvsync2 => Pvsync2Options::resolve(layers)?,
+                EngineKind::Pvsync2 => Pvsync2Options::of(&turned_on),
                 _ => Pvsync2Options::default(),
             },
             stat_type: if takes_stat_type {
-                stat_type
+                stat_type.value
             } else {
                 StatType::default()
             },

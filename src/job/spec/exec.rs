@@ -57,8 +57,8 @@ pub struct ExecSpec {
 impl Layers<'_> {
     pub(crate) fn exec(&self) -> Result<ExecSpec, JobError> {
         let runtime = self.time(opt::RUNTIME)?;
-        let time_based = self.bool(opt::TIME_BASED)?;
-        if let (true, None, Some(setting)) = (time_based, runtime, self.given(opt::TIME_BASED)) {
+        let (time_based, time_based_given) = self.bool_and_given(opt::TIME_BASED)?;
+        if let (true, None, Some(setting)) = (time_based, runtime, time_based_given) {
             return Err(setting.invalid_with_hint(
                 "needs a runtime to run for",
                 "set runtime=, e.g. runtime=60s",
@@ -104,13 +104,16 @@ impl Layers<'_> {
                     .ok_or_else(|| s.invalid("not a whole number from -20 to 19"))
             })
             .transpose()?;
+        // Neither has a default: unset is the kernel's choice.
         let level = |def: &'static OptionDef, range: std::ops::RangeInclusive<u64>| {
-            let value = self.count(def)?;
-            match (value, self.given(def)) {
-                (Some(v), Some(s)) if !range.contains(&v) => {
+            let Some(s) = self.given(def) else {
+                return Ok(None);
+            };
+            match units::parse_count(s.text, self.kb_base).map_err(|e| s.invalid(e))? {
+                v if !range.contains(&v) => {
                     Err(s.invalid(format!("must be from {} to {}", range.start(), range.end())))
                 }
-                _ => Ok(value.map(|v| v as u32)),
+                v => Ok(Some(v as u32)),
             }
         };
         let (class, prio) = (level(opt::PRIOCLASS, 1..=3)?, level(opt::PRIO, 0..=7)?);

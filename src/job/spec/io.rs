@@ -1,11 +1,11 @@
 //! How data reaches the target (`IoModeSpec`: `direct`/`buffered`, `sync`, `fsync`,
 //! `invalidate`, …).
 
+use super::FilesSpec;
 use crate::job::choice::choice_words;
 use crate::job::error::JobError;
-use crate::job::layers::{Layers, Setting};
+use crate::job::layers::Layers;
 use crate::job::options::opt;
-use crate::units;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -40,7 +40,8 @@ pub struct IoModeSpec {
 }
 
 impl Layers<'_> {
-    pub(crate) fn io_mode(&self) -> Result<IoModeSpec, JobError> {
+    /// `files` says whether the job's files are read into the cache first (`pre_read`).
+    pub(crate) fn io_mode(&self, files: &FilesSpec) -> Result<IoModeSpec, JobError> {
         let sync = self.choice(opt::SYNC)?;
         Ok(IoModeSpec {
             direct: self.direct()?,
@@ -50,7 +51,7 @@ impl Layers<'_> {
             // A job keeps its files open to its end, so closing them is ending it.
             end_fsync: self.bool(opt::END_FSYNC)? || self.bool(opt::FSYNC_ON_CLOSE)?,
             // Dropping the cache right after pre_read filled it would undo it (as fio).
-            invalidate: self.bool(opt::INVALIDATE)? && !self.bool(opt::PRE_READ)?,
+            invalidate: self.bool(opt::INVALIDATE)? && !files.pre_read,
             overwrite: self.bool(opt::OVERWRITE)?,
             unlink: self.bool(opt::UNLINK)?,
         })
@@ -58,10 +59,9 @@ impl Layers<'_> {
 
     /// `buffered` is the inverse of `direct`; the more specific layer decides.
     fn direct(&self) -> Result<bool, JobError> {
-        let parse = |s: Setting| units::parse_bool(s.text).map_err(|e| s.invalid(e));
         match self.pair(opt::DIRECT, opt::BUFFERED) {
             (Some(direct), Some(buffered)) => {
-                let (d, b) = (parse(direct)?, parse(buffered)?);
+                let (d, b) = (direct.bool()?, buffered.bool()?);
                 if d == b {
                     return Err(buffered.invalid_with_hint(
                         format!("contradicts direct={}", u8::from(d)),
@@ -70,8 +70,8 @@ impl Layers<'_> {
                 }
                 Ok(d)
             }
-            (Some(direct), None) => parse(direct),
-            (None, Some(buffered)) => Ok(!parse(buffered)?),
+            (Some(direct), None) => direct.bool(),
+            (None, Some(buffered)) => Ok(!buffered.bool()?),
             (None, None) => self.bool(opt::DIRECT),
         }
     }

@@ -79,14 +79,15 @@ impl Layers<'_> {
         };
         let lat = prefix(opt::WRITE_LAT_LOG);
         let offset = self.bool(opt::LOG_OFFSET)?;
-        let issue_time = self.bool(opt::LOG_ISSUE_TIME)?;
-        match self.given(opt::LOG_ISSUE_TIME) {
+        let (issue_time, issue_time_given) = self.bool_and_given(opt::LOG_ISSUE_TIME)?;
+        match issue_time_given {
             Some(setting) if issue_time && (lat.is_none() || !offset) => {
                 return Err(setting.invalid("needs write_lat_log and log_offset=1, as in fio"));
             }
             _ => {}
         }
-        let store_compressed = self.bool(opt::LOG_STORE_COMPRESSED)?;
+        let (store_compressed, store_compressed_given) =
+            self.bool_and_given(opt::LOG_STORE_COMPRESSED)?;
         let hist = prefix(opt::WRITE_HIST_LOG);
         let window = match (
             self.given(opt::LOG_WINDOW_VALUE),
@@ -95,7 +96,7 @@ impl Layers<'_> {
             (None, true) => LogWindow::Max,
             _ => self.choice(opt::LOG_WINDOW_VALUE)?,
         };
-        match self.given(opt::LOG_STORE_COMPRESSED) {
+        match store_compressed_given {
             Some(setting) if store_compressed => {
                 let clash = [
                     (hist.is_some(), "write_hist_log"),

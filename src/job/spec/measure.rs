@@ -5,7 +5,7 @@ use crate::job::choice::choice_words;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
-use crate::units;
+use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -106,11 +106,12 @@ impl Layers<'_> {
     }
 
     fn significant_figures(&self) -> Result<u32, JobError> {
-        let figures = self.count_u32(opt::SIGNIFICANT_FIGURES, 1)?;
-        match self.given(opt::SIGNIFICANT_FIGURES) {
-            Some(setting) if figures > 10 => Err(setting.invalid("more than 10")),
-            _ => Ok(figures),
-        }
+        self.parse_defaulted(opt::SIGNIFICANT_FIGURES, |text| {
+            match self.parse_u32(text, 1)? {
+                figures if figures > 10 => Err(UnitError::Invalid("more than 10".to_string())),
+                figures => Ok(figures),
+            }
+        })
     }
 }
 

@@ -256,7 +256,7 @@ impl Layers<'_> {
             write_sequence: self.write_sequence(job)?,
             header_seed: self
                 .given(opt::VERIFY_HEADER_SEED)
-                .map(|_| self.bool(opt::VERIFY_HEADER_SEED))
+                .map(|setting| setting.bool())
                 .transpose()?,
             fatal: self.bool(opt::VERIFY_FATAL)?,
             dump: self.bool(opt::VERIFY_DUMP)?,
@@ -278,7 +278,7 @@ impl Layers<'_> {
         let unordered =
             !job.workload.randommap && job.engine.kind.def().is_async && job.engine.iodepth > 1;
         match self.given(opt::VERIFY_WRITE_SEQUENCE) {
-            Some(_) => self.bool(opt::VERIFY_WRITE_SEQUENCE),
+            Some(setting) => setting.bool(),
             None => Ok(!unordered),
         }
     }

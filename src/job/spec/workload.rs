@@ -10,6 +10,11 @@ use crate::job::options::opt;
 use crate::units::{self, UnitError};
 use serde::{Deserialize, Serialize};
 
+mod placement;
+mod random;
+pub use placement::*;
+pub use random::*;
+
 /// fio's `rw=`: the pattern and which directions it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RwPattern {

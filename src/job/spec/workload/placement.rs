@@ -76,7 +76,9 @@ impl Layers<'_> {
         let Some(setting) = self.given(opt::OPENFILES) else {
             return Ok(None);
         };
-        let limit = self.count_u32(opt::OPENFILES, 1)?;
+        let limit = self
+            .parse_u32(setting.text, 1)
+            .map_err(|e| setting.invalid(e))?;
         let engine: EngineKind = self.choice(opt::IOENGINE)?;
         if engine.def().file_op.is_some() {
             return Ok(Some(limit));
