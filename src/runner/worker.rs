@@ -9,6 +9,7 @@ mod drained;
 mod gates;
 mod pass_breaks;
 mod replay;
+mod setup;
 #[cfg(test)]
 mod tests;
 mod trim;
@@ -19,11 +20,9 @@ use super::ctx::{handles, WorkerCtx};
 use super::flow::FlowControl;
 use super::queue::{InFlight, Queue};
 use super::result::{IoFailure, WorkerResult};
-use super::verify::{ReadData, Verifier, VerifierFor, VerifyState};
-use crate::debug::{self, DebugType, IoTrace};
+use super::verify::{ReadData, Verifier};
 use crate::engine::{Completion, Engine, EngineSetup, IoRequest, Queued, TrimMethod};
 use crate::fileset::FileLocks;
-use crate::iolog::IologWriter;
 use crate::job::spec::{Ddir, JobSpec, DDIRS};
 use crate::stats::{IntervalSampler, Sampling, WorkerStats};
 use crate::workload::buffers::BufferFiller;
@@ -33,9 +32,9 @@ use gates::{fresh_stats, IssueGates};
 use iolens_sys::os::{thread_rusage, Rusage};
 use pass_breaks::PassBreaks;
 use replay::Replayer;
+use setup::Extras;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use trim::trim_methods;
 
 /// Run one worker to completion with engine `E`.
 pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
@@ -174,16 +173,6 @@ struct Worker<'a, E: Engine, C: Clock> {
     abandoned_in_flight: bool,
 }
 
-/// A setup step's value, or the one-line failure the worker reports when it starts;
-/// neither when the job does not ask for the step.
-fn split_setup<T>(step: Option<Result<T, String>>) -> (Option<T>, Option<IoFailure>) {
-    match step {
-        Some(Ok(value)) => (Some(value), None),
-        Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
-        None => (None, None),
-    }
-}
-
 /// How often an async worker looks for its oldest I/O in flight without
 /// `--io-timeout`: often enough for the watchdog, rare enough to cost nothing.
 const AGE_CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -205,23 +194,16 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let region_total: u64 = ctx.files.iter().map(|f| f.region.len).sum();
         let mut budget = Budget::new(job, region_total);
         let regions = ctx.files.iter().map(|f| f.region).collect();
-        // verify_state_load: the writer's seed, so a replay issues the writer's offsets.
-        let loaded = job
-            .verify
-            .as_ref()
-            .filter(|spec| spec.state_load)
-            .map(|spec| VerifyState::load(spec, &job.name, ctx.worker_number));
-        let (loaded, load_error) = split_setup(loaded);
-        let seed = loaded.as_ref().map_or(ctx.seed, |s| s.seed);
-        if let Some(state) = loaded.as_ref().filter(|_| !job.workload.rw.writes()) {
-            budget.cap_ios(state.writes);
-        }
-        let mut gen = IoGenerator::new(&job.workload, regions, seed);
-        gen.seed_offsets_as_fio(&job.workload, ctx.worker_number);
         ctx.live.set_clock_origin(clock.now_ns());
         let age_check_ns = age_check_period(ctx.io_timeout).as_nanos() as u64;
         engine.set_wait_limit(Some(age_check_period(ctx.io_timeout)));
         let ramp_end_ns = job.exec.ramp_time.as_nanos() as u64;
+        let extras = Extras::prepare(&ctx, depth, ramp_end_ns, &clock);
+        if let Some(writes) = extras.replayed_writes {
+            budget.cap_ios(writes);
+        }
+        let mut gen = IoGenerator::new(&job.workload, regions, extras.seed);
+        gen.seed_offsets_as_fio(&job.workload, ctx.worker_number);
         let end_ns = job
             .exec
             .runtime
@@ -232,48 +214,6 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         let planned_ns = job.exec.runtime.map(|r| r.as_nanos() as u64);
         let nfiles = ctx.files.len();
         let used = job.workload.rw.directions();
-        // A state that failed to load: no verifier, so none saves a state either.
-        let verify = job
-            .verify
-            .as_ref()
-            .filter(|_| load_error.is_none())
-            .map(|spec| {
-                let owner = VerifierFor {
-                    seed,
-                    worker_number: ctx.worker_number,
-                    loaded,
-                };
-                Verifier::new(spec, job, owner, &ctx.files, ctx.buffer_align)
-            });
-        let (verify, verify_error) = split_setup(verify);
-        let (trim_methods, trim_error) = match trim_methods(job, &ctx.files) {
-            Ok(methods) => (methods, None),
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        let paths: Vec<&std::path::Path> = ctx.files.iter().map(|f| f.path.as_path()).collect();
-        let iolog = job
-            .iolog
-            .write
-            .as_ref()
-            .map(|path| IologWriter::create(path, &paths, clock.now_ns()));
-        let (iolog, iolog_error) = split_setup(iolog);
-        let replay = job
-            .iolog
-            .replay
-            .as_ref()
-            .map(|spec| Replayer::open(spec, clock.now_ns()));
-        let (replay, replay_error) = split_setup(replay);
-        let io_trace = debug::enabled(DebugType::Io).then(|| IoTrace::create(&paths));
-        let (io_trace, io_trace_error) = split_setup(io_trace);
-        let setup_error = load_error
-            .or(verify_error)
-            .or(trim_error)
-            .or(iolog_error)
-            .or(replay_error)
-            .or(io_trace_error);
-        let mut checks = Checks::new(job, verify, ctx.status, depth, ramp_end_ns);
-        checks.iolog = iolog;
-        checks.io_trace = io_trace;
         Worker {
             engine,
             gen,
@@ -292,15 +232,15 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             budget,
             writes_since_sync: 0,
             dirty_files: vec![false; nfiles],
-            done_issuing: setup_error.is_some(),
-            error: setup_error,
-            checks,
+            done_issuing: extras.error.is_some(),
+            error: extras.error,
+            checks: extras.checks,
             verify_ns: 0,
             pass_breaks: PassBreaks::default(),
             out_of_time: false,
             used,
-            trim_methods,
-            replay,
+            trim_methods: extras.trim_methods,
+            replay: extras.replay,
             next_age_check_ns: age_check_ns,
             abandoned_in_flight: false,
             gates,
