@@ -16,12 +16,12 @@ use values::{
     parse_ramp, parse_repetitions, parse_report_file, parse_status_interval, parse_terse_version,
     parse_warmup, FlagValueError,
 };
-pub use values::{EtaMode, FioCompat, Format, Formats};
+pub(crate) use values::{EtaMode, FioCompat, Format, Formats};
 
 /// Parse the process's command line. `run`'s own flags may stand anywhere among
 /// the job options, so they are moved in front of them first (see `order_run_words`).
 /// A usage error, `--help` and `--version` come back as clap's error for `cmd/` to print.
-pub fn parse() -> Result<Cli, clap::Error> {
+pub(crate) fn parse() -> Result<Cli, clap::Error> {
     let mut words: Vec<String> = std::env::args_os()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
@@ -33,7 +33,7 @@ pub fn parse() -> Result<Cli, clap::Error> {
 }
 
 /// `iolens run WORDS…` for words given as a list (the fio shim's, show-jobs'): clap's `RunArgs`.
-pub fn parse_run_line(words: &[String]) -> Result<RunArgs, clap::Error> {
+pub(crate) fn parse_run_line(words: &[String]) -> Result<RunArgs, clap::Error> {
     let line = ["iolens".to_string(), "run".to_string()]
         .into_iter()
         .chain(order_run_words(words));
@@ -46,7 +46,7 @@ pub fn parse_run_line(words: &[String]) -> Result<RunArgs, clap::Error> {
 /// A clap error as one line, without clap's usage block: a flag's own value
 /// check already names the flag, the value and the fix; clap's own complaints
 /// point to --help.
-pub fn error_line(e: &clap::Error) -> String {
+pub(crate) fn error_line(e: &clap::Error) -> String {
     let own = std::error::Error::source(e).and_then(|s| s.downcast_ref::<FlagValueError>());
     if let Some(own) = own {
         return own.to_string();
@@ -63,7 +63,7 @@ pub fn error_line(e: &clap::Error) -> String {
 /// a value given as `--flag=V` or `--flag V`) first, then `--` and the job options
 /// and files in their order: clap reads every word after the first job option as
 /// a job option otherwise, and fio's options do not go through clap.
-pub fn order_run_words(words: &[String]) -> Vec<String> {
+pub(crate) fn order_run_words(words: &[String]) -> Vec<String> {
     let command = RunArgs::augment_args(clap::Command::new("run"));
     let own = |name: &str| {
         command.get_arguments().find(|a| {

@@ -36,7 +36,7 @@ macro_rules! eprintln {
 }
 
 /// Write to stdout; a closed pipe is not an error, another failure is named on stderr.
-pub fn out(args: fmt::Arguments) {
+pub(crate) fn out(args: fmt::Arguments) {
     if let Err(e) = write_quietly(&mut std::io::stdout().lock(), args) {
         err(format_args!("iolens: cannot write to stdout: {e}\n"));
     }
@@ -44,19 +44,19 @@ pub fn out(args: fmt::Arguments) {
 
 /// Write `text` to stdout; a closed pipe (`iolens … | head`) is not an error,
 /// another failure is the caller's to report.
-pub fn write_stdout(text: &str) -> std::io::Result<()> {
+pub(crate) fn write_stdout(text: &str) -> std::io::Result<()> {
     write_quietly(&mut std::io::stdout().lock(), format_args!("{text}"))
 }
 
 /// Write to stderr; there is nowhere left to report a failure, so none is.
-pub fn err(args: fmt::Arguments) {
+pub(crate) fn err(args: fmt::Arguments) {
     let _ = std::io::stderr().lock().write_fmt(args);
 }
 
 /// A warning or note for the user from a module outside `cmd/` (which alone prints
 /// results): one line on stderr, after "iolens: ". The layering test holds every
 /// other module to this one door.
-pub fn warn(args: fmt::Arguments) {
+pub(crate) fn warn(args: fmt::Arguments) {
     err(format_args!("iolens: {args}\n"));
 }
 

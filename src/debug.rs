@@ -63,7 +63,7 @@ impl DebugTypes {
 }
 
 /// Read `--debug=`'s value: `help`, or a comma list of types (`all` for every one).
-pub fn parse_request(value: &str) -> Result<DebugRequest, String> {
+pub(crate) fn parse_request(value: &str) -> Result<DebugRequest, String> {
     if value == "help" {
         return Ok(DebugRequest::Help);
     }
@@ -85,7 +85,7 @@ pub fn parse_request(value: &str) -> Result<DebugRequest, String> {
 }
 
 /// What `--debug=help` prints: the types, comma-separated.
-pub fn help_list() -> String {
+pub(crate) fn help_list() -> String {
     let mut names: Vec<&str> = DebugType::ALL.iter().map(|kind| kind.name()).collect();
     names.push("all");
     names.join(",")
@@ -97,18 +97,18 @@ static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static IO_TRACES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Trace `types` from now on in this process.
-pub fn enable(types: DebugTypes) {
+pub(crate) fn enable(types: DebugTypes) {
     ENABLED.store(types.0, Ordering::Relaxed);
 }
 
 /// Whether `kind` is traced: one load, so an untraced call site costs a branch.
 #[inline]
-pub fn enabled(kind: DebugType) -> bool {
+pub(crate) fn enabled(kind: DebugType) -> bool {
     DebugTypes(ENABLED.load(Ordering::Relaxed)).contains(kind)
 }
 
 /// Keep one line of `kind` when it is traced; `message` is only formatted then.
-pub fn trace(kind: DebugType, message: impl Display) {
+pub(crate) fn trace(kind: DebugType, message: impl Display) {
     if enabled(kind) {
         let text = line(kind, std::process::id(), message);
         LINES
@@ -119,7 +119,7 @@ pub fn trace(kind: DebugType, message: impl Display) {
 }
 
 /// The lines kept so far, each ending in a newline; the next call starts afresh.
-pub fn take() -> String {
+pub(crate) fn take() -> String {
     let mut lines = LINES
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -143,7 +143,7 @@ fn write_line(
 }
 
 /// Keep a worker's `io` trace file to be written out with the other lines.
-pub fn keep_io_trace(path: PathBuf) {
+pub(crate) fn keep_io_trace(path: PathBuf) {
     IO_TRACES
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -152,7 +152,7 @@ pub fn keep_io_trace(path: PathBuf) {
 
 /// Hand each kept `io` trace to `write`, a piece of whole lines at a time, and remove
 /// the files (all of them, also after a failed write).
-pub fn drain_io_traces<E>(mut write: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+pub(crate) fn drain_io_traces<E>(mut write: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
     let mut result = Ok(());
     for path in &take_io_traces() {
         if result.is_ok() {
@@ -164,7 +164,7 @@ pub fn drain_io_traces<E>(mut write: impl FnMut(&str) -> Result<(), E>) -> Resul
 }
 
 /// Remove the kept `io` trace files unwritten.
-pub fn discard_io_traces() {
+pub(crate) fn discard_io_traces() {
     for path in take_io_traces() {
         let _ = std::fs::remove_file(path);
     }
@@ -204,7 +204,7 @@ fn copy_lines<E>(path: &Path, write: &mut impl FnMut(&str) -> Result<(), E>) -> 
 }
 
 /// fio's `--debug=io` lines of one worker, written to a file of its own while it runs.
-pub struct IoTrace {
+pub(crate) struct IoTrace {
     out: BufWriter<File>,
     path: PathBuf,
     pid: u32,
@@ -216,7 +216,7 @@ pub struct IoTrace {
 
 impl IoTrace {
     /// A trace for a worker with these files, in a fresh file under the temporary directory.
-    pub fn create(paths: &[&Path]) -> Result<IoTrace, String> {
+    pub(crate) fn create(paths: &[&Path]) -> Result<IoTrace, String> {
         let (file, path) = tempfile::Builder::new()
             .prefix("iolens-debug-io-")
             .tempfile()
@@ -234,7 +234,7 @@ impl IoTrace {
 
     /// fio's lines for an I/O given out: filled, prepared and queued.
     #[inline(never)]
-    pub fn issued(&mut self, ddir: usize, file: u32, offset: u64, len: u32) {
+    pub(crate) fn issued(&mut self, ddir: usize, file: u32, offset: u64, len: u32) {
         for step in ["fill", "prep", "queue"] {
             self.io_line(step, ddir, file, offset, len);
         }
@@ -242,7 +242,7 @@ impl IoTrace {
 
     /// fio's line for a completed I/O.
     #[inline(never)]
-    pub fn completed(&mut self, ddir: usize, file: u32, offset: u64, len: u32) {
+    pub(crate) fn completed(&mut self, ddir: usize, file: u32, offset: u64, len: u32) {
         self.io_line("complete", ddir, file, offset, len);
     }
 
@@ -260,7 +260,7 @@ impl IoTrace {
     }
 
     /// Write out what is buffered; the trace file's path, for `keep_io_trace`.
-    pub fn finish(mut self) -> Result<PathBuf, String> {
+    pub(crate) fn finish(mut self) -> Result<PathBuf, String> {
         match self.out.flush() {
             Ok(()) => Ok(self.path),
             Err(e) => {

@@ -2,7 +2,7 @@
 //! people search for; "os error 28" is not.
 
 /// The symbolic name of the errno values a storage benchmark meets.
-pub fn name(errno: i32) -> Option<&'static str> {
+pub(crate) fn name(errno: i32) -> Option<&'static str> {
     Some(match errno {
         libc::EPERM => "EPERM",
         libc::ENOENT => "ENOENT",
@@ -39,7 +39,7 @@ pub fn name(errno: i32) -> Option<&'static str> {
 }
 
 /// "ENOSPC (No space left on device)"; other errors as they display.
-pub fn describe(e: &std::io::Error) -> String {
+pub(crate) fn describe(e: &std::io::Error) -> String {
     let Some(errno) = e.raw_os_error() else {
         return e.to_string();
     };

@@ -2,7 +2,7 @@
 
 /// A temporary directory on a real (disk-backed) filesystem: under `target/`,
 /// because /tmp may be tmpfs, which refuses O_DIRECT.
-pub fn scratch_dir() -> tempfile::TempDir {
+pub(crate) fn scratch_dir() -> tempfile::TempDir {
     let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-scratch");
     std::fs::create_dir_all(&base).expect("create target/test-scratch");
     tempfile::tempdir_in(base).expect("create scratch dir")
@@ -10,7 +10,7 @@ pub fn scratch_dir() -> tempfile::TempDir {
 
 /// A scratch file of `pages` pages of `byte`, written through the page cache
 /// (so they are cached), with its directory and length.
-pub fn cached_file(pages: usize, byte: u8) -> (tempfile::TempDir, std::fs::File, u64) {
+pub(crate) fn cached_file(pages: usize, byte: u8) -> (tempfile::TempDir, std::fs::File, u64) {
     use std::os::unix::fs::FileExt;
     let dir = tempfile::tempdir().unwrap();
     let file = std::fs::File::options()
@@ -26,7 +26,7 @@ pub fn cached_file(pages: usize, byte: u8) -> (tempfile::TempDir, std::fs::File,
 }
 
 /// A warning finding with this code and nothing else said.
-pub fn finding(code: &str) -> crate::model::Finding {
+pub(crate) fn finding(code: &str) -> crate::model::Finding {
     crate::model::Finding {
         code: code.to_string(),
         severity: crate::model::Severity::Warning,
@@ -39,7 +39,7 @@ pub fn finding(code: &str) -> crate::model::Finding {
 
 /// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
 /// with a clat mean of 1e9/IOPS ns and p99 at twice that.
-pub fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {
+pub(crate) fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {
     use crate::model::{DirReport, JobReport, LatSummary, RunReport, SCHEMA_VERSION};
     let job = |&(name, iops): &(&str, f64)| {
         let read = DirReport {
@@ -80,7 +80,7 @@ pub fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {
 
 /// A steady-state check that judged `iops` samples within 10 % over a window of
 /// `duration_s` seconds and was not attained.
-pub fn steady_state(
+pub(crate) fn steady_state(
     duration_s: u64,
     iops: &[u64],
     bw_bytes_per_sec: &[u64],
@@ -100,8 +100,9 @@ pub fn steady_state(
 }
 
 /// The first job of fio-style command-line options, resolved.
-pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
-    let (global, jobs) = crate::job::parse_fio_args(&strings(args)).expect("options parse");
+pub(crate) fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
+    let (global, jobs) =
+        crate::job::front::cli_args::parse_fio_args(&strings(args)).expect("options parse");
     crate::job::resolve(&global, &jobs)
         .expect("options resolve")
         .jobs
@@ -109,13 +110,13 @@ pub fn job_spec(args: &[&str]) -> crate::job::spec::JobSpec {
 }
 
 /// Owned strings from string literals (command lines in tests).
-pub fn strings(words: &[&str]) -> Vec<String> {
+pub(crate) fn strings(words: &[&str]) -> Vec<String> {
     words.iter().map(|s| s.to_string()).collect()
 }
 
 /// Four ranks on hosts h0..h3 of 100 MB each (250 I/Os per MB), ending `ends_ms`
 /// after the barrier; the first rank ended at 1 s.
-pub fn four_ranks_ending_at(ends_ms: [u64; 4]) -> crate::model::RunReport {
+pub(crate) fn four_ranks_ending_at(ends_ms: [u64; 4]) -> crate::model::RunReport {
     use crate::model::{ClusterReport, DirReport, JobReport, RankGroup, RankRun, RunReport};
     let rank = |rank: u32, end_ms: u64| {
         let mut total = JobReport::default();

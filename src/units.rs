@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// How unit prefixes in input are read (fio's `kb_base`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum KbBase {
+pub(crate) enum KbBase {
     /// fio's default: `k`, `m`, … are powers of 1024 and the IEC forms `Ki`, `Mi`, … are
     /// powers of 1000 (inverted on purpose by fio, for old job files).
     #[default]
@@ -30,7 +30,7 @@ impl KbBase {
 
 /// What is wrong with a value's text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UnitError {
+pub(crate) enum UnitError {
     #[error("empty value")]
     Empty,
     #[error("'{0}' is not a whole number")]
@@ -107,7 +107,7 @@ fn size_suffix(suffix: &str) -> Option<(u32, bool)> {
 
 /// A byte count: `4096`, `4k`, `4KiB`, `1g`, `0x1000` (suffixes are case-insensitive, a
 /// trailing `b`/`B` means bytes).
-pub fn parse_size(text: &str, kb_base: KbBase) -> Result<u64, UnitError> {
+pub(crate) fn parse_size(text: &str, kb_base: KbBase) -> Result<u64, UnitError> {
     let (number, suffix) = split_number(text)?;
     let (power, iec_form) =
         size_suffix(suffix).ok_or_else(|| UnitError::SizeSuffix(suffix.to_string()))?;
@@ -120,7 +120,7 @@ pub fn parse_size(text: &str, kb_base: KbBase) -> Result<u64, UnitError> {
 
 /// True when `text` uses an IEC prefix (`Ki`, `MiB`, …), which fio's default `kb_base=1024`
 /// reads as a power of 1000: worth a warning.
-pub fn uses_iec_prefix(text: &str) -> bool {
+pub(crate) fn uses_iec_prefix(text: &str) -> bool {
     split_number(text)
         .ok()
         .and_then(|(_, suffix)| size_suffix(suffix))
@@ -128,7 +128,7 @@ pub fn uses_iec_prefix(text: &str) -> bool {
 }
 
 /// A percentage written with its sign: `50%` → 50 (0..=100).
-pub fn parse_percent(text: &str) -> Result<u32, UnitError> {
+pub(crate) fn parse_percent(text: &str) -> Result<u32, UnitError> {
     let number = strip_percent_sign(text.trim())
         .ok_or_else(|| UnitError::Invalid(format!("'{text}' is not a percentage")))?;
     parse_percent_number(number)
@@ -136,13 +136,13 @@ pub fn parse_percent(text: &str) -> Result<u32, UnitError> {
 
 /// The number before a percent sign, which may be doubled (`50%%`, as Python's
 /// configparser escapes it): fio reads any suffix that starts with `%` as the sign.
-pub fn strip_percent_sign(text: &str) -> Option<&str> {
+pub(crate) fn strip_percent_sign(text: &str) -> Option<&str> {
     text.strip_suffix('%')
         .map(|number| number.strip_suffix('%').unwrap_or(number))
 }
 
 /// A bare percentage number (as `rwmixread=70`): 0..=100.
-pub fn parse_percent_number(text: &str) -> Result<u32, UnitError> {
+pub(crate) fn parse_percent_number(text: &str) -> Result<u32, UnitError> {
     let (value, rest) = split_number(text)?;
     if !rest.is_empty() {
         return Err(UnitError::NotANumber(text.trim().to_string()));
@@ -155,13 +155,13 @@ pub fn parse_percent_number(text: &str) -> Result<u32, UnitError> {
 
 /// The unit a time option assumes when its value has none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeUnit {
+pub(crate) enum TimeUnit {
     Micros,
     Seconds,
 }
 
 impl TimeUnit {
-    pub fn suffix(self) -> &'static str {
+    pub(crate) fn suffix(self) -> &'static str {
         match self {
             Self::Micros => "us",
             Self::Seconds => "s",
@@ -171,7 +171,7 @@ impl TimeUnit {
 
 /// A duration: a whole number with an optional unit `ns`, `us`, `ms`, `s`, `m`, `h`, `d`
 /// (also `nsec`, `usec`, `msec`, `sec`, `min`; case-insensitive). `m` is minutes.
-pub fn parse_time(text: &str, default_unit: TimeUnit) -> Result<Duration, UnitError> {
+pub(crate) fn parse_time(text: &str, default_unit: TimeUnit) -> Result<Duration, UnitError> {
     let (number, unit) = split_number(text)?;
     let unit = if unit.is_empty() {
         default_unit.suffix().to_string()
@@ -196,12 +196,12 @@ pub fn parse_time(text: &str, default_unit: TimeUnit) -> Result<Duration, UnitEr
 
 /// A whole number with no suffix beyond what `parse_size` allows (fio's integer options
 /// accept `1k` too).
-pub fn parse_count(text: &str, kb_base: KbBase) -> Result<u64, UnitError> {
+pub(crate) fn parse_count(text: &str, kb_base: KbBase) -> Result<u64, UnitError> {
     parse_size(text, kb_base)
 }
 
 /// A size range `1k-4k` or `1k:4k`, returned as written (the caller checks the order).
-pub fn parse_range(text: &str, kb_base: KbBase) -> Result<(u64, u64), UnitError> {
+pub(crate) fn parse_range(text: &str, kb_base: KbBase) -> Result<(u64, u64), UnitError> {
     let (low, high) = text
         .split_once(['-', ':'])
         .ok_or_else(|| UnitError::Invalid(format!("'{text}' is not a range like 1k-4k")))?;
@@ -209,7 +209,7 @@ pub fn parse_range(text: &str, kb_base: KbBase) -> Result<(u64, u64), UnitError>
 }
 
 /// Boolean: `1`/`0` (also `true`/`false`).
-pub fn parse_bool(text: &str) -> Result<bool, UnitError> {
+pub(crate) fn parse_bool(text: &str) -> Result<bool, UnitError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" => Ok(true),
         "0" | "false" => Ok(false),
@@ -225,7 +225,7 @@ pub fn parse_bool(text: &str) -> Result<bool, UnitError> {
 /// also applies to the directions after it unless a comma ends it (`8k,32k` sets trims to 32k,
 /// `8k,32k,` leaves them unset), and an empty value leaves its direction unset (`,8k` sets only
 /// writes and trims).
-pub fn split_per_direction(text: &str) -> Result<[Option<&str>; 3], UnitError> {
+pub(crate) fn split_per_direction(text: &str) -> Result<[Option<&str>; 3], UnitError> {
     fn side(part: &str) -> Option<&str> {
         Some(part.trim()).filter(|p| !p.is_empty())
     }
@@ -246,7 +246,7 @@ pub fn split_per_direction(text: &str) -> Result<[Option<&str>; 3], UnitError> {
 
 /// One direction of `bssplit`: `4k/50:64k/50`. Entries with a blank percentage (`8k/` or `8k`)
 /// share what the others leave of 100; the result always sums to 100.
-pub fn parse_bssplit(text: &str, kb_base: KbBase) -> Result<Vec<(u64, u32)>, UnitError> {
+pub(crate) fn parse_bssplit(text: &str, kb_base: KbBase) -> Result<Vec<(u64, u32)>, UnitError> {
     let mut entries = Vec::new();
     let mut blanks = 0;
     for entry in text.split(':') {
@@ -288,7 +288,7 @@ pub fn parse_bssplit(text: &str, kb_base: KbBase) -> Result<Vec<(u64, u32)>, Uni
 }
 
 /// A `:`-separated list of numbers (`99:99.9:99.99`).
-pub fn parse_float_list(text: &str) -> Result<Vec<f64>, UnitError> {
+pub(crate) fn parse_float_list(text: &str) -> Result<Vec<f64>, UnitError> {
     text.split(':')
         .map(|item| {
             let item = item.trim();
@@ -301,7 +301,7 @@ pub fn parse_float_list(text: &str) -> Result<Vec<f64>, UnitError> {
 }
 
 /// "#2, #4, #6": 1-based repetition numbers.
-pub fn run_numbers(runs: &[usize]) -> String {
+pub(crate) fn run_numbers(runs: &[usize]) -> String {
     let mut sorted = runs.to_vec();
     sorted.sort_unstable();
     sorted
@@ -346,7 +346,7 @@ const BYTE_UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
 
 /// How far `human_bytes` scales: its smallest and largest unit.
 #[derive(Debug, Clone, Copy)]
-pub enum ByteUnits {
+pub(crate) enum ByteUnits {
     /// "100 B" to "2.0 TiB": the report's system block and doctor's limits.
     BToTib,
     /// "512 KiB" to "2048.0 GiB": findings, which speak of nothing below a KiB.
@@ -357,7 +357,7 @@ pub enum ByteUnits {
 /// one decimal ("1.8 GiB", "12.0 MiB"), in whole numbers of the smallest unit
 /// ("512 KiB", "100 B"). fio's formats scale with fio's num2str instead
 /// (`report::fio`).
-pub fn human_bytes(bytes: u64, units: ByteUnits) -> String {
+pub(crate) fn human_bytes(bytes: u64, units: ByteUnits) -> String {
     let (smallest, largest) = match units {
         ByteUnits::BToTib => (0, 4),
         ByteUnits::KibToGib => (1, 3),

@@ -1,8 +1,6 @@
 //! The job-file reader and resolver on arbitrary bytes: errors are fine, panics and hangs are not.
 #![no_main]
 
-use iolens::job::front::expr::{MissingEnv, SystemValues};
-use iolens::job::front::jobfile::{read_job_file, Context};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -18,17 +16,5 @@ fn scratch() -> &'static PathBuf {
 fuzz_target!(|data: &[u8]| {
     let path = scratch();
     std::fs::write(path, data).expect("write the scratch job file");
-    let env = |name: &str| (name == "FUZZ").then(|| "4k".to_string());
-    let cx = Context {
-        system: SystemValues {
-            ncpus: 2,
-            mb_memory: 1024,
-            pagesize: 4096,
-        },
-        missing_env: MissingEnv::Error,
-        env: &env,
-    };
-    if let Ok(parsed) = read_job_file(path, &cx) {
-        let _ = iolens::job::resolve_layered(&parsed.jobs);
-    }
+    iolens::fuzzing::job_file(path);
 });

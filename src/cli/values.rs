@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// A flag's value refused by one of these parsers: the whole message, flag and fix included.
 #[derive(Debug, PartialEq, Eq)]
-pub struct FlagValueError(pub String);
+pub(super) struct FlagValueError(pub String);
 
 impl std::fmt::Display for FlagValueError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -29,14 +29,14 @@ fn refuse<T>(message: String) -> Parsed<T> {
 
 /// A report format of `--output-format` (the report's formats but the HTML page,
 /// which `--html FILE` writes).
-pub use crate::report::Format;
+pub(crate) use crate::report::Format;
 
 /// `--output-format=`'s formats, in the order given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Formats(pub Vec<Format>);
 
 /// Parse `--output-format=` (fio allows a comma list).
-pub fn parse_formats(value: &str) -> Parsed<Formats> {
+pub(super) fn parse_formats(value: &str) -> Parsed<Formats> {
     let formats = value.split(',').map(|f| match f.trim() {
         "normal" => Ok(Format::Normal),
         "json" => Ok(Format::FioJson),
@@ -52,7 +52,7 @@ pub fn parse_formats(value: &str) -> Parsed<Formats> {
 }
 
 /// fio's `--terse-version`: fio knows 2 to 5; iolens writes 3 (fio's default).
-pub fn parse_terse_version(value: &str) -> Parsed<u32> {
+pub(super) fn parse_terse_version(value: &str) -> Parsed<u32> {
     match value.trim().parse::<u32>() {
         Ok(3) => Ok(3),
         Ok(version @ (2 | 4 | 5)) => refuse(format!(
@@ -66,7 +66,7 @@ pub fn parse_terse_version(value: &str) -> Parsed<u32> {
 }
 
 /// fio's `--eta-newline` and `--eta-interval`: a positive time.
-pub fn parse_eta_period(value: &str) -> Parsed<Duration> {
+pub(super) fn parse_eta_period(value: &str) -> Parsed<Duration> {
     let flag = "--eta-newline/--eta-interval";
     let period = time(flag, value, "e.g. 2 or 500ms")?;
     if period.is_zero() {
@@ -89,7 +89,7 @@ pub enum EtaMode {
 }
 
 /// Parse `--eta=`.
-pub fn parse_eta(value: &str) -> Parsed<EtaMode> {
+pub(super) fn parse_eta(value: &str) -> Parsed<EtaMode> {
     match value {
         "auto" => Ok(EtaMode::Auto),
         "always" => Ok(EtaMode::Always),
@@ -107,7 +107,7 @@ pub enum FioCompat {
 }
 
 /// Parse `--fio-compat=`.
-pub fn parse_fio_compat(value: &str) -> Parsed<FioCompat> {
+pub(super) fn parse_fio_compat(value: &str) -> Parsed<FioCompat> {
     match value {
         "strict" => Ok(FioCompat::Strict),
         "lenient" => Ok(FioCompat::Lenient),
@@ -116,7 +116,7 @@ pub fn parse_fio_compat(value: &str) -> Parsed<FioCompat> {
 }
 
 /// Parse `--mpi=`.
-pub fn parse_mpi(value: &str) -> Parsed<MpiMode> {
+pub(super) fn parse_mpi(value: &str) -> Parsed<MpiMode> {
     match value {
         "auto" => Ok(MpiMode::Auto),
         "on" => Ok(MpiMode::On),
@@ -128,7 +128,7 @@ pub fn parse_mpi(value: &str) -> Parsed<MpiMode> {
 }
 
 /// Parse `--fail-on=`: the least severity of a finding that fails the run.
-pub fn parse_fail_on(value: &str) -> Parsed<Severity> {
+pub(super) fn parse_fail_on(value: &str) -> Parsed<Severity> {
     match value {
         "warning" => Ok(Severity::Warning),
         "info" => Ok(Severity::Info),
@@ -139,7 +139,7 @@ pub fn parse_fail_on(value: &str) -> Parsed<Severity> {
 }
 
 /// Parse `--debug=`: fio's debug types iolens traces, or `help`.
-pub fn parse_debug(value: &str) -> Parsed<DebugRequest> {
+pub(super) fn parse_debug(value: &str) -> Parsed<DebugRequest> {
     debug::parse_request(value).map_err(FlagValueError)
 }
 
@@ -151,7 +151,7 @@ fn whole_number<T: std::str::FromStr>(flag: &str, value: &str) -> Parsed<T> {
 }
 
 /// `--repeat`: at least one repetition.
-pub fn parse_repetitions(value: &str) -> Parsed<u32> {
+pub(super) fn parse_repetitions(value: &str) -> Parsed<u32> {
     match whole_number("--repeat", value)? {
         0 => refuse("--repeat=0: give at least one repetition".into()),
         n => Ok(n),
@@ -159,17 +159,17 @@ pub fn parse_repetitions(value: &str) -> Parsed<u32> {
 }
 
 /// `--warmup`: unmeasured runs.
-pub fn parse_warmup(value: &str) -> Parsed<u32> {
+pub(super) fn parse_warmup(value: &str) -> Parsed<u32> {
     whole_number("--warmup", value)
 }
 
 /// `--compare-with` of run: a history id.
-pub fn parse_history_id(value: &str) -> Parsed<i64> {
+pub(super) fn parse_history_id(value: &str) -> Parsed<i64> {
     whole_number("--compare-with", value)
 }
 
 /// `--output`: a file name, not an empty word.
-pub fn parse_report_file(value: &str) -> Parsed<PathBuf> {
+pub(super) fn parse_report_file(value: &str) -> Parsed<PathBuf> {
     if value.is_empty() {
         return refuse("--output= needs a file name (e.g. --output=result.json)".into());
     }
@@ -183,17 +183,17 @@ fn time(flag: &str, value: &str, example: &str) -> Parsed<Duration> {
 }
 
 /// quick's `--duration`.
-pub fn parse_duration(value: &str) -> Parsed<Duration> {
+pub(super) fn parse_duration(value: &str) -> Parsed<Duration> {
     time("--duration", value, "e.g. --duration=5 or 500ms")
 }
 
 /// quick's `--ramp`.
-pub fn parse_ramp(value: &str) -> Parsed<Duration> {
+pub(super) fn parse_ramp(value: &str) -> Parsed<Duration> {
     time("--ramp", value, "e.g. --ramp=5 or 500ms")
 }
 
 /// fio's `--status-interval`: a positive duration.
-pub fn parse_status_interval(value: &str) -> Parsed<Duration> {
+pub(super) fn parse_status_interval(value: &str) -> Parsed<Duration> {
     let interval = time(
         "--status-interval",
         value,
@@ -208,7 +208,7 @@ pub fn parse_status_interval(value: &str) -> Parsed<Duration> {
 }
 
 /// `--io-timeout`: a positive duration.
-pub fn parse_io_timeout(value: &str) -> Parsed<Duration> {
+pub(super) fn parse_io_timeout(value: &str) -> Parsed<Duration> {
     let timeout = time("--io-timeout", value, "e.g. --io-timeout=30s")?;
     if timeout.is_zero() {
         return refuse(
@@ -223,7 +223,7 @@ pub fn parse_io_timeout(value: &str) -> Parsed<Duration> {
 const MIN_OBSERVE_INTERVAL: Duration = Duration::from_millis(10);
 
 /// `--observe-interval`: at least `MIN_OBSERVE_INTERVAL`.
-pub fn parse_observe_interval(value: &str) -> Parsed<Duration> {
+pub(super) fn parse_observe_interval(value: &str) -> Parsed<Duration> {
     let interval = time(
         "--observe-interval",
         value,

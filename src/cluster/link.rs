@@ -24,7 +24,7 @@ const DONE: mpi::Tag = 1;
 const ALIVE: mpi::Tag = 2;
 
 /// This process as one rank of MPI's world; MPI ends when it is dropped.
-pub struct MpiLink {
+pub(crate) struct MpiLink {
     world: SimpleCommunicator,
     id: RankId,
     run_key: u64,
@@ -46,7 +46,7 @@ impl Drop for MpiLink {
 
 impl MpiLink {
     /// Start MPI (once per process). Err: why it cannot start.
-    pub fn start() -> Result<MpiLink, String> {
+    pub(crate) fn start() -> Result<MpiLink, String> {
         let universe = mpi::initialize().ok_or("MPI was started twice in one process")?;
         let world = universe.world();
         // the ranks that share this host (MPI's shared-memory domain)

@@ -7,12 +7,12 @@
 mod link;
 
 #[cfg(feature = "mpi")]
-pub use link::MpiLink;
+pub(crate) use link::MpiLink;
 
 use crate::runner::ranks::ClusterLink;
 
 /// Whether this binary was built with MPI (cargo feature `mpi`).
-pub const BUILT_WITH_MPI: bool = cfg!(feature = "mpi");
+pub(crate) const BUILT_WITH_MPI: bool = cfg!(feature = "mpi");
 
 /// `--mpi=`: whether a launch as several ranks runs as one cluster run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum MpiMode {
 /// Where the launcher put this process: its rank among how many, and its rank on
 /// its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Launch {
+pub(crate) struct Launch {
     pub rank: u32,
     pub ranks: u32,
     pub local_rank: u32,
@@ -60,7 +60,7 @@ const SOURCES: [(&str, &str, &str, &str); 3] = [
 impl Launch {
     /// The launch the environment (`var`) describes; None when no launcher started
     /// this process. PMIx's rank (`PMIX_RANK`) stands in for a launcher's own.
-    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Option<Launch> {
+    pub(crate) fn from_env(var: impl Fn(&str) -> Option<String>) -> Option<Launch> {
         let number = |name: &str| var(name).and_then(|v| v.trim().parse::<u32>().ok());
         SOURCES.iter().find_map(|&(launcher, rank, ranks, local)| {
             let ranks = number(ranks)?;
@@ -75,17 +75,17 @@ impl Launch {
     }
 
     /// This process's launch, from its own environment.
-    pub fn of_this_process() -> Option<Launch> {
+    pub(crate) fn of_this_process() -> Option<Launch> {
         Launch::from_env(|name| std::env::var(name).ok())
     }
 }
 
 /// How to get a build that runs as MPI ranks.
-pub const HOW_TO_BUILD: &str = "build iolens with MPI: cargo build --release --features mpi (needs Open MPI or MPICH, e.g. the packages libopenmpi-dev and openmpi-bin, and libclang-dev)";
+pub(crate) const HOW_TO_BUILD: &str = "build iolens with MPI: cargo build --release --features mpi (needs Open MPI or MPICH, e.g. the packages libopenmpi-dev and openmpi-bin, and libclang-dev)";
 
 /// Whether this run is a cluster run: `mode` as asked, `launch` as found, `built`
 /// whether this binary has MPI. Err: the line to exit 2 with.
-pub fn decide(mode: MpiMode, launch: Option<Launch>, built: bool) -> Result<bool, String> {
+pub(crate) fn decide(mode: MpiMode, launch: Option<Launch>, built: bool) -> Result<bool, String> {
     let several = launch.filter(|l| l.ranks > 1);
     match (mode, several, built) {
         (MpiMode::Off, _, _) => Ok(false),
@@ -105,7 +105,7 @@ pub fn decide(mode: MpiMode, launch: Option<Launch>, built: bool) -> Result<bool
 /// The link to the other ranks when `on` (MPI started; it ends when the link is
 /// dropped); None for a run on its own.
 #[cfg(feature = "mpi")]
-pub fn connect(on: bool) -> Result<Option<Box<dyn ClusterLink>>, String> {
+pub(crate) fn connect(on: bool) -> Result<Option<Box<dyn ClusterLink>>, String> {
     Ok(match on {
         true => Some(Box::new(MpiLink::start()?)),
         false => None,
@@ -114,14 +114,14 @@ pub fn connect(on: bool) -> Result<Option<Box<dyn ClusterLink>>, String> {
 
 /// Without MPI built in, `decide` never turns a run on.
 #[cfg(not(feature = "mpi"))]
-pub fn connect(on: bool) -> Result<Option<Box<dyn ClusterLink>>, String> {
+pub(crate) fn connect(on: bool) -> Result<Option<Box<dyn ClusterLink>>, String> {
     assert!(!on, "decide() turns MPI on only in a build with it");
     Ok(None)
 }
 
 /// The variables a job file may use besides the environment: `${RANK}`,
 /// `${NRANKS}`, `${LOCAL_RANK}` (0, 1 and 0 without a launcher) and `${HOSTNAME}`.
-pub fn variable(name: &str, launch: Option<Launch>) -> Option<String> {
+pub(crate) fn variable(name: &str, launch: Option<Launch>) -> Option<String> {
     match name {
         "RANK" => Some(launch.map_or(0, |l| l.rank).to_string()),
         "NRANKS" => Some(launch.map_or(1, |l| l.ranks).to_string()),
@@ -132,7 +132,7 @@ pub fn variable(name: &str, launch: Option<Launch>) -> Option<String> {
 }
 
 /// This host's name, as the kernel has it.
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_string())
         .unwrap_or_default()

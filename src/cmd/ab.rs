@@ -19,7 +19,12 @@ fn arm_of(i: usize) -> usize {
 }
 
 /// `a` and `b` are fio-style option strings ("--name=x --rw=read …").
-pub fn ab_command(a: &str, b: &str, pairs: u32, history: &HistoryFlags) -> Result<i32, CmdError> {
+pub(super) fn ab_command(
+    a: &str,
+    b: &str,
+    pairs: u32,
+    history: &HistoryFlags,
+) -> Result<i32, CmdError> {
     if pairs == 0 {
         return Err(CmdError::usage("--pairs 0: give at least one pair"));
     }

@@ -31,7 +31,7 @@ use std::time::Duration;
 /// Why a subcommand stopped: one line for stderr and the exit code. Returned up
 /// to `cmd::dispatch`, which prints it once.
 #[derive(Debug, PartialEq, Eq)]
-pub struct CmdError {
+pub(super) struct CmdError {
     /// Who says it: "iolens", or "iolens doctor" and the like.
     program: &'static str,
     message: String,
@@ -40,12 +40,12 @@ pub struct CmdError {
 
 impl CmdError {
     /// A usage or configuration error (exit 2): the command line or a job is wrong.
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(super) fn usage(message: impl Into<String>) -> Self {
         Self::with_code(EXIT_USAGE, message)
     }
 
     /// The work failed (exit 1): an I/O error, a file that cannot be written.
-    pub fn run_failed(message: impl Into<String>) -> Self {
+    pub(super) fn run_failed(message: impl Into<String>) -> Self {
         Self::with_code(EXIT_RUN_FAILED, message)
     }
 
@@ -58,17 +58,17 @@ impl CmdError {
     }
 
     /// The same error said by `program` instead of "iolens".
-    pub fn said_by(self, program: &'static str) -> Self {
+    pub(super) fn said_by(self, program: &'static str) -> Self {
         CmdError { program, ..self }
     }
 
     /// The exit code for it.
     /// What went wrong, without who says it.
-    pub fn message(&self) -> &str {
+    pub(super) fn message(&self) -> &str {
         &self.message
     }
 
-    pub fn code(&self) -> i32 {
+    pub(super) fn code(&self) -> i32 {
         self.code
     }
 }
@@ -81,7 +81,7 @@ impl fmt::Display for CmdError {
 
 /// Where runs are remembered: `--db PATH` / `IOLENS_DB` / the data directory; `--no-history` skips it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryFlags {
+pub(super) struct HistoryFlags {
     pub db: Option<PathBuf>,
     pub enabled: bool,
     /// Say on stderr where the run was saved (not when started as `fio`).
@@ -100,7 +100,7 @@ impl Default for HistoryFlags {
 
 impl HistoryFlags {
     /// From a subcommand's `--db` and `--no-history`.
-    pub fn new(db: &DbArgs, no_history: bool) -> Self {
+    pub(super) fn new(db: &DbArgs, no_history: bool) -> Self {
         HistoryFlags {
             db: db.db.clone(),
             enabled: !no_history,
@@ -110,21 +110,21 @@ impl HistoryFlags {
 
     /// From run's flags: `--db`, `--no-history`, and silent about the history when
     /// iolens' notes stay off stderr (started as `fio`).
-    pub fn for_run(flags: &RunFlags) -> Self {
+    pub(super) fn for_run(flags: &RunFlags) -> Self {
         HistoryFlags {
             announce: flags.notes_on_stderr(),
             ..Self::new(&flags.db, flags.no_history)
         }
     }
 
-    pub fn open(&self) -> Result<Store, String> {
+    pub(super) fn open(&self) -> Result<Store, String> {
         let path = store::resolve_path(self.db.as_deref()).map_err(|e| e.to_string())?;
         Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// Store `reports` as one batch unless `--no-history`. The run already
     /// succeeded, so a history problem is a warning, not a failure.
-    pub fn record(&self, reports: &[RunReport]) {
+    pub(super) fn record(&self, reports: &[RunReport]) {
         if !self.enabled || reports.is_empty() {
             return;
         }
@@ -147,7 +147,7 @@ impl HistoryFlags {
 
 /// `iolens run`'s words given as a list (to `fio`, to show-jobs) parsed by clap and
 /// handed to `then`; clap's `--help` is printed instead (exit 0).
-pub fn with_run_args(
+pub(super) fn with_run_args(
     words: &[String],
     then: impl FnOnce(RunArgs) -> Result<i32, CmdError>,
 ) -> Result<i32, CmdError> {
@@ -163,14 +163,14 @@ pub fn with_run_args(
 }
 
 /// Jobs ready to run: as given (with their layers, for the report and show-jobs) and resolved.
-pub struct LoadedJobs {
+pub(super) struct LoadedJobs {
     pub layered: Vec<LayeredJob>,
     pub specs: Vec<job::spec::JobSpec>,
 }
 
 /// Command-line options and job files → resolved jobs; warnings go to stderr (when
 /// iolens' notes do: not when started as `fio`).
-pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, CmdError> {
+pub(super) fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, CmdError> {
     let lenient = flags.fio_compat == Some(FioCompat::Lenient);
     let line = job::parse_command_line(job_args).map_err(|e| CmdError::usage(e.to_string()))?;
     // ${RANK} and the like, from the launcher's variables
@@ -224,7 +224,7 @@ pub fn load_jobs(flags: &RunFlags, job_args: &[String]) -> Result<LoadedJobs, Cm
 }
 
 /// Jobs parsed and resolved once, to be run as often as asked.
-pub struct JobSet {
+pub(super) struct JobSet {
     specs: Vec<job::spec::JobSpec>,
     command_line: Vec<String>,
     allow_device_write: bool,
@@ -239,7 +239,7 @@ pub struct JobSet {
 
 impl JobSet {
     /// Load job files and options with run's flags; `command_line` is kept for the report.
-    pub fn load(
+    pub(super) fn load(
         flags: &RunFlags,
         job_args: &[String],
         command_line: &[String],
@@ -259,12 +259,12 @@ impl JobSet {
     }
 
     /// The jobs, resolved.
-    pub fn specs(&self) -> &[job::spec::JobSpec] {
+    pub(super) fn specs(&self) -> &[job::spec::JobSpec] {
         &self.specs
     }
 
     /// Run as `rank` of a run on several ranks: generated file names carry it.
-    pub fn place_on_rank(&mut self, rank: u32) {
+    pub(super) fn place_on_rank(&mut self, rank: u32) {
         for spec in &mut self.specs {
             spec.target.rank = Some(rank);
         }
@@ -272,7 +272,7 @@ impl JobSet {
 }
 
 /// Ctrl-C handling for a command that runs jobs.
-pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
+pub(super) fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
     stop_signal::install_stop_handler()
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
@@ -282,7 +282,7 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
 /// (they cannot be joined) does not return: its partial outcome goes to
 /// `on_abandoned`, whose code the process exits with; without one it exits 1
 /// without a report.
-pub fn run_once(
+pub(super) fn run_once(
     jobs: &JobSet,
     stop: &AtomicBool,
     status: Option<StatusReports>,
@@ -352,7 +352,7 @@ fn print_timeline(obs: &Observations, from: usize) {
 
 /// 1 when the run was interrupted or a job failed (each said on stderr), 128 + the
 /// signal when one stopped it, else 0.
-pub fn run_status(report: &RunReport) -> i32 {
+pub(super) fn run_status(report: &RunReport) -> i32 {
     let mut code = EXIT_OK;
     if report.interrupted {
         eprintln!("iolens: interrupted: the results are partial");
@@ -375,7 +375,7 @@ pub fn run_status(report: &RunReport) -> i32 {
 
 /// `--fail-on`: a run that worked (`code` 0) exits `EXIT_FINDING` when one of
 /// `findings` is at least `threshold` severe; any other code stays.
-pub fn fail_on<'a>(
+pub(super) fn fail_on<'a>(
     code: i32,
     threshold: Option<Severity>,
     findings: impl IntoIterator<Item = &'a Finding>,
@@ -401,7 +401,7 @@ pub fn fail_on<'a>(
 
 /// The exit code of work finished on a way out that does not return to
 /// `cmd::dispatch` (a run left with stuck workers), its error said as dispatch would.
-pub fn said_code(result: Result<i32, CmdError>) -> i32 {
+pub(super) fn said_code(result: Result<i32, CmdError>) -> i32 {
     result.unwrap_or_else(|e| {
         eprintln!("{e}");
         e.code()
@@ -409,25 +409,25 @@ pub fn said_code(result: Result<i32, CmdError>) -> i32 {
 }
 
 /// Where the report goes (`--output FILE`, else stdout), opened before the run.
-pub fn open_report(path: Option<&Path>) -> Result<Destination, CmdError> {
+pub(super) fn open_report(path: Option<&Path>) -> Result<Destination, CmdError> {
     Destination::open(path)
         .map_err(|e| CmdError::run_failed(format!("cannot create the report file: {e}")))
 }
 
 /// Write a rendered report where it goes.
-pub fn emit(to: &mut Destination, rendered: &str) -> Result<(), CmdError> {
+pub(super) fn emit(to: &mut Destination, rendered: &str) -> Result<(), CmdError> {
     to.write(rendered)
         .map_err(|e| CmdError::run_failed(format!("cannot write the report: {e}")))
 }
 
 /// Text that is not a run's report (lists, tables, help) on stdout; exit 0 once written.
-pub fn print(text: &str) -> Result<i32, CmdError> {
+pub(super) fn print(text: &str) -> Result<i32, CmdError> {
     output::write_stdout(text).map_err(|e| CmdError::run_failed(format!("stdout: {e}")))?;
     Ok(EXIT_OK)
 }
 
 /// Write a rendered HTML report, saying where it went.
-pub fn write_html(path: &Path, html: &str) -> Result<(), CmdError> {
+pub(super) fn write_html(path: &Path, html: &str) -> Result<(), CmdError> {
     std::fs::write(path, html)
         .map_err(|e| CmdError::run_failed(format!("cannot write {}: {e}", path.display())))?;
     eprintln!("iolens: HTML report written to {}", path.display());
@@ -438,7 +438,7 @@ const FIO_FORMATS_REFUSED: &str =
     "--repeat writes normal or iolens-json output (fio's formats have no place for repetitions)";
 
 /// `--repeat N [--warmup K]` of run and quick.
-pub struct Repetitions<'a> {
+pub(super) struct Repetitions<'a> {
     pub repetitions: u32,
     pub warmup: u32,
     pub formats: &'a [Format],
@@ -454,7 +454,7 @@ pub struct Repetitions<'a> {
 
 impl Repetitions<'_> {
     /// fio's formats have no place for repetitions.
-    pub fn refuse_fio_formats(&self) -> Result<(), CmdError> {
+    pub(super) fn refuse_fio_formats(&self) -> Result<(), CmdError> {
         if self
             .formats
             .iter()
@@ -473,7 +473,7 @@ impl Repetitions<'_> {
 /// first rank says which run starts. `on_abandoned` gets the run whose stuck
 /// workers were left behind, the measured reports before it and its partial
 /// outcome (see `run_once`).
-pub fn run_series(
+pub(super) fn run_series(
     jobs: &JobSet,
     o: &Repetitions,
     stop: &AtomicBool,
@@ -519,7 +519,7 @@ pub fn run_series(
 /// repetition) and the findings. The exit code is the worst run's. A run whose
 /// stuck workers are left behind is reported with the repetitions before it,
 /// partial and marked, and the process exits 1.
-pub fn run_repeated(
+pub(super) fn run_repeated(
     jobs: &JobSet,
     o: &Repetitions,
     stop: &AtomicBool,

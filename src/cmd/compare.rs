@@ -5,7 +5,7 @@ use super::comparison::{load_side, show};
 use super::EXIT_OK;
 use std::path::Path;
 
-pub fn compare_command(
+pub(super) fn compare_command(
     a: &str,
     b: &str,
     html_path: Option<&Path>,

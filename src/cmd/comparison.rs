@@ -5,12 +5,12 @@
 use super::common::{print, write_html, CmdError, HistoryFlags};
 use crate::model::{RepeatReport, RunReport};
 use crate::report::{self, Document, Format};
-pub use crate::series::metric_changes::Side;
+pub(super) use crate::series::metric_changes::Side;
 use std::path::Path;
 
 /// After a run: compare its repetitions (B) with stored run `id` and its batch (A);
 /// with `html_path`, also as the side-by-side HTML page.
-pub fn against_history(
+pub(super) fn against_history(
     id: i64,
     runs: &[RunReport],
     history: &HistoryFlags,
@@ -26,7 +26,12 @@ pub fn against_history(
 }
 
 /// The text comparison on stdout (after `separator`), and the HTML page when asked for.
-pub fn show(a: &Side, b: &Side, separator: &str, html_path: Option<&Path>) -> Result<(), CmdError> {
+pub(super) fn show(
+    a: &Side,
+    b: &Side,
+    separator: &str,
+    html_path: Option<&Path>,
+) -> Result<(), CmdError> {
     print(&format!("{separator}{}", text(a, b)))?;
     match html_path {
         Some(path) => write_html(path, &render(a, b, Format::Html)),
@@ -35,7 +40,7 @@ pub fn show(a: &Side, b: &Side, separator: &str, html_path: Option<&Path>) -> Re
 }
 
 /// A with B compared, as text.
-pub fn text(a: &Side, b: &Side) -> String {
+pub(super) fn text(a: &Side, b: &Side) -> String {
     render(a, b, Format::Normal)
 }
 
@@ -47,7 +52,7 @@ fn render(a: &Side, b: &Side, format: Format) -> String {
 
 /// A result file (iolens-json of a run or of `--repeat`), or a history id (the
 /// whole batch it belongs to).
-pub fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+pub(super) fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
     let side = read_side(arg, history)?;
     // The comparison and its HTML page start from each side's first run.
     if side.runs.is_empty() {

@@ -58,7 +58,7 @@ fn problem(text: String, fix: &str) -> Check {
     }
 }
 
-pub fn doctor_command(target: &Path) -> Result<i32, CmdError> {
+pub(super) fn doctor_command(target: &Path) -> Result<i32, CmdError> {
     let facts = inspect(target).map_err(|e| {
         CmdError::usage(format!("{}: {e}", target.display())).said_by("iolens doctor")
     })?;

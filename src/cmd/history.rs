@@ -15,12 +15,15 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub struct HistoryQuery {
+pub(super) struct HistoryQuery {
     pub filter: Filter,
     pub trend: Option<String>,
 }
 
-pub fn history_command(history: &HistoryFlags, query: &HistoryQuery) -> Result<i32, CmdError> {
+pub(super) fn history_command(
+    history: &HistoryFlags,
+    query: &HistoryQuery,
+) -> Result<i32, CmdError> {
     let store = history.open().map_err(CmdError::run_failed)?;
     let text = match &query.trend {
         Some(name) => {
@@ -42,7 +45,11 @@ pub fn history_command(history: &HistoryFlags, query: &HistoryQuery) -> Result<i
 
 /// A stored run in the formats asked for; in the normal text, a run of a
 /// `--repeat` batch is followed by the batch's summary as `--repeat` printed it.
-pub fn show_command(history: &HistoryFlags, id: i64, formats: &Formats) -> Result<i32, CmdError> {
+pub(super) fn show_command(
+    history: &HistoryFlags,
+    id: i64,
+    formats: &Formats,
+) -> Result<i32, CmdError> {
     let store = history.open().map_err(CmdError::run_failed)?;
     let report = store
         .report(id)
@@ -66,7 +73,11 @@ pub fn show_command(history: &HistoryFlags, id: i64, formats: &Formats) -> Resul
 }
 
 /// `iolens report ID --html FILE`: a stored run, or the whole `--repeat` batch it belongs to.
-pub fn report_command(history: &HistoryFlags, id: i64, html_path: &Path) -> Result<i32, CmdError> {
+pub(super) fn report_command(
+    history: &HistoryFlags,
+    id: i64,
+    html_path: &Path,
+) -> Result<i32, CmdError> {
     let runs = history
         .open()
         .and_then(|s| s.batch_of(id).map_err(|e| e.to_string()))
@@ -241,7 +252,7 @@ fn trend_note(metric: Metric, baseline: &[f64], value: f64) -> String {
 }
 
 /// `--since`: a date (2024-05-31) or an age (90m, 12h, 7d, 2w).
-pub fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> {
+pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> {
     let bad = || format!("--since {value}: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)");
     if let Some((y, md)) = value.split_once('-') {
         let (m, d) = md.split_once('-').ok_or_else(bad)?;
@@ -269,7 +280,7 @@ pub fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> {
     Ok(now_unix_ms.saturating_sub(count * unit_ms))
 }
 
-pub fn now_unix_ms() -> u64 {
+pub(super) fn now_unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -286,7 +297,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// "YYYY-MM-DD HH:MM:SS" in UTC (the inverse of `days_from_civil`).
-pub fn utc_time(unix_ms: u64) -> String {
+pub(super) fn utc_time(unix_ms: u64) -> String {
     let secs = (unix_ms / 1000) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let z = days + 719_468;

@@ -9,7 +9,7 @@ use crate::diagnose::diagnose;
 use crate::runner::ranks::merge_files;
 use std::path::Path;
 
-pub fn merge_command(dir: &Path, formats: &Formats) -> Result<i32, CmdError> {
+pub(super) fn merge_command(dir: &Path, formats: &Formats) -> Result<i32, CmdError> {
     let (mut report, missing) = merge_files(dir).map_err(CmdError::usage)?;
     report.findings = diagnose(&report);
     for gap in &missing {

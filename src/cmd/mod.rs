@@ -26,10 +26,10 @@ pub use shim::invoked_as_fio;
 
 /// Exit codes: 0 ok, 1 the run failed (I/O error), 2 usage or configuration error,
 /// 3 the run worked but a finding at `--fail-on`'s severity fired.
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_RUN_FAILED: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
-pub const EXIT_FINDING: i32 = 3;
+pub(crate) const EXIT_OK: i32 = 0;
+pub(crate) const EXIT_RUN_FAILED: i32 = 1;
+pub(crate) const EXIT_USAGE: i32 = 2;
+pub(crate) const EXIT_FINDING: i32 = 3;
 
 /// The process's command line; a usage error is one line on stderr and exit 2
 /// (like every other error), `--help` and `--version` print and exit 0.

@@ -12,24 +12,24 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A run's final report in each format, in fio's order.
-pub fn render(report: &RunReport, formats: &[Format]) -> String {
+pub(super) fn render(report: &RunReport, formats: &[Format]) -> String {
     report::render_each(&Document::Run(report), formats).expect("a run has a form in every format")
 }
 
 /// A run's HTML page.
-pub fn render_html(report: &RunReport) -> String {
+pub(super) fn render_html(report: &RunReport) -> String {
     report::render(&Document::Run(report), Format::Html).expect("a run has an HTML page")
 }
 
 /// A run's interim report (`--status-interval`).
-pub fn render_status(report: &RunReport, formats: &[Format]) -> String {
+pub(super) fn render_status(report: &RunReport, formats: &[Format]) -> String {
     report::render_status(report, formats)
 }
 
 /// What fio prints before a run when the normal text is among the formats (nothing
 /// otherwise): a line per job with its pattern, block sizes, engine and depth (`...`
 /// once for its other clones), the version, and how many workers start.
-pub fn preamble(specs: &[JobSpec], formats: &[Format], version: &str) -> String {
+pub(super) fn preamble(specs: &[JobSpec], formats: &[Format], version: &str) -> String {
     if !formats.contains(&Format::Normal) {
         return String::new();
     }
@@ -107,7 +107,7 @@ fn starting_line(specs: &[JobSpec]) -> String {
 
 /// The lines per finding for stderr: only when no format is the normal text,
 /// which has the findings in full.
-pub fn findings_summary(findings: &[Finding], formats: &[Format]) -> Vec<String> {
+pub(super) fn findings_summary(findings: &[Finding], formats: &[Format]) -> Vec<String> {
     if formats.contains(&Format::Normal) {
         return Vec::new();
     }
@@ -115,7 +115,7 @@ pub fn findings_summary(findings: &[Finding], formats: &[Format]) -> Vec<String>
 }
 
 /// Print `findings_summary` on stderr, unless `--quiet-findings`.
-pub fn print_findings_summary(findings: &[Finding], formats: &[Format], quiet: bool) {
+pub(super) fn print_findings_summary(findings: &[Finding], formats: &[Format], quiet: bool) {
     if quiet {
         return;
     }
@@ -126,13 +126,13 @@ pub fn print_findings_summary(findings: &[Finding], formats: &[Format], quiet: b
 
 /// Where reports go: stdout, or a file created before the run starts, so
 /// interim reports and the final one follow each other in it.
-pub enum Destination {
+pub(super) enum Destination {
     Stdout,
     File { path: PathBuf, file: File },
 }
 
 impl Destination {
-    pub fn open(path: Option<&Path>) -> Result<Self, String> {
+    pub(super) fn open(path: Option<&Path>) -> Result<Self, String> {
         match path {
             None => Ok(Destination::Stdout),
             Some(path) => File::create(path)
@@ -144,7 +144,7 @@ impl Destination {
         }
     }
 
-    pub fn write(&mut self, text: &str) -> Result<(), String> {
+    pub(super) fn write(&mut self, text: &str) -> Result<(), String> {
         match self {
             Destination::Stdout => write_stdout(text).map_err(|e| format!("stdout: {e}")),
             Destination::File { path, file } => file
@@ -154,7 +154,7 @@ impl Destination {
     }
 }
 
-pub use crate::console::write_stdout;
+pub(super) use crate::console::write_stdout;
 
 #[cfg(test)]
 mod tests {

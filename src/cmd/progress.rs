@@ -29,7 +29,7 @@ enum Style {
 }
 
 /// The progress display of one run; `None` when `mode` and the terminals say to stay silent.
-pub fn live_progress(mode: EtaMode) -> Option<LiveProgress> {
+pub(super) fn live_progress(mode: EtaMode) -> Option<LiveProgress> {
     let stderr_tty = std::io::stderr().is_terminal();
     let both_tty = stderr_tty && std::io::stdout().is_terminal();
     let style = match mode {
@@ -44,7 +44,7 @@ pub fn live_progress(mode: EtaMode) -> Option<LiveProgress> {
     })
 }
 
-pub struct LiveProgress {
+pub(super) struct LiveProgress {
     style: Style,
     /// The drawing thread of the group that runs now.
     running: Mutex<Option<Drawing>>,

@@ -20,12 +20,12 @@ use std::time::Duration;
 use tempfile::{NamedTempFile, TempDir};
 
 /// The suite: one section per row of the table.
-pub const PRESET: &str = include_str!("../../presets/quick.fio");
+pub(super) const PRESET: &str = include_str!("../../presets/quick.fio");
 const DEFAULT_DURATION: Duration = Duration::from_secs(5);
 const DEFAULT_RAMP: Duration = Duration::from_secs(1);
 const DEFAULT_SIZE: &str = "1g";
 
-pub fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
+pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     if args.show_job {
         return print(PRESET);
     }

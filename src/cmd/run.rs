@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 /// Run the jobs; `command_line` is what the user typed after `run`, for the report.
-pub fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
+pub(super) fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32, CmdError> {
     let flags = &args.flags;
     let history = HistoryFlags::for_run(flags);
     let formats = flags.formats();

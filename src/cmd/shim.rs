@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 /// What `fio --version` prints: what fio's formats carry as their version.
-pub fn fio_version() -> String {
+pub(super) fn fio_version() -> String {
     crate::report::fio::json::fio_version(env!("CARGO_PKG_VERSION"))
 }
 
@@ -20,7 +20,7 @@ pub fn invoked_as_fio(argv0: &OsStr) -> bool {
 
 /// `fio --version` (or fio's `-version` or `-v`, anywhere among the words) answers like
 /// fio instead of running.
-pub fn asks_for_version(args: &[String]) -> bool {
+pub(super) fn asks_for_version(args: &[String]) -> bool {
     args.iter()
         .any(|a| a == "--version" || a == "-version" || a == "-v")
 }
@@ -56,7 +56,7 @@ const FIO_ONLY_FLAGS: &[(&str, &str)] = &[
 
 /// fio's flags iolens cannot honour are refused before anything else is read, with
 /// why and what to do instead.
-pub fn refuse_fio_only_flags(words: &[String]) -> Result<(), CmdError> {
+pub(super) fn refuse_fio_only_flags(words: &[String]) -> Result<(), CmdError> {
     let refused = words
         .iter()
         .take_while(|w| *w != "--")
@@ -70,7 +70,7 @@ pub fn refuse_fio_only_flags(words: &[String]) -> Result<(), CmdError> {
 }
 
 /// fio's `--inflate-log=FILE`: the text of a log stored compressed, on stdout.
-pub fn inflate_log(path: &Path) -> Result<i32, CmdError> {
+pub(super) fn inflate_log(path: &Path) -> Result<i32, CmdError> {
     let compressed = std::fs::read(path).map_err(|e| {
         CmdError::usage(format!(
             "--inflate-log={}: cannot read it: {e} (give a .log.fz file)",
@@ -88,7 +88,7 @@ pub fn inflate_log(path: &Path) -> Result<i32, CmdError> {
 
 /// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable
 /// (and DIR when missing).
-pub fn install(dir: &Path, force: bool) -> Result<i32, CmdError> {
+pub(super) fn install(dir: &Path, force: bool) -> Result<i32, CmdError> {
     let link = try_install(dir, force)
         .map_err(|message| CmdError::usage(format!("install-fio-shim: {message}")))?;
     println!(

@@ -14,25 +14,25 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// `iolens show-jobs FILE… [--key=value…]`: every option of every job.
-pub fn show_jobs_command(words: &[String]) -> Result<i32, CmdError> {
+pub(super) fn show_jobs_command(words: &[String]) -> Result<i32, CmdError> {
     with_run_args(words, |run| print_jobs(&run, true))
 }
 
 /// `iolens run --parse-only`: each job with the options given for it.
-pub fn parse_only(run: &RunArgs) -> Result<i32, CmdError> {
+pub(super) fn parse_only(run: &RunArgs) -> Result<i32, CmdError> {
     print_jobs(run, false)
 }
 
 /// fio's `--merge-blktrace-only`: the jobs are read and checked, and nothing runs
 /// (iolens has no blktraces to merge).
-pub fn check_only(run: &RunArgs) -> Result<i32, CmdError> {
+pub(super) fn check_only(run: &RunArgs) -> Result<i32, CmdError> {
     load_jobs(&run.flags, &run.args)?;
     Ok(EXIT_OK)
 }
 
 /// fio's `--showcmd`: each job file as one `fio --key=value …` line (the jobs given on
 /// the command line are one already), and nothing runs.
-pub fn showcmd(run: &RunArgs) -> Result<i32, CmdError> {
+pub(super) fn showcmd(run: &RunArgs) -> Result<i32, CmdError> {
     let loaded = load_jobs(&run.flags, &run.args)?;
     print(&command_lines(&loaded.layered))
 }
@@ -93,7 +93,7 @@ fn push_options(out: &mut String, given: &[RawOption]) {
 
 /// fio's `--enghelp`: the engines (empty `request`), the own options of one
 /// (`ENGINE`), or one of them described (`ENGINE,OPTION`).
-pub fn enghelp(request: &str) -> Result<i32, CmdError> {
+pub(super) fn enghelp(request: &str) -> Result<i32, CmdError> {
     if request.is_empty() {
         let mut out = String::from("Available IO engines:\n");
         for engine in EngineKind::ALL {
@@ -171,7 +171,7 @@ fn origin(layer: &RawJob, source: &Source) -> String {
 }
 
 /// `--cmdhelp` lists every option; `--cmdhelp=NAME` shows one (`all` also lists them).
-pub fn cmdhelp(option: &str) -> Result<i32, CmdError> {
+pub(super) fn cmdhelp(option: &str) -> Result<i32, CmdError> {
     if option.is_empty() || option == "all" {
         let mut out = String::new();
         for def in OPTIONS {
@@ -246,7 +246,7 @@ fn kind_name(kind: Kind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::parse_fio_args;
+    use crate::job::front::cli_args::parse_fio_args;
 
     fn layered(args: &[&str]) -> Vec<LayeredJob> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();

@@ -17,7 +17,7 @@ const EXTRA_SHARE_MIN: f64 = 0.5;
 /// Device writes beyond iolens' need more: writeback of data dirtied before the window moves them.
 const MIN_EXTRA_DEVICE_BYTES: u64 = 8 << 20;
 
-pub fn job_amplification(report: &RunReport) -> Vec<Finding> {
+pub(super) fn job_amplification(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for ledger in &report.observations.ledger {
         findings.extend(extra_reads(report, ledger));

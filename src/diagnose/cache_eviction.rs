@@ -11,7 +11,7 @@ use crate::model::{Finding, RunReport, Severity};
 /// Evictions below this are too few to change a result.
 const MIN_EVICTED_PAGES: u64 = 64;
 
-pub fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
+pub(super) fn cache_evicted_without_pressure(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let scanned = match (obs.memory_series.first(), obs.memory_series.last()) {
         (Some(a), Some(b)) => b.pgscan_pages.saturating_sub(a.pgscan_pages),

@@ -35,7 +35,7 @@ pub(super) fn quota_explains_wait(report: &RunReport, series: &JobSeries) -> boo
     wait.run_delay_ns > 0 && 2 * throttled_ns * workers >= wait.run_delay_ns
 }
 
-pub fn cgroup_cpu_quota(report: &RunReport) -> Option<Finding> {
+pub(super) fn cgroup_cpu_quota(report: &RunReport) -> Option<Finding> {
     let obs = &report.observations;
     let spans: Vec<(usize, usize)> = obs.jobs.iter().filter_map(JobSeries::active_span).collect();
     let from = spans.iter().map(|s| s.0).min()?;

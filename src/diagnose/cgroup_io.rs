@@ -149,7 +149,7 @@ fn steady_rate(
     (ns > 0 && total > 0).then(|| (total as f64 / (ns as f64 / 1e9), start, to))
 }
 
-pub fn cgroup_io_limit(report: &RunReport) -> Vec<Finding> {
+pub(super) fn cgroup_io_limit(report: &RunReport) -> Vec<Finding> {
     let Some(cgroup) = &report.environment.cgroup else {
         return Vec::new();
     };

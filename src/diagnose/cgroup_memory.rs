@@ -72,7 +72,7 @@ pub(super) fn explains_stall(report: &RunReport, stall: &Stall) -> bool {
     at_limit * 2 > stall.intervals.len()
 }
 
-pub fn cgroup_memory_limit(report: &RunReport) -> Vec<Finding> {
+pub(super) fn cgroup_memory_limit(report: &RunReport) -> Vec<Finding> {
     report
         .observations
         .jobs

@@ -13,7 +13,7 @@ const MIN_JOB_BYTES: u64 = 16 << 20;
 /// buffers (random, reused between writes) measured at 50–55 % on zram.
 const STORED_SHARE_MAX: f64 = 0.25;
 
-pub fn compressible_data(report: &RunReport) -> Vec<Finding> {
+pub(super) fn compressible_data(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for ledger in &report.observations.ledger {
         if ledger.job_write_bytes < MIN_JOB_BYTES {

@@ -17,7 +17,7 @@ const MOVED_SHARE: f64 = 0.10;
 /// Evidence lines per finding; the CPUs that moved most come first.
 const MAX_CPUS_SHOWN: usize = 8;
 
-pub fn cpu_frequency(report: &RunReport) -> Vec<Finding> {
+pub(super) fn cpu_frequency(report: &RunReport) -> Vec<Finding> {
     let mut findings: Vec<Finding> = governor_not_performance(report).into_iter().collect();
     findings.extend(frequency_changed(&report.observations));
     findings

@@ -9,7 +9,7 @@ use crate::model::{Finding, RunReport, Severity};
 /// CPU wait (percent of the workers' time) worth a warning.
 const WAIT_PCT: f64 = 20.0;
 
-pub fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
+pub(super) fn cpu_starvation(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in &report.observations.jobs {
         let Some(wait) = series.cpu_wait.filter(|w| w.pct >= WAIT_PCT) else {

@@ -64,7 +64,7 @@ fn span(series: &JobSeries) -> Option<(usize, usize)> {
     series.active_span().filter(|(from, to)| to > from)
 }
 
-pub fn served_from_cache(report: &RunReport) -> Vec<Finding> {
+pub(super) fn served_from_cache(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| !s.direct) {
         let Some((from, to)) = span(series) else {
@@ -138,7 +138,7 @@ fn cached_at_start(report: &RunReport, series: &JobSeries) -> u64 {
         * page
 }
 
-pub fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
+pub(super) fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| s.direct) {
         let Some((from, to)) = span(series) else {

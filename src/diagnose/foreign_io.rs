@@ -46,7 +46,7 @@ pub(super) fn others_wrote(report: &RunReport, beyond: u64) -> bool {
     wrote as f64 >= EXPLAINED_SHARE_MIN * beyond as f64
 }
 
-pub fn foreign_io(report: &RunReport) -> Vec<Finding> {
+pub(super) fn foreign_io(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let others: u64 = obs.other_processes.iter().map(moved).sum();
     let mut findings: Vec<Finding> = Vec::new();

@@ -6,7 +6,7 @@
 use super::bytes_text;
 use crate::model::{Finding, RunReport, Severity, TargetObservation};
 
-pub fn read_from_holes(report: &RunReport) -> Vec<Finding> {
+pub(super) fn read_from_holes(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for series in &obs.jobs {

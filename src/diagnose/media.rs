@@ -13,7 +13,7 @@ const MIN_JOB_BYTES: u64 = 4 << 20;
 /// The disk below a buffered loop saw less than this share of the job's bytes.
 const BELOW_SHARE_MAX: f64 = 0.5;
 
-pub fn no_device(report: &RunReport) -> Vec<Finding> {
+pub(super) fn no_device(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in &report.observations.jobs {
         for path in &series.targets {
@@ -67,7 +67,7 @@ fn mount_point(layer: &Layer) -> &str {
     }
 }
 
-pub fn loop_without_direct_io(report: &RunReport) -> Vec<Finding> {
+pub(super) fn loop_without_direct_io(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for series in obs.jobs.iter().filter(|s| s.direct) {

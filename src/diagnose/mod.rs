@@ -19,7 +19,7 @@ mod holes;
 mod media;
 mod pagecache;
 mod rules;
-pub mod straggler;
+pub(crate) mod straggler;
 mod tool_bound;
 mod tunables;
 mod unstable;
@@ -45,7 +45,7 @@ use rules::{run_rules, Scope};
 /// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
 /// The rules and their order are `RULES`'.
 /// A run on one host has no `ObservedHost`: every rule reads the report as it is.
-pub fn diagnose(report: &RunReport) -> Vec<Finding> {
+pub(crate) fn diagnose(report: &RunReport) -> Vec<Finding> {
     let hosts = report
         .cluster
         .as_ref()
@@ -90,7 +90,7 @@ fn host_findings(report: &RunReport) -> Vec<Finding> {
     run_rules(report, Scope::Host)
 }
 
-pub use crate::model::Finding;
+pub(crate) use crate::model::Finding;
 
 /// The I/O stack the run recorded for target `path`.
 pub(crate) fn stack_of<'a>(report: &'a RunReport, path: &str) -> Option<&'a TargetStack> {
@@ -103,7 +103,7 @@ pub(crate) fn seconds_at(obs: &Observations, i: usize) -> f64 {
 }
 
 /// "1.9 GiB", "12.0 MiB", "512 KiB".
-pub fn bytes_text(bytes: u64) -> String {
+pub(crate) fn bytes_text(bytes: u64) -> String {
     human_bytes(bytes, ByteUnits::KibToGib)
 }
 
@@ -125,11 +125,11 @@ pub(crate) fn duration_text(ns: u64) -> String {
 pub(crate) mod fixture {
     use crate::model::*;
 
-    pub const STEP_NS: u64 = 100_000_000;
-    pub const TARGET: &str = "/dev/loop7";
+    pub(crate) const STEP_NS: u64 = 100_000_000;
+    pub(crate) const TARGET: &str = "/dev/loop7";
 
     /// A run of `samples` samples 100 ms apart, with nothing in it yet.
-    pub fn run(samples: usize) -> RunReport {
+    pub(crate) fn run(samples: usize) -> RunReport {
         RunReport {
             schema_version: SCHEMA_VERSION,
             tool_version: "test".into(),
@@ -166,7 +166,7 @@ pub(crate) mod fixture {
 
     /// Add job `name` on `TARGET` whose every interval but the first is `each`
     /// (one worker), with the matching job report.
-    pub fn add_job(report: &mut RunReport, name: &str, direct: bool, each: JobInterval) {
+    pub(crate) fn add_job(report: &mut RunReport, name: &str, direct: bool, each: JobInterval) {
         let n = report.observations.t_ns.len();
         let mut intervals = vec![each.clone(); n];
         intervals[0] = JobInterval::default();
@@ -204,7 +204,7 @@ pub(crate) mod fixture {
     }
 
     /// One interval of 4 KiB I/Os: `reads` and `writes` of them, 100 µs mean, 500 µs p99, 1 ms max.
-    pub fn io(reads: u64, writes: u64) -> JobInterval {
+    pub(crate) fn io(reads: u64, writes: u64) -> JobInterval {
         JobInterval {
             ios: [reads, writes],
             bytes: [reads * 4096, writes * 4096],
@@ -225,7 +225,7 @@ pub(crate) mod fixture {
     }
 
     /// `TARGET` with the given cached pages at each sample.
-    pub fn add_target(report: &mut RunReport, cached: impl Fn(usize) -> u64) {
+    pub(crate) fn add_target(report: &mut RunReport, cached: impl Fn(usize) -> u64) {
         let n = report.observations.t_ns.len();
         report.observations.targets.push(TargetObservation {
             path: TARGET.into(),
@@ -244,7 +244,7 @@ pub(crate) mod fixture {
     }
 
     /// A device whose cumulative counters at sample `i` are `at(i)`.
-    pub fn add_device(report: &mut RunReport, at: impl Fn(usize) -> DeviceCounters) {
+    pub(crate) fn add_device(report: &mut RunReport, at: impl Fn(usize) -> DeviceCounters) {
         let n = report.observations.t_ns.len();
         report.observations.devices.push(DeviceObservation {
             zram_series: Vec::new(),
@@ -256,7 +256,7 @@ pub(crate) mod fixture {
 
     /// The run inside cgroup v1 group `/bench` (memory, blkio and cpu) with
     /// `limits`, the group's sample `i` being `at(i)`.
-    pub fn add_cgroup(
+    pub(crate) fn add_cgroup(
         report: &mut RunReport,
         limits: CgroupLimits,
         at: impl Fn(usize) -> CgroupSample,
@@ -283,7 +283,7 @@ pub(crate) mod fixture {
         report.observations.cgroup_series = (0..n).map(at).collect();
     }
 
-    pub fn codes(findings: &[Finding]) -> Vec<&str> {
+    pub(crate) fn codes(findings: &[Finding]) -> Vec<&str> {
         findings.iter().map(|f| f.code.as_str()).collect()
     }
 }

@@ -16,7 +16,7 @@ use crate::model::{
 
 const CODE: &str = "pagecache-under-direct-io";
 
-pub fn pagecache_under_direct_io(report: &RunReport) -> Vec<Finding> {
+pub(super) fn pagecache_under_direct_io(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| s.direct) {
         // Without a device the page cache is where the data lives (no-device names that).

@@ -12,7 +12,7 @@ use crate::model::{Finding, RunReport, Severity};
 
 /// What a rule weighs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(super) enum Scope {
     /// The jobs against their host: on several ranks once per observed host,
     /// with that host's ranks' jobs, its title naming the host.
     Host,
@@ -23,7 +23,7 @@ pub enum Scope {
 }
 
 /// How a rule's findings are made.
-pub enum Check {
+pub(super) enum Check {
     /// A pure function over one run's report.
     Run(fn(&RunReport) -> Vec<Finding>),
     /// In `series::repetitions::build`, over the repetitions with their statistics.
@@ -32,7 +32,7 @@ pub enum Check {
 
 /// One finding's rule: its code, the severities it is raised with, what it
 /// weighs, how, and when it fires (the README's words).
-pub struct Rule {
+pub(super) struct Rule {
     pub code: &'static str,
     pub severities: &'static [Severity],
     pub scope: Scope,
@@ -48,7 +48,7 @@ pub struct Rule {
 }
 
 /// Every rule, the run's in the order `diagnose` runs them.
-pub const RULES: &[Rule] = &[
+pub(super) const RULES: &[Rule] = &[
     Rule {
         code: "no-device",
         severities: &[Severity::Warning],
@@ -220,7 +220,7 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The findings of the rules of `scope` over `report`, in the catalogue's order.
-pub fn run_rules(report: &RunReport, scope: Scope) -> Vec<Finding> {
+pub(super) fn run_rules(report: &RunReport, scope: Scope) -> Vec<Finding> {
     let checks = RULES.iter().filter(|rule| rule.scope == scope);
     checks
         .flat_map(|rule| {
@@ -258,7 +258,7 @@ mod tests {
     }
 
     /// The README's findings table: a row per rule.
-    pub fn findings_table() -> String {
+    pub(super) fn findings_table() -> String {
         let mut table =
             String::from("| code | severity | scope | fires when |\n|---|---|---|---|\n");
         for rule in RULES {

@@ -9,7 +9,7 @@ use crate::stats::summary::{mad_outliers, median};
 /// Past the ±5–8 % that identical runs differ by.
 const MIN_GAP: f64 = 0.10;
 
-pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
+pub(crate) fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
     let Some(cluster) = &report.cluster else {
         return Vec::new();
     };
@@ -23,7 +23,7 @@ pub fn straggler(report: &crate::model::RunReport) -> Vec<Finding> {
 
 /// The stragglers' places in `cluster.ranks`, in rank order (what the
 /// `straggler` findings name; the HTML report marks them).
-pub fn stragglers(cluster: &ClusterReport) -> Vec<usize> {
+pub(crate) fn stragglers(cluster: &ClusterReport) -> Vec<usize> {
     if cluster.ranks.is_empty() {
         return Vec::new();
     }

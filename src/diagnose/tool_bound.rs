@@ -7,7 +7,7 @@ use crate::model::{Finding, RunReport, Severity};
 /// Share of each worker's runtime on a CPU above which the CPU is the limit.
 const BUSY_SHARE: f64 = 0.95;
 
-pub fn tool_bound(report: &RunReport) -> Vec<Finding> {
+pub(super) fn tool_bound(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for job in &report.jobs {
         let touches_storage = report

@@ -3,7 +3,7 @@
 
 use crate::model::{Finding, RunReport, Severity};
 
-pub fn tunables_changed(report: &RunReport) -> Option<Finding> {
+pub(super) fn tunables_changed(report: &RunReport) -> Option<Finding> {
     let changes = &report.observations.tunable_changes;
     if changes.is_empty() {
         return None;

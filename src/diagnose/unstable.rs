@@ -15,7 +15,7 @@ const MIN_STEP: f64 = 0.25;
 /// …by this many standard errors.
 const MIN_T: f64 = 6.0;
 
-pub fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
+pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for series in &obs.jobs {

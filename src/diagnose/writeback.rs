@@ -176,7 +176,7 @@ pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> 
 
 impl Stall {
     /// "; throughput fell from 100 to 25 MiB/s", or nothing when the stall began with the job.
-    pub fn throughput_change(&self, report: &RunReport, series: &JobSeries) -> String {
+    pub(super) fn throughput_change(&self, report: &RunReport, series: &JobSeries) -> String {
         let t = &report.observations.t_ns;
         let rate = |range: std::ops::Range<usize>| -> Option<f64> {
             let ns = t[range.end - 1].saturating_sub(t[range.start - 1]);
@@ -195,7 +195,7 @@ impl Stall {
     }
 
     /// The latency evidence, then the time in the throttling functions when it was measured.
-    pub fn evidence(&self, report: &RunReport) -> Vec<String> {
+    pub(super) fn evidence(&self, report: &RunReport) -> Vec<String> {
         let t = &report.observations.t_ns;
         let mut evidence = vec![format!(
             "usual per-interval max latency {}, worst {}",
@@ -215,12 +215,12 @@ impl Stall {
     }
 
     /// The moment the stall began (the start of its first interval).
-    pub fn at_ns(&self, report: &RunReport) -> u64 {
+    pub(super) fn at_ns(&self, report: &RunReport) -> u64 {
         report.observations.t_ns[self.first - 1]
     }
 }
 
-pub fn writeback_stall(report: &RunReport) -> Vec<Finding> {
+pub(super) fn writeback_stall(report: &RunReport) -> Vec<Finding> {
     report
         .observations
         .jobs

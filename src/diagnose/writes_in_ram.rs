@@ -13,7 +13,7 @@ const DEVICE_SHARE_MAX: f64 = 0.5;
 /// …and at least this share was still dirty at the job's end.
 const DIRTY_SHARE_MIN: f64 = 0.25;
 
-pub fn writes_left_in_ram(report: &RunReport) -> Vec<Finding> {
+pub(super) fn writes_left_in_ram(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for ledger in &obs.ledger {

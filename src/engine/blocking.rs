@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// How one blocking engine reads and writes. `file` is the index of `target` in the
 /// engine's files, for engines that keep per-file state.
-pub trait Syscalls: Sized + Send + 'static {
+pub(crate) trait Syscalls: Sized + Send + 'static {
     fn new(spec: &EngineSpec, files: usize) -> Self;
     fn read(
         &mut self,
@@ -22,7 +22,7 @@ pub trait Syscalls: Sized + Send + 'static {
     fn write(&mut self, target: &File, file: usize, buf: &[u8], offset: u64) -> io::Result<usize>;
 }
 
-pub struct Blocking<S> {
+pub(crate) struct Blocking<S> {
     files: Vec<Arc<File>>,
     bufs: Slots,
     syscalls: S,

@@ -11,7 +11,7 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-pub struct FileOps {
+pub(crate) struct FileOps {
     op: FileOp,
     stat_type: StatType,
     /// The name of each file the I/Os address, by `IoRequest::file`.
@@ -57,7 +57,7 @@ impl Engine for FileOps {
 
 /// Do `op` on `path`: the syscalls fio's engines make (a created file is closed at
 /// once, inside the operation).
-pub fn apply(op: FileOp, stat_type: StatType, path: &Path) -> io::Result<()> {
+pub(crate) fn apply(op: FileOp, stat_type: StatType, path: &Path) -> io::Result<()> {
     match op {
         FileOp::CreateFile => OpenOptions::new()
             .read(true)

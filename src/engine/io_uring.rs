@@ -25,7 +25,7 @@ impl OpenRing for Uring {
     }
 }
 
-pub type IoUring = RingEngine<Uring>;
+pub(crate) type IoUring = RingEngine<Uring>;
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,7 @@ impl OpenRing for AioRing {
     }
 }
 
-pub type Libaio = RingEngine<AioRing>;
+pub(crate) type Libaio = RingEngine<AioRing>;
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use std::io;
 /// EBADF: what a write through a read-only descriptor reports.
 const EBADF: i64 = 9;
 
-pub struct Mmap {
+pub(crate) struct Mmap {
     maps: Vec<Mapping>,
     bufs: Slots,
     sync_writes: bool,

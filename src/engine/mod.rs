@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// One I/O to issue. `slot` names the buffer (0..depth) and comes back in its `Completion`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IoRequest {
+pub(crate) struct IoRequest {
     pub slot: u32,
     pub ddir: Ddir,
     /// Index into `EngineSetup::files`.
@@ -24,7 +24,7 @@ pub struct IoRequest {
 
 /// What `queue` did with a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Queued {
+pub(crate) enum Queued {
     /// Done synchronously: bytes transferred, or `-errno`.
     Completed(i64),
     /// Accepted; it completes after `commit`, reported by `reap`.
@@ -32,14 +32,14 @@ pub enum Queued {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Completion {
+pub(crate) struct Completion {
     pub slot: u32,
     /// Bytes transferred, or `-errno`.
     pub result: i64,
 }
 
 /// Everything an engine needs to start. Targets are opened by `fileset`, once per run.
-pub struct EngineSetup<'a> {
+pub(crate) struct EngineSetup<'a> {
     pub spec: &'a EngineSpec,
     pub files: &'a [Arc<File>],
     /// The name of each file in `files` (what the file operation engines work on).
@@ -60,7 +60,7 @@ pub struct EngineSetup<'a> {
 }
 
 /// `Send`: with `io_submit_mode=offload` an engine travels to a submit thread with its I/O.
-pub trait Engine: Sized + Send + 'static {
+pub(crate) trait Engine: Sized + Send + 'static {
     fn open(setup: &EngineSetup) -> io::Result<Self>;
     /// Things the engine had to change from what was asked ("sqthread_poll refused: EPERM, using normal submission").
     fn notes(&self) -> Vec<String> {
@@ -98,7 +98,7 @@ pub trait Engine: Sized + Send + 'static {
 
 /// How a trim discards a range of one target; chosen once per file, before the first I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrimMethod {
+pub(crate) enum TrimMethod {
     /// A file: `fallocate(PUNCH_HOLE | KEEP_SIZE)` frees its blocks and keeps its length.
     PunchHole,
     /// A block device: `BLKDISCARD`.
@@ -106,7 +106,7 @@ pub enum TrimMethod {
 }
 
 impl TrimMethod {
-    pub fn of(target: &File) -> io::Result<Self> {
+    pub(crate) fn of(target: &File) -> io::Result<Self> {
         Ok(if iolens_sys::fd::is_block_device(target)? {
             Self::BlkDiscard
         } else {
@@ -114,7 +114,7 @@ impl TrimMethod {
         })
     }
 
-    pub fn discard(self, target: &File, offset: u64, len: u64) -> io::Result<()> {
+    pub(crate) fn discard(self, target: &File, offset: u64, len: u64) -> io::Result<()> {
         match self {
             Self::PunchHole => iolens_sys::fd::punch_hole(target, offset, len),
             Self::BlkDiscard => iolens_sys::fd::blk_discard(target, offset, len),
@@ -123,7 +123,7 @@ impl TrimMethod {
 
     /// Why a target refuses trims, for an `errno` that says it never takes them
     /// (None for an error of this one trim).
-    pub fn refusal(self, errno: i32) -> Option<&'static str> {
+    pub(crate) fn refusal(self, errno: i32) -> Option<&'static str> {
         if errno != libc::EOPNOTSUPP && errno != libc::ENOTTY {
             return None;
         }
@@ -145,31 +145,31 @@ fn trim_is_not_queued() -> io::Error {
 
 // One module per engine, named as in fio. `blocking` and `ring` hold the bodies the
 // synchronous and the asynchronous engines share.
-pub mod blocking;
-pub mod fileoperations;
-pub mod io_uring;
-pub mod libaio;
-pub mod mmap;
-pub mod null;
-pub mod posixaio;
-pub mod psync;
-pub mod pvsync;
-pub mod pvsync2;
-pub mod ring;
-pub mod sync;
+pub(crate) mod blocking;
+pub(crate) mod fileoperations;
+pub(crate) mod io_uring;
+pub(crate) mod libaio;
+pub(crate) mod mmap;
+pub(crate) mod null;
+pub(crate) mod posixaio;
+pub(crate) mod psync;
+pub(crate) mod pvsync;
+pub(crate) mod pvsync2;
+pub(crate) mod ring;
+pub(crate) mod sync;
 
 #[cfg(test)]
 pub(crate) mod test_support;
 
 /// Something done with an engine's type: `with_engine` picks the type for an `EngineKind`
 /// and calls `run` with it, so the caller is monomorphised per engine.
-pub trait ForEngine {
+pub(crate) trait ForEngine {
     type Output;
     fn run<E: Engine>(self) -> Self::Output;
 }
 
 /// The one match from an `EngineKind` (a row of `EngineKind::ALL`) to its engine type.
-pub fn with_engine<F: ForEngine>(kind: EngineKind, f: F) -> F::Output {
+pub(crate) fn with_engine<F: ForEngine>(kind: EngineKind, f: F) -> F::Output {
     match kind {
         EngineKind::Sync => f.run::<sync::Sync>(),
         EngineKind::Psync => f.run::<psync::Psync>(),

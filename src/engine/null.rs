@@ -8,7 +8,7 @@ use iolens_sys::Slots;
 use std::fs::File;
 use std::io;
 
-pub struct Null {
+pub(crate) struct Null {
     bufs: Slots,
     /// Complete inside `queue` (one slot) or through commit/reap (several).
     immediate: bool,

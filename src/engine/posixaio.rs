@@ -18,7 +18,7 @@ impl OpenRing for Requests {
     }
 }
 
-pub type PosixAio = RingEngine<Requests>;
+pub(crate) type PosixAio = RingEngine<Requests>;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-pub struct Pread;
+pub(crate) struct Pread;
 
 impl Syscalls for Pread {
     fn new(_spec: &EngineSpec, _files: usize) -> Self {
@@ -30,7 +30,7 @@ impl Syscalls for Pread {
     }
 }
 
-pub type Psync = Blocking<Pread>;
+pub(crate) type Psync = Blocking<Pread>;
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@ use crate::job::spec::EngineSpec;
 use std::fs::File;
 use std::io;
 
-pub struct Preadv;
+pub(crate) struct Preadv;
 
 impl Syscalls for Preadv {
     fn new(_spec: &EngineSpec, _files: usize) -> Self {
@@ -29,7 +29,7 @@ impl Syscalls for Preadv {
     }
 }
 
-pub type Pvsync = Blocking<Preadv>;
+pub(crate) type Pvsync = Blocking<Preadv>;
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@ use crate::job::spec::EngineSpec;
 use std::fs::File;
 use std::io;
 
-pub struct Preadv2 {
+pub(crate) struct Preadv2 {
     hipri: bool,
 }
 
@@ -33,7 +33,7 @@ impl Syscalls for Preadv2 {
     }
 }
 
-pub type Pvsync2 = Blocking<Preadv2>;
+pub(crate) type Pvsync2 = Blocking<Preadv2>;
 
 #[cfg(test)]
 mod tests {

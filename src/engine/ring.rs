@@ -9,7 +9,7 @@ use std::io;
 use std::sync::Arc;
 
 /// A ring that can be built from an engine setup.
-pub trait OpenRing: IoRing + Sized + Send + 'static {
+pub(crate) trait OpenRing: IoRing + Sized + Send + 'static {
     fn open_ring(setup: &EngineSetup) -> io::Result<Self>;
     /// fsync (or fdatasync) `files[file]` with nothing in flight; by default fsync(2) itself.
     fn sync_file(&mut self, files: &[Arc<File>], file: u32, datasync: bool) -> io::Result<()> {
@@ -17,7 +17,7 @@ pub trait OpenRing: IoRing + Sized + Send + 'static {
     }
 }
 
-pub struct RingEngine<R> {
+pub(crate) struct RingEngine<R> {
     ring: R,
     files: Vec<Arc<File>>,
 }

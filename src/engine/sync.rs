@@ -9,7 +9,7 @@ use crate::job::spec::EngineSpec;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-pub struct SeekReadWrite {
+pub(crate) struct SeekReadWrite {
     /// Where each file's position is after our last I/O; `None` = unknown (after an error).
     positions: Vec<Option<u64>>,
 }
@@ -59,7 +59,7 @@ impl Syscalls for SeekReadWrite {
     }
 }
 
-pub type Sync = Blocking<SeekReadWrite>;
+pub(crate) type Sync = Blocking<SeekReadWrite>;
 
 #[cfg(test)]
 mod tests {

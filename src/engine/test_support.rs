@@ -13,7 +13,7 @@ const FILE_BLOCKS: u64 = 16;
 /// Out of order, with a sequential run (0, 1, 2) for the lseek-skipping `sync` engine.
 const BLOCKS: [u64; 8] = [5, 0, 1, 2, 9, 15, 3, 8];
 
-pub fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
+pub(crate) fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
     EngineSpec {
         kind,
         iodepth,
@@ -28,7 +28,7 @@ pub fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
     }
 }
 
-pub fn setup<'a>(
+pub(crate) fn setup<'a>(
     spec: &'a EngineSpec,
     files: &'a [Arc<File>],
     sizes: &'a [u64],
@@ -49,7 +49,7 @@ pub fn setup<'a>(
 
 /// A file `data` of `len` zero bytes in a temporary directory under the build's target
 /// directory: a real filesystem (a tmpfs /tmp would refuse O_DIRECT).
-pub fn scratch_file(len: u64) -> (TempDir, File) {
+pub(crate) fn scratch_file(len: u64) -> (TempDir, File) {
     let exe = std::env::current_exe().expect("test binary path");
     // The test binary lives in <target>/<profile>/deps/.
     let dir = tempfile::tempdir_in(exe.ancestors().nth(2).expect("target/<profile>"))
@@ -65,7 +65,7 @@ pub fn scratch_file(len: u64) -> (TempDir, File) {
 }
 
 /// Queue `reqs` (distinct slots), commit, and collect every completion.
-pub fn run_batch<E: Engine>(engine: &mut E, reqs: &[IoRequest]) -> Vec<Completion> {
+pub(crate) fn run_batch<E: Engine>(engine: &mut E, reqs: &[IoRequest]) -> Vec<Completion> {
     let mut done = Vec::new();
     for req in reqs {
         if let Queued::Completed(result) = engine.queue(req).unwrap() {
@@ -91,7 +91,7 @@ fn pattern(block: u64) -> Vec<u8> {
 /// Write a distinct pattern to several blocks through the engine (`depth` at a time),
 /// check the file with plain reads, read the blocks back through the engine and compare.
 /// Returns the engine's notes.
-pub fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<String> {
+pub(crate) fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<String> {
     let (dir, plain) = scratch_file(FILE_BLOCKS * u64::from(BS));
     let target = if direct {
         OpenOptions::new()
@@ -162,17 +162,17 @@ pub fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<String>
     engine.notes()
 }
 
-pub fn roundtrip<E: Engine>(kind: EngineKind, depth: u32) {
+pub(crate) fn roundtrip<E: Engine>(kind: EngineKind, depth: u32) {
     roundtrip_with::<E>(&spec(kind, depth), false);
 }
 
-pub fn roundtrip_direct<E: Engine>(kind: EngineKind, depth: u32) {
+pub(crate) fn roundtrip_direct<E: Engine>(kind: EngineKind, depth: u32) {
     roundtrip_with::<E>(&spec(kind, depth), true);
 }
 
 /// What engine `E` reports for a 4 KiB write through a read-only descriptor: -EBADF
 /// when the error reaches the I/O's result.
-pub fn write_to_read_only_result<E: Engine>(kind: EngineKind) -> i64 {
+pub(crate) fn write_to_read_only_result<E: Engine>(kind: EngineKind) -> i64 {
     let (dir, _file) = scratch_file(u64::from(BS));
     let read_only = [Arc::new(File::open(dir.path().join("data")).unwrap())];
     let spec = spec(kind, 1);

@@ -64,7 +64,7 @@ fn block_sizes_of(bs: &crate::job::spec::BlockSizes) -> Vec<u64> {
 
 impl FileSet {
     /// Buffer alignment that satisfies every target of a job (at least a page).
-    pub fn buffer_align(&self, job_index: usize) -> usize {
+    pub(crate) fn buffer_align(&self, job_index: usize) -> usize {
         let page = iolens_sys::os::page_size();
         self.workers[job_index]
             .iter()

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 const LEADS_OUT: &str = "the name leads out of the directory";
 
 /// Refuse a generated `path` that would lead out of `directory`.
-pub fn check_inside(directory: &Path, path: &Path) -> Result<(), TargetError> {
+pub(super) fn check_inside(directory: &Path, path: &Path) -> Result<(), TargetError> {
     let refuse = |why: String| {
         TargetError::Config(format!(
             "{}: {why}; iolens creates and removes files only inside directory={} \
@@ -80,7 +80,7 @@ fn follow(
 
 /// Make the directories a name needs, as fio does (mode 0700); existing ones
 /// are used as they are.
-pub fn make_parents(path: &Path) -> Result<(), TargetError> {
+pub(super) fn make_parents(path: &Path) -> Result<(), TargetError> {
     match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => DirBuilder::new()
             .mode(0o700)

@@ -37,10 +37,10 @@ const SIGNATURES: &[(usize, &[u8], &str)] = &[
 ];
 
 /// How many bytes the signature check reads from the start of the device.
-pub const PROBE_LEN: usize = 68 * 1024;
+pub(super) const PROBE_LEN: usize = 68 * 1024;
 
 /// What a device's first bytes say it holds, if anything.
-pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
+pub(super) fn detect_signature(head: &[u8]) -> Option<&'static str> {
     SIGNATURES.iter().find_map(|(off, magic, what)| {
         head.get(*off..off + magic.len())
             .filter(|bytes| bytes == magic)
@@ -50,7 +50,7 @@ pub fn detect_signature(head: &[u8]) -> Option<&'static str> {
 
 /// What `--allow-destructive` and `allow_mounted_write=1` lift.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GuardOverrides {
+pub(crate) struct GuardOverrides {
     /// `--allow-destructive` (alias `--allow-device-write`): write whatever the device holds.
     pub destructive: bool,
     /// fio's `allow_mounted_write=1`: write even when the device is in use.
@@ -58,7 +58,7 @@ pub struct GuardOverrides {
 }
 
 /// Refuse to write to a device that is in use or holds recognisable data.
-pub fn check_device_is_free_to_overwrite(
+pub(crate) fn check_device_is_free_to_overwrite(
     path: &Path,
     allow: GuardOverrides,
 ) -> Result<(), TargetError> {
@@ -92,7 +92,7 @@ pub fn check_device_is_free_to_overwrite(
 /// O_DIRECT: a buffered read would leave the device's first pages in the page
 /// cache, and a direct-I/O run with invalidate=0 would then start polluted by
 /// iolens itself (seed 000).
-pub fn read_signature(path: &Path) -> std::io::Result<Option<&'static str>> {
+pub(crate) fn read_signature(path: &Path) -> std::io::Result<Option<&'static str>> {
     let mut head = iolens_sys::buf::AlignedBuf::new(PROBE_LEN, 4096)?;
     let mut f = std::fs::OpenOptions::new()
         .read(true)
@@ -109,7 +109,7 @@ pub fn read_signature(path: &Path) -> std::io::Result<Option<&'static str>> {
 }
 
 /// The mount point of the device at `path`, from /proc/self/mounts.
-pub fn mounted_at(path: &Path) -> Option<String> {
+pub(crate) fn mounted_at(path: &Path) -> Option<String> {
     let node = std::fs::canonicalize(path).ok()?;
     mount_point(&std::fs::read_to_string("/proc/self/mounts").ok()?, &node)
 }

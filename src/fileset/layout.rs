@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// What `ensure` found or did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayoutOutcome {
+pub(super) struct LayoutOutcome {
     pub created: bool,
     pub is_block_device: bool,
     /// The first `extent` bytes contain holes.
@@ -30,7 +30,7 @@ pub struct LayoutOutcome {
 /// buffered read of them is not served from memory. Pages cached before
 /// iolens touched the file stay.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     pub from: u64,
     pub to: u64,
     /// Why dropping the written pages from the page cache failed, if it did.
@@ -47,7 +47,7 @@ const SYNC_EVERY: u64 = 256 << 20;
 
 /// What the jobs using one path need of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LayoutRequest {
+pub(super) struct LayoutRequest {
     /// Bytes the jobs address.
     pub extent: u64,
     /// Write the missing bytes with data (the jobs read them).
@@ -60,7 +60,7 @@ pub struct LayoutRequest {
 /// Make `path` hold at least `extent` bytes: reserve the missing blocks as
 /// `fallocate` says, then with `fill` write them with random data (and sync).
 /// `progress` hears of each chunk written.
-pub fn ensure(
+pub(super) fn ensure(
     path: &Path,
     request: &LayoutRequest,
     progress: &dyn Progress,
@@ -171,7 +171,7 @@ pub fn ensure(
 }
 
 /// The first `extent` bytes of a regular file are not all allocated.
-pub fn has_holes(meta: &std::fs::Metadata, extent: u64) -> bool {
+pub(crate) fn has_holes(meta: &std::fs::Metadata, extent: u64) -> bool {
     // st_blocks counts 512-byte units actually allocated.
     meta.file_type().is_file() && meta.blocks() * 512 < extent.min(meta.len())
 }
@@ -179,7 +179,7 @@ pub fn has_holes(meta: &std::fs::Metadata, extent: u64) -> bool {
 /// A file with every block allocated whose reads still return no stored data
 /// somewhere in its first `extent` bytes: preallocated (unwritten) extents,
 /// which read as zeros without touching the device, like holes.
-pub fn has_unwritten_extents(path: &Path, extent: u64) -> bool {
+pub(crate) fn has_unwritten_extents(path: &Path, extent: u64) -> bool {
     let Ok(file) = File::open(path) else {
         return false;
     };

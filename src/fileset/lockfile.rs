@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 /// A worker's lock handles, one per file (none without `lockfile=`).
 #[derive(Debug, Default)]
-pub struct FileLocks {
+pub(crate) struct FileLocks {
     mode: LockMode,
     handles: Vec<File>,
 }
@@ -22,7 +22,7 @@ pub struct FileLocks {
 impl FileLocks {
     /// The mode a job's workers lock with: none for jobs that touch no data (the null
     /// engine, the file operation engines).
-    pub fn mode_of(job: &JobSpec) -> LockMode {
+    pub(crate) fn mode_of(job: &JobSpec) -> LockMode {
         let engine = job.engine.kind.def();
         if engine.diskless || engine.file_op.is_some() {
             LockMode::None
@@ -32,7 +32,7 @@ impl FileLocks {
     }
 
     /// Open a lock handle on each of `paths`; nothing for `LockMode::None`.
-    pub fn open(mode: LockMode, paths: &[PathBuf]) -> std::io::Result<FileLocks> {
+    pub(crate) fn open(mode: LockMode, paths: &[PathBuf]) -> std::io::Result<FileLocks> {
         let handles = match mode {
             LockMode::None => Vec::new(),
             LockMode::Exclusive | LockMode::ReadWrite => {
@@ -44,7 +44,7 @@ impl FileLocks {
 
     /// Wait until an I/O of `ddir` may go to file `file`.
     #[inline]
-    pub fn lock(&self, file: u32, ddir: Ddir) -> std::io::Result<()> {
+    pub(crate) fn lock(&self, file: u32, ddir: Ddir) -> std::io::Result<()> {
         let Some(handle) = self.handles.get(file as usize) else {
             return Ok(());
         };
@@ -57,7 +57,7 @@ impl FileLocks {
 
     /// The I/O went to the engine: let the next one through.
     #[inline]
-    pub fn unlock(&self, file: u32) -> std::io::Result<()> {
+    pub(crate) fn unlock(&self, file: u32) -> std::io::Result<()> {
         match self.handles.get(file as usize) {
             Some(handle) => handle.unlock(),
             None => Ok(()),

@@ -25,20 +25,22 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use guard::{check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides};
+pub(crate) use guard::{
+    check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides,
+};
 use layout::LayoutRequest;
-pub use layout::{has_holes, has_unwritten_extents};
-pub use lockfile::FileLocks;
+pub(crate) use layout::{has_holes, has_unwritten_extents};
+pub(crate) use lockfile::FileLocks;
 use open::check_starts_empty;
-pub use open::open_file;
+pub(crate) use open::open_file;
 use plan::{existing_size, is_block_device, plan_job};
-pub use readonly::refuse_writing_jobs;
-pub use scheduler::SchedulerSwitch;
+pub(crate) use readonly::refuse_writing_jobs;
+pub(crate) use scheduler::SchedulerSwitch;
 
 /// Where a setup step stands, told as it goes: what it does ("laying out"), on
 /// what (a file), bytes done of total (0 of 0 when it does not count bytes).
 #[derive(Debug, Clone, Copy)]
-pub struct Step<'a> {
+pub(crate) struct Step<'a> {
     pub doing: &'static str,
     pub on: &'a str,
     pub done: u64,
@@ -47,7 +49,7 @@ pub struct Step<'a> {
 
 /// Told of every step of setup as it makes progress (a rank of a run on several
 /// hosts says from here that it is alive).
-pub trait Progress {
+pub(crate) trait Progress {
     fn step(&self, step: Step<'_>);
 }
 
@@ -58,7 +60,7 @@ impl Progress for () {
 
 /// Why a target could not be prepared. One line, naming the file and the fix.
 #[derive(Debug, thiserror::Error)]
-pub enum TargetError {
+pub(crate) enum TargetError {
     #[error("{0}")]
     Config(String),
     #[error("{}: {what}: {}", path.display(), crate::errno::describe(source))]
@@ -82,7 +84,7 @@ impl TargetError {
 
 /// One opened target (a file or block device), shared by the workers that use it.
 #[derive(Debug)]
-pub struct Target {
+pub(crate) struct Target {
     pub path: PathBuf,
     pub file: Arc<File>,
     /// Bytes available for I/O (file length or device size).
@@ -100,7 +102,7 @@ pub struct Target {
 
 /// The flags a target is opened with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OpenMode {
+pub(crate) struct OpenMode {
     pub write: bool,
     pub direct: bool,
     pub sync: SyncMode,
@@ -115,7 +117,7 @@ impl Target {
     /// dirty pages are written back first: fadvise keeps them, and an earlier
     /// writer's writeback would otherwise run during the measurement (BLKFLSBUF
     /// writes a device's back itself).
-    pub fn drop_cache(&self) -> std::io::Result<()> {
+    pub(crate) fn drop_cache(&self) -> std::io::Result<()> {
         if self.is_block_device {
             fd::blk_flush_buffers(&self.file)
         } else {
@@ -127,7 +129,7 @@ impl Target {
 
 /// The byte range of one target a worker does I/O on.
 #[derive(Debug, Clone)]
-pub struct WorkerFile {
+pub(crate) struct WorkerFile {
     pub target: usize,
     pub start: u64,
     pub len: u64,
@@ -135,13 +137,13 @@ pub struct WorkerFile {
 
 /// The files of one worker of one job.
 #[derive(Debug, Clone)]
-pub struct WorkerFiles {
+pub(crate) struct WorkerFiles {
     pub files: Vec<WorkerFile>,
 }
 
 /// Every target of a run, opened once, and the files of every worker.
 #[derive(Debug, Default)]
-pub struct FileSet {
+pub(crate) struct FileSet {
     pub targets: Vec<Target>,
     /// `workers[job][worker]`
     pub workers: Vec<Vec<WorkerFiles>>,
@@ -183,7 +185,7 @@ struct OpenKey {
 const DISKLESS_TARGET: &str = "/dev/null";
 
 /// True for jobs that do no I/O (the null engine): no file is created or opened for them.
-pub fn is_diskless(job: &JobSpec) -> bool {
+pub(crate) fn is_diskless(job: &JobSpec) -> bool {
     job.engine.kind.def().diskless
 }
 
@@ -247,7 +249,7 @@ impl PathNeeds {
 ///
 /// A missing file that only `create_on_open` jobs use is neither created nor
 /// opened here: `open_on_start` does that when the job's group starts.
-pub fn prepare(
+pub(crate) fn prepare(
     jobs: &[JobSpec],
     allow_device_write: bool,
     readonly: bool,
@@ -366,7 +368,7 @@ pub fn prepare(
 /// Give each of a worker's files the job's `fadvise_hint` (once, before the first I/O).
 /// The advice sticks to the open descriptor, which is why every worker gives it
 /// on its own: a worker process has descriptors of its own.
-pub fn advise_access(job: &JobSpec, files: &[Arc<File>]) -> std::io::Result<()> {
+pub(crate) fn advise_access(job: &JobSpec, files: &[Arc<File>]) -> std::io::Result<()> {
     match access_advice(job) {
         Some(access) => files
             .iter()
@@ -376,7 +378,7 @@ pub fn advise_access(job: &JobSpec, files: &[Arc<File>]) -> std::io::Result<()> 
 }
 
 /// The advice `fadvise_hint` asks for; none for jobs that touch no file.
-pub fn access_advice(job: &JobSpec) -> Option<fd::Access> {
+pub(crate) fn access_advice(job: &JobSpec) -> Option<fd::Access> {
     if is_diskless(job) {
         return None;
     }
@@ -393,7 +395,11 @@ impl FileSet {
     /// fio's `pre_read`: read every region of a job through the page cache, so the
     /// job starts with its data cached. A fresh buffered descriptor is used, since the
     /// job's own may bypass the cache (direct=1).
-    pub fn pre_read(&self, job_index: usize, progress: &dyn Progress) -> Result<(), TargetError> {
+    pub(crate) fn pre_read(
+        &self,
+        job_index: usize,
+        progress: &dyn Progress,
+    ) -> Result<(), TargetError> {
         use std::os::unix::fs::FileExt;
         if self.diskless[job_index] {
             return Ok(());
@@ -425,7 +431,7 @@ impl FileSet {
 
     /// Bytes of target `target` the workers address: from the lowest region
     /// start to the furthest region end (0 when no worker uses it).
-    pub fn used_span(&self, target: usize) -> u64 {
+    pub(crate) fn used_span(&self, target: usize) -> u64 {
         let regions = self
             .workers
             .iter()
@@ -439,7 +445,7 @@ impl FileSet {
     }
 
     /// The targets a job uses, each once, in first-use order; none for the null engine.
-    pub fn job_targets(&self, job_index: usize) -> Vec<usize> {
+    pub(crate) fn job_targets(&self, job_index: usize) -> Vec<usize> {
         let mut targets = Vec::new();
         if self.diskless[job_index] {
             return targets;
@@ -453,7 +459,7 @@ impl FileSet {
     }
 
     /// Remove the files a job created (fio's unlink=1). Never touches block devices.
-    pub fn unlink(&self, job_index: usize) -> Result<(), TargetError> {
+    pub(crate) fn unlink(&self, job_index: usize) -> Result<(), TargetError> {
         if self.diskless[job_index] {
             return Ok(());
         }

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Open `path` for I/O the way `mode` says (always readable).
-pub fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
+pub(crate) fn open_file(path: &Path, mode: OpenMode) -> std::io::Result<File> {
     if mode.names_only {
         return File::open(DISKLESS_TARGET);
     }
@@ -68,7 +68,7 @@ pub(super) fn check_starts_empty(job: &JobSpec, path: &Path) -> Result<(), Targe
 impl FileSet {
     /// Create the files `create_on_open` left for this job's start (empty, no
     /// layout) and open its targets; nothing to do for other jobs or a second call.
-    pub fn open_on_start(
+    pub(crate) fn open_on_start(
         &mut self,
         job_index: usize,
         job: &JobSpec,

@@ -10,7 +10,7 @@ use crate::job::spec::{JobSpec, RwPattern};
 use std::path::Path;
 
 /// The first job that would write or trim, refused.
-pub fn refuse_writing_jobs(jobs: &[JobSpec]) -> Result<(), TargetError> {
+pub(crate) fn refuse_writing_jobs(jobs: &[JobSpec]) -> Result<(), TargetError> {
     let Some(job) = jobs
         .iter()
         .find(|job| job.workload.rw.writes() || job.workload.rw.trims())
@@ -37,7 +37,11 @@ pub fn refuse_writing_jobs(jobs: &[JobSpec]) -> Result<(), TargetError> {
 
 /// A regular file of `existing` bytes (None: missing) that the jobs address up to
 /// `extent`: refused when it would have to be created or extended first.
-pub fn refuse_layout(path: &Path, existing: Option<u64>, extent: u64) -> Result<(), TargetError> {
+pub(super) fn refuse_layout(
+    path: &Path,
+    existing: Option<u64>,
+    extent: u64,
+) -> Result<(), TargetError> {
     let (why, fix) = match existing {
         None => (
             "does not exist, and laying it out would create it".to_string(),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The schedulers switched so far, each with the one it replaced.
 #[derive(Debug, Default)]
-pub struct SchedulerSwitch {
+pub(crate) struct SchedulerSwitch {
     /// (queue/scheduler file, the scheduler it had), in the order they were switched.
     replaced: Vec<(PathBuf, String)>,
 }
@@ -37,7 +37,7 @@ impl SchedulerSwitch {
     /// Switch the disks of job `job_index`'s files in `files` to `wanted`. A file on no
     /// disk (tmpfs) or a queue without a choice is left as it is, with a note, as fio does;
     /// a scheduler the disk does not offer is refused, naming the ones it does.
-    pub fn switch_job(
+    pub(crate) fn switch_job(
         &mut self,
         files: &FileSet,
         job_index: usize,
@@ -61,7 +61,7 @@ impl SchedulerSwitch {
     }
 
     /// Put back every scheduler switched, the last switched first; what failed, as notes.
-    pub fn restore(mut self) -> Vec<String> {
+    pub(crate) fn restore(mut self) -> Vec<String> {
         self.undo()
     }
 
@@ -87,7 +87,7 @@ impl Drop for SchedulerSwitch {
 }
 
 /// Refuse, before the run, a job whose `ioscheduler=` a disk of its files does not offer.
-pub fn check_offered(
+pub(super) fn check_offered(
     files: &FileSet,
     job_index: usize,
     job_name: &str,

@@ -6,7 +6,7 @@
 use crate::job::spec::Ddir;
 
 /// Bytes of one record before its payload.
-pub const RECORD_LEN: usize = 48;
+pub(super) const RECORD_LEN: usize = 48;
 /// The magic in the top 24 bits of a record's first word; the low byte is the version.
 const MAGIC: u32 = 0x6561_7400;
 const VERSION: u32 = 0x07;
@@ -21,7 +21,7 @@ const ACTION_QUEUE: u32 = 1;
 
 /// The byte order of a trace from its first bytes: Some(true) when its
 /// numbers need swapping here, None when it is no blktrace trace.
-pub fn byte_order(start: &[u8]) -> Option<bool> {
+pub(super) fn byte_order(start: &[u8]) -> Option<bool> {
     let word: [u8; 4] = start.get(..4)?.try_into().ok()?;
     let native = u32::from_ne_bytes(word);
     if native & 0xffff_ff00 == MAGIC {
@@ -35,7 +35,7 @@ pub fn byte_order(start: &[u8]) -> Option<bool> {
 
 /// The fields of a record replay needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record {
+pub(super) struct Record {
     pub time_ns: u64,
     pub sector: u64,
     pub bytes: u32,
@@ -48,7 +48,7 @@ pub struct Record {
 
 /// What a replayed queue event asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub(super) enum Event {
     Io(Ddir),
     /// A flush: a sync of the device.
     Flush,
@@ -56,7 +56,7 @@ pub enum Event {
 
 impl Record {
     /// Decode one record (`swap`: the trace's byte order is not this machine's).
-    pub fn parse(raw: &[u8; RECORD_LEN], swap: bool) -> Result<Record, String> {
+    pub(super) fn parse(raw: &[u8; RECORD_LEN], swap: bool) -> Result<Record, String> {
         let u32_at = |at: usize| {
             let v = u32::from_ne_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
             if swap {
@@ -96,7 +96,7 @@ impl Record {
 
     /// The event replayed for this record, None for one that is not (not a
     /// queue event, a notification, or a read or write of no bytes).
-    pub fn event(&self) -> Option<Event> {
+    pub(super) fn event(&self) -> Option<Event> {
         let category = |bit: u32| self.action & (bit << CATEGORY_SHIFT) != 0;
         if self.action & 0xffff != ACTION_QUEUE || category(CATEGORY_NOTIFY) {
             return None;
@@ -115,13 +115,13 @@ impl Record {
     }
 
     /// A queue event that is no notification: fio times the replay from the first.
-    pub fn is_queued(&self) -> bool {
+    pub(super) fn is_queued(&self) -> bool {
         self.action & 0xffff == ACTION_QUEUE
             && self.action & (CATEGORY_NOTIFY << CATEGORY_SHIFT) == 0
     }
 
     /// The device's major and minor numbers.
-    pub fn major_minor(&self) -> (u32, u32) {
+    pub(super) fn major_minor(&self) -> (u32, u32) {
         (self.device >> 20, self.device & ((1 << 20) - 1))
     }
 }
@@ -217,7 +217,7 @@ impl Cursor {
 /// fio's `merge_blktrace_file`: the queued events of `traces` in one trace at
 /// `out`, ordered by time, each trace's times scaled by its `scalars` per
 /// cent and the trace repeated `iters` times (each pass after the one before).
-pub fn merge(traces: &[(String, u64, u32)], out: &std::path::Path) -> Result<(), String> {
+pub(crate) fn merge(traces: &[(String, u64, u32)], out: &std::path::Path) -> Result<(), String> {
     use std::io::{BufRead, Write};
     let mut cursors = Vec::with_capacity(traces.len());
     for (name, scalar, iters) in traces {
@@ -264,7 +264,7 @@ pub fn merge(traces: &[(String, u64, u32)], out: &std::path::Path) -> Result<(),
 
 /// The block device under /dev with these numbers, searched as fio does
 /// (subdirectories too, symbolic links not followed).
-pub fn find_device(major: u32, minor: u32) -> Option<std::path::PathBuf> {
+pub(super) fn find_device(major: u32, minor: u32) -> Option<std::path::PathBuf> {
     fn search(dir: &std::path::Path, rdev: u64, depth: u32) -> Option<std::path::PathBuf> {
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         for entry in std::fs::read_dir(dir).ok()?.flatten() {
@@ -296,11 +296,17 @@ fn makedev(major: u32, minor: u32) -> u64 {
 }
 
 #[cfg(test)]
-pub mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// One record in this machine's byte order (test traces are built with it).
-    pub fn record(time_ns: u64, sector: u64, bytes: u32, action: u32, device: u32) -> Vec<u8> {
+    pub(crate) fn record(
+        time_ns: u64,
+        sector: u64,
+        bytes: u32,
+        action: u32,
+        device: u32,
+    ) -> Vec<u8> {
         let mut raw = Vec::with_capacity(RECORD_LEN);
         raw.extend((MAGIC | VERSION).to_ne_bytes());
         raw.extend(0u32.to_ne_bytes());
@@ -316,7 +322,7 @@ pub mod tests {
     }
 
     /// A queue event's action word of these categories.
-    pub fn queued(categories: u32) -> u32 {
+    pub(crate) fn queued(categories: u32) -> u32 {
         ACTION_QUEUE | (categories | 1 << 4) << CATEGORY_SHIFT
     }
 

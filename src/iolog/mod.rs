@@ -11,19 +11,19 @@ mod read;
 mod replay;
 mod write;
 
-pub use blktrace::merge as merge_blktrace;
-pub use read::{parse_line, LogLine, LogVersion, ParsedLine};
-pub use replay::{Op, ReplayReader, Timed};
-pub use write::IologWriter;
+pub(crate) use blktrace::merge as merge_blktrace;
+pub(crate) use read::{parse_line, LogVersion};
+pub(crate) use replay::{Op, ReplayReader, Timed};
+pub(crate) use write::IologWriter;
 
 /// The first line of a version 2 log.
-pub const VERSION_2: &str = "fio version 2 iolog";
+pub(crate) const VERSION_2: &str = "fio version 2 iolog";
 /// The first line of a version 3 log (what `write_iolog` writes).
-pub const VERSION_3: &str = "fio version 3 iolog";
+pub(crate) const VERSION_3: &str = "fio version 3 iolog";
 
 /// What a log line does to its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Add,
     Open,
     Close,
@@ -38,7 +38,7 @@ pub enum Action {
 
 impl Action {
     /// The word a log uses for the action.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Action::Add => "add",
             Action::Open => "open",
@@ -69,7 +69,7 @@ impl Action {
     }
 
     /// True for the actions on a file itself (no offset or length).
-    pub fn is_file_action(self) -> bool {
+    pub(crate) fn is_file_action(self) -> bool {
         matches!(self, Action::Add | Action::Open | Action::Close)
     }
 }

@@ -4,7 +4,7 @@ use super::{Action, VERSION_2, VERSION_3};
 
 /// The log format, from its first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogVersion {
+pub(crate) enum LogVersion {
     /// `NAME ACTION [OFFSET LENGTH]`.
     V2,
     /// `MICROSECONDS NAME ACTION [OFFSET LENGTH]`.
@@ -13,7 +13,7 @@ pub enum LogVersion {
 
 impl LogVersion {
     /// The version a log's first line names; Err says what the line should be.
-    pub fn from_header(line: &str) -> Result<LogVersion, String> {
+    pub(crate) fn from_header(line: &str) -> Result<LogVersion, String> {
         let line = line.trim_end();
         if line.starts_with(VERSION_3) {
             Ok(LogVersion::V3)
@@ -30,7 +30,7 @@ impl LogVersion {
 
 /// One line of a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogLine<'a> {
+pub(crate) struct LogLine<'a> {
     /// Version 3: microseconds since the log started.
     pub time_us: Option<u64>,
     pub file: &'a str,
@@ -41,10 +41,10 @@ pub struct LogLine<'a> {
 }
 
 /// What a line holds: a log line, or nothing (a blank line).
-pub type ParsedLine<'a> = Option<LogLine<'a>>;
+pub(crate) type ParsedLine<'a> = Option<LogLine<'a>>;
 
 /// Parse one line of a `version` log; Err says what is wrong, in a few words.
-pub fn parse_line(version: LogVersion, line: &str) -> Result<ParsedLine<'_>, String> {
+pub(crate) fn parse_line(version: LogVersion, line: &str) -> Result<ParsedLine<'_>, String> {
     let mut words = line.split_ascii_whitespace();
     let Some(first) = words.next() else {
         return Ok(None);

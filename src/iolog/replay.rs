@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, ErrorKind, Read};
 
 /// What a replayed line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Io(NextIo),
     /// `sync` / `datasync` of a file.
     Sync {
@@ -27,7 +27,7 @@ pub enum Op {
 /// One op and when it is due, in microseconds after the replay started
 /// (`None`: at once, as with `replay_no_stall=1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timed {
+pub(crate) struct Timed {
     pub op: Op,
     pub due_us: Option<u64>,
 }
@@ -44,7 +44,7 @@ enum Format {
 }
 
 /// Reads a log's ops in order, applying the job's `replay_*` options.
-pub struct ReplayReader<'s> {
+pub(crate) struct ReplayReader<'s> {
     spec: &'s ReplaySpec,
     reader: BufReader<File>,
     format: Format,
@@ -61,7 +61,7 @@ pub struct ReplayReader<'s> {
 
 impl<'s> ReplayReader<'s> {
     /// Open the log and read its version line.
-    pub fn open(spec: &'s ReplaySpec) -> Result<Self, String> {
+    pub(crate) fn open(spec: &'s ReplaySpec) -> Result<Self, String> {
         let file = File::open(&spec.log).map_err(|e| {
             format!(
                 "cannot open {}: {}; give the path of a log written by write_iolog",
@@ -101,7 +101,7 @@ impl<'s> ReplayReader<'s> {
     }
 
     /// The files the `add` lines named so far, in index order.
-    pub fn files(&self) -> Vec<String> {
+    pub(crate) fn files(&self) -> Vec<String> {
         let mut files: Vec<(&String, &u32)> = self.files.iter().collect();
         files.sort_by_key(|(_, &index)| index);
         files.into_iter().map(|(name, _)| name.clone()).collect()
@@ -109,7 +109,7 @@ impl<'s> ReplayReader<'s> {
 
     /// The next op, `None` at the end of the log; Err is one line naming the
     /// log's file and line (or record) and how to fix it.
-    pub fn next_op(&mut self) -> Result<Option<Timed>, String> {
+    pub(crate) fn next_op(&mut self) -> Result<Option<Timed>, String> {
         if let Format::Trace { .. } = self.format {
             return self.next_record();
         }

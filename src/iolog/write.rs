@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Writes one worker's log. Lines go through a buffer (no allocation per I/O);
 /// the first write error is kept and returned by [`IologWriter::finish`].
-pub struct IologWriter {
+pub(crate) struct IologWriter {
     path: PathBuf,
     out: BufWriter<File>,
     /// The worker's files as the log names them, by index.
@@ -23,7 +23,7 @@ pub struct IologWriter {
 impl IologWriter {
     /// Open `path` for appending (as fio does: workers that share a log add to
     /// it), write the version line, then `add` and `open` for each file.
-    pub fn create(path: &Path, files: &[&Path], now_ns: u64) -> Result<Self, String> {
+    pub(crate) fn create(path: &Path, files: &[&Path], now_ns: u64) -> Result<Self, String> {
         let file = OpenOptions::new()
             .append(true)
             .create(true)
@@ -73,7 +73,7 @@ impl IologWriter {
 
     /// An I/O issued at `now_ns`.
     #[inline]
-    pub fn io(&mut self, now_ns: u64, file: u32, ddir: Ddir, offset: u64, len: u32) {
+    pub(crate) fn io(&mut self, now_ns: u64, file: u32, ddir: Ddir, offset: u64, len: u32) {
         let us = self.micros(now_ns);
         let name = std::mem::take(&mut self.names[file as usize]);
         let word = match ddir {
@@ -89,7 +89,7 @@ impl IologWriter {
 
     /// A sync of `fsync=N` or `fdatasync=N` issued at `now_ns` (as fio, with the
     /// offset of the I/O before it and no length).
-    pub fn sync(&mut self, now_ns: u64, file: u32, datasync: bool) {
+    pub(crate) fn sync(&mut self, now_ns: u64, file: u32, datasync: bool) {
         let us = self.micros(now_ns);
         let name = std::mem::take(&mut self.names[file as usize]);
         let word = if datasync {
@@ -104,7 +104,7 @@ impl IologWriter {
     }
 
     /// Close each file in the log and flush it; the first error, as one line.
-    pub fn finish(mut self, now_ns: u64) -> Result<(), String> {
+    pub(crate) fn finish(mut self, now_ns: u64) -> Result<(), String> {
         for file in 0..self.names.len() {
             self.file_action(now_ns, file, Action::Close);
         }

@@ -5,13 +5,14 @@
 //! meaning or mean something by default.
 
 /// A choice option's value as a type.
-pub trait Choice: Copy + 'static {
+pub(crate) trait Choice: Copy + 'static {
     /// Every word the option accepts (aliases included) with the value it stands for,
     /// in the order the help lists them.
     const WORDS: &'static [(&'static str, Self)];
     /// The words of `WORDS` alone, in the same order: the option table's choice list.
     const NAMES: &'static [&'static str];
 
+    #[cfg(test)]
     /// The value `word` stands for; `None` for a word the option does not accept.
     fn named(word: &str) -> Option<Self> {
         Self::WORDS

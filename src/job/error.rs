@@ -3,7 +3,7 @@
 use super::raw::Source;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum JobError {
+pub(crate) enum JobError {
     #[error("{at}: unknown option '{name}'{}", did_you_mean(.suggestion))]
     UnknownOption {
         at: Source,

@@ -4,16 +4,15 @@
 //! option table in `options`; `layers` gives each option's value in effect (job >
 //! global > default); `resolve` runs each section's resolver in `spec` and the checks
 //! that span sections.
-pub mod choice;
-pub mod error;
-pub mod front;
+pub(crate) mod choice;
+pub(crate) mod error;
+pub(crate) mod front;
 mod layers;
-pub mod options;
-pub mod raw;
-pub mod resolve;
-pub mod spec;
+pub(crate) mod options;
+pub(crate) mod raw;
+pub(crate) mod resolve;
+pub(crate) mod spec;
 
-pub use error::JobError;
-pub use front::cli_args::{parse_command_line, parse_fio_args, CommandLine};
-pub use raw::{LayeredJob, RawJob, Source};
-pub use resolve::{resolve, resolve_layered, Resolved};
+pub(crate) use front::cli_args::parse_command_line;
+pub(crate) use raw::{LayeredJob, RawJob, Source};
+pub(crate) use resolve::{resolve, resolve_layered};

@@ -8,7 +8,7 @@ use crate::units::TimeUnit;
 
 /// How an option's value is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Text,
     /// `1`/`0`; a bare `--flag` means 1.
     Bool,
@@ -36,7 +36,7 @@ pub enum Kind {
 
 /// What iolens does with an option fio documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Supported,
     /// Accepted without effect; the reason is shown as a warning when the option is used.
     Ignored(&'static str),
@@ -48,7 +48,7 @@ pub enum Status {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct OptionDef {
+pub(crate) struct OptionDef {
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub kind: Kind,
@@ -63,7 +63,7 @@ pub struct OptionDef {
 
 impl OptionDef {
     /// How to write a valid value, for error messages.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         let example = format!("e.g. {}={}", self.name, self.example);
         match self.kind {
             Kind::Text => example,
@@ -185,7 +185,7 @@ const SECONDS: Kind = Kind::Time(TimeUnit::Seconds);
 const MICROS: Kind = Kind::Time(TimeUnit::Micros);
 
 /// Text options that fio also takes as a bare flag, meaning an empty value.
-pub const BARE_TEXT_OPTIONS: &[&OptionDef] = &[
+pub(crate) const BARE_TEXT_OPTIONS: &[&OptionDef] = &[
     opt::WRITE_BW_LOG,
     opt::WRITE_IOPS_LOG,
     opt::WRITE_LAT_LOG,
@@ -203,7 +203,7 @@ const EXTERNAL_ENGINE: (&str, &str) = (
 
 /// Values fio accepts for a choice option that iolens rejects: option, values, why and
 /// what to use instead.
-pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
+pub(crate) static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
     (
         opt::VERIFY,
         &[
@@ -240,7 +240,10 @@ pub static UNSUPPORTED_VALUES: &[(&OptionDef, &[&str], &str, &str)] = &[
 ];
 
 /// Why iolens rejects `value` for the choice option `option`, and what to use instead.
-pub fn unsupported_value(option: &OptionDef, value: &str) -> Option<(&'static str, &'static str)> {
+pub(crate) fn unsupported_value(
+    option: &OptionDef,
+    value: &str,
+) -> Option<(&'static str, &'static str)> {
     if option.name == opt::IOENGINE.name && value.contains('/') {
         return Some(EXTERNAL_ENGINE);
     }
@@ -256,11 +259,12 @@ pub fn unsupported_value(option: &OptionDef, value: &str) -> Option<(&'static st
 macro_rules! option_table {
     ($($handle:ident = $row:expr,)*) => {
         /// Every option fio documents, in `--cmdhelp` order.
-        pub static OPTIONS: &[OptionDef] = &[$($row),*];
+        pub(crate) static OPTIONS: &[OptionDef] = &[$($row),*];
 
         /// Handles to table rows for the code that reads options (`opt::BS` is the `bs`
         /// row): the option's name in capitals, `-` as `_`.
-        pub mod opt {
+        #[allow(dead_code, reason = "a handle for every row of fio's list, read by iolens or not")]
+        pub(crate) mod opt {
             use super::{OptionDef, OPTIONS};
 
             /// The position of each row, so each handle finds its row without a search (a
@@ -270,7 +274,7 @@ macro_rules! option_table {
                 $($handle),*
             }
 
-            $(pub const $handle: &OptionDef = &OPTIONS[Row::$handle as usize];)*
+            $(pub(crate) const $handle: &OptionDef = &OPTIONS[Row::$handle as usize];)*
 
             /// Every handle with its name, for the test that names follow the rows.
             #[cfg(test)]
@@ -281,10 +285,10 @@ macro_rules! option_table {
 }
 
 mod table;
-pub use table::{opt, OPTIONS};
+pub(crate) use table::{opt, OPTIONS};
 
 /// The entry for `name` or one of its aliases.
-pub fn find(name: &str) -> Option<&'static OptionDef> {
+pub(crate) fn find(name: &str) -> Option<&'static OptionDef> {
     OPTIONS
         .iter()
         .find(|def| def.name == name || def.aliases.contains(&name))
@@ -294,7 +298,7 @@ pub fn find(name: &str) -> Option<&'static OptionDef> {
 /// a few edits for a long name, one for a short one (a swap of two letters is one
 /// edit, and `-` stands for `_`), and only one edit when even the first letter
 /// differs. Of several, the one that shares the longest start wins.
-pub fn suggest(unknown: &str) -> Option<&'static str> {
+pub(crate) fn suggest(unknown: &str) -> Option<&'static str> {
     let unknown = unknown.replace('-', "_");
     let limit = ((unknown.len() + 1) / 4).max(1);
     OPTIONS

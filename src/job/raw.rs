@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// Where a value was written, so errors can point at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// 1-based position among the job arguments.
     Argument(usize),
     /// A line of a job file.
@@ -32,7 +32,7 @@ impl fmt::Display for Source {
 
 /// One option as given: its table entry (aliases already resolved), text and origin.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawOption {
+pub(crate) struct RawOption {
     pub def: &'static OptionDef,
     pub value: String,
     pub source: Source,
@@ -42,7 +42,7 @@ pub struct RawOption {
 
 /// A job (or the global section) before resolution.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawJob {
+pub(crate) struct RawJob {
     pub name: String,
     /// Where the job starts (its `--name=` argument or section header).
     pub origin: Source,
@@ -53,7 +53,7 @@ pub struct RawJob {
 }
 
 impl RawJob {
-    pub fn new(name: impl Into<String>, origin: Source) -> Self {
+    pub(crate) fn new(name: impl Into<String>, origin: Source) -> Self {
         Self {
             name: name.into(),
             origin,
@@ -63,7 +63,7 @@ impl RawJob {
     }
 
     /// A job started by `--name=name` on the command line.
-    pub fn named(name: impl Into<String>, origin: Source) -> Self {
+    pub(crate) fn named(name: impl Into<String>, origin: Source) -> Self {
         Self {
             name_at: Some(0),
             ..Self::new(name, origin)
@@ -71,14 +71,14 @@ impl RawJob {
     }
 
     /// `name=` inside the job's section: the job takes that name.
-    pub fn set_name(&mut self, name: String) {
+    pub(crate) fn set_name(&mut self, name: String) {
         self.name = name;
         self.name_at = Some(self.options.len());
     }
 
     /// The options as fio lists them in its JSON "job options": in the order
     /// given, the name where it was given as an option, bare flags left out.
-    pub fn listed_options(&self) -> Vec<(String, String)> {
+    pub(crate) fn listed_options(&self) -> Vec<(String, String)> {
         let given = |options: &[RawOption]| -> Vec<(String, String)> {
             let valued = options.iter().filter(|o| !o.bare);
             valued
@@ -96,7 +96,7 @@ impl RawJob {
 
     /// Records `def=value` (`value` None for a bare flag). A later value for the same option
     /// replaces the earlier one, as in fio.
-    pub fn set(
+    pub(crate) fn set(
         &mut self,
         def: &'static OptionDef,
         value: Option<&str>,
@@ -135,16 +135,16 @@ impl RawJob {
     }
 
     /// This job's setting of the option `def`, if it sets it.
-    pub fn get(&self, def: &OptionDef) -> Option<&RawOption> {
+    pub(crate) fn get(&self, def: &OptionDef) -> Option<&RawOption> {
         self.options.iter().find(|o| o.def.name == def.name)
     }
 
-    pub fn options(&self) -> &[RawOption] {
+    pub(crate) fn options(&self) -> &[RawOption] {
         &self.options
     }
 
     /// Applies `other`'s options on top of these (a later `[global]` over an earlier one).
-    pub fn overlay(&mut self, other: &RawJob) {
+    pub(crate) fn overlay(&mut self, other: &RawJob) {
         for option in &other.options {
             match self
                 .options
@@ -161,13 +161,13 @@ impl RawJob {
 /// A job with the global options in effect for it: from the command line only, or with a
 /// job file's `[global]` sections above the job laid over them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LayeredJob {
+pub(crate) struct LayeredJob {
     pub global: RawJob,
     pub job: RawJob,
 }
 
 /// The table entry for `key`, or an error that suggests the closest known name.
-pub fn lookup(key: &str, source: &Source) -> Result<&'static OptionDef, JobError> {
+pub(crate) fn lookup(key: &str, source: &Source) -> Result<&'static OptionDef, JobError> {
     options::find(key).ok_or_else(|| JobError::UnknownOption {
         at: source.clone(),
         name: key.to_string(),

@@ -11,19 +11,19 @@ use std::collections::BTreeSet;
 
 /// Resolved jobs plus notes about things accepted but probably not meant.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub jobs: Vec<JobSpec>,
     pub warnings: Vec<String>,
 }
 
 /// Resolves every job against the global options.
-pub fn resolve(global: &RawJob, jobs: &[RawJob]) -> Result<Resolved, JobError> {
+pub(crate) fn resolve(global: &RawJob, jobs: &[RawJob]) -> Result<Resolved, JobError> {
     resolve_pairs(jobs.iter().map(|job| (job, global)))
 }
 
 /// Resolves jobs that each carry their own global options (job files: the `[global]`
 /// sections above each job).
-pub fn resolve_layered(jobs: &[LayeredJob]) -> Result<Resolved, JobError> {
+pub(crate) fn resolve_layered(jobs: &[LayeredJob]) -> Result<Resolved, JobError> {
     resolve_pairs(jobs.iter().map(|layered| (&layered.job, &layered.global)))
 }
 
@@ -177,9 +177,9 @@ impl Layers<'_> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::job::front::cli_args::parse_fio_args;
     use crate::job::options;
     use crate::job::options::OptionDef;
-    use crate::job::parse_fio_args;
     use std::path::Path;
     use std::time::Duration;
 

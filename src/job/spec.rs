@@ -22,27 +22,27 @@ mod target;
 mod verify;
 mod workload;
 
-pub use buffers::*;
-pub use control::*;
-pub use engine::*;
-pub use errors::*;
-pub use exec::*;
-pub use files::*;
-pub use io::*;
-pub use iolog::*;
-pub use logs::*;
-pub use measure::*;
-pub use pacing::*;
-pub use pattern::*;
-pub use queue::*;
-pub use target::*;
-pub use verify::*;
-pub use workload::*;
+pub(crate) use buffers::*;
+pub(crate) use control::*;
+pub(crate) use engine::*;
+pub(crate) use errors::*;
+pub(crate) use exec::*;
+pub(crate) use files::*;
+pub(crate) use io::*;
+pub(crate) use iolog::*;
+pub(crate) use logs::*;
+pub(crate) use measure::*;
+pub(crate) use pacing::*;
+pub(crate) use pattern::*;
+pub(crate) use queue::*;
+pub(crate) use target::*;
+pub(crate) use verify::*;
+pub(crate) use workload::*;
 
 /// Data direction of one I/O. It indexes the per-direction arrays below
 /// ([read, write, trim], fio's order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Ddir {
+pub(crate) enum Ddir {
     Read = 0,
     Write = 1,
     /// Discard a range: `fallocate(PUNCH_HOLE)` on a file, `BLKDISCARD` on a block device.
@@ -50,16 +50,16 @@ pub enum Ddir {
 }
 
 /// Number of directions, the length of every per-direction array.
-pub const DDIRS: usize = 3;
+pub(crate) const DDIRS: usize = 3;
 
 impl Ddir {
-    pub const ALL: [Ddir; DDIRS] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+    pub(crate) const ALL: [Ddir; DDIRS] = [Ddir::Read, Ddir::Write, Ddir::Trim];
     #[inline]
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
     /// The direction as fio names it in messages and reports.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Read => "read",
             Self::Write => "write",
@@ -70,7 +70,7 @@ impl Ddir {
 
 /// A job's options as given, in fio's "job options" order (`RawJob::listed_options`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GivenOptions {
+pub(crate) struct GivenOptions {
     /// The job's own options.
     pub job: Vec<(String, String)>,
     /// The global options in effect for the job (the command line's, with a job file's
@@ -79,7 +79,7 @@ pub struct GivenOptions {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobSpec {
+pub(crate) struct JobSpec {
     pub name: String,
     /// fio's `description`: free text shown with the job's results.
     pub description: Option<String>,

@@ -10,14 +10,14 @@ use serde::{Deserialize, Serialize};
 /// cgroup v1 (a hierarchy per controller) or v2 (the unified hierarchy).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CgroupVersion {
+pub(crate) enum CgroupVersion {
     V1,
     #[default]
     V2,
 }
 
 impl CgroupVersion {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             CgroupVersion::V1 => "v1",
             CgroupVersion::V2 => "v2",
@@ -28,7 +28,7 @@ impl CgroupVersion {
 /// One controller's group: the hierarchy's version, the group's path as
 /// `/proc/PID/cgroup` names it and the directory holding its files.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CgroupDir {
+pub(crate) struct CgroupDir {
     pub version: CgroupVersion,
     /// The group as the process sees it ("/bench"; "/" at the root of its namespace).
     pub path: String,
@@ -42,7 +42,7 @@ pub struct CgroupDir {
 /// controller is not mounted (v1) or not enabled for the group (v2).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CgroupPlace {
+pub(crate) struct CgroupPlace {
     pub memory: Option<CgroupDir>,
     /// v2 `io`, v1 `blkio`.
     pub io: Option<CgroupDir>,
@@ -56,7 +56,7 @@ pub struct CgroupPlace {
 impl CgroupPlace {
     /// The group that names the place in a report: the memory group, else
     /// the first controller's, else the unified one.
-    pub fn main(&self) -> Option<&CgroupDir> {
+    pub(crate) fn main(&self) -> Option<&CgroupDir> {
         [
             &self.memory,
             &self.io,
@@ -73,7 +73,7 @@ impl CgroupPlace {
 /// `blkio.throttle.{read,write}_{bps,iops}_device`); None: no limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct IoLimit {
+pub(crate) struct IoLimit {
     /// "major:minor".
     pub device: String,
     /// The device's kernel name ("loop3") when known.
@@ -86,7 +86,7 @@ pub struct IoLimit {
 
 impl IoLimit {
     /// Any of the four limits set.
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.read_bytes_per_sec.is_some()
             || self.write_bytes_per_sec.is_some()
             || self.read_iops.is_some()
@@ -98,7 +98,7 @@ impl IoLimit {
 /// group and its ancestors up to the hierarchy's root; None where unlimited.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CgroupLimits {
+pub(crate) struct CgroupLimits {
     /// v2 `memory.max`, v1 `memory.limit_in_bytes`, bytes.
     pub memory_max_bytes: Option<u64>,
     /// v2 `memory.high` (reclaim and throttling above it), bytes; v1 has none.
@@ -127,7 +127,7 @@ pub struct CgroupLimits {
 
 impl CgroupLimits {
     /// Any limit that changes what a benchmark measures (memory, io or CPU).
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.memory_max_bytes.is_some()
             || self.memory_high_bytes.is_some()
             || self.io.iter().any(IoLimit::is_set)
@@ -136,7 +136,7 @@ impl CgroupLimits {
     }
 
     /// The CPU quota in CPUs (0.5: half of one CPU's time).
-    pub fn cpu_quota_cpus(&self) -> Option<f64> {
+    pub(crate) fn cpu_quota_cpus(&self) -> Option<f64> {
         let (quota, period) = (self.cpu_quota_us?, self.cpu_period_us?);
         (period > 0).then(|| quota as f64 / period as f64)
     }
@@ -145,7 +145,7 @@ impl CgroupLimits {
 /// A worker whose process was in another group than the run's when it started.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct WorkerCgroup {
+pub(crate) struct WorkerCgroup {
     pub job: String,
     pub worker: u32,
     /// Its group (the memory controller's, else the first listed), as `/proc/PID/cgroup` names it.
@@ -155,7 +155,7 @@ pub struct WorkerCgroup {
 /// The run's control groups and their limits, found when the run started.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CgroupRecord {
+pub(crate) struct CgroupRecord {
     pub place: CgroupPlace,
     pub limits: CgroupLimits,
     pub workers_elsewhere: Vec<WorkerCgroup>,
@@ -165,7 +165,7 @@ pub struct CgroupRecord {
 /// made). 0 where the version has no such file or the read failed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CgroupSample {
+pub(crate) struct CgroupSample {
     /// v2 `memory.current`, v1 `memory.usage_in_bytes`, bytes.
     pub memory_usage_bytes: u64,
     /// Page cache charged to the group (`memory.stat` v2 `file`, v1 `total_cache`), bytes.
@@ -205,7 +205,7 @@ pub struct CgroupSample {
 /// The io controller's counters of the run's group on one device, cumulative.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CgroupIoCounters {
+pub(crate) struct CgroupIoCounters {
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub read_ios: u64,
@@ -216,7 +216,7 @@ pub struct CgroupIoCounters {
 /// rios/wios, v1 `blkio.throttle.io_service_bytes`/`io_serviced`), one entry per sample.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CgroupIoSeries {
+pub(crate) struct CgroupIoSeries {
     /// "major:minor".
     pub device: String,
     /// The device's kernel name ("loop3").

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// The cluster's part of the first rank's report (whose jobs are every rank's
 /// workers together).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ClusterReport {
+pub(crate) struct ClusterReport {
     /// One per rank, in rank order.
     pub ranks: Vec<RankRun>,
     /// Every worker of every rank in one entry (fio's "All clients"), with its group.
@@ -21,7 +21,7 @@ pub struct ClusterReport {
 /// A host whose first rank's sampler watched it, and the ranks that ran on it:
 /// its host-level findings weigh what they moved, not all ranks'.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ObservedHost {
+pub(crate) struct ObservedHost {
     pub hostname: String,
     /// The rank whose sampler watched it.
     pub observer: u32,
@@ -33,7 +33,7 @@ pub struct ObservedHost {
 
 /// One rank's run, as that rank alone would report it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RankRun {
+pub(crate) struct RankRun {
     pub rank: u32,
     /// Its rank among the ranks on its host.
     pub local_rank: u32,
@@ -48,26 +48,26 @@ pub struct RankRun {
 
 impl RankRun {
     /// Bytes the rank moved, every direction.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.total
             .as_ref()
             .map_or(0, |t| t.dirs.iter().map(|d| d.io_bytes).sum())
     }
 
     /// I/Os the rank did, every direction.
-    pub fn ios(&self) -> u64 {
+    pub(crate) fn ios(&self) -> u64 {
         self.total
             .as_ref()
             .map_or(0, |t| t.dirs.iter().map(|d| d.total_ios).sum())
     }
 
     /// How long its groups ran, from each barrier to its last worker's end.
-    pub fn busy_ns(&self) -> u64 {
+    pub(crate) fn busy_ns(&self) -> u64 {
         self.groups.iter().map(|g| g.end_ns).sum()
     }
 
     /// How far it ended behind the first rank to end, over its groups.
-    pub fn lag_ns(&self) -> u64 {
+    pub(crate) fn lag_ns(&self) -> u64 {
         self.groups
             .iter()
             .map(|g| g.end_ns.saturating_sub(g.first_end_ns))
@@ -75,12 +75,12 @@ impl RankRun {
     }
 
     /// Bytes per second over its busy time.
-    pub fn bytes_per_sec(&self) -> f64 {
+    pub(crate) fn bytes_per_sec(&self) -> f64 {
         per_sec(self.bytes(), self.busy_ns())
     }
 
     /// The direction with the most I/Os, whose latencies stand for the rank's.
-    pub fn main_dir(&self) -> Option<&DirReport> {
+    pub(crate) fn main_dir(&self) -> Option<&DirReport> {
         let total = self.total.as_ref()?;
         total
             .dirs
@@ -91,7 +91,7 @@ impl RankRun {
 }
 
 /// `count` per second over `ns` (0 over no time).
-pub fn per_sec(count: u64, ns: u64) -> f64 {
+pub(crate) fn per_sec(count: u64, ns: u64) -> f64 {
     if ns == 0 {
         0.0
     } else {
@@ -101,20 +101,20 @@ pub fn per_sec(count: u64, ns: u64) -> f64 {
 
 impl ClusterReport {
     /// Rank 0's host, which the report's own observations are of.
-    pub fn first_host(&self) -> Option<&ObservedHost> {
+    pub(crate) fn first_host(&self) -> Option<&ObservedHost> {
         self.observed_hosts.iter().find(|h| h.observer == 0)
     }
 
     /// Each host's disks, once: the ranks that sampled their host's (the host's
     /// first rank), each with its host's name. Never one disk's counters added
     /// across hosts.
-    pub fn host_disks(&self) -> impl Iterator<Item = &RankRun> {
+    pub(crate) fn host_disks(&self) -> impl Iterator<Item = &RankRun> {
         self.ranks.iter().filter(|r| !r.report.disks.is_empty())
     }
 
     /// Every rank's bytes over the time from the barrier to the last rank's end
     /// (IOR's figure), summed over the groups.
-    pub fn bytes_per_sec(&self) -> f64 {
+    pub(crate) fn bytes_per_sec(&self) -> f64 {
         let bytes = self.ranks.iter().map(RankRun::bytes).sum();
         let groups = self.ranks.iter().map(|r| r.groups.len()).max().unwrap_or(0);
         let last_ends: u64 = (0..groups)
@@ -128,7 +128,7 @@ impl ClusterReport {
 
     /// What the ranks moved while all of them were active (until the first rank
     /// ended), per second: each rank's bytes then over the time it read them.
-    pub fn all_active_bytes_per_sec(&self) -> f64 {
+    pub(crate) fn all_active_bytes_per_sec(&self) -> f64 {
         self.ranks
             .iter()
             .flat_map(|r| &r.groups)
@@ -139,7 +139,7 @@ impl ClusterReport {
     /// The barrier's skew: the spread of the ranks' start times of each group on
     /// one host's clock (ranks on other hosts read other clocks, so only hosts
     /// with several ranks count), the largest over groups and hosts, ns.
-    pub fn barrier_skew_ns(&self) -> u64 {
+    pub(crate) fn barrier_skew_ns(&self) -> u64 {
         let mut skew = 0;
         for host in self.ranks.iter().map(|r| &r.hostname) {
             let on_host: Vec<&RankRun> =
@@ -158,7 +158,7 @@ impl ClusterReport {
 /// One group on one rank. Times are ns after the group's start on this rank,
 /// the moment the cluster barrier let it go.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RankGroup {
+pub(crate) struct RankGroup {
     /// When the barrier let the group go, ns since the Unix epoch (this host's clock).
     pub start_unix_ns: u64,
     /// When this rank's workers had all ended.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// and dirtied bytes that were never written because the file was truncated.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TaskIo {
+pub(crate) struct TaskIo {
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub cancelled_write_bytes: u64,
@@ -23,7 +23,7 @@ pub struct TaskIo {
 
 impl TaskIo {
     /// What happened between `earlier` and `self` (cumulative counters).
-    pub fn since(&self, earlier: &TaskIo) -> TaskIo {
+    pub(crate) fn since(&self, earlier: &TaskIo) -> TaskIo {
         TaskIo {
             read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
             write_bytes: self.write_bytes.saturating_sub(earlier.write_bytes),
@@ -33,7 +33,7 @@ impl TaskIo {
         }
     }
 
-    pub fn is_zero(&self) -> bool {
+    pub(crate) fn is_zero(&self) -> bool {
         *self == TaskIo::default()
     }
 }
@@ -50,7 +50,7 @@ impl std::ops::AddAssign for TaskIo {
 /// all devices): the busiest ones are named when a device did more than iolens.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ProcessIo {
+pub(crate) struct ProcessIo {
     pub pid: u32,
     pub comm: String,
     pub cmdline: String,
@@ -61,7 +61,7 @@ pub struct ProcessIo {
 /// Where the bytes of one job went, over the job's window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct JobLedger {
+pub(crate) struct JobLedger {
     pub job: String,
     /// The window: from the sample before the job's first I/O to the one after its last.
     pub from_ns: u64,
@@ -86,7 +86,7 @@ pub struct JobLedger {
 /// What one block device did in a job's window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct LayerTraffic {
+pub(crate) struct LayerTraffic {
     /// Name under /sys/block.
     pub device: String,
     /// How it was found from the target ("holds /mnt/f", "backing file of loop3").
@@ -105,24 +105,19 @@ pub struct LayerTraffic {
 }
 
 impl LayerTraffic {
-    pub fn moved_bytes(&self) -> u64 {
+    pub(crate) fn moved_bytes(&self) -> u64 {
         self.read_bytes + self.write_bytes
     }
 }
 
 impl JobLedger {
-    pub fn job_bytes(&self) -> u64 {
+    pub(crate) fn job_bytes(&self) -> u64 {
         self.job_read_bytes + self.job_write_bytes
     }
 
     /// The device that holds the job's targets (the first one walked).
-    pub fn top_layer(&self) -> Option<&LayerTraffic> {
+    pub(crate) fn top_layer(&self) -> Option<&LayerTraffic> {
         self.layers.first()
-    }
-
-    /// The row of device `name`.
-    pub fn layer(&self, name: &str) -> Option<&LayerTraffic> {
-        self.layers.iter().find(|l| l.device == name)
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::model::{JobReport, RunReport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub(crate) enum Metric {
     Iops,
     Bandwidth,
     ClatMean,
@@ -14,7 +14,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 5] = [
+    pub(crate) const ALL: [Metric; 5] = [
         Metric::Iops,
         Metric::Bandwidth,
         Metric::ClatMean,
@@ -23,7 +23,7 @@ impl Metric {
     ];
 
     /// The name used on the command line, in JSON and in the history.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Metric::Iops => "iops",
             Metric::Bandwidth => "bw",
@@ -33,7 +33,7 @@ impl Metric {
         }
     }
 
-    pub fn unit(self) -> &'static str {
+    pub(crate) fn unit(self) -> &'static str {
         match self {
             Metric::Iops => "IO/s",
             Metric::Bandwidth => "B/s",
@@ -41,18 +41,18 @@ impl Metric {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Metric> {
+    pub(crate) fn from_name(name: &str) -> Option<Metric> {
         Metric::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// Whether a larger value means a faster system.
-    pub fn higher_is_better(self) -> bool {
+    pub(crate) fn higher_is_better(self) -> bool {
         matches!(self, Metric::Iops | Metric::Bandwidth)
     }
 
     /// The metric's value for a job; None when the job has nothing to measure
     /// (no completed I/O, or no latency recorded).
-    pub fn of(self, job: &JobReport) -> Option<f64> {
+    pub(crate) fn of(self, job: &JobReport) -> Option<f64> {
         let active = || job.dirs.iter().filter(|d| d.total_ios > 0);
         if job.total_ios() == 0 {
             return None;
@@ -80,18 +80,18 @@ impl Metric {
 
 /// (user + sys) CPU time per MiB moved, nanoseconds: buffered against direct
 /// I/O is a CPU story (seed 001). None for a job that moved nothing.
-pub fn cpu_ns_per_mib(job: &JobReport) -> Option<f64> {
+pub(crate) fn cpu_ns_per_mib(job: &JobReport) -> Option<f64> {
     let mib = job.dirs.iter().map(|d| d.io_bytes).sum::<u64>() as f64 / (1u64 << 20) as f64;
     (mib > 0.0).then(|| (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / mib)
 }
 
 /// The metric of job `name` in every report, or None if one lacks it.
-pub fn values_of(reports: &[RunReport], name: &str, metric: Metric) -> Option<Vec<f64>> {
+pub(crate) fn values_of(reports: &[RunReport], name: &str, metric: Metric) -> Option<Vec<f64>> {
     job_values(reports, name, |j| metric.of(j))
 }
 
 /// `value` of job `name` in every report, or None if one lacks it.
-pub fn job_values(
+pub(crate) fn job_values(
     reports: &[RunReport],
     name: &str,
     value: impl Fn(&JobReport) -> Option<f64>,

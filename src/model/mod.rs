@@ -4,28 +4,28 @@
 //! measured at render time. Units are in the field names: `_ns`, `_bytes`,
 //! `_pct`. `metrics`: the headline metrics tracked across runs.
 
-pub mod cgroup;
-pub mod cluster;
-pub mod ledger;
-pub mod metrics;
-pub mod stack;
+pub(crate) mod cgroup;
+pub(crate) mod cluster;
+pub(crate) mod ledger;
+pub(crate) mod metrics;
+pub(crate) mod stack;
 
-pub use cgroup::{
+pub(crate) use cgroup::{
     CgroupDir, CgroupIoCounters, CgroupIoSeries, CgroupLimits, CgroupPlace, CgroupRecord,
     CgroupSample, CgroupVersion, IoLimit, WorkerCgroup,
 };
-pub use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
-pub use ledger::{JobLedger, LayerTraffic, ProcessIo, TaskIo};
-pub use stack::{Layer, NoDevice, StackLayer, TargetStack, ZramStat};
+pub(crate) use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
+pub(crate) use ledger::{JobLedger, LayerTraffic, ProcessIo, TaskIo};
+pub(crate) use stack::{Layer, NoDevice, StackLayer, TargetStack, ZramStat};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RunReport {
+pub(crate) struct RunReport {
     pub schema_version: u32,
     pub tool_version: String,
     /// Wall-clock start of the run, milliseconds since the Unix epoch.
@@ -70,7 +70,7 @@ pub struct RunReport {
 
 /// What one worker's verify pass checked and what it found wrong.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct VerifyReport {
+pub(crate) struct VerifyReport {
     pub job: String,
     pub verified_blocks: u64,
     /// Reads that read the job's writes back (one per write, as fio's verify);
@@ -87,7 +87,7 @@ pub struct VerifyReport {
 /// The fields of a block header, as expected or as found; a report's bad
 /// blocks hold them as they are (`BadBlock::expected`, `BadBlock::found`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HeaderFields {
+pub(crate) struct HeaderFields {
     pub offset: u64,
     pub len: u32,
     /// FNV-1a hash of the job name.
@@ -100,7 +100,7 @@ pub struct HeaderFields {
 
 /// A verified block that did not hold what was written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BadBlock {
+pub(crate) struct BadBlock {
     pub file: String,
     pub offset: u64,
     pub len: u64,
@@ -115,7 +115,7 @@ pub struct BadBlock {
 
 /// fio's `total_err` and `first_error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToleratedErrors {
+pub(crate) struct ToleratedErrors {
     pub total: u64,
     /// errno of the first failed I/O.
     pub first_errno: i32,
@@ -124,7 +124,7 @@ pub struct ToleratedErrors {
 /// One reported job: a single worker, or all `numjobs` workers merged with
 /// `group_reporting`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobReport {
+pub(crate) struct JobReport {
     pub name: String,
     /// The job's `description=`, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,7 +199,7 @@ impl Default for JobReport {
 /// The steady-state check of a job: its criterion, the last window of
 /// once-a-second samples (both directions together) and the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SteadyStateReport {
+pub(crate) struct SteadyStateReport {
     /// `iops`, `iops_slope`, `bw` or `bw_slope`.
     pub criterion: String,
     pub limit: f64,
@@ -221,7 +221,7 @@ pub struct SteadyStateReport {
 impl SteadyStateReport {
     /// The window as fio reports it: one sample a second over `duration_s`, zeros
     /// where none was taken yet; (iops, bw).
-    pub fn full_window(&self) -> (Vec<u64>, Vec<u64>) {
+    pub(crate) fn full_window(&self) -> (Vec<u64>, Vec<u64>) {
         let window = |samples: &[u64]| {
             let mut all = samples.to_vec();
             all.resize(all.len().max(self.duration_s as usize), 0);
@@ -235,13 +235,13 @@ impl SteadyStateReport {
 }
 
 /// fio's mean of a steady-state window: over the whole window, in whole units.
-pub fn window_mean(window: &[u64]) -> u64 {
+pub(crate) fn window_mean(window: &[u64]) -> u64 {
     window.iter().sum::<u64>() / (window.len() as u64).max(1)
 }
 
 /// The outcome of a `latency_target` search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyTargetReport {
+pub(crate) struct LatencyTargetReport {
     pub target_ns: u64,
     pub window_ns: u64,
     pub percentile: f64,
@@ -272,7 +272,7 @@ where
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DirReport {
+pub(crate) struct DirReport {
     pub io_bytes: u64,
     pub total_ios: u64,
     /// I/Os that transferred fewer bytes than asked.
@@ -297,7 +297,7 @@ pub struct DirReport {
 /// The latencies of the I/Os of one priority: completion latency, or total latency
 /// with `lat_percentiles` (fio keeps one of them per priority).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PrioReport {
+pub(crate) struct PrioReport {
     pub prioclass: u16,
     pub prio: u16,
     /// `lat` holds total latencies (lat_percentiles), not completion latencies.
@@ -306,7 +306,7 @@ pub struct PrioReport {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatSummary {
+pub(crate) struct LatSummary {
     pub min_ns: u64,
     pub max_ns: u64,
     pub mean_ns: f64,
@@ -322,7 +322,7 @@ pub struct LatSummary {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SampleSummary {
+pub(crate) struct SampleSummary {
     pub min: f64,
     pub max: f64,
     pub mean: f64,
@@ -331,14 +331,14 @@ pub struct SampleSummary {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SyncReport {
+pub(crate) struct SyncReport {
     /// fsync/fdatasync calls issued.
     pub total_ios: u64,
     pub lat: Option<LatSummary>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CpuReport {
+pub(crate) struct CpuReport {
     pub usr_ns: u64,
     pub sys_ns: u64,
     /// usr/sys as a percentage of the job's runtime (fio's usr_cpu/sys_cpu).
@@ -355,7 +355,7 @@ pub struct CpuReport {
 /// Queue-depth distributions in percent, over fio's buckets:
 /// level: 1, 2, 4, 8, 16, 32, >=64; submit/complete: 0, 4, 8, 16, 32, 64, >=64.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DepthReport {
+pub(crate) struct DepthReport {
     pub level_pct: [f64; 7],
     pub submit_pct: [f64; 7],
     pub complete_pct: [f64; 7],
@@ -365,7 +365,7 @@ pub struct DepthReport {
 /// ns and us: 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000;
 /// ms: 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000, >=2000.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct LatBuckets {
+pub(crate) struct LatBuckets {
     pub ns_pct: [f64; 10],
     pub us_pct: [f64; 10],
     pub ms_pct: [f64; 12],
@@ -373,7 +373,7 @@ pub struct LatBuckets {
 
 /// fio's "Run status group" line: totals over the group's jobs, per direction.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct GroupReport {
+pub(crate) struct GroupReport {
     pub id: u32,
     /// [read, write, trim]
     #[serde(deserialize_with = "per_direction")]
@@ -385,14 +385,14 @@ pub struct GroupReport {
 
 /// The directions merged into one figure (fio's `unified_rw_reporting`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Mixed<T> {
+pub(crate) struct Mixed<T> {
     /// `mixed`: shown instead of the directions; `both`: shown after them.
     pub only: bool,
     pub report: T,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct GroupDirSummary {
+pub(crate) struct GroupDirSummary {
     pub io_bytes: u64,
     /// Aggregate bandwidth: io_bytes / longest job runtime.
     pub bw_bytes_per_sec: f64,
@@ -404,7 +404,7 @@ pub struct GroupDirSummary {
 
 /// Counters of one block device, diffed over the run (from /sys/block/<dev>/stat).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DiskUtil {
+pub(crate) struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
     pub write_ios: u64,
@@ -423,7 +423,7 @@ pub struct DiskUtil {
 impl DiskUtil {
     /// fio's counters of a disk in fio's order: read and write I/Os, read and
     /// write merges, read and write ticks (ms), time in queue (ms).
-    pub fn fio_counters(&self) -> [u64; 7] {
+    pub(crate) fn fio_counters(&self) -> [u64; 7] {
         [
             self.read_ios,
             self.write_ios,
@@ -438,7 +438,7 @@ impl DiskUtil {
 
 impl JobReport {
     /// Total I/Os completed in both directions.
-    pub fn total_ios(&self) -> u64 {
+    pub(crate) fn total_ios(&self) -> u64 {
         self.dirs.iter().map(|d| d.total_ios).sum()
     }
 }
@@ -446,7 +446,7 @@ impl JobReport {
 /// Something a reader of the numbers should know: a rule's conclusion with the
 /// evidence behind it and what to do about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// Stable kebab-case identifier ("bimodal-results").
     pub code: String,
     pub severity: Severity,
@@ -481,7 +481,7 @@ impl Severity {
 /// `iolens run --repeat N`: every measured repetition in full, and per job and
 /// metric the statistics over them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RepeatReport {
+pub(crate) struct RepeatReport {
     pub schema_version: u32,
     pub tool_version: String,
     /// Unmeasured runs before the repetitions.
@@ -493,7 +493,7 @@ pub struct RepeatReport {
 
 /// One metric of one job over the repetitions (see `model::metrics::Metric`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetricSummary {
+pub(crate) struct MetricSummary {
     pub job: String,
     pub metric: String,
     pub unit: String,
@@ -508,7 +508,7 @@ pub struct MetricSummary {
 /// `stats::summary::summarize` works them out (a `--repeat` report holds one
 /// per job and metric, `MetricSummary`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub median: f64,
     pub min: f64,
     pub max: f64,
@@ -526,7 +526,7 @@ pub struct Summary {
 /// Cumulative counters of one `/sys/block/<dev>/stat` line. Sectors are 512 bytes
 /// whatever the device's sector size; times are milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeviceCounters {
+pub(crate) struct DeviceCounters {
     pub read_ios: u64,
     pub read_merges: u64,
     pub read_sectors: u64,
@@ -565,7 +565,7 @@ fn is_zero(value: &u64) -> bool {
 /// kernel's running totals: diff neighbours to get per-interval values.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Observations {
+pub(crate) struct Observations {
     /// The sampling interval asked for (`--observe-interval`), nanoseconds.
     pub interval_ns: u64,
     /// Bytes per page (cachestat and vmstat count pages).
@@ -629,7 +629,7 @@ impl Observations {
     /// just after a tick): the few completions such a sliver holds arrive in
     /// a burst and divided by its length would be an impossible rate. A late
     /// tick makes a longer interval; rates never divide by the nominal one.
-    pub fn rate_secs(&self, i: usize) -> Option<f64> {
+    pub(crate) fn rate_secs(&self, i: usize) -> Option<f64> {
         let end = self.t_ns.get(i).copied()?;
         let start = i
             .checked_sub(1)
@@ -643,7 +643,7 @@ impl Observations {
     /// first job on it had started (its cache guard was over). Earlier ones
     /// show the layout and the state the guard then changed, not a job's run.
     /// All of them when no job on it was guarded.
-    pub fn cache_during_jobs(&self, target: &TargetObservation) -> Vec<(u64, CachePages)> {
+    pub(crate) fn cache_during_jobs(&self, target: &TargetObservation) -> Vec<(u64, CachePages)> {
         let start = self
             .cache_guards
             .iter()
@@ -662,7 +662,7 @@ impl Observations {
 
 /// The page cache of one target before a job's first I/O, and what iolens did about it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct CacheGuard {
+pub(crate) struct CacheGuard {
     pub job: String,
     pub path: String,
     /// When the check (and purge) was over, the job's start: nanoseconds since the run started.
@@ -682,7 +682,7 @@ pub struct CacheGuard {
 /// (the same device number for a block device, the same inode for a file).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct OpenerScan {
+pub(crate) struct OpenerScan {
     /// The sample's time, nanoseconds since the run started.
     pub t_ns: u64,
     pub path: String,
@@ -700,7 +700,7 @@ pub struct OpenerScan {
 /// reports nothing, an inotify open alarm makes a scan find the new holder.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TargetOpen {
+pub(crate) struct TargetOpen {
     /// Nanoseconds since the run started.
     pub t_ns: u64,
     pub path: String,
@@ -711,7 +711,7 @@ pub struct TargetOpen {
 /// A process seen holding a target open.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Opener {
+pub(crate) struct Opener {
     pub pid: u32,
     /// Its name (`/proc/PID/comm`).
     pub comm: String,
@@ -724,7 +724,7 @@ pub struct Opener {
 /// first read goes to the device; pages cached before iolens touched the
 /// file stay (whatever invalidate= says). A file in RAM (tmpfs) keeps them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct LayoutRecord {
+pub(crate) struct LayoutRecord {
     pub path: String,
     /// The bytes written, `from..to`.
     pub from: u64,
@@ -740,7 +740,7 @@ pub struct LayoutRecord {
 /// How a target's page cache is counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CacheMethod {
+pub(crate) enum CacheMethod {
     /// `cachestat(2)`: cached, dirty, writeback and evicted pages.
     Cachestat,
     /// `mincore(2)` over a mapping of the file: cached pages only.
@@ -751,7 +751,7 @@ pub enum CacheMethod {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TargetObservation {
+pub(crate) struct TargetObservation {
     pub path: String,
     pub is_block_device: bool,
     /// The bytes of it the jobs address (lowest region start to furthest end).
@@ -784,7 +784,7 @@ pub struct TargetObservation {
 
 /// Page counts of a target at one moment. With mincore only `cached` is known.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CachePages {
+pub(crate) struct CachePages {
     pub cached: u64,
     pub dirty: u64,
     pub writeback: u64,
@@ -795,7 +795,7 @@ pub struct CachePages {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DeviceObservation {
+pub(crate) struct DeviceObservation {
     /// Name under /sys/block.
     pub name: String,
     /// How the device was found from a target ("filesystem of /mnt/f", "backing file of loop1").
@@ -809,7 +809,7 @@ pub struct DeviceObservation {
 
 /// `/proc/meminfo` and `/proc/vmstat` at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemorySample {
+pub(crate) struct MemorySample {
     pub free_bytes: u64,
     pub cached_bytes: u64,
     /// Dirty and Writeback are what dirty throttling compares with the thresholds.
@@ -830,7 +830,7 @@ pub struct MemorySample {
 
 /// Cumulative stall time from `/proc/pressure/{io,memory}`, microseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PressureSample {
+pub(crate) struct PressureSample {
     pub io_some_us: u64,
     pub io_full_us: u64,
     pub memory_some_us: u64,
@@ -839,7 +839,7 @@ pub struct PressureSample {
 
 /// Cumulative CPU time of the whole system from `/proc/stat`, summed over all CPUs, nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SystemCpuSample {
+pub(crate) struct SystemCpuSample {
     pub user_ns: u64,
     pub nice_ns: u64,
     pub system_ns: u64,
@@ -852,7 +852,7 @@ pub struct SystemCpuSample {
 
 /// One job's I/O per sampling interval, from its workers' live counters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct JobSeries {
+pub(crate) struct JobSeries {
     pub name: String,
     pub workers: u32,
     /// The job bypasses the page cache (direct=1).
@@ -884,7 +884,7 @@ impl JobSeries {
     /// `i` covers `t_ns[i-1]..t_ns[i]`, so counters diffed between these two
     /// samples cover exactly the job's active intervals. None when it
     /// completed nothing.
-    pub fn active_span(&self) -> Option<(usize, usize)> {
+    pub(crate) fn active_span(&self) -> Option<(usize, usize)> {
         let busy = |i: &JobInterval| i.ios[0] + i.ios[1] > 0;
         let first = self.intervals.iter().position(busy)?;
         let last = self.intervals.iter().rposition(busy)?;
@@ -897,7 +897,7 @@ impl JobSeries {
 /// workers × the job's wall time. The one definition the `cpu-starvation`
 /// finding, the system block and the HTML report print.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuWait {
+pub(crate) struct CpuWait {
     /// Run-queue delay of the job's workers while it ran, summed.
     pub run_delay_ns: u64,
     /// Workers × the job's wall time, from the sample before its first I/O to the one after its last.
@@ -908,7 +908,7 @@ pub struct CpuWait {
 
 impl CpuWait {
     /// The CPU wait of `series` on the sample times `t_ns`.
-    pub fn of(series: &JobSeries, t_ns: &[u64]) -> Option<CpuWait> {
+    pub(crate) fn of(series: &JobSeries, t_ns: &[u64]) -> Option<CpuWait> {
         let (from, to) = series.active_span()?;
         let wall_ns = t_ns.get(to)?.saturating_sub(*t_ns.get(from)?);
         let worker_ns = wall_ns.saturating_mul(u64::from(series.workers.max(1)));
@@ -927,7 +927,7 @@ impl CpuWait {
     }
 
     /// "CPU wait 26.0% (0.52 s waiting for a CPU in 2.00 s of worker time)": how every report says it.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "CPU wait {:.1}% ({:.2} s waiting for a CPU in {:.2} s of worker time)",
             self.pct,
@@ -938,7 +938,7 @@ impl CpuWait {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct JobInterval {
+pub(crate) struct JobInterval {
     /// [read, write]
     pub ios: [u64; 2],
     pub bytes: [u64; 2],
@@ -964,7 +964,7 @@ pub struct JobInterval {
 
 /// Time one or more threads spent blocked in one kernel function (`/proc/<tid>/wchan`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WaitTime {
+pub(crate) struct WaitTime {
     pub wchan: String,
     /// Samples that found the thread there × the sampling period.
     pub time_ns: u64,
@@ -972,7 +972,7 @@ pub struct WaitTime {
 
 /// One worker thread's totals over its life.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct WorkerObservation {
+pub(crate) struct WorkerObservation {
     pub job: String,
     pub worker: u32,
     /// Kernel thread id.
@@ -998,7 +998,7 @@ pub struct WorkerObservation {
 
 /// A `vm.dirty_*` setting that changed during the run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TunableChange {
+pub(crate) struct TunableChange {
     /// First sample that saw the new value, nanoseconds since the run started.
     pub t_ns: u64,
     pub name: String,
@@ -1009,7 +1009,7 @@ pub struct TunableChange {
 /// The machine a run measured; what two runs must share to be compared.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Environment {
+pub(crate) struct Environment {
     pub tool_version: String,
     pub kernel_release: String,
     pub cpu_model: String,
@@ -1040,7 +1040,7 @@ pub struct Environment {
 
 /// Queue settings of a block device (`/sys/block/<dev>/…`); None where the file is absent.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct DeviceInfo {
+pub(crate) struct DeviceInfo {
     pub name: String,
     pub model: Option<String>,
     pub rotational: Option<bool>,
@@ -1059,7 +1059,7 @@ pub struct DeviceInfo {
 
 /// The filesystem holding a file target.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct FilesystemInfo {
+pub(crate) struct FilesystemInfo {
     pub target: String,
     pub fs_type: String,
     pub mount_point: String,

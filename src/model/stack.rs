@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// The stack under one target, top (what the job opens) first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TargetStack {
+pub(crate) struct TargetStack {
     pub target: String,
     /// Depth-first, top first; a layer's `depth` is one more than the layer
     /// above it (a loop device's backing file starts again with its filesystem).
@@ -17,7 +17,7 @@ pub struct TargetStack {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StackLayer {
+pub(crate) struct StackLayer {
     pub depth: u32,
     #[serde(flatten)]
     pub layer: Layer,
@@ -26,7 +26,7 @@ pub struct StackLayer {
 /// One layer of a stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Layer {
+pub(crate) enum Layer {
     /// A filesystem on a block device.
     Filesystem {
         fs_type: String,
@@ -87,7 +87,7 @@ pub enum Layer {
 
 /// Where a stack finally stores its bytes when that is not a device of this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoDevice {
+pub(crate) enum NoDevice {
     Memory,
     Fuse,
     Network,
@@ -96,7 +96,7 @@ pub enum NoDevice {
 
 impl Layer {
     /// The block device's name under /sys/block for layers that are block devices.
-    pub fn device_name(&self) -> Option<&str> {
+    pub(crate) fn device_name(&self) -> Option<&str> {
         match self {
             Layer::Partition { name, .. }
             | Layer::DeviceMapper { name, .. }
@@ -109,7 +109,7 @@ impl Layer {
     }
 
     /// A filesystem's type, for the filesystem layers.
-    pub fn fs_type(&self) -> Option<&str> {
+    pub(crate) fn fs_type(&self) -> Option<&str> {
         match self {
             Layer::Filesystem { fs_type, .. }
             | Layer::Memory { fs_type, .. }
@@ -121,7 +121,7 @@ impl Layer {
     }
 
     /// What stores the data when this layer is a filesystem without a device.
-    pub fn no_device(&self) -> Option<NoDevice> {
+    pub(crate) fn no_device(&self) -> Option<NoDevice> {
         match self {
             Layer::Memory { .. } => Some(NoDevice::Memory),
             Layer::Fuse { .. } => Some(NoDevice::Fuse),
@@ -134,17 +134,18 @@ impl Layer {
 
 impl TargetStack {
     /// The first layer: the target's own filesystem, or the device itself.
-    pub fn top(&self) -> Option<&Layer> {
+    pub(crate) fn top(&self) -> Option<&Layer> {
         self.layers.first().map(|l| &l.layer)
     }
 
     /// The target's own filesystem stores its data without a local device.
-    pub fn top_has_no_device(&self) -> Option<NoDevice> {
+    pub(crate) fn top_has_no_device(&self) -> Option<NoDevice> {
         self.top().and_then(Layer::no_device)
     }
 
+    #[cfg(test)]
     /// Loop devices in the stack that go through their backing file's page cache.
-    pub fn buffered_loops(&self) -> impl Iterator<Item = &StackLayer> {
+    pub(crate) fn buffered_loops(&self) -> impl Iterator<Item = &StackLayer> {
         self.layers.iter().filter(|l| {
             matches!(
                 l.layer,
@@ -157,7 +158,7 @@ impl TargetStack {
     }
 
     /// The layers below `index` (deeper than it, until the stack comes back to its depth).
-    pub fn below(&self, index: usize) -> &[StackLayer] {
+    pub(crate) fn below(&self, index: usize) -> &[StackLayer] {
         let Some(at) = self.layers.get(index) else {
             return &[];
         };
@@ -204,7 +205,7 @@ impl Layer {
 /// `/sys/block/zramN/mm_stat` at one moment, bytes (the kernel's first eight fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ZramStat {
+pub(crate) struct ZramStat {
     /// Data written to the device and stored, before compression.
     pub orig_data_bytes: u64,
     /// The same after compression.

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A target as the guard needs it.
-pub struct GuardedTarget<'a> {
+pub(crate) struct GuardedTarget<'a> {
     pub path: &'a Path,
     pub file: &'a Arc<File>,
     pub size: u64,
@@ -22,7 +22,7 @@ pub struct GuardedTarget<'a> {
 /// fileset's purge (fadvise DONTNEED, or BLKFLSBUF on a block device). The
 /// record is dated by `now_ns` once the check is over: the job starts then,
 /// and a sample of the cache taken earlier does not count for it.
-pub fn check_target(
+pub(crate) fn check_target(
     job: &str,
     target: GuardedTarget,
     purge: bool,
@@ -55,7 +55,7 @@ pub fn check_target(
 
 /// A line for the user when the guard found something worth knowing, for a
 /// direct-I/O job: pages left in the cache it will write around.
-pub fn warning(guard: &CacheGuard, direct: bool) -> Option<String> {
+pub(crate) fn warning(guard: &CacheGuard, direct: bool) -> Option<String> {
     if let Some(e) = &guard.error {
         return Some(format!(
             "{}: could not drop the page cache before job '{}': {e}",

@@ -5,7 +5,7 @@
 use crate::model::SystemCpuSample;
 
 /// The aggregate `cpu ` line of `/proc/stat`, converted from clock ticks to ns.
-pub fn parse_proc_stat(text: &str, ticks_per_sec: u64) -> Option<SystemCpuSample> {
+pub(crate) fn parse_proc_stat(text: &str, ticks_per_sec: u64) -> Option<SystemCpuSample> {
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
     let mut v = [0u64; 8];
     let mut fields = line.split_whitespace().skip(1);
@@ -27,7 +27,7 @@ pub fn parse_proc_stat(text: &str, ticks_per_sec: u64) -> Option<SystemCpuSample
 
 /// One thread's scheduler counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SchedStat {
+pub(crate) struct SchedStat {
     /// Time on a CPU.
     pub cpu_ns: u64,
     /// Time runnable but waiting for a CPU.
@@ -37,7 +37,7 @@ pub struct SchedStat {
 }
 
 /// The three numbers of a `schedstat` file.
-pub fn parse_schedstat(text: &str) -> Option<SchedStat> {
+pub(crate) fn parse_schedstat(text: &str) -> Option<SchedStat> {
     let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
     Some(SchedStat {
         cpu_ns: fields.next()??,
@@ -48,7 +48,7 @@ pub fn parse_schedstat(text: &str) -> Option<SchedStat> {
 
 /// (model name, number of logical CPUs) from `/proc/cpuinfo`. Architectures
 /// without "model name" (some ARM kernels) give an empty model.
-pub fn parse_cpuinfo(text: &str) -> (String, u32) {
+pub(crate) fn parse_cpuinfo(text: &str) -> (String, u32) {
     let mut model = String::new();
     let mut count = 0;
     for line in text.lines() {

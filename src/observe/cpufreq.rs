@@ -9,17 +9,17 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// Where the kernel lists the CPUs.
-pub const SYS_CPU: &str = "/sys/devices/system/cpu";
+pub(crate) const SYS_CPU: &str = "/sys/devices/system/cpu";
 
 /// The value of a `scaling_cur_freq` file, kHz.
-pub fn parse_khz(text: &str) -> Option<u64> {
+pub(crate) fn parse_khz(text: &str) -> Option<u64> {
     text.trim().parse().ok()
 }
 
 /// The `scaling_cur_freq` files of every CPU that has one, kept open: sysfs
 /// regenerates the value on each read at offset 0, so a sample costs one
 /// `pread` per CPU instead of open, read and close.
-pub struct FreqProbe {
+pub(crate) struct FreqProbe {
     /// CPU number of each file, ascending.
     cpus: Vec<u32>,
     files: Vec<File>,
@@ -27,7 +27,7 @@ pub struct FreqProbe {
 
 impl FreqProbe {
     /// The CPUs under `sys_cpu` (normally `SYS_CPU`) that expose their clock.
-    pub fn discover(sys_cpu: &Path) -> FreqProbe {
+    pub(crate) fn discover(sys_cpu: &Path) -> FreqProbe {
         let mut found: Vec<(u32, File)> = std::fs::read_dir(sys_cpu)
             .into_iter()
             .flatten()
@@ -46,18 +46,18 @@ impl FreqProbe {
     }
 
     /// CPU number of each column of a sample.
-    pub fn cpus(&self) -> &[u32] {
+    pub(crate) fn cpus(&self) -> &[u32] {
         &self.cpus
     }
 
     /// No CPU exposes its clock: frequency changes cannot be seen.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.files.is_empty()
     }
 
     /// Every CPU's clock now, kHz, in `cpus()` order; 0 where the file could not
     /// be read (the CPU went offline).
-    pub fn sample(&self) -> Vec<u64> {
+    pub(crate) fn sample(&self) -> Vec<u64> {
         self.files.iter().map(read_khz).collect()
     }
 }
@@ -65,7 +65,7 @@ impl FreqProbe {
 /// What cpufreq tells about the CPU clock. `doctor` prints it and a run notes it,
 /// both from this one decision, so the two cannot disagree.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClockControl {
+pub(crate) enum ClockControl {
     /// No CPU exposes its clock (most VMs): whether it moves cannot be seen.
     NotExposed,
     /// Every CPU runs the `performance` governor.
@@ -77,7 +77,7 @@ pub enum ClockControl {
 impl ClockControl {
     /// `probe` says whether the clock can be read at all; `governors` are the
     /// distinct cpufreq governors in use (`Environment::cpufreq_governors`).
-    pub fn decide(probe: &FreqProbe, governors: &[String]) -> ClockControl {
+    pub(crate) fn decide(probe: &FreqProbe, governors: &[String]) -> ClockControl {
         if probe.is_empty() {
             return ClockControl::NotExposed;
         }
@@ -94,7 +94,7 @@ impl ClockControl {
     }
 
     /// One line, the same in `doctor` and in a run's notes.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             ClockControl::NotExposed => {
                 "cpufreq not exposed: frequency changes cannot be seen".into()

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// Parse the contents of a `/sys/block/<dev>/stat` file: 11 fields, then
 /// 4 of discards (4.18+) and 2 of flushes (5.5+) where the kernel has them.
-pub fn parse_stat(text: &str) -> Option<DeviceCounters> {
+pub(crate) fn parse_stat(text: &str) -> Option<DeviceCounters> {
     // No allocation: the sampler parses this every interval.
     const REQUIRED: usize = 11;
     let mut v = [0u64; 17];
@@ -43,14 +43,14 @@ pub fn parse_stat(text: &str) -> Option<DeviceCounters> {
 }
 
 /// Read the counters of disk `name` now.
-pub fn read(name: &str) -> Option<DeviceCounters> {
+pub(crate) fn read(name: &str) -> Option<DeviceCounters> {
     parse_stat(&std::fs::read_to_string(format!("/sys/block/{name}/stat")).ok()?)
 }
 
 /// The whole disk (not the partition) serving `path`: the device itself for a
 /// block device node, else the device of the filesystem holding the file.
 /// None for filesystems without a block device (tmpfs, overlay).
-pub fn disk_of(path: &Path) -> Option<String> {
+pub(crate) fn disk_of(path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
     let dev = if meta.file_type().is_block_device() {
         meta.rdev()
@@ -65,7 +65,7 @@ pub fn disk_of(path: &Path) -> Option<String> {
 /// through a loop device to its backing file's disk, and through
 /// device-mapper/md to the disks below; a partition counts as its disk (whose
 /// line follows it in the stack). Deduplicated, in the stack's order.
-pub fn devices_of_stack(stack: &TargetStack) -> Vec<(String, String)> {
+pub(crate) fn devices_of_stack(stack: &TargetStack) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
     for (i, at) in stack.layers.iter().enumerate() {
         let Some(name) = at.layer.device_name() else {
@@ -130,12 +130,12 @@ pub(crate) fn split_dev(dev: u64) -> (u64, u64) {
 }
 
 /// Counters of a set of disks taken at the start of a run.
-pub struct DiskWatch {
+pub(crate) struct DiskWatch {
     start: Vec<(String, DeviceCounters)>,
 }
 
 impl DiskWatch {
-    pub fn start<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Self {
+    pub(crate) fn start<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Self {
         let mut names: Vec<String> = paths.into_iter().filter_map(disk_of).collect();
         names.sort();
         names.dedup();
@@ -147,7 +147,7 @@ impl DiskWatch {
     }
 
     /// Diff against now; `wall` is the run's duration (for utilisation).
-    pub fn finish(self, wall: Duration) -> Vec<DiskUtil> {
+    pub(crate) fn finish(self, wall: Duration) -> Vec<DiskUtil> {
         let wall_ms = wall.as_millis().max(1) as f64;
         self.start
             .into_iter()

@@ -26,7 +26,7 @@ fn read_number(path: impl AsRef<Path>) -> Option<u64> {
 }
 
 /// Capture the environment of a run over `targets` (paths and whether each is a block device).
-pub fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Environment {
+pub(crate) fn capture<'a>(targets: impl IntoIterator<Item = (&'a Path, bool)>) -> Environment {
     let (cpu_model, cpu_count) = std::fs::read_to_string("/proc/cpuinfo")
         .map(|t| parse_cpuinfo(&t))
         .unwrap_or_default();
@@ -103,7 +103,7 @@ fn damon_running() -> bool {
 
 /// The selected choice of a sysfs list: a queue's scheduler ("none
 /// [mq-deadline] kyber" → mq-deadline), zram's `comp_algorithm`.
-pub fn selected_choice(text: &str) -> Option<String> {
+pub(crate) fn selected_choice(text: &str) -> Option<String> {
     let text = text.trim();
     let active = text
         .split_whitespace()
@@ -161,9 +161,10 @@ pub(crate) fn mount_of(
         .max_by_key(|m| m.mount_point.len())
 }
 
+#[cfg(test)]
 /// The mounts of device `major:minor` in `/proc/self/mountinfo` text
 /// (`target` left empty). Octal escapes in paths (`\040` for space) are decoded.
-pub fn parse_mountinfo(text: &str, major: u64, minor: u64) -> Vec<FilesystemInfo> {
+pub(crate) fn parse_mountinfo(text: &str, major: u64, minor: u64) -> Vec<FilesystemInfo> {
     let dev = format!("{major}:{minor}");
     parse_mounts(text)
         .filter(|(d, _)| *d == dev)

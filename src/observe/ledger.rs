@@ -9,11 +9,11 @@ use crate::model::{
 
 /// The note the sampler leaves when a worker's per-task io could not be read:
 /// the ledger then knows nothing of what iolens caused.
-pub const TASK_IO_UNREADABLE: &str =
+pub(crate) const TASK_IO_UNREADABLE: &str =
     "per-task io accounting (/proc/PID/task/TID/io) could not be read: what iolens caused below the page cache is unknown";
 
 /// One ledger per job that did I/O, in job order.
-pub fn build(obs: &Observations) -> Vec<JobLedger> {
+pub(crate) fn build(obs: &Observations) -> Vec<JobLedger> {
     let task_io_known = !obs.notes.iter().any(|n| n == TASK_IO_UNREADABLE);
     obs.jobs
         .iter()

@@ -59,20 +59,20 @@ const SUB_BUCKETS: u64 = 4;
 /// Latencies from 2^38 ns (about 4.6 minutes) up share the last bucket.
 const LAT_TRACKED_EXP: u32 = 38;
 /// 4 single-value buckets, then 4 per power of two from 2^2 to 2^37.
-pub const LAT_BUCKETS: usize = (4 * (LAT_TRACKED_EXP - 1)) as usize;
+pub(crate) const LAT_BUCKETS: usize = (4 * (LAT_TRACKED_EXP - 1)) as usize;
 
 type Slot = [AtomicU64; SLOT_WORDS];
 
 /// One worker's running totals since it started (ramp included: this is what
 /// the system saw, not what the report measures): a view of its slot on the board.
 #[derive(Debug, Clone, Copy)]
-pub struct LiveCounters<'a> {
+pub(crate) struct LiveCounters<'a> {
     slot: &'a Slot,
 }
 
 /// What the sampler reads: totals, to be diffed between samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LiveTotals {
+pub(crate) struct LiveTotals {
     pub ios: [u64; 2],
     pub bytes: [u64; 2],
     pub lat_sum_ns: u64,
@@ -82,7 +82,7 @@ pub struct LiveTotals {
 
 impl LiveTotals {
     /// What happened between `earlier` and `self`.
-    pub fn since(&self, earlier: &LiveTotals) -> LiveTotals {
+    pub(crate) fn since(&self, earlier: &LiveTotals) -> LiveTotals {
         LiveTotals {
             ios: [0, 1].map(|d| self.ios[d].saturating_sub(earlier.ios[d])),
             bytes: [0, 1].map(|d| self.bytes[d].saturating_sub(earlier.bytes[d])),
@@ -108,7 +108,7 @@ impl std::ops::AddAssign<&LiveTotals> for LiveTotals {
 
 /// The I/O a worker waits on, as the watchdog reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WaitingIo {
+pub(crate) struct WaitingIo {
     /// Index into the worker's files.
     pub file: u32,
     pub offset: u64,
@@ -119,7 +119,7 @@ pub struct WaitingIo {
 /// Completed I/Os per latency bucket: coarse (a bucket spans at most a quarter
 /// of its lower bound), cheap to record, enough for a live percentile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LatencyBuckets([u64; LAT_BUCKETS]);
+pub(crate) struct LatencyBuckets([u64; LAT_BUCKETS]);
 
 impl Default for LatencyBuckets {
     fn default() -> Self {
@@ -129,7 +129,7 @@ impl Default for LatencyBuckets {
 
 /// The bucket of a latency.
 #[inline]
-pub fn bucket_of(ns: u64) -> usize {
+pub(crate) fn bucket_of(ns: u64) -> usize {
     if ns < SUB_BUCKETS {
         return ns as usize;
     }
@@ -140,7 +140,7 @@ pub fn bucket_of(ns: u64) -> usize {
 }
 
 /// The middle of a bucket's range, nanoseconds: within 12.5 % of every latency in it.
-pub fn bucket_value(bucket: usize) -> u64 {
+pub(crate) fn bucket_value(bucket: usize) -> u64 {
     let bucket = bucket as u64;
     if bucket < SUB_BUCKETS {
         return bucket;
@@ -153,7 +153,7 @@ pub fn bucket_value(bucket: usize) -> u64 {
 
 impl LatencyBuckets {
     /// The counts between `earlier` and `self`.
-    pub fn since(&self, earlier: &LatencyBuckets) -> LatencyBuckets {
+    pub(crate) fn since(&self, earlier: &LatencyBuckets) -> LatencyBuckets {
         LatencyBuckets(std::array::from_fn(|b| {
             self.0[b].saturating_sub(earlier.0[b])
         }))
@@ -161,7 +161,7 @@ impl LatencyBuckets {
 
     /// The latency (a bucket's middle) that `percent` % of the I/Os did not
     /// exceed; None without I/Os.
-    pub fn percentile_ns(&self, percent: f64) -> Option<u64> {
+    pub(crate) fn percentile_ns(&self, percent: f64) -> Option<u64> {
         let total: u64 = self.0.iter().sum();
         if total == 0 {
             return None;
@@ -194,7 +194,7 @@ fn bump(counter: &AtomicU64, by: u64) {
 impl LiveCounters<'_> {
     /// The worker thread starts: publish its ids so the sampler can read its
     /// schedstat and wchan.
-    pub fn worker_started(&self) {
+    pub(crate) fn worker_started(&self) {
         self.slot[PID].store(std::process::id().into(), Relaxed);
         self.slot[TID].store(iolens_sys::gettid().into(), Relaxed);
     }
@@ -202,14 +202,14 @@ impl LiveCounters<'_> {
     /// The worker runs as process `pid`, on its main thread (so tid = pid);
     /// called by the parent. A child that mapped the board publishes the same
     /// ids itself; this keeps its CPU watched when it could not.
-    pub fn worker_process_started(&self, pid: u32) {
+    pub(crate) fn worker_process_started(&self, pid: u32) {
         self.slot[PID].store(pid.into(), Relaxed);
         self.slot[TID].store(pid.into(), Relaxed);
     }
 
     /// Called on the worker's own thread once its I/O is over: leave its
     /// per-task io for the sampler (see `FINAL_IO`).
-    pub fn record_final_io(&self) {
+    pub(crate) fn record_final_io(&self) {
         let mut text = String::new();
         if super::read_into("/proc/thread-self/io", &mut text) {
             if let Some(io) = super::task_io::parse(&text) {
@@ -222,28 +222,28 @@ impl LiveCounters<'_> {
     }
 
     /// The worker thread is about to exit: its ids are no longer valid.
-    pub fn worker_finished(&self) {
+    pub(crate) fn worker_finished(&self) {
         self.slot[TID].store(0, Relaxed);
         self.slot[WAITING_START_NS].store(0, Relaxed);
     }
 
     /// The worker's weight and I/Os no longer count in its flow (as in fio,
     /// once the group notices that it ended, not when it ends).
-    pub fn leave_flow(&self) {
+    pub(crate) fn leave_flow(&self) {
         self.set_flow(0, 0);
     }
 
     /// fio's flow control: the worker takes part with `weight` and has issued
     /// `issued` I/Os under it. Worker only.
     #[inline]
-    pub fn set_flow(&self, weight: u64, issued: u64) {
+    pub(crate) fn set_flow(&self, weight: u64, issued: u64) {
         self.slot[FLOW_WEIGHT].store(weight, Relaxed);
         self.slot[FLOW_ISSUED].store(issued, Relaxed);
     }
 
     /// (weight, issued) of the worker in its flow; (0, 0) when it takes no part.
     #[inline]
-    pub fn flow(&self) -> (u64, u64) {
+    pub(crate) fn flow(&self) -> (u64, u64) {
         (
             self.slot[FLOW_WEIGHT].load(Relaxed),
             self.slot[FLOW_ISSUED].load(Relaxed),
@@ -252,7 +252,7 @@ impl LiveCounters<'_> {
 
     /// The worker's clock reads `worker_now_ns` now; lets `waiting_io` put its
     /// timestamps on the shared monotonic clock.
-    pub fn set_clock_origin(&self, worker_now_ns: u64) {
+    pub(crate) fn set_clock_origin(&self, worker_now_ns: u64) {
         let origin = iolens_sys::clock::monotonic_ns().saturating_sub(worker_now_ns);
         self.slot[CLOCK_ORIGIN_NS].store(origin, Relaxed);
     }
@@ -260,7 +260,7 @@ impl LiveCounters<'_> {
     /// The worker waits on the I/O at `offset` of its file `file`, started at
     /// `start_ns` of its clock. Worker only: three stores to its own cache line.
     #[inline]
-    pub fn waiting_on(&self, file: u32, offset: u64, start_ns: u64) {
+    pub(crate) fn waiting_on(&self, file: u32, offset: u64, start_ns: u64) {
         self.slot[WAITING_FILE].store(file.into(), Relaxed);
         self.slot[WAITING_OFFSET].store(offset, Relaxed);
         // Never 0, which means "waits on nothing".
@@ -269,14 +269,14 @@ impl LiveCounters<'_> {
 
     /// The worker waits on no I/O. Worker only.
     #[inline]
-    pub fn waiting_on_none(&self) {
+    pub(crate) fn waiting_on_none(&self) {
         self.slot[WAITING_START_NS].store(0, Relaxed);
     }
 
     /// The I/O the worker waits on, if any. Read without a lock while the worker
     /// runs, so the file and offset may belong to the I/O just after; good
     /// enough to name a hung one, which by definition does not move.
-    pub fn waiting_io(&self) -> Option<WaitingIo> {
+    pub(crate) fn waiting_io(&self) -> Option<WaitingIo> {
         let start_ns = self.slot[WAITING_START_NS].load(Relaxed);
         (start_ns != 0).then(|| WaitingIo {
             file: self.slot[WAITING_FILE].load(Relaxed) as u32,
@@ -287,7 +287,7 @@ impl LiveCounters<'_> {
 
     /// One completed I/O of `bytes` in direction `dir` (0 read, 1 write). Worker only.
     #[inline]
-    pub fn record_io(&self, dir: usize, bytes: u64, lat_ns: u64) {
+    pub(crate) fn record_io(&self, dir: usize, bytes: u64, lat_ns: u64) {
         bump(&self.slot[IOS + dir], 1);
         bump(&self.slot[BYTES + dir], bytes);
         bump(&self.slot[LAT_SUM_NS], lat_ns);
@@ -302,11 +302,11 @@ impl LiveCounters<'_> {
 
     /// Time spent blocked in an I/O call. Worker only.
     #[inline]
-    pub fn add_in_io(&self, ns: u64) {
+    pub(crate) fn add_in_io(&self, ns: u64) {
         bump(&self.slot[IN_IO_NS], ns);
     }
 
-    pub fn totals(&self) -> LiveTotals {
+    pub(crate) fn totals(&self) -> LiveTotals {
         LiveTotals {
             ios: [0, 1].map(|d| self.slot[IOS + d].load(Relaxed)),
             bytes: [0, 1].map(|d| self.slot[BYTES + d].load(Relaxed)),
@@ -319,13 +319,13 @@ impl LiveCounters<'_> {
     }
 
     /// The largest latency since the last call, and start a new interval.
-    pub fn take_max_lat_ns(&self) -> u64 {
+    pub(crate) fn take_max_lat_ns(&self) -> u64 {
         self.slot[LAT_MAX_NS].swap(0, Relaxed)
     }
 
     /// The worker thread's per-task io as it exited; None while it runs (or
     /// when its io file could not be read).
-    pub fn final_io(&self) -> Option<TaskIo> {
+    pub(crate) fn final_io(&self) -> Option<TaskIo> {
         (self.slot[FINAL_IO_SET].load(Relaxed) == 1).then(|| TaskIo {
             read_bytes: self.slot[FINAL_IO].load(Relaxed),
             write_bytes: self.slot[FINAL_IO + 1].load(Relaxed),
@@ -334,7 +334,7 @@ impl LiveCounters<'_> {
     }
 
     /// (pid, tid) while the worker runs.
-    pub fn thread(&self) -> Option<(u32, u32)> {
+    pub(crate) fn thread(&self) -> Option<(u32, u32)> {
         // Both were stored from u32s.
         let tid = self.slot[TID].load(Relaxed) as u32;
         (tid != 0).then(|| (self.slot[PID].load(Relaxed) as u32, tid))
@@ -343,7 +343,7 @@ impl LiveCounters<'_> {
 
 /// The live counters of every worker of a run, grouped by job.
 #[derive(Debug)]
-pub struct LiveBoard {
+pub(crate) struct LiveBoard {
     slots: Slots,
     /// Index of each job's first worker in the slots.
     job_start: Vec<usize>,
@@ -377,7 +377,7 @@ impl std::fmt::Debug for Slots {
 
 /// Where a worker process finds its counters: the parent's board and its slot there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SharedSlot {
+pub(crate) struct SharedSlot {
     pub path: PathBuf,
     /// Workers on the whole board.
     pub workers: usize,
@@ -386,7 +386,7 @@ pub struct SharedSlot {
 
 impl SharedSlot {
     /// Map the parent's board; its counters are then `board.slot(self.index)`.
-    pub fn attach(&self) -> std::io::Result<LiveBoard> {
+    pub(crate) fn attach(&self) -> std::io::Result<LiveBoard> {
         let region = SharedRegion::open(&self.path, self.workers * SLOT_WORDS)?;
         Ok(LiveBoard {
             slots: Slots::Shared(region),
@@ -398,7 +398,7 @@ impl SharedSlot {
 impl LiveBoard {
     /// One set of counters per worker; `workers_per_job` in job order. In
     /// shared memory when the system allows, else private to this process.
-    pub fn new(workers_per_job: impl IntoIterator<Item = u32>) -> Self {
+    pub(crate) fn new(workers_per_job: impl IntoIterator<Item = u32>) -> Self {
         let mut job_start = Vec::new();
         let mut total = 0;
         for n in workers_per_job {
@@ -413,12 +413,12 @@ impl LiveBoard {
     }
 
     /// Whether worker processes can write their counters here.
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         matches!(self.slots, Slots::Shared(_))
     }
 
     /// What a worker process needs to map this board and find its slot.
-    pub fn shared_slot(&self, job: usize, worker: u32) -> Option<SharedSlot> {
+    pub(crate) fn shared_slot(&self, job: usize, worker: u32) -> Option<SharedSlot> {
         let Slots::Shared(region) = &self.slots else {
             return None;
         };
@@ -437,7 +437,7 @@ impl LiveBoard {
     }
 
     /// The counters of the board's `index`th worker (counting across jobs).
-    pub fn slot(&self, index: usize) -> LiveCounters<'_> {
+    pub(crate) fn slot(&self, index: usize) -> LiveCounters<'_> {
         let slot = match &self.slots {
             Slots::Shared(region) => &region.words().as_chunks::<SLOT_WORDS>().0[index],
             Slots::Private(lines) => &lines[index].0,
@@ -445,12 +445,12 @@ impl LiveBoard {
         LiveCounters { slot }
     }
 
-    pub fn worker(&self, job: usize, worker: u32) -> LiveCounters<'_> {
+    pub(crate) fn worker(&self, job: usize, worker: u32) -> LiveCounters<'_> {
         self.slot(self.job_start[job] + worker as usize)
     }
 
     /// The counters of one job's workers.
-    pub fn job(&self, job: usize) -> impl ExactSizeIterator<Item = LiveCounters<'_>> {
+    pub(crate) fn job(&self, job: usize) -> impl ExactSizeIterator<Item = LiveCounters<'_>> {
         let start = self.job_start[job];
         let end = self.job_start.get(job + 1).copied().unwrap_or(self.len());
         (start..end).map(|i| self.slot(i))

@@ -4,7 +4,7 @@ use crate::model::MemorySample;
 
 /// Fill the meminfo fields of `sample` from the text of `/proc/meminfo` (values in KiB).
 /// Lines it does not know are skipped; missing lines leave fields untouched.
-pub fn parse_into(text: &str, sample: &mut MemorySample) {
+pub(crate) fn parse_into(text: &str, sample: &mut MemorySample) {
     for line in text.lines() {
         let mut fields = line.split_whitespace();
         let (Some(key), Some(value)) = (fields.next(), fields.next()) else {

@@ -3,24 +3,24 @@
 //! publish, the pre-run page-cache drop (cache_drop), the environment captured once per
 //! run, and the `Sampler` thread that records it all into `Observations`.
 
-pub mod cache_drop;
-pub mod cgroup;
-pub mod cpu;
-pub mod cpufreq;
-pub mod diskstats;
-pub mod environment;
-pub mod ledger;
-pub mod live;
-pub mod meminfo;
-pub mod openers;
-pub mod pagecache;
-pub mod pressure;
-pub mod sampler;
-pub mod stack;
-pub mod task_io;
-pub mod tunables;
-pub mod vmstat;
-pub mod wchan;
+pub(crate) mod cache_drop;
+pub(crate) mod cgroup;
+pub(crate) mod cpu;
+pub(crate) mod cpufreq;
+pub(crate) mod diskstats;
+pub(crate) mod environment;
+pub(crate) mod ledger;
+pub(crate) mod live;
+pub(crate) mod meminfo;
+pub(crate) mod openers;
+pub(crate) mod pagecache;
+pub(crate) mod pressure;
+pub(crate) mod sampler;
+pub(crate) mod stack;
+pub(crate) mod task_io;
+pub(crate) mod tunables;
+pub(crate) mod vmstat;
+pub(crate) mod wchan;
 
 use std::io::Read;
 use std::path::Path;

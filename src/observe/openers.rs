@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The kernel's process directory.
-pub const PROC: &str = "/proc";
+pub(crate) const PROC: &str = "/proc";
 
 /// At most one scan per this long.
 const MIN_SCAN_GAP: Duration = Duration::from_secs(1);
@@ -46,13 +46,13 @@ const OPEN_POLL: Duration = Duration::from_millis(100);
 /// What makes two opens the same target: the device number of a device node
 /// (two nodes of one device are the same device), else the inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeId {
+pub(crate) enum NodeId {
     Device { block: bool, rdev: u64 },
     Inode { dev: u64, ino: u64 },
 }
 
 impl NodeId {
-    pub fn of(meta: &Metadata) -> NodeId {
+    pub(crate) fn of(meta: &Metadata) -> NodeId {
         let kind = meta.file_type();
         if kind.is_block_device() || kind.is_char_device() {
             NodeId::Device {
@@ -70,7 +70,7 @@ impl NodeId {
 
 /// What one pass over the processes found.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct ScanResult {
+pub(crate) struct ScanResult {
     /// (index into the wanted nodes, the process that has it open).
     pub hits: Vec<(usize, Opener)>,
     pub unreadable: u32,
@@ -79,7 +79,7 @@ pub struct ScanResult {
 
 /// The processes under `proc_root` (a `/proc`) that have one of `wanted`
 /// open, leaving out `own_pid` and its children (iolens and its workers).
-pub fn scan(proc_root: &Path, own_pid: u32, wanted: &[NodeId]) -> ScanResult {
+pub(crate) fn scan(proc_root: &Path, own_pid: u32, wanted: &[NodeId]) -> ScanResult {
     let mut result = ScanResult::default();
     let Ok(entries) = std::fs::read_dir(proc_root) else {
         return result;
@@ -184,7 +184,7 @@ struct Watched {
 }
 
 /// The sampler's side: notices growth and scans, rate-limited; owns the open log.
-pub struct OpenerWatch {
+pub(crate) struct OpenerWatch {
     proc_root: PathBuf,
     own_pid: u32,
     watched: Vec<Watched>,
@@ -197,7 +197,7 @@ impl OpenerWatch {
     /// one whose metadata cannot be read is left out. With `opens_since` (the
     /// run's start), also log their opens: fanotify for regular files (root),
     /// inotify and a scan for device nodes.
-    pub fn new<'a>(
+    pub(crate) fn new<'a>(
         proc_root: PathBuf,
         own_pid: u32,
         targets: impl IntoIterator<Item = (usize, &'a File)>,
@@ -256,7 +256,7 @@ impl OpenerWatch {
     }
 
     /// Stop the open logs and put what they saw into `obs`.
-    pub fn finish(self, obs: &mut Observations) {
+    pub(crate) fn finish(self, obs: &mut Observations) {
         for log in self.opens {
             let paths: Vec<String> = log
                 .targets
@@ -286,7 +286,7 @@ impl OpenerWatch {
     /// After each sample (taken at `t_ns`, now `now`): note the watched targets
     /// whose cached pages grew, and scan for them unless the last scan is less
     /// than `MIN_SCAN_GAP` old (then at a later sample).
-    pub fn after_sample(
+    pub(crate) fn after_sample(
         &mut self,
         t_ns: u64,
         now: Instant,

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::sync::Arc;
 
 /// Counts a target's cached pages on demand.
-pub struct CacheProbe {
+pub(crate) struct CacheProbe {
     file: Arc<File>,
     method: CacheMethod,
     /// Held for mincore only; maps the whole target once.
@@ -19,7 +19,7 @@ pub struct CacheProbe {
 impl CacheProbe {
     /// Pick the best method that works on `file` of `size` bytes. The note
     /// explains a fallback or why the cache cannot be watched.
-    pub fn new(file: Arc<File>, size: u64) -> (Self, Option<String>) {
+    pub(crate) fn new(file: Arc<File>, size: u64) -> (Self, Option<String>) {
         let mut probe = CacheProbe {
             file,
             method: CacheMethod::Cachestat,
@@ -45,12 +45,12 @@ impl CacheProbe {
         }
     }
 
-    pub fn method(&self) -> CacheMethod {
+    pub(crate) fn method(&self) -> CacheMethod {
         self.method
     }
 
     /// The target's pages now; None when the method failed this time.
-    pub fn sample(&mut self) -> Option<CachePages> {
+    pub(crate) fn sample(&mut self) -> Option<CachePages> {
         match self.method {
             CacheMethod::Cachestat => cachestat(&*self.file, 0, 0).ok().map(|c| CachePages {
                 cached: c.cache,

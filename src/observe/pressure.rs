@@ -2,7 +2,7 @@
 
 /// (some, full) total stall time in microseconds from a PSI file; None if malformed.
 /// `some`: at least one task stalled; `full`: all non-idle tasks stalled at once.
-pub fn parse_totals(text: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_totals(text: &str) -> Option<(u64, u64)> {
     let mut some = None;
     let mut full = None;
     for line in text.lines() {

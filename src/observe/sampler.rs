@@ -34,13 +34,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The default `--observe-interval`.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How often writers' wait channels are sampled (~100 Hz, as in the lab notes).
 const WCHAN_PERIOD: Duration = Duration::from_millis(10);
 
 /// A target to watch.
-pub struct WatchedTarget {
+pub(crate) struct WatchedTarget {
     pub path: PathBuf,
     pub file: Arc<File>,
     pub size: u64,
@@ -60,7 +60,7 @@ pub struct WatchedTarget {
 }
 
 /// A job whose workers publish live counters (board index = position here).
-pub struct WatchedJob {
+pub(crate) struct WatchedJob {
     pub name: String,
     /// Buffered writes: its workers' wait channels are sampled.
     pub buffered_writer: bool,
@@ -76,9 +76,9 @@ pub struct WatchedJob {
 
 /// Called from the sampler thread about once a second with everything recorded
 /// so far and the index of the first sample of that second (`--timeline`).
-pub type SecondHook = fn(&Observations, usize);
+pub(crate) type SecondHook = fn(&Observations, usize);
 
-pub struct SamplerSetup {
+pub(crate) struct SamplerSetup {
     pub interval: Duration,
     pub targets: Vec<WatchedTarget>,
     pub jobs: Vec<WatchedJob>,
@@ -86,14 +86,14 @@ pub struct SamplerSetup {
 }
 
 /// The running sampler thread.
-pub struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<Observations>,
 }
 
 impl Sampler {
     /// Start sampling; `run_start` is time zero of every timestamp.
-    pub fn start(
+    pub(crate) fn start(
         setup: SamplerSetup,
         board: Arc<LiveBoard>,
         run_start: Instant,
@@ -117,7 +117,7 @@ impl Sampler {
     }
 
     /// Take a last sample, end the thread and return what it recorded.
-    pub fn stop(self) -> Observations {
+    pub(crate) fn stop(self) -> Observations {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.thread().unpark();
         self.handle.join().expect("sampler thread panicked")

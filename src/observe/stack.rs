@@ -11,7 +11,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// The stack under `path` (a file, a directory or a block device node) on this machine.
-pub fn walk(path: &Path) -> TargetStack {
+pub(crate) fn walk(path: &Path) -> TargetStack {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let host = Host {
         sys: Path::new("/sys"),
@@ -21,15 +21,10 @@ pub fn walk(path: &Path) -> TargetStack {
     walk_on(&host, path)
 }
 
-/// Zram device `name`'s memory use now.
-pub fn read_zram(name: &str) -> Option<ZramStat> {
-    parse_mm_stat(&std::fs::read_to_string(format!("/sys/block/{name}/mm_stat")).ok()?)
-}
-
 /// Parse `/sys/block/zramN/mm_stat`: orig_data_size compr_data_size
 /// mem_used_total mem_limit mem_used_max same_pages pages_compacted
 /// huge_pages …; kernels before 4.19 stop before huge_pages.
-pub fn parse_mm_stat(text: &str) -> Option<ZramStat> {
+pub(crate) fn parse_mm_stat(text: &str) -> Option<ZramStat> {
     let fields: Vec<u64> = text
         .split_whitespace()
         .map(str::parse)

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The `read_bytes`, `write_bytes` and `cancelled_write_bytes` lines of an io file.
-pub fn parse(text: &str) -> Option<TaskIo> {
+pub(crate) fn parse(text: &str) -> Option<TaskIo> {
     let mut io = TaskIo::default();
     let mut seen = 0;
     for line in text.lines() {
@@ -40,7 +40,7 @@ const MIN_SCAN_GAP: Duration = Duration::from_secs(2);
 /// run on a machine that starts many short programs stays bounded).
 const MAX_TRACKED: usize = 8192;
 /// How many of the busiest other processes a run keeps.
-pub const BUSIEST_KEPT: usize = 8;
+pub(crate) const BUSIEST_KEPT: usize = 8;
 
 /// One other process as the scans saw it.
 struct Seen {
@@ -60,7 +60,7 @@ impl Seen {
 }
 
 /// Every other process's I/O over the run, scanned at most every `MIN_SCAN_GAP`.
-pub struct ProcessIoWatch {
+pub(crate) struct ProcessIoWatch {
     proc_root: PathBuf,
     own_pid: u32,
     seen: HashMap<u32, Seen>,
@@ -71,7 +71,7 @@ pub struct ProcessIoWatch {
 
 impl ProcessIoWatch {
     /// Take the first scan now: what each process had done before the run.
-    pub fn new(proc_root: PathBuf, own_pid: u32) -> ProcessIoWatch {
+    pub(crate) fn new(proc_root: PathBuf, own_pid: u32) -> ProcessIoWatch {
         let mut watch = ProcessIoWatch {
             proc_root,
             own_pid,
@@ -85,7 +85,7 @@ impl ProcessIoWatch {
     }
 
     /// Scan again when the last scan is a second old.
-    pub fn after_sample(&mut self, now: Instant) {
+    pub(crate) fn after_sample(&mut self, now: Instant) {
         if self
             .last_scan
             .is_none_or(|last| now.duration_since(last) >= MIN_SCAN_GAP)
@@ -136,7 +136,7 @@ impl ProcessIoWatch {
     /// A last scan, then the busiest other processes over the run, most bytes
     /// first: neither iolens' own worker processes nor kernel threads (their
     /// I/O is done on somebody's behalf: loop workers, flushers).
-    pub fn finish(mut self) -> Vec<ProcessIo> {
+    pub(crate) fn finish(mut self) -> Vec<ProcessIo> {
         self.scan(Instant::now());
         let own_pid = self.own_pid;
         let mut busiest: Vec<ProcessIo> = self

@@ -6,7 +6,7 @@ use crate::model::TunableChange;
 use std::path::{Path, PathBuf};
 
 /// The writeback settings that decide when buffered writers are throttled.
-pub const VM_DIRTY: [&str; 6] = [
+pub(crate) const VM_DIRTY: [&str; 6] = [
     "dirty_ratio",
     "dirty_background_ratio",
     "dirty_bytes",
@@ -16,10 +16,10 @@ pub const VM_DIRTY: [&str; 6] = [
 ];
 
 /// Where the sysctls live.
-pub const PROC_SYS_VM: &str = "/proc/sys/vm";
+pub(crate) const PROC_SYS_VM: &str = "/proc/sys/vm";
 
 /// The last values seen of the `vm.dirty_*` settings.
-pub struct DirtyTunables {
+pub(crate) struct DirtyTunables {
     paths: Vec<PathBuf>,
     /// Same order as `VM_DIRTY`; empty when unreadable.
     values: Vec<String>,
@@ -28,7 +28,7 @@ pub struct DirtyTunables {
 
 impl DirtyTunables {
     /// Read the settings under `dir` (normally [`PROC_SYS_VM`]).
-    pub fn read(dir: &Path) -> Self {
+    pub(crate) fn read(dir: &Path) -> Self {
         let paths: Vec<PathBuf> = VM_DIRTY.iter().map(|n| dir.join(n)).collect();
         let mut buf = String::with_capacity(64);
         let values = paths
@@ -45,7 +45,7 @@ impl DirtyTunables {
     }
 
     /// (name, value) of every readable setting.
-    pub fn settings(&self) -> Vec<(String, String)> {
+    pub(crate) fn settings(&self) -> Vec<(String, String)> {
         VM_DIRTY
             .iter()
             .zip(&self.values)
@@ -55,7 +55,7 @@ impl DirtyTunables {
     }
 
     /// Re-read every setting; record each one that differs from the last value seen.
-    pub fn check(&mut self, t_ns: u64, changes: &mut Vec<TunableChange>) {
+    pub(crate) fn check(&mut self, t_ns: u64, changes: &mut Vec<TunableChange>) {
         for ((name, path), value) in VM_DIRTY.iter().zip(&self.paths).zip(&mut self.values) {
             if !read_into(path, &mut self.buf) {
                 continue;

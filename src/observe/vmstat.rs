@@ -4,7 +4,7 @@ use crate::model::MemorySample;
 
 /// Fill the vmstat fields of `sample` from the text of `/proc/vmstat`.
 /// Thresholds are given in pages and stored in bytes.
-pub fn parse_into(text: &str, page_size: u64, sample: &mut MemorySample) {
+pub(crate) fn parse_into(text: &str, page_size: u64, sample: &mut MemorySample) {
     let mut pgscan = 0;
     for line in text.lines() {
         let Some((key, value)) = line.split_once(' ') else {

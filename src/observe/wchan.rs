@@ -7,7 +7,7 @@ use crate::model::WaitTime;
 /// The wait channel in a `wchan` file's text; None while the thread runs
 /// (the kernel writes "0") or when the file is empty.
 #[inline]
-pub fn parse(text: &str) -> Option<&str> {
+pub(crate) fn parse(text: &str) -> Option<&str> {
     let name = text.trim();
     (!name.is_empty() && name != "0").then_some(name)
 }
@@ -15,13 +15,13 @@ pub fn parse(text: &str) -> Option<&str> {
 /// Time per wait channel, from periodic samples. Allocates only when a
 /// channel is seen for the first time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WaitTally {
+pub(crate) struct WaitTally {
     pub waits: Vec<WaitTime>,
 }
 
 impl WaitTally {
     /// Count one sample of `period_ns` spent in `wchan`.
-    pub fn add(&mut self, wchan: &str, period_ns: u64) {
+    pub(crate) fn add(&mut self, wchan: &str, period_ns: u64) {
         match self.waits.iter_mut().find(|w| w.wchan == wchan) {
             Some(w) => w.time_ns += period_ns,
             None => self.waits.push(WaitTime {
@@ -32,14 +32,14 @@ impl WaitTally {
     }
 
     /// Merge another tally into this one.
-    pub fn absorb(&mut self, other: &WaitTally) {
+    pub(crate) fn absorb(&mut self, other: &WaitTally) {
         for w in &other.waits {
             self.add(&w.wchan, w.time_ns);
         }
     }
 
     /// The tally, longest wait first, leaving this one empty.
-    pub fn take_sorted(&mut self) -> Vec<WaitTime> {
+    pub(crate) fn take_sorted(&mut self) -> Vec<WaitTime> {
         let mut waits = std::mem::take(&mut self.waits);
         waits.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.wchan.cmp(&b.wchan)));
         waits

@@ -4,10 +4,10 @@
 //! `text/`, the self-contained page in `html/`; `json` is iolens' own model as
 //! it is. The renderers are visible inside `report` only, so that `render` is
 //! the way in.
-pub mod fio;
-pub mod html;
-pub mod json;
-pub mod text;
+pub(crate) mod fio;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod text;
 
 use crate::model::{RepeatReport, RunReport};
 use crate::series::metric_changes::Side;
@@ -32,7 +32,7 @@ pub enum Format {
 
 /// What is reported: one run, the runs of `--repeat` with their statistics, or
 /// two sides compared (`compare`, `ab`, `--compare-with`).
-pub enum Document<'a> {
+pub(crate) enum Document<'a> {
     Run(&'a RunReport),
     Repeat(&'a RepeatReport),
     Comparison { a: &'a Side, b: &'a Side },
@@ -49,7 +49,7 @@ enum Layout {
 
 /// `document` in `format`; None when the document has no such form: fio's
 /// formats hold one run, a comparison is text or HTML.
-pub fn render(document: &Document, format: Format) -> Option<String> {
+pub(crate) fn render(document: &Document, format: Format) -> Option<String> {
     render_in(document, format, Layout::Pretty)
 }
 
@@ -82,13 +82,13 @@ fn render_in(document: &Document, format: Format, layout: Layout) -> Option<Stri
 /// The final report in each format, each ending in a newline: a run's in fio's
 /// order (`in_fio_order`), the other documents' in the order given. None when
 /// one of the formats has no form of this document.
-pub fn render_each(document: &Document, formats: &[Format]) -> Option<String> {
+pub(crate) fn render_each(document: &Document, formats: &[Format]) -> Option<String> {
     render_each_in(document, formats, Layout::Pretty)
 }
 
 /// An interim report of a run (`--status-interval`) in each format: JSON
 /// documents one line each.
-pub fn render_status(report: &RunReport, formats: &[Format]) -> String {
+pub(crate) fn render_status(report: &RunReport, formats: &[Format]) -> String {
     render_each_in(&Document::Run(report), formats, Layout::OneLine)
         .expect("a run has a form in every format")
 }

@@ -64,7 +64,7 @@ pub(super) struct Doing {
 }
 
 impl Doing {
-    pub fn new(what: impl Into<String>) -> Self {
+    pub(super) fn new(what: impl Into<String>) -> Self {
         Doing {
             what: what.into(),
             ..Doing::default()
@@ -136,7 +136,7 @@ struct State {
 }
 
 impl<'a> Liveness<'a> {
-    pub fn new(link: &'a dyn ClusterLink, limit: Duration) -> Self {
+    pub(super) fn new(link: &'a dyn ClusterLink, limit: Duration) -> Self {
         Self::with_clock(link, limit, Box::new(Instant::now))
     }
 
@@ -166,7 +166,7 @@ impl<'a> Liveness<'a> {
         }
     }
 
-    pub fn link(&self) -> &'a dyn ClusterLink {
+    pub(super) fn link(&self) -> &'a dyn ClusterLink {
         self.link
     }
 
@@ -180,7 +180,7 @@ impl<'a> Liveness<'a> {
     }
 
     /// Say what this rank does.
-    pub fn say(&self, doing: &dyn Fn() -> Doing) {
+    pub(super) fn say(&self, doing: &dyn Fn() -> Doing) {
         self.call_in((self.clock)(), doing);
     }
 
@@ -227,7 +227,11 @@ impl<'a> Liveness<'a> {
     /// Called while this rank waits for the ranks `awaited` says it waits for,
     /// doing `doing`: why the run must end (ranks silent past the limit, or what
     /// the first rank said), or None while all is well.
-    pub fn hung(&self, awaited: &dyn Fn(u32) -> bool, doing: &dyn Fn() -> Doing) -> Option<String> {
+    pub(super) fn hung(
+        &self,
+        awaited: &dyn Fn(u32) -> bool,
+        doing: &dyn Fn() -> Doing,
+    ) -> Option<String> {
         self.hung_at((self.clock)(), awaited, doing)
     }
 
@@ -275,7 +279,7 @@ impl<'a> Liveness<'a> {
 
     /// What the first rank said when it took a rank as hung, if it did (as of
     /// the last call).
-    pub fn told(&self) -> Option<String> {
+    pub(super) fn told(&self) -> Option<String> {
         self.state.borrow().told_hung.clone()
     }
 
@@ -283,7 +287,7 @@ impl<'a> Liveness<'a> {
     /// files are, when there are any). The first rank tells the others and waits for their files; a
     /// rank the first rank told says its file is written and waits for the end;
     /// a rank that found the first rank silent gives the others a moment.
-    pub fn abort(&self, reason: &str, saved: Option<&str>) -> ! {
+    pub(super) fn abort(&self, reason: &str, saved: Option<&str>) -> ! {
         let ending = || Doing::new("ending the run");
         if self.link.rank().rank == 0 {
             let news = serde_json::to_vec(&News::Hung(reason.to_string())).expect("plain data");

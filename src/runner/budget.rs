@@ -17,7 +17,7 @@
 use crate::job::spec::{Ddir, JobSpec};
 
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(super) struct Budget {
     pass_limit: u64,
     total_limit: u64,
     /// `io_size`, else `size`: the amount another pass tries to reach.
@@ -37,7 +37,7 @@ pub struct Budget {
 
 impl Budget {
     /// `region_total`: the bytes of the worker's regions (its `size`).
-    pub fn new(job: &JobSpec, region_total: u64) -> Self {
+    pub(super) fn new(job: &JobSpec, region_total: u64) -> Self {
         let w = &job.workload;
         // (rand)trimwrite moves each block twice, its trim and its write (fio counts both)
         let moves_per_block = if w.rw.writes_after_trim() { 2 } else { 1 };
@@ -88,44 +88,44 @@ impl Budget {
 
     /// Issue at most `ios` I/Os in all (`verify_state_load` on a job that reads:
     /// fio stops it after as many reads as the writer finished writes).
-    pub fn cap_ios(&mut self, ios: u64) {
+    pub(super) fn cap_ios(&mut self, ios: u64) {
         self.ios_limit = Some(self.ios_limit.map_or(ios, |n| n.min(ios)));
     }
 
     /// No more I/O at all: the byte or I/O count over all passes is reached.
-    pub fn spent(&self) -> bool {
+    pub(super) fn spent(&self) -> bool {
         !self.time_based
             && (self.bytes >= self.total_limit || self.ios_limit.is_some_and(|n| self.ios >= n))
     }
 
     /// This pass is over: it issued its bytes, or its regions ran out.
-    pub fn pass_over(&self) -> bool {
+    pub(super) fn pass_over(&self) -> bool {
         self.pass_bytes >= self.pass_limit || self.pass_exhausted
     }
 
     /// The regions have no block left that fits in this pass.
-    pub fn regions_exhausted(&mut self) {
+    pub(super) fn regions_exhausted(&mut self) {
         self.pass_exhausted = true;
     }
 
     /// Passes ended so far.
-    pub fn passes_done(&self) -> u32 {
+    pub(super) fn passes_done(&self) -> u32 {
         self.passes_done
     }
 
     /// Passes the job asks for (`loops`).
-    pub fn loops(&self) -> u32 {
+    pub(super) fn loops(&self) -> u32 {
         self.loops
     }
 
-    pub fn issued(&mut self, len: u64) {
+    pub(super) fn issued(&mut self, len: u64) {
         self.pass_bytes += len;
         self.bytes += len;
         self.ios += 1;
     }
 
     /// The pass is over; true when another one starts.
-    pub fn next_pass(&mut self) -> bool {
+    pub(super) fn next_pass(&mut self) -> bool {
         let exhausted = self.pass_exhausted;
         self.passes_done += 1;
         let again = self.time_based

@@ -25,7 +25,7 @@ use std::time::Duration;
 /// What the checks ask of the hot loop after an I/O (small, so it comes back in a register).
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(super) enum Flow {
     /// Carry on.
     Go,
     /// Keep at most this many I/Os in flight from now on.
@@ -49,7 +49,7 @@ impl Flow {
 
 /// The worker's measurements so far, for the checks that run only on measured I/O.
 #[derive(Clone, Copy)]
-pub struct Measured<'m> {
+pub(super) struct Measured<'m> {
     /// When measuring started (ramp time over), ns.
     pub since_ns: u64,
     pub stats: &'m WorkerStats,
@@ -66,7 +66,7 @@ struct Status<'a> {
     every_ns: u64,
 }
 
-pub struct Checks<'a> {
+pub(super) struct Checks<'a> {
     job: &'a JobSpec,
     /// `verify=`: stamps written blocks and checks them; None without verification.
     pub verify: Option<Verifier>,
@@ -93,7 +93,7 @@ pub struct Checks<'a> {
 
 impl<'a> Checks<'a> {
     /// The checks `job` asks for, for a queue of `depth` slots; measuring starts at `ramp_end_ns`.
-    pub fn new(
+    pub(super) fn new(
         job: &'a JobSpec,
         verify: Option<Verifier>,
         status: Option<(&'a StatusSlot, Duration)>,
@@ -131,7 +131,7 @@ impl<'a> Checks<'a> {
 
     /// `io` is about to be issued at `now_ns` (`write_iolog`).
     #[inline(always)]
-    pub fn on_issue(&mut self, io: &NextIo, now_ns: impl FnOnce() -> u64) {
+    pub(super) fn on_issue(&mut self, io: &NextIo, now_ns: impl FnOnce() -> u64) {
         if let Some(log) = &mut self.iolog {
             log.io(now_ns(), io.file, io.ddir, io.offset, io.len);
         }
@@ -145,7 +145,7 @@ impl<'a> Checks<'a> {
     /// buffer of a read (called only by a verify read-back). Inlined into the
     /// hot loop: without the checks a job asks for, it is a few compares.
     #[inline(always)]
-    pub fn on_complete<'b>(
+    pub(super) fn on_complete<'b>(
         &mut self,
         io: &InFlight,
         end_ns: u64,
@@ -200,7 +200,7 @@ impl<'a> Checks<'a> {
 
     /// Why the checks answered `Flow::Fail`.
     #[cold]
-    pub fn take_failure(&mut self) -> IoFailure {
+    pub(super) fn take_failure(&mut self) -> IoFailure {
         self.failure
             .take()
             .expect("take_failure follows a Flow::Fail")
@@ -217,7 +217,7 @@ impl<'a> Checks<'a> {
 
     /// `io` failed with `errno`: Ok when the job tolerates it (`continue_on_error`),
     /// else the job's failure.
-    pub fn on_failed_io(
+    pub(super) fn on_failed_io(
         &mut self,
         io: &InFlight,
         errno: i32,
@@ -254,7 +254,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Ramp time is over: the logs forget what they recorded.
-    pub fn at_measure_start(&mut self) {
+    pub(super) fn at_measure_start(&mut self) {
         if self.logs.is_some() {
             let logger = IoLogger::new(&self.job.logs, self.job.exec.sched.ioprio);
             self.logs = Some(logger.with_runtime(self.job.exec.runtime));
@@ -264,7 +264,7 @@ impl<'a> Checks<'a> {
     /// What the checks add to the worker's result, `runtime_ns` after measuring started
     /// and at `end_ns` on the worker's clock.
     /// A failure to write the `write_iolog` file becomes the job's error, unless it has one.
-    pub fn finish(self, runtime_ns: u64, end_ns: u64, result: &mut WorkerResult) {
+    pub(super) fn finish(self, runtime_ns: u64, end_ns: u64, result: &mut WorkerResult) {
         if let Some(Err(message)) = self.iolog.map(|log| log.finish(end_ns)) {
             result.error.get_or_insert(IoFailure { message, errno: 0 });
         }
@@ -327,7 +327,7 @@ impl<'a> Checks<'a> {
 }
 
 /// An I/O in messages: "read /data/f at offset 8192 (length 4096)".
-pub fn describe_io(io: &InFlight, files: &[OpenFile]) -> String {
+pub(super) fn describe_io(io: &InFlight, files: &[OpenFile]) -> String {
     format!(
         "{} {} at offset {} (length {})",
         io.ddir.name(),

@@ -302,7 +302,7 @@ fn group_summary<'a>(dirs: impl Iterator<Item = &'a DirReport>) -> GroupDirSumma
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::{parse_fio_args, resolve};
+    use crate::job::{front::cli_args::parse_fio_args, resolve};
 
     /// Resolved jobs from fio-style arguments (1 MiB of /tmp/f each).
     fn jobs(args: &[&str]) -> Vec<JobSpec> {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 /// Everything one worker needs; built by the runner before the start barrier.
-pub struct WorkerCtx<'a> {
+pub(crate) struct WorkerCtx<'a> {
     pub job: &'a JobSpec,
     /// The worker's files, in the order its I/Os name them.
     pub files: Vec<OpenFile>,
@@ -36,7 +36,7 @@ pub struct WorkerCtx<'a> {
 
 /// What a worker waits on, after its engine is set up, before its first I/O:
 /// the group's barrier for a thread, the parent's `go` for a worker process.
-pub trait StartSignal: Sync {
+pub(crate) trait StartSignal: Sync {
     fn wait(&self);
 }
 
@@ -49,7 +49,7 @@ impl StartSignal for Barrier {
 /// Where one of a worker's files is, how to open it, and the worker's region
 /// of it: what a worker process is sent, and what a worker thread starts from.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct TaskFile {
+pub(crate) struct TaskFile {
     pub path: PathBuf,
     pub open_mode: OpenMode,
     /// Size of the whole target.
@@ -59,7 +59,7 @@ pub struct TaskFile {
 }
 
 /// The files of worker `worker_index` of job `job_index`, in order.
-pub fn task_files(files: &FileSet, job_index: usize, worker_index: u32) -> Vec<TaskFile> {
+pub(crate) fn task_files(files: &FileSet, job_index: usize, worker_index: u32) -> Vec<TaskFile> {
     files.workers[job_index][worker_index as usize]
         .files
         .iter()
@@ -79,7 +79,7 @@ pub fn task_files(files: &FileSet, job_index: usize, worker_index: u32) -> Vec<T
 /// One of a worker's files: the open target, its size and path, and the part
 /// of it the worker's I/Os address.
 #[derive(Clone)]
-pub struct OpenFile {
+pub(crate) struct OpenFile {
     pub file: Arc<File>,
     /// Size of the whole target.
     pub size: u64,
@@ -91,7 +91,7 @@ pub struct OpenFile {
 impl OpenFile {
     /// A worker's files from where they are and their open handles (same
     /// order): the one place a region gets its file's index.
-    pub fn list(places: Vec<TaskFile>, handles: Vec<Arc<File>>) -> Vec<OpenFile> {
+    pub(crate) fn list(places: Vec<TaskFile>, handles: Vec<Arc<File>>) -> Vec<OpenFile> {
         places
             .into_iter()
             .zip(handles)
@@ -108,6 +108,6 @@ impl OpenFile {
 }
 
 /// The handles of a worker's files, in order (what engines and fadvise take).
-pub fn handles(files: &[OpenFile]) -> Vec<Arc<File>> {
+pub(crate) fn handles(files: &[OpenFile]) -> Vec<Arc<File>> {
     files.iter().map(|f| f.file.clone()).collect()
 }

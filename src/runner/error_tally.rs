@@ -4,14 +4,14 @@ use serde::{Deserialize, Serialize};
 
 /// Every failed I/O of a worker that tolerates errors (fio's `total_err`, `first_error`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorTally {
+pub(crate) struct ErrorTally {
     pub count: u64,
     /// errno of the first failure, 0 when none.
     pub first_errno: i32,
 }
 
 impl ErrorTally {
-    pub fn add(&mut self, errno: i32) {
+    pub(crate) fn add(&mut self, errno: i32) {
         if self.count == 0 {
             self.first_errno = errno;
         }
@@ -19,7 +19,7 @@ impl ErrorTally {
     }
 
     /// Workers in order: the first worker's first error comes first.
-    pub fn merge(&mut self, other: &ErrorTally) {
+    pub(crate) fn merge(&mut self, other: &ErrorTally) {
         if self.count == 0 {
             self.first_errno = other.first_errno;
         }

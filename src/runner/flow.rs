@@ -16,7 +16,7 @@ use crate::observe::live::LiveCounters;
 use std::time::Duration;
 
 /// One worker's part in its flow.
-pub struct FlowControl<'a> {
+pub(super) struct FlowControl<'a> {
     me: LiveCounters<'a>,
     /// The live slots of every worker of the run in the same flow, this one's included.
     members: Vec<LiveCounters<'a>>,
@@ -28,7 +28,11 @@ pub struct FlowControl<'a> {
 
 impl<'a> FlowControl<'a> {
     /// Join the flow: from now on this worker's weight counts.
-    pub fn join(spec: &FlowSpec, me: LiveCounters<'a>, members: Vec<LiveCounters<'a>>) -> Self {
+    pub(super) fn join(
+        spec: &FlowSpec,
+        me: LiveCounters<'a>,
+        members: Vec<LiveCounters<'a>>,
+    ) -> Self {
         let weight = u64::from(spec.weight);
         me.set_flow(weight, 0);
         FlowControl {
@@ -42,7 +46,7 @@ impl<'a> FlowControl<'a> {
 
     /// May this worker issue an I/O now? If so the I/O is counted.
     #[inline]
-    pub fn admit(&mut self) -> bool {
+    pub(super) fn admit(&mut self) -> bool {
         // fio's shared counter starts at 1
         let (weights, issued) = self
             .members
@@ -65,7 +69,7 @@ impl<'a> FlowControl<'a> {
 
 /// The live-board slots (fio's worker numbers − 1) of every worker of the run
 /// in the flow of job `job_index`; empty when that job takes part in none.
-pub fn member_slots(jobs: &[JobSpec], job_index: usize) -> Vec<usize> {
+pub(super) fn member_slots(jobs: &[JobSpec], job_index: usize) -> Vec<usize> {
     let Some(flow) = jobs[job_index].pacing.flow else {
         return Vec::new();
     };

@@ -16,7 +16,7 @@ use std::time::Duration;
 /// How often a held-back `wait_for` job looks whether it may start.
 const WAIT_POLL: Duration = Duration::from_millis(5);
 
-pub struct GroupControl<'a> {
+pub(super) struct GroupControl<'a> {
     run_stop: &'a AtomicBool,
     /// The whole group is stopping.
     stop: AtomicBool,
@@ -35,7 +35,7 @@ pub struct GroupControl<'a> {
 
 impl<'a> GroupControl<'a> {
     /// `jobs` are the run's jobs; `group` the indexes of the running group's.
-    pub fn new(jobs: &[JobSpec], group: &[usize], run_stop: &'a AtomicBool) -> Self {
+    pub(super) fn new(jobs: &[JobSpec], group: &[usize], run_stop: &'a AtomicBool) -> Self {
         // fio: once any job of the run sets exitall, every job's end stops the others.
         let exitall = jobs.iter().any(|j| j.control.exitall);
         let exits = group
@@ -70,19 +70,19 @@ impl<'a> GroupControl<'a> {
     }
 
     /// The flag worker `worker` of the job at `position` stops on.
-    pub fn stop_flag(&self, position: usize, worker: u32) -> &AtomicBool {
+    pub(super) fn stop_flag(&self, position: usize, worker: u32) -> &AtomicBool {
         &self.worker_stops[position][worker as usize]
     }
 
     /// Stop these workers of the job at `position`, and only them.
-    pub fn stop_workers(&self, position: usize, workers: std::ops::Range<u32>) {
+    pub(super) fn stop_workers(&self, position: usize, workers: std::ops::Range<u32>) {
         for w in workers {
             self.stop_flag(position, w).store(true, Ordering::Relaxed);
         }
     }
 
     /// Stop every worker of the group (exitall, the run's stop, the watchdog).
-    pub fn stop_group(&self) {
+    pub(super) fn stop_group(&self) {
         self.stop.store(true, Ordering::Relaxed);
         for flag in self.worker_stops.iter().flatten() {
             flag.store(true, Ordering::Relaxed);
@@ -90,7 +90,7 @@ impl<'a> GroupControl<'a> {
     }
 
     /// Some of the group's workers were told to stop.
-    pub fn stopping(&self) -> bool {
+    pub(super) fn stopping(&self) -> bool {
         self.worker_stops
             .iter()
             .flatten()
@@ -98,7 +98,11 @@ impl<'a> GroupControl<'a> {
     }
 
     /// What a worker of the job at `position` waits on before its first I/O.
-    pub fn start_signal<'s>(&'s self, barrier: &'s Barrier, position: usize) -> JobStart<'s> {
+    pub(super) fn start_signal<'s>(
+        &'s self,
+        barrier: &'s Barrier,
+        position: usize,
+    ) -> JobStart<'s> {
         JobStart {
             barrier,
             control: self,
@@ -108,7 +112,7 @@ impl<'a> GroupControl<'a> {
 
     /// Take note of which jobs (by position) have finished, and stop what their
     /// ends stop; passes the run's stop on to the group.
-    pub fn observe(&self, finished: impl Iterator<Item = bool>) {
+    pub(super) fn observe(&self, finished: impl Iterator<Item = bool>) {
         if stop_signal::stop_requested(self.run_stop) {
             self.stop_group();
         }
@@ -126,7 +130,7 @@ impl<'a> GroupControl<'a> {
     }
 
     /// True when `exit_what=all` stopped the run: no later group may start.
-    pub fn ends_run(&self) -> bool {
+    pub(super) fn ends_run(&self) -> bool {
         self.ends_run.load(Ordering::Relaxed)
     }
 
@@ -138,7 +142,7 @@ impl<'a> GroupControl<'a> {
 }
 
 /// The group's barrier, then (with `wait_for`) the end of the waited-for job.
-pub struct JobStart<'a> {
+pub(super) struct JobStart<'a> {
     barrier: &'a Barrier,
     control: &'a GroupControl<'a>,
     waitee: Option<usize>,
@@ -162,7 +166,7 @@ mod tests {
         let mut all = vec!["--ioengine=null", "--size=1m"];
         all.extend_from_slice(args);
         let args: Vec<String> = all.iter().map(|s| s.to_string()).collect();
-        let (global, jobs) = crate::job::parse_fio_args(&args).unwrap();
+        let (global, jobs) = crate::job::front::cli_args::parse_fio_args(&args).unwrap();
         crate::job::resolve::resolve(&global, &jobs).unwrap().jobs
     }
 

@@ -22,7 +22,7 @@ type JobResults = (usize, Vec<WorkerResult>);
 
 /// The group's switched schedulers, put back when it ends (or is dropped).
 #[derive(Debug, Default)]
-pub struct GroupHooks {
+pub(super) struct GroupHooks {
     schedulers: SchedulerSwitch,
 }
 
@@ -61,7 +61,7 @@ impl GroupHooks {
     /// Before the group's workers start: switch the schedulers its jobs ask for, then run
     /// their prerun commands (`progress` hears of them while they run). Returns the jobs that may run and, for those whose prerun
     /// failed, their clones' results (each failed, with why).
-    pub fn start(
+    pub(super) fn start(
         &mut self,
         jobs: &[JobSpec],
         group: Vec<usize>,
@@ -100,7 +100,7 @@ impl GroupHooks {
     /// After the group's workers ended: the postrun commands of the jobs that ran,
     /// given with their workers' results, once per worker that came back (a
     /// failure is a note, as fio ignores it), then the schedulers are put back.
-    pub fn finish<'r>(
+    pub(super) fn finish<'r>(
         self,
         jobs: &[JobSpec],
         ran: impl IntoIterator<Item = (usize, &'r [WorkerResult])>,

@@ -13,7 +13,7 @@
 use crate::job::spec::LatencyTargetSpec;
 
 #[derive(Debug, Clone)]
-pub struct LatencyTarget {
+pub(super) struct LatencyTarget {
     target_ns: u64,
     window_ns: u64,
     percentile: f64,
@@ -32,7 +32,7 @@ pub struct LatencyTarget {
 
 /// What the worker does after a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(super) enum Step {
     /// Keep at most this many I/Os in flight.
     Depth(u32),
     /// The search settled at this depth and the job ends.
@@ -41,7 +41,7 @@ pub enum Step {
 
 impl LatencyTarget {
     /// The search over depths 1..=`max_depth`, its first window starting at `now_ns`.
-    pub fn new(spec: &LatencyTargetSpec, max_depth: u32, now_ns: u64) -> Self {
+    pub(super) fn new(spec: &LatencyTargetSpec, max_depth: u32, now_ns: u64) -> Self {
         let window_ns = u64::try_from(spec.window.as_nanos()).unwrap_or(u64::MAX);
         Self {
             target_ns: spec.target_ns,
@@ -60,13 +60,13 @@ impl LatencyTarget {
     }
 
     /// The deepest depth found to meet the target (1 when none did).
-    pub fn found_depth(&self) -> u32 {
+    pub(super) fn found_depth(&self) -> u32 {
         self.met.max(1)
     }
 
     /// One completed I/O.
     #[inline]
-    pub fn record(&mut self, lat_ns: u64) {
+    pub(super) fn record(&mut self, lat_ns: u64) {
         self.ios += 1;
         if lat_ns <= self.target_ns {
             self.within_target += 1;
@@ -75,13 +75,13 @@ impl LatencyTarget {
 
     /// The current window has ended by `now_ns`.
     #[inline]
-    pub fn due(&self, now_ns: u64) -> bool {
+    pub(super) fn due(&self, now_ns: u64) -> bool {
         now_ns >= self.window_end_ns
     }
 
     /// Judge the window that ended at `now_ns` and choose the next depth.
     #[cold]
-    pub fn close_window(&mut self, now_ns: u64) -> Step {
+    pub(super) fn close_window(&mut self, now_ns: u64) -> Step {
         // A window without a completion met nothing.
         let met =
             self.ios > 0 && self.within_target as f64 >= self.ios as f64 * self.percentile / 100.0;

@@ -32,9 +32,9 @@ use std::path::PathBuf;
 mod fz;
 mod sink;
 mod window;
-pub use fz::inflate;
-pub use sink::write_job_logs;
-pub use window::IoLogger;
+pub(crate) use fz::inflate;
+pub(crate) use sink::write_job_logs;
+pub(crate) use window::IoLogger;
 
 /// Entries a worker holds before it writes them out: what bounds its memory.
 const CHUNK_ENTRIES: usize = 16 * 1024;
@@ -42,7 +42,7 @@ const NS_PER_MS: u64 = 1_000_000;
 
 /// One completed I/O, with times relative to the start of measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoggedIo {
+pub(crate) struct LoggedIo {
     pub end_ns: u64,
     pub ddir: Ddir,
     pub len: u32,
@@ -96,7 +96,7 @@ impl Entries {
 /// What a worker logged: its part files, ready to be named (it travels from worker
 /// processes as JSON), or why it could not log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct IoLog {
+pub(crate) struct IoLog {
     parts: Vec<(Kind, PathBuf)>,
     error: Option<String>,
 }

@@ -20,7 +20,7 @@ pub(super) struct LookClock {
 
 impl LookClock {
     /// The time at a look `elapsed` after the start; None at the first look after a gap.
-    pub fn at(&mut self, elapsed: Duration) -> Option<Duration> {
+    pub(super) fn at(&mut self, elapsed: Duration) -> Option<Duration> {
         let gap = elapsed.saturating_sub(self.last);
         self.last = elapsed;
         if gap > FROZEN_GAP {

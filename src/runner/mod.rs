@@ -5,31 +5,31 @@ mod alive;
 mod budget;
 mod checks;
 mod collect;
-pub mod ctx;
-pub mod error_tally;
+pub(crate) mod ctx;
+pub(crate) mod error_tally;
 mod flow;
 mod gather;
 mod group;
 mod group_control;
 mod job_hooks;
 mod latency_target;
-pub mod logs;
+pub(crate) mod logs;
 mod look_clock;
 mod offload;
-pub mod plan;
-pub mod process;
+pub(crate) mod plan;
+pub(crate) mod process;
 mod queue;
-pub mod ranks;
+pub(crate) mod ranks;
 mod rate_floor;
-pub mod result;
+pub(crate) mod result;
 mod sched;
-pub mod status;
+pub(crate) mod status;
 mod steadystate;
-pub mod stop_signal;
+pub(crate) mod stop_signal;
 mod verify;
 mod watch;
 mod watchdog;
-pub mod worker;
+pub(crate) mod worker;
 
 use crate::engine;
 use crate::fileset::{self, FileSet};
@@ -48,7 +48,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How the run was asked for, beyond the jobs themselves.
-pub struct RunRequest<'a> {
+pub(crate) struct RunRequest<'a> {
     pub jobs: &'a [JobSpec],
     pub command_line: Vec<String>,
     pub allow_device_write: bool,
@@ -76,7 +76,11 @@ pub struct RunRequest<'a> {
 
 impl<'a> RunRequest<'a> {
     /// A request that only reports results already measured (merged rank files).
-    pub fn of_files(jobs: &'a [JobSpec], command_line: Vec<String>, stop: &'a AtomicBool) -> Self {
+    pub(crate) fn of_files(
+        jobs: &'a [JobSpec],
+        command_line: Vec<String>,
+        stop: &'a AtomicBool,
+    ) -> Self {
         RunRequest {
             jobs,
             command_line,
@@ -96,7 +100,7 @@ impl<'a> RunRequest<'a> {
 }
 
 /// Follows the run group by group, e.g. to draw live progress from the workers' counters.
-pub trait GroupProgress {
+pub(crate) trait GroupProgress {
     /// The jobs `group` (indices into `jobs`) start now; their counters are on `board`.
     fn group_started(&self, jobs: &[JobSpec], group: &[usize], board: Arc<LiveBoard>);
     /// The group's workers have all finished.
@@ -104,7 +108,7 @@ pub trait GroupProgress {
 }
 
 /// A finished (or interrupted) run.
-pub struct RunOutcome {
+pub(crate) struct RunOutcome {
     pub report: RunReport,
     /// Notes for the user (stderr): fallbacks, sparse files, odd settings.
     pub warnings: Vec<String>,
@@ -114,7 +118,7 @@ pub struct RunOutcome {
 /// joined, so a run left with them does not return: its partial outcome is
 /// handed to `left_behind`, whose caller ends the process. The findings of an
 /// outcome are left to the caller to judge (`diagnose`).
-pub fn run(
+pub(crate) fn run(
     req: &RunRequest,
     left_behind: &dyn Fn(RunOutcome) -> std::convert::Infallible,
 ) -> Result<RunOutcome, fileset::TargetError> {

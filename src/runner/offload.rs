@@ -30,7 +30,7 @@ struct Done<E> {
     completion: Completion,
 }
 
-pub struct Offload<E: Engine> {
+pub(super) struct Offload<E: Engine> {
     /// Each slot's engine while the slot is free; `None` while a submit thread holds it.
     idle: Vec<Option<E>>,
     /// Taken in `drop` to tell the submit threads to end.

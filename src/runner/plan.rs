@@ -5,14 +5,14 @@
 use crate::job::spec::JobSpec;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Group {
+pub(crate) struct Group {
     pub id: u32,
     /// Indexes into the job list.
     pub jobs: Vec<usize>,
 }
 
 /// Split jobs into groups in order.
-pub fn groups(jobs: &[JobSpec]) -> Vec<Group> {
+pub(crate) fn groups(jobs: &[JobSpec]) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         let starts_new = job.exec.stonewall || job.exec.new_group;
@@ -28,7 +28,7 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Group> {
 }
 
 /// The group id of every job, by job index.
-pub fn group_ids(jobs: &[JobSpec]) -> Vec<u32> {
+pub(crate) fn group_ids(jobs: &[JobSpec]) -> Vec<u32> {
     let mut ids = vec![0; jobs.len()];
     for g in groups(jobs) {
         for j in g.jobs {

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The hidden subcommand a worker process runs.
-pub const WORKER_SUBCOMMAND: &str = "__worker";
+pub(crate) const WORKER_SUBCOMMAND: &str = "__worker";
 
 const READY: &str = "ready";
 const GO: &str = "go";
@@ -51,7 +51,7 @@ const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// Everything a worker process needs to run one worker.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct WorkerTask {
+pub(crate) struct WorkerTask {
     pub job: JobSpec,
     pub job_index: usize,
     pub worker_index: u32,
@@ -377,7 +377,7 @@ fn stderr_summary(stderr: &str) -> Option<String> {
 
 /// Why a worker process could not run its task at all.
 #[derive(Debug, thiserror::Error)]
-pub enum ChildError {
+pub(crate) enum ChildError {
     #[error("cannot read the task: {0}")]
     Task(String),
     #[error("{who}: {path}: open: {source}")]
@@ -417,7 +417,7 @@ fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
 
 /// The body of `iolens __worker`: read a task from stdin, open its targets,
 /// say `ready`, wait for `go`, run, and write the result to stdout.
-pub fn serve_worker() -> Result<(), ChildError> {
+pub(crate) fn serve_worker() -> Result<(), ChildError> {
     // First, so that a SIGINT to the whole process group stops this worker gracefully too.
     let stop = stop_signal::install_stop_handler().map_err(ChildError::StopHandler)?;
     let mut line = String::new();
@@ -547,7 +547,7 @@ mod tests {
     use super::*;
     use crate::fileset::OpenMode;
     use crate::job::spec::SyncMode;
-    use crate::job::{parse_fio_args, resolve};
+    use crate::job::{front::cli_args::parse_fio_args, resolve};
     use crate::stats::{RateSeries, WorkerStats};
     use iolens_sys::os::Rusage;
     use std::sync::atomic::AtomicU32;

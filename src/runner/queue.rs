@@ -9,7 +9,7 @@ use crate::stats::DepthCounters;
 
 /// Start, submit and direction of an I/O that is in flight in an async engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InFlight {
+pub(super) struct InFlight {
     pub start_ns: u64,
     pub submit_ns: u64,
     pub ddir: Ddir,
@@ -31,7 +31,7 @@ const IDLE: InFlight = InFlight {
     ioprio: 0,
 };
 
-pub struct Queue {
+pub(super) struct Queue {
     /// Slots no I/O uses; the last one is taken first.
     free: Vec<u32>,
     /// Per slot: the I/O in it, IDLE when free.
@@ -57,7 +57,7 @@ impl Queue {
     /// The queue a job's worker uses, as the resolver worked it out: one slot
     /// for a blocking engine, `iodepth` for an async one; a full queue drains
     /// to `iodepth_low` (clamped to the depth).
-    pub fn for_job(job: &JobSpec) -> Self {
+    pub(super) fn for_job(job: &JobSpec) -> Self {
         let mut queue = Self::new(job.queue.depth, job.queue.refill_depth);
         // fio serialises only jobs that change data
         let rw = job.workload.rw;
@@ -67,7 +67,7 @@ impl Queue {
     }
 
     /// `depth` slots (at least one); `iodepth_low` above the depth never drains.
-    pub fn new(depth: u32, iodepth_low: u32) -> Self {
+    pub(super) fn new(depth: u32, iodepth_low: u32) -> Self {
         let depth = depth.max(1);
         Queue {
             free: (0..depth).rev().collect(),
@@ -85,7 +85,7 @@ impl Queue {
     /// `serialize_overlap`: whether the bytes `offset..offset + len` of `file`
     /// overlap an I/O queued or in flight, so that one must complete first.
     #[inline]
-    pub fn overlaps_in_flight(&self, file: u32, offset: u64, len: u32) -> bool {
+    pub(super) fn overlaps_in_flight(&self, file: u32, offset: u64, len: u32) -> bool {
         let end = offset + u64::from(len);
         self.serialize_overlap
             && self.slots.iter().any(|io| {
@@ -97,52 +97,52 @@ impl Queue {
     }
 
     /// Number of slots: the engine's queue depth.
-    pub fn depth(&self) -> u32 {
+    pub(super) fn depth(&self) -> u32 {
         self.slots.len() as u32
     }
 
     /// I/Os submitted and not completed yet.
     #[inline]
-    pub fn in_flight(&self) -> u32 {
+    pub(super) fn in_flight(&self) -> u32 {
         self.in_flight
     }
 
     /// Another I/O may be issued: more slots are free than reserved, and the
     /// queue is not draining.
     #[inline]
-    pub fn has_room(&self) -> bool {
+    pub(super) fn has_room(&self) -> bool {
         self.free.len() > self.reserved && !self.draining
     }
 
     /// A free slot for the next I/O; callers check `has_room` first.
     #[inline]
-    pub fn take(&mut self) -> u32 {
+    pub(super) fn take(&mut self) -> u32 {
         self.free.pop().expect("Queue::take needs a free slot")
     }
 
     /// The I/O in `slot` completed inside `queue` (a blocking engine): the slot is free again.
     #[inline]
-    pub fn release(&mut self, slot: u32) {
+    pub(super) fn release(&mut self, slot: u32) {
         self.free.push(slot);
     }
 
     /// The engine queued `io` in `slot`; it waits for the next commit.
     #[inline]
-    pub fn queued(&mut self, slot: u32, io: InFlight) {
+    pub(super) fn queued(&mut self, slot: u32, io: InFlight) {
         self.slots[slot as usize] = io;
         self.pending.push(slot);
     }
 
     /// I/Os queued since the last commit.
     #[inline]
-    pub fn pending(&self) -> usize {
+    pub(super) fn pending(&self) -> usize {
         self.pending.len()
     }
 
     /// The pending I/Os were submitted at `now_ns`: they are in flight now.
     /// `depth` counts the batch, and each of its I/Os at the level the batch
     /// brought the queue to (fio's `io_u_mark_depth` at commit).
-    pub fn submitted(&mut self, now_ns: u64, depth: &mut DepthCounters) {
+    pub(super) fn submitted(&mut self, now_ns: u64, depth: &mut DepthCounters) {
         let batch = self.pending.len() as u32;
         depth.record_submit(batch);
         for &slot in &self.pending {
@@ -156,7 +156,7 @@ impl Queue {
 
     /// The I/O in `slot` completed: its slot is free, and here is what it was.
     #[inline]
-    pub fn completed(&mut self, slot: u32) -> InFlight {
+    pub(super) fn completed(&mut self, slot: u32) -> InFlight {
         let io = std::mem::replace(&mut self.slots[slot as usize], IDLE);
         self.in_flight -= 1;
         self.free.push(slot);
@@ -166,7 +166,7 @@ impl Queue {
     /// After a submission: a full queue (no free slot beyond the reserved ones)
     /// with more in flight than `iodepth_low` drains before it takes more.
     #[inline]
-    pub fn drain_if_full(&mut self) {
+    pub(super) fn drain_if_full(&mut self) {
         if self.free.len() <= self.reserved && self.refill_depth < self.in_flight {
             self.draining = true;
         }
@@ -174,19 +174,19 @@ impl Queue {
 
     /// After reaping: a draining queue down to `iodepth_low` may be refilled.
     #[inline]
-    pub fn refill_if_drained(&mut self) {
+    pub(super) fn refill_if_drained(&mut self) {
         if self.draining && self.in_flight <= self.refill_depth {
             self.draining = false;
         }
     }
 
     /// Cap the queue at `depth` I/Os (at most its size): the rest of the slots stay free.
-    pub fn cap(&mut self, depth: u32) {
+    pub(super) fn cap(&mut self, depth: u32) {
         self.reserved = self.slots.len() - (depth as usize).min(self.slots.len());
     }
 
     /// The longest-running I/O in flight, if any.
-    pub fn oldest(&self) -> Option<InFlight> {
+    pub(super) fn oldest(&self) -> Option<InFlight> {
         self.slots
             .iter()
             .filter(|io| io.len > 0)
@@ -196,7 +196,7 @@ impl Queue {
 
     /// No completion of the I/Os in flight will be reported (the engine
     /// failed, or they were given up on): count none in flight.
-    pub fn forget_in_flight(&mut self) {
+    pub(super) fn forget_in_flight(&mut self) {
         self.in_flight = 0;
         self.draining = false;
     }

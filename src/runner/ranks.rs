@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 /// The other ranks of the run.
-pub trait ClusterLink {
+pub(crate) trait ClusterLink {
     /// Which rank this process is.
     fn rank(&self) -> &RankId;
     /// How many ranks the run has.
@@ -56,7 +56,7 @@ pub trait ClusterLink {
 
 /// A rank: its number, its number on its host, and its host.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RankId {
+pub(crate) struct RankId {
     pub rank: u32,
     pub local_rank: u32,
     pub hostname: String,
@@ -64,7 +64,7 @@ pub struct RankId {
 
 /// What a rank sends to the first rank when its groups are done.
 #[derive(Clone, Serialize, Deserialize)]
-pub struct RankResults {
+pub(crate) struct RankResults {
     pub id: RankId,
     /// Each group as this rank saw it.
     pub groups: Vec<RankGroup>,
@@ -90,17 +90,17 @@ pub struct RankResults {
 
 /// A host as its first rank's sampler saw it, and where it ran.
 #[derive(Clone, Serialize, Deserialize)]
-pub struct HostSeen {
+pub(crate) struct HostSeen {
     pub observations: Observations,
     pub environment: Environment,
 }
 
 impl RankResults {
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("worker results have only string keys")
     }
 
-    pub fn from_bytes(bytes: &[u8]) -> Result<RankResults, String> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<RankResults, String> {
         serde_json::from_slice(bytes).map_err(|e| format!("a rank's results do not read: {e}"))
     }
 }
@@ -108,7 +108,7 @@ impl RankResults {
 /// What a rank writes as each group ends, so that a run that loses a rank can
 /// still be reported (`iolens merge DIR`): its results so far and how to read them.
 #[derive(Serialize, Deserialize)]
-pub struct RankFile {
+pub(crate) struct RankFile {
     pub run_key: u64,
     pub ranks: u32,
     pub groups: usize,
@@ -127,7 +127,7 @@ pub struct RankFile {
 /// One run of `--warmup K --repeat N`: every rank runs the same series, and a
 /// rank's file holds the run it is in (the runs before it were gathered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeriesRun {
+pub(crate) struct SeriesRun {
     pub warmup: bool,
     /// 1-based, among the warm-up runs or among the repetitions.
     pub number: u32,
@@ -137,7 +137,7 @@ pub struct SeriesRun {
 
 impl SeriesRun {
     /// The series' runs in order: `warmup` warm-up runs, then `repetitions`.
-    pub fn all(warmup: u32, repetitions: u32) -> impl Iterator<Item = SeriesRun> {
+    pub(crate) fn all(warmup: u32, repetitions: u32) -> impl Iterator<Item = SeriesRun> {
         let run = |warmup, of| move |number| SeriesRun { warmup, number, of };
         (1..=warmup)
             .map(run(true, warmup))
@@ -163,12 +163,12 @@ impl std::fmt::Display for SeriesRun {
 
 impl RankFile {
     /// Where rank `rank`'s file is in `dir`.
-    pub fn path(dir: &Path, rank: u32) -> PathBuf {
+    pub(crate) fn path(dir: &Path, rank: u32) -> PathBuf {
         dir.join(format!("rank-{rank:05}.json"))
     }
 
     /// Write it whole or not at all (a new file renamed over the old).
-    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+    pub(crate) fn write(&self, path: &Path) -> std::io::Result<()> {
         let part = path.with_extension("json.part");
         std::fs::write(
             &part,
@@ -181,7 +181,7 @@ impl RankFile {
 /// The report of the rank files in `dir` (of the newest run among them), its
 /// findings not yet judged, and notes on what is missing: ranks without a file,
 /// ranks that did not end every group. Any such gap marks the report interrupted.
-pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
+pub(crate) fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files: Vec<RankFile> = Vec::new();
     for entry in entries.flatten() {
@@ -254,7 +254,7 @@ pub fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
 }
 
 /// fio's name for the entry of every client merged.
-pub const ALL_CLIENTS: &str = "All clients";
+pub(crate) const ALL_CLIENTS: &str = "All clients";
 
 /// The ranks' results merged: each job's workers of every rank (in rank order),
 /// as one process running all of them would hold them, and the cluster's part
@@ -430,9 +430,9 @@ fn add_interval(into: &mut JobInterval, from: &JobInterval) {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::job::{parse_fio_args, resolve};
+    use crate::job::{front::cli_args::parse_fio_args, resolve};
     use crate::runner::RunRequest;
-    use crate::stats::LatHistogram;
+    use crate::stats::histogram::LatHistogram;
     use proptest::prelude::*;
 
     /// A worker that did `ios` reads of 4 KiB, with latencies from `lats`, in `runtime_ns`.

@@ -12,13 +12,13 @@ const SETTLE_NS: u64 = 2_000_000_000;
 
 /// Bytes and I/Os done so far in one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Done {
+pub(super) struct Done {
     pub bytes: u64,
     pub ios: u64,
 }
 
 #[derive(Debug, Clone)]
-pub struct RateFloor {
+pub(super) struct RateFloor {
     min_bytes_per_sec: [u64; DDIRS],
     min_ios_per_sec: [u64; DDIRS],
     cycle_ns: u64,
@@ -30,7 +30,7 @@ pub struct RateFloor {
 
 impl RateFloor {
     /// None when the job sets no minimum rate.
-    pub fn new(spec: &RunControlSpec, measure_start_ns: u64) -> Option<Self> {
+    pub(super) fn new(spec: &RunControlSpec, measure_start_ns: u64) -> Option<Self> {
         spec.has_rate_min().then(|| Self {
             min_bytes_per_sec: spec.rate_min,
             min_ios_per_sec: spec.rate_iops_min,
@@ -43,7 +43,7 @@ impl RateFloor {
 
     /// True when a window (or the settling period) has ended by `now_ns`.
     #[inline]
-    pub fn due(&self, now_ns: u64) -> bool {
+    pub(super) fn due(&self, now_ns: u64) -> bool {
         let end = if self.judging {
             self.window_start_ns + self.cycle_ns
         } else {
@@ -55,7 +55,7 @@ impl RateFloor {
     /// Close the window at `now_ns` given the running totals [read, write, trim]; the
     /// reason the job fails when a direction fell below its floor.
     #[cold]
-    pub fn check(&mut self, now_ns: u64, done: [Done; DDIRS]) -> Result<(), String> {
+    pub(super) fn check(&mut self, now_ns: u64, done: [Done; DDIRS]) -> Result<(), String> {
         let spent_ns = now_ns.saturating_sub(self.window_start_ns).max(1);
         let was_judging = self.judging;
         let before = std::mem::replace(&mut self.at_window_start, done);

@@ -14,14 +14,14 @@ use std::time::Duration;
 
 /// The first I/O error of a worker, with where it happened.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IoFailure {
+pub(crate) struct IoFailure {
     pub message: String,
     pub errno: i32,
 }
 
 /// What a worker measured.
 #[derive(Clone, Serialize, Deserialize)]
-pub struct WorkerResult {
+pub(crate) struct WorkerResult {
     pub stats: WorkerStats,
     /// Per-interval bandwidth and IOPS samples [read, write, trim].
     pub rates: [RateSeries; DDIRS],
@@ -63,7 +63,7 @@ pub struct WorkerResult {
 
 impl WorkerResult {
     /// Nothing measured yet.
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         WorkerResult {
             stats: WorkerStats::default(),
             rates: Default::default(),

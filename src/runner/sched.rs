@@ -17,7 +17,7 @@ fn cpus_for(spec: &SchedSpec, worker_index: u32) -> &[usize] {
 }
 
 /// Sets what the job asks for on the calling thread; the first refusal is the worker's error.
-pub fn apply(spec: &SchedSpec, worker_index: u32) -> Result<(), IoFailure> {
+pub(super) fn apply(spec: &SchedSpec, worker_index: u32) -> Result<(), IoFailure> {
     let failed = |what: String, e: std::io::Error| IoFailure {
         message: format!("{what}: {e}"),
         errno: e.raw_os_error().unwrap_or(0),

@@ -9,24 +9,24 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// How often to report, and where the interim reports go.
-pub struct StatusReports<'a> {
+pub(crate) struct StatusReports<'a> {
     pub interval: Duration,
     pub on_report: &'a dyn Fn(&RunReport),
 }
 
 /// The latest copy one worker published.
 #[derive(Default)]
-pub struct StatusSlot {
+pub(crate) struct StatusSlot {
     latest: Mutex<Option<WorkerResult>>,
 }
 
 impl StatusSlot {
-    pub fn publish(&self, snapshot: WorkerResult) {
+    pub(crate) fn publish(&self, snapshot: WorkerResult) {
         *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(snapshot);
     }
 
     /// A copy of the latest snapshot, if the worker has published one.
-    pub fn latest(&self) -> Option<WorkerResult> {
+    pub(crate) fn latest(&self) -> Option<WorkerResult> {
         self.latest
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -17,7 +17,7 @@ use std::time::Duration;
 const SAMPLE_NS: u64 = 1_000_000_000;
 
 /// The steady-state checks of a running group's jobs.
-pub struct GroupSteadyState {
+pub(super) struct GroupSteadyState {
     units: Vec<Unit>,
 }
 
@@ -33,7 +33,7 @@ struct Unit {
 
 impl GroupSteadyState {
     /// `group` holds the run's indexes of the running group's jobs.
-    pub fn new(jobs: &[JobSpec], group: &[usize]) -> Self {
+    pub(super) fn new(jobs: &[JobSpec], group: &[usize]) -> Self {
         let mut units = Vec::new();
         for (position, &job) in group.iter().enumerate() {
             let spec = &jobs[job];
@@ -58,7 +58,7 @@ impl GroupSteadyState {
 
     /// Take the samples that are due at `now_ns` from the workers' live
     /// counters; `stop(position, workers)` for each unit that has just become steady.
-    pub fn observe(
+    pub(super) fn observe(
         &mut self,
         now_ns: u64,
         board: &LiveBoard,
@@ -78,7 +78,7 @@ impl GroupSteadyState {
     }
 
     /// The check of the unit worker `worker` of the job at `position` belongs to.
-    pub fn report_for(&self, position: usize, worker: u32) -> Option<SteadyStateReport> {
+    pub(super) fn report_for(&self, position: usize, worker: u32) -> Option<SteadyStateReport> {
         self.units
             .iter()
             .find(|u| u.position == position && u.workers.contains(&worker))
@@ -88,7 +88,7 @@ impl GroupSteadyState {
 
 /// A judged unit's running totals (its workers' I/Os and bytes, both directions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
+pub(super) struct Totals {
     pub ios: u64,
     pub bytes: u64,
 }
@@ -96,7 +96,7 @@ pub struct Totals {
 /// The steady-state check of one reported unit: a job's workers together with
 /// `group_reporting`, else a single worker.
 #[derive(Debug, Clone)]
-pub struct SteadyState {
+pub(super) struct SteadyState {
     spec: SteadyStateSpec,
     samples_wanted: usize,
     /// `ramp_time` + `ss_ramp`, counted from the unit's first I/O.
@@ -120,7 +120,7 @@ struct Verdict {
 }
 
 impl SteadyState {
-    pub fn new(spec: &SteadyStateSpec, ramp_time: Duration) -> Self {
+    pub(super) fn new(spec: &SteadyStateSpec, ramp_time: Duration) -> Self {
         let samples_wanted = spec.duration.as_secs().max(1) as usize;
         Self {
             spec: spec.clone(),
@@ -136,7 +136,7 @@ impl SteadyState {
     }
 
     /// Look at the unit's totals at `now_ns`; true once steady state is attained.
-    pub fn observe(&mut self, now_ns: u64, totals: Totals) -> bool {
+    pub(super) fn observe(&mut self, now_ns: u64, totals: Totals) -> bool {
         if self.attained {
             return true;
         }
@@ -184,7 +184,7 @@ impl SteadyState {
         }
     }
 
-    pub fn report(&self) -> SteadyStateReport {
+    pub(super) fn report(&self) -> SteadyStateReport {
         let metric = match self.spec.metric {
             SteadyMetric::Iops => "iops",
             SteadyMetric::Bw => "bw",

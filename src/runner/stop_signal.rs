@@ -9,7 +9,7 @@ static RECEIVED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
 
 /// Register SIGINT and SIGTERM to set the returned flag instead of killing the process.
 /// A second signal terminates at once (the user really means it), with the shell's code.
-pub fn install_stop_handler() -> std::io::Result<Arc<AtomicBool>> {
+pub(crate) fn install_stop_handler() -> std::io::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     let received = RECEIVED.get_or_init(|| Arc::new(AtomicUsize::new(0)));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -20,12 +20,12 @@ pub fn install_stop_handler() -> std::io::Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
-pub fn stop_requested(stop: &AtomicBool) -> bool {
+pub(crate) fn stop_requested(stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed)
 }
 
 /// The signal (SIGINT or SIGTERM) that asked the run to stop, if one did.
-pub fn received_signal() -> Option<i32> {
+pub(crate) fn received_signal() -> Option<i32> {
     let sig = RECEIVED.get()?.load(Ordering::Relaxed);
     (sig != 0).then_some(sig as i32)
 }

@@ -11,7 +11,7 @@
 
 mod state;
 
-pub use state::VerifyState;
+pub(super) use state::VerifyState;
 
 use super::ctx::OpenFile;
 use crate::job::spec::{Ddir, JobSpec, TrimVerify, VerifySpec};
@@ -27,13 +27,13 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bad blocks listed in the report (and dumped); the rest are only counted.
-pub const MAX_LISTED_BAD_BLOCKS: usize = 256;
+pub(super) const MAX_LISTED_BAD_BLOCKS: usize = 256;
 /// Most verified blocks a worker tracks (4 bytes each: 256 MiB of map).
 const MAX_TRACKED_BLOCKS: u64 = 1 << 26;
 /// Read-back transfers at most this much at once.
 const READ_CHUNK: usize = 1 << 20;
 /// errno fio reports for a verify failure.
-pub const VERIFY_ERRNO: i32 = libc::EILSEQ;
+pub(super) const VERIFY_ERRNO: i32 = libc::EILSEQ;
 
 /// A block written and completed, waiting for `verify_backlog`.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +45,7 @@ struct Written {
 
 /// A completed read's data, for the check: the I/O's buffer, of which the read
 /// filled the first `got` bytes.
-pub struct ReadData<'b> {
+pub(super) struct ReadData<'b> {
     pub buf: &'b mut [u8],
     pub got: usize,
 }
@@ -61,7 +61,7 @@ enum Reading {
     Backlog { next: usize, end: usize },
 }
 
-pub struct Verifier {
+pub(super) struct Verifier {
     spec: VerifySpec,
     codec: BlockCodec,
     block: u64,
@@ -113,14 +113,14 @@ struct Trims {
 
 /// Who a verifier works for: the worker's seed and number in the run, and the
 /// state an earlier writer saved (`verify_state_load`).
-pub struct VerifierFor {
+pub(super) struct VerifierFor {
     pub seed: u64,
     pub worker_number: u64,
     pub loaded: Option<VerifyState>,
 }
 
 impl Verifier {
-    pub fn new(
+    pub(super) fn new(
         spec: &VerifySpec,
         job: &JobSpec,
         VerifierFor {
@@ -218,18 +218,18 @@ impl Verifier {
     }
 
     /// The write job runs with nothing written: `verify_only`.
-    pub fn only(&self) -> bool {
+    pub(super) fn only(&self) -> bool {
         self.spec.only && self.reads_back_writes()
     }
 
     /// The job writes: its pass reads its writes back (else it checks what an
     /// earlier job wrote, outside the job's I/O).
-    pub fn reads_back_writes(&self) -> bool {
+    pub(super) fn reads_back_writes(&self) -> bool {
         !self.generations.is_empty()
     }
 
     /// Whether a verify pass runs when the job's I/O is done.
-    pub fn verifies_at_end(&self) -> bool {
+    pub(super) fn verifies_at_end(&self) -> bool {
         self.spec.after_writes || self.spec.only || self.generations.is_empty()
     }
 
@@ -245,7 +245,7 @@ impl Verifier {
     /// Stamp `buf` (a write of `buf.len()` bytes at `offset`) block by block with
     /// each block's next generation.
     #[inline]
-    pub fn prepare_write(&mut self, buf: &mut [u8], file: u32, offset: u64) {
+    pub(super) fn prepare_write(&mut self, buf: &mut [u8], file: u32, offset: u64) {
         let block = self.block as usize;
         for (i, chunk) in buf.chunks_exact_mut(block).enumerate() {
             let at = offset + (i * block) as u64;
@@ -281,7 +281,7 @@ impl Verifier {
     /// The next trim of a picked write, when a round is due (every
     /// `trim_backlog` writes, `trim_backlog_batch` trims in a row, as fio).
     #[inline]
-    pub fn next_trim(&mut self) -> Option<NextIo> {
+    pub(super) fn next_trim(&mut self) -> Option<NextIo> {
         let t = self.trims.as_mut()?;
         if t.picked.is_empty() {
             t.left = 0;
@@ -336,7 +336,7 @@ impl Verifier {
 
     /// `verify_only`: note a write the job would have made; false when the
     /// loaded state says the writer never finished it (the replay ends there, as in fio).
-    pub fn record_write(&mut self, file: u32, offset: u64, len: u32) -> bool {
+    pub(super) fn record_write(&mut self, file: u32, offset: u64, len: u32) -> bool {
         if self
             .loaded
             .as_ref()
@@ -379,7 +379,7 @@ impl Verifier {
 
     /// A write completed; with `verify_backlog` it waits to be read back.
     #[inline]
-    pub fn note_completed(&mut self, file: u32, offset: u64, len: u32) {
+    pub(super) fn note_completed(&mut self, file: u32, offset: u64, len: u32) {
         self.count_write(len);
         // As in fio, do_verify=0 keeps no backlog either.
         if self.spec.backlog > 0 && self.spec.after_writes {
@@ -390,7 +390,7 @@ impl Verifier {
     /// A read completed: during a read-back, check the blocks `data` gives;
     /// else, in a job that only reads, note them for the check at the end.
     #[inline]
-    pub fn read_completed<'b>(
+    pub(super) fn read_completed<'b>(
         &mut self,
         file: u32,
         offset: u64,
@@ -421,21 +421,21 @@ impl Verifier {
 
     /// `verify_backlog` blocks are waiting: drain the queue and verify them.
     #[inline]
-    pub fn backlog_due(&self) -> bool {
+    pub(super) fn backlog_due(&self) -> bool {
         self.spec.backlog > 0 && self.backlog.len() as u64 >= self.spec.backlog
     }
 
     /// Read back the oldest `verify_backlog_batch` writes waiting in the backlog
     /// that are still logged (a later overlapping write replaced the others);
     /// the rest wait for the next round.
-    pub fn start_backlog_round(&mut self) {
+    pub(super) fn start_backlog_round(&mut self) {
         let end = (self.spec.backlog_batch as usize).min(self.backlog.len());
         self.reading = Reading::Backlog { next: 0, end };
     }
 
     /// Read back every logged write, in file and offset order; the log is
     /// empty afterwards (the next pass logs its own writes).
-    pub fn start_pass(&mut self) {
+    pub(super) fn start_pass(&mut self) {
         self.reading = Reading::Log {
             region: 0,
             block: 0,
@@ -444,7 +444,7 @@ impl Verifier {
 
     /// The next read of the read-back, now unlogged; None when it is over
     /// (or `verify_fatal` stopped it).
-    pub fn next_read_back(&mut self) -> Option<NextIo> {
+    pub(super) fn next_read_back(&mut self) -> Option<NextIo> {
         if self.stopped {
             return None;
         }
@@ -502,7 +502,7 @@ impl Verifier {
 
     /// Every read handed out completed: the read-back is over; a backlog
     /// round's writes leave the backlog.
-    pub fn end_read_back(&mut self) {
+    pub(super) fn end_read_back(&mut self) {
         if let Reading::Backlog { end, .. } = self.reading {
             self.backlog.drain(..end);
         }
@@ -510,12 +510,12 @@ impl Verifier {
     }
 
     /// `verify_fatal` stopped the read-back at a bad block.
-    pub fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stopped
     }
 
     /// The worker's reads are the read-back's now (a failed one is the read-back's failure).
-    pub fn reading_back(&self) -> bool {
+    pub(super) fn reading_back(&self) -> bool {
         !matches!(self.reading, Reading::Idle)
     }
 
@@ -537,7 +537,7 @@ impl Verifier {
     /// A job that only reads: check every block of its regions that its reads
     /// covered, written by anyone (with a loaded state, only as many bytes from
     /// the start as the writer finished).
-    pub fn verify_regions(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
+    pub(super) fn verify_regions(&mut self, stop: &AtomicBool) -> std::io::Result<()> {
         let Some(mut buf) = self.read_buf.take() else {
             return Ok(());
         };
@@ -658,7 +658,7 @@ impl Verifier {
 
     /// `verify_state_save`: a job that writes saves how far its writes got. As
     /// in fio, a state that cannot be written fails nothing: the line is a note.
-    pub fn save_state(&self) -> Option<String> {
+    pub(super) fn save_state(&self) -> Option<String> {
         if !self.spec.state_save || !self.reads_back_writes() {
             return None;
         }
@@ -672,7 +672,7 @@ impl Verifier {
     }
 
     /// What the pass found; the one-line error when a block was bad.
-    pub fn finish(self) -> (VerifyReport, Option<String>) {
+    pub(super) fn finish(self) -> (VerifyReport, Option<String>) {
         let error = self.report.bad_blocks.first().map(|first| {
             format!(
                 "verify: {} bad of {} blocks checked in {}; first: {}",
@@ -748,7 +748,7 @@ impl WriteLog {
 /// pages back first), fadvise DONTNEED on a file (which keeps dirty pages: fio
 /// writes nothing back, so those are read from memory). As in fio, a failure
 /// only costs a note: the read-back goes on.
-pub fn drop_cached_pages(f: &OpenFile) {
+pub(super) fn drop_cached_pages(f: &OpenFile) {
     let region = f.region;
     let dropped = match iolens_sys::fd::is_block_device(&f.file) {
         Ok(true) => iolens_sys::fd::blk_flush_buffers(f.file.as_ref()),

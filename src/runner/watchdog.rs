@@ -64,7 +64,7 @@ pub(super) struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn new(jobs: &[&JobSpec], io_timeout: Option<Duration>) -> Self {
+    pub(super) fn new(jobs: &[&JobSpec], io_timeout: Option<Duration>) -> Self {
         let planned = jobs
             .iter()
             .map(|j| {
@@ -85,12 +85,12 @@ impl Watchdog {
 
     /// How long other ranks wait for a rank that has not ended the group: past the
     /// point where that rank's own watchdog warns (one margin) and stops it (two).
-    pub fn cluster_deadline(&self) -> Option<Duration> {
+    pub(super) fn cluster_deadline(&self) -> Option<Duration> {
         self.planned.map(|p| p + 3 * self.margin)
     }
 
     /// Look at the group `elapsed` after its start.
-    pub fn check(&mut self, elapsed: Duration, workers: &[WorkerView]) -> Verdict {
+    pub(super) fn check(&mut self, elapsed: Duration, workers: &[WorkerView]) -> Verdict {
         if self.stopped {
             return Verdict::Fine;
         }
@@ -179,7 +179,7 @@ pub(super) struct GroupWatch<'a> {
 }
 
 impl<'a> GroupWatch<'a> {
-    pub fn new(
+    pub(super) fn new(
         jobs: &'a [JobSpec],
         group: &'a [usize],
         board: &'a LiveBoard,
@@ -207,7 +207,7 @@ impl<'a> GroupWatch<'a> {
 
     /// Called by the supervising thread every few milliseconds, at `now`, with
     /// which workers have finished (by group position, then worker).
-    pub fn look(&mut self, now: Instant, finished: &[Vec<bool>], control: &GroupControl) {
+    pub(super) fn look(&mut self, now: Instant, finished: &[Vec<bool>], control: &GroupControl) {
         // After this process was stopped (SIGSTOP, a suspended machine) its workers
         // were too: the time is not theirs, and the I/Os in flight are looked at
         // again once they could end.
@@ -323,16 +323,16 @@ impl<'a> GroupWatch<'a> {
     }
 
     /// The workers still running are threads stuck in the kernel: stop waiting for them.
-    pub fn leaves_threads_behind(&self) -> bool {
+    pub(super) fn leaves_threads_behind(&self) -> bool {
         self.leave_threads
     }
 
-    pub fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stopped_at.is_some()
     }
 
     /// The group's results with each stuck worker's failure named by the watchdog.
-    pub fn mark_stuck(&self, results: &mut [Vec<WorkerResult>]) {
+    pub(super) fn mark_stuck(&self, results: &mut [Vec<WorkerResult>]) {
         for (j, worker, message) in &self.stuck {
             let Some(position) = self.group.iter().position(|g| g == j) else {
                 continue;
@@ -350,7 +350,7 @@ impl<'a> GroupWatch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::{parse_fio_args, resolve};
+    use crate::job::{front::cli_args::parse_fio_args, resolve};
 
     fn job(options: &[&str]) -> JobSpec {
         let args: Vec<String> = ["--name=t", "--filename=/tmp/f", "--size=1m"]

@@ -37,7 +37,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Run one worker to completion with engine `E`.
-pub fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
+pub(crate) fn run<E: Engine>(ctx: WorkerCtx) -> WorkerResult {
     run_on::<E, _>(ctx, MonotonicClock::new)
 }
 

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// How the test files iolens creates and removes itself (`quick`'s) are named.
-pub const TEMPORARY_TARGET_PREFIX: &str = ".iolens-quick-";
+pub(crate) const TEMPORARY_TARGET_PREFIX: &str = ".iolens-quick-";
 
 /// A file iolens created for one run and removed after it: its random name
 /// says nothing about the configuration.
-pub fn is_temporary_target(path: &str) -> bool {
+pub(crate) fn is_temporary_target(path: &str) -> bool {
     Path::new(path)
         .file_name()
         .and_then(|n| n.to_str())
@@ -20,7 +20,7 @@ pub fn is_temporary_target(path: &str) -> bool {
 }
 
 /// Option name → value for `job` of `report`, as compared across runs.
-pub fn job_configuration(report: &RunReport, job: &JobReport) -> BTreeMap<String, String> {
+pub(crate) fn job_configuration(report: &RunReport, job: &JobReport) -> BTreeMap<String, String> {
     report
         .global_options
         .iter()
@@ -38,7 +38,7 @@ fn comparable_value(option: &str, value: &str) -> String {
 
 /// `path` as runs are compared by: a temporary target becomes its directory
 /// and "(temporary file)", any other path stays as it is.
-pub fn comparable_path(path: &str) -> String {
+pub(crate) fn comparable_path(path: &str) -> String {
     if !is_temporary_target(path) {
         return path.to_string();
     }
@@ -51,7 +51,7 @@ pub fn comparable_path(path: &str) -> String {
 }
 
 /// A stable 16-hex-digit fingerprint of a configuration.
-pub fn fingerprint(configuration: &BTreeMap<String, String>) -> String {
+pub(crate) fn fingerprint(configuration: &BTreeMap<String, String>) -> String {
     let text: String = configuration
         .iter()
         .map(|(k, v)| format!("{k}={v}\n"))
@@ -61,7 +61,7 @@ pub fn fingerprint(configuration: &BTreeMap<String, String>) -> String {
 
 /// FNV-1a: a stable 64-bit hash (std's hasher may change between Rust releases,
 /// and fingerprints must match across iolens builds).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -7,14 +7,14 @@ use crate::model::RunReport;
 use crate::stats::significance::{compare, Direction};
 
 /// One side of a comparison: its label and its repetitions (one or more runs).
-pub struct Side {
+pub(crate) struct Side {
     pub label: String,
     pub runs: Vec<RunReport>,
 }
 
 /// One job's metric on both sides.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricChange {
+pub(crate) struct MetricChange {
     pub job: String,
     pub metric: Metric,
     pub mean_a: f64,
@@ -29,7 +29,7 @@ impl MetricChange {
     /// The interval as printed, "[-12.3 %, +4.5 %]", or "-" without one. A bound
     /// above −100 % that one decimal would round to −100.0 gets more decimals,
     /// so no printed interval seems to reach a loss of everything.
-    pub fn ci_text(&self) -> String {
+    pub(crate) fn ci_text(&self) -> String {
         self.ci95_pct.map_or("-".into(), |(lo, hi)| {
             format!("[{} %, {} %]", bound_text(lo), bound_text(hi))
         })
@@ -44,7 +44,7 @@ fn bound_text(pct: f64) -> String {
 }
 
 /// Every metric of every job both sides ran, in A's job order.
-pub fn metric_changes(a: &Side, b: &Side) -> Vec<MetricChange> {
+pub(crate) fn metric_changes(a: &Side, b: &Side) -> Vec<MetricChange> {
     let mut changes = Vec::new();
     let names = a.runs[0].jobs.iter().map(|j| j.name.as_str());
     for name in names.filter(|n| b.runs[0].jobs.iter().any(|j| j.name == *n)) {
@@ -74,7 +74,7 @@ pub fn metric_changes(a: &Side, b: &Side) -> Vec<MetricChange> {
 /// shown with the ratio even for single runs, where buffered against direct
 /// I/O differ most (seed 001).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CpuCost {
+pub(crate) struct CpuCost {
     pub job: String,
     /// CPU per MiB moved, (A, B).
     pub per_mib: (f64, f64),
@@ -83,7 +83,7 @@ pub struct CpuCost {
 }
 
 /// The CPU cost of every job both sides ran and moved data in, in A's job order.
-pub fn cpu_costs(a: &Side, b: &Side) -> Vec<CpuCost> {
+pub(crate) fn cpu_costs(a: &Side, b: &Side) -> Vec<CpuCost> {
     let both = |name: &str, value: &dyn Fn(&crate::model::JobReport) -> Option<f64>| {
         Some((
             mean(&job_values(&a.runs, name, value)?),
@@ -104,10 +104,10 @@ pub fn cpu_costs(a: &Side, b: &Side) -> Vec<CpuCost> {
 }
 
 /// Why a comparison of single runs has no verdicts.
-pub const NO_VERDICT: &str = "no verdict is possible without repetitions on both sides: the noise of a single run is unknown (use --repeat N, or `iolens ab`)";
+pub(crate) const NO_VERDICT: &str = "no verdict is possible without repetitions on both sides: the noise of a single run is unknown (use --repeat N, or `iolens ab`)";
 
 /// Without repetitions on both sides the noise is unknown, so no verdict is possible.
-pub fn verdicts_possible(a: &Side, b: &Side) -> bool {
+pub(crate) fn verdicts_possible(a: &Side, b: &Side) -> bool {
     a.runs.len() >= 2 && b.runs.len() >= 2
 }
 

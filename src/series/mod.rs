@@ -5,6 +5,6 @@
 //! change from one side to the other (`metric_changes`). The statistics
 //! themselves are `stats`'; the runs of a series are started by
 //! `cmd::common::run_series`; `report` renders all of it.
-pub mod fingerprint;
-pub mod metric_changes;
-pub mod repetitions;
+pub(crate) mod fingerprint;
+pub(crate) mod metric_changes;
+pub(crate) mod repetitions;

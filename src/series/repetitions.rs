@@ -20,7 +20,7 @@ const MIN_RUNS_FOR_FINDINGS: usize = 4;
 /// At most this many observations are named as separating two clusters.
 const MAX_SEPARATORS: usize = 3;
 
-pub fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
+pub(crate) fn build(repetitions: Vec<RunReport>, warmup: u32) -> RepeatReport {
     let summary = summarize_all(&measured(&repetitions));
     let mut findings = if repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
         findings(&repetitions, &summary)
@@ -99,7 +99,7 @@ fn job_clusters(summary: &[MetricSummary]) -> Vec<(&MetricSummary, Clusters)> {
 /// A finding code of the repetitions' own reports: which repetitions (0-based)
 /// had it, and which clusters ("slow" or "fast" runs of a job) it marks exactly.
 #[derive(Debug, PartialEq)]
-pub struct Occurrence {
+pub(crate) struct Occurrence {
     pub code: String,
     pub runs: Vec<usize>,
     /// (job, "slow" | "fast"): every run of that cluster had the finding and no other run did.
@@ -107,7 +107,7 @@ pub struct Occurrence {
 }
 
 /// Every finding code of the repetitions, in order of first appearance.
-pub fn occurrences(r: &RepeatReport) -> Vec<Occurrence> {
+pub(crate) fn occurrences(r: &RepeatReport) -> Vec<Occurrence> {
     let clusters = if r.repetitions.len() >= MIN_RUNS_FOR_FINDINGS {
         job_clusters(&r.summary)
     } else {

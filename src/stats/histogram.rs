@@ -21,13 +21,13 @@ const SUB_BUCKETS: usize = 1 << SUB_BITS;
 /// Groups of `SUB_BUCKETS`; the first two hold the exact values 0..128.
 const GROUPS: usize = 29;
 /// Number of buckets (1856).
-pub const BUCKETS: usize = GROUPS * SUB_BUCKETS;
+pub(crate) const BUCKETS: usize = GROUPS * SUB_BUCKETS;
 /// Values below this get a bucket of their own.
 const EXACT_LIMIT: u64 = 2 << SUB_BITS;
 
 /// Index of the bucket that holds `ns`.
 #[inline]
-pub const fn bucket_index(ns: u64) -> usize {
+pub(crate) const fn bucket_index(ns: u64) -> usize {
     if ns < EXACT_LIMIT {
         return ns as usize;
     }
@@ -45,7 +45,7 @@ pub const fn bucket_index(ns: u64) -> usize {
 }
 
 /// The value a bucket is reported as: exact below 128, else the midpoint.
-pub const fn bucket_value(index: usize) -> u64 {
+pub(crate) const fn bucket_value(index: usize) -> u64 {
     if index < EXACT_LIMIT as usize {
         return index as u64;
     }
@@ -60,7 +60,7 @@ pub const fn bucket_value(index: usize) -> u64 {
 /// and sample standard deviation of the recorded values.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "CompactHistogram", try_from = "CompactHistogram")]
-pub struct LatHistogram {
+pub(crate) struct LatHistogram {
     buckets: Box<[u64; BUCKETS]>,
     count: u64,
     min: u64,
@@ -77,7 +77,7 @@ impl Default for LatHistogram {
 
 impl LatHistogram {
     /// An empty histogram; its bucket array is the only allocation it makes.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             buckets: Box::new([0; BUCKETS]),
             count: 0,
@@ -91,7 +91,7 @@ impl LatHistogram {
     /// Records one latency. Called per I/O: no allocation, no branch beyond
     /// the small-value case in `bucket_index`.
     #[inline]
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.buckets[bucket_index(ns)] += 1;
         self.count += 1;
         self.min = self.min.min(ns);
@@ -102,7 +102,7 @@ impl LatHistogram {
     }
 
     /// Adds everything recorded in `other` to `self`.
-    pub fn merge(&mut self, other: &LatHistogram) {
+    pub(crate) fn merge(&mut self, other: &LatHistogram) {
         for (mine, theirs) in self.buckets.iter_mut().zip(other.buckets.iter()) {
             *mine += theirs;
         }
@@ -113,12 +113,12 @@ impl LatHistogram {
         self.sum_of_squares += other.sum_of_squares;
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
     /// Smallest recorded value, 0 when empty.
-    pub fn min(&self) -> u64 {
+    pub(crate) fn min(&self) -> u64 {
         if self.count == 0 {
             0
         } else {
@@ -127,12 +127,12 @@ impl LatHistogram {
     }
 
     /// Largest recorded value, 0 when empty.
-    pub fn max(&self) -> u64 {
+    pub(crate) fn max(&self) -> u64 {
         self.max
     }
 
     /// Exact mean of the recorded values, 0 when empty.
-    pub fn mean(&self) -> f64 {
+    pub(crate) fn mean(&self) -> f64 {
         if self.count == 0 {
             return 0.0;
         }
@@ -141,7 +141,7 @@ impl LatHistogram {
 
     /// Sample (n - 1) standard deviation of the recorded values, as fio
     /// reports it; 0 with fewer than two values.
-    pub fn stddev(&self) -> f64 {
+    pub(crate) fn stddev(&self) -> f64 {
         if self.count < 2 {
             return 0.0;
         }
@@ -162,15 +162,16 @@ impl LatHistogram {
         variance.max(0.0).sqrt()
     }
 
+    #[cfg(test)]
     /// Value (bucket midpoint) at percentile `pct` (0..=100): fio's rule, the
     /// first bucket whose cumulative count reaches `pct`% of all values.
     /// 0 when empty.
-    pub fn percentile(&self, pct: f64) -> u64 {
+    pub(crate) fn percentile(&self, pct: f64) -> u64 {
         self.percentiles(&[pct])[0].1
     }
 
     /// `(pct, value)` for each of `pcts`, in the given order.
-    pub fn percentiles(&self, pcts: &[f64]) -> Vec<(f64, u64)> {
+    pub(crate) fn percentiles(&self, pcts: &[f64]) -> Vec<(f64, u64)> {
         if self.count == 0 {
             return pcts.iter().map(|&pct| (pct, 0)).collect();
         }
@@ -195,7 +196,7 @@ impl LatHistogram {
     /// The model's summary. Pass an empty `percentiles` for none; an empty
     /// histogram also gets no percentiles (fio prints none then). Bins come
     /// with percentiles, as in fio's json+.
-    pub fn summary(&self, percentiles: &[f64]) -> LatSummary {
+    pub(crate) fn summary(&self, percentiles: &[f64]) -> LatSummary {
         let detailed = self.count > 0 && !percentiles.is_empty();
         LatSummary {
             min_ns: self.min(),
@@ -218,7 +219,7 @@ impl LatHistogram {
 
     /// Count of every non-empty bucket keyed by the bucket's reported value
     /// (fio's json+ `bins`).
-    pub fn bins(&self) -> BTreeMap<u64, u64> {
+    pub(crate) fn bins(&self) -> BTreeMap<u64, u64> {
         self.buckets
             .iter()
             .enumerate()
@@ -231,7 +232,7 @@ impl LatHistogram {
     /// above, a bucket counts as below when its midpoint is, so a value
     /// within one bucket width (< 1/64) of `ns` may be counted on the wrong
     /// side.
-    pub fn count_below(&self, ns: u64) -> u64 {
+    pub(crate) fn count_below(&self, ns: u64) -> u64 {
         self.buckets
             .iter()
             .enumerate()
@@ -243,7 +244,7 @@ impl LatHistogram {
     /// fio's latency distribution ("lat (usec): 2=…%, 4=…%") derived from
     /// this histogram; see `count_below` for its accuracy. Each fio bucket
     /// `k` holds values from the previous bound up to, not including, `k`.
-    pub fn lat_buckets(&self) -> LatBuckets {
+    pub(crate) fn lat_buckets(&self) -> LatBuckets {
         const STEPS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
         const US: u64 = 1_000;
         const MS: u64 = 1_000_000;

@@ -1,10 +1,9 @@
 //! Latency histograms, summaries, sample series; statistics over repetitions and comparisons.
-pub mod histogram;
-pub mod series;
-pub mod significance;
-pub mod summary;
-pub mod worker;
+pub(crate) mod histogram;
+pub(crate) mod series;
+pub(crate) mod significance;
+pub(crate) mod summary;
+pub(crate) mod worker;
 
-pub use histogram::LatHistogram;
-pub use series::{IntervalSampler, RateSeries, Sampling};
-pub use worker::{DepthCounters, DirStats, PercentileChoice, PrioLat, WorkerStats};
+pub(crate) use series::{IntervalSampler, RateSeries, Sampling};
+pub(crate) use worker::{DepthCounters, PercentileChoice, PrioLat, WorkerStats};

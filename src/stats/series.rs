@@ -10,7 +10,7 @@ use crate::stats::WorkerStats;
 
 /// One direction's rates: one sample per sampling interval, or fio's per-I/O samples.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RateSeries {
+pub(crate) struct RateSeries {
     /// Bandwidth per interval, bytes/s.
     pub bw_bytes_per_sec: Vec<f64>,
     /// Completed I/Os per interval, per second.
@@ -25,23 +25,24 @@ pub struct RateSeries {
 }
 
 impl RateSeries {
+    #[cfg(test)]
     /// Adds the sample for one interval of `interval_ns` in which `bytes`
     /// and `ios` completed. A zero-length interval carries no rate and is skipped.
-    pub fn push_interval(&mut self, bytes: u64, ios: u64, interval_ns: u64) {
+    pub(crate) fn push_interval(&mut self, bytes: u64, ios: u64, interval_ns: u64) {
         if let Some(seconds) = seconds(interval_ns) {
             self.bw_bytes_per_sec.push(bytes as f64 / seconds);
             self.iops.push(ios as f64 / seconds);
         }
     }
 
-    pub fn bw_summary(&self) -> SampleSummary {
+    pub(crate) fn bw_summary(&self) -> SampleSummary {
         match &self.bw_per_io {
             Some(running) => running.summary(),
             None => summarize(&self.bw_bytes_per_sec),
         }
     }
 
-    pub fn iops_summary(&self) -> SampleSummary {
+    pub(crate) fn iops_summary(&self) -> SampleSummary {
         match &self.iops_per_io {
             Some(running) => running.summary(),
             None => summarize(&self.iops),
@@ -53,7 +54,7 @@ impl RateSeries {
     /// that is shorter belongs to a worker that had already finished and
     /// contributes nothing to the later samples. Per-I/O samples have no
     /// common ticks: their minimums, maximums, means and counts are added, as fio does.
-    pub fn sum_of(series: &[&RateSeries]) -> RateSeries {
+    pub(crate) fn sum_of(series: &[&RateSeries]) -> RateSeries {
         let per_io = |of: fn(&RateSeries) -> Option<&Running>| {
             series
                 .iter()
@@ -77,7 +78,7 @@ fn seconds(interval_ns: u64) -> Option<f64> {
 
 /// fio's running statistics of one kind of sample (its `io_stat`): no sample is kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Running {
+pub(crate) struct Running {
     min: f64,
     max: f64,
     mean: f64,
@@ -130,7 +131,7 @@ impl Running {
 
 /// How the report samples bandwidth or IOPS (fio's `bw_avg_time`, `iops_avg_time`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sampling {
+pub(crate) enum Sampling {
     /// One sample per interval of this many ns.
     Every(u64),
     /// One sample per I/O.
@@ -141,7 +142,7 @@ impl Sampling {
     /// fio's: every `default` unless the job writes this log (`logged`); then its
     /// averaging window (fio sets `bw_avg_time` to `log_avg_msec`), and every I/O
     /// when the log has a line per I/O or is stored compressed (its `per_unit_log`).
-    pub fn of(logged: bool, logs: &LogSpec, default: Duration) -> Sampling {
+    pub(crate) fn of(logged: bool, logs: &LogSpec, default: Duration) -> Sampling {
         match logged {
             false => Sampling::Every(default.as_nanos() as u64),
             true if logs.per_io_rates() => Sampling::PerIo,
@@ -241,7 +242,7 @@ impl Track {
 /// is no sample of it, as in fio. It is no thread: the one `Sampler`, which
 /// watches the system, is `observe::sampler::Sampler`.
 #[derive(Debug, Clone)]
-pub struct IntervalSampler {
+pub(crate) struct IntervalSampler {
     bw: Track,
     iops: Track,
     rates: [RateSeries; DDIRS],
@@ -253,7 +254,12 @@ pub struct IntervalSampler {
 
 impl IntervalSampler {
     /// Samples from `start_ns`, with room for the samples of `planned_ns` when known.
-    pub fn new(bw: Sampling, iops: Sampling, start_ns: u64, planned_ns: Option<u64>) -> Self {
+    pub(crate) fn new(
+        bw: Sampling,
+        iops: Sampling,
+        start_ns: u64,
+        planned_ns: Option<u64>,
+    ) -> Self {
         let room = |sampling| match (sampling, planned_ns) {
             (Sampling::Every(ns), Some(planned)) => (planned / ns.max(1)) as usize + 2,
             (Sampling::Every(_), None) => 64,
@@ -274,7 +280,7 @@ impl IntervalSampler {
     }
 
     /// Forget every sample and start again at `start_ns` from zero totals (the ramp ended).
-    pub fn restart(&mut self, start_ns: u64) {
+    pub(crate) fn restart(&mut self, start_ns: u64) {
         for track in [&mut self.bw, &mut self.iops] {
             track.restart(start_ns, self.planned_ns);
         }
@@ -288,7 +294,7 @@ impl IntervalSampler {
 
     /// A full interval has passed since the last sample.
     #[inline]
-    pub fn due(&self, now_ns: u64) -> bool {
+    pub(crate) fn due(&self, now_ns: u64) -> bool {
         self.bw.due(now_ns) || self.iops.due(now_ns)
     }
 
@@ -296,7 +302,7 @@ impl IntervalSampler {
     /// kind sampled per I/O. fio's per-I/O bandwidth is in bytes per ms of the
     /// completion latency, which it shows where KiB/s go: kept so, ×1024 here.
     #[inline]
-    pub fn record_io(&mut self, ddir: usize, bytes: u64, clat_ns: u64) {
+    pub(crate) fn record_io(&mut self, ddir: usize, bytes: u64, clat_ns: u64) {
         if self.per_io {
             self.record_per_io(ddir, bytes, clat_ns);
         }
@@ -323,7 +329,7 @@ impl IntervalSampler {
 
     /// Close the intervals ending at `now_ns`, given the running totals, that
     /// lasted (nearly) a full interval; a shorter one is left open.
-    pub fn take(&mut self, now_ns: u64, stats: &WorkerStats, used: [bool; DDIRS]) {
+    pub(crate) fn take(&mut self, now_ns: u64, stats: &WorkerStats, used: [bool; DDIRS]) {
         let bytes = [0, 1, 2].map(|d| stats.dirs[d].bytes);
         let ios = [0, 1, 2].map(|d| stats.dirs[d].ios);
         let bw = self.bw.take(now_ns, bytes, used);
@@ -335,13 +341,13 @@ impl IntervalSampler {
     }
 
     /// The samples so far, [read, write, trim].
-    pub fn rates(&self) -> &[RateSeries; DDIRS] {
+    pub(crate) fn rates(&self) -> &[RateSeries; DDIRS] {
         &self.rates
     }
 
     /// Hand over the samples of the run ending at `end_ns`: the last interval
     /// is one only when it lasted (nearly) a full interval.
-    pub fn finish(
+    pub(crate) fn finish(
         &mut self,
         end_ns: u64,
         stats: &WorkerStats,
@@ -367,7 +373,7 @@ fn sum_samplewise<'a>(series: impl Iterator<Item = &'a [f64]>) -> Vec<f64> {
 }
 
 /// min, max, mean and sample (n - 1) standard deviation; all zero when empty.
-pub fn summarize(samples: &[f64]) -> SampleSummary {
+pub(crate) fn summarize(samples: &[f64]) -> SampleSummary {
     if samples.is_empty() {
         return SampleSummary::default();
     }

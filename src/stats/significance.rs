@@ -7,7 +7,7 @@
 use super::summary::{median, robust_sd, sample_stddev};
 
 /// Two-sided significance level of the verdicts.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// A trend point is flagged when it is this many noise units from the baseline.
 const TREND_SHIFT_IN_SD: f64 = 3.0;
@@ -18,14 +18,14 @@ const TREND_NOISE_FLOOR: f64 = 0.01;
 
 /// Earlier points a trend point is judged against: the most recent ones of the
 /// same configuration, up to this many.
-pub const TREND_WINDOW: usize = 10;
+pub(crate) const TREND_WINDOW: usize = 10;
 
 /// Fewest earlier points a trend point is judged against. The noise is their
 /// median absolute deviation, and with fewer than five a single odd run sets it.
-pub const TREND_MIN_BASELINE: usize = 5;
+pub(crate) const TREND_MIN_BASELINE: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// B is significantly larger than A.
     Increase,
     /// B is significantly smaller than A.
@@ -37,7 +37,7 @@ pub enum Direction {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// (mean B − mean A) / mean A, percent.
     pub change_pct: f64,
     /// 95 % interval of `change_pct` (Welch, on the log ratio: never below −100 %);
@@ -55,7 +55,7 @@ pub struct Comparison {
 /// the interval, taken back to percent, can never fall below −100 %: a positive
 /// quantity cannot lose more than all of itself. An interval on the raw difference
 /// can (a noisy A and a much smaller B gave `[-119.0 %, -66.7 %]`).
-pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
+pub(crate) fn compare(a: &[f64], b: &[f64]) -> Comparison {
     assert!(
         !a.is_empty() && !b.is_empty(),
         "compare needs values on both sides"
@@ -125,7 +125,7 @@ pub fn compare(a: &[f64], b: &[f64]) -> Comparison {
 
 /// Where a new value lies against the values before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shift {
+pub(crate) enum Shift {
     Above,
     Below,
     Within,
@@ -135,7 +135,7 @@ pub enum Shift {
 
 /// Judge `value` against `baseline` (earlier values): more than three robust
 /// standard deviations from their median is a shift.
-pub fn shift_from_baseline(baseline: &[f64], value: f64) -> Shift {
+pub(crate) fn shift_from_baseline(baseline: &[f64], value: f64) -> Shift {
     if baseline.len() < TREND_MIN_BASELINE {
         return Shift::NoBaseline;
     }
@@ -151,7 +151,7 @@ pub fn shift_from_baseline(baseline: &[f64], value: f64) -> Shift {
 }
 
 /// P(|T| ≥ |t|) for Student's t with `df` degrees of freedom.
-pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if !t.is_finite() {
         return 0.0;
     }

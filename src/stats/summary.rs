@@ -22,7 +22,7 @@ const MIN_RELATIVE_GAP: f64 = 0.05;
 const MIN_CLUSTER: usize = 2;
 
 /// Summarise `values` (at least one). `seed` makes the bootstrap reproducible.
-pub fn summarize(values: &[f64], seed: u64) -> Summary {
+pub(crate) fn summarize(values: &[f64], seed: u64) -> Summary {
     assert!(!values.is_empty(), "summarize needs at least one value");
     let sorted = sorted(values);
     let n = values.len();
@@ -44,14 +44,14 @@ pub fn summarize(values: &[f64], seed: u64) -> Summary {
     }
 }
 
-pub fn sorted(values: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted(values: &[f64]) -> Vec<f64> {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     v
 }
 
 /// Median of an already sorted, non-empty slice.
-pub fn median_of_sorted(sorted: &[f64]) -> f64 {
+pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
     if n % 2 == 1 {
         sorted[n / 2]
@@ -60,11 +60,11 @@ pub fn median_of_sorted(sorted: &[f64]) -> f64 {
     }
 }
 
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     median_of_sorted(&sorted(values))
 }
 
-pub fn sample_stddev(values: &[f64], mean: f64) -> f64 {
+pub(crate) fn sample_stddev(values: &[f64], mean: f64) -> f64 {
     if values.len() < 2 {
         return 0.0;
     }
@@ -73,18 +73,18 @@ pub fn sample_stddev(values: &[f64], mean: f64) -> f64 {
 }
 
 /// Median absolute deviation from the median.
-pub fn mad(values: &[f64]) -> f64 {
+pub(crate) fn mad(values: &[f64]) -> f64 {
     let m = median(values);
     median(&values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>())
 }
 
 /// A robust standard deviation: the MAD scaled to match σ on normal data.
-pub fn robust_sd(values: &[f64]) -> f64 {
+pub(crate) fn robust_sd(values: &[f64]) -> f64 {
     MAD_TO_SD * mad(values)
 }
 
 /// Percentile bootstrap 95 % interval of the median.
-pub fn bootstrap_median_ci(values: &[f64], seed: u64) -> (f64, f64) {
+pub(crate) fn bootstrap_median_ci(values: &[f64], seed: u64) -> (f64, f64) {
     let n = values.len();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut resample = vec![0.0; n];
@@ -105,7 +105,7 @@ pub fn bootstrap_median_ci(values: &[f64], seed: u64) -> (f64, f64) {
 /// Indices whose modified z-score 0.6745·(x − median)/MAD exceeds 3.5, as hyperfine
 /// does. When more than half the values are equal the MAD is 0; then any value
 /// that differs from the median is an outlier.
-pub fn mad_outliers(values: &[f64]) -> Vec<usize> {
+pub(crate) fn mad_outliers(values: &[f64]) -> Vec<usize> {
     if values.len() < 3 {
         return Vec::new();
     }
@@ -127,7 +127,7 @@ pub fn mad_outliers(values: &[f64]) -> Vec<usize> {
 
 /// Two clusters found among the values: indices into the input, low cluster first.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Clusters {
+pub(crate) struct Clusters {
     pub low: Vec<usize>,
     pub high: Vec<usize>,
     /// Distance between the highest low value and the lowest high value.
@@ -139,7 +139,7 @@ pub struct Clusters {
 /// Gap test: split the sorted values at their widest gap that leaves at least two
 /// values on each side; report two clusters when that gap is wide both against the
 /// spread inside the clusters and against the median.
-pub fn find_clusters(values: &[f64]) -> Option<Clusters> {
+pub(crate) fn find_clusters(values: &[f64]) -> Option<Clusters> {
     let n = values.len();
     if n < 2 * MIN_CLUSTER {
         return None;

@@ -11,7 +11,7 @@ use crate::stats::series::RateSeries;
 
 /// Latencies and totals of one direction.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DirStats {
+pub(crate) struct DirStats {
     /// Submission latency: start of submit until the engine accepted the I/O.
     pub slat: LatHistogram,
     /// Completion latency: accepted until completed.
@@ -30,13 +30,13 @@ pub struct DirStats {
 /// The latencies of the I/Os of one priority (fio's `clat_prio`): completion latency,
 /// or total latency with `lat_percentiles`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PrioLat {
+pub(crate) struct PrioLat {
     pub ioprio: u16,
     pub lat: LatHistogram,
 }
 
 impl DirStats {
-    pub fn merge(&mut self, other: &DirStats) {
+    pub(crate) fn merge(&mut self, other: &DirStats) {
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);
         self.lat.merge(&other.lat);
@@ -53,7 +53,7 @@ impl DirStats {
 
     /// Count `ns` in the latencies of priority `ioprio`, if this direction keeps them.
     #[inline]
-    pub fn record_prio(&mut self, ioprio: u16, ns: u64) {
+    pub(crate) fn record_prio(&mut self, ioprio: u16, ns: u64) {
         if let Some(p) = self.prios.iter_mut().find(|p| p.ioprio == ioprio) {
             p.lat.record(ns);
         }
@@ -87,7 +87,7 @@ impl DirStats {
     /// The model's view of this direction over `runtime_ns`, with the
     /// percentiles `percentiles` asks for and the rate samples of `rates`.
     /// Latencies that were never measured (slat of a sync engine) are `None`.
-    pub fn report(
+    pub(crate) fn report(
         &self,
         runtime_ns: u64,
         percentiles: PercentileChoice,
@@ -121,7 +121,7 @@ impl DirStats {
 /// The percentiles reported for each latency; an empty list reports none
 /// (fio's `slat_percentiles`, `clat_percentiles`, `lat_percentiles`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PercentileChoice<'a> {
+pub(crate) struct PercentileChoice<'a> {
     pub slat: &'a [f64],
     pub clat: &'a [f64],
     pub lat: &'a [f64],
@@ -129,7 +129,7 @@ pub struct PercentileChoice<'a> {
 
 /// Everything one worker measures.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkerStats {
+pub(crate) struct WorkerStats {
     /// [read, write, trim], indexed by `Ddir::index`.
     pub dirs: [DirStats; DDIRS],
     /// fsync/fdatasync latency.
@@ -141,7 +141,7 @@ pub struct WorkerStats {
 }
 
 impl WorkerStats {
-    pub fn merge(&mut self, other: &WorkerStats) {
+    pub(crate) fn merge(&mut self, other: &WorkerStats) {
         for (mine, theirs) in self.dirs.iter_mut().zip(&other.dirs) {
             mine.merge(theirs);
         }
@@ -150,7 +150,7 @@ impl WorkerStats {
         self.depth.merge(&other.depth);
     }
 
-    pub fn sync_report(&self, percentiles: &[f64]) -> SyncReport {
+    pub(crate) fn sync_report(&self, percentiles: &[f64]) -> SyncReport {
         SyncReport {
             total_ios: self.sync_ios,
             lat: (self.sync_lat.count() > 0).then(|| self.sync_lat.summary(percentiles)),
@@ -158,7 +158,7 @@ impl WorkerStats {
     }
 
     /// fio's latency distribution covers the total latency of every direction.
-    pub fn lat_buckets(&self) -> LatBuckets {
+    pub(crate) fn lat_buckets(&self) -> LatBuckets {
         let mut all = self.dirs[0].lat.clone();
         for dir in &self.dirs[1..] {
             all.merge(&dir.lat);
@@ -175,7 +175,7 @@ impl AddAssign<&WorkerStats> for WorkerStats {
 
 /// Queue-depth counters behind fio's "IO depths", "submit" and "complete" lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DepthCounters {
+pub(crate) struct DepthCounters {
     /// Buckets 1, 2, 4, 8, 16, 32, >=64: each covers depths up to the next.
     level: [u64; 7],
     /// Buckets 0, 4, 8, 16, 32, 64, >=64: a batch of n counts in the
@@ -188,24 +188,24 @@ impl DepthCounters {
     /// `ios` I/Os submitted together, leaving `in_flight_after_submit` in flight: fio
     /// counts each of a batch at the depth the whole batch reached.
     #[inline]
-    pub fn record_level(&mut self, in_flight_after_submit: u32, ios: u32) {
+    pub(crate) fn record_level(&mut self, in_flight_after_submit: u32, ios: u32) {
         let power_of_two = 31u32.saturating_sub(in_flight_after_submit.leading_zeros());
         self.level[power_of_two.min(6) as usize] += u64::from(ios);
     }
 
     /// One submit call that handed `batch` I/Os to the engine.
     #[inline]
-    pub fn record_submit(&mut self, batch: u32) {
+    pub(crate) fn record_submit(&mut self, batch: u32) {
         self.submit[batch_bucket(batch)] += 1;
     }
 
     /// One reap call that returned `batch` completions.
     #[inline]
-    pub fn record_complete(&mut self, batch: u32) {
+    pub(crate) fn record_complete(&mut self, batch: u32) {
         self.complete[batch_bucket(batch)] += 1;
     }
 
-    pub fn merge(&mut self, other: &DepthCounters) {
+    pub(crate) fn merge(&mut self, other: &DepthCounters) {
         let pairs = [
             (&mut self.level, &other.level),
             (&mut self.submit, &other.submit),
@@ -219,7 +219,7 @@ impl DepthCounters {
     }
 
     /// Each distribution in percent of its own total.
-    pub fn report(&self) -> DepthReport {
+    pub(crate) fn report(&self) -> DepthReport {
         DepthReport {
             level_pct: percentages(&self.level),
             submit_pct: percentages(&self.submit),

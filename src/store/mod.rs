@@ -19,10 +19,10 @@ use std::time::Duration;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Environment variable that chooses the database when `--db` is not given.
-pub const DB_ENV: &str = "IOLENS_DB";
+pub(crate) const DB_ENV: &str = "IOLENS_DB";
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     #[error("history database: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("history database: stored report is not valid JSON: {0}")]
@@ -42,7 +42,7 @@ pub enum StoreError {
 
 /// The database file: `--db`, else `$IOLENS_DB`, else the user's data directory
 /// (`$XDG_DATA_HOME/iolens/history.db`, `~/.local/share/iolens/history.db`).
-pub fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
+pub(crate) fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
@@ -59,7 +59,7 @@ pub fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
 
 /// One stored run, as `iolens history` lists it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
+pub(crate) struct RunSummary {
     pub id: i64,
     /// Runs of one `--repeat` (or one arm of `ab`) share the id of their first run.
     pub batch: i64,
@@ -76,7 +76,7 @@ pub struct RunSummary {
 
 /// Which runs to list. Empty fields match everything.
 #[derive(Debug, Clone, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     /// Substring of a job's target (filename).
     pub target: Option<String>,
     /// Exact job name.
@@ -86,7 +86,7 @@ pub struct Filter {
 
 /// One job's metric in one stored run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricPoint {
+pub(crate) struct MetricPoint {
     pub run_id: i64,
     pub started_unix_ms: u64,
     pub job: String,
@@ -98,13 +98,13 @@ pub struct MetricPoint {
     pub config: BTreeMap<String, String>,
 }
 
-pub struct Store {
+pub(crate) struct Store {
     conn: Connection,
 }
 
 impl Store {
     /// Open (creating file, directory and schema if needed) and migrate to the current schema.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
+    pub(crate) fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
                 path: dir.to_path_buf(),
@@ -122,7 +122,11 @@ impl Store {
     }
 
     /// Store a report; `batch` groups it with earlier runs (None starts a new batch).
-    pub fn insert(&mut self, report: &RunReport, batch: Option<i64>) -> Result<i64, StoreError> {
+    pub(crate) fn insert(
+        &mut self,
+        report: &RunReport,
+        batch: Option<i64>,
+    ) -> Result<i64, StoreError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -131,7 +135,7 @@ impl Store {
         Ok(id)
     }
 
-    pub fn report(&self, id: i64) -> Result<RunReport, StoreError> {
+    pub(crate) fn report(&self, id: i64) -> Result<RunReport, StoreError> {
         let json: String = self
             .conn
             .query_row("SELECT report_json FROM runs WHERE id = ?1", [id], |r| {
@@ -143,7 +147,7 @@ impl Store {
     }
 
     /// Every run of the batch that run `id` belongs to, in run order.
-    pub fn batch_of(&self, id: i64) -> Result<Vec<RunReport>, StoreError> {
+    pub(crate) fn batch_of(&self, id: i64) -> Result<Vec<RunReport>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT report_json FROM runs
              WHERE batch = (SELECT batch FROM runs WHERE id = ?1) ORDER BY id",
@@ -159,7 +163,7 @@ impl Store {
     }
 
     /// Stored runs matching `filter`, oldest first.
-    pub fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+    pub(crate) fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.batch, r.started_unix_ms, r.host, r.kernel, r.tool_version,
                     group_concat(j.job, ','),
@@ -194,7 +198,7 @@ impl Store {
     }
 
     /// One metric per job and run, oldest first, for runs matching `filter`.
-    pub fn metric_points(
+    pub(crate) fn metric_points(
         &self,
         metric: Metric,
         filter: &Filter,

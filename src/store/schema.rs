@@ -17,7 +17,7 @@ use crate::series::fingerprint::{fingerprint, fnv1a, is_temporary_target, job_co
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema this iolens writes.
-pub const VERSION: u32 = 3;
+pub(super) const VERSION: u32 = 3;
 
 const V1: &str = "
 CREATE TABLE runs (
@@ -57,7 +57,7 @@ ALTER TABLE run_jobs ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// Bring the database to `VERSION`, one step at a time.
-pub fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     // IMMEDIATE takes the write lock before reading the version, so two processes
     // opening a new database cannot both run the same migration.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;

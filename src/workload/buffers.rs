@@ -46,7 +46,7 @@ enum Refresh {
 }
 
 #[derive(Debug, Clone)]
-pub struct BufferFiller {
+pub(crate) struct BufferFiller {
     contents: Contents,
     /// `buffer_pattern`; None: zeros.
     pattern: Option<Vec<u8>>,
@@ -58,7 +58,7 @@ pub struct BufferFiller {
 
 impl BufferFiller {
     /// `reads`: the job also reads, into the same buffers its writes use.
-    pub fn new(spec: &BufferSpec, reads: bool, seed: u64) -> Self {
+    pub(crate) fn new(spec: &BufferSpec, reads: bool, seed: u64) -> Self {
         let compress = spec.compress_percentage.min(100) as usize;
         let dedupe = spec.dedupe_percentage.min(100);
         let contents = if compress < 100 && (compress > 0 || dedupe > 0) {
@@ -92,7 +92,7 @@ impl BufferFiller {
     }
 
     /// Initial contents of a buffer.
-    pub fn fill(&mut self, buf: &mut [u8]) {
+    pub(crate) fn fill(&mut self, buf: &mut [u8]) {
         match self.contents {
             Contents::Fixed => fill_fixed(self.pattern.as_deref(), buf),
             Contents::Random => self.rng.fill_bytes(buf),
@@ -124,7 +124,7 @@ impl BufferFiller {
 
     /// Make `buf` differ from what it held before; called before each write.
     #[inline]
-    pub fn refresh(&mut self, buf: &mut [u8]) {
+    pub(crate) fn refresh(&mut self, buf: &mut [u8]) {
         match self.refresh {
             Refresh::Keep => {}
             Refresh::Refill => self.fill(buf),

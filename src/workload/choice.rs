@@ -6,7 +6,7 @@ use rand::Rng;
 
 /// Which direction the next I/O goes.
 #[derive(Debug, Clone)]
-pub enum DirectionPicker {
+pub(super) enum DirectionPicker {
     Only(Ddir),
     /// Mixed patterns: each I/O is a read with probability `read_percent` / 100,
     /// so the mix holds over any long stretch without a fixed read/write rhythm.
@@ -17,7 +17,7 @@ pub enum DirectionPicker {
 
 impl DirectionPicker {
     /// `trimwrite` and `randtrimwrite` pick trims here; the writes that follow them come from the generator.
-    pub fn new(rw: RwPattern, rwmixread: u32) -> Self {
+    pub(super) fn new(rw: RwPattern, rwmixread: u32) -> Self {
         match (rw.reads(), rw.writes(), rw.trims()) {
             (true, true, _) => Self::Mixed {
                 read_percent: rwmixread.min(100),
@@ -29,7 +29,7 @@ impl DirectionPicker {
     }
 
     /// Whether `ddir` can ever be picked.
-    pub fn uses(&self, ddir: Ddir) -> bool {
+    pub(super) fn uses(&self, ddir: Ddir) -> bool {
         match *self {
             Self::Only(only) => only == ddir,
             Self::Mixed { read_percent } => match ddir {
@@ -41,7 +41,7 @@ impl DirectionPicker {
     }
 
     #[inline]
-    pub fn pick(&self, rng: &mut WorkerRng) -> Ddir {
+    pub(super) fn pick(&self, rng: &mut WorkerRng) -> Ddir {
         match *self {
             Self::Only(ddir) => ddir,
             Self::Mixed { read_percent } => {
@@ -57,7 +57,7 @@ impl DirectionPicker {
 
 /// Block sizes of one direction, prepared for a cheap draw per I/O.
 #[derive(Debug, Clone)]
-pub enum SizePicker {
+pub(super) enum SizePicker {
     Fixed(u32),
     /// `bsrange`: a uniform multiple of `min`, from 1×min to `max_multiple`×min.
     Range {
@@ -72,7 +72,7 @@ impl SizePicker {
     /// # Panics
     /// On a block size of 0 or 4 GiB and more, or an empty split; `job::validate`
     /// rejects all three.
-    pub fn new(sizes: &BlockSizes) -> Self {
+    pub(super) fn new(sizes: &BlockSizes) -> Self {
         match sizes {
             BlockSizes::Fixed(size) => Self::Fixed(checked_block_size(*size)),
             BlockSizes::Range { min, max } => {
@@ -102,7 +102,7 @@ impl SizePicker {
     }
 
     #[inline]
-    pub fn pick(&self, rng: &mut WorkerRng) -> u32 {
+    pub(super) fn pick(&self, rng: &mut WorkerRng) -> u32 {
         match self {
             Self::Fixed(size) => *size,
             Self::Range { min, max_multiple } => min * rng.random_range(1..=*max_multiple),

@@ -83,13 +83,13 @@ const TAPS: [&[u8]; 64] = [
 ];
 
 /// fio's index of the block-offset stream among a worker's random streams.
-pub const BLOCK_STREAM: u32 = 6;
+pub(super) const BLOCK_STREAM: u32 = 6;
 
 /// fio 3.33's repeatable seed of a worker's block-offset stream, for fio's
 /// 1-based number of the worker in the run: a fixed constant times that number
 /// (`randrepeat=1`, whatever `randseed` says), or from `randseed=` with
 /// `randrepeat=0` as [`fio_stream_seed`] has it.
-pub fn fio_block_seed(randseed: Option<u64>, worker_number: u64) -> u64 {
+pub(super) fn fio_block_seed(randseed: Option<u64>, worker_number: u64) -> u64 {
     const DEFAULT_SEED: u64 = 0xb189_9bed;
     match randseed {
         None => DEFAULT_SEED.wrapping_mul(worker_number),
@@ -101,7 +101,7 @@ pub fn fio_block_seed(randseed: Option<u64>, worker_number: u64) -> u64 {
 /// `worker_number`: `randseed` times a fixed multiplier once per stream up to
 /// this one (and four more), times the number, plus the stream's index. Upstream
 /// fio (3.42) seeds every stream so, the block offsets too.
-pub fn fio_stream_seed(randseed: u64, worker_number: u64, stream: u32) -> u64 {
+pub(super) fn fio_stream_seed(randseed: u64, worker_number: u64, stream: u32) -> u64 {
     const MULTIPLIER: u64 = 0x9e37_0001;
     (0..4 + stream)
         .fold(randseed, |seed, _| seed.wrapping_mul(MULTIPLIER))
@@ -111,7 +111,7 @@ pub fn fio_stream_seed(randseed: u64, worker_number: u64, stream: u32) -> u64 {
 
 /// The register of one region: hands out each of `blocks` block numbers once.
 #[derive(Debug, Clone)]
-pub struct Lfsr {
+pub(super) struct Lfsr {
     blocks: u64,
     top_bit: u64,
     xor_mask: u64,
@@ -124,7 +124,7 @@ pub struct Lfsr {
 
 impl Lfsr {
     /// A register over `0..blocks` (`blocks` < 2^63) starting from `seed`.
-    pub fn new(blocks: u64, seed: u64) -> Self {
+    pub(super) fn new(blocks: u64, seed: u64) -> Self {
         let width = (3..64)
             .find(|&bits| 1u64 << bits > blocks)
             .expect("fewer than 2^63 blocks");
@@ -142,14 +142,14 @@ impl Lfsr {
         lfsr
     }
 
-    pub fn blocks(&self) -> u64 {
+    pub(super) fn blocks(&self) -> u64 {
         self.blocks
     }
 
     /// Back to the seed for a new pass. The all-ones state never changes, so
     /// a seed whose low bits are all ones (where fio refuses to start) starts
     /// one state below it.
-    pub fn restart(&mut self) {
+    pub(super) fn restart(&mut self) {
         let all_ones = (self.top_bit << 1) - 1;
         self.state = self.seed & all_ones;
         if self.state == all_ones {
@@ -170,7 +170,7 @@ impl Lfsr {
 
     /// The next block of this pass; `None` once every block was handed out.
     #[inline]
-    pub fn next_block(&mut self) -> Option<u64> {
+    pub(super) fn next_block(&mut self) -> Option<u64> {
         if self.handed_out == self.blocks {
             return None;
         }

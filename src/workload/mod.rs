@@ -3,19 +3,19 @@
 //! buffer holds ([`buffers::BufferFiller`]). All of it is per worker, seeded, and
 //! allocation-free per I/O.
 
-pub mod buffers;
+pub(crate) mod buffers;
 mod choice;
 mod lfsr;
 mod offsets;
-pub mod pacing;
+pub(crate) mod pacing;
 mod permutation;
-pub mod prio;
-pub mod rng;
+pub(crate) mod prio;
+pub(crate) mod rng;
 mod sprandom;
 mod taus;
-pub mod verify_header;
+pub(crate) mod verify_header;
 
-pub use offsets::FileRegion;
+pub(crate) use offsets::FileRegion;
 
 use crate::job::spec::{Ddir, FileService, WorkloadSpec, DDIRS};
 use choice::{DirectionPicker, SizePicker};
@@ -25,7 +25,7 @@ use rng::{stream_rng, RngStream, WorkerRng};
 
 /// One I/O to issue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NextIo {
+pub(crate) struct NextIo {
     pub ddir: Ddir,
     pub file: u32,
     pub offset: u64,
@@ -40,7 +40,7 @@ pub struct NextIo {
 /// in bytes, or for random patterns with the random map once every block was picked;
 /// the whole pass ends when every region's has.
 #[derive(Debug, Clone)]
-pub struct IoGenerator {
+pub(crate) struct IoGenerator {
     direction: DirectionPicker,
     sizes: [SizePicker; DDIRS],
     /// `rw=trimwrite` and `randtrimwrite`: each trim is followed by a write of the same block.
@@ -67,7 +67,7 @@ impl IoGenerator {
     /// # Panics
     /// On specs `job::validate` rejects (block sizes of 0 or ≥ 4 GiB, an empty
     /// bssplit, invalid distribution parameters).
-    pub fn new(w: &WorkloadSpec, mut regions: Vec<FileRegion>, seed: u64) -> Self {
+    pub(crate) fn new(w: &WorkloadSpec, mut regions: Vec<FileRegion>, seed: u64) -> Self {
         let direction = DirectionPicker::new(w.rw, w.rwmixread);
         let sizes = w.bs.each_ref().map(SizePicker::new);
         let align = Ddir::ALL.map(|ddir| match w.blockalign[ddir.index()] {
@@ -164,7 +164,7 @@ impl IoGenerator {
     /// repeatable seed: start each region's register or generator where fio
     /// starts that of the worker it numbers `worker_number`, so the blocks come
     /// in fio's order.
-    pub fn seed_offsets_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
+    pub(crate) fn seed_offsets_as_fio(&mut self, w: &WorkloadSpec, worker_number: u64) {
         if !w.randrepeat {
             return;
         }
@@ -187,7 +187,7 @@ impl IoGenerator {
     }
 
     /// Start a new pass (the next loop, or a time-based run wrapping around).
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         self.regions
             .sort_unstable_by_key(|cursor| (cursor.region().file, cursor.region().start));
         for region in &mut self.regions {

@@ -21,7 +21,7 @@ use rand_distr::{Distribution as _, Normal, Zipf};
 
 /// The byte range of one file a worker covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileRegion {
+pub(crate) struct FileRegion {
     pub file: u32,
     pub start: u64,
     pub len: u64,
@@ -33,7 +33,7 @@ pub struct FileRegion {
 
 impl FileRegion {
     /// A region that ends where its file ends.
-    pub fn new(file: u32, start: u64, len: u64) -> Self {
+    pub(crate) fn new(file: u32, start: u64, len: u64) -> Self {
         FileRegion {
             file,
             start,
@@ -43,7 +43,7 @@ impl FileRegion {
     }
 
     /// The region of a file of `file_size` bytes.
-    pub fn in_file(self, file_size: u64) -> Self {
+    pub(crate) fn in_file(self, file_size: u64) -> Self {
         FileRegion {
             room: file_size.saturating_sub(self.start).max(self.len),
             ..self
@@ -53,7 +53,7 @@ impl FileRegion {
 
 /// Offset rules shared by all regions of a worker.
 #[derive(Debug, Clone)]
-pub struct OffsetRules {
+pub(super) struct OffsetRules {
     pub random: bool,
     /// Sequential patterns: bytes skipped after each I/O (the `rw=write:4k` hole).
     pub hole: u64,
@@ -315,7 +315,7 @@ fn zone_table(zones: &[(f64, f64)], blocks: u64) -> Box<[(f64, u64, u64)]> {
 
 /// One region's progress through a pass.
 #[derive(Debug, Clone)]
-pub struct RegionCursor {
+pub(super) struct RegionCursor {
     region: FileRegion,
     /// The region's length without the tail no block fits in.
     usable_len: u64,
@@ -335,7 +335,7 @@ pub struct RegionCursor {
 }
 
 impl RegionCursor {
-    pub fn new(
+    pub(super) fn new(
         region: FileRegion,
         rules: &OffsetRules,
         distribution: &Distribution,
@@ -411,12 +411,12 @@ impl RegionCursor {
         }
     }
 
-    pub fn region(&self) -> &FileRegion {
+    pub(super) fn region(&self) -> &FileRegion {
         &self.region
     }
 
     /// Start a new pass; the random map gets a fresh order so passes differ.
-    pub fn restart(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
+    pub(super) fn restart(&mut self, rules: &OffsetRules, rng: &mut WorkerRng) {
         self.bytes_left = self.pass_bytes(rules);
         match &rules.zones {
             Some(zones) => self.enter_zone(0, zones, rules),
@@ -448,7 +448,7 @@ impl RegionCursor {
 
     /// `random_generator=lfsr`, or a tausworthe without the random map, with a
     /// repeatable seed: start from fio's seed, so the blocks come in fio's order.
-    pub fn seed_as_fio(&mut self, seed: u64) {
+    pub(super) fn seed_as_fio(&mut self, seed: u64) {
         match &mut self.choice {
             BlockChoice::Lfsr(lfsr) => *lfsr = Lfsr::new(lfsr.blocks(), seed),
             BlockChoice::Taus(taus) => *taus = Taus::new(seed, taus.is_wide()),
@@ -458,7 +458,7 @@ impl RegionCursor {
 
     /// `sprandom` with a repeatable seed: start from upstream fio's seeds of
     /// the block and the rewrite-chance streams, so the blocks come in its order.
-    pub fn seed_sprandom(&mut self, block_seed: u64, chance_seed: u32) {
+    pub(super) fn seed_sprandom(&mut self, block_seed: u64, chance_seed: u32) {
         if let BlockChoice::Sprandom(sprandom) = &mut self.choice {
             sprandom.reseed(block_seed, chance_seed);
         }
@@ -497,7 +497,7 @@ impl RegionCursor {
     /// `len`, shortened so it neither crosses the region's end nor exceeds the
     /// pass's remaining bytes. `None` when this region's pass is complete.
     #[inline]
-    pub fn next(
+    pub(super) fn next(
         &mut self,
         ddir: Ddir,
         len: u64,

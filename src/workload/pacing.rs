@@ -8,6 +8,7 @@ use super::rng::{stream_rng, RngStream, WorkerRng};
 use crate::job::spec::{Ddir, PacingSpec, RateProcess, DDIRS};
 use iolens_sys::FastClock;
 use rand_distr::{Distribution, Exp1};
+#[cfg(test)]
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
@@ -16,10 +17,10 @@ const NS_PER_SEC: u128 = 1_000_000_000;
 /// Longest backlog a rate-limited direction may catch up on. After a longer
 /// stall the schedule restarts this far behind "now", so a stall becomes a short
 /// burst, never an unbounded one.
-pub const MAX_BACKLOG_NS: u64 = 100_000_000;
+pub(crate) const MAX_BACKLOG_NS: u64 = 100_000_000;
 
 /// A monotonic nanosecond clock that can wait.
-pub trait Clock {
+pub(crate) trait Clock {
     fn now_ns(&self) -> u64;
     /// Return no earlier than `t` (at once if `t` has passed).
     fn sleep_until_ns(&self, t: u64);
@@ -51,12 +52,12 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// Real time, in nanoseconds since the clock was created (the TSC where the
 /// kernel trusts it: timestamps are taken per I/O, so their cost matters).
 #[derive(Debug, Clone, Copy)]
-pub struct MonotonicClock {
+pub(crate) struct MonotonicClock {
     clock: FastClock,
 }
 
 impl MonotonicClock {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             clock: FastClock::new(),
         }
@@ -83,29 +84,32 @@ impl Clock for MonotonicClock {
     }
 }
 
+#[cfg(test)]
 /// Test time: stands still until someone sleeps or advances it. It notes the
 /// end of each wait that moved it, so a test sees when its code chose to wait.
 #[derive(Debug, Default)]
-pub struct FakeClock {
+pub(crate) struct FakeClock {
     now: Cell<u64>,
     wakes: RefCell<Vec<u64>>,
 }
 
+#[cfg(test)]
 impl FakeClock {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn advance(&self, ns: u64) {
+    pub(crate) fn advance(&self, ns: u64) {
         self.now.set(self.now.get() + ns);
     }
 
     /// The times at which each wait that moved the clock ended, in order.
-    pub fn wakes(&self) -> Vec<u64> {
+    pub(crate) fn wakes(&self) -> Vec<u64> {
         self.wakes.borrow().clone()
     }
 }
 
+#[cfg(test)]
 impl Clock for FakeClock {
     fn now_ns(&self) -> u64 {
         self.now.get()
@@ -196,7 +200,7 @@ impl DirectionSchedule {
 
 /// Rate limits per direction plus think time for one worker.
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     process: RateProcess,
     schedules: [DirectionSchedule; DDIRS],
     thinktime_ns: u64,
@@ -210,7 +214,7 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    pub fn new(spec: &PacingSpec, seed: u64) -> Self {
+    pub(crate) fn new(spec: &PacingSpec, seed: u64) -> Self {
         Self {
             process: spec.rate_process,
             schedules: Ddir::ALL.map(|ddir| {
@@ -226,14 +230,14 @@ impl Pacer {
     }
 
     /// True when there is nothing to pace: the hot loop can skip the pacer.
-    pub fn is_unpaced(&self) -> bool {
+    pub(crate) fn is_unpaced(&self) -> bool {
         self.thinktime_ns == 0 && !self.schedules.iter().any(DirectionSchedule::is_limited)
     }
 
     /// The earliest time the next I/O of `ddir` (of `bytes`) may start, and books
     /// it. Returns `now_ns` or earlier when it may start at once.
     #[inline]
-    pub fn issue_at(&mut self, now_ns: u64, ddir: Ddir, bytes: u64) -> u64 {
+    pub(crate) fn issue_at(&mut self, now_ns: u64, ddir: Ddir, bytes: u64) -> u64 {
         let schedule = &mut self.schedules[ddir.index()];
         if !schedule.is_limited() {
             return now_ns;
@@ -253,7 +257,7 @@ impl Pacer {
     /// every `thinktime_blocks` completions, otherwise 0 (always 0 when
     /// `thinktime_blocks` counts issued I/Os).
     #[inline]
-    pub fn think_after_io(&mut self) -> u64 {
+    pub(crate) fn think_after_io(&mut self) -> u64 {
         if self.thinktime_counts_issued {
             return 0;
         }
@@ -264,7 +268,7 @@ impl Pacer {
     /// `thinktime_blocks` I/Os have been issued since the last one, otherwise 0
     /// (always 0 when `thinktime_blocks` counts completions).
     #[inline]
-    pub fn think_before_issue(&mut self) -> u64 {
+    pub(crate) fn think_before_issue(&mut self) -> u64 {
         if !self.thinktime_counts_issued {
             return 0;
         }
@@ -288,7 +292,7 @@ impl Pacer {
 
     /// How much of each think time is spent busy rather than asleep.
     #[inline]
-    pub fn thinktime_spin_ns(&self) -> u64 {
+    pub(crate) fn thinktime_spin_ns(&self) -> u64 {
         self.thinktime_spin_ns
     }
 }

@@ -15,7 +15,7 @@ use rand::RngCore;
 const ROUNDS: usize = 4;
 
 #[derive(Debug, Clone)]
-pub struct BlockPermutation {
+pub(super) struct BlockPermutation {
     blocks: u64,
     half_bits: u32,
     half_mask: u64,
@@ -24,7 +24,7 @@ pub struct BlockPermutation {
 
 impl BlockPermutation {
     /// A permutation of `0..blocks` keyed from `rng`.
-    pub fn new(blocks: u64, rng: &mut WorkerRng) -> Self {
+    pub(super) fn new(blocks: u64, rng: &mut WorkerRng) -> Self {
         let domain_bits = (64 - blocks.saturating_sub(1).leading_zeros()).max(2);
         let half_bits = domain_bits.div_ceil(2);
         Self {
@@ -35,13 +35,13 @@ impl BlockPermutation {
         }
     }
 
-    pub fn blocks(&self) -> u64 {
+    pub(super) fn blocks(&self) -> u64 {
         self.blocks
     }
 
     /// The block at position `index` (< `blocks`) of the permuted order.
     #[inline]
-    pub fn get(&self, index: u64) -> u64 {
+    pub(super) fn get(&self, index: u64) -> u64 {
         debug_assert!(index < self.blocks);
         let mut value = index;
         loop {

@@ -7,7 +7,7 @@ use crate::job::spec::{ioprio_value, CmdprioSpec, Ddir, PrioShare};
 use crate::workload::rng::{stream_rng, RngStream, WorkerRng};
 
 /// The priorities of one worker's I/Os.
-pub struct PrioChooser {
+pub(crate) struct PrioChooser {
     spec: CmdprioSpec,
     /// The ioprio of the I/Os that do not get a cmdprio priority: the job's
     /// (`prioclass`/`prio`), 0 when it has none.
@@ -16,7 +16,7 @@ pub struct PrioChooser {
 }
 
 impl PrioChooser {
-    pub fn new(spec: CmdprioSpec, own: Option<(u32, u32)>, seed: u64) -> Self {
+    pub(crate) fn new(spec: CmdprioSpec, own: Option<(u32, u32)>, seed: u64) -> Self {
         Self {
             spec,
             own: own.map_or(0, |(class, level)| ioprio_value(class as u16, level as u16)),
@@ -26,7 +26,7 @@ impl PrioChooser {
 
     /// The priorities this worker's `ddir` I/Os can carry, the job's own first, then
     /// cmdprio's in the order of its shares (fio's order).
-    pub fn priorities(&self, ddir: Ddir) -> Vec<u16> {
+    pub(crate) fn priorities(&self, ddir: Ddir) -> Vec<u16> {
         let mut all = vec![self.own];
         for share in self.shares(ddir) {
             if !all.contains(&share.ioprio) {
@@ -39,7 +39,7 @@ impl PrioChooser {
     /// The ioprio of the next `ddir` I/O of `len` bytes: one draw from 0 to 99 against
     /// the shares of its size, in turn.
     #[inline]
-    pub fn pick(&mut self, ddir: Ddir, len: u32) -> u16 {
+    pub(crate) fn pick(&mut self, ddir: Ddir, len: u32) -> u16 {
         let fits = |s: &&PrioShare| s.bs.is_none_or(|bs| bs == u64::from(len));
         let all = self
             .spec

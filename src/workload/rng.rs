@@ -12,11 +12,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The generator every worker uses: small state, a few ns per draw, and the same
 /// sequence on every platform for the same seed.
-pub type WorkerRng = Xoshiro256PlusPlus;
+pub(crate) type WorkerRng = Xoshiro256PlusPlus;
 
 /// Independent streams drawn from one worker seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RngStream {
+pub(crate) enum RngStream {
     Offsets = 1,
     Pacing = 2,
     Buffers = 3,
@@ -38,7 +38,12 @@ impl RngStream {
 /// The seed of one worker. With `randrepeat` (fio's default) it depends only on
 /// `randseed` and the worker's place in the run, so a rerun repeats the pattern;
 /// without it the clock makes every run different.
-pub fn worker_seed(randseed: u64, randrepeat: bool, job_index: u32, worker_index: u32) -> u64 {
+pub(crate) fn worker_seed(
+    randseed: u64,
+    randrepeat: bool,
+    job_index: u32,
+    worker_index: u32,
+) -> u64 {
     let base = if randrepeat {
         randseed
     } else {
@@ -52,7 +57,7 @@ pub fn worker_seed(randseed: u64, randrepeat: bool, job_index: u32, worker_index
 }
 
 /// A generator for one consumer of a worker's seed.
-pub fn stream_rng(seed: u64, stream: RngStream) -> WorkerRng {
+pub(crate) fn stream_rng(seed: u64, stream: RngStream) -> WorkerRng {
     WorkerRng::seed_from_u64(stream_seed(seed, stream))
 }
 
@@ -63,7 +68,7 @@ fn stream_seed(seed: u64, stream: RngStream) -> u64 {
 
 /// `--debug=random`: how many streams a worker seeded with `seed` has, then each
 /// stream's seed in stream order, in the words fio's seed lines use.
-pub fn trace_seeds(seed: u64) {
+pub(crate) fn trace_seeds(seed: u64) {
     if debug::enabled(DebugType::Random) {
         debug::trace(
             DebugType::Random,

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 
 /// fio's index of the stream sprandom's chances come from (upstream fio's
 /// `FIO_RAND_SPRANDOM_OFF`).
-pub const CHANCE_STREAM: u32 = 22;
+pub(super) const CHANCE_STREAM: u32 = 22;
 
 /// Chances are drawn in ten-thousandths.
 const CHANCE_SCALE: u32 = 10_000;
@@ -116,7 +116,7 @@ impl Rewrites {
 
 /// One file's sprandom order of blocks.
 #[derive(Debug, Clone)]
-pub struct Sprandom {
+pub(super) struct Sprandom {
     new_blocks: Lfsr,
     /// fio's 32-bit tausworthe (taus88), which fio draws the chances from.
     chances: Taus,
@@ -137,7 +137,7 @@ pub struct Sprandom {
 impl Sprandom {
     /// The order over `new_blocks`' blocks of a target of `logical` bytes
     /// written in `block`-byte I/Os, drawing chances from `chance_seed`.
-    pub fn new(
+    pub(super) fn new(
         spec: &SprandomSpec,
         logical: u64,
         block: u64,
@@ -162,7 +162,7 @@ impl Sprandom {
     }
 
     /// Start over from fio's seeds (nothing drawn yet).
-    pub fn reseed(&mut self, block_seed: u64, chance_seed: u32) {
+    pub(super) fn reseed(&mut self, block_seed: u64, chance_seed: u32) {
         self.new_blocks = Lfsr::new(self.new_blocks.blocks(), block_seed);
         self.chances = Taus::new(u64::from(chance_seed), false);
     }
@@ -181,7 +181,7 @@ impl Sprandom {
     }
 
     /// The next block to write; `None` once every block was written.
-    pub fn next_block(&mut self) -> Option<u64> {
+    pub(super) fn next_block(&mut self) -> Option<u64> {
         if !self.after_region {
             if let Some(block) = self.rewrites.take() {
                 self.maybe_pick(block);

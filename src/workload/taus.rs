@@ -45,7 +45,7 @@ where
 
 /// One generator's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Taus {
+pub(super) enum Taus {
     Bits32([u32; 3]),
     Bits64([u64; 5]),
 }
@@ -65,7 +65,7 @@ const SPREAD_START: u64 = 53;
 
 impl Taus {
     /// The generator fio starts from `seed`: 32-bit (the seed's low 32 bits) or 64-bit.
-    pub fn new(seed: u64, wide: bool) -> Taus {
+    pub(super) fn new(seed: u64, wide: bool) -> Taus {
         let mut taus = if wide {
             let spread = |x: u64| x.wrapping_mul(6_906_969_069) ^ seed;
             let mut s = [0u64; 5];
@@ -92,13 +92,13 @@ impl Taus {
         taus
     }
 
-    pub fn is_wide(&self) -> bool {
+    pub(super) fn is_wide(&self) -> bool {
         matches!(self, Taus::Bits64(_))
     }
 
     /// The next draw: 32 or 64 random bits.
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         match self {
             Taus::Bits32(s) => u64::from(advance(s, &STEPS32)),
             Taus::Bits64(s) => advance(s, &STEPS64),
@@ -107,7 +107,7 @@ impl Taus {
 
     /// A block in `0..blocks` as fio scales a draw: `blocks × r / (max + 1)` in doubles.
     #[inline]
-    pub fn block(&mut self, blocks: u64) -> u64 {
+    pub(super) fn block(&mut self, blocks: u64) -> u64 {
         let range = match self {
             Taus::Bits32(_) => u32::MAX as f64 + 1.0,
             Taus::Bits64(_) => u64::MAX as f64 + 1.0,

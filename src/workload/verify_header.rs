@@ -15,7 +15,7 @@ use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-pub const HEADER_LEN: usize = VERIFY_HEADER_LEN as usize;
+pub(crate) const HEADER_LEN: usize = VERIFY_HEADER_LEN as usize;
 const MAGIC: [u8; 4] = *b"iolV";
 const VERSION: u8 = 1;
 const CHECKSUM_AT: usize = 40;
@@ -26,13 +26,13 @@ const SECTOR: usize = 512;
 
 /// Who wrote a block: a hash of the job name and the worker's seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Writer {
+pub(crate) struct Writer {
     pub job: u32,
     pub seed: u64,
 }
 
 impl Writer {
-    pub fn new(job_name: &str, seed: u64) -> Self {
+    pub(crate) fn new(job_name: &str, seed: u64) -> Self {
         Self {
             job: fnv1a(job_name.as_bytes()),
             seed,
@@ -43,7 +43,7 @@ impl Writer {
 /// What is wrong with a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Fault {
+pub(crate) enum Fault {
     /// Every byte is zero.
     Zeroed,
     /// No header magic: never written by iolens, or overwritten by something else.
@@ -69,7 +69,7 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Fault::Zeroed => "zeroed",
             Fault::NoHeader => "no_header",
@@ -84,7 +84,7 @@ impl Fault {
     }
 
     /// One line about the block at `offset`.
-    pub fn describe(&self, offset: u64) -> String {
+    pub(crate) fn describe(&self, offset: u64) -> String {
         match *self {
             Fault::Zeroed => format!("block at offset {offset} is all zeros (zeroed block)"),
             Fault::NoHeader => {
@@ -124,14 +124,14 @@ impl Fault {
 
 /// A bad block: what is wrong and the header found there, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mismatch {
+pub(crate) struct Mismatch {
     pub fault: Fault,
     pub found: Option<HeaderFields>,
 }
 
 /// Writes and checks verified blocks for one worker.
 #[derive(Debug, Clone)]
-pub struct BlockCodec {
+pub(crate) struct BlockCodec {
     kind: VerifyKind,
     pattern: Option<Pattern>,
     /// `verify_pattern_interval`; 0: the whole block.
@@ -145,7 +145,7 @@ pub struct BlockCodec {
 }
 
 impl BlockCodec {
-    pub fn new(spec: &VerifySpec, writer: Writer) -> Self {
+    pub(crate) fn new(spec: &VerifySpec, writer: Writer) -> Self {
         Self {
             kind: spec.kind,
             pattern: spec.pattern.clone(),
@@ -161,7 +161,7 @@ impl BlockCodec {
     /// unless a job both reads and writes (it then compares the header's seed):
     /// a `verify_only` job checks what another job (any name, any place in
     /// the run) laid out.
-    pub fn accepting_any_writer(self) -> Self {
+    pub(crate) fn accepting_any_writer(self) -> Self {
         Self {
             checks_writer: false,
             ..self
@@ -169,7 +169,7 @@ impl BlockCodec {
     }
 
     /// Fill `block` with what generation `generation` of the block at `offset` holds.
-    pub fn write_block(&self, block: &mut [u8], offset: u64, generation: u32) {
+    pub(crate) fn write_block(&self, block: &mut [u8], offset: u64, generation: u32) {
         self.render(
             block,
             &self.expected_fields(offset, block.len(), generation),
@@ -195,7 +195,7 @@ impl BlockCodec {
     /// Check the block read at `offset`; `expected_generation` None accepts any
     /// writer and generation whose header and checksum hold (a read job checking
     /// data an earlier job wrote). `scratch` is a block-sized work area.
-    pub fn check_block(
+    pub(crate) fn check_block(
         &self,
         block: &[u8],
         offset: u64,
@@ -258,7 +258,7 @@ impl BlockCodec {
     }
 
     /// The header this codec writes for generation `generation` at `offset`.
-    pub fn expected_fields(&self, offset: u64, len: usize, generation: u32) -> HeaderFields {
+    pub(crate) fn expected_fields(&self, offset: u64, len: usize, generation: u32) -> HeaderFields {
         HeaderFields {
             offset,
             len: len as u32,

@@ -16,7 +16,7 @@ const BLOCK: usize = 4096;
 
 /// Writes `size` sequentially in 4k blocks with `extra` options, under iolens and
 /// (when installed) fio; the bytes of each file.
-pub fn write_both(dir: &Path, size: &str, extra: &[&str]) -> (Vec<u8>, Option<Vec<u8>>) {
+pub(crate) fn write_both(dir: &Path, size: &str, extra: &[&str]) -> (Vec<u8>, Option<Vec<u8>>) {
     let args = |file: &str| {
         let mut all = vec![
             "--name=contents".to_string(),

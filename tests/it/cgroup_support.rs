@@ -19,7 +19,7 @@ struct GroupDir {
     dir: PathBuf,
 }
 
-pub struct ChildCgroup {
+pub(crate) struct ChildCgroup {
     version: &'static str,
     dirs: Vec<GroupDir>,
 }
@@ -94,7 +94,7 @@ impl ChildCgroup {
     /// A new child group with `controllers` ("memory", "io" (v1: blkio),
     /// "cpu", "cpuset"); Err with the reason to print when the test must
     /// skip (not root, a controller not mounted or not enabled).
-    pub fn new(controllers: &[&str], name: &str) -> Result<ChildCgroup, String> {
+    pub(crate) fn new(controllers: &[&str], name: &str) -> Result<ChildCgroup, String> {
         if !crate::support::is_root() {
             return Err("not root: cannot create a cgroup".into());
         }
@@ -178,12 +178,12 @@ impl ChildCgroup {
     }
 
     /// "v1" or "v2".
-    pub fn version(&self) -> &'static str {
+    pub(crate) fn version(&self) -> &'static str {
         self.version
     }
 
     /// The group as `/proc/PID/cgroup` names it for `controller` (any under v2).
-    pub fn path(&self, controller: &str) -> &str {
+    pub(crate) fn path(&self, controller: &str) -> &str {
         &self.group(controller).path
     }
 
@@ -198,7 +198,7 @@ impl ChildCgroup {
     /// Write `value` to the group's `file` ("memory.limit_in_bytes",
     /// "blkio.throttle.write_bps_device", "io.max", "cpu.max", …; the
     /// controller is the name's first word).
-    pub fn set(&self, file: &str, value: &str) {
+    pub(crate) fn set(&self, file: &str, value: &str) {
         let controller = file.split('.').next().unwrap_or(file);
         let path = self.group(controller).dir.join(file);
         std::fs::write(&path, value)
@@ -206,7 +206,7 @@ impl ChildCgroup {
     }
 
     /// `program` (isolated as support::command's iolens is) started inside the group.
-    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+    pub(crate) fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let moves: Vec<String> = self
             .dirs
             .iter()

@@ -7,7 +7,7 @@ use crate::support::{command, isolated, scratch, stderr, stdout};
 use std::path::Path;
 
 /// The `io` trace lines of `text` as (step, offset, len, ddir, file).
-pub fn io_lines(text: &str) -> Vec<(String, u64, u64, u32, String)> {
+pub(crate) fn io_lines(text: &str) -> Vec<(String, u64, u64, u32, String)> {
     text.lines()
         .filter(|l| l.starts_with("io ") && l.contains(": io_u 0x"))
         .map(|line| {

@@ -2,17 +2,8 @@
 //! moved, data on disk, and fio's JSON keys.
 
 use crate::support::{iolens, json, scratch, stderr};
-use iolens::job::spec::EngineKind;
 use serde_json::Value;
 
-/// Every engine of the table that moves data: a new row is tested here without another
-/// edit (the file and dir operation engines have tests of their own, in file_ops).
-fn data_engines() -> impl Iterator<Item = &'static str> {
-    EngineKind::ALL
-        .iter()
-        .filter(|row| row.file_op.is_none())
-        .map(|row| row.name)
-}
 const SIZE: u64 = 2 << 20;
 
 fn run_job(engine: &str, rw: &str, direct: bool) -> (Value, Vec<u8>) {
@@ -75,7 +66,7 @@ fn check_fio_keys(report: &Value, on_a_disk: bool) {
 
 #[test]
 fn every_engine_reads_a_whole_file_direct_and_buffered() {
-    for engine in data_engines() {
+    for engine in iolens::data_engines() {
         for direct in [false, true] {
             // mmap cannot bypass the page cache; fio refuses that combination too.
             if engine == "mmap" && direct {
@@ -97,7 +88,7 @@ fn every_engine_reads_a_whole_file_direct_and_buffered() {
 
 #[test]
 fn every_engine_writes_data_that_reaches_the_file() {
-    for engine in data_engines() {
+    for engine in iolens::data_engines() {
         for direct in [false, true] {
             if engine == "mmap" && direct {
                 continue;

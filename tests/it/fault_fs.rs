@@ -26,14 +26,14 @@ use tempfile::TempDir;
 
 /// Which I/Os a rule applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Read,
     Write,
 }
 
 /// What happens to an I/O a rule matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// Answer with this errno.
     Fail(i32),
     /// Answer (and store) only after this long.
@@ -48,7 +48,7 @@ pub enum Fault {
 
 /// One instruction: `fault` for `op`s that touch `range`, once or every time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
+pub(crate) struct Rule {
     op: Op,
     range: Range<u64>,
     fault: Fault,
@@ -59,7 +59,7 @@ pub struct Rule {
 
 impl Rule {
     /// Every `op` overlapping `range` gets `fault`.
-    pub fn always(op: Op, range: Range<u64>, fault: Fault) -> Rule {
+    pub(crate) fn always(op: Op, range: Range<u64>, fault: Fault) -> Rule {
         Rule {
             op,
             range,
@@ -70,7 +70,7 @@ impl Rule {
     }
 
     /// Only the first `op` overlapping `range` gets `fault`.
-    pub fn once(op: Op, range: Range<u64>, fault: Fault) -> Rule {
+    pub(crate) fn once(op: Op, range: Range<u64>, fault: Fault) -> Rule {
         Rule {
             once: true,
             ..Rule::always(op, range, fault)
@@ -78,7 +78,7 @@ impl Rule {
     }
 
     /// Let the first `n` matching I/Os through untouched.
-    pub fn after(self, n: u32) -> Rule {
+    pub(crate) fn after(self, n: u32) -> Rule {
         Rule { skip: n, ..self }
     }
 
@@ -359,7 +359,7 @@ impl Filesystem for FaultyFs {
 }
 
 /// A mounted fault-injecting filesystem serving one file.
-pub struct FaultFs {
+pub(crate) struct FaultFs {
     /// Holds the mount point and the backing file.
     dir: TempDir,
     name: String,
@@ -370,7 +370,7 @@ pub struct FaultFs {
 impl FaultFs {
     /// Serve a file called `name` of `size` zero bytes; None (with the reason
     /// printed) where FUSE cannot be mounted.
-    pub fn mount(name: &str, size: u64) -> Option<FaultFs> {
+    pub(crate) fn mount(name: &str, size: u64) -> Option<FaultFs> {
         if !Path::new("/dev/fuse").exists() {
             eprintln!("skipped: no /dev/fuse (FUSE is not available here)");
             return None;
@@ -422,7 +422,7 @@ impl FaultFs {
     }
 
     /// The served file, as the program under test opens it.
-    pub fn file(&self) -> PathBuf {
+    pub(crate) fn file(&self) -> PathBuf {
         self.mount_point().join(&self.name)
     }
 
@@ -431,31 +431,31 @@ impl FaultFs {
     }
 
     /// What the file really holds, read past the faults.
-    pub fn stored(&self) -> Vec<u8> {
+    pub(crate) fn stored(&self) -> Vec<u8> {
         std::fs::read(self.dir.path().join("backing")).unwrap()
     }
 
-    pub fn inject(&self, rule: Rule) {
+    pub(crate) fn inject(&self, rule: Rule) {
         self.state.rules.lock().unwrap().push(rule);
     }
 
     /// Forget every rule (I/Os already held stay held).
-    pub fn heal(&self) {
+    pub(crate) fn heal(&self) {
         self.state.rules.lock().unwrap().clear();
     }
 
     /// How many I/Os a rule has applied to so far.
-    pub fn fired(&self) -> u64 {
+    pub(crate) fn fired(&self) -> u64 {
         self.state.fired.load(Ordering::Relaxed)
     }
 
     /// How many I/Os are held by `Hang` rules now.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.state.held.lock().unwrap().len()
     }
 
     /// Answer every held I/O as a healthy disk would; returns how many there were.
-    pub fn release(&self) -> usize {
+    pub(crate) fn release(&self) -> usize {
         let held: Vec<Pending> = std::mem::take(&mut *self.state.held.lock().unwrap());
         let count = held.len();
         held.into_iter().for_each(|io| self.state.complete(io));

@@ -143,7 +143,7 @@ fn a_one_dash_option_is_an_option_not_a_job_file() {
 }
 
 /// `DIR/bin/fio`, the drop-in, with its history in DIR.
-pub fn shim(dir: &Path) -> impl Fn(&[&str]) -> std::process::Output + '_ {
+pub(crate) fn shim(dir: &Path) -> impl Fn(&[&str]) -> std::process::Output + '_ {
     let bin = dir.join("bin");
     let install = iolens(&["install-fio-shim", &bin.display().to_string()]);
     assert_eq!(install.status.code(), Some(0), "{}", stderr(&install));

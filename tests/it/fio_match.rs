@@ -9,10 +9,10 @@ use serde_json::Value;
 use std::path::Path;
 
 /// [read, write] × [io_bytes, total_ios] of one entry.
-pub type Counts = [[u64; 2]; 2];
+pub(crate) type Counts = [[u64; 2]; 2];
 
 /// Runs fio with `args` in `dir`; None (and a printed reason) without fio.
-pub fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
+pub(crate) fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
     let out = match crate::support::isolated("fio")
         .args(args)
         .current_dir(dir)
@@ -33,7 +33,7 @@ pub fn fio(dir: &Path, args: &[&str]) -> Option<Value> {
 }
 
 /// Runs iolens `run` with `args` in `dir`; its JSON and exit code.
-pub fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
+pub(crate) fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
     let mut all = vec!["run", "--no-history"];
     all.extend_from_slice(args);
     let out = crate::support::command()
@@ -53,7 +53,7 @@ pub fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
 
 /// Per entry: name, groupid and [read, write] × [io_bytes, total_ios]; fio's
 /// entries that stand for no job (groupid -1, see README) are left out.
-pub fn entries(doc: &Value) -> Vec<(String, u64, Counts)> {
+pub(crate) fn entries(doc: &Value) -> Vec<(String, u64, Counts)> {
     let jobs = doc["jobs"].as_array().expect("a jobs array");
     jobs.iter()
         .filter(|j| j["groupid"] != u32::MAX)

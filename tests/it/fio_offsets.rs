@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::Path;
 
 /// (offset KiB, length KiB) of each I/O, in issue order.
-pub type Ios = Vec<(u64, u64)>;
+pub(crate) type Ios = Vec<(u64, u64)>;
 
 /// [read, write] io_bytes of the first job entry.
 fn io_bytes(doc: &Value) -> [u64; 2] {
@@ -18,7 +18,7 @@ fn io_bytes(doc: &Value) -> [u64; 2] {
 }
 
 /// The I/Os in a per-I/O log of iolens or fio (`time, value, ddir, bs, offset, prio`).
-pub fn per_io_log(path: &Path) -> Ios {
+pub(crate) fn per_io_log(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected iolens to write {}: {e}", path.display()));
     text.lines()
@@ -41,7 +41,7 @@ fn fio_iolog(path: &Path) -> Ios {
 }
 
 /// The I/Os of the given actions in a fio `write_iolog`: (action, offset KiB, length KiB).
-pub fn fio_iolog_actions(path: &Path, actions: &[&str]) -> Vec<(String, u64, u64)> {
+pub(crate) fn fio_iolog_actions(path: &Path, actions: &[&str]) -> Vec<(String, u64, u64)> {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("expected fio to write {}: {e}", path.display()));
     text.lines()
@@ -95,7 +95,7 @@ fn offsets_match(
 /// Runs `args` in `dir` under iolens, which must succeed, and, where fio is
 /// installed, under fio: each one's JSON and the I/Os it issued (iolens' per-I/O
 /// log, fio's `write_iolog`).
-pub fn issued_by_both(
+pub(crate) fn issued_by_both(
     dir: &Path,
     case: &str,
     args: &[&str],

@@ -149,7 +149,7 @@ fn without_size_a_job_reads_the_whole_device_and_clones_their_slices() {
 }
 
 /// iolens `run --no-history` with `args` in `dir`: its exit code and stderr.
-pub fn iolens_refusal(dir: &Path, args: &[&str]) -> (i32, String) {
+pub(crate) fn iolens_refusal(dir: &Path, args: &[&str]) -> (i32, String) {
     let out = command()
         .args(["run", "--no-history"])
         .args(args)

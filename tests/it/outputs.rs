@@ -45,7 +45,7 @@ fn json_plus_bins_sum_to_the_io_count() {
 const CLAT2CSV: &str = "/usr/bin/fio_jsonplus_clat2csv";
 
 /// Whether fio's json+ to CSV script is installed; prints why a test skips if not.
-pub fn clat2csv_installed() -> bool {
+pub(crate) fn clat2csv_installed() -> bool {
     let installed = Path::new(CLAT2CSV).exists();
     if !installed {
         eprintln!("skipped: {CLAT2CSV} not installed (Debian package fio)");
@@ -55,7 +55,7 @@ pub fn clat2csv_installed() -> bool {
 
 /// Runs fio's script on the json+ document `source` (CSVs named after `dest`),
 /// failing the test if the script refuses it.
-pub fn clat2csv(source: &Path, dest: &Path, extra: Option<&str>) {
+pub(crate) fn clat2csv(source: &Path, dest: &Path, extra: Option<&str>) {
     let out = crate::support::isolated(CLAT2CSV)
         .arg(source)
         .arg(dest)

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// True when every tool exists; otherwise prints why the scenario is skipped.
-pub fn have_tools(tools: &[&str]) -> bool {
+pub(crate) fn have_tools(tools: &[&str]) -> bool {
     if !is_root() {
         eprintln!("skipped: scenario tests need root (CI runs as root)");
         return false;
@@ -31,7 +31,7 @@ pub fn have_tools(tools: &[&str]) -> bool {
 }
 
 /// Run a command that must succeed.
-pub fn run(program: &str, args: &[&str]) {
+pub(crate) fn run(program: &str, args: &[&str]) {
     let out = Command::new(program)
         .args(args)
         .output()
@@ -46,10 +46,10 @@ pub fn run(program: &str, args: &[&str]) {
 /// A process that keeps a block device open, as udev or a monitoring agent
 /// would. Without one, the device's page cache is dropped when the last
 /// opener closes it, and pollution made between two runs would vanish.
-pub struct Holder(Child);
+pub(crate) struct Holder(Child);
 
 impl Holder {
-    pub fn open(device: &Path) -> Holder {
+    pub(crate) fn open(device: &Path) -> Holder {
         let stdin = File::open(device).unwrap();
         Holder(
             Command::new("sleep")
@@ -63,7 +63,7 @@ impl Holder {
     /// A shell that opens `device`, has dd read `pages` pages at `offset`
     /// through the page cache (as blkid would), then keeps the device open as
     /// `sleep` for `hold_s` seconds.
-    pub fn read_and_hold(device: &Path, offset: u64, pages: usize, hold_s: u32) -> Holder {
+    pub(crate) fn read_and_hold(device: &Path, offset: u64, pages: usize, hold_s: u32) -> Holder {
         let script = format!(
             "exec 3<\"$1\"; dd if=\"$1\" of=/dev/null bs=4096 count={pages} skip={} 2>/dev/null; exec sleep {hold_s}",
             offset / 4096
@@ -77,7 +77,7 @@ impl Holder {
         )
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.id()
     }
 }
@@ -90,13 +90,13 @@ impl Drop for Holder {
 }
 
 /// Drop a block device's clean page cache (BLKFLSBUF), as the clean arm of seed 000 does.
-pub fn flush_buffers(device: &Path) {
+pub(crate) fn flush_buffers(device: &Path) {
     run("blockdev", &["--flushbufs", device.to_str().unwrap()]);
 }
 
 /// Read `pages` pages at `offset` through the page cache, as blkid does;
 /// readahead usually caches more than was asked.
-pub fn read_through_cache(device: &Path, offset: u64, pages: usize) {
+pub(crate) fn read_through_cache(device: &Path, offset: u64, pages: usize) {
     let mut buf = vec![0u8; pages * 4096];
     File::open(device)
         .unwrap()
@@ -106,7 +106,7 @@ pub fn read_through_cache(device: &Path, offset: u64, pages: usize) {
 
 /// Where a loop device's backing file lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backing {
+pub(crate) enum Backing {
     /// A file in /dev/shm: RAM, no disk below the loop device.
     Shm,
     /// A file in the test's scratch space under `CARGO_TARGET_TMPDIR`: the
@@ -116,7 +116,7 @@ pub enum Backing {
 
 /// A loop device over a fresh sparse file (a hole of `size` bytes), with or
 /// without direct I/O to that file. Detached on drop, then the file removed.
-pub struct BackedLoop {
+pub(crate) struct BackedLoop {
     // Declared first: detached before the backing file's directory goes.
     device: LoopDevice,
     _backing_dir: tempfile::TempDir,
@@ -125,7 +125,7 @@ pub struct BackedLoop {
 impl BackedLoop {
     /// None, with the reason printed, without root or losetup, or when the
     /// kernel refuses direct I/O on the backing file.
-    pub fn create(size: u64, backing: Backing, direct_io: bool) -> Option<BackedLoop> {
+    pub(crate) fn create(size: u64, backing: Backing, direct_io: bool) -> Option<BackedLoop> {
         if !have_tools(&["losetup"]) {
             return None;
         }
@@ -158,12 +158,12 @@ impl BackedLoop {
     }
 
     /// The device node ("/dev/loop3").
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.device.path()
     }
 
     /// The name under /sys/block ("loop3").
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         self.device
             .device
             .file_name()
@@ -172,14 +172,14 @@ impl BackedLoop {
             .into_owned()
     }
 
-    pub fn backing_file(&self) -> &Path {
+    pub(crate) fn backing_file(&self) -> &Path {
         self.device.backing()
     }
 }
 
 /// A filesystem type `LoopFs` can make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FsKind {
+pub(crate) enum FsKind {
     Ext4,
     Xfs,
     /// Needs at least ~128 MiB.
@@ -199,7 +199,7 @@ impl FsKind {
 
 /// A fresh filesystem on a `BackedLoop`, mounted on a scratch directory;
 /// unmounted on drop, then the device detached and its backing file removed.
-pub struct LoopFs {
+pub(crate) struct LoopFs {
     mount_point: tempfile::TempDir,
     device: BackedLoop,
     mount_options: String,
@@ -208,7 +208,7 @@ pub struct LoopFs {
 impl LoopFs {
     /// None, with the reason printed, where the machine lacks root, the
     /// filesystem's tools, or direct I/O on the backing file.
-    pub fn create(
+    pub(crate) fn create(
         kind: FsKind,
         size: u64,
         backing: Backing,
@@ -232,12 +232,12 @@ impl LoopFs {
         Some(fs)
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.mount_point.path().join(name)
     }
 
     /// The loop device's name under /sys/block ("loop3").
-    pub fn device_name(&self) -> String {
+    pub(crate) fn device_name(&self) -> String {
         self.device.name()
     }
 
@@ -256,14 +256,14 @@ impl LoopFs {
     /// Unmount and mount again: the only way to make every file cold without
     /// dropping the whole machine's caches. The backing file's own cache (Disk
     /// backing without direct I/O) stays.
-    pub fn remount(&self) {
+    pub(crate) fn remount(&self) {
         run("umount", &[self.mount_point.path().to_str().unwrap()]);
         self.mount();
     }
 
     /// A file of `size` bytes written with zeros and synced, so later writes
     /// overwrite allocated blocks (the seed 004 setup).
-    pub fn preallocated_file(&self, name: &str, size: u64) -> PathBuf {
+    pub(crate) fn preallocated_file(&self, name: &str, size: u64) -> PathBuf {
         let path = self.path(name);
         let file = File::create(&path).unwrap();
         let chunk = vec![0u8; 1 << 20];
@@ -276,7 +276,7 @@ impl LoopFs {
 
     /// A file of `size` bytes allocated by `fallocate` and never written:
     /// unwritten extents, which read as zeros without touching the device.
-    pub fn fallocated_file(&self, name: &str, size: u64) -> PathBuf {
+    pub(crate) fn fallocated_file(&self, name: &str, size: u64) -> PathBuf {
         let path = self.path(name);
         run(
             "fallocate",
@@ -286,7 +286,7 @@ impl LoopFs {
     }
 
     /// A file of `size` bytes that is one hole (truncated to its size).
-    pub fn sparse_file(&self, name: &str, size: u64) -> PathBuf {
+    pub(crate) fn sparse_file(&self, name: &str, size: u64) -> PathBuf {
         let path = self.path(name);
         File::create(&path).unwrap().set_len(size).unwrap();
         path
@@ -301,10 +301,10 @@ impl Drop for LoopFs {
 
 /// ext4 on a loop device over /dev/shm without direct I/O, mounted noatime:
 /// the seed scenarios' filesystem.
-pub struct Ext4(LoopFs);
+pub(crate) struct Ext4(LoopFs);
 
 impl Ext4 {
-    pub fn create(size: u64) -> Option<Ext4> {
+    pub(crate) fn create(size: u64) -> Option<Ext4> {
         LoopFs::create(FsKind::Ext4, size, Backing::Shm, false, &["noatime"]).map(Ext4)
     }
 }
@@ -320,14 +320,14 @@ impl std::ops::Deref for Ext4 {
 /// A zram device (compressed RAM) given a disk size; reset on drop, which
 /// frees its memory. Only /dev/zram0, and only when nobody set it up: a
 /// disksize other than 0 means it is in use.
-pub struct Zram {
+pub(crate) struct Zram {
     name: &'static str,
     // Held until the reset: two tests never share the device.
     _only_user: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Zram {
-    pub fn create(size: u64) -> Option<Zram> {
+    pub(crate) fn create(size: u64) -> Option<Zram> {
         static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
         // No tools: only root.
         if !have_tools(&[]) {
@@ -358,19 +358,19 @@ impl Zram {
     }
 
     /// The device node ("/dev/zram0").
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         Path::new("/dev").join(self.name)
     }
 
     /// The name under /sys/block ("zram0").
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.name
     }
 
     /// /sys/block/zramN/mm_stat: orig_data_size, compr_data_size,
     /// mem_used_total, mem_limit, mem_used_max, same_pages, pages_compacted,
     /// huge_pages, huge_pages_since (bytes, except the page counts).
-    pub fn mm_stat(&self) -> Vec<u64> {
+    pub(crate) fn mm_stat(&self) -> Vec<u64> {
         read_trimmed(&Path::new("/sys/block").join(self.name).join("mm_stat"))
             .split_whitespace()
             .map(|n| n.parse().unwrap())
@@ -389,13 +389,13 @@ impl Drop for Zram {
 
 /// A private tmpfs mounted on a scratch directory, unmounted on drop; a
 /// directory in /dev/shm (a tmpfs too) where mounting is not possible.
-pub struct Tmpfs {
+pub(crate) struct Tmpfs {
     dir: tempfile::TempDir,
     mounted: bool,
 }
 
 impl Tmpfs {
-    pub fn mount(size: u64) -> Option<Tmpfs> {
+    pub(crate) fn mount(size: u64) -> Option<Tmpfs> {
         let dir = crate::support::scratch();
         let mounted = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -423,7 +423,7 @@ impl Tmpfs {
         }
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 }
@@ -441,7 +441,7 @@ impl Drop for Tmpfs {
 /// the run, long-lived like a database or a backup (one dd, fed through a
 /// pipe a tenth of a second's worth at a time). Its process group (the
 /// shell, its feeder and its dd) is killed on drop.
-pub struct Neighbour(Child);
+pub(crate) struct Neighbour(Child);
 
 /// The neighbour's dd writes blocks of this size.
 const NEIGHBOUR_BLOCK: u64 = 64 << 10;
@@ -449,7 +449,7 @@ const NEIGHBOUR_BLOCK: u64 = 64 << 10;
 impl Neighbour {
     /// Appends to `path` about `bytes_per_sec_hint` a second (less when the
     /// device is slower).
-    pub fn start(path: &Path, bytes_per_sec_hint: u64) -> Option<Neighbour> {
+    pub(crate) fn start(path: &Path, bytes_per_sec_hint: u64) -> Option<Neighbour> {
         if !have_tools(&["sh", "dd", "head", "sleep"]) {
             return None;
         }
@@ -467,7 +467,7 @@ impl Neighbour {
         Some(Neighbour(child))
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.0.id()
     }
 }
@@ -488,7 +488,7 @@ impl Drop for Neighbour {
 /// it (as its value, or as one of its lines for a rule list). `restore` is
 /// what to write back, which is not always the value read before (see `DirtyLimit`).
 #[must_use = "the setting is restored when this is dropped"]
-pub struct KernelSetting {
+pub(crate) struct KernelSetting {
     path: PathBuf,
     written: String,
     restore: Vec<(PathBuf, String)>,
@@ -534,7 +534,7 @@ fn read_trimmed(path: &Path) -> String {
 /// "dirty_background"). Setting a `_bytes` value zeroes its `_ratio` twin and
 /// the kernel refuses `_bytes = 0`, so a ratio-based original is restored by
 /// writing the ratio back.
-pub fn dirty_limit(which: &str, bytes: u64) -> KernelSetting {
+pub(crate) fn dirty_limit(which: &str, bytes: u64) -> KernelSetting {
     let vm = Path::new("/proc/sys/vm");
     let bytes_path = vm.join(format!("{which}_bytes"));
     let ratio_path = vm.join(format!("{which}_ratio"));
@@ -551,7 +551,7 @@ pub fn dirty_limit(which: &str, bytes: u64) -> KernelSetting {
 /// kernel's flusher threads included (a rule in the root blkio cgroup of
 /// cgroup v1; the flusher is not in any child cgroup there). None, with the
 /// reason printed, where cgroup v1 blkio throttling is not mounted.
-pub fn write_throttle(device_name: &str, bytes_per_sec: u64) -> Option<KernelSetting> {
+pub(crate) fn write_throttle(device_name: &str, bytes_per_sec: u64) -> Option<KernelSetting> {
     let rules = Path::new("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device");
     if !rules.exists() {
         eprintln!("skipped: needs cgroup v1 blkio throttling ({rules:?} is absent)");
@@ -572,7 +572,7 @@ pub fn write_throttle(device_name: &str, bytes_per_sec: u64) -> Option<KernelSet
 
 /// `stable_writes=1` on a device: writes to a page under writeback wait for it,
 /// the behaviour behind the 2012 seed 004 stalls.
-pub fn stable_writes(device_name: &str) -> KernelSetting {
+pub(crate) fn stable_writes(device_name: &str) -> KernelSetting {
     let path = Path::new("/sys/block")
         .join(device_name)
         .join("queue/stable_writes");
@@ -581,7 +581,7 @@ pub fn stable_writes(device_name: &str) -> KernelSetting {
 }
 
 /// Scenarios measure timing and change machine-wide settings: they run one at a time.
-pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The home directory of every program a test starts: under the build's temporary
 /// directory, so nothing a test runs can write under the user's home.
-pub fn scratch_home() -> PathBuf {
+pub(crate) fn scratch_home() -> PathBuf {
     let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-home");
     std::fs::create_dir_all(&home).expect("create the scratch home");
     home
 }
 
 /// `program` with HOME and the XDG directories in the scratch home.
-pub fn isolated(program: impl AsRef<std::ffi::OsStr>) -> Command {
+pub(crate) fn isolated(program: impl AsRef<std::ffi::OsStr>) -> Command {
     let home = scratch_home();
     let mut command = Command::new(program);
     command
@@ -27,7 +27,7 @@ pub fn isolated(program: impl AsRef<std::ffi::OsStr>) -> Command {
 }
 
 /// Whether `fio` documents `option`.
-pub fn fio_knows(fio: &Path, option: &str) -> bool {
+pub(crate) fn fio_knows(fio: &Path, option: &str) -> bool {
     isolated(fio)
         .arg(format!("--cmdhelp={option}"))
         .output()
@@ -38,7 +38,7 @@ pub fn fio_knows(fio: &Path, option: &str) -> bool {
 /// `IOLENS_UPSTREAM_FIO`, else bench/fio-testsuite's build, else (with
 /// `or_installed`) a `fio` on the PATH that has it. Without one, says why the
 /// fio side is skipped.
-pub fn upstream_fio(option: &str, or_installed: bool) -> Option<PathBuf> {
+pub(crate) fn upstream_fio(option: &str, or_installed: bool) -> Option<PathBuf> {
     let found = match std::env::var_os("IOLENS_UPSTREAM_FIO") {
         Some(given) => Some(PathBuf::from(given)).filter(|fio| fio_knows(fio, option)),
         None => {
@@ -60,7 +60,7 @@ pub fn upstream_fio(option: &str, or_installed: bool) -> Option<PathBuf> {
 }
 
 /// The iolens binary, isolated, with its history in a scratch database.
-pub fn command() -> Command {
+pub(crate) fn command() -> Command {
     let mut command = isolated(env!("CARGO_BIN_EXE_iolens"));
     command.env(
         "IOLENS_DB",
@@ -70,16 +70,16 @@ pub fn command() -> Command {
 }
 
 /// Runs iolens with its history in a scratch database, never the user's.
-pub fn iolens(args: &[&str]) -> Output {
+pub(crate) fn iolens(args: &[&str]) -> Output {
     command().args(args).output().expect("run iolens")
 }
 
-pub fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// `out` must have ended with exit `code` and said `fragment` on stderr.
-pub fn assert_failed_saying(out: &Output, code: i32, fragment: &str) {
+pub(crate) fn assert_failed_saying(out: &Output, code: i32, fragment: &str) {
     assert_eq!(
         out.status.code(),
         Some(code),
@@ -93,12 +93,12 @@ pub fn assert_failed_saying(out: &Output, code: i32, fragment: &str) {
     );
 }
 
-pub fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Parse stdout as JSON, failing the test with stderr shown.
-pub fn json(out: &Output) -> serde_json::Value {
+pub(crate) fn json(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
         "iolens failed ({:?}): {}",
@@ -110,7 +110,7 @@ pub fn json(out: &Output) -> serde_json::Value {
 }
 
 /// A scratch directory under target/ (a real filesystem: /tmp may be tmpfs, which refuses O_DIRECT).
-pub fn scratch() -> tempfile::TempDir {
+pub(crate) fn scratch() -> tempfile::TempDir {
     let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it");
     std::fs::create_dir_all(&base).unwrap();
     tempfile::tempdir_in(base).unwrap()
@@ -119,7 +119,7 @@ pub fn scratch() -> tempfile::TempDir {
 /// Unmount `dir`, waiting a while for a process that still holds it (a stuck
 /// worker leaving after a frozen filesystem thaws), then detaching it lazily, so
 /// no test leaves a mount behind.
-pub fn unmount(dir: &Path) {
+pub(crate) fn unmount(dir: &Path) {
     for _ in 0..50 {
         let unmounted = Command::new("umount")
             .arg(dir)
@@ -140,7 +140,7 @@ fn is_mount_point(dir: &Path) -> bool {
         .is_ok_and(|mounts| mounts.lines().any(|l| l.split(' ').nth(1) == Some(&*dir)))
 }
 
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -153,7 +153,7 @@ pub fn is_root() -> bool {
 
 /// A loop device over a file in /dev/shm (a RAM disk); detached and removed on drop,
 /// also when the test fails.
-pub struct LoopDevice {
+pub(crate) struct LoopDevice {
     pub device: PathBuf,
     backing: PathBuf,
     /// The test made the backing file for this device: removed with it.
@@ -162,7 +162,7 @@ pub struct LoopDevice {
 
 impl LoopDevice {
     /// None (with the reason printed) when loop devices cannot be used here.
-    pub fn create(size: u64) -> Option<LoopDevice> {
+    pub(crate) fn create(size: u64) -> Option<LoopDevice> {
         if !is_root() {
             eprintln!("skipped: block-device tests need root (CI runs as root)");
             return None;
@@ -186,7 +186,7 @@ impl LoopDevice {
 
     /// A loop device over an existing `file`, detached on drop (the file stays);
     /// None (with the reason printed) when losetup refuses it.
-    pub fn attach(file: &Path) -> Option<LoopDevice> {
+    pub(crate) fn attach(file: &Path) -> Option<LoopDevice> {
         let out = Command::new("losetup")
             .args(["-f", "--show"])
             .arg(file)
@@ -204,11 +204,11 @@ impl LoopDevice {
         }
     }
 
-    pub fn backing(&self) -> &Path {
+    pub(crate) fn backing(&self) -> &Path {
         &self.backing
     }
 
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.device.to_str().unwrap()
     }
 }

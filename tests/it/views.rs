@@ -2,7 +2,7 @@
 //! one findings format, and `compare`'s CPU cost of each side (seed 001).
 
 use crate::support::{iolens, scratch, stderr, stdout};
-use iolens::units::format_value;
+use iolens::format_value;
 use std::path::Path;
 use std::process::Output;
 

@@ -9,7 +9,7 @@ use tempfile::TempDir;
 
 /// A temporary directory inside the build's target directory: a real filesystem,
 /// unlike a tmpfs `/tmp`, so `O_DIRECT` works there.
-pub fn scratch_dir() -> TempDir {
+pub(crate) fn scratch_dir() -> TempDir {
     let exe = std::env::current_exe().expect("test binary path");
     // The test binary lives in <target>/<profile>/deps/.
     let profile_dir = exe.ancestors().nth(2).expect("target/<profile> directory");
@@ -17,7 +17,7 @@ pub fn scratch_dir() -> TempDir {
 }
 
 /// A read/write file `data` of `len` bytes (zeros) in a fresh scratch directory.
-pub fn scratch_file(len: u64) -> (TempDir, File) {
+pub(crate) fn scratch_file(len: u64) -> (TempDir, File) {
     let dir = scratch_dir();
     let file = OpenOptions::new()
         .read(true)
@@ -30,11 +30,11 @@ pub fn scratch_file(len: u64) -> (TempDir, File) {
 }
 
 /// A loop device over a file, detached on drop (also when the test fails).
-pub struct LoopDevice(PathBuf);
+pub(crate) struct LoopDevice(PathBuf);
 
 impl LoopDevice {
     /// `None` (after printing why) when not root or no loop device can be made.
-    pub fn attach(backing: &Path) -> Option<Self> {
+    pub(crate) fn attach(backing: &Path) -> Option<Self> {
         // SAFETY: geteuid has no preconditions and touches no memory.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loop devices need root");
@@ -64,7 +64,7 @@ impl LoopDevice {
         )))
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -82,7 +82,7 @@ impl Drop for LoopDevice {
 }
 
 /// A second, `O_DIRECT` descriptor of the `data` file in a scratch directory.
-pub fn open_direct(dir: &TempDir) -> File {
+pub(crate) fn open_direct(dir: &TempDir) -> File {
     use std::os::unix::fs::OpenOptionsExt;
     OpenOptions::new()
         .read(true)
@@ -93,8 +93,8 @@ pub fn open_direct(dir: &TempDir) -> File {
 }
 
 /// Queue depth and block size of the ring tests.
-pub const DEPTH: u32 = 8;
-pub const BS: usize = 4096;
+pub(crate) const DEPTH: u32 = 8;
+pub(crate) const BS: usize = 4096;
 
 fn pattern(slot: u32) -> Vec<u8> {
     (0..BS)
@@ -110,7 +110,7 @@ fn offset(slot: u32) -> u64 {
 /// Through `ring` (DEPTH slots of BS bytes on one file), write DEPTH blocks concurrently,
 /// check them through `plain` (a buffered descriptor of the same file), then read them
 /// back concurrently.
-pub fn ring_roundtrip(ring: &mut impl IoRing, plain: &File) {
+pub(crate) fn ring_roundtrip(ring: &mut impl IoRing, plain: &File) {
     for slot in 0..DEPTH {
         ring.slot_mut(slot).copy_from_slice(&pattern(slot));
         ring.prep_write(slot, 0, offset(slot), BS as u32).unwrap();
@@ -171,7 +171,7 @@ pub fn ring_roundtrip(ring: &mut impl IoRing, plain: &File) {
 
 /// Reads DEPTH blocks of file 0 (it must hold them) into every slot of `ring`, then drops
 /// the ring with the reads in flight: its Drop must wait for them before freeing anything.
-pub fn drop_with_reads_in_flight(mut ring: impl IoRing) {
+pub(crate) fn drop_with_reads_in_flight(mut ring: impl IoRing) {
     for slot in 0..DEPTH {
         ring.prep_read(slot, 0, u64::from(slot) * BS as u64, BS as u32)
             .unwrap();
@@ -183,7 +183,7 @@ pub fn drop_with_reads_in_flight(mut ring: impl IoRing) {
 /// Reads one block of file 0 (it must hold one) with each of these priorities, one after
 /// the other, and returns what each read gave: bytes or -errno. The kernel checks an
 /// I/O's priority (an unknown class is EINVAL), so the results show that it arrived.
-pub fn reads_with_priorities(ring: &mut impl IoRing, ioprios: &[u16]) -> Vec<i64> {
+pub(crate) fn reads_with_priorities(ring: &mut impl IoRing, ioprios: &[u16]) -> Vec<i64> {
     let mut results = Vec::new();
     for &ioprio in ioprios {
         ring.set_ioprio(ioprio);
@@ -195,6 +195,6 @@ pub fn reads_with_priorities(ring: &mut impl IoRing, ioprios: &[u16]) -> Vec<i64
 }
 
 /// The ioprio of a class and level, as `ioprio_set(2)` encodes them.
-pub fn ioprio(class: u16, level: u16) -> u16 {
+pub(crate) fn ioprio(class: u16, level: u16) -> u16 {
     class << 13 | level
 }

@@ -10,14 +10,14 @@ use std::path::PathBuf;
 
 /// A whole fio command line: options (global, then per `--name`) and job files.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommandLine {
+pub(crate) struct CommandLine {
     pub global: RawJob,
     pub jobs: Vec<RawJob>,
     pub files: Vec<PathBuf>,
 }
 
 /// Splits a command line into its options and job files (words without `--`).
-pub fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
+pub(crate) fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
     let mut files = Vec::new();
     let (global, jobs) = parse(args, |word, _| {
         files.push(PathBuf::from(word));
@@ -32,7 +32,7 @@ pub fn parse_command_line(args: &[String]) -> Result<CommandLine, JobError> {
 
 /// Splits job arguments into the global options and one `RawJob` per `--name`; any other
 /// word is an error. Sources are 1-based positions in `args`.
-pub fn parse_fio_args(args: &[String]) -> Result<(RawJob, Vec<RawJob>), JobError> {
+pub(crate) fn parse_fio_args(args: &[String]) -> Result<(RawJob, Vec<RawJob>), JobError> {
     parse(args, |word, at| {
         Err(JobError::NotAnOption {
             at,
@@ -44,7 +44,7 @@ pub fn parse_fio_args(args: &[String]) -> Result<(RawJob, Vec<RawJob>), JobError
 /// The options fio reads without a separate value (its "set" options: `-thread job.fio`
 /// leaves job.fio a job file); `-thread=0` still sets one. Every other option takes the
 /// next word as its value when no `=` follows it (`-direct 1`, `-iodepth 16`).
-pub const NO_SEPARATE_VALUE: &[&str] = &[
+pub(crate) const NO_SEPARATE_VALUE: &[&str] = &[
     "blocksize_unaligned",
     "norandommap",
     "time_based",
@@ -68,7 +68,7 @@ pub const NO_SEPARATE_VALUE: &[&str] = &[
 
 /// The option in a word: `--key[=value]` or `-key[=value]` (fio takes long options with
 /// one dash too); `None` for a job file, `-` alone, and a negative number given as a value.
-pub fn option_text(word: &str) -> Option<&str> {
+pub(crate) fn option_text(word: &str) -> Option<&str> {
     let option = word.strip_prefix("--").or_else(|| word.strip_prefix('-'))?;
     let starts_a_name = option.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
     starts_a_name.then_some(option)

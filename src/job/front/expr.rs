@@ -8,14 +8,14 @@ use crate::job::options::{Kind, OptionDef};
 
 /// The machine facts fio's reserved keywords stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SystemValues {
+pub(crate) struct SystemValues {
     pub ncpus: u64,
     pub mb_memory: u64,
     pub pagesize: u64,
 }
 
 impl SystemValues {
-    pub fn of_this_machine() -> Self {
+    pub(crate) fn of_this_machine() -> Self {
         Self {
             ncpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
             mb_memory: total_memory_kib().unwrap_or(0) / 1024,
@@ -44,7 +44,7 @@ fn total_memory_kib() -> Option<u64> {
 
 /// Why a value could not be expanded or evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExprError {
+pub(crate) enum ExprError {
     #[error("environment variable '{0}' is not set")]
     UnsetVariable(String),
     #[error("environment variable '{0}' is empty")]
@@ -63,14 +63,14 @@ pub enum ExprError {
 
 /// What an empty or unset `${VAR}` does: an error (strict) or an empty string (fio).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MissingEnv {
+pub(crate) enum MissingEnv {
     Error,
     Empty,
 }
 
 /// Replaces every `${NAME}` with the value `lookup` gives. Returns the text and the names of
 /// variables that were replaced by an empty string (only with `MissingEnv::Empty`).
-pub fn expand_env(
+pub(crate) fn expand_env(
     text: &str,
     lookup: impl Fn(&str) -> Option<String>,
     missing: MissingEnv,
@@ -121,7 +121,7 @@ fn substitute_keywords(text: &str, system: &SystemValues) -> (String, bool) {
 
 /// Expands a value for `def`: keywords everywhere, and for numeric options arithmetic in a
 /// value (or each `read,write` side) that is wrapped in parentheses or uses a keyword.
-pub fn expand_value(
+pub(crate) fn expand_value(
     def: &OptionDef,
     text: &str,
     system: &SystemValues,
@@ -160,7 +160,7 @@ pub fn expand_value(
 }
 
 /// Evaluates `+ - * / % ^` and parentheses over whole numbers with size suffixes.
-pub fn evaluate(text: &str) -> Result<u64, ExprError> {
+pub(crate) fn evaluate(text: &str) -> Result<u64, ExprError> {
     let mut parser = Parser {
         tokens: tokenize(text)?,
         position: 0,

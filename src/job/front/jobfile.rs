@@ -20,7 +20,7 @@ use crate::job::raw::{lookup, LayeredJob, RawJob, Source};
 use std::path::{Path, PathBuf};
 
 /// What values in a job file may refer to.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub system: SystemValues,
     pub missing_env: MissingEnv,
     pub env: &'a dyn Fn(&str) -> Option<String>,
@@ -28,14 +28,14 @@ pub struct Context<'a> {
 
 /// The jobs of one job file, each with the file's `[global]` options above it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ParsedFile {
+pub(crate) struct ParsedFile {
     pub jobs: Vec<LayeredJob>,
     /// Things accepted only because of `--fio-compat=lenient`.
     pub warnings: Vec<String>,
 }
 
 /// Reads and parses one job file (and the files it includes).
-pub fn read_job_file(path: &Path, cx: &Context) -> Result<ParsedFile, JobError> {
+pub(crate) fn read_job_file(path: &Path, cx: &Context) -> Result<ParsedFile, JobError> {
     let mut parser = FileParser {
         cx,
         global: RawJob::new(
@@ -60,7 +60,7 @@ pub fn read_job_file(path: &Path, cx: &Context) -> Result<ParsedFile, JobError> 
 
 /// All jobs of a command line: the command-line jobs, then those of each file in order.
 /// `sections`, when not empty, keeps only the file jobs with those names.
-pub fn assemble(
+pub(crate) fn assemble(
     cli_global: &RawJob,
     cli_jobs: &[RawJob],
     files: &[PathBuf],
@@ -506,7 +506,7 @@ mod tests {
                 ("d.fio", "[d1]\n[d2]\n"),
             ],
         );
-        let (cli_global, cli_jobs) = crate::job::parse_fio_args(&[
+        let (cli_global, cli_jobs) = crate::job::front::cli_args::parse_fio_args(&[
             "--bs=16k".to_string(),
             "--size=1m".to_string(),
             "--name=x".to_string(),

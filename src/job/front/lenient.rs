@@ -6,7 +6,7 @@ use crate::job::raw::{LayeredJob, RawJob};
 use crate::units::{self, KbBase, UnitError};
 
 /// Rewrites every value fio would read differently from its text; one warning each.
-pub fn relax(jobs: &mut [LayeredJob]) -> Vec<String> {
+pub(crate) fn relax(jobs: &mut [LayeredJob]) -> Vec<String> {
     let mut warnings = Vec::new();
     for layered in jobs.iter_mut() {
         relax_layer(&mut layered.global, &mut warnings);
@@ -89,8 +89,8 @@ fn ordered_range(text: &str) -> Option<(String, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::front::cli_args::parse_fio_args;
     use crate::job::options::opt;
-    use crate::job::parse_fio_args;
 
     fn relaxed_job(args: &[&str]) -> (RawJob, Vec<String>) {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();

@@ -2,8 +2,8 @@
 //! arguments, `jobfile` reads INI job files (with `expr` for `$`-expressions and
 //! `text_check` for the bytes) and assembles both into layered jobs; `lenient` relaxes
 //! values fio accepts loosely.
-pub mod cli_args;
-pub mod expr;
-pub mod jobfile;
-pub mod lenient;
+pub(crate) mod cli_args;
+pub(crate) mod expr;
+pub(crate) mod jobfile;
+pub(crate) mod lenient;
 mod text_check;

@@ -7,9 +7,9 @@ use crate::job::raw::Source;
 use std::path::Path;
 
 /// Longest line accepted; fio's own limit is far below this.
-pub const MAX_LINE: usize = 64 * 1024;
+pub(super) const MAX_LINE: usize = 64 * 1024;
 
-pub fn job_text(path: &Path, bytes: Vec<u8>) -> Result<String, JobError> {
+pub(super) fn job_text(path: &Path, bytes: Vec<u8>) -> Result<String, JobError> {
     let at = |index: usize| Source::File {
         path: path.to_path_buf(),
         line: u32::try_from(index + 1).unwrap_or(u32::MAX),

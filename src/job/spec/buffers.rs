@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// Buffer contents for writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BufferSpec {
+pub(crate) struct BufferSpec {
     pub zero_buffers: bool,
     pub refill_buffers: bool,
     pub scramble_buffers: bool,
@@ -29,7 +29,7 @@ pub struct BufferSpec {
 impl BufferSpec {
     /// What the write buffers hold, in fio's option names: "zero_buffers",
     /// "buffer_compress_percentage=50", or "random data" for the default.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut said = Vec::new();
         if self.zero_buffers {
             said.push("zero_buffers".to_string());

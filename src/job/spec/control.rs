@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// What `exit_what` stops when a job of a run with `exitall` ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ExitWhat {
+pub(crate) enum ExitWhat {
     /// The other jobs of the running group (fio's `group`, and `stonewall`: only one
     /// group runs at a time here, so both mean the same).
     Group,
@@ -31,7 +31,7 @@ choice_words!(ExitWhat {
 /// Run control beyond time and size: when a job stops early, waits, or fails on
 /// being too slow.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunControlSpec {
+pub(crate) struct RunControlSpec {
     /// `exitall`: when this job ends, stop the others (fio applies it to the whole
     /// run once any job sets it; the runner does the same).
     pub exitall: bool,
@@ -55,7 +55,7 @@ pub struct RunControlSpec {
 
 impl RunControlSpec {
     /// True when a minimum rate is enforced.
-    pub fn has_rate_min(&self) -> bool {
+    pub(crate) fn has_rate_min(&self) -> bool {
         self.rate_min
             .iter()
             .chain(&self.rate_iops_min)
@@ -65,7 +65,7 @@ impl RunControlSpec {
 
 /// What fio's `steadystate=` measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SteadyMetric {
+pub(crate) enum SteadyMetric {
     Iops,
     /// Bytes per second.
     Bw,
@@ -99,7 +99,7 @@ choice_words!(SteadyCriterion {
 /// second the job's rate (both directions together) is sampled; the job ends when
 /// the last `duration` of samples meets the criterion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SteadyStateSpec {
+pub(crate) struct SteadyStateSpec {
     pub metric: SteadyMetric,
     /// Judge the least-squares slope of the samples; else their largest
     /// deviation from the mean.
@@ -115,7 +115,7 @@ pub struct SteadyStateSpec {
 
 /// fio's `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencyTargetSpec {
+pub(crate) struct LatencyTargetSpec {
     pub target_ns: u64,
     /// Each queue depth is tried for one window.
     pub window: Duration,

@@ -13,11 +13,11 @@ use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
 
 mod cmdprio;
-pub use cmdprio::*;
+pub(crate) use cmdprio::*;
 
 /// One engine: its fio name and what the rest of iolens asks about it.
 #[derive(Debug)]
-pub struct EngineDef {
+pub(crate) struct EngineDef {
     pub kind: EngineKind,
     /// fio's name, the `ioengine=` value.
     pub name: &'static str,
@@ -72,13 +72,13 @@ const FILE_OPS: EngineDef = EngineDef {
 macro_rules! engines {
     ($($kind:ident => $row:expr,)+) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-        pub enum EngineKind {
+        pub(crate) enum EngineKind {
             $($kind,)+
         }
 
         impl EngineKind {
             /// Every engine, in the order of the enum (and of the `ioengine=` help).
-            pub const ALL: &'static [EngineDef] = &[$(EngineDef {
+            pub(crate) const ALL: &'static [EngineDef] = &[$(EngineDef {
                 kind: EngineKind::$kind,
                 ..$row
             },)+];
@@ -126,7 +126,7 @@ engines! {
 
 /// What a metadata engine does to a file's name as one I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FileOp {
+pub(crate) enum FileOp {
     /// open(O_CREAT), then close.
     CreateFile,
     /// `stat_type` on a file laid out before the run.
@@ -143,7 +143,7 @@ pub enum FileOp {
 
 impl FileOp {
     /// What must exist before the first I/O: None, a file, or a directory.
-    pub fn needs(self) -> Option<Existing> {
+    pub(crate) fn needs(self) -> Option<Existing> {
         match self {
             Self::CreateFile | Self::CreateDir => None,
             Self::StatFile | Self::DeleteFile => Some(Existing::File),
@@ -152,7 +152,7 @@ impl FileOp {
     }
 
     /// The syscall one I/O makes, for messages.
-    pub fn call(self, stat_type: StatType) -> &'static str {
+    pub(crate) fn call(self, stat_type: StatType) -> &'static str {
         match self {
             Self::CreateFile => "open(O_CREAT)",
             Self::StatFile | Self::StatDir => match stat_type {
@@ -167,21 +167,21 @@ impl FileOp {
     }
 
     /// True for the operations that take `stat_type`.
-    pub fn stats(self) -> bool {
+    pub(crate) fn stats(self) -> bool {
         matches!(self, Self::StatFile | Self::StatDir)
     }
 }
 
 /// What a metadata engine finds in place of each name when it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Existing {
+pub(crate) enum Existing {
     File,
     Dir,
 }
 
 /// `stat_type=`: the call filestat and dirstat time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum StatType {
+pub(crate) enum StatType {
     #[default]
     Stat,
     Lstat,
@@ -198,7 +198,7 @@ crate::job::choice::choice_words!(StatType {
 /// `iodepth` submitting threads, each with its own engine, so even a blocking engine
 /// keeps up to `iodepth` I/Os in flight (runner/offload.rs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SubmitMode {
+pub(crate) enum SubmitMode {
     #[default]
     Inline,
     Offload,
@@ -234,26 +234,26 @@ impl Choice for EngineKind {
 impl EngineKind {
     /// This engine's row of `ALL`.
     #[inline]
-    pub fn def(self) -> &'static EngineDef {
+    pub(crate) fn def(self) -> &'static EngineDef {
         &Self::ALL[self as usize]
     }
 
     /// The fio name of the engine.
     #[inline]
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         self.def().name
     }
 
     /// True for engines that keep several I/Os in flight (iodepth > 1 is meaningful);
     /// null emulates a queue so the tool's async path can be measured.
     #[inline]
-    pub fn is_async(self) -> bool {
+    pub(crate) fn is_async(self) -> bool {
         self.def().is_async
     }
 }
 
 /// fio's I/O engines that iolens does not have.
-pub const FIO_ONLY_ENGINES: &[&str] = &[
+pub(crate) const FIO_ONLY_ENGINES: &[&str] = &[
     "vsync",
     "solarisaio",
     "windowsaio",
@@ -300,7 +300,7 @@ pub const FIO_ONLY_ENGINES: &[&str] = &[
 
 /// An engine's own option: a boolean row of the option table that only some engines honour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineOption {
+pub(crate) enum EngineOption {
     Hipri,
     Fixedbufs,
     Registerfiles,
@@ -309,7 +309,7 @@ pub enum EngineOption {
 
 impl EngineOption {
     /// The option's row of the option table.
-    pub fn def(self) -> &'static OptionDef {
+    pub(crate) fn def(self) -> &'static OptionDef {
         match self {
             Self::Hipri => opt::HIPRI,
             Self::Fixedbufs => opt::FIXEDBUFS,
@@ -321,7 +321,7 @@ impl EngineOption {
 
 /// Engine settings: queue depth, batching and the chosen engine's own options.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineSpec {
+pub(crate) struct EngineSpec {
     pub kind: EngineKind,
     pub iodepth: u32,
     /// `iodepth_batch_submit` as given (fio's default 1; 0 means iodepth).
@@ -346,7 +346,7 @@ pub struct EngineSpec {
 impl EngineSpec {
     /// I/Os in flight at most: `iodepth` for engines that queue and for offloaded
     /// submission, 1 for a blocking engine submitted inline.
-    pub fn depth(&self) -> u32 {
+    pub(crate) fn depth(&self) -> u32 {
         match self.kind.is_async() || self.submit_mode == SubmitMode::Offload {
             true => self.iodepth.max(1),
             false => 1,
@@ -356,7 +356,7 @@ impl EngineSpec {
 
 /// io_uring's own options, by fio's names.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoUringOptions {
+pub(crate) struct IoUringOptions {
     /// Polled completions (IORING_SETUP_IOPOLL).
     pub hipri: bool,
     pub fixedbufs: bool,
@@ -385,7 +385,7 @@ impl IoUringOptions {
 
 /// pvsync2's own options, by fio's names.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pvsync2Options {
+pub(crate) struct Pvsync2Options {
     /// Polled completions (RWF_HIPRI).
     pub hipri: bool,
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The kinds of error fio tells apart; they index `ErrorSpec`'s arrays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     Read = 0,
     Write = 1,
     /// A read whose data did not match (EILSEQ).
@@ -16,7 +16,7 @@ pub enum ErrorKind {
 
 /// errno values a job keeps going after, per `ErrorKind`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorSpec {
+pub(crate) struct ErrorSpec {
     /// Per kind: `None` stops the job at the first error (fio's default); `Some(list)`
     /// tolerates the errno values in `list` and stops on any other.
     pub tolerated: [Option<Vec<i32>>; 3],
@@ -27,12 +27,12 @@ const DEFAULT_TOLERATED: [i32; 2] = [libc::EIO, libc::EILSEQ];
 
 impl ErrorSpec {
     /// True when no error is tolerated: the hot loop then never asks.
-    pub fn stops_on_every_error(&self) -> bool {
+    pub(crate) fn stops_on_every_error(&self) -> bool {
         self.tolerated.iter().all(Option::is_none)
     }
 
     #[inline]
-    pub fn tolerates(&self, kind: ErrorKind, errno: i32) -> bool {
+    pub(crate) fn tolerates(&self, kind: ErrorKind, errno: i32) -> bool {
         self.tolerated[kind as usize]
             .as_ref()
             .is_some_and(|list| list.contains(&errno))
@@ -43,7 +43,7 @@ impl ErrorSpec {
     /// `:`-separated. fio's documentation has the two separators the other way round, but
     /// fio 3.33 reads them like this (`,ENOSPC` tolerates ENOSPC on writes), so job files
     /// behave as they do under fio.
-    pub fn parse(continue_on: &str, ignore: Option<&str>) -> Result<Self, String> {
+    pub(crate) fn parse(continue_on: &str, ignore: Option<&str>) -> Result<Self, String> {
         let kinds: &[ErrorKind] = match continue_on.trim().to_ascii_lowercase().as_str() {
             "none" | "0" => &[],
             "read" => &[ErrorKind::Read],
@@ -89,7 +89,7 @@ impl ErrorSpec {
 }
 
 /// The kind of a failed I/O: EILSEQ is a verification failure, else its direction.
-pub fn error_kind(is_write: bool, errno: i32) -> ErrorKind {
+pub(crate) fn error_kind(is_write: bool, errno: i32) -> ErrorKind {
     match (errno, is_write) {
         (libc::EILSEQ, _) => ErrorKind::Verify,
         (_, true) => ErrorKind::Write,

@@ -22,7 +22,7 @@ choice_words!(CpuPolicy {
 
 /// How each worker thread is scheduled (fio's `cpus_allowed`, `nice`, `prio`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SchedSpec {
+pub(crate) struct SchedSpec {
     /// CPUs the workers may run on (`cpus_allowed=`, `cpumask=`); empty = no pinning.
     pub cpus: Vec<usize>,
     /// `cpus_allowed_policy=split`: worker N runs only on the Nth of `cpus` (wrapping).
@@ -35,7 +35,7 @@ pub struct SchedSpec {
 
 /// Execution: workers, timing, grouping.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExecSpec {
+pub(crate) struct ExecSpec {
     pub numjobs: u32,
     /// Workers as threads (`thread`) or processes (fio's default).
     pub thread: bool,

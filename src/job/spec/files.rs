@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// fio's `fallocate=`: how a file that is laid out gets its blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Fallocate {
+pub(crate) enum Fallocate {
     /// Nothing reserved: a new file of a write job starts empty and grows as it is written.
     None,
     /// `fallocate(2)`; where the filesystem lacks it, the file is only extended.
@@ -35,7 +35,7 @@ choice_words!(Fallocate {
 
 /// fio's `fadvise_hint=`: access advice given on each file before the first I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FadviseHint {
+pub(crate) enum FadviseHint {
     None,
     /// Random for random patterns, sequential for the others (fio's default, `1`).
     ByPattern,
@@ -52,7 +52,7 @@ choice_words!(FadviseHint {
 
 /// How a job's files are created, prepared and guarded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FilesSpec {
+pub(crate) struct FilesSpec {
     /// `allow_file_create=0`: a file that does not exist is an error.
     pub allow_file_create: bool,
     /// `create_only`: lay out the files and do no I/O.
@@ -75,7 +75,7 @@ pub struct FilesSpec {
 
 /// `lockfile=`: how the I/O of a job's workers on a shared file is serialised.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LockMode {
+pub(crate) enum LockMode {
     #[default]
     None,
     Exclusive,

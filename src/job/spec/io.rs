@@ -9,7 +9,7 @@ use crate::job::options::opt;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SyncMode {
+pub(crate) enum SyncMode {
     None,
     /// `sync=1` / `sync=sync`: O_SYNC.
     Sync,
@@ -27,7 +27,7 @@ choice_words!(SyncMode {
 
 /// How data reaches the target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoModeSpec {
+pub(crate) struct IoModeSpec {
     pub direct: bool,
     pub sync: SyncMode,
     /// fsync after every N writes (0 = never).

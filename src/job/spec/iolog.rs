@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 /// The job's I/O log options.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IologSpec {
+pub(crate) struct IologSpec {
     /// `write_iolog=FILE`: each worker appends its issued I/Os to FILE (fio's version 3 log).
     pub write: Option<PathBuf>,
     /// `read_iolog=FILE`: the job replays FILE.
@@ -23,7 +23,7 @@ pub struct IologSpec {
 
 /// `replay_skip`: the kinds of logged I/O left out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplaySkip {
+pub(crate) struct ReplaySkip {
     /// Per direction (read, write, trim).
     pub ddir: [bool; DDIRS],
     pub sync: bool,
@@ -31,7 +31,7 @@ pub struct ReplaySkip {
 
 /// What a replay does, and what the resolver learnt from the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReplaySpec {
+pub(crate) struct ReplaySpec {
     pub log: PathBuf,
     /// `replay_redirect`: every I/O goes to this file.
     pub redirect: Option<PathBuf>,
@@ -53,7 +53,7 @@ pub struct ReplaySpec {
 
 impl ReplaySpec {
     /// Where a logged offset is replayed: scaled down, then aligned down (fio's order).
-    pub fn place(&self, offset: u64) -> u64 {
+    pub(crate) fn place(&self, offset: u64) -> u64 {
         let scaled = offset.checked_div(self.scale).unwrap_or(offset);
         if self.align > 0 {
             scaled & !(self.align - 1)
@@ -94,7 +94,7 @@ impl ReplaySpec {
     /// The job as the replay runs it: the log's files (a missing one created
     /// empty, not laid out, as in fio), its size the logged bytes, with the
     /// log's directions and largest blocks.
-    pub fn shape(
+    pub(crate) fn shape(
         &self,
         target: &mut TargetSpec,
         workload: &mut WorkloadSpec,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Per-I/O and per-interval log files (fio's `write_*_log`): each `Some` holds the
 /// file name prefix (the job name when the option is given without a value).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct LogSpec {
+pub(crate) struct LogSpec {
     pub bw: Option<String>,
     pub iops: Option<String>,
     /// slat, clat and lat logs.
@@ -38,14 +38,14 @@ pub struct LogSpec {
 
 impl LogSpec {
     /// True when any log is written; the hot loop checks only this.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
     }
 
     /// fio's `per_unit_log` for the bandwidth and IOPS logs: they take a sample per
     /// I/O (averaged per window with `log_avg_msec`) rather than the job's rate per
     /// interval, without `log_avg_msec` or when stored compressed.
-    pub fn per_io_rates(&self) -> bool {
+    pub(crate) fn per_io_rates(&self) -> bool {
         self.avg_msec == 0 || self.store_compressed
     }
 }
@@ -53,7 +53,7 @@ impl LogSpec {
 /// fio's `log_window_value`; fio 3.33's bool `log_max_value` (read when
 /// `log_window_value` is not given) means `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum LogWindow {
+pub(crate) enum LogWindow {
     #[default]
     Avg,
     Max,

@@ -20,7 +20,7 @@ fn binary() -> bool {
 
 /// What is measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MeasureSpec {
+pub(crate) struct MeasureSpec {
     pub slat: bool,
     pub clat: bool,
     pub lat: bool,
@@ -47,7 +47,7 @@ pub struct MeasureSpec {
 
 /// fio's `unified_rw_reporting`: report each direction, their merge, or both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum UnifiedRw {
+pub(crate) enum UnifiedRw {
     /// `none` / `0`: each direction on its own.
     Separate,
     /// `mixed` / `1`: one report for all directions.
@@ -66,7 +66,7 @@ choice_words!(UnifiedRw {
 });
 
 /// fio's default `percentile_list`.
-pub const DEFAULT_PERCENTILES: [f64; 17] = [
+pub(crate) const DEFAULT_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
     99.99,
 ];

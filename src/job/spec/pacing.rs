@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RateProcess {
+pub(crate) enum RateProcess {
     Linear,
     Poisson,
 }
@@ -34,7 +34,7 @@ choice_words!(ThinktimeCounts {
 
 /// Pacing: rate limits and think time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PacingSpec {
+pub(crate) struct PacingSpec {
     /// Bytes per second per direction, 0 = unlimited.
     pub rate: [u64; DDIRS],
     /// I/Os per second per direction, 0 = unlimited.
@@ -56,7 +56,7 @@ pub struct PacingSpec {
 /// fio's flow control: the jobs sharing a `flow_id` keep the I/Os they issue
 /// in the ratio of their `flow` weights; one ahead of its share waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FlowSpec {
+pub(crate) struct FlowSpec {
     /// `flow_id`.
     pub id: u32,
     /// `flow`: 1..=1000.

@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize};
 use std::io::Read;
 
 /// Most bytes a pattern may hold (fio's limit as well).
-pub const MAX_PATTERN_LEN: usize = 128 << 20;
+pub(crate) const MAX_PATTERN_LEN: usize = 128 << 20;
 
 /// Bytes `%o` stands for.
 const OFFSET_LEN: usize = 8;
 
 /// A `verify_pattern`: its bytes, and where in them `%o` puts the block's offset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// The pattern with zeros where each `%o` goes.
     pub bytes: Vec<u8>,
     /// Where each `%o`'s 8 bytes start in `bytes`.
@@ -31,7 +31,7 @@ pub struct Pattern {
 impl Pattern {
     /// Fill `buf` with the pattern repeated from its start, each `%o` holding `offset`
     /// (as fio pastes the offset into the pattern, then repeats it).
-    pub fn fill(&self, buf: &mut [u8], offset: u64) {
+    pub(crate) fn fill(&self, buf: &mut [u8], offset: u64) {
         let len = self.bytes.len();
         let stamp = offset.to_le_bytes();
         for chunk in buf.chunks_mut(len) {
@@ -47,7 +47,7 @@ impl Pattern {
 }
 
 /// `buffer_pattern`: fio takes no `%o` there.
-pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
+pub(crate) fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
     let pattern = parse_verify_pattern(text)?;
     match pattern.offsets_at.is_empty() {
         true => Ok(pattern.bytes),
@@ -59,7 +59,7 @@ pub fn parse_pattern(text: &str) -> Result<Vec<u8>, UnitError> {
 }
 
 /// `verify_pattern`: the bytes and where `%o` goes.
-pub fn parse_verify_pattern(text: &str) -> Result<Pattern, UnitError> {
+pub(crate) fn parse_verify_pattern(text: &str) -> Result<Pattern, UnitError> {
     let invalid = |why: String| UnitError::Invalid(why);
     let mut bytes = Vec::new();
     let mut offsets_at = Vec::new();

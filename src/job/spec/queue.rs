@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// The queue a worker keeps, worked out once from the engine and the queue options so the
 /// worker works nothing out again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueueSpec {
+pub(crate) struct QueueSpec {
     /// I/Os in flight at most: `iodepth` for engines that queue, 1 for blocking ones.
     pub depth: u32,
     /// `iodepth_low` clamped to `depth`: once the queue is full, it drains to this depth

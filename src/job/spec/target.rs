@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 /// A byte quantity that may be given as a percentage of the target (`size=50%`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SizeOrPercent {
+pub(crate) enum SizeOrPercent {
     Bytes(u64),
     /// Per cent of the target's size, 1..=100.
     Percent(u32),
@@ -19,7 +19,7 @@ pub enum SizeOrPercent {
 
 impl SizeOrPercent {
     /// Resolve against a target of `total` bytes.
-    pub fn resolve(self, total: u64) -> u64 {
+    pub(crate) fn resolve(self, total: u64) -> u64 {
         match self {
             Self::Bytes(b) => b,
             Self::Percent(p) => total / 100 * u64::from(p) + total % 100 * u64::from(p) / 100,
@@ -29,7 +29,7 @@ impl SizeOrPercent {
 
 /// Where the job does I/O.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TargetSpec {
+pub(crate) struct TargetSpec {
     /// Explicit `filename=` entries (split on `:`), each behind the first `directory=`
     /// as fio places them; empty = generated names.
     pub filenames: Vec<PathBuf>,
@@ -105,7 +105,7 @@ fn given(size: &SizeOrPercent) -> bool {
 impl TargetSpec {
     /// The directory clone `w`'s generated names live in: fio deals the `:`-separated
     /// directories out to the clones in turn.
-    pub fn directory_of_clone(&self, w: u32) -> Option<PathBuf> {
+    pub(crate) fn directory_of_clone(&self, w: u32) -> Option<PathBuf> {
         let directories = split_filenames(self.directory.as_ref()?.to_str()?);
         let count = directories.len().max(1);
         directories.into_iter().nth(w as usize % count)

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// How the checksum of a verified block is computed (fio's `verify=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum VerifyKind {
+pub(crate) enum VerifyKind {
     Crc32c,
     Crc64,
     Xxhash,
@@ -29,7 +29,7 @@ pub enum VerifyKind {
 
 impl VerifyKind {
     /// Whether each block carries the header (all but the strict pattern).
-    pub fn has_header(self) -> bool {
+    pub(crate) fn has_header(self) -> bool {
         self != VerifyKind::Pattern
     }
 }
@@ -50,12 +50,12 @@ choice_words!(Option<VerifyKind> {
 });
 
 /// Bytes of the header at `header_offset` in each verified block.
-pub const VERIFY_HEADER_LEN: u64 = 80;
+pub(crate) const VERIFY_HEADER_LEN: u64 = 80;
 
 /// Data verification: every written block carries a header and a checksum that a
 /// read-back pass checks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifySpec {
+pub(crate) struct VerifySpec {
     pub kind: VerifyKind,
     /// `verify_pattern`: bytes repeated over each block's payload; None: seeded random data.
     pub pattern: Option<Pattern>,
@@ -99,7 +99,7 @@ pub struct VerifySpec {
 /// fio's trims of verified blocks: each logged write joins the trim list with
 /// `percentage` chance; every `backlog` writes, `batch` of the list are trimmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TrimVerify {
+pub(crate) struct TrimVerify {
     pub percentage: u32,
     /// `trim_verify_zero`: a trimmed block must read back as zeros (else it is not read back).
     pub zero: bool,
@@ -112,7 +112,7 @@ pub struct TrimVerify {
 /// current directory or `--aux-path`, numbered by the thread's place in the run
 /// (fio counts from 0 there, while its worker numbers start at 1).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StateFiles {
+pub(crate) struct StateFiles {
     /// `--aux-path`; None: the current directory.
     pub dir: Option<std::path::PathBuf>,
 }
@@ -120,7 +120,7 @@ pub struct StateFiles {
 impl StateFiles {
     /// The state file of the run's worker number `worker_number` (1, 2, …) of job `job`
     /// (a `/` in the name becomes `.`, as in fio).
-    pub fn path(&self, job: &str, worker_number: u64) -> std::path::PathBuf {
+    pub(crate) fn path(&self, job: &str, worker_number: u64) -> std::path::PathBuf {
         let name = format!(
             "local-{}-{}-verify.state",
             job.replace('/', "."),
@@ -134,7 +134,7 @@ impl StateFiles {
 }
 
 /// Put the jobs' verify state files in `aux_path` when given.
-pub fn place_state_files(jobs: &mut [JobSpec], aux_path: Option<&std::path::Path>) {
+pub(crate) fn place_state_files(jobs: &mut [JobSpec], aux_path: Option<&std::path::Path>) {
     for v in jobs.iter_mut().filter_map(|job| job.verify.as_mut()) {
         v.state_files = StateFiles {
             dir: aux_path.map(std::path::Path::to_path_buf),

@@ -12,12 +12,12 @@ use serde::{Deserialize, Serialize};
 
 mod placement;
 mod random;
-pub use placement::*;
-pub use random::*;
+pub(crate) use placement::*;
+pub(crate) use random::*;
 
 /// fio's `rw=`: the pattern and which directions it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum RwPattern {
+pub(crate) enum RwPattern {
     Read,
     Write,
     RandRead,
@@ -62,19 +62,19 @@ choice_words!(RwSequencer {
 });
 
 impl RwPattern {
-    pub fn is_random(self) -> bool {
+    pub(crate) fn is_random(self) -> bool {
         matches!(
             self,
             Self::RandRead | Self::RandWrite | Self::RandRw | Self::RandTrim | Self::RandTrimWrite
         )
     }
-    pub fn reads(self) -> bool {
+    pub(crate) fn reads(self) -> bool {
         matches!(
             self,
             Self::Read | Self::RandRead | Self::ReadWrite | Self::RandRw
         )
     }
-    pub fn writes(self) -> bool {
+    pub(crate) fn writes(self) -> bool {
         matches!(
             self,
             Self::Write
@@ -85,25 +85,25 @@ impl RwPattern {
                 | Self::RandTrimWrite
         )
     }
-    pub fn trims(self) -> bool {
+    pub(crate) fn trims(self) -> bool {
         matches!(
             self,
             Self::Trim | Self::RandTrim | Self::TrimWrite | Self::RandTrimWrite
         )
     }
     /// `trimwrite` and `randtrimwrite`: each trim is followed by a write of its block.
-    pub fn writes_after_trim(self) -> bool {
+    pub(crate) fn writes_after_trim(self) -> bool {
         matches!(self, Self::TrimWrite | Self::RandTrimWrite)
     }
     /// Which directions the pattern issues, indexed by `Ddir::index`.
-    pub fn directions(self) -> [bool; DDIRS] {
+    pub(crate) fn directions(self) -> [bool; DDIRS] {
         [self.reads(), self.writes(), self.trims()]
     }
 }
 
 /// Block sizes for one direction.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum BlockSizes {
+pub(crate) enum BlockSizes {
     Fixed(u64),
     /// `bsrange=min-max`: uniformly chosen, multiples of `min` (as fio).
     Range {
@@ -115,14 +115,14 @@ pub enum BlockSizes {
 }
 
 impl BlockSizes {
-    pub fn min(&self) -> u64 {
+    pub(crate) fn min(&self) -> u64 {
         match self {
             Self::Fixed(b) => *b,
             Self::Range { min, .. } => *min,
             Self::Split(v) => v.iter().map(|(b, _)| *b).min().unwrap_or(0),
         }
     }
-    pub fn max(&self) -> u64 {
+    pub(crate) fn max(&self) -> u64 {
         match self {
             Self::Fixed(b) => *b,
             Self::Range { max, .. } => *max,
@@ -133,7 +133,7 @@ impl BlockSizes {
 
 /// What the workers do and in what order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadSpec {
+pub(crate) struct WorkloadSpec {
     pub rw: RwPattern,
     /// The `:N` modifier of `rw=`: sequential jobs skip N bytes after each I/O
     /// (fio's `rw=write:4k`; 0 = no holes), random jobs take N I/Os at consecutive
@@ -179,7 +179,7 @@ pub struct WorkloadSpec {
 
 impl WorkloadSpec {
     /// The block sizes of the directions the pattern uses.
-    pub fn used_block_sizes(&self) -> impl Iterator<Item = &BlockSizes> {
+    pub(crate) fn used_block_sizes(&self) -> impl Iterator<Item = &BlockSizes> {
         self.rw
             .directions()
             .into_iter()

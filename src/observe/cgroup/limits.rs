@@ -17,13 +17,13 @@ type Field = fn(&mut IoLimit) -> &mut Option<u64>;
 const V1_UNLIMITED: u64 = 1 << 62;
 
 /// A memory or swap limit: v2 "max" and v1's huge value are None.
-pub fn parse_bytes_limit(text: &str) -> Option<u64> {
+pub(crate) fn parse_bytes_limit(text: &str) -> Option<u64> {
     let value: u64 = text.trim().parse().ok()?;
     (value < V1_UNLIMITED).then_some(value)
 }
 
 /// v2 `cpu.max` ("50000 100000"; "max 100000": no quota) → (quota, period) µs.
-pub fn parse_cpu_max(text: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_cpu_max(text: &str) -> Option<(u64, u64)> {
     let mut fields = text.split_whitespace();
     let quota = fields.next()?.parse().ok()?;
     let period = fields.next().map_or(Some(100_000), |p| p.parse().ok())?;
@@ -31,7 +31,7 @@ pub fn parse_cpu_max(text: &str) -> Option<(u64, u64)> {
 }
 
 /// v1 `cpu.cfs_quota_us` (-1: no quota) and `cpu.cfs_period_us` → (quota, period) µs.
-pub fn parse_cfs(quota: &str, period: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_cfs(quota: &str, period: &str) -> Option<(u64, u64)> {
     let quota: i64 = quota.trim().parse().ok()?;
     let period: u64 = period.trim().parse().ok()?;
     (quota > 0).then_some((quota as u64, period))
@@ -54,7 +54,7 @@ fn tighten(limits: &mut Vec<IoLimit>, device: &str, field: Field, value: u64) {
 }
 
 /// v2 `io.max` lines ("8:0 rbps=max wbps=1048576 riops=max wiops=120") into `limits`.
-pub fn parse_io_max(text: &str, limits: &mut Vec<IoLimit>) {
+pub(crate) fn parse_io_max(text: &str, limits: &mut Vec<IoLimit>) {
     for line in text.lines() {
         let mut fields = line.split_whitespace();
         let Some(device) = fields.next() else {
@@ -91,7 +91,7 @@ const V1_THROTTLE: [(&str, Field); 4] = [
 ];
 
 /// One v1 `blkio.throttle.*_device` file ("7:3 10485760" per line) into `limits`.
-pub fn parse_throttle_device(text: &str, field: Field, limits: &mut Vec<IoLimit>) {
+pub(crate) fn parse_throttle_device(text: &str, field: Field, limits: &mut Vec<IoLimit>) {
     for line in text.lines() {
         let mut fields = line.split_whitespace();
         if let (Some(device), Some(Ok(value))) = (fields.next(), fields.next().map(str::parse)) {
@@ -128,7 +128,7 @@ fn tightest_bytes(group: &CgroupDir, file: &str) -> Option<u64> {
 }
 
 /// (name, "maj:min") of each of `devices` (kernel names) under `root`'s /sys/class/block.
-pub fn device_numbers(root: &Path, devices: &[String]) -> Vec<(String, String)> {
+pub(crate) fn device_numbers(root: &Path, devices: &[String]) -> Vec<(String, String)> {
     devices
         .iter()
         .filter_map(|name| {
@@ -140,7 +140,7 @@ pub fn device_numbers(root: &Path, devices: &[String]) -> Vec<(String, String)> 
 
 /// The limits that apply to `place`, with `root` the filesystem root; the io
 /// limits only on `devices` (kernel names of the devices behind the targets).
-pub fn read(place: &CgroupPlace, root: &Path, devices: &[String]) -> CgroupLimits {
+pub(crate) fn read(place: &CgroupPlace, root: &Path, devices: &[String]) -> CgroupLimits {
     let mut limits = CgroupLimits::default();
     if let Some(memory) = &place.memory {
         limits.memory_max_bytes = match memory.version {

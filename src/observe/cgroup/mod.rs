@@ -5,8 +5,8 @@
 //! trees under tests/fixtures/cgroup/ go through the same code as the live
 //! system.
 
-pub mod limits;
-pub mod sample;
+pub(crate) mod limits;
+pub(crate) mod sample;
 
 use super::{meminfo, read_into};
 use crate::model::{
@@ -18,7 +18,7 @@ use std::path::Path;
 
 /// One line of `/proc/PID/cgroup`: `id:controllers:path` (v2: `0::path`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Membership<'a> {
+pub(crate) struct Membership<'a> {
     pub id: &'a str,
     /// v1: the hierarchy's controllers ("cpu,cpuacct", "name=systemd"); v2: empty.
     pub controllers: Vec<&'a str>,
@@ -26,7 +26,7 @@ pub struct Membership<'a> {
 }
 
 /// The lines of `/proc/PID/cgroup`; malformed lines are skipped.
-pub fn parse_proc_cgroup(text: &str) -> Vec<Membership<'_>> {
+pub(crate) fn parse_proc_cgroup(text: &str) -> Vec<Membership<'_>> {
     text.lines()
         .filter_map(|line| {
             let mut parts = line.splitn(3, ':');
@@ -43,7 +43,7 @@ pub fn parse_proc_cgroup(text: &str) -> Vec<Membership<'_>> {
 
 /// A cgroup filesystem mount from `/proc/self/mountinfo`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CgroupMount<'a> {
+pub(crate) struct CgroupMount<'a> {
     pub version: CgroupVersion,
     pub mount_point: &'a str,
     /// The group mounted there ("/" unless a container mounts its own group
@@ -89,7 +89,7 @@ impl CgroupMount<'_> {
 }
 
 /// The cgroup and cgroup2 mounts listed in mountinfo `text`.
-pub fn parse_cgroup_mounts(text: &str) -> Vec<CgroupMount<'_>> {
+pub(crate) fn parse_cgroup_mounts(text: &str) -> Vec<CgroupMount<'_>> {
     text.lines()
         .filter_map(|line| {
             let (before, after) = line.split_once(" - ")?;
@@ -125,7 +125,7 @@ const CONTROLLERS: [(&str, &str); 4] = [
 /// text, with `root` the filesystem root. A controller is taken from its v1
 /// hierarchy when one is mounted, else from the unified group when the
 /// group lists it in `cgroup.controllers`.
-pub fn place_of(proc_cgroup: &str, mountinfo: &str, root: &Path) -> CgroupPlace {
+pub(crate) fn place_of(proc_cgroup: &str, mountinfo: &str, root: &Path) -> CgroupPlace {
     let members = parse_proc_cgroup(proc_cgroup);
     let mounts = parse_cgroup_mounts(mountinfo);
     let unified = members.iter().find(|m| m.id == "0").and_then(|m| {
@@ -167,7 +167,7 @@ pub fn place_of(proc_cgroup: &str, mountinfo: &str, root: &Path) -> CgroupPlace 
 
 /// The place of process `pid` ("self" for this one, "PID/task/TID" for a thread) on the live system; None
 /// when no cgroup filesystem is mounted or `/proc/PID/cgroup` is unreadable.
-pub fn live_place(pid: &str) -> Option<CgroupPlace> {
+pub(crate) fn live_place(pid: &str) -> Option<CgroupPlace> {
     let proc_cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let place = place_of(&proc_cgroup, &mountinfo, Path::new("/"));
@@ -190,7 +190,7 @@ fn probe(
 
 /// The run's cgroup and its limits (see `probe`); the group's own dirty
 /// thresholds (v2) from its memory at this moment.
-pub fn record(place: CgroupPlace, root: &Path, devices: &[String]) -> CgroupRecord {
+pub(crate) fn record(place: CgroupPlace, root: &Path, devices: &[String]) -> CgroupRecord {
     let (mut limits, mut probe, mut io) = self::probe(&place, root, devices);
     let mut global = MemorySample::default();
     let mut buf = String::new();
@@ -212,13 +212,13 @@ pub fn record(place: CgroupPlace, root: &Path, devices: &[String]) -> CgroupReco
 
 /// The run's cgroup and its limits on the live system, for targets on
 /// `devices` (kernel names); None when no cgroup filesystem is mounted.
-pub fn capture(devices: &[String]) -> Option<CgroupRecord> {
+pub(crate) fn capture(devices: &[String]) -> Option<CgroupRecord> {
     Some(record(live_place("self")?, Path::new("/"), devices))
 }
 
 /// The sampler's probe of `place` on the live system and its io series;
 /// Err with a note when none of the group's files can be read.
-pub fn live_probe(
+pub(crate) fn live_probe(
     place: &CgroupPlace,
     devices: &[String],
 ) -> Result<(CgroupProbe, Vec<CgroupIoSeries>), String> {
@@ -235,7 +235,7 @@ pub fn live_probe(
 /// The group of thread `tid` of process `pid` when it is not `run`'s
 /// (compared by the main controller's path); None when it is the same or
 /// cannot be read.
-pub fn thread_elsewhere(run: &CgroupPlace, pid: u32, tid: u32) -> Option<String> {
+pub(crate) fn thread_elsewhere(run: &CgroupPlace, pid: u32, tid: u32) -> Option<String> {
     let place = live_place(&format!("{pid}/task/{tid}"))?;
     let (own, theirs) = (run.main()?, place.main()?);
     (own.path != theirs.path).then(|| theirs.path.clone())
@@ -243,7 +243,10 @@ pub fn thread_elsewhere(run: &CgroupPlace, pid: u32, tid: u32) -> Option<String>
 
 /// The workers the sampler saw in another group than the run's, into the
 /// environment's cgroup record.
-pub fn record_workers_elsewhere(environment: &mut Environment, workers: &[WorkerObservation]) {
+pub(crate) fn record_workers_elsewhere(
+    environment: &mut Environment,
+    workers: &[WorkerObservation],
+) {
     let Some(record) = &mut environment.cgroup else {
         return;
     };

@@ -20,7 +20,7 @@ const V1_TOTAL: &str = "total_";
 /// (v2 `file`/`file_dirty`/`file_writeback`/`pgscan`/`pgsteal`; v1
 /// `cache`/`dirty`/`writeback`, their `total_` forms, which count the
 /// group's children too, preferred).
-pub fn parse_memory_stat(text: &str, version: CgroupVersion, sample: &mut CgroupSample) {
+pub(crate) fn parse_memory_stat(text: &str, version: CgroupVersion, sample: &mut CgroupSample) {
     for line in text.lines() {
         let Some((key, value)) = line.split_once(' ') else {
             continue;
@@ -60,7 +60,7 @@ fn keyed(text: &str, key: &str) -> Option<u64> {
 }
 
 /// v2 `memory.events`: times over `memory.high`, at `memory.max`, OOM kills.
-pub fn parse_memory_events(text: &str, sample: &mut CgroupSample) {
+pub(crate) fn parse_memory_events(text: &str, sample: &mut CgroupSample) {
     sample.memory_high_events = keyed(text, "high").unwrap_or(0);
     sample.memory_max_events = keyed(text, "max").unwrap_or(0);
     sample.oom_kills = keyed(text, "oom_kill").unwrap_or(0);
@@ -68,7 +68,7 @@ pub fn parse_memory_events(text: &str, sample: &mut CgroupSample) {
 
 /// `cpu.stat`: periods, throttled periods and throttled time (v2
 /// `throttled_usec`, v1 `throttled_time` in ns).
-pub fn parse_cpu_stat(text: &str, sample: &mut CgroupSample) {
+pub(crate) fn parse_cpu_stat(text: &str, sample: &mut CgroupSample) {
     sample.cpu_periods = keyed(text, "nr_periods").unwrap_or(0);
     sample.cpu_throttled_periods = keyed(text, "nr_throttled").unwrap_or(0);
     sample.cpu_throttled_ns = keyed(text, "throttled_usec")
@@ -79,7 +79,7 @@ pub fn parse_cpu_stat(text: &str, sample: &mut CgroupSample) {
 
 /// v2 `io.stat` ("7:3 rbytes=… wbytes=… rios=… wios=…"): the counters of
 /// each of `devices` ("maj:min") into `counters` (same order).
-pub fn parse_io_stat(text: &str, devices: &[String], counters: &mut [CgroupIoCounters]) {
+pub(crate) fn parse_io_stat(text: &str, devices: &[String], counters: &mut [CgroupIoCounters]) {
     for line in text.lines() {
         let mut fields = line.split_whitespace();
         let Some(slot) = fields
@@ -106,7 +106,12 @@ pub fn parse_io_stat(text: &str, devices: &[String], counters: &mut [CgroupIoCou
 
 /// v1 `blkio.throttle.io_service_bytes` (`ios` false) or `io_serviced`
 /// (`ios` true), "7:3 Read 4096" per line, into `counters`.
-pub fn parse_blkio(text: &str, devices: &[String], ios: bool, counters: &mut [CgroupIoCounters]) {
+pub(crate) fn parse_blkio(
+    text: &str,
+    devices: &[String],
+    ios: bool,
+    counters: &mut [CgroupIoCounters],
+) {
     for line in text.lines() {
         let mut fields = line.split_whitespace();
         let (Some(dev), Some(op), Some(Ok(value))) =
@@ -130,7 +135,7 @@ pub fn parse_blkio(text: &str, devices: &[String], ios: bool, counters: &mut [Cg
 
 /// The `vm.dirty_*` settings that size a group's dirty thresholds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DirtyShare {
+pub(crate) struct DirtyShare {
     pub ratio_pct: u64,
     pub background_ratio_pct: u64,
     /// When set (> 0) these replace the ratios, as a share of the machine's dirtyable memory.
@@ -140,7 +145,7 @@ pub struct DirtyShare {
 
 impl DirtyShare {
     /// Read from `root`'s /proc/sys/vm.
-    pub fn read(root: &Path) -> DirtyShare {
+    pub(crate) fn read(root: &Path) -> DirtyShare {
         let vm = root.join("proc/sys/vm");
         let value = |name: &str| {
             std::fs::read_to_string(vm.join(name))
@@ -164,7 +169,7 @@ impl DirtyShare {
 /// give the whole machine. `ceiling` is the group's tightest `memory.max` /
 /// `memory.high`; `global` the machine's memory (its free + cached
 /// memory standing for the dirtyable memory).
-pub fn group_dirty_thresholds(
+pub(crate) fn group_dirty_thresholds(
     group: &CgroupSample,
     ceiling: u64,
     global: &MemorySample,
@@ -196,7 +201,7 @@ pub fn group_dirty_thresholds(
 }
 
 /// The files of the run's group, opened once.
-pub struct CgroupProbe {
+pub(crate) struct CgroupProbe {
     memory_version: CgroupVersion,
     usage: Option<File>,
     stat: Option<File>,
@@ -247,7 +252,7 @@ impl CgroupProbe {
     /// (kernel name, "maj:min") of the devices behind the targets; `root`
     /// the filesystem root (for `vm.dirty_*`). The io series it will fill
     /// are returned beside it, one per device.
-    pub fn new(
+    pub(crate) fn new(
         place: &CgroupPlace,
         limits: &crate::model::CgroupLimits,
         devices: &[(String, String)],
@@ -310,7 +315,7 @@ impl CgroupProbe {
     }
 
     /// Whether none of the group's files could be opened.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         [
             &self.usage,
             &self.stat,
@@ -330,7 +335,7 @@ impl CgroupProbe {
     /// One sample into `sample`, the io counters pushed onto `io` (one
     /// series per device); `global` is the machine's memory at the same
     /// moment. False when a file that was open could not be read.
-    pub fn sample(
+    pub(crate) fn sample(
         &mut self,
         global: &MemorySample,
         sample: &mut CgroupSample,

@@ -8,11 +8,11 @@ use crate::model::Observations;
 use std::fmt::Write as _;
 
 /// The files, in fio's direction order (read, write, trim).
-pub const FILES: [&str; 3] = ["agg-read_bw.log", "agg-write_bw.log", "agg-trim_bw.log"];
+pub(crate) const FILES: [&str; 3] = ["agg-read_bw.log", "agg-write_bw.log", "agg-trim_bw.log"];
 const WINDOW_NS: u64 = 500_000_000;
 
 /// The text of each of `FILES`, in its order.
-pub fn render(obs: &Observations) -> [String; 3] {
+pub(crate) fn render(obs: &Observations) -> [String; 3] {
     let mut logs: [String; 3] = Default::default();
     let (mut window_start_ns, mut bytes) = (0, [0u64; 2]);
     for (sample, &t_ns) in obs.t_ns.iter().enumerate() {

@@ -19,7 +19,7 @@ use crate::report::fio::{
 
 /// Whether latency histograms (`bins`) are included: fio's `json` or `json+`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Detail {
+pub(crate) enum Detail {
     Json,
     JsonPlus,
 }
@@ -78,11 +78,11 @@ fn finite(x: f64) -> f64 {
 }
 
 /// The fio release whose options and output iolens follows.
-pub const FIO_RELEASE: &str = "fio-3.33";
+pub(crate) const FIO_RELEASE: &str = "fio-3.33";
 
 /// The version fio's formats carry: fio's `fio-MAJOR.MINOR` first, so parsers
 /// that check for `fio-` (as in `fio --version`) accept it, then iolens' own.
-pub fn fio_version(tool_version: &str) -> String {
+pub(crate) fn fio_version(tool_version: &str) -> String {
     format!("{FIO_RELEASE}-iolens-{tool_version}")
 }
 

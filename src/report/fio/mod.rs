@@ -4,32 +4,32 @@
 //! display floors for small percentages, its ctime-style timestamp and scaled
 //! byte counts, and how a job's bandwidth relates to its group.
 
-pub mod agg_bw_log;
-pub mod json;
-pub mod terse;
+pub(crate) mod agg_bw_log;
+pub(crate) mod json;
+pub(crate) mod terse;
 
 use crate::model::{DirReport, JobReport, RunReport};
 
 /// Labels of the queue-depth buckets (`DepthReport::level_pct`).
-pub const DEPTH_LEVEL_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+pub(crate) const DEPTH_LEVEL_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
 /// Labels of the submit/complete batch buckets.
-pub const DEPTH_BATCH_LABELS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+pub(crate) const DEPTH_BATCH_LABELS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
 /// Labels of `LatBuckets::ns_pct` and `us_pct`.
-pub const LAT_LABELS: [&str; 10] = [
+pub(crate) const LAT_LABELS: [&str; 10] = [
     "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
 ];
 /// Labels of `LatBuckets::ms_pct`.
-pub const LAT_MS_LABELS: [&str; 12] = [
+pub(crate) const LAT_MS_LABELS: [&str; 12] = [
     "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
 ];
 
 /// fio never shows a nonzero depth share as 0.0%: it shows at least 0.1.
-pub fn depth_pct(pct: f64) -> f64 {
+pub(crate) fn depth_pct(pct: f64) -> f64 {
     floor_nonzero(pct, 0.1)
 }
 
 /// Same for the latency distribution, at 0.01.
-pub fn lat_pct(pct: f64) -> f64 {
+pub(crate) fn lat_pct(pct: f64) -> f64 {
     floor_nonzero(pct, 0.01)
 }
 
@@ -43,12 +43,12 @@ fn floor_nonzero(pct: f64, floor: f64) -> f64 {
 
 /// A direction's runtime as fio shows it: whole milliseconds, rounded up (fio
 /// keeps it so; a direction that took any time took at least 1 ms).
-pub fn runtime_ms(ns: u64) -> u64 {
+pub(crate) fn runtime_ms(ns: u64) -> u64 {
     ns.div_ceil(1_000_000)
 }
 
 /// Aggregate [read, write, trim] bandwidth of the job's reporting group, bytes/s.
-pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 3] {
+pub(crate) fn group_bw(report: &RunReport, groupid: u32) -> [f64; 3] {
     report
         .groups
         .iter()
@@ -59,7 +59,7 @@ pub fn group_bw(report: &RunReport, groupid: u32) -> [f64; 3] {
 /// The direction blocks a job's report shows, in fio's order, each with its group's
 /// aggregate bandwidth: read, write and trim unless `unified_rw_reporting=mixed`
 /// replaces them, then the merged `mixed` block when the option is on.
-pub fn shown_dirs<'a>(
+pub(crate) fn shown_dirs<'a>(
     report: &RunReport,
     job: &'a JobReport,
 ) -> Vec<(&'static str, &'a DirReport, f64)> {
@@ -82,7 +82,7 @@ pub fn shown_dirs<'a>(
 
 /// A job's mean sampled bandwidth as a percentage of its group's aggregate
 /// (fio's `per=` and `bw_agg`), capped at 100 like fio; 100 without a group figure.
-pub fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
+pub(crate) fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
     if group_bw > 0.0 {
         (mean_bw * 100.0 / group_bw).min(100.0)
     } else {
@@ -91,12 +91,12 @@ pub fn share_of_group(mean_bw: f64, group_bw: f64) -> f64 {
 }
 
 /// fio's unit prefixes: powers of 1024 (IEC) and of 1000 (SI).
-pub const BINARY_PREFIXES: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
-pub const DECIMAL_PREFIXES: [&str; 6] = ["", "k", "M", "G", "T", "P"];
+pub(crate) const BINARY_PREFIXES: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
+pub(crate) const DECIMAL_PREFIXES: [&str; 6] = ["", "k", "M", "G", "T", "P"];
 
 /// fio's num2str: at most `max_chars` digits and point, scaled by powers of `base`
 /// with the matching prefix; decimals fill the space left (29146 → "29.1k" in 4).
-pub fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> String {
+pub(crate) fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> String {
     let limit = 10f64.powi(max_chars as i32);
     let mut value = value.max(0.0);
     let mut power = 0;
@@ -116,7 +116,7 @@ pub fn scaled(value: f64, base: f64, prefixes: &[&str; 6], max_chars: usize) -> 
 /// A byte count as fio shows block sizes: `scaled` with a `B`, by 1024 with IEC
 /// prefixes (`binary`) or by 1000 with SI ones. 4096 → "4096B", 65536 → "64.0KiB",
 /// 1 MiB → "1024KiB"; 16384 in decimal → "16.4kB".
-pub fn num2str_bytes(value: u64, digits: usize, binary: bool) -> String {
+pub(crate) fn num2str_bytes(value: u64, digits: usize, binary: bool) -> String {
     let (base, prefixes) = match binary {
         true => (1024.0, &BINARY_PREFIXES),
         false => (1000.0, &DECIMAL_PREFIXES),
@@ -125,7 +125,7 @@ pub fn num2str_bytes(value: u64, digits: usize, binary: bool) -> String {
 }
 
 /// A Unix time as ctime shows it ("Sat Nov 21 23:50:09 2026"), in UTC.
-pub fn ctime_utc(unix_secs: u64) -> String {
+pub(crate) fn ctime_utc(unix_secs: u64) -> String {
     const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",

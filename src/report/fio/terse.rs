@@ -7,7 +7,7 @@ use crate::model::{DirReport, DiskUtil, JobReport, LatSummary, RunReport};
 use crate::report::fio::{depth_pct, lat_pct, runtime_ms, share_of_group, shown_dirs};
 
 /// The terse format version written here.
-pub const VERSION: u32 = 3;
+pub(crate) const VERSION: u32 = 3;
 /// Latency percentile fields per direction, used or not.
 const PERCENTILE_FIELDS: usize = 20;
 

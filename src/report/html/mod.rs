@@ -4,7 +4,7 @@
 //! Its charts are `svg`'s, the ranks' section of a run on several ranks `cluster`'s.
 
 mod cluster;
-pub mod svg;
+pub(crate) mod svg;
 
 use crate::model::{
     DirReport, Finding, JobInterval, JobReport, Observations, RepeatReport, RunReport,

@@ -14,12 +14,12 @@ const TOP: f64 = 28.0;
 const BOTTOM: f64 = 42.0;
 
 /// Colours that stay apart in print and for common colour blindness.
-pub const PALETTE: [&str; 6] = [
+pub(crate) const PALETTE: [&str; 6] = [
     "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
+pub(crate) enum Scale {
     Linear,
     /// Base 10; values ≤ 0 are left out.
     Log,
@@ -29,7 +29,7 @@ pub enum Scale {
 }
 
 #[derive(Debug, Clone)]
-pub struct Axis {
+pub(crate) struct Axis {
     /// With the unit: "time (s)", "latency (µs)".
     pub label: String,
     pub scale: Scale,
@@ -45,17 +45,17 @@ impl Axis {
             span: None,
         }
     }
-    pub fn linear(label: &str) -> Axis {
+    pub(crate) fn linear(label: &str) -> Axis {
         Axis::new(label, Scale::Linear)
     }
-    pub fn log(label: &str) -> Axis {
+    pub(crate) fn log(label: &str) -> Axis {
         Axis::new(label, Scale::Log)
     }
-    pub fn nines(label: &str) -> Axis {
+    pub(crate) fn nines(label: &str) -> Axis {
         Axis::new(label, Scale::Nines)
     }
     /// This axis showing `from..to` whatever the data: points outside are not drawn.
-    pub fn spanning(self, from: f64, to: f64) -> Axis {
+    pub(crate) fn spanning(self, from: f64, to: f64) -> Axis {
         Axis {
             span: Some((from, to)),
             ..self
@@ -64,7 +64,7 @@ impl Axis {
 }
 
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
 }
@@ -72,7 +72,7 @@ pub struct Series {
 /// A vertical line at `x` with a short label: a job start, a moment a finding points at;
 /// with `until`, a shaded band from `x` to it (a job's window).
 #[derive(Debug, Clone)]
-pub struct Marker {
+pub(crate) struct Marker {
     pub x: f64,
     pub until: Option<f64>,
     pub label: String,
@@ -82,7 +82,7 @@ pub struct Marker {
 
 /// What every chart has: an id (for links and tests), a title and two axes.
 #[derive(Debug, Clone)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub id: String,
     pub title: String,
     pub x: Axis,
@@ -90,7 +90,7 @@ pub struct Frame {
 }
 
 /// Lines through each series' points, in order.
-pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
+pub(crate) fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let all = series.iter().flat_map(|s| s.points.iter().copied());
     let marked = markers
         .iter()
@@ -103,7 +103,7 @@ pub fn line_chart(frame: &Frame, series: &[Series], markers: &[Marker]) -> Strin
 
 /// Line charts drawn on the same axes (fitted to all their points), to be read one
 /// above the other; the first frame's scales apply to all.
-pub fn line_charts_on_shared_axes(charts: &[(Frame, Vec<Series>)]) -> Vec<String> {
+pub(crate) fn line_charts_on_shared_axes(charts: &[(Frame, Vec<Series>)]) -> Vec<String> {
     let all = charts
         .iter()
         .flat_map(|(_, series)| series.iter().flat_map(|s| s.points.iter().copied()));
@@ -188,7 +188,7 @@ fn marker(body: &mut String, plot: &Plot, m: &Marker, row: usize) {
 }
 
 /// One bar per (from, to, height) on the x axis: a histogram (x is usually log).
-pub fn histogram(frame: &Frame, bars: &[(f64, f64, f64)]) -> String {
+pub(crate) fn histogram(frame: &Frame, bars: &[(f64, f64, f64)]) -> String {
     let corners = bars.iter().flat_map(|&(a, b, h)| [(a, 0.0), (b, h)]);
     let Some(plot) = Plot::fit(frame, corners, std::iter::empty()) else {
         return empty(frame);
@@ -209,7 +209,7 @@ pub fn histogram(frame: &Frame, bars: &[(f64, f64, f64)]) -> String {
 }
 
 /// Dots at (x, y); `highlighted` dots are drawn larger in the second colour with a ring.
-pub fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> String {
+pub(crate) fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> String {
     let Some(plot) = Plot::fit(frame, dots.iter().copied(), std::iter::empty()) else {
         return empty(frame);
     };
@@ -231,7 +231,7 @@ pub fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> St
 
 /// A group of bars side by side, one per series (None: that series has no bar here).
 #[derive(Debug, Clone)]
-pub struct BarGroup {
+pub(crate) struct BarGroup {
     pub label: String,
     pub values: Vec<Option<f64>>,
     /// A word over the group on a band shaded in the warning colour (a straggler).
@@ -245,7 +245,7 @@ const LABELLED_GROUPS: usize = 32;
 /// Groups of bars along x, each bar in its series' colour with its value above it
 /// (`value_text`; with many groups, no values and every few groups labelled); the
 /// y axis is linear from zero.
-pub fn grouped_bars(
+pub(crate) fn grouped_bars(
     frame: &Frame,
     series: &[&str],
     groups: &[BarGroup],
@@ -596,7 +596,7 @@ fn empty(frame: &Frame) -> String {
 }
 
 /// Text safe inside XML/HTML text and attribute values.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -139,13 +139,13 @@ fn describe(record: &CgroupRecord, usage: Option<&Usage>) -> Option<String> {
 }
 
 /// The limits a run in `record`'s group meets (for `doctor`); None when none is set.
-pub fn limits_line(record: &CgroupRecord) -> Option<String> {
+pub(crate) fn limits_line(record: &CgroupRecord) -> Option<String> {
     describe(record, None)
 }
 
 /// The cgroup lines of the "System during the run" block: the group, its
 /// limits and what it used; the workers that ran in another group.
-pub fn write_cgroup(out: &mut String, report: &RunReport) -> fmt::Result {
+pub(crate) fn write_cgroup(out: &mut String, report: &RunReport) -> fmt::Result {
     let Some(record) = &report.environment.cgroup else {
         return Ok(());
     };

@@ -10,7 +10,7 @@ use crate::units::format_value;
 use std::fmt::{self, Write};
 
 /// The ranks' table, or nothing for a run on one host.
-pub fn write_ranks(out: &mut String, cluster: &ClusterReport) -> fmt::Result {
+pub(crate) fn write_ranks(out: &mut String, cluster: &ClusterReport) -> fmt::Result {
     writeln!(
         out,
         "\nRanks: {} on {} host(s); all: {}",
@@ -99,7 +99,7 @@ pub(in crate::report) struct Spread {
 }
 
 impl Spread {
-    pub fn of(cluster: &ClusterReport) -> Spread {
+    pub(crate) fn of(cluster: &ClusterReport) -> Spread {
         let rates: Vec<f64> = cluster
             .ranks
             .iter()

@@ -110,7 +110,7 @@ fn comparable_json(report: &RunReport) -> Value {
 
 /// What differs between the two sides' conditions: the recorded environment,
 /// the iolens version, each job's options and the command line.
-pub fn comparability(a: &RunReport, b: &RunReport) -> String {
+pub(crate) fn comparability(a: &RunReport, b: &RunReport) -> String {
     let mut differences = Vec::new();
     if a.tool_version != b.tool_version {
         differences.push(format!(

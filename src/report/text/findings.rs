@@ -9,7 +9,7 @@ use crate::units::run_numbers;
 use std::fmt::Write;
 
 /// The findings block, after a blank line; empty without findings.
-pub fn render(findings: &[Finding]) -> String {
+pub(crate) fn render(findings: &[Finding]) -> String {
     if findings.is_empty() {
         return String::new();
     }
@@ -36,7 +36,7 @@ fn write_finding(out: &mut String, f: &Finding) {
 
 /// The findings of a code of the repetitions as the first repetition that had
 /// it reported them (one per job, say).
-pub fn first_reported<'r>(
+pub(crate) fn first_reported<'r>(
     r: &'r RepeatReport,
     o: &'r Occurrence,
 ) -> impl Iterator<Item = &'r Finding> + 'r {
@@ -50,7 +50,7 @@ pub fn first_reported<'r>(
 /// several runs gives each finding once, with the runs that had it, then the
 /// findings over its repetitions), then the findings only one side had, which
 /// often explain the difference. Empty when neither side had one.
-pub fn render_comparison(a: &Side, b: &Side) -> String {
+pub(crate) fn render_comparison(a: &Side, b: &Side) -> String {
     let sides = [("A", a), ("B", b)].map(|(key, side)| SideFindings::of(key, side));
     let mut out = String::new();
     for side in &sides {
@@ -160,7 +160,7 @@ impl<'a> SideFindings<'a> {
 
 /// A finding as one line for stderr, when the report on stdout is a format
 /// people do not read (`iolens: warning served-from-cache: <title>`).
-pub fn summary_line(f: &Finding) -> String {
+pub(crate) fn summary_line(f: &Finding) -> String {
     format!("iolens: {} {}: {}", f.severity.name(), f.code, f.title)
 }
 

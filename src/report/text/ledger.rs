@@ -7,7 +7,7 @@ use crate::units::{human_bytes, ByteUnits::BToTib};
 use std::fmt::{self, Write};
 
 /// Write every job's ledger and the busiest other processes; nothing without a ledger.
-pub fn write_ledger(out: &mut String, obs: &Observations) -> fmt::Result {
+pub(super) fn write_ledger(out: &mut String, obs: &Observations) -> fmt::Result {
     for ledger in &obs.ledger {
         write_job(out, ledger)?;
     }

@@ -3,16 +3,16 @@
 //! shown in UTC. Beside it, iolens' own text: the system block and its parts,
 //! the findings, and the compact tables of `quick`, `--repeat` and `--timeline`.
 
-pub mod cgroup;
-pub mod cluster;
-pub mod comparison;
-pub mod findings;
+pub(crate) mod cgroup;
+pub(crate) mod cluster;
+pub(crate) mod comparison;
+pub(crate) mod findings;
 mod ledger;
-pub mod quick;
-pub mod repeat_table;
-pub mod stack;
-pub mod system;
-pub mod timeline;
+pub(crate) mod quick;
+pub(crate) mod repeat_table;
+pub(crate) mod stack;
+pub(crate) mod system;
+pub(crate) mod timeline;
 
 use std::fmt::{self, Write};
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 /// One row per job: test, MB/s (decimal, as disk vendors count), IOPS, mean and p99
 /// completion latency, CPU time per I/O.
-pub fn render_table(report: &RunReport) -> String {
+pub(crate) fn render_table(report: &RunReport) -> String {
     let mut out = format!(
         "{:<20} {:>10} {:>12} {:>12} {:>12} {:>10}\n",
         "test", "MB/s", "IOPS", "lat mean", "lat p99", "CPU/IO"
@@ -33,7 +33,7 @@ pub fn render_table(report: &RunReport) -> String {
 }
 
 /// The direction that moved the most I/Os (the first of a tie: reads when none did).
-pub fn main_direction(job: &JobReport) -> &DirReport {
+pub(crate) fn main_direction(job: &JobReport) -> &DirReport {
     let mut main = &job.dirs[0];
     for dir in &job.dirs[1..] {
         if dir.total_ios > main.total_ios {
@@ -44,7 +44,7 @@ pub fn main_direction(job: &JobReport) -> &DirReport {
 }
 
 /// The 99th percentile of completion latency, when percentiles were recorded.
-pub fn p99_ns(dir: &DirReport) -> Option<u64> {
+pub(crate) fn p99_ns(dir: &DirReport) -> Option<u64> {
     dir.clat
         .as_ref()?
         .percentiles

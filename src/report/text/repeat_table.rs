@@ -69,7 +69,7 @@ pub(in crate::report) fn render_table(r: &RepeatReport) -> String {
 
 /// A line per repetition that did not run whole (interrupted, or a job failed),
 /// saying why: its numbers are in the statistics as measured.
-pub fn partial_runs(r: &RepeatReport) -> Vec<String> {
+pub(crate) fn partial_runs(r: &RepeatReport) -> Vec<String> {
     (1..)
         .zip(&r.repetitions)
         .filter_map(|(n, rep)| partial_run(&format!("repetition #{n}"), rep))
@@ -78,7 +78,7 @@ pub fn partial_runs(r: &RepeatReport) -> Vec<String> {
 
 /// "`name`: interrupted, its results are partial; job 'x': why" when the run
 /// did not run whole; None when it did.
-pub fn partial_run(name: &str, run: &RunReport) -> Option<String> {
+pub(crate) fn partial_run(name: &str, run: &RunReport) -> Option<String> {
     let failed = run.jobs.iter().filter(|j| j.error.is_some());
     if !run.interrupted && failed.clone().next().is_none() {
         return None;
@@ -104,7 +104,7 @@ pub fn partial_run(name: &str, run: &RunReport) -> Option<String> {
 
 /// "pagecache-under-direct-io in repetitions #2, #4 — those are the slow cluster
 /// of job 'rr'": the repetitions that had a finding (text and HTML say it alike).
-pub fn occurrence_line(o: &repetitions::Occurrence) -> String {
+pub(crate) fn occurrence_line(o: &repetitions::Occurrence) -> String {
     let mut line = format!("{} in repetitions {}", o.code, run_numbers(&o.runs));
     for (job, label) in &o.splits {
         let _ = write!(line, " — those are the {label} cluster of job '{job}'");

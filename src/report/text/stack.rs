@@ -6,7 +6,7 @@ use crate::model::{Layer, TargetStack};
 use std::fmt::Write;
 
 /// The target, then each layer on its own line, two spaces deeper per level.
-pub fn stack_text(stack: &TargetStack) -> String {
+pub(crate) fn stack_text(stack: &TargetStack) -> String {
     let mut out = format!("{}\n", stack.target);
     for layer in &stack.layers {
         let indent = "  ".repeat(layer.depth as usize + 1);
@@ -17,7 +17,7 @@ pub fn stack_text(stack: &TargetStack) -> String {
 
 /// One line: `stack of T: ext4 (data=journal) → loop3 (no direct I/O) → xfs → vda`;
 /// a device over several members lists them in brackets, separated by `+`.
-pub fn stack_line(stack: &TargetStack) -> String {
+pub(crate) fn stack_line(stack: &TargetStack) -> String {
     let layers = if stack.layers.is_empty() {
         "unknown".to_string()
     } else {

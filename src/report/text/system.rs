@@ -9,7 +9,7 @@ use crate::units::{human_bytes, ByteUnits::BToTib};
 use std::fmt::{self, Write};
 
 /// Write the block; nothing when the run was not observed.
-pub fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
+pub(crate) fn write_system(out: &mut String, report: &RunReport) -> fmt::Result {
     let obs = &report.observations;
     if obs.t_ns.is_empty() && obs.cache_guards.is_empty() && obs.layouts.is_empty() {
         return Ok(());

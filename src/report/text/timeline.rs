@@ -6,10 +6,10 @@
 use crate::model::{JobInterval, Observations};
 
 /// The column heads, printed once before the first line.
-pub const HEADER: &str = "timeline:     t     MiB/s      IOPS  in-I/O  lat avg  lat max       Dirty   Writeback  cached pages";
+pub(crate) const HEADER: &str = "timeline:     t     MiB/s      IOPS  in-I/O  lat avg  lat max       Dirty   Writeback  cached pages";
 
 /// The line for samples `from..` of `obs` (the second just ended).
-pub fn line(obs: &Observations, from: usize) -> String {
+pub(crate) fn line(obs: &Observations, from: usize) -> String {
     let to = obs.t_ns.len();
     let end_ns = obs.t_ns.last().copied().unwrap_or(0);
     // Rates cover the intervals long enough for one (see `rate_secs`).

@@ -79,7 +79,11 @@ pub(in crate::runner) struct RankPeers<'a> {
 }
 
 impl<'a> RankPeers<'a> {
-    pub fn new(req: &'a RunRequest<'a>, alive: &'a Liveness<'a>, started_unix_ms: u64) -> Self {
+    pub(crate) fn new(
+        req: &'a RunRequest<'a>,
+        alive: &'a Liveness<'a>,
+        started_unix_ms: u64,
+    ) -> Self {
         RankPeers {
             req,
             alive,

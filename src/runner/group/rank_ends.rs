@@ -39,7 +39,7 @@ struct FirstEnd {
 }
 
 impl<'a> GroupEnds<'a> {
-    pub fn new(alive: &'a Liveness<'a>, deadline: Option<std::time::Duration>) -> Self {
+    pub(super) fn new(alive: &'a Liveness<'a>, deadline: Option<std::time::Duration>) -> Self {
         let link = alive.link();
         GroupEnds {
             link,
@@ -55,7 +55,7 @@ impl<'a> GroupEnds<'a> {
     /// Whether the supervisor waits on: until every rank ended, or one is taken as
     /// hung, or the run was `stopped` (a stopped rank waits for no other, and
     /// judges none: it may have been stopped for long, as the others ended the run).
-    pub fn waiting(&mut self, now_ns: u64, stopped: bool) -> bool {
+    pub(super) fn waiting(&mut self, now_ns: u64, stopped: bool) -> bool {
         if stopped {
             return false;
         }
@@ -68,7 +68,7 @@ impl<'a> GroupEnds<'a> {
     }
 
     /// A rank was taken as hung: the group ends here too.
-    pub fn gave_up(&self) -> bool {
+    pub(super) fn gave_up(&self) -> bool {
         self.hung.is_some()
     }
 
@@ -109,7 +109,12 @@ impl<'a> GroupEnds<'a> {
     /// One look by the group's supervisor, `now_ns` after the group's start: `done`
     /// says whether this rank's workers all ended, `totals` reads its counters.
     /// True when the group's first end was heard of just now.
-    pub fn look(&mut self, now_ns: u64, done: bool, totals: impl FnOnce() -> LiveTotals) -> bool {
+    pub(super) fn look(
+        &mut self,
+        now_ns: u64,
+        done: bool,
+        totals: impl FnOnce() -> LiveTotals,
+    ) -> bool {
         let mine = self.link.rank().rank as usize;
         if done && self.ends[mine].is_none() {
             self.ends[mine] = Some(now_ns);
@@ -141,7 +146,7 @@ impl<'a> GroupEnds<'a> {
 
     /// The group as this rank saw it (`start_unix_ns`: when the barrier let it
     /// go), and why other ranks were taken as hung, if they were.
-    pub fn finish(self, start_unix_ns: u64) -> RankEnd {
+    pub(super) fn finish(self, start_unix_ns: u64) -> RankEnd {
         (self.record(start_unix_ns), self.hung.clone())
     }
 

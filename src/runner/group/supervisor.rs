@@ -72,7 +72,7 @@ pub(in crate::runner) struct GroupSupervisor<'g, W> {
 }
 
 impl<'g, W: Worker> GroupSupervisor<'g, W> {
-    pub fn new(on: Supervised<'g>, watch: GroupWatch<'g>, workers: Vec<Vec<W>>) -> Self {
+    pub(super) fn new(on: Supervised<'g>, watch: GroupWatch<'g>, workers: Vec<Vec<W>>) -> Self {
         let ends_together = on.group.iter().any(|&j| on.jobs[j].exec.time_based)
             || on.jobs.iter().any(|j| j.control.exitall);
         GroupSupervisor {
@@ -86,7 +86,7 @@ impl<'g, W: Worker> GroupSupervisor<'g, W> {
 
     /// One look at the group; true while it still runs (here, or on a peer
     /// this host waits for).
-    pub fn tick(&mut self) -> bool {
+    pub(super) fn tick(&mut self) -> bool {
         let on = &mut self.on;
         let control = on.control;
         let finished: Vec<Vec<bool>> = self
@@ -127,7 +127,7 @@ impl<'g, W: Worker> GroupSupervisor<'g, W> {
 
     /// The run's results so far (by job index, the groups before this one)
     /// with this group's latest snapshots in place: an interim report's.
-    pub fn interim(&self, mut so_far: Vec<Vec<WorkerResult>>) -> Vec<Vec<WorkerResult>> {
+    pub(super) fn interim(&self, mut so_far: Vec<Vec<WorkerResult>>) -> Vec<Vec<WorkerResult>> {
         for (&j, job_slots) in self.on.group.iter().zip(self.on.slots) {
             if so_far.len() <= j {
                 so_far.resize_with(j + 1, Vec::new);
@@ -142,7 +142,7 @@ impl<'g, W: Worker> GroupSupervisor<'g, W> {
 
     /// The workers' results, by position in the group; a worker still running
     /// is stuck in the kernel (the watchdog gave up on it) and is left behind.
-    pub fn join(self) -> Joined {
+    pub(super) fn join(self) -> Joined {
         let GroupSupervisor {
             on,
             workers,

@@ -46,7 +46,7 @@ pub(super) fn write_stream(file: &mut impl Write, raw: &[u8]) -> io::Result<()> 
 
 /// The text log a compressed log stands for, stream by stream, in fio's line format.
 /// An empty file (a log without samples) is refused, as fio refuses it.
-pub fn inflate(compressed: &[u8]) -> Result<String, String> {
+pub(crate) fn inflate(compressed: &[u8]) -> Result<String, String> {
     if compressed.is_empty() {
         return Err("the file is empty: the log had no entries".to_string());
     }

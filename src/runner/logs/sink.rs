@@ -180,7 +180,7 @@ fn each_sample(log: &Entries, kind: Kind, prio: u32, mut each: impl FnMut(Sample
 /// names, or one file per job (workers in order) without `per_job_logs`.
 /// `first_worker_number` is the 1-based number of the job's first worker in the
 /// whole run (fio numbers log files by worker). Returns the files written.
-pub fn write_job_logs(
+pub(crate) fn write_job_logs(
     spec: &LogSpec,
     logs: &[&IoLog],
     first_worker_number: usize,

@@ -38,7 +38,7 @@ struct HistWindow {
 }
 
 /// What one worker logs; created only when the job asks for a log.
-pub struct IoLogger {
+pub(crate) struct IoLogger {
     avg_ms: u64,
     hist_ms: u64,
     /// fio's `per_unit_log`: the bandwidth and IOPS logs average per-I/O values
@@ -60,7 +60,7 @@ pub struct IoLogger {
 
 impl IoLogger {
     /// `ioprio` is the job's (class, level), for the priority column.
-    pub fn new(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Self {
+    pub(crate) fn new(spec: &LogSpec, ioprio: Option<(u32, u32)>) -> Self {
         let hist_window = || HistWindow {
             counts: Box::new([0; BUCKETS]),
             start_ms: 0,
@@ -90,7 +90,7 @@ impl IoLogger {
 
     /// The job stops after `runtime` (measured from the end of its ramp): no rate
     /// window ending then or later is written, as in fio.
-    pub fn with_runtime(mut self, runtime: Option<std::time::Duration>) -> Self {
+    pub(crate) fn with_runtime(mut self, runtime: Option<std::time::Duration>) -> Self {
         self.rates_until_ns = runtime.map_or(u64::MAX, |r| r.as_nanos() as u64);
         self
     }
@@ -98,7 +98,7 @@ impl IoLogger {
     /// Account one I/O. Per I/O: a push or a few additions, and once a chunk is
     /// full, writing it out.
     #[inline]
-    pub fn record(&mut self, io: &LoggedIo) {
+    pub(crate) fn record(&mut self, io: &LoggedIo) {
         if self.avg_ms == 0 {
             self.pending.per_io.push(*io);
         } else {
@@ -271,7 +271,7 @@ impl IoLogger {
     }
 
     /// Close the last windows at `end_ns` and write what is left.
-    pub fn finish(mut self, end_ns: u64) -> IoLog {
+    pub(crate) fn finish(mut self, end_ns: u64) -> IoLog {
         self.close(end_ns);
         self.write_pending();
         IoLog {

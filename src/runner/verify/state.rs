@@ -14,7 +14,7 @@ const FORMAT: &str = "iolens verify state 1";
 
 /// How far one worker's writes got.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifyState {
+pub(crate) struct VerifyState {
     pub format: String,
     pub job: String,
     /// The worker's seed: offsets and block contents are derived from it.
@@ -26,7 +26,7 @@ pub struct VerifyState {
 }
 
 impl VerifyState {
-    pub fn new(job: &str, seed: u64, writes: u64, bytes: u64) -> Self {
+    pub(crate) fn new(job: &str, seed: u64, writes: u64, bytes: u64) -> Self {
         Self {
             format: FORMAT.into(),
             job: job.into(),
@@ -38,7 +38,7 @@ impl VerifyState {
 
     /// Write the state file of the run's worker number `worker_number`; the error is one
     /// line naming the file.
-    pub fn save(&self, spec: &VerifySpec, worker_number: u64) -> Result<(), String> {
+    pub(crate) fn save(&self, spec: &VerifySpec, worker_number: u64) -> Result<(), String> {
         let path = spec.state_files.path(&self.job, worker_number);
         let text = serde_json::to_string(self).expect("a state serializes") + "\n";
         std::fs::write(&path, text).map_err(|e| {
@@ -53,7 +53,7 @@ impl VerifyState {
 
     /// The state the run's worker number `worker_number` of job `job` saved; the error is
     /// one line naming the file.
-    pub fn load(spec: &VerifySpec, job: &str, worker_number: u64) -> Result<Self, String> {
+    pub(crate) fn load(spec: &VerifySpec, job: &str, worker_number: u64) -> Result<Self, String> {
         let path = spec.state_files.path(job, worker_number);
         let bytes = std::fs::read(&path).map_err(|e| {
             format!(

@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 
 /// splitmix64: a tiny, stable generator (the case of a seed never changes
 /// with a dependency's version).
-pub struct Rng(u64);
+pub(super) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(super) fn new(seed: u64) -> Self {
         Rng(seed ^ 0x005e_ed0f_d1ff)
     }
 
@@ -42,7 +42,7 @@ const KIB: u64 = 1024;
 
 /// What sets two sections apart in a case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Separator {
+pub(super) enum Separator {
     Stonewall,
     NewGroup,
     /// Same group, running beside the previous section.
@@ -50,7 +50,7 @@ pub enum Separator {
 }
 
 #[derive(Debug, Clone)]
-pub struct Section {
+pub(super) struct Section {
     pub name: String,
     /// Options in job-file order.
     pub options: Vec<(String, String)>,
@@ -58,14 +58,14 @@ pub struct Section {
 }
 
 impl Section {
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(super) fn get(&self, key: &str) -> Option<&str> {
         self.options
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn has(&self, key: &str) -> bool {
+    pub(super) fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
@@ -73,7 +73,7 @@ impl Section {
         self.options.push((key.to_string(), value.to_string()));
     }
 
-    pub fn numjobs(&self) -> u64 {
+    pub(super) fn numjobs(&self) -> u64 {
         self.get("numjobs").map_or(1, |n| n.parse().unwrap())
     }
 
@@ -92,22 +92,22 @@ impl Section {
     }
 
     /// The largest block size of the section (fio's `td_max_bs`).
-    pub fn max_bs(&self) -> u64 {
+    pub(super) fn max_bs(&self) -> u64 {
         self.block_sizes().into_iter().max().unwrap()
     }
 
     /// The smallest block size of the section (fio's `td_min_bs`).
-    pub fn min_bs(&self) -> u64 {
+    pub(super) fn min_bs(&self) -> u64 {
         self.block_sizes().into_iter().min().unwrap()
     }
 
     /// Block sizes are drawn at random (bsrange, bssplit).
-    pub fn random_sizes(&self) -> bool {
+    pub(super) fn random_sizes(&self) -> bool {
         self.has("bsrange") || self.has("bssplit")
     }
 
     /// Offsets are drawn at random.
-    pub fn random(&self) -> bool {
+    pub(super) fn random(&self) -> bool {
         self.get("rw").unwrap().starts_with("rand")
     }
 
@@ -119,7 +119,7 @@ impl Section {
 
     /// fio refuses the job: a clone starts past the end of its `filesize=`
     /// files, or what lies past its start holds less than the smallest block.
-    pub fn refused_start(&self) -> bool {
+    pub(super) fn refused_start(&self) -> bool {
         let Some(filesize) = self.get("filesize").map(parse_size) else {
             return false;
         };
@@ -129,7 +129,7 @@ impl Section {
     }
 
     /// Reads and writes are mixed by a random draw.
-    pub fn mixed(&self) -> bool {
+    pub(super) fn mixed(&self) -> bool {
         matches!(
             self.get("rw").unwrap().split(':').next().unwrap(),
             "rw" | "readwrite" | "randrw"
@@ -138,7 +138,7 @@ impl Section {
 }
 
 /// Sizes as the generator writes them: a number with an optional k or m.
-pub fn parse_size(text: &str) -> u64 {
+pub(super) fn parse_size(text: &str) -> u64 {
     let (digits, unit) = match text.strip_suffix('k') {
         Some(d) => (d, KIB),
         None => match text.strip_suffix('m') {
@@ -160,7 +160,7 @@ fn size_text(bytes: u64) -> String {
 }
 
 #[derive(Debug, Clone)]
-pub struct Case {
+pub(super) struct Case {
     pub seed: u64,
     pub sections: Vec<Section>,
     /// Files the case expects to exist before it runs: (name, bytes).
@@ -182,7 +182,7 @@ const BLOCKS: [u64; 9] = [
 ];
 
 impl Case {
-    pub fn generate(seed: u64) -> Case {
+    pub(super) fn generate(seed: u64) -> Case {
         let mut rng = Rng::new(seed);
         let count = match rng.below(10) {
             0..=6 => 1,
@@ -321,7 +321,7 @@ impl Case {
 
     /// fio refuses a section's job: `refused_start`, or with `size=N%` of an
     /// existing file less than the smallest block past the last clone's start.
-    pub fn refuses(&self, s: &Section) -> bool {
+    pub(super) fn refuses(&self, s: &Section) -> bool {
         let percent = s.get("size").and_then(|size| size.strip_suffix('%'));
         let file = s
             .get("filename")
@@ -337,7 +337,7 @@ impl Case {
     }
 
     /// With group_reporting, two sections share one group (and one entry).
-    pub fn merges_sections(&self) -> bool {
+    pub(super) fn merges_sections(&self) -> bool {
         self.sections
             .iter()
             .skip(1)
@@ -346,7 +346,7 @@ impl Case {
 
     /// The case's sections as job-file text; files are relative to the
     /// directory the tools run in.
-    pub fn job_text(&self) -> String {
+    pub(super) fn job_text(&self) -> String {
         let mut text = String::new();
         for s in &self.sections {
             writeln!(text, "[{}]", s.name).unwrap();

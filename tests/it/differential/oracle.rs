@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 /// A difference between fio's and iolens' numbers the harness expects, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Known {
+pub(super) enum Known {
     /// bsrange/bssplit: each tool draws the sizes from its own random stream.
     RandomSizes,
     /// Random offsets with bsrange/bssplit: both random maps shorten an I/O to
@@ -23,7 +23,7 @@ pub enum Known {
 }
 
 /// The documented list (docs/fio-differences.md): each class and its reason.
-pub const KNOWN: &[(Known, &str)] = &[
+pub(super) const KNOWN: &[(Known, &str)] = &[
     (
         Known::RandomSizes,
         "bsrange/bssplit sizes come from each tool's own random stream: the \
@@ -58,7 +58,7 @@ pub const KNOWN: &[(Known, &str)] = &[
 
 /// One JSON job entry: (io_bytes, total_ios) of reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Entry {
+pub(super) struct Entry {
     pub group: u64,
     pub read: [u64; 2],
     pub write: [u64; 2],
@@ -72,7 +72,7 @@ impl Entry {
 
 /// What one tool did with a job file.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(super) struct Outcome {
     pub status: Option<i32>,
     /// Per case seed, its entries in report order.
     pub entries: BTreeMap<u64, Vec<Entry>>,
@@ -80,7 +80,7 @@ pub struct Outcome {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub enum Tool {
+pub(super) enum Tool {
     Fio,
     Iolens,
 }
@@ -105,7 +105,7 @@ impl Tool {
     }
 }
 
-pub fn fio_present() -> bool {
+pub(super) fn fio_present() -> bool {
     Command::new("fio")
         .arg("--version")
         .output()
@@ -115,7 +115,7 @@ pub fn fio_present() -> bool {
 /// Runs `cases` as one job file under both tools at once, each in its own
 /// directory under `scratch` (named after the first case, so batches may run
 /// side by side).
-pub fn run_both(cases: &[&Case], scratch: &Path) -> [Outcome; 2] {
+pub(super) fn run_both(cases: &[&Case], scratch: &Path) -> [Outcome; 2] {
     let text: String = cases.iter().map(|case| case.job_text()).collect();
     let tools = [Tool::Fio, Tool::Iolens];
     let children: Vec<_> = tools
@@ -187,7 +187,7 @@ fn parse(status: Option<i32>, stdout: &[u8], stderr: &[u8]) -> Outcome {
 }
 
 /// The known classes that apply to a case.
-pub fn classes(case: &Case) -> Vec<Known> {
+pub(super) fn classes(case: &Case) -> Vec<Known> {
     let mut found = Vec::new();
     let any = |f: fn(&Section) -> bool| case.sections.iter().any(f);
     if any(|s| s.random_sizes() && !s.random()) {
@@ -325,13 +325,13 @@ fn entries_agree(sections: &[&Section], fio: &Entry, iolens: &Entry) -> bool {
 
 /// The verdict on one case.
 #[derive(Debug)]
-pub enum Verdict {
+pub(super) enum Verdict {
     /// Equal, or within the tolerances of the known classes that apply.
     Same,
     Differs(String),
 }
 
-pub fn judge(case: &Case, fio: &Outcome, iolens: &Outcome) -> Verdict {
+pub(super) fn judge(case: &Case, fio: &Outcome, iolens: &Outcome) -> Verdict {
     let none = Vec::new();
     let f = relative(fio.entries.get(&case.seed).unwrap_or(&none));
     let i = relative(iolens.entries.get(&case.seed).unwrap_or(&none));

@@ -12,7 +12,7 @@ use crate::units::{self, KbBase, UnitError};
 
 /// The priority a share of one direction's I/Os (of one block size) carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PrioShare {
+pub(crate) struct PrioShare {
     /// The block size the share is of (`cmdprio_bssplit`); None: of every I/O.
     pub bs: Option<u64>,
     /// Percent of those I/Os that carry it, 1 to 100.
@@ -25,22 +25,22 @@ pub struct PrioShare {
 /// of their own (by block size, smallest first, for `cmdprio_bssplit`); empty: every
 /// I/O of that direction goes with the process's own priority.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CmdprioSpec {
+pub(crate) struct CmdprioSpec {
     pub dirs: [Vec<PrioShare>; 2],
 }
 
 /// The ioprio of a class and a level.
-pub fn ioprio_value(class: u16, level: u16) -> u16 {
+pub(crate) fn ioprio_value(class: u16, level: u16) -> u16 {
     class << 13 | level
 }
 
 /// An ioprio as fio shows it: (class, level).
-pub fn ioprio_parts(ioprio: u16) -> (u16, u16) {
+pub(crate) fn ioprio_parts(ioprio: u16) -> (u16, u16) {
     (ioprio >> 13, ioprio & 7)
 }
 
 impl CmdprioSpec {
-    pub fn is_used(&self) -> bool {
+    pub(crate) fn is_used(&self) -> bool {
         self.dirs.iter().any(|d| !d.is_empty())
     }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// `size` bytes of I/O before the next, and after the last fitting zone the
 /// first comes again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StridedZones {
+pub(crate) struct StridedZones {
     /// `zonesize`: bytes transferred in a zone per visit (> 0).
     pub size: u64,
     /// `zonerange`: the zone's length (`zonesize` when not given).
@@ -25,14 +25,14 @@ pub struct StridedZones {
 
 impl StridedZones {
     /// Distance from one zone's start to the next's.
-    pub fn stride(&self) -> u64 {
+    pub(crate) fn stride(&self) -> u64 {
         self.range + self.skip
     }
 }
 
 /// fio's `file_service_type`: which of a worker's files the next I/O goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FileService {
+pub(crate) enum FileService {
     /// In turn, `ios` I/Os per file (fio's default: one).
     RoundRobin { ios: u32 },
     /// Uniformly chosen, `ios` I/Os per choice.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// fio's `random_distribution=`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Distribution {
+pub(crate) enum Distribution {
     Random,
     Zipf(f64),
     Pareto(f64),
@@ -63,7 +63,7 @@ choice_words!(DistributionWord {
 /// With the random map (no `norandommap`) the tausworthe kinds draw from iolens'
 /// own seeded order; without it, from fio's generators (see workload/taus.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum RandomGenerator {
+pub(crate) enum RandomGenerator {
     /// Not given: fio's 32-bit tausworthe, or its 64-bit one for a region of 2^32
     /// blocks or more (fio switches there).
     #[default]
@@ -78,7 +78,7 @@ pub enum RandomGenerator {
 
 impl RandomGenerator {
     /// Whether a region of `blocks` blocks draws from the 64-bit tausworthe.
-    pub fn is_wide(self, blocks: u64) -> bool {
+    pub(crate) fn is_wide(self, blocks: u64) -> bool {
         match self {
             RandomGenerator::Unset => blocks > u64::from(u32::MAX),
             RandomGenerator::Tausworthe64 => true,
@@ -99,7 +99,7 @@ choice_words!(RandomGenerator {
 /// written again in the next one, so each region ends with the share of stale
 /// blocks a drive has at steady state.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SprandomSpec {
+pub(crate) struct SprandomSpec {
     /// `spr_op`: the device's over-provisioning ratio, in (0, 1).
     pub over_provisioning: f64,
     /// `spr_num_regions`: at least 1.
@@ -113,7 +113,7 @@ impl SprandomSpec {
     /// fio 3.42's physical size of a target of `logical` bytes: the size plus
     /// the over-provisioning, rounded up to whole `block`s. The job writes this
     /// many bytes at most.
-    pub fn physical_size(&self, logical: u64, block: u64) -> u64 {
+    pub(crate) fn physical_size(&self, logical: u64, block: u64) -> u64 {
         let size = logical + (logical as f64 * self.over_provisioning).ceil() as u64;
         size.next_multiple_of(block.max(1))
     }
