@@ -197,6 +197,43 @@ fn only_cmd_and_console_print() {
     );
 }
 
+/// A module that reaches itself through the table's arrows, if any: the layers
+/// must stack, so no chain of arrows may come back to where it started.
+fn first_cycle(arrows: &Arrows) -> Option<Vec<String>> {
+    fn visit(module: &str, arrows: &Arrows, path: &mut Vec<String>) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|m| m == module) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(module.to_string());
+            return Some(cycle);
+        }
+        path.push(module.to_string());
+        for next in arrows.get(module).into_iter().flatten() {
+            if let Some(cycle) = visit(next, arrows, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    arrows
+        .keys()
+        .find_map(|module| visit(module, arrows, &mut Vec::new()))
+}
+
+#[test]
+fn the_table_has_no_cycle() {
+    let cycle = first_cycle(&allowed_arrows(ARCHITECTURE));
+    assert_eq!(
+        cycle, None,
+        "expected the module table's arrows to form layers"
+    );
+    let looped = allowed_arrows("| `a` | x | `b` |\n| `b` | y | `a` |\n");
+    assert_eq!(
+        first_cycle(&looped),
+        Some(vec!["a".into(), "b".into(), "a".into()])
+    );
+}
+
 #[test]
 fn a_table_row_names_the_module_and_what_it_may_use() {
     let page = "| `runner/` | the run | `engine/` `stats` |\n| `units` | numbers | — |\n";

@@ -14,6 +14,7 @@ mod diagnose;
 mod engine;
 mod errno;
 mod fileset;
+mod io_unit;
 mod iolog;
 mod job;
 mod model;

@@ -3,7 +3,7 @@
 //! queue events of reads, writes, discards (trims) and flushes (syncs) are
 //! replayed; every other event is a side effect inside the block layer.
 
-use crate::job::spec::Ddir;
+use crate::io_unit::Ddir;
 
 /// Bytes of one record before its payload.
 pub(super) const RECORD_LEN: usize = 48;

@@ -13,7 +13,7 @@ mod write;
 
 pub(crate) use blktrace::merge as merge_blktrace;
 pub(crate) use read::{parse_line, LogVersion};
-pub(crate) use replay::{Op, ReplayReader, Timed};
+pub(crate) use replay::{Op, ReplayReader, ReplaySkip, ReplaySpec, Timed};
 pub(crate) use write::IologWriter;
 
 /// The first line of a version 2 log.

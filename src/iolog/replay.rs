@@ -7,11 +7,54 @@
 
 use super::blktrace::{self, Event, Record, RECORD_LEN};
 use super::{parse_line, Action, LogVersion};
-use crate::job::spec::{Ddir, ReplaySpec};
-use crate::workload::NextIo;
+use crate::io_unit::{Ddir, NextIo, DDIRS};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::path::PathBuf;
+
+/// `replay_skip`: the kinds of logged I/O left out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReplaySkip {
+    /// Per direction (read, write, trim).
+    pub ddir: [bool; DDIRS],
+    pub sync: bool,
+}
+
+/// What a replay does, and what the resolver learnt from the log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReplaySpec {
+    pub log: PathBuf,
+    /// `replay_redirect`: every I/O goes to this file.
+    pub redirect: Option<PathBuf>,
+    /// `replay_no_stall`: as fast as possible, ignoring the log's times.
+    pub no_stall: bool,
+    /// `replay_time_scale`: per cent of the logged rate (200: twice as fast).
+    pub time_scale: u32,
+    /// `replay_scale`: offsets divided by this (0: as logged).
+    pub scale: u64,
+    /// `replay_align`: offsets rounded down to this power of two (0: as logged).
+    pub align: u64,
+    pub skip: ReplaySkip,
+    /// The files the log adds, in its order (the redirect alone with `replay_redirect`).
+    pub files: Vec<PathBuf>,
+    /// Bytes and largest I/O per direction over the log.
+    pub bytes: [u64; DDIRS],
+    pub largest: [u32; DDIRS],
+}
+
+impl ReplaySpec {
+    /// Where a logged offset is replayed: scaled down, then aligned down (fio's order).
+    pub(crate) fn place(&self, offset: u64) -> u64 {
+        let scaled = offset.checked_div(self.scale).unwrap_or(offset);
+        if self.align > 0 {
+            scaled & !(self.align - 1)
+        } else {
+            scaled
+        }
+    }
+}
 
 /// What a replayed line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,7 +355,6 @@ impl<'s> ReplayReader<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::spec::{ReplaySkip, DDIRS};
     use std::path::{Path, PathBuf};
 
     fn spec(log: &Path) -> ReplaySpec {

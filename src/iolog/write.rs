@@ -1,7 +1,7 @@
 //! `write_iolog`: one worker's issued I/Os as a version 3 log.
 
 use super::{Action, VERSION_3};
-use crate::job::spec::Ddir;
+use crate::io_unit::Ddir;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};

@@ -39,34 +39,7 @@ pub(crate) use target::*;
 pub(crate) use verify::*;
 pub(crate) use workload::*;
 
-/// Data direction of one I/O. It indexes the per-direction arrays below
-/// ([read, write, trim], fio's order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub(crate) enum Ddir {
-    Read = 0,
-    Write = 1,
-    /// Discard a range: `fallocate(PUNCH_HOLE)` on a file, `BLKDISCARD` on a block device.
-    Trim = 2,
-}
-
-/// Number of directions, the length of every per-direction array.
-pub(crate) const DDIRS: usize = 3;
-
-impl Ddir {
-    pub(crate) const ALL: [Ddir; DDIRS] = [Ddir::Read, Ddir::Write, Ddir::Trim];
-    #[inline]
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-    /// The direction as fio names it in messages and reports.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Read => "read",
-            Self::Write => "write",
-            Self::Trim => "trim",
-        }
-    }
-}
+pub(crate) use crate::io_unit::{Ddir, DDIRS};
 
 /// A job's options as given, in fio's "job options" order (`RawJob::listed_options`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,6 +15,7 @@ mod sprandom;
 mod taus;
 pub(crate) mod verify_header;
 
+pub(crate) use crate::io_unit::NextIo;
 pub(crate) use offsets::FileRegion;
 
 use crate::job::spec::{Ddir, FileService, WorkloadSpec, DDIRS};
@@ -22,15 +23,6 @@ use choice::{DirectionPicker, SizePicker};
 use offsets::{OffsetRules, RegionCursor};
 use rand::Rng;
 use rng::{stream_rng, RngStream, WorkerRng};
-
-/// One I/O to issue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NextIo {
-    pub ddir: Ddir,
-    pub file: u32,
-    pub offset: u64,
-    pub len: u32,
-}
 
 /// Generates the I/Os of one worker over its file regions, one pass at a time.
 ///

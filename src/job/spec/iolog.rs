@@ -21,47 +21,9 @@ pub(crate) struct IologSpec {
     pub replay: Option<ReplaySpec>,
 }
 
-/// `replay_skip`: the kinds of logged I/O left out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ReplaySkip {
-    /// Per direction (read, write, trim).
-    pub ddir: [bool; DDIRS],
-    pub sync: bool,
-}
-
-/// What a replay does, and what the resolver learnt from the log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ReplaySpec {
-    pub log: PathBuf,
-    /// `replay_redirect`: every I/O goes to this file.
-    pub redirect: Option<PathBuf>,
-    /// `replay_no_stall`: as fast as possible, ignoring the log's times.
-    pub no_stall: bool,
-    /// `replay_time_scale`: per cent of the logged rate (200: twice as fast).
-    pub time_scale: u32,
-    /// `replay_scale`: offsets divided by this (0: as logged).
-    pub scale: u64,
-    /// `replay_align`: offsets rounded down to this power of two (0: as logged).
-    pub align: u64,
-    pub skip: ReplaySkip,
-    /// The files the log adds, in its order (the redirect alone with `replay_redirect`).
-    pub files: Vec<PathBuf>,
-    /// Bytes and largest I/O per direction over the log.
-    pub bytes: [u64; DDIRS],
-    pub largest: [u32; DDIRS],
-}
+pub(crate) use crate::iolog::{ReplaySkip, ReplaySpec};
 
 impl ReplaySpec {
-    /// Where a logged offset is replayed: scaled down, then aligned down (fio's order).
-    pub(crate) fn place(&self, offset: u64) -> u64 {
-        let scaled = offset.checked_div(self.scale).unwrap_or(offset);
-        if self.align > 0 {
-            scaled & !(self.align - 1)
-        } else {
-            scaled
-        }
-    }
-
     /// Read the log through: its files, bytes and block sizes; Err names the line.
     fn learn(&mut self) -> Result<(), String> {
         let mut reader = ReplayReader::open(self)?;
