@@ -1,3 +1,5 @@
+//! The history store's unit tests: schema migrations, concurrent writers, queries.
+
 use super::*;
 use crate::testutil::{run_report, scratch_dir};
 
