@@ -63,7 +63,7 @@ fn job_line(spec: &JobSpec, group: u32) -> String {
         spec.name,
         rw_name(spec.workload.rw),
         spec.engine.kind.name(),
-        spec.engine.iodepth
+        spec.queue.iodepth
     )
 }
 

@@ -105,7 +105,7 @@ mod tests {
                 apply(make, StatType::Stat, p).unwrap();
             }
         }
-        let spec = spec(kind, 1);
+        let spec = spec(kind);
         let null = Arc::new(File::open("/dev/null").unwrap());
         let files = [null.clone(), null];
         let sizes = [0, 0];

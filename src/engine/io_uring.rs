@@ -40,17 +40,20 @@ mod tests {
 
     #[test]
     fn direct_roundtrip_with_fixed_buffers_and_registered_files() {
-        let mut spec = spec(EngineKind::IoUring, 8);
+        let mut spec = spec(EngineKind::IoUring);
         spec.io_uring.fixedbufs = true;
         spec.io_uring.registerfiles = true;
-        assert_eq!(roundtrip_with::<IoUring>(&spec, true), Vec::<String>::new());
+        assert_eq!(
+            roundtrip_with::<IoUring>(&spec, 8, true),
+            Vec::<String>::new()
+        );
     }
 
     #[test]
     fn sqthread_poll_works_or_falls_back_with_a_note() {
-        let mut spec = spec(EngineKind::IoUring, 8);
+        let mut spec = spec(EngineKind::IoUring);
         spec.io_uring.sqthread_poll = true;
-        let notes = roundtrip_with::<IoUring>(&spec, true);
+        let notes = roundtrip_with::<IoUring>(&spec, 8, true);
         assert!(
             notes.iter().all(|n| n.contains("sqthread_poll")),
             "{notes:?}"

@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn io_past_the_end_is_cut_short() {
         let (_dir, file) = scratch_file(10_000);
-        let spec = spec(EngineKind::Mmap, 1);
+        let spec = spec(EngineKind::Mmap);
         let files = [Arc::new(file)];
         let mut engine = Mmap::open(&setup(&spec, &files, &[10_000], 1)).unwrap();
         let read = IoRequest {
@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn synchronous_writes_reach_the_file() {
         let (dir, file) = scratch_file(8192);
-        let spec = spec(EngineKind::Mmap, 1);
+        let spec = spec(EngineKind::Mmap);
         let files = [Arc::new(file)];
         let mut setup = setup(&spec, &files, &[8192], 1);
         setup.sync_writes = true;
@@ -167,7 +167,7 @@ mod tests {
     #[test]
     fn write_to_a_read_only_file_fails_with_ebadf() {
         let (dir, _file) = scratch_file(4096);
-        let spec = spec(EngineKind::Mmap, 1);
+        let spec = spec(EngineKind::Mmap);
         let files = [Arc::new(File::open(dir.path().join("data")).unwrap())];
         let mut engine = Mmap::open(&setup(&spec, &files, &[4096], 1)).unwrap();
         let write = IoRequest {
@@ -202,7 +202,7 @@ mod tests {
             all.extend_from_slice(args);
             let job = crate::testutil::job_spec(&all);
             let (_dir, file) = scratch_file(64 * 1024);
-            let spec = spec(EngineKind::Mmap, 1);
+            let spec = spec(EngineKind::Mmap);
             let files = [Arc::new(file)];
             let setup = EngineSetup {
                 advice: crate::fileset::access_advice(&job),
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn empty_file_cannot_be_opened() {
         let (_dir, file) = scratch_file(0);
-        let spec = spec(EngineKind::Mmap, 1);
+        let spec = spec(EngineKind::Mmap);
         let files = [Arc::new(file)];
         let err = Mmap::open(&setup(&spec, &files, &[0], 1)).err().unwrap();
         assert!(err.to_string().contains("empty"), "{err}");

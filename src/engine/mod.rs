@@ -237,7 +237,7 @@ mod tests {
             const BS: u32 = 4096;
             const OFFSET: u64 = 8192;
             let depth = if self.0.is_async() { 4 } else { 1 };
-            let spec = spec(self.0, depth);
+            let spec = spec(self.0);
             let (_dir, plain) = scratch_file(16 * u64::from(BS));
             let files = [Arc::new(plain.try_clone().unwrap())];
             let sizes = [16 * u64::from(BS)];

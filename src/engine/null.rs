@@ -89,7 +89,7 @@ mod tests {
     #[test]
     fn one_slot_completes_in_queue() {
         let (_dir, file) = scratch_file(0);
-        let spec = spec(EngineKind::Null, 1);
+        let spec = spec(EngineKind::Null);
         let files = [Arc::new(file)];
         let mut engine = Null::open(&setup(&spec, &files, &[0], 1)).unwrap();
         assert_eq!(
@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn several_slots_complete_through_reap_only_after_commit() {
         let (_dir, file) = scratch_file(0);
-        let spec = spec(EngineKind::Null, 4);
+        let spec = spec(EngineKind::Null);
         let files = [Arc::new(file)];
         let mut engine = Null::open(&setup(&spec, &files, &[0], 4)).unwrap();
         let reqs = requests(4);
@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn reap_respects_max() {
         let (_dir, file) = scratch_file(0);
-        let spec = spec(EngineKind::Null, 4);
+        let spec = spec(EngineKind::Null);
         let files = [Arc::new(file)];
         let mut engine = Null::open(&setup(&spec, &files, &[0], 4)).unwrap();
         for req in requests(4) {

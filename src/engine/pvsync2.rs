@@ -53,9 +53,9 @@ mod tests {
 
     #[test]
     fn hipri_comes_from_the_spec() {
-        let mut hipri = spec(EngineKind::Pvsync2, 1);
+        let mut hipri = spec(EngineKind::Pvsync2);
         hipri.pvsync2.hipri = true;
         assert!(Preadv2::new(&hipri, 1).hipri);
-        assert!(!Preadv2::new(&spec(EngineKind::Pvsync2, 1), 1).hipri);
+        assert!(!Preadv2::new(&spec(EngineKind::Pvsync2), 1).hipri);
     }
 }

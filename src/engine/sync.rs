@@ -82,8 +82,7 @@ mod tests {
     fn seeks_only_when_the_position_is_elsewhere() {
         let (_dir, file) = scratch_file(0);
         file.write_all_at(b"abcdefgh", 0).unwrap();
-        let mut calls =
-            SeekReadWrite::new(&crate::engine::test_support::spec(EngineKind::Sync, 1), 1);
+        let mut calls = SeekReadWrite::new(&crate::engine::test_support::spec(EngineKind::Sync), 1);
         let mut buf = [0; 2];
         assert_eq!(calls.read(&file, 0, &mut buf, 2).unwrap(), 2);
         assert_eq!(calls.positions[0], Some(4));

@@ -13,13 +13,9 @@ const FILE_BLOCKS: u64 = 16;
 /// Out of order, with a sequential run (0, 1, 2) for the lseek-skipping `sync` engine.
 const BLOCKS: [u64; 8] = [5, 0, 1, 2, 9, 15, 3, 8];
 
-pub(crate) fn spec(kind: EngineKind, iodepth: u32) -> EngineSpec {
+pub(crate) fn spec(kind: EngineKind) -> EngineSpec {
     EngineSpec {
         kind,
-        iodepth,
-        batch_submit: 1,
-        batch_complete_min: 1,
-        batch_complete_max: iodepth,
         io_uring: IoUringOptions::default(),
         pvsync2: Pvsync2Options::default(),
         stat_type: StatType::default(),
@@ -91,7 +87,11 @@ fn pattern(block: u64) -> Vec<u8> {
 /// Write a distinct pattern to several blocks through the engine (`depth` at a time),
 /// check the file with plain reads, read the blocks back through the engine and compare.
 /// Returns the engine's notes.
-pub(crate) fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<String> {
+pub(crate) fn roundtrip_with<E: Engine>(
+    spec: &EngineSpec,
+    depth: u32,
+    direct: bool,
+) -> Vec<String> {
     let (dir, plain) = scratch_file(FILE_BLOCKS * u64::from(BS));
     let target = if direct {
         OpenOptions::new()
@@ -105,7 +105,7 @@ pub(crate) fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<
     };
     let files = [Arc::new(target)];
     let sizes = [FILE_BLOCKS * u64::from(BS)];
-    let mut engine = E::open(&setup(spec, &files, &sizes, spec.iodepth)).unwrap();
+    let mut engine = E::open(&setup(spec, &files, &sizes, depth)).unwrap();
     let request = |slot: usize, block: u64, ddir| IoRequest {
         slot: slot as u32,
         ddir,
@@ -114,7 +114,7 @@ pub(crate) fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<
         len: BS,
     };
 
-    for chunk in BLOCKS.chunks(spec.iodepth as usize) {
+    for chunk in BLOCKS.chunks(depth as usize) {
         let reqs: Vec<_> = chunk
             .iter()
             .enumerate()
@@ -138,7 +138,7 @@ pub(crate) fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<
         assert!(on_disk == pattern(block), "block {block} on disk differs");
     }
 
-    for chunk in BLOCKS.chunks(spec.iodepth as usize) {
+    for chunk in BLOCKS.chunks(depth as usize) {
         let reqs: Vec<_> = chunk
             .iter()
             .enumerate()
@@ -163,11 +163,11 @@ pub(crate) fn roundtrip_with<E: Engine>(spec: &EngineSpec, direct: bool) -> Vec<
 }
 
 pub(crate) fn roundtrip<E: Engine>(kind: EngineKind, depth: u32) {
-    roundtrip_with::<E>(&spec(kind, depth), false);
+    roundtrip_with::<E>(&spec(kind), depth, false);
 }
 
 pub(crate) fn roundtrip_direct<E: Engine>(kind: EngineKind, depth: u32) {
-    roundtrip_with::<E>(&spec(kind, depth), true);
+    roundtrip_with::<E>(&spec(kind), depth, true);
 }
 
 /// What engine `E` reports for a 4 KiB write through a read-only descriptor: -EBADF
@@ -175,7 +175,7 @@ pub(crate) fn roundtrip_direct<E: Engine>(kind: EngineKind, depth: u32) {
 pub(crate) fn write_to_read_only_result<E: Engine>(kind: EngineKind) -> i64 {
     let (dir, _file) = scratch_file(u64::from(BS));
     let read_only = [Arc::new(File::open(dir.path().join("data")).unwrap())];
-    let spec = spec(kind, 1);
+    let spec = spec(kind);
     let mut engine = E::open(&setup(&spec, &read_only, &[u64::from(BS)], 1)).unwrap();
     let write = IoRequest {
         slot: 0,

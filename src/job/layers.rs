@@ -350,7 +350,7 @@ mod tests {
         let [a, b] = [&resolved.jobs[0], &resolved.jobs[1]];
         assert_eq!(a.workload.bs[0], BlockSizes::Fixed(16384));
         assert_eq!(b.workload.bs[0], BlockSizes::Fixed(8192));
-        assert_eq!((a.engine.iodepth, b.engine.iodepth), (4, 4));
+        assert_eq!((a.queue.iodepth, b.queue.iodepth), (4, 4));
         assert_eq!(a.workload.rw, RwPattern::Read);
     }
 

@@ -95,8 +95,7 @@ impl Layers<'_> {
     }
 
     fn job_spec(&self, warnings: &mut Vec<String>) -> Result<JobSpec, JobError> {
-        let engine = EngineSpec::resolve(self, warnings)?;
-        let queue = self.queue(&engine)?;
+        let (engine, queue) = EngineSpec::resolve(self, warnings)?;
         let files = self.files(engine.kind)?;
         let target = self.target()?;
         let workload = self.workload(warnings)?;
@@ -242,10 +241,10 @@ pub(crate) mod tests {
         let spec = job(&[]);
         assert_eq!(spec.name, "t");
         assert_eq!(spec.engine.kind, EngineKind::Psync);
-        assert_eq!(spec.engine.iodepth, 1);
-        assert_eq!(spec.engine.batch_submit, 1);
-        assert_eq!(spec.engine.batch_complete_min, 1);
-        assert_eq!(spec.engine.batch_complete_max, 1);
+        assert_eq!(spec.queue.iodepth, 1);
+        assert_eq!(spec.queue.batch_submit, 1);
+        assert_eq!(spec.queue.batch_complete_min, 1);
+        assert_eq!(spec.queue.batch_complete_max, 1);
         assert_eq!(spec.workload.rw, RwPattern::Read);
         assert_eq!(spec.workload.bs, [4096; 3].map(BlockSizes::Fixed));
         assert_eq!(spec.workload.blockalign, [4096; 3]);
@@ -283,7 +282,20 @@ pub(crate) mod tests {
         ("spr_op", &["--rw=randwrite", "--sprandom=1"]),
         ("spr_num_regions", &["--rw=randwrite", "--sprandom=1"]),
         ("spr_cs", &["--rw=randwrite", "--sprandom=1"]),
+        // the queue settings act only at a depth above one
         ("iodepth_low", &["--ioengine=io_uring", "--iodepth=32"]),
+        (
+            "iodepth_batch_submit",
+            &["--ioengine=io_uring", "--iodepth=32"],
+        ),
+        (
+            "iodepth_batch_complete_min",
+            &["--ioengine=io_uring", "--iodepth=32"],
+        ),
+        (
+            "iodepth_batch_complete_max",
+            &["--ioengine=io_uring", "--iodepth=32"],
+        ),
         ("steadystate", &["--steadystate_duration=30s"]),
         ("steadystate_ramp_time", &["--steadystate_duration=30s"]),
         // latency_target needs a window: the example's replaces this first one

@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn the_pool_keeps_iodepth_blocking_ios_in_flight_at_once() {
         let _one = one_pool_at_a_time();
-        let spec = spec(EngineKind::Psync, DEPTH);
+        let spec = spec(EngineKind::Psync);
         let mut pool = Offload::<Gate>::open(&setup(&spec, &[], &[], DEPTH)).unwrap();
         assert_eq!(
             OPENED.load(Ordering::Relaxed),
@@ -363,7 +363,7 @@ mod tests {
     #[test]
     fn a_wait_limit_returns_without_a_completion_and_drop_joins_the_threads() {
         let _one = one_pool_at_a_time();
-        let spec = spec(EngineKind::Null, 2);
+        let spec = spec(EngineKind::Null);
         let mut pool = Offload::<Null>::open(&setup(&spec, &[], &[], 2)).unwrap();
         pool.set_wait_limit(Some(Duration::from_millis(1)));
         let mut out = Vec::new();

@@ -1,5 +1,6 @@
 //! The engine section of a job: which I/O engine (`ioengine=`), what the rest of iolens
-//! may assume about it, its queue settings and the engine's own options.
+//! may assume about it, how I/Os are submitted and the engine's own options (the queue
+//! settings are in queue.rs).
 //!
 //! `EngineKind::ALL` is the one list of engines: the `ioengine=` choices, the help and
 //! every question about an engine's capabilities come from it. Adding an engine is a
@@ -9,7 +10,7 @@ use crate::job::choice::Choice;
 use crate::job::error::JobError;
 use crate::job::layers::Layers;
 use crate::job::options::{opt, OptionDef};
-use crate::job::spec::{BlockSizes, JobSpec, SizeOrPercent};
+use crate::job::spec::{BlockSizes, JobSpec, QueueSpec, SizeOrPercent};
 use serde::{Deserialize, Serialize};
 
 mod cmdprio;
@@ -319,17 +320,11 @@ impl EngineOption {
     }
 }
 
-/// Engine settings: queue depth, batching and the chosen engine's own options.
+/// Engine settings: the engine, how I/Os are submitted and the chosen engine's own
+/// options (the queue settings are the job's `QueueSpec`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct EngineSpec {
     pub kind: EngineKind,
-    pub iodepth: u32,
-    /// `iodepth_batch_submit` as given (fio's default 1; 0 means iodepth).
-    pub batch_submit: u32,
-    /// `iodepth_batch_complete_min` (fio default 1).
-    pub batch_complete_min: u32,
-    /// `iodepth_batch_complete_max`, at least `batch_complete_min` (fio's default: equal).
-    pub batch_complete_max: u32,
     /// io_uring's options; all off unless the engine is io_uring.
     pub io_uring: IoUringOptions,
     /// pvsync2's options; all off unless the engine is pvsync2.
@@ -341,17 +336,6 @@ pub(crate) struct EngineSpec {
     /// `io_submit_mode`.
     #[serde(default)]
     pub submit_mode: SubmitMode,
-}
-
-impl EngineSpec {
-    /// I/Os in flight at most: `iodepth` for engines that queue and for offloaded
-    /// submission, 1 for a blocking engine submitted inline.
-    pub(crate) fn depth(&self) -> u32 {
-        match self.kind.is_async() || self.submit_mode == SubmitMode::Offload {
-            true => self.iodepth.max(1),
-            false => 1,
-        }
-    }
 }
 
 /// io_uring's own options, by fio's names.
@@ -402,13 +386,19 @@ impl Pvsync2Options {
 }
 
 impl EngineSpec {
-    /// The engine section of one job; options the chosen engine ignores become warnings.
-    pub(crate) fn resolve(layers: &Layers, warnings: &mut Vec<String>) -> Result<Self, JobError> {
+    /// The engine section of one job and its queue, resolved between the submit mode and
+    /// the engine's options so that the warnings keep their order; options the chosen
+    /// engine ignores become warnings.
+    pub(crate) fn resolve(
+        layers: &Layers,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Self, QueueSpec), JobError> {
         let kind: EngineKind = layers.choice(opt::IOENGINE)?;
         let name = kind.name();
         let job = &layers.job.name;
-        let iodepth = layers.count_u32(opt::IODEPTH, 1)?;
         let submit_mode = layers.choice(opt::IO_SUBMIT_MODE)?;
+        let queue = layers.queue(kind, submit_mode)?;
+        let iodepth = queue.iodepth;
         let offload_refusal = match (submit_mode, kind) {
             // A ring belongs to the thread that made it (single issuer, task
             // work deferred to it); fio refuses the pair too.
@@ -438,13 +428,6 @@ impl EngineSpec {
                  deeper queue)"
             ));
         }
-        let batch_complete_min = layers.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
-        // fio's fixup: unset (0) or below the minimum, the maximum is the minimum
-        let batch_complete_max = layers
-            .count(opt::IODEPTH_BATCH_COMPLETE_MAX)?
-            .map_or(0, |max| u32::try_from(max).unwrap_or(u32::MAX))
-            .max(batch_complete_min);
-        let batch_submit = layers.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?;
         let mut turned_on = Vec::new();
         for option in engine_options() {
             if !layers.bool(option.def())? {
@@ -466,12 +449,8 @@ impl EngineSpec {
                 "job '{job}': stat_type is ignored by ioengine={name} (it is filestat's and dirstat's)"
             ));
         }
-        Ok(Self {
+        let engine = Self {
             kind,
-            iodepth,
-            batch_submit,
-            batch_complete_min,
-            batch_complete_max,
             io_uring: match kind {
                 EngineKind::IoUring => IoUringOptions::of(&turned_on),
                 _ => IoUringOptions::default(),
@@ -487,7 +466,8 @@ impl EngineSpec {
             },
             cmdprio: CmdprioSpec::resolve(layers, kind)?,
             submit_mode,
-        })
+        };
+        Ok((engine, queue))
     }
 }
 
@@ -708,12 +688,12 @@ mod tests {
             "--registerfiles",
             "--sqthread_poll",
         ]);
-        let e = &spec.engine;
+        let (e, q) = (&spec.engine, &spec.queue);
         assert_eq!(
-            (e.kind, e.iodepth, e.batch_submit),
+            (e.kind, q.iodepth, q.batch_submit),
             (EngineKind::IoUring, 32, 8)
         );
-        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 4));
+        assert_eq!((q.batch_complete_min, q.batch_complete_max), (4, 4));
         let all_on = IoUringOptions {
             hipri: true,
             fixedbufs: true,
@@ -728,16 +708,16 @@ mod tests {
         );
         let spec = job(&["--ioengine=libaio", "--iodepth_batch_complete_max=16"]);
         assert_eq!(
-            (spec.engine.kind, spec.engine.batch_complete_max),
+            (spec.engine.kind, spec.queue.batch_complete_max),
             (EngineKind::Libaio, 16)
         );
         // as fio: a maximum below the minimum is raised to it
-        let e = job(&[
+        let q = job(&[
             "--iodepth_batch_complete_min=4",
             "--iodepth_batch_complete_max=2",
         ])
-        .engine;
-        assert_eq!((e.batch_complete_min, e.batch_complete_max), (4, 4));
+        .queue;
+        assert_eq!((q.batch_complete_min, q.batch_complete_max), (4, 4));
         assert!(error(&["--name=a", "--size=1m", "--iodepth=0"]).contains("iodepth=0"));
         assert!(error(&["--name=a", "--size=1m", "--ioengine=nosuch"]).contains("unknown value"));
     }
@@ -902,7 +882,7 @@ mod tests {
     #[test]
     fn deep_queue_on_a_sync_engine_is_a_warning() {
         let resolved = run(&["--name=a", "--size=1m", "--iodepth=8"]).unwrap();
-        assert_eq!(resolved.jobs[0].engine.iodepth, 8);
+        assert_eq!(resolved.jobs[0].queue.iodepth, 8);
         assert_eq!(resolved.warnings.len(), 1);
         assert!(resolved.warnings[0].contains("iodepth=8 has no effect with ioengine=psync"));
         let resolved = run(&["--name=a", "--size=1m", "--fixedbufs"]).unwrap();

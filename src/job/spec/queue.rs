@@ -1,5 +1,5 @@
-//! The queue a worker keeps (`QueueSpec`): the engine's depth, `iodepth_low`, the
-//! batches of submissions and completions, `serialize_overlap`.
+//! The queue a worker keeps (`QueueSpec`): `iodepth` as given and the engine's depth,
+//! `iodepth_low`, the batches of submissions and completions, `serialize_overlap`.
 
 use super::*;
 use crate::job::error::JobError;
@@ -11,7 +11,11 @@ use serde::{Deserialize, Serialize};
 /// worker works nothing out again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct QueueSpec {
-    /// I/Os in flight at most: `iodepth` for engines that queue, 1 for blocking ones.
+    /// `iodepth` as given (fio's default 1), what fio's preamble line shows whatever
+    /// the engine keeps in flight.
+    pub iodepth: u32,
+    /// I/Os in flight at most: `iodepth` for engines that queue and for offloaded
+    /// submission, 1 for a blocking engine submitted inline.
     pub depth: u32,
     /// `iodepth_low` clamped to `depth`: once the queue is full, it drains to this depth
     /// before it is refilled (equal to `depth`: keep it full).
@@ -42,33 +46,50 @@ fn one() -> u32 {
 }
 
 impl Layers<'_> {
-    pub(crate) fn queue(&self, engine: &EngineSpec) -> Result<QueueSpec, JobError> {
-        let depth = engine.depth();
+    /// The queue of a job that runs engine `kind` submitted as `submit_mode`.
+    pub(crate) fn queue(
+        &self,
+        kind: EngineKind,
+        submit_mode: SubmitMode,
+    ) -> Result<QueueSpec, JobError> {
+        let iodepth = self.count_u32(opt::IODEPTH, 1)?;
+        let depth = match kind.is_async() || submit_mode == SubmitMode::Offload {
+            true => iodepth.max(1),
+            false => 1,
+        };
+        let batch_complete_min = self.count_u32(opt::IODEPTH_BATCH_COMPLETE_MIN, 0)?;
+        // fio's fixup: unset (0) or below the minimum, the maximum is the minimum
+        let batch_complete_max = self
+            .count(opt::IODEPTH_BATCH_COMPLETE_MAX)?
+            .map_or(0, |max| u32::try_from(max).unwrap_or(u32::MAX))
+            .max(batch_complete_min);
+        let batch_submit = self.count_u32(opt::IODEPTH_BATCH_SUBMIT, 0)?;
         // fio's rule: unset, 0 or deeper than the queue means "keep the queue full".
         let refill_depth = match self.count(opt::IODEPTH_LOW)? {
             Some(low) if low > 0 => low.min(u64::from(depth)) as u32,
             _ => depth,
         };
         // offloaded, each submit thread's engine holds one I/O: neither quirk applies
-        let inline = engine.submit_mode == SubmitMode::Inline;
-        let def = engine.kind.def();
+        let inline = submit_mode == SubmitMode::Inline;
+        let def = kind.def();
         // both completion batches 0: fio polls for each I/O right after queueing it
-        let polling = engine.batch_complete_min == 0 && engine.batch_complete_max == 0;
+        let polling = batch_complete_min == 0 && batch_complete_max == 0;
         let one_batch = (def.one_batch_in_flight || polling) && depth > 1 && inline;
-        let batch_submit = match engine.batch_submit {
+        let batch_submit = match batch_submit {
             _ if one_batch && polling => 1,
             0 => depth,
             batch => batch.min(depth),
         };
-        let batch_complete_min = engine.batch_complete_min.max(1);
+        let batch_complete_min = batch_complete_min.max(1);
         Ok(QueueSpec {
+            iodepth,
             depth,
             refill_depth: if one_batch { 0 } else { refill_depth },
             batch_submit,
             batch_complete_min,
             batch_complete_max: match def.reaps_every_done && inline {
                 true => depth,
-                false => engine.batch_complete_max.max(batch_complete_min),
+                false => batch_complete_max.max(batch_complete_min),
             },
             one_batch,
             serialize_overlap: self.bool(opt::SERIALIZE_OVERLAP)?,

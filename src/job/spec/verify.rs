@@ -276,7 +276,7 @@ impl Layers<'_> {
     /// one offset may land in either order).
     fn write_sequence(&self, job: &JobSpec) -> Result<bool, JobError> {
         let unordered =
-            !job.workload.randommap && job.engine.kind.def().is_async && job.engine.iodepth > 1;
+            !job.workload.randommap && job.engine.kind.def().is_async && job.queue.iodepth > 1;
         match self.given(opt::VERIFY_WRITE_SEQUENCE) {
             Some(setting) => setting.bool(),
             None => Ok(!unordered),
