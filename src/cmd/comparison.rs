@@ -78,7 +78,11 @@ fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
     let id: i64 = arg
         .parse()
         .map_err(|_| format!("{arg}: neither a result file nor a history id"))?;
-    let runs = history.open()?.batch_of(id).map_err(|e| e.to_string())?;
+    let runs = history
+        .open()
+        .map_err(|e| e.to_string())?
+        .batch_of(id)
+        .map_err(|e| e.to_string())?;
     Ok(Side {
         label: format!("run {id}"),
         runs,

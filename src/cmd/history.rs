@@ -24,7 +24,9 @@ pub(super) fn history_command(
     history: &HistoryFlags,
     query: &HistoryQuery,
 ) -> Result<i32, CmdError> {
-    let store = history.open().map_err(CmdError::run_failed)?;
+    let store = history
+        .open()
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let text = match &query.trend {
         Some(name) => {
             let Some(metric) = Metric::from_name(name) else {
@@ -50,7 +52,9 @@ pub(super) fn show_command(
     id: i64,
     formats: &Formats,
 ) -> Result<i32, CmdError> {
-    let store = history.open().map_err(CmdError::run_failed)?;
+    let store = history
+        .open()
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let report = store
         .report(id)
         .map_err(|e| CmdError::run_failed(e.to_string()))?;
@@ -80,8 +84,8 @@ pub(super) fn report_command(
 ) -> Result<i32, CmdError> {
     let runs = history
         .open()
-        .and_then(|s| s.batch_of(id).map_err(|e| e.to_string()))
-        .map_err(CmdError::run_failed)?;
+        .and_then(|s| Ok(s.batch_of(id)?))
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let page = match runs.len() {
         0 => {
             return Err(CmdError::run_failed(format!(

@@ -243,7 +243,11 @@ fn baseline_id(which: &str, history: &HistoryFlags) -> Result<i64, String> {
         job: Some(first_test.to_string()),
         ..Filter::default()
     };
-    let runs = history.open()?.list(&filter).map_err(|e| e.to_string())?;
+    let runs = history
+        .open()
+        .map_err(|e| e.to_string())?
+        .list(&filter)
+        .map_err(|e| e.to_string())?;
     runs.last()
         .map(|r| r.id)
         .ok_or_else(|| "--compare-with=last: no quick run is stored yet".into())
