@@ -256,8 +256,8 @@ fn trend_note(metric: Metric, baseline: &[f64], value: f64) -> String {
 }
 
 /// `--since`: a date (2024-05-31) or an age (90m, 12h, 7d, 2w).
-pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> {
-    let bad = || format!("--since {value}: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)");
+pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, SinceError> {
+    let bad = || SinceError(value.into());
     if let Some((y, md)) = value.split_once('-') {
         let (m, d) = md.split_once('-').ok_or_else(bad)?;
         let (y, m, d) = (
@@ -283,6 +283,11 @@ pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> 
     };
     Ok(now_unix_ms.saturating_sub(count * unit_ms))
 }
+
+/// A `--since` value that is neither a date nor an age (the value as given).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--since {0}: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)")]
+pub(super) struct SinceError(String);
 
 pub(super) fn now_unix_ms() -> u64 {
     SystemTime::now()
@@ -340,6 +345,10 @@ mod tests {
         assert!(parse_since("3x", now).is_err());
         assert!(parse_since("", now).is_err());
         assert!(parse_since("2024-13-01", now).is_err());
+        assert_eq!(
+            parse_since("3x", now).map_err(|e| e.to_string()),
+            Err("--since 3x: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)".into())
+        );
     }
 
     #[test]
