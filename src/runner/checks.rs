@@ -270,8 +270,11 @@ impl<'a> Checks<'a> {
         }
         match self.io_trace.map(IoTrace::finish) {
             Some(Ok(path)) => result.io_trace = Some(path),
-            Some(Err(message)) => {
-                result.error.get_or_insert(IoFailure { message, errno: 0 });
+            Some(Err(e)) => {
+                result.error.get_or_insert(IoFailure {
+                    message: e.to_string(),
+                    errno: 0,
+                });
             }
             None => {}
         }
