@@ -322,8 +322,8 @@ impl<'a> Checks<'a> {
             bytes: d.bytes,
             ios: d.ios,
         });
-        floor.check(now_ns, done).err().map(|message| IoFailure {
-            message,
+        floor.check(now_ns, done).err().map(|missed| IoFailure {
+            message: missed.to_string(),
             errno: libc::EIO,
         })
     }
