@@ -100,10 +100,15 @@ impl RankResults {
         serde_json::to_vec(self).expect("worker results have only string keys")
     }
 
-    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<RankResults, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("a rank's results do not read: {e}"))
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<RankResults, UnreadRank> {
+        serde_json::from_slice(bytes).map_err(UnreadRank)
     }
 }
+
+/// A rank's gathered results that do not parse: the run is reported without the cluster.
+#[derive(Debug, thiserror::Error)]
+#[error("a rank's results do not read: {0}")]
+pub(crate) struct UnreadRank(#[source] serde_json::Error);
 
 /// What a rank writes as each group ends, so that a run that loses a rank can
 /// still be reported (`iolens merge DIR`): its results so far and how to read them.
@@ -434,6 +439,15 @@ pub(super) mod tests {
     use crate::runner::RunRequest;
     use crate::stats::histogram::LatHistogram;
     use proptest::prelude::*;
+
+    #[test]
+    fn unreadable_rank_results_are_one_warning() {
+        let e = RankResults::from_bytes(b"{").err().expect("not results");
+        assert_eq!(
+            e.to_string(),
+            "a rank's results do not read: EOF while parsing an object at line 1 column 1"
+        );
+    }
 
     /// A worker that did `ios` reads of 4 KiB, with latencies from `lats`, in `runtime_ns`.
     fn worker(lats: &[u64], runtime_ns: u64) -> WorkerResult {
