@@ -63,7 +63,7 @@ impl DebugTypes {
 }
 
 /// Read `--debug=`'s value: `help`, or a comma list of types (`all` for every one).
-pub(crate) fn parse_request(value: &str) -> Result<DebugRequest, String> {
+pub(crate) fn parse_request(value: &str) -> Result<DebugRequest, UnknownDebugType> {
     if value == "help" {
         return Ok(DebugRequest::Help);
     }
@@ -73,15 +73,28 @@ pub(crate) fn parse_request(value: &str) -> Result<DebugRequest, String> {
             Some(kind) => types.0 |= kind.bit(),
             None if word == "all" => types.0 |= DebugType::ALL.iter().map(|k| k.bit()).sum::<u8>(),
             None => {
-                return Err(format!(
-                    "--debug={value}: '{word}' is not a debug type iolens has; use {} \
-                     (fio's other types, e.g. file, are not built)",
-                    help_list()
-                ))
+                return Err(UnknownDebugType {
+                    value: value.into(),
+                    word: word.into(),
+                })
             }
         }
     }
     Ok(DebugRequest::Trace(types))
+}
+
+/// A `--debug=` word that names no type iolens traces.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--debug={value}: '{word}' is not a debug type iolens has; use {} \
+     (fio's other types, e.g. file, are not built)",
+    help_list()
+)]
+pub(crate) struct UnknownDebugType {
+    /// The flag's whole value.
+    value: String,
+    /// The word in it that names no type.
+    word: String,
 }
 
 /// What `--debug=help` prints: the types, comma-separated.
@@ -216,12 +229,12 @@ pub(crate) struct IoTrace {
 
 impl IoTrace {
     /// A trace for a worker with these files, in a fresh file under the temporary directory.
-    pub(crate) fn create(paths: &[&Path]) -> Result<IoTrace, String> {
+    pub(crate) fn create(paths: &[&Path]) -> Result<IoTrace, IoTraceError> {
         let (file, path) = tempfile::Builder::new()
             .prefix("iolens-debug-io-")
             .tempfile()
             .and_then(|named| named.keep().map_err(|e| e.error))
-            .map_err(|e| format!("--debug=io: cannot create its trace file: {e}"))?;
+            .map_err(IoTraceError::Create)?;
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         Ok(IoTrace {
             out: BufWriter::with_capacity(64 * 1024, file),
@@ -260,15 +273,26 @@ impl IoTrace {
     }
 
     /// Write out what is buffered; the trace file's path, for `keep_io_trace`.
-    pub(crate) fn finish(mut self) -> Result<PathBuf, String> {
+    pub(crate) fn finish(mut self) -> Result<PathBuf, IoTraceError> {
         match self.out.flush() {
             Ok(()) => Ok(self.path),
             Err(e) => {
                 let _ = std::fs::remove_file(&self.path);
-                Err(format!("--debug=io: cannot write its trace file: {e}"))
+                Err(IoTraceError::Write(e))
             }
         }
     }
+}
+
+/// Why a worker's `--debug=io` trace file failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum IoTraceError {
+    /// The file could not be created.
+    #[error("--debug=io: cannot create its trace file: {0}")]
+    Create(#[source] std::io::Error),
+    /// What was buffered could not be written.
+    #[error("--debug=io: cannot write its trace file: {0}")]
+    Write(#[source] std::io::Error),
 }
 
 #[cfg(test)]
@@ -308,10 +332,23 @@ mod tests {
     #[test]
     fn an_unknown_type_is_refused_with_the_known_ones() {
         let error = parse_request("random,file").expect_err("expected file to be refused");
-        assert!(
-            error.starts_with("--debug=random,file: 'file' is not a debug type")
-                && error.contains("parse,random,io,all"),
-            "expected the flag, the type and the list, saw: {error}"
+        assert_eq!(
+            error.to_string(),
+            "--debug=random,file: 'file' is not a debug type iolens has; use \
+             parse,random,io,all (fio's other types, e.g. file, are not built)",
+            "expected the flag, the type and the list"
+        );
+        let denied = || std::io::Error::from_raw_os_error(13);
+        assert_eq!(
+            [
+                IoTraceError::Create(denied()),
+                IoTraceError::Write(denied())
+            ]
+            .map(|e| e.to_string()),
+            [
+                "--debug=io: cannot create its trace file: Permission denied (os error 13)",
+                "--debug=io: cannot write its trace file: Permission denied (os error 13)",
+            ]
         );
     }
 

@@ -140,7 +140,7 @@ pub(super) fn parse_fail_on(value: &str) -> Parsed<Severity> {
 
 /// Parse `--debug=`: fio's debug types iolens traces, or `help`.
 pub(super) fn parse_debug(value: &str) -> Parsed<DebugRequest> {
-    debug::parse_request(value).map_err(FlagValueError)
+    debug::parse_request(value).map_err(|e| FlagValueError(e.to_string()))
 }
 
 /// A whole number given to `flag`.

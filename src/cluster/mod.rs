@@ -85,21 +85,30 @@ pub(crate) const HOW_TO_BUILD: &str = "build iolens with MPI: cargo build --rele
 
 /// Whether this run is a cluster run: `mode` as asked, `launch` as found, `built`
 /// whether this binary has MPI. Err: the line to exit 2 with.
-pub(crate) fn decide(mode: MpiMode, launch: Option<Launch>, built: bool) -> Result<bool, String> {
+pub(crate) fn decide(mode: MpiMode, launch: Option<Launch>, built: bool) -> Result<bool, NoMpi> {
     let several = launch.filter(|l| l.ranks > 1);
     match (mode, several, built) {
         (MpiMode::Off, _, _) => Ok(false),
         (MpiMode::On, _, true) => Ok(true),
-        (MpiMode::On, _, false) => Err(format!(
-            "--mpi=on: this iolens is built without MPI; {HOW_TO_BUILD}"
-        )),
+        (MpiMode::On, _, false) => Err(NoMpi::AskedFor),
         (MpiMode::Auto, Some(_), true) => Ok(true),
-        (MpiMode::Auto, Some(l), false) => Err(format!(
-            "started by {} as rank {} of {}, but this iolens is built without MPI; {HOW_TO_BUILD}, or pass --mpi=off to run every rank on its own",
-            l.launcher, l.rank, l.ranks
-        )),
+        (MpiMode::Auto, Some(launch), false) => Err(NoMpi::Launched(launch)),
         (MpiMode::Auto, None, _) => Ok(false),
     }
+}
+
+/// A run that needs MPI in a build without it.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NoMpi {
+    /// `--mpi=on`.
+    #[error("--mpi=on: this iolens is built without MPI; {HOW_TO_BUILD}")]
+    AskedFor,
+    /// Started by a launcher as one of several ranks.
+    #[error(
+        "started by {} as rank {} of {}, but this iolens is built without MPI; {HOW_TO_BUILD}, or pass --mpi=off to run every rank on its own",
+        .0.launcher, .0.rank, .0.ranks
+    )]
+    Launched(Launch),
 }
 
 /// The link to the other ranks when `on` (MPI started; it ends when the link is
@@ -219,16 +228,20 @@ mod tests {
         assert_eq!(decide(MpiMode::Off, four, false), Ok(false));
         assert_eq!(decide(MpiMode::On, None, true), Ok(true));
         let refused = decide(MpiMode::Auto, four, false).unwrap_err();
-        assert!(
-            refused.starts_with("started by Open MPI as rank 1 of 4")
-                && refused.contains("--features mpi")
-                && refused.contains("--mpi=off"),
-            "expected the launch, how to build and --mpi=off, saw: {refused}"
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "started by Open MPI as rank 1 of 4, but this iolens is built without MPI; \
+                 {HOW_TO_BUILD}, or pass --mpi=off to run every rank on its own"
+            ),
+            "expected the launch, how to build and --mpi=off"
         );
+        assert!(HOW_TO_BUILD.contains("--features mpi"));
         let refused = decide(MpiMode::On, None, false).unwrap_err();
-        assert!(
-            refused.contains("--features mpi"),
-            "expected how to build, saw: {refused}"
+        assert_eq!(
+            refused.to_string(),
+            format!("--mpi=on: this iolens is built without MPI; {HOW_TO_BUILD}"),
+            "expected how to build"
         );
     }
 

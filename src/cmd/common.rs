@@ -117,9 +117,9 @@ impl HistoryFlags {
         }
     }
 
-    pub(super) fn open(&self) -> Result<Store, String> {
-        let path = store::resolve_path(self.db.as_deref()).map_err(|e| e.to_string())?;
-        Store::open(&path).map_err(|e| format!("{}: {e}", path.display()))
+    pub(super) fn open(&self) -> Result<Store, HistoryError> {
+        let path = store::resolve_path(self.db.as_deref())?;
+        Store::open(&path).map_err(|source| HistoryError::Open { path, source })
     }
 
     /// Store `reports` as one batch unless `--no-history`. The run already
@@ -129,9 +129,9 @@ impl HistoryFlags {
             return;
         }
         let stored = self.open().and_then(|mut store| {
-            let first = store.insert(&reports[0], None).map_err(|e| e.to_string())?;
+            let first = store.insert(&reports[0], None)?;
             for r in &reports[1..] {
-                store.insert(r, Some(first)).map_err(|e| e.to_string())?;
+                store.insert(r, Some(first))?;
             }
             Ok(first)
         });
@@ -143,6 +143,23 @@ impl HistoryFlags {
             Err(e) => eprintln!("iolens: warning: not saved in the history: {e}"),
         }
     }
+}
+
+/// Why the history could not be opened or queried.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum HistoryError {
+    /// No database path, or a query on the open database failed.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The database could not be opened.
+    #[error("{}: {source}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// Why it could not be opened.
+        #[source]
+        source: store::StoreError,
+    },
 }
 
 /// `iolens run`'s words given as a list (to `fio`, to show-jobs) parsed by clap and
@@ -568,6 +585,26 @@ fn report_repeated(reports: Vec<RunReport>, o: &Repetitions, code: i32) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_error_reads_as_the_store_said_it_after_the_database() {
+        let open = HistoryError::Open {
+            path: "h.db".into(),
+            source: store::StoreError::Io {
+                path: "d".into(),
+                source: std::io::Error::from_raw_os_error(13),
+            },
+        };
+        assert_eq!(
+            open.to_string(),
+            "h.db: history database: d: Permission denied (os error 13)"
+        );
+        let unplaced = HistoryError::from(store::StoreError::NoLocation);
+        assert_eq!(
+            unplaced.to_string(),
+            "no history database: set --db PATH, IOLENS_DB, XDG_DATA_HOME or HOME"
+        );
+    }
 
     #[test]
     fn an_error_is_one_line_by_its_program_with_its_exit_code() {

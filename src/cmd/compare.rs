@@ -11,8 +11,8 @@ pub(super) fn compare_command(
     html_path: Option<&Path>,
     history: &HistoryFlags,
 ) -> Result<i32, CmdError> {
-    let a = load_side(a, history).map_err(CmdError::run_failed)?;
-    let b = load_side(b, history).map_err(CmdError::run_failed)?;
+    let a = load_side(a, history).map_err(|e| CmdError::run_failed(e.to_string()))?;
+    let b = load_side(b, history).map_err(|e| CmdError::run_failed(e.to_string()))?;
     show(&a, &b, "", html_path)?;
     Ok(EXIT_OK)
 }

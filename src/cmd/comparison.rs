@@ -2,7 +2,7 @@
 //! per job and metric the change with its confidence interval and a verdict,
 //! after a check of what differs between the two sides' conditions.
 
-use super::common::{print, write_html, CmdError, HistoryFlags};
+use super::common::{print, write_html, CmdError, HistoryError, HistoryFlags};
 use crate::model::{RepeatReport, RunReport};
 use crate::report::{self, Document, Format};
 pub(super) use crate::series::metric_changes::Side;
@@ -52,22 +52,28 @@ fn render(a: &Side, b: &Side, format: Format) -> String {
 
 /// A result file (iolens-json of a run or of `--repeat`), or a history id (the
 /// whole batch it belongs to).
-pub(super) fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+pub(super) fn load_side(arg: &str, history: &HistoryFlags) -> Result<Side, SideError> {
     let side = read_side(arg, history)?;
     // The comparison and its HTML page start from each side's first run.
     if side.runs.is_empty() {
-        return Err(format!("{arg}: holds no run to compare"));
+        return Err(SideError::Empty { arg: arg.into() });
     }
     Ok(side)
 }
 
-fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
+fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, SideError> {
     if Path::new(arg).exists() {
-        let text = std::fs::read_to_string(arg).map_err(|e| format!("{arg}: {e}"))?;
+        let text = std::fs::read_to_string(arg).map_err(|source| SideError::Read {
+            arg: arg.into(),
+            source,
+        })?;
         let runs = match serde_json::from_str::<RepeatReport>(&text) {
             Ok(r) => r.repetitions,
-            Err(_) => vec![serde_json::from_str::<RunReport>(&text).map_err(|e| {
-                format!("{arg}: not an iolens-json result (write one with --output-format=iolens-json): {e}")
+            Err(_) => vec![serde_json::from_str::<RunReport>(&text).map_err(|source| {
+                SideError::NotJson {
+                    arg: arg.into(),
+                    source,
+                }
             })?],
         };
         return Ok(Side {
@@ -77,12 +83,52 @@ fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, String> {
     }
     let id: i64 = arg
         .parse()
-        .map_err(|_| format!("{arg}: neither a result file nor a history id"))?;
-    let runs = history.open()?.batch_of(id).map_err(|e| e.to_string())?;
+        .map_err(|_| SideError::NotAnId { arg: arg.into() })?;
+    let runs = history.open()?.batch_of(id).map_err(HistoryError::from)?;
     Ok(Side {
         label: format!("run {id}"),
         runs,
     })
+}
+
+/// Why one side of a comparison could not be loaded; each names the side as given.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SideError {
+    /// The side holds no run.
+    #[error("{arg}: holds no run to compare")]
+    Empty {
+        /// The file or id given.
+        arg: String,
+    },
+    /// The result file could not be read.
+    #[error("{arg}: {source}")]
+    Read {
+        /// The file given.
+        arg: String,
+        /// Why the read failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not iolens-json.
+    #[error(
+        "{arg}: not an iolens-json result (write one with --output-format=iolens-json): {source}"
+    )]
+    NotJson {
+        /// The file given.
+        arg: String,
+        /// Why it did not parse as a run.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Neither an existing file nor a number.
+    #[error("{arg}: neither a result file nor a history id")]
+    NotAnId {
+        /// What was given.
+        arg: String,
+    },
+    /// The history could not be opened or read.
+    #[error(transparent)]
+    History(#[from] HistoryError),
 }
 
 #[cfg(test)]
@@ -104,11 +150,29 @@ mod tests {
         std::fs::write(&path, serde_json::to_string(&empty).unwrap()).unwrap();
         let arg = path.display().to_string();
         match load_side(&arg, &HistoryFlags::default()) {
-            Err(e) => assert!(
-                e.ends_with("holds no run to compare"),
-                "expected a one-line refusal, got: {e}"
+            Err(e) => assert_eq!(
+                e.to_string(),
+                format!("{arg}: holds no run to compare"),
+                "expected a one-line refusal"
             ),
             Ok(side) => panic!("expected a refusal, got a side of {} runs", side.runs.len()),
         }
+        std::fs::write(&path, "{}").unwrap();
+        let e = load_side(&arg, &HistoryFlags::default())
+            .err()
+            .expect("not a result");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "{arg}: not an iolens-json result (write one with --output-format=iolens-json): "
+            )),
+            "got {e}"
+        );
+        let e = load_side("no-such-result", &HistoryFlags::default())
+            .err()
+            .expect("no file");
+        assert_eq!(
+            e.to_string(),
+            "no-such-result: neither a result file nor a history id"
+        );
     }
 }

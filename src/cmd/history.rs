@@ -24,7 +24,9 @@ pub(super) fn history_command(
     history: &HistoryFlags,
     query: &HistoryQuery,
 ) -> Result<i32, CmdError> {
-    let store = history.open().map_err(CmdError::run_failed)?;
+    let store = history
+        .open()
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let text = match &query.trend {
         Some(name) => {
             let Some(metric) = Metric::from_name(name) else {
@@ -50,7 +52,9 @@ pub(super) fn show_command(
     id: i64,
     formats: &Formats,
 ) -> Result<i32, CmdError> {
-    let store = history.open().map_err(CmdError::run_failed)?;
+    let store = history
+        .open()
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let report = store
         .report(id)
         .map_err(|e| CmdError::run_failed(e.to_string()))?;
@@ -80,8 +84,8 @@ pub(super) fn report_command(
 ) -> Result<i32, CmdError> {
     let runs = history
         .open()
-        .and_then(|s| s.batch_of(id).map_err(|e| e.to_string()))
-        .map_err(CmdError::run_failed)?;
+        .and_then(|s| Ok(s.batch_of(id)?))
+        .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let page = match runs.len() {
         0 => {
             return Err(CmdError::run_failed(format!(
@@ -252,8 +256,8 @@ fn trend_note(metric: Metric, baseline: &[f64], value: f64) -> String {
 }
 
 /// `--since`: a date (2024-05-31) or an age (90m, 12h, 7d, 2w).
-pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> {
-    let bad = || format!("--since {value}: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)");
+pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, SinceError> {
+    let bad = || SinceError(value.into());
     if let Some((y, md)) = value.split_once('-') {
         let (m, d) = md.split_once('-').ok_or_else(bad)?;
         let (y, m, d) = (
@@ -279,6 +283,11 @@ pub(super) fn parse_since(value: &str, now_unix_ms: u64) -> Result<u64, String> 
     };
     Ok(now_unix_ms.saturating_sub(count * unit_ms))
 }
+
+/// A `--since` value that is neither a date nor an age (the value as given).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("--since {0}: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)")]
+pub(super) struct SinceError(String);
 
 pub(super) fn now_unix_ms() -> u64 {
     SystemTime::now()
@@ -336,6 +345,10 @@ mod tests {
         assert!(parse_since("3x", now).is_err());
         assert!(parse_since("", now).is_err());
         assert!(parse_since("2024-13-01", now).is_err());
+        assert_eq!(
+            parse_since("3x", now).map_err(|e| e.to_string()),
+            Err("--since 3x: give a date (2024-05-31) or an age (90m, 12h, 7d, 2w)".into())
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::runner::ranks::merge_files;
 use std::path::Path;
 
 pub(super) fn merge_command(dir: &Path, formats: &Formats) -> Result<i32, CmdError> {
-    let (mut report, missing) = merge_files(dir).map_err(CmdError::usage)?;
+    let (mut report, missing) = merge_files(dir).map_err(|e| CmdError::usage(e.to_string()))?;
     report.findings = diagnose(&report);
     for gap in &missing {
         eprintln!("iolens merge: {gap}");

@@ -88,7 +88,9 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
                 filter: Filter {
                     target,
                     job,
-                    since_unix_ms: since.transpose().map_err(CmdError::usage)?,
+                    since_unix_ms: since
+                        .transpose()
+                        .map_err(|e| CmdError::usage(e.to_string()))?,
                 },
                 trend,
             };

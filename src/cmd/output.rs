@@ -132,7 +132,7 @@ pub(super) enum Destination {
 }
 
 impl Destination {
-    pub(super) fn open(path: Option<&Path>) -> Result<Self, String> {
+    pub(super) fn open(path: Option<&Path>) -> Result<Self, DestinationError> {
         match path {
             None => Ok(Destination::Stdout),
             Some(path) => File::create(path)
@@ -140,18 +140,42 @@ impl Destination {
                     path: path.to_path_buf(),
                     file,
                 })
-                .map_err(|e| format!("{}: {e}", path.display())),
+                .map_err(|source| DestinationError::File {
+                    path: path.to_path_buf(),
+                    source,
+                }),
         }
     }
 
-    pub(super) fn write(&mut self, text: &str) -> Result<(), String> {
+    pub(super) fn write(&mut self, text: &str) -> Result<(), DestinationError> {
         match self {
-            Destination::Stdout => write_stdout(text).map_err(|e| format!("stdout: {e}")),
-            Destination::File { path, file } => file
-                .write_all(text.as_bytes())
-                .map_err(|e| format!("{}: {e}", path.display())),
+            Destination::Stdout => write_stdout(text).map_err(DestinationError::Stdout),
+            Destination::File { path, file } => {
+                file.write_all(text.as_bytes())
+                    .map_err(|source| DestinationError::File {
+                        path: path.clone(),
+                        source,
+                    })
+            }
         }
     }
+}
+
+/// Why reports could not go where they go; the caller says what it was doing.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum DestinationError {
+    /// Writing to stdout failed.
+    #[error("stdout: {0}")]
+    Stdout(#[source] std::io::Error),
+    /// Creating or writing the report file failed.
+    #[error("{}: {source}", path.display())]
+    File {
+        /// The report file.
+        path: PathBuf,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 pub(super) use crate::console::write_stdout;
@@ -159,6 +183,21 @@ pub(super) use crate::console::write_stdout;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_file_that_cannot_be_created_is_named() {
+        let dir = tempfile::tempdir().expect("a scratch dir");
+        let path = dir.path().join("no/such/dir/report");
+        let e = Destination::open(Some(&path))
+            .err()
+            .expect("no such directory");
+        assert_eq!(
+            e.to_string(),
+            format!("{}: No such file or directory (os error 2)", path.display())
+        );
+        let e = DestinationError::Stdout(std::io::Error::from_raw_os_error(32));
+        assert_eq!(e.to_string(), "stdout: Broken pipe (os error 32)");
+    }
 
     fn spec(words: &[&str]) -> Vec<JobSpec> {
         crate::job::resolve::tests::run(words)

@@ -4,7 +4,7 @@
 
 use super::common::{
     emit, fail_on, print, run_once, run_repeated, run_status, said_code, stop_flag, write_html,
-    CmdError, HistoryFlags, JobSet, Repetitions,
+    CmdError, HistoryError, HistoryFlags, JobSet, Repetitions,
 };
 use super::comparison;
 use super::output::{self, Destination};
@@ -36,7 +36,9 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     let history = HistoryFlags::new(&args.db, args.no_history);
     // Resolved before this run is stored, so that `last` is the run before it.
     let baseline = match args.compare_with.as_deref() {
-        Some(which) => Some(baseline_id(which, &history).map_err(CmdError::usage)?),
+        Some(which) => {
+            Some(baseline_id(which, &history).map_err(|e| CmdError::usage(e.to_string()))?)
+        }
         None => None,
     };
     let target = Target::choose(args)?;
@@ -230,11 +232,11 @@ fn usable_engine() -> &'static str {
 }
 
 /// `--compare-with ID|last`: `last` is the latest stored quick run.
-fn baseline_id(which: &str, history: &HistoryFlags) -> Result<i64, String> {
+fn baseline_id(which: &str, history: &HistoryFlags) -> Result<i64, BaselineError> {
     if which != "last" {
         return which
             .parse()
-            .map_err(|_| format!("--compare-with={which}: give a history id or `last`"));
+            .map_err(|_| BaselineError::NotAnId(which.into()));
     }
     let first_test = sections(PRESET)
         .find(|s| *s != "global")
@@ -243,10 +245,22 @@ fn baseline_id(which: &str, history: &HistoryFlags) -> Result<i64, String> {
         job: Some(first_test.to_string()),
         ..Filter::default()
     };
-    let runs = history.open()?.list(&filter).map_err(|e| e.to_string())?;
-    runs.last()
-        .map(|r| r.id)
-        .ok_or_else(|| "--compare-with=last: no quick run is stored yet".into())
+    let runs = history.open()?.list(&filter).map_err(HistoryError::from)?;
+    runs.last().map(|r| r.id).ok_or(BaselineError::NoneStored)
+}
+
+/// Why `--compare-with` found no run to compare with.
+#[derive(Debug, thiserror::Error)]
+enum BaselineError {
+    /// Neither a number nor `last`.
+    #[error("--compare-with={0}: give a history id or `last`")]
+    NotAnId(String),
+    /// `last`, and no quick run is stored.
+    #[error("--compare-with=last: no quick run is stored yet")]
+    NoneStored,
+    /// The history could not be opened or read.
+    #[error(transparent)]
+    History(#[from] HistoryError),
 }
 
 #[cfg(test)]
@@ -277,9 +291,16 @@ mod tests {
     #[test]
     fn compare_with_takes_an_id() {
         let history = HistoryFlags::default();
-        assert_eq!(baseline_id("12", &history), Ok(12));
-        assert!(baseline_id("yesterday", &history)
-            .unwrap_err()
-            .contains("`last`"));
+        assert_eq!(baseline_id("12", &history).expect("an id"), 12);
+        assert_eq!(
+            baseline_id("yesterday", &history)
+                .expect_err("not an id")
+                .to_string(),
+            "--compare-with=yesterday: give a history id or `last`"
+        );
+        assert_eq!(
+            BaselineError::NoneStored.to_string(),
+            "--compare-with=last: no quick run is stored yet"
+        );
     }
 }

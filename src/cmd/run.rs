@@ -30,7 +30,7 @@ pub(super) fn run_command(args: &RunArgs, command_line: &[String]) -> Result<i32
         launch,
         cluster::BUILT_WITH_MPI,
     )
-    .map_err(CmdError::usage)?;
+    .map_err(|e| CmdError::usage(e.to_string()))?;
     let (repetitions, warmup) = (flags.repeat.unwrap_or(1), flags.warmup.unwrap_or(0));
     let series = repetitions > 1 || warmup > 0;
     if series && flags.debug.is_some() {

@@ -6,7 +6,7 @@ use super::common::{print, CmdError};
 use super::EXIT_OK;
 use crate::job::front::cli_args::option_text;
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What `fio --version` prints: what fio's formats carry as their version.
 pub(super) fn fio_version() -> String {
@@ -89,8 +89,8 @@ pub(super) fn inflate_log(path: &Path) -> Result<i32, CmdError> {
 /// `iolens install-fio-shim DIR [--force]`: creates `DIR/fio` → this executable
 /// (and DIR when missing).
 pub(super) fn install(dir: &Path, force: bool) -> Result<i32, CmdError> {
-    let link = try_install(dir, force)
-        .map_err(|message| CmdError::usage(format!("install-fio-shim: {message}")))?;
+    let link =
+        try_install(dir, force).map_err(|e| CmdError::usage(format!("install-fio-shim: {e}")))?;
     println!(
         "{} -> iolens (put {} first in PATH to use it)",
         link.display(),
@@ -99,29 +99,72 @@ pub(super) fn install(dir: &Path, force: bool) -> Result<i32, CmdError> {
     Ok(EXIT_OK)
 }
 
-fn try_install(dir: &Path, force: bool) -> Result<std::path::PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        format!(
-            "cannot create the directory {}: {e} (choose a directory you can write)",
-            dir.display()
-        )
+fn try_install(dir: &Path, force: bool) -> Result<PathBuf, ShimError> {
+    std::fs::create_dir_all(dir).map_err(|source| ShimError::Directory {
+        dir: dir.to_path_buf(),
+        source,
     })?;
-    let executable =
-        std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let executable = std::env::current_exe().map_err(ShimError::Executable)?;
     let link = dir.join("fio");
     if link.symlink_metadata().is_ok() {
         if !force {
-            return Err(format!(
-                "{} already exists (remove it or pass --force to replace it)",
-                link.display()
-            ));
+            return Err(ShimError::Exists { link });
         }
-        std::fs::remove_file(&link)
-            .map_err(|e| format!("cannot replace {}: {e}", link.display()))?;
+        if let Err(source) = std::fs::remove_file(&link) {
+            return Err(ShimError::Replace { link, source });
+        }
     }
-    std::os::unix::fs::symlink(&executable, &link)
-        .map_err(|e| format!("cannot create {}: {e}", link.display()))?;
-    Ok(link)
+    match std::os::unix::fs::symlink(&executable, &link) {
+        Ok(()) => Ok(link),
+        Err(source) => Err(ShimError::Link { link, source }),
+    }
+}
+
+/// Why the `fio` link could not be installed.
+#[derive(Debug, thiserror::Error)]
+enum ShimError {
+    /// The directory could not be created.
+    #[error(
+        "cannot create the directory {}: {source} (choose a directory you can write)",
+        dir.display()
+    )]
+    Directory {
+        /// The directory given.
+        dir: PathBuf,
+        /// Why it could not be created.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The path of this executable is unknown.
+    #[error("cannot find this executable: {0}")]
+    Executable(#[source] std::io::Error),
+    /// Something is at the link's path and `--force` was not given.
+    #[error(
+        "{} already exists (remove it or pass --force to replace it)",
+        link.display()
+    )]
+    Exists {
+        /// The link's path.
+        link: PathBuf,
+    },
+    /// What is at the link's path could not be removed.
+    #[error("cannot replace {}: {source}", link.display())]
+    Replace {
+        /// The link's path.
+        link: PathBuf,
+        /// Why it could not be removed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The link could not be created.
+    #[error("cannot create {}: {source}", link.display())]
+    Link {
+        /// The link's path.
+        link: PathBuf,
+        /// Why it could not be created.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 #[cfg(test)]
@@ -152,9 +195,12 @@ mod tests {
             std::env::current_exe().unwrap()
         );
         let error = try_install(dir.path(), false).unwrap_err();
-        assert!(
-            error.contains("already exists") && error.contains("--force"),
-            "{error}"
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} already exists (remove it or pass --force to replace it)",
+                link.display()
+            )
         );
         assert!(try_install(dir.path(), true).is_ok());
         let created = try_install(&dir.path().join("new/bin"), false);
@@ -162,10 +208,38 @@ mod tests {
             created.is_ok_and(|link| link.symlink_metadata().is_ok()),
             "expected a missing directory to be created with the link in it"
         );
-        let under_a_file = try_install(&link.join("bin"), false).unwrap_err();
+        let under_a_file = try_install(&link.join("bin"), false)
+            .unwrap_err()
+            .to_string();
         assert!(
-            under_a_file.contains("cannot create the directory"),
+            under_a_file.starts_with("cannot create the directory")
+                && under_a_file.ends_with(" (choose a directory you can write)"),
             "expected a directory that cannot be created to be named, got {under_a_file}"
+        );
+    }
+
+    #[test]
+    fn a_failed_link_names_it() {
+        let denied = || std::io::Error::from_raw_os_error(13);
+        let said = [
+            ShimError::Executable(denied()),
+            ShimError::Replace {
+                link: "b/fio".into(),
+                source: denied(),
+            },
+            ShimError::Link {
+                link: "b/fio".into(),
+                source: denied(),
+            },
+        ]
+        .map(|e| e.to_string());
+        assert_eq!(
+            said,
+            [
+                "cannot find this executable: Permission denied (os error 13)",
+                "cannot replace b/fio: Permission denied (os error 13)",
+                "cannot create b/fio: Permission denied (os error 13)",
+            ]
         );
     }
 }

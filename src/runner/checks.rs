@@ -270,8 +270,11 @@ impl<'a> Checks<'a> {
         }
         match self.io_trace.map(IoTrace::finish) {
             Some(Ok(path)) => result.io_trace = Some(path),
-            Some(Err(message)) => {
-                result.error.get_or_insert(IoFailure { message, errno: 0 });
+            Some(Err(e)) => {
+                result.error.get_or_insert(IoFailure {
+                    message: e.to_string(),
+                    errno: 0,
+                });
             }
             None => {}
         }
@@ -319,8 +322,8 @@ impl<'a> Checks<'a> {
             bytes: d.bytes,
             ios: d.ios,
         });
-        floor.check(now_ns, done).err().map(|message| IoFailure {
-            message,
+        floor.check(now_ns, done).err().map(|missed| IoFailure {
+            message: missed.to_string(),
             errno: libc::EIO,
         })
     }

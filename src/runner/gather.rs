@@ -88,7 +88,7 @@ pub(super) fn gather_ranks(
             Some(Box::new(cluster))
         }
         Err(e) => {
-            gathered.warnings.push(e);
+            gathered.warnings.push(e.to_string());
             None
         }
     }

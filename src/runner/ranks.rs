@@ -100,10 +100,15 @@ impl RankResults {
         serde_json::to_vec(self).expect("worker results have only string keys")
     }
 
-    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<RankResults, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("a rank's results do not read: {e}"))
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<RankResults, UnreadRank> {
+        serde_json::from_slice(bytes).map_err(UnreadRank)
     }
 }
+
+/// A rank's gathered results that do not parse: the run is reported without the cluster.
+#[derive(Debug, thiserror::Error)]
+#[error("a rank's results do not read: {0}")]
+pub(crate) struct UnreadRank(#[source] serde_json::Error);
 
 /// What a rank writes as each group ends, so that a run that loses a rank can
 /// still be reported (`iolens merge DIR`): its results so far and how to read them.
@@ -178,11 +183,43 @@ impl RankFile {
     }
 }
 
+/// Why `iolens merge DIR` found nothing to merge.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MergeError {
+    /// The directory or a rank file could not be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The directory or file.
+        path: PathBuf,
+        /// Why the read failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `rank-*.json` file that does not parse.
+    #[error("{}: not an iolens rank file: {source}", path.display())]
+    NotRankFile {
+        /// The file.
+        path: PathBuf,
+        /// Why it did not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The directory holds no rank file.
+    #[error(
+        "{}: no rank files (rank-NNNNN.json, written by each rank of `mpirun … iolens run`)",
+        .0.display()
+    )]
+    NoRankFiles(PathBuf),
+}
+
 /// The report of the rank files in `dir` (of the newest run among them), its
 /// findings not yet judged, and notes on what is missing: ranks without a file,
 /// ranks that did not end every group. Any such gap marks the report interrupted.
-pub(crate) fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub(crate) fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), MergeError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| MergeError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut files: Vec<RankFile> = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
@@ -193,17 +230,20 @@ pub(crate) fn merge_files(dir: &Path) -> Result<(RunReport, Vec<String>), String
         if !(name.starts_with("rank-") && name.ends_with(".json")) {
             continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let file: RankFile = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("{}: not an iolens rank file: {e}", path.display()))?;
-        files.push(file);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(source) => return Err(MergeError::Read { path, source }),
+        };
+        match serde_json::from_slice(&bytes) {
+            Ok(file) => files.push(file),
+            Err(source) => return Err(MergeError::NotRankFile { path, source }),
+        }
     }
-    let newest = files.iter().map(|f| f.run_key).max().ok_or_else(|| {
-        format!(
-            "{}: no rank files (rank-NNNNN.json, written by each rank of `mpirun … iolens run`)",
-            dir.display()
-        )
-    })?;
+    let newest = files
+        .iter()
+        .map(|f| f.run_key)
+        .max()
+        .ok_or_else(|| MergeError::NoRankFiles(dir.to_path_buf()))?;
     files.retain(|f| f.run_key == newest);
     // a rank that ended a run of the series before the others were lost holds a later one
     let latest = files
@@ -434,6 +474,41 @@ pub(super) mod tests {
     use crate::runner::RunRequest;
     use crate::stats::histogram::LatHistogram;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_directory_without_rank_files_is_named() {
+        let dir = tempfile::tempdir().expect("a scratch dir");
+        let said = |dir: &Path| merge_files(dir).expect_err("nothing to merge").to_string();
+        assert_eq!(
+            said(dir.path()),
+            format!(
+                "{}: no rank files (rank-NNNNN.json, written by each rank of `mpirun … iolens run`)",
+                dir.path().display()
+            )
+        );
+        std::fs::write(dir.path().join("rank-00000.json"), "{").expect("a rank file");
+        assert_eq!(
+            said(dir.path()),
+            format!(
+                "{}: not an iolens rank file: EOF while parsing an object at line 1 column 1",
+                dir.path().join("rank-00000.json").display()
+            )
+        );
+        let gone = dir.path().join("gone");
+        assert_eq!(
+            said(&gone),
+            format!("{}: No such file or directory (os error 2)", gone.display())
+        );
+    }
+
+    #[test]
+    fn unreadable_rank_results_are_one_warning() {
+        let e = RankResults::from_bytes(b"{").err().expect("not results");
+        assert_eq!(
+            e.to_string(),
+            "a rank's results do not read: EOF while parsing an object at line 1 column 1"
+        );
+    }
 
     /// A worker that did `ios` reads of 4 KiB, with latencies from `lats`, in `runtime_ns`.
     fn worker(lats: &[u64], runtime_ns: u64) -> WorkerResult {

@@ -55,7 +55,7 @@ impl RateFloor {
     /// Close the window at `now_ns` given the running totals [read, write, trim]; the
     /// reason the job fails when a direction fell below its floor.
     #[cold]
-    pub(super) fn check(&mut self, now_ns: u64, done: [Done; DDIRS]) -> Result<(), String> {
+    pub(super) fn check(&mut self, now_ns: u64, done: [Done; DDIRS]) -> Result<(), FloorMissed> {
         let spent_ns = now_ns.saturating_sub(self.window_start_ns).max(1);
         let was_judging = self.judging;
         let before = std::mem::replace(&mut self.at_window_start, done);
@@ -69,26 +69,59 @@ impl RateFloor {
             let per_sec = |now: u64, then: u64| {
                 (u128::from(now - then) * 1_000_000_000 / u128::from(spent_ns)) as u64
             };
-            let what = ddir.name();
+            let window_ms = spent_ns / 1_000_000;
             let bytes_per_sec = per_sec(done[d].bytes, before[d].bytes);
             let floor = self.min_bytes_per_sec[d];
             if floor > 0 && bytes_per_sec < floor {
-                return Err(format!(
-                    "{what} rate_min={floor}B/s not met: {bytes_per_sec}B/s over {} ms",
-                    spent_ns / 1_000_000
-                ));
+                return Err(FloorMissed::Bytes {
+                    ddir,
+                    floor,
+                    rate: bytes_per_sec,
+                    window_ms,
+                });
             }
             let ios_per_sec = per_sec(done[d].ios, before[d].ios);
             let floor = self.min_ios_per_sec[d];
             if floor > 0 && ios_per_sec < floor {
-                return Err(format!(
-                    "{what} rate_iops_min={floor} not met: {ios_per_sec} IOPS over {} ms",
-                    spent_ns / 1_000_000
-                ));
+                return Err(FloorMissed::Ios {
+                    ddir,
+                    floor,
+                    rate: ios_per_sec,
+                    window_ms,
+                });
             }
         }
         Ok(())
     }
+}
+
+/// A direction that moved less than its floor over a window: why the job fails.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum FloorMissed {
+    /// Below `rate_min`.
+    #[error("{} rate_min={floor}B/s not met: {rate}B/s over {window_ms} ms", ddir.name())]
+    Bytes {
+        /// The direction.
+        ddir: Ddir,
+        /// Its floor, bytes/s.
+        floor: u64,
+        /// What it moved, bytes/s.
+        rate: u64,
+        /// The window's length.
+        window_ms: u64,
+    },
+    /// Below `rate_iops_min`.
+    #[error("{} rate_iops_min={floor} not met: {rate} IOPS over {window_ms} ms", ddir.name())]
+    Ios {
+        /// The direction.
+        ddir: Ddir,
+        /// Its floor, IOPS.
+        floor: u64,
+        /// What it did, IOPS.
+        rate: u64,
+        /// The window's length.
+        window_ms: u64,
+    },
 }
 
 #[cfg(test)]
@@ -134,7 +167,7 @@ mod tests {
         // 40 more in the next 500 ms = 80 IOPS: below.
         let failure = floor.check(3_000 * MS, reads(0, 100)).unwrap_err();
         assert_eq!(
-            failure,
+            failure.to_string(),
             "read rate_iops_min=100 not met: 80 IOPS over 500 ms"
         );
     }
@@ -162,9 +195,9 @@ mod tests {
             Done::default(),
         ];
         let failure = floor.check(4_000 * MS, done).unwrap_err();
-        assert!(
-            failure.starts_with("write rate_min=1048576B/s not met: 524288B/s"),
-            "{failure}"
+        assert_eq!(
+            failure.to_string(),
+            "write rate_min=1048576B/s not met: 524288B/s over 1000 ms"
         );
     }
 }

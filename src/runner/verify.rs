@@ -668,7 +668,10 @@ impl Verifier {
             self.done_writes,
             self.done_bytes,
         );
-        state.save(&self.spec, self.worker_number).err()
+        state
+            .save(&self.spec, self.worker_number)
+            .err()
+            .map(|e| e.to_string())
     }
 
     /// What the pass found; the one-line error when a block was bad.

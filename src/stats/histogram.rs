@@ -310,26 +310,42 @@ impl From<LatHistogram> for CompactHistogram {
     }
 }
 
+/// Why a stored histogram was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum HistogramError {
+    /// A bucket index past the last bucket.
+    #[error("histogram bucket {0} is out of range")]
+    BucketOutOfRange(u32),
+    /// The buckets do not add up to the count.
+    #[error("histogram buckets hold {buckets} values but its count is {count}")]
+    CountMismatch {
+        /// The values in the buckets.
+        buckets: u64,
+        /// The count stored.
+        count: u64,
+    },
+}
+
 impl TryFrom<CompactHistogram> for LatHistogram {
-    type Error = String;
+    type Error = HistogramError;
 
     /// Rejects what no `LatHistogram` could have produced, so a garbled
     /// document fails here rather than as odd percentiles later.
-    fn try_from(c: CompactHistogram) -> Result<Self, String> {
+    fn try_from(c: CompactHistogram) -> Result<Self, HistogramError> {
         let mut h = LatHistogram::new();
         for (index, n) in c.buckets {
             let slot = h
                 .buckets
                 .get_mut(index as usize)
-                .ok_or_else(|| format!("histogram bucket {index} is out of range"))?;
+                .ok_or(HistogramError::BucketOutOfRange(index))?;
             *slot += n;
         }
         let bucket_total: u64 = h.buckets.iter().sum();
         if bucket_total != c.count {
-            return Err(format!(
-                "histogram buckets hold {bucket_total} values but its count is {}",
-                c.count
-            ));
+            return Err(HistogramError::CountMismatch {
+                buckets: bucket_total,
+                count: c.count,
+            });
         }
         h.count = c.count;
         h.min = c.min;
@@ -423,10 +439,18 @@ mod tests {
     fn garbled_json_is_rejected() {
         let out_of_range =
             r#"{"buckets":[[1856,1]],"count":1,"min":1,"max":1,"sum":1,"sum_of_squares":1}"#;
-        assert!(serde_json::from_str::<LatHistogram>(out_of_range).is_err());
+        let said = |json| {
+            serde_json::from_str::<LatHistogram>(json)
+                .expect_err("a garbled histogram")
+                .to_string()
+        };
+        assert_eq!(said(out_of_range), "histogram bucket 1856 is out of range");
         let miscounted =
             r#"{"buckets":[[5,1]],"count":2,"min":5,"max":5,"sum":10,"sum_of_squares":50}"#;
-        assert!(serde_json::from_str::<LatHistogram>(miscounted).is_err());
+        assert_eq!(
+            said(miscounted),
+            "histogram buckets hold 1 values but its count is 2"
+        );
     }
 
     #[test]

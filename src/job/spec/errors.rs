@@ -43,7 +43,7 @@ impl ErrorSpec {
     /// `:`-separated. fio's documentation has the two separators the other way round, but
     /// fio 3.33 reads them like this (`,ENOSPC` tolerates ENOSPC on writes), so job files
     /// behave as they do under fio.
-    pub(crate) fn parse(continue_on: &str, ignore: Option<&str>) -> Result<Self, String> {
+    pub(crate) fn parse(continue_on: &str, ignore: Option<&str>) -> Result<Self, ErrorSpecError> {
         let kinds: &[ErrorKind] = match continue_on.trim().to_ascii_lowercase().as_str() {
             "none" | "0" => &[],
             "read" => &[ErrorKind::Read],
@@ -51,17 +51,13 @@ impl ErrorSpec {
             "io" => &[ErrorKind::Read, ErrorKind::Write],
             "verify" => &[ErrorKind::Verify],
             "all" | "1" => &[ErrorKind::Read, ErrorKind::Write, ErrorKind::Verify],
-            other => {
-                return Err(format!(
-                    "unknown value '{other}' (use none, read, write, io, verify or all)"
-                ))
-            }
+            other => return Err(ErrorSpecError::UnknownContinue(other.into())),
         };
         let mut lists: [Option<Vec<i32>>; 3] = Default::default();
         if let Some(ignore) = ignore {
             let parts: Vec<&str> = ignore.split(',').collect();
             if parts.len() > 3 {
-                return Err("more than three ','-separated lists (read,write,verify)".into());
+                return Err(ErrorSpecError::TooManyLists);
             }
             for (list, part) in lists.iter_mut().zip(parts) {
                 let errnos = part
@@ -69,7 +65,7 @@ impl ErrorSpec {
                     .map(str::trim)
                     .filter(|name| !name.is_empty())
                     .map(parse_errno)
-                    .collect::<Result<Vec<i32>, String>>()?;
+                    .collect::<Result<Vec<i32>, _>>()?;
                 if !errnos.is_empty() {
                     *list = Some(errnos);
                 }
@@ -85,6 +81,30 @@ impl ErrorSpec {
                 named.or_else(|| continues.then(|| DEFAULT_TOLERATED.to_vec()));
         }
         Ok(spec)
+    }
+}
+
+/// Why `continue_on_error` or `ignore_error` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ErrorSpecError {
+    /// `continue_on_error` names no kind fio knows.
+    #[error("unknown value '{0}' (use none, read, write, io, verify or all)")]
+    UnknownContinue(String),
+    /// `ignore_error` has more lists than kinds.
+    #[error("more than three ','-separated lists (read,write,verify)")]
+    TooManyLists,
+    /// An `ignore_error` number below 1.
+    #[error("'{0}' is not an errno number")]
+    NotErrnoNumber(String),
+    /// An `ignore_error` name not in `ERRNO_NAMES`.
+    #[error("unknown errno name '{0}' (give its number instead)")]
+    UnknownErrnoName(String),
+}
+
+impl ErrorSpecError {
+    /// True when `ignore_error`'s value is at fault, not `continue_on_error`'s.
+    fn blames_ignore_error(&self) -> bool {
+        !matches!(self, Self::UnknownContinue(_))
     }
 }
 
@@ -136,18 +156,18 @@ const ERRNO_NAMES: &[(&str, i32)] = &[
     ("ENOTSUP", libc::ENOTSUP),
 ];
 
-fn parse_errno(name: &str) -> Result<i32, String> {
+fn parse_errno(name: &str) -> Result<i32, ErrorSpecError> {
     if let Ok(number) = name.parse::<i32>() {
         return match number {
             1.. => Ok(number),
-            _ => Err(format!("'{name}' is not an errno number")),
+            _ => Err(ErrorSpecError::NotErrnoNumber(name.into())),
         };
     }
     ERRNO_NAMES
         .iter()
         .find(|(known, _)| known.eq_ignore_ascii_case(name))
         .map(|&(_, errno)| errno)
-        .ok_or_else(|| format!("unknown errno name '{name}' (give its number instead)"))
+        .ok_or_else(|| ErrorSpecError::UnknownErrnoName(name.into()))
 }
 
 impl Layers<'_> {
@@ -157,7 +177,7 @@ impl Layers<'_> {
             .expect("continue_on_error has a default");
         let ignore = self.given(opt::IGNORE_ERROR);
         ErrorSpec::parse(continue_on.text, ignore.map(|s| s.text)).map_err(|e| {
-            match ignore.filter(|_| e.contains("errno") || e.contains("lists")) {
+            match ignore.filter(|_| e.blames_ignore_error()) {
                 Some(ignore) => ignore.invalid(e),
                 None => continue_on.invalid(e),
             }
@@ -219,6 +239,28 @@ mod tests {
         assert_eq!(ErrorSpec::parse("1", None), ErrorSpec::parse("all", None));
         assert!(ErrorSpec::parse("sometimes", None).is_err());
         assert!(ErrorSpec::parse("all", Some("ENOTANERROR")).is_err());
+    }
+
+    #[test]
+    fn a_refused_value_reads_as_before() {
+        let said = |continue_on: &str, ignore: Option<&str>| {
+            ErrorSpec::parse(continue_on, ignore)
+                .expect_err("a bad value")
+                .to_string()
+        };
+        assert_eq!(
+            said("Sometimes", None),
+            "unknown value 'sometimes' (use none, read, write, io, verify or all)"
+        );
+        assert_eq!(
+            said("all", Some("EIO,EIO,EIO,EIO")),
+            "more than three ','-separated lists (read,write,verify)"
+        );
+        assert_eq!(said("all", Some("-5")), "'-5' is not an errno number");
+        assert_eq!(
+            said("all", Some("ENOTANERROR")),
+            "unknown errno name 'ENOTANERROR' (give its number instead)"
+        );
         assert!(ErrorSpec::parse("all", Some("EIO,EIO,EIO,EIO")).is_err());
     }
 

@@ -46,20 +46,19 @@ pub(super) fn write_stream(file: &mut impl Write, raw: &[u8]) -> io::Result<()> 
 
 /// The text log a compressed log stands for, stream by stream, in fio's line format.
 /// An empty file (a log without samples) is refused, as fio refuses it.
-pub(crate) fn inflate(compressed: &[u8]) -> Result<String, String> {
+pub(crate) fn inflate(compressed: &[u8]) -> Result<String, InflateError> {
     if compressed.is_empty() {
-        return Err("the file is empty: the log had no entries".to_string());
+        return Err(InflateError::Empty);
     }
     let mut text = String::new();
     let mut rest = compressed;
     let mut raw = Vec::new();
     let mut stream = 1;
     while !rest.is_empty() {
-        let used = inflate_stream(rest, &mut raw).map_err(|why| {
-            format!(
-                "stream {stream} (at byte {}): {why}",
-                compressed.len() - rest.len()
-            )
+        let used = inflate_stream(rest, &mut raw).map_err(|why| InflateError::Stream {
+            stream,
+            at: compressed.len() - rest.len(),
+            why,
         })?;
         render_samples(&raw, &mut text);
         rest = &rest[used..];
@@ -69,7 +68,7 @@ pub(crate) fn inflate(compressed: &[u8]) -> Result<String, String> {
 }
 
 /// Inflate the zlib stream at the start of `input` into `raw`; the bytes it took.
-fn inflate_stream(input: &[u8], raw: &mut Vec<u8>) -> Result<usize, String> {
+fn inflate_stream(input: &[u8], raw: &mut Vec<u8>) -> Result<usize, StreamError> {
     let mut state = Decompress::new(true);
     raw.clear();
     loop {
@@ -83,15 +82,43 @@ fn inflate_stream(input: &[u8], raw: &mut Vec<u8>) -> Result<usize, String> {
                 raw,
                 FlushDecompress::None,
             )
-            .map_err(|e| format!("not a zlib stream ({e})"))?;
+            .map_err(StreamError::NotZlib)?;
         match status {
             Status::StreamEnd => return Ok(state.total_in() as usize),
-            _ if (state.total_in(), state.total_out()) == before => {
-                return Err("the file ends inside a compressed stream".to_string())
-            }
+            _ if (state.total_in(), state.total_out()) == before => return Err(StreamError::Cut),
             _ => {}
         }
     }
+}
+
+/// Why a compressed log could not be inflated.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InflateError {
+    /// The file has no stream.
+    #[error("the file is empty: the log had no entries")]
+    Empty,
+    /// One of its streams is broken.
+    #[error("stream {stream} (at byte {at}): {why}")]
+    Stream {
+        /// Which stream, from 1.
+        stream: usize,
+        /// Where it starts in the file.
+        at: usize,
+        /// What is wrong with it.
+        #[source]
+        why: StreamError,
+    },
+}
+
+/// What is wrong with one zlib stream of a compressed log.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StreamError {
+    /// Its bytes are not zlib.
+    #[error("not a zlib stream ({0})")]
+    NotZlib(flate2::DecompressError),
+    /// The file ends before the stream does.
+    #[error("the file ends inside a compressed stream")]
+    Cut,
 }
 
 /// Append the text lines of one stream's samples to `out`, as fio prints them.
@@ -181,8 +208,8 @@ mod tests {
                 write_stream(&mut file, &raw).expect("write to memory");
             }
             assert_eq!(
-                inflate(&file),
-                Ok(text.clone()),
+                inflate(&file).expect("the streams inflate"),
+                text,
                 "expected the two streams to inflate to the text lines (offset {offset}, prio {prio}, {window:?})"
             );
         }
@@ -214,11 +241,13 @@ mod tests {
             "expected no stream for no samples, saw {file:?}"
         );
         assert_eq!(
-            inflate(&file),
+            inflate(&file).map_err(|e| e.to_string()),
             Err("the file is empty: the log had no entries".to_string()),
             "expected an empty file to be refused, as fio refuses it"
         );
-        let said = inflate(b"not zlib").expect_err("expected text that is not zlib to be refused");
+        let said = inflate(b"not zlib")
+            .expect_err("expected text that is not zlib to be refused")
+            .to_string();
         assert!(
             said.starts_with("stream 1 (at byte 0): not a zlib stream"),
             "saw: {said}"
@@ -233,13 +262,16 @@ mod tests {
         write_stream(&mut whole, &raw).expect("write to memory");
         write_stream(&mut whole, &raw).expect("write to memory");
         let cut = &whole[..whole.len() - 3];
-        let said = inflate(cut).expect_err("expected a cut stream to be refused");
-        assert!(
-            said.starts_with(&format!(
-                "stream 2 (at byte {}): the file ends",
+        let said = inflate(cut)
+            .expect_err("expected a cut stream to be refused")
+            .to_string();
+        assert_eq!(
+            said,
+            format!(
+                "stream 2 (at byte {}): the file ends inside a compressed stream",
                 whole.len() / 2
-            )),
-            "expected the second stream to be named as cut, saw: {said}"
+            ),
+            "expected the second stream to be named as cut"
         );
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::job::spec::VerifySpec;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// What the first line of a state file says it is.
 const FORMAT: &str = "iolens verify state 1";
@@ -36,47 +37,101 @@ impl VerifyState {
         }
     }
 
-    /// Write the state file of the run's worker number `worker_number`; the error is one
-    /// line naming the file.
-    pub(crate) fn save(&self, spec: &VerifySpec, worker_number: u64) -> Result<(), String> {
+    /// Write the state file of the run's worker number `worker_number`.
+    pub(crate) fn save(
+        &self,
+        spec: &VerifySpec,
+        worker_number: u64,
+    ) -> Result<(), VerifyStateError> {
         let path = spec.state_files.path(&self.job, worker_number);
         let text = serde_json::to_string(self).expect("a state serializes") + "\n";
-        std::fs::write(&path, text).map_err(|e| {
-            format!(
-                "verify_state_save: cannot write {}: {} (set --aux-path to a writable directory, \
-                 or verify_state_save=0)",
-                path.display(),
-                crate::errno::describe(&e)
-            )
-        })
+        std::fs::write(&path, text).map_err(|source| VerifyStateError::Write { path, source })
     }
 
-    /// The state the run's worker number `worker_number` of job `job` saved; the error is
-    /// one line naming the file.
-    pub(crate) fn load(spec: &VerifySpec, job: &str, worker_number: u64) -> Result<Self, String> {
+    /// The state the run's worker number `worker_number` of job `job` saved.
+    pub(crate) fn load(
+        spec: &VerifySpec,
+        job: &str,
+        worker_number: u64,
+    ) -> Result<Self, VerifyStateError> {
         let path = spec.state_files.path(job, worker_number);
-        let bytes = std::fs::read(&path).map_err(|e| {
-            format!(
-                "verify_state_load: cannot read {}: {} (run the write job first, \
-                 or point --aux-path at its directory)",
-                path.display(),
-                crate::errno::describe(&e)
-            )
-        })?;
-        parse(&bytes, job).map_err(|why| format!("verify_state_load: {}: {why}", path.display()))
+        match std::fs::read(&path) {
+            Ok(bytes) => parse(&bytes, job, path),
+            Err(source) => Err(VerifyStateError::Read { path, source }),
+        }
     }
 }
 
-fn parse(bytes: &[u8], job: &str) -> Result<VerifyState, String> {
-    let state: VerifyState = serde_json::from_slice(bytes)
+/// Why a state file could not be saved or loaded: one line naming the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum VerifyStateError {
+    /// The state file could not be written.
+    #[error(
+        "verify_state_save: cannot write {}: {} (set --aux-path to a writable directory, \
+         or verify_state_save=0)",
+        path.display(),
+        crate::errno::describe(source)
+    )]
+    Write {
+        /// The state file.
+        path: PathBuf,
+        /// Why the write failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The state file could not be read.
+    #[error(
+        "verify_state_load: cannot read {}: {} (run the write job first, \
+         or point --aux-path at its directory)",
+        path.display(),
+        crate::errno::describe(source)
+    )]
+    Read {
+        /// The state file.
+        path: PathBuf,
+        /// Why the read failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file holds no state iolens wrote.
+    #[error(
+        "verify_state_load: {}: not an iolens verify state (fio's own state files cannot be \
+         read: save it with iolens)",
+        path.display()
+    )]
+    Foreign {
+        /// The state file.
+        path: PathBuf,
+    },
+    /// Another job saved the state.
+    #[error(
+        "verify_state_load: {}: saved by job '{saved}', not '{job}' (name the job as the \
+         writer was named)",
+        path.display()
+    )]
+    OtherJob {
+        /// The state file.
+        path: PathBuf,
+        /// The job that saved it.
+        saved: String,
+        /// The job loading it.
+        job: String,
+    },
+}
+
+fn parse(bytes: &[u8], job: &str, path: PathBuf) -> Result<VerifyState, VerifyStateError> {
+    let Some(state) = serde_json::from_slice(bytes)
         .ok()
         .filter(|s: &VerifyState| s.format == FORMAT)
-        .ok_or("not an iolens verify state (fio's own state files cannot be read: save it with iolens)")?;
+    else {
+        return Err(VerifyStateError::Foreign { path });
+    };
     if state.job != job {
-        return Err(format!(
-            "saved by job '{}', not '{job}' (name the job as the writer was named)",
-            state.job
-        ));
+        return Err(VerifyStateError::OtherJob {
+            path,
+            saved: state.job,
+            job: job.into(),
+        });
     }
     Ok(state)
 }
@@ -105,11 +160,13 @@ mod tests {
         let name = dir.path().join("local-a.b-4-verify.state");
         assert!(name.exists(), "expected fio's name {}", name.display());
         assert_eq!(
-            VerifyState::load(&spec, "a/b", 5),
-            Ok(state),
+            VerifyState::load(&spec, "a/b", 5).expect("load the state"),
+            state,
             "expected the state saved to load back"
         );
-        let other = VerifyState::load(&spec, "a/b", 4).expect_err("worker 4 saved nothing");
+        let other = VerifyState::load(&spec, "a/b", 4)
+            .expect_err("worker 4 saved nothing")
+            .to_string();
         assert!(
             other.contains("local-a.b-3-verify.state") && other.contains("run the write job"),
             "expected the missing file named with the fix, got {other}"
@@ -119,10 +176,30 @@ mod tests {
     #[test]
     fn a_foreign_or_mismatched_state_is_refused() {
         let fio_binary = [3u8, 0, 0, 0, 0, 0, 0, 0, 0xa8, 0];
-        let e = parse(&fio_binary, "w").expect_err("fio's binary state");
-        assert!(e.contains("not an iolens verify state"), "got {e}");
+        let e = parse(&fio_binary, "w", "s".into()).expect_err("fio's binary state");
+        assert_eq!(
+            e.to_string(),
+            "verify_state_load: s: not an iolens verify state (fio's own state files cannot be \
+             read: save it with iolens)"
+        );
         let text = serde_json::to_vec(&VerifyState::new("x", 1, 2, 3)).expect("json");
-        let e = parse(&text, "w").expect_err("another job's state");
-        assert!(e.contains("saved by job 'x', not 'w'"), "got {e}");
+        let e = parse(&text, "w", "s".into()).expect_err("another job's state");
+        assert_eq!(
+            e.to_string(),
+            "verify_state_load: s: saved by job 'x', not 'w' (name the job as the writer was named)"
+        );
+    }
+
+    #[test]
+    fn an_unwritable_state_names_the_file_and_the_fix() {
+        let e = VerifyStateError::Write {
+            path: "d/s".into(),
+            source: std::io::Error::from_raw_os_error(13),
+        };
+        assert_eq!(
+            e.to_string(),
+            "verify_state_save: cannot write d/s: EACCES (Permission denied) (set --aux-path to a \
+             writable directory, or verify_state_save=0)"
+        );
     }
 }

@@ -108,10 +108,18 @@ impl<'a> Extras<'a> {
 
 /// A setup step's value, or the one-line failure the worker reports when it starts;
 /// neither when the job does not ask for the step.
-fn split_setup<T>(step: Option<Result<T, String>>) -> (Option<T>, Option<IoFailure>) {
+fn split_setup<T, E: std::fmt::Display>(
+    step: Option<Result<T, E>>,
+) -> (Option<T>, Option<IoFailure>) {
     match step {
         Some(Ok(value)) => (Some(value), None),
-        Some(Err(message)) => (None, Some(IoFailure { message, errno: 0 })),
+        Some(Err(e)) => (
+            None,
+            Some(IoFailure {
+                message: e.to_string(),
+                errno: 0,
+            }),
+        ),
         None => (None, None),
     }
 }

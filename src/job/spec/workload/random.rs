@@ -188,25 +188,36 @@ pub(crate) fn check_sprandom(layers: &Layers, spec: &JobSpec) -> Result<(), JobE
 }
 
 /// `sequence:`'s block list: 1 to 64 whole numbers separated by commas.
-fn parse_sequence(list: Option<&str>) -> Result<Vec<u64>, String> {
-    let list = list.ok_or("sequence needs its blocks, e.g. sequence:2,0,1")?;
+fn parse_sequence(list: Option<&str>) -> Result<Vec<u64>, SequenceError> {
+    let list = list.ok_or(SequenceError::NoBlocks)?;
     let blocks = list
         .split(',')
         .map(|item| {
             let item = item.trim();
             match item.parse::<u64>() {
                 Ok(block) if item.bytes().all(|b| b.is_ascii_digit()) => Ok(block),
-                _ => Err(format!("'{item}' is not a block number (0 or more)")),
+                _ => Err(SequenceError::NotABlock(item.into())),
             }
         })
-        .collect::<Result<Vec<u64>, String>>()?;
+        .collect::<Result<Vec<u64>, _>>()?;
     if blocks.len() > SEQUENCE_MAX {
-        return Err(format!(
-            "a sequence has at most {SEQUENCE_MAX} blocks, this one {}",
-            blocks.len()
-        ));
+        return Err(SequenceError::TooLong(blocks.len()));
     }
     Ok(blocks)
+}
+
+/// Why a `sequence:` block list was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum SequenceError {
+    /// `sequence` without its list.
+    #[error("sequence needs its blocks, e.g. sequence:2,0,1")]
+    NoBlocks,
+    /// An item that is not a whole number.
+    #[error("'{0}' is not a block number (0 or more)")]
+    NotABlock(String),
+    /// More blocks than `SEQUENCE_MAX` (how many were given).
+    #[error("a sequence has at most {SEQUENCE_MAX} blocks, this one {0}")]
+    TooLong(usize),
 }
 
 impl Layers<'_> {
@@ -378,6 +389,19 @@ mod tests {
                 stride: true
             },
             "expected the stride"
+        );
+        assert_eq!(
+            [
+                parse_sequence(None),
+                parse_sequence(Some("1, x")),
+                parse_sequence(Some(&vec!["1"; 65].join(","))),
+            ]
+            .map(|said| said.expect_err("a bad list").to_string()),
+            [
+                "sequence needs its blocks, e.g. sequence:2,0,1",
+                "'x' is not a block number (0 or more)",
+                "a sequence has at most 64 blocks, this one 65",
+            ]
         );
         let sixty_five = vec!["1"; 65].join(",");
         for (list, words) in [
