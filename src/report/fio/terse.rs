@@ -211,13 +211,7 @@ mod tests {
                     ..Default::default()
                 })
                 .collect(),
-            interrupted: false,
-            observations: Default::default(),
-            environment: Default::default(),
-            findings: Vec::new(),
-            terminated: None,
-            verify: Vec::new(),
-            cluster: None,
+            ..Default::default()
         }
     }
 

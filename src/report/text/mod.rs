@@ -653,13 +653,7 @@ mod tests {
                 util_pct: 44.04,
                 ..Default::default()
             }],
-            interrupted: false,
-            observations: Default::default(),
-            environment: Default::default(),
-            findings: Vec::new(),
-            terminated: None,
-            verify: Vec::new(),
-            cluster: None,
+            ..Default::default()
         }
     }
 

@@ -236,13 +236,7 @@ fn report(mean_ns: f64) -> RunReport {
             util_pct: 76.75,
             ..Default::default()
         }],
-        interrupted: false,
-        observations: Default::default(),
-        environment: Default::default(),
-        findings: Vec::new(),
-        terminated: None,
-        verify: Vec::new(),
-        cluster: None,
+        ..Default::default()
     }
 }
 
