@@ -280,9 +280,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                     self.commit();
                 }
             }
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
+            self.commit_pending();
             self.queue.drain_if_full();
             if self.queue.in_flight() > 0 {
                 self.reap();
@@ -319,11 +317,18 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         }
     }
 
-    /// Submit what is queued and wait until nothing is in flight.
-    fn quiesce(&mut self) {
+    /// Submit what is queued, if anything is: before the worker waits (pacing, a
+    /// replayed I/O's time, an overlap) or reaps, so no queued I/O waits with it.
+    #[inline(always)]
+    fn commit_pending(&mut self) {
         if self.queue.pending() > 0 {
             self.commit();
         }
+    }
+
+    /// Submit what is queued and wait until nothing is in flight.
+    fn quiesce(&mut self) {
+        self.commit_pending();
         while self.queue.in_flight() > 0 {
             self.reap_at_least(self.queue.in_flight());
         }

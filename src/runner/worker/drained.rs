@@ -166,9 +166,7 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
                     self.commit();
                 }
             }
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
+            self.commit_pending();
             let in_flight = self.queue.in_flight();
             if in_flight == 0 {
                 break;

@@ -82,9 +82,7 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
             return;
         };
         if due > self.clock.now_ns() {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
+            self.commit_pending();
             self.clock.sleep_until_ns(due.min(self.end_ns));
         }
     }

@@ -12,9 +12,7 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
     #[inline]
     pub(in crate::runner::worker) fn wait_out_overlap(&mut self, io: &NextIo) {
         while self.queue.overlaps_in_flight(io.file, io.offset, io.len) {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
+            self.commit_pending();
             if self.queue.in_flight() == 0 {
                 break;
             }

@@ -20,17 +20,13 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
         // thinktime_blocks_type=issue: the pause follows the Nth issued I/O.
         let think_ns = self.gates.pacer.think_before_issue();
         if think_ns > 0 {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
+            self.commit_pending();
             self.think_for(think_ns);
         }
         let now = self.clock.now_ns();
         let at = self.gates.pacer.issue_at(now, io.ddir, u64::from(io.len));
         if at > now {
-            if self.queue.pending() > 0 {
-                self.commit();
-            }
+            self.commit_pending();
             self.clock.sleep_until_ns(at.min(self.end_ns));
         }
     }
