@@ -3,7 +3,7 @@
 //! a verify read-back is a check, not a read the job measures, and is left out)
 //! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
 
-use super::bytes_text;
+use super::{bytes_text, measured_span};
 use crate::model::{DeviceCounters, Finding, JobSeries, Layer, RunReport, Severity};
 
 /// Below this a job moved too little for a share to mean anything.
@@ -60,14 +60,14 @@ fn read_back_bytes(report: &RunReport, from: usize, to: usize) -> u64 {
         .sum()
 }
 
-fn span(series: &JobSeries) -> Option<(usize, usize)> {
-    series.active_span().filter(|(from, to)| to > from)
+fn span(report: &RunReport, series: &JobSeries) -> Option<(usize, usize)> {
+    measured_span(&report.observations, series).filter(|(from, to)| to > from)
 }
 
 pub(super) fn served_from_cache(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| !s.direct) {
-        let Some((from, to)) = span(series) else {
+        let Some((from, to)) = span(report, series) else {
             continue;
         };
         let read = job_bytes(report, from, to, 0).saturating_sub(read_back_bytes(report, from, to));
@@ -141,7 +141,7 @@ fn cached_at_start(report: &RunReport, series: &JobSeries) -> u64 {
 pub(super) fn direct_io_not_honoured(report: &RunReport) -> Vec<Finding> {
     let mut findings = Vec::new();
     for series in report.observations.jobs.iter().filter(|s| s.direct) {
-        let Some((from, to)) = span(series) else {
+        let Some((from, to)) = span(report, series) else {
             continue;
         };
         // Reads of holes never reach the device by design (read-from-holes
@@ -253,6 +253,28 @@ mod tests {
             found[0].title.starts_with("97% of the reads"),
             "{:?}",
             found[0]
+        );
+    }
+
+    #[test]
+    fn the_ramps_reads_are_not_the_jobs() {
+        let mut report = run(20);
+        add_job(&mut report, "rr", false, io(1000, 0));
+        // The first 5 s read from the device (a cold cache warming), the rest from the cache.
+        add_device(&mut report, |i| DeviceCounters {
+            read_sectors: i.min(5) as u64 * 8000,
+            ..Default::default()
+        });
+        ramp_until(&mut report, 0, 5);
+        let found = served_from_cache(&report);
+        assert_eq!(codes(&found), ["served-from-cache"]);
+        // 14 measured intervals × 1000 × 4 KiB, not the 19 the sampler saw.
+        assert_eq!(
+            found[0].evidence[0],
+            format!(
+                "the job read {} while the device read 0 KiB",
+                bytes_text(14 * 1000 * 4096)
+            )
         );
     }
 

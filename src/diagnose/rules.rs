@@ -5,8 +5,8 @@
 
 use super::{
     amplification, cache_eviction, cgroup_cpu, cgroup_io, cgroup_memory, compressed, cpu_frequency,
-    cpu_starvation, device_traffic, foreign_io, holes, media, pagecache, straggler, tool_bound,
-    tunables, unstable, writeback, writes_in_ram,
+    cpu_starvation, device_traffic, foreign_io, holes, media, pagecache, still_moving, straggler,
+    tool_bound, tunables, unstable, writeback, writes_in_ram,
 };
 use crate::model::{Finding, RunReport, Severity};
 
@@ -153,6 +153,13 @@ pub(super) const RULES: &[Rule] = &[
         scope: Scope::Host,
         check: Check::Run(unstable::unstable_throughput),
         fires_when: "the per-interval IOPS changed level part-way (≥ 25 %, ≥ 6 standard errors); both segments are reported",
+    },
+    Rule {
+        code: "still-moving",
+        severities: &[Severity::Warning],
+        scope: Scope::Host,
+        check: Check::Run(still_moving::still_moving),
+        fires_when: "the per-interval IOPS was still rising or falling when the run ended (a robust line through the last third of the measured intervals moves ≥ 15 % of its level and ≥ 6 standard errors): the average is a point on a curve; says since when (the knee of the best fit of a level, then a line); left to `steadystate=` when it judged the job steady, and instead of `unstable-throughput`",
     },
     Rule {
         code: "cpu-frequency",

@@ -3,8 +3,8 @@
 //! started), so one average describes neither part. Found by binary
 //! segmentation: the split of the series that best separates two means.
 
-use super::seconds_at;
-use crate::model::{Finding, Observations, RunReport, Severity};
+use super::{measured_span, seconds_at, still_moving};
+use crate::model::{Finding, JobSeries, Observations, RunReport, Severity};
 
 /// Intervals needed before a change point is worth looking for.
 const MIN_INTERVALS: usize = 20;
@@ -19,24 +19,18 @@ pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
     let mut findings = Vec::new();
     for series in &obs.jobs {
-        let Some((from, to)) = series.active_span() else {
+        let Some((lo, iops)) = measured_iops(obs, series) else {
             continue;
         };
-        // The first and last active intervals are partial: the job started or ended inside them.
-        let (lo, hi) = (from + 2, to);
-        if hi <= lo || hi - lo < MIN_INTERVALS {
+        // A series still moving at its end has no two levels to split;
+        // still-moving says what it does instead.
+        if still_moving::trend(obs, lo, &iops).is_some() {
             continue;
         }
-        let iops: Vec<f64> = (lo..hi)
-            .map(|i| {
-                let ios = series.intervals[i].ios[0] + series.intervals[i].ios[1];
-                let ns = obs.t_ns[i].saturating_sub(obs.t_ns[i - 1]).max(1);
-                ios as f64 / (ns as f64 / 1e9)
-            })
-            .collect();
         let Some(split) = change_point(&iops) else {
             continue;
         };
+        let hi = lo + iops.len();
         let (a, b) = (mean(&iops[..split]), mean(&iops[split..]));
         let at = lo + split;
         findings.push(Finding {
@@ -60,6 +54,26 @@ pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
     findings
 }
 
+/// The IOPS of each whole interval of the job's measured window, and the
+/// index of the first: value `k` is interval `lo + k`, which ends at sample
+/// `lo + k`. None when there are too few for a change to be told from noise.
+pub(super) fn measured_iops(obs: &Observations, series: &JobSeries) -> Option<(usize, Vec<f64>)> {
+    let (from, to) = measured_span(obs, series)?;
+    // The first and last intervals are partial: the job (or its measurement) started or ended inside them.
+    let (lo, hi) = (from + 2, to);
+    if hi <= lo || hi - lo < MIN_INTERVALS {
+        return None;
+    }
+    let iops = (lo..hi)
+        .map(|i| {
+            let ios = series.intervals[i].ios[0] + series.intervals[i].ios[1];
+            let ns = obs.t_ns[i].saturating_sub(obs.t_ns[i - 1]).max(1);
+            ios as f64 / (ns as f64 / 1e9)
+        })
+        .collect();
+    Some((lo, iops))
+}
+
 fn segment(obs: &Observations, from: usize, to: usize, iops: f64) -> String {
     format!(
         "t={:.1}–{:.1} s: {} IOPS on average",
@@ -69,7 +83,7 @@ fn segment(obs: &Observations, from: usize, to: usize, iops: f64) -> String {
     )
 }
 
-fn round(iops: f64) -> String {
+pub(super) fn round(iops: f64) -> String {
     if iops >= 10_000.0 {
         format!("{:.1}k", iops / 1000.0)
     } else {
@@ -77,7 +91,7 @@ fn round(iops: f64) -> String {
     }
 }
 
-fn mean(v: &[f64]) -> f64 {
+pub(super) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
@@ -139,6 +153,21 @@ mod tests {
         assert!(found[0].title.contains("t=4.0 s"), "{:?}", found[0]);
         assert_eq!(found[0].at_ns, Some(4_000_000_000));
         assert_eq!(found[0].evidence.len(), 2);
+    }
+
+    #[test]
+    fn a_warm_up_inside_the_ramp_is_no_change() {
+        // Slow for the first 2 s, then steady: the ramp (ramp_time) ended at 2.5 s.
+        let mut report = with_iops(|i| wobble(i, if i <= 20 { 1000 } else { 5000 }));
+        assert_eq!(
+            codes(&unstable_throughput(&report)),
+            ["unstable-throughput"]
+        );
+        ramp_until(&mut report, 0, 25);
+        assert!(
+            unstable_throughput(&report).is_empty(),
+            "expected the ramp left out of the series"
+        );
     }
 
     #[test]

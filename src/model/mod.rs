@@ -872,6 +872,10 @@ pub(crate) struct JobSeries {
     /// What its write buffers hold ("zero_buffers", "random data", …).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub buffers: String,
+    /// When its `ramp_time` ended and what the report counts began (its last
+    /// worker's), nanoseconds since the run started; None without a ramp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_from_ns: Option<u64>,
     /// One entry per sample: what happened since the previous sample (all zero while the job does not run).
     pub intervals: Vec<JobInterval>,
     /// The job's CPU wait (see `CpuWait`); None when its I/O could not be followed.

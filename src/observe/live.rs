@@ -257,6 +257,12 @@ impl LiveCounters<'_> {
         self.slot[CLOCK_ORIGIN_NS].store(origin, Relaxed);
     }
 
+    /// When the worker's clock read 0 (where its `ramp_time` counts from), on
+    /// `CLOCK_MONOTONIC`; None before it set its clock.
+    pub(crate) fn clock_origin_ns(&self) -> Option<u64> {
+        Some(self.slot[CLOCK_ORIGIN_NS].load(Relaxed)).filter(|&ns| ns > 0)
+    }
+
     /// The worker waits on the I/O at `offset` of its file `file`, started at
     /// `start_ns` of its clock. Worker only: three stores to its own cache line.
     #[inline]

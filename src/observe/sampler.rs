@@ -72,6 +72,8 @@ pub(crate) struct WatchedJob {
     pub targets: Vec<String>,
     /// What its write buffers hold (`BufferSpec::describe`).
     pub buffers: String,
+    /// Its `ramp_time`: I/O the report does not count, from each worker's start.
+    pub ramp: Duration,
 }
 
 /// Called from the sampler thread about once a second with everything recorded
@@ -156,6 +158,10 @@ struct WorkerTrack {
 struct State {
     interval: Duration,
     run_start: Instant,
+    /// `run_start` on `CLOCK_MONOTONIC`, the clock workers' origins are on.
+    run_start_monotonic_ns: u64,
+    /// Each job's `ramp_time`.
+    ramps: Vec<Duration>,
     board: Arc<LiveBoard>,
     page_size: u64,
     ticks_per_sec: u64,
@@ -265,6 +271,7 @@ impl State {
                 syncs_writes: job.syncs_writes,
                 targets: job.targets.clone(),
                 buffers: job.buffers.clone(),
+                measured_from_ns: None,
                 intervals: Vec::new(),
                 cpu_wait: None,
             });
@@ -308,6 +315,9 @@ impl State {
         State {
             interval: setup.interval.max(Duration::from_millis(1)),
             run_start,
+            run_start_monotonic_ns: iolens_sys::clock::monotonic_ns()
+                .saturating_sub(run_start.elapsed().as_nanos() as u64),
+            ramps: setup.jobs.iter().map(|j| j.ramp).collect(),
             page_size: obs.page_size_bytes,
             ticks_per_sec: iolens_sys::clock_ticks_per_sec(),
             cache_skips: vec![CacheSkip::default(); probes.len()],
@@ -598,15 +608,34 @@ impl State {
         }
     }
 
+    /// When job `j`'s last worker ended its ramp, on the run's clock; None
+    /// without a ramp or before any worker set its clock.
+    fn measured_from_ns(&self, j: usize) -> Option<u64> {
+        let ramp = self.ramps[j];
+        if ramp.is_zero() {
+            return None;
+        }
+        let origin = self
+            .board
+            .job(j)
+            .filter_map(|w| w.clock_origin_ns())
+            .max()?;
+        Some((origin + ramp.as_nanos() as u64).saturating_sub(self.run_start_monotonic_ns))
+    }
+
     fn finish(mut self) -> Observations {
+        let measured_from: Vec<Option<u64>> = (0..self.obs.jobs.len())
+            .map(|j| self.measured_from_ns(j))
+            .collect();
         self.openers.finish(&mut self.obs);
         self.obs.other_processes = self.others.finish();
         if self.task_io_unreadable {
             self.obs.notes.push(ledger::TASK_IO_UNREADABLE.into());
         }
         self.obs.workers = self.workers.into_iter().map(|t| t.obs).collect();
-        for series in &mut self.obs.jobs {
+        for (series, from) in self.obs.jobs.iter_mut().zip(measured_from) {
             series.cpu_wait = CpuWait::of(series, &self.obs.t_ns);
+            series.measured_from_ns = from;
         }
         self.obs.ledger = ledger::build(&self.obs);
         self.obs.sampler_cpu_ns = iolens_sys::thread_rusage()
@@ -670,12 +699,17 @@ mod tests {
                 invalidate: false,
                 syncs_writes: false,
                 targets: vec![path.display().to_string()],
+                ramp: Duration::from_millis(50),
             }],
             on_second: None,
         };
-        let sampler = Sampler::start(setup, board.clone(), Instant::now()).unwrap();
+        let run_start = Instant::now();
+        let sampler = Sampler::start(setup, board.clone(), run_start).unwrap();
         let live = board.worker(0, 0);
         live.worker_started();
+        let before_origin = run_start.elapsed();
+        live.set_clock_origin(0);
+        let after_origin = run_start.elapsed();
         std::thread::sleep(Duration::from_millis(60));
         let mut buf = vec![0u8; 64 << 10];
         for offset in (0..FILE_BYTES).step_by(buf.len()) {
@@ -728,6 +762,14 @@ mod tests {
 
         let read: u64 = obs.jobs[0].intervals.iter().map(|i| i.bytes[0]).sum();
         assert_eq!(read, FILE_BYTES as u64);
+        // Within a millisecond: the run's start is put on the monotonic clock by two clock reads.
+        let ramp_end = |since: Duration| (since + Duration::from_millis(50)).as_nanos() as u64;
+        let measured_from = obs.jobs[0].measured_from_ns.expect("a ramp end");
+        let ms = 1_000_000;
+        assert!(
+            (ramp_end(before_origin) - ms..=ramp_end(after_origin) + ms).contains(&measured_from),
+            "expected the ramp to end 50 ms after the worker's clock started ({before_origin:?}), saw {measured_from} ns"
+        );
         assert!(obs.jobs[0].intervals.iter().any(|i| i.lat_max_ns > 0));
         // An I/O recorded while a sample is read may have its count, bucket
         // and max land in neighbouring intervals (see `record_io`): one I/O

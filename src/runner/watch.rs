@@ -88,6 +88,7 @@ pub(super) fn start_sampler(
                     || job.io.end_fsync
                     || job.io.sync != crate::job::spec::SyncMode::None,
                 buffers: job.buffers.describe(),
+                ramp: job.exec.ramp_time,
                 targets: files
                     .job_targets(j)
                     .into_iter()

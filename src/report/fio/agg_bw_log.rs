@@ -41,6 +41,7 @@ mod tests {
 
     fn job(bytes: &[[u64; 2]]) -> JobSeries {
         JobSeries {
+            measured_from_ns: None,
             buffers: String::new(),
             name: "j".into(),
             workers: 1,

@@ -294,6 +294,7 @@ mod tests {
                 ..Default::default()
             }],
             jobs: vec![JobSeries {
+                measured_from_ns: None,
                 buffers: String::new(),
                 name: "w".into(),
                 workers: 1,
