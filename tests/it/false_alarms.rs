@@ -1,10 +1,12 @@
 //! Things iolens must not claim: a device read from a file in RAM, a writeback
 //! stall in a job that waits for its own fsyncs, another process behind pages a
-//! filesystem caches for the job's own direct writes.
+//! filesystem caches for the job's own direct writes, a trend in a rate that
+//! is only noisy.
 
 use crate::scenario_support::{have_tools, one_at_a_time, run, Ext4};
 use crate::scenarios::expect_no_warning;
-use crate::support::{iolens, json, stdout, unmount, LoopDevice};
+use crate::support::{iolens, json, scratch, stdout, unmount, LoopDevice};
+use crate::warmup::{paced_log, replay};
 use std::path::PathBuf;
 
 const MIB: u64 = 1 << 20;
@@ -120,4 +122,17 @@ fn pages_btrfs_caches_for_the_jobs_own_direct_writes_blame_nobody() {
     expect_no_warning(&report, "pagecache-under-direct-io");
     let text = report["findings"].to_string();
     assert!(!text.contains("another process"), "{text}");
+}
+
+#[test]
+fn a_noisy_but_flat_rate_is_neither_still_moving_nor_unstable() {
+    let dir = scratch();
+    // 1500 IOPS on average, each 100 ms at a scrambled 50–150 % of it.
+    let scramble = |t: f64| ((t * 10.0) as u64).wrapping_mul(2_654_435_761) % 1000;
+    let log = paced_log(dir.path(), 5.0, |t| {
+        1500.0 * (0.5 + scramble(t) as f64 / 1000.0)
+    });
+    let report = replay(&log, &[]);
+    expect_no_warning(&report, "still-moving");
+    expect_no_warning(&report, "unstable-throughput");
 }

@@ -67,4 +67,5 @@ mod verify_options;
 mod verify_pattern;
 mod verify_state;
 mod views;
+mod warmup;
 mod watchdog;
