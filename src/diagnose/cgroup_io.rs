@@ -3,7 +3,7 @@
 //! is the limit, not the device's. Silent when the rate is well below the
 //! limit (the limit did not bind) or above it.
 
-use super::{measured_span, seconds_at};
+use super::seconds_at;
 use crate::model::{CgroupVersion, Finding, IoLimit, JobInterval, JobSeries, RunReport, Severity};
 
 /// The job's rate counts as at the limit within this share of it, either
@@ -139,7 +139,7 @@ fn steady_rate(
     bound: &Bound,
 ) -> Option<(f64, usize, usize)> {
     let t = &report.observations.t_ns;
-    let (from, to) = measured_span(&report.observations, series)?;
+    let (from, to) = series.measured_span(&report.observations.t_ns)?;
     let start = if to > from + 2 { from + 1 } else { from };
     let ns = t[to].saturating_sub(t[start]);
     let total: u64 = series.intervals[start + 1..=to]

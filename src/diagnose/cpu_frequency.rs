@@ -5,7 +5,7 @@
 //! during which a CPU's sampled clock did move. The sampler cannot tell which
 //! CPUs the workers ran on, so every CPU counts.
 
-use super::{measured_span, seconds_at};
+use super::seconds_at;
 use crate::model::{Finding, Observations, RunReport, Severity};
 use std::cmp::Reverse;
 
@@ -109,7 +109,7 @@ fn frequency_changed(obs: &Observations) -> Vec<Finding> {
     let columns = obs.cpu_freq_cpus.len();
     let mut findings = Vec::new();
     for job in &obs.jobs {
-        let Some((first, last)) = measured_span(obs, job) else {
+        let Some((first, last)) = job.measured_span(&obs.t_ns) else {
             continue;
         };
         let mut moved: Vec<ClockRange> = (0..columns)

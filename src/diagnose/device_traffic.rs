@@ -3,7 +3,7 @@
 //! a verify read-back is a check, not a read the job measures, and is left out)
 //! and `direct-io-not-honoured` (direct=1, yet the device saw far less).
 
-use super::{bytes_text, measured_span};
+use super::bytes_text;
 use crate::model::{DeviceCounters, Finding, JobSeries, Layer, RunReport, Severity};
 
 /// Below this a job moved too little for a share to mean anything.
@@ -61,7 +61,9 @@ fn read_back_bytes(report: &RunReport, from: usize, to: usize) -> u64 {
 }
 
 fn span(report: &RunReport, series: &JobSeries) -> Option<(usize, usize)> {
-    measured_span(&report.observations, series).filter(|(from, to)| to > from)
+    series
+        .measured_span(&report.observations.t_ns)
+        .filter(|(from, to)| to > from)
 }
 
 pub(super) fn served_from_cache(report: &RunReport) -> Vec<Finding> {

@@ -27,7 +27,7 @@ mod unstable;
 mod writeback;
 mod writes_in_ram;
 
-use crate::model::{JobSeries, Observations, ObservedHost, RunReport, TargetStack};
+use crate::model::{Observations, ObservedHost, RunReport, TargetStack};
 use crate::units::{human_bytes, ByteUnits};
 use rules::{run_rules, Scope};
 
@@ -96,23 +96,6 @@ pub(crate) use crate::model::Finding;
 /// The I/O stack the run recorded for target `path`.
 pub(crate) fn stack_of<'a>(report: &'a RunReport, path: &str) -> Option<&'a TargetStack> {
     report.environment.stacks.iter().find(|s| s.target == path)
-}
-
-/// The measured window of a job: samples `(before, last)` bounding the I/O
-/// its report counts, as `JobSeries::active_span` bounds all of it. The
-/// sampler watches the ramp (`ramp_time`) too, but the report does not count
-/// it: a warm-up there is what the ramp is for, and its bytes are not the
-/// job's. So the window starts at the first sample at or after the ramp's
-/// end (the interval the ramp ended in is left out with it). Every rule that
-/// sums a job's bytes or reads its series takes its window from here. None
-/// when the job measured nothing the sampler saw (it ended inside its ramp).
-pub(crate) fn measured_span(obs: &Observations, series: &JobSeries) -> Option<(usize, usize)> {
-    let (from, to) = series.active_span()?;
-    let Some(ramp_end_ns) = series.measured_from_ns else {
-        return Some((from, to));
-    };
-    let before = (from..to).find(|&i| obs.t_ns.get(i).is_some_and(|&t| t >= ramp_end_ns))?;
-    Some((before, to))
 }
 
 /// Seconds since the run started at sample `i`.
@@ -348,16 +331,17 @@ mod tests {
     fn the_measured_window_leaves_the_ramp_out() {
         let mut report = run(10);
         add_job(&mut report, "j", false, io(1, 0));
-        let obs = &mut report.observations;
-        assert_eq!(measured_span(obs, &obs.jobs[0]), Some((0, 9)));
+        let t = report.observations.t_ns.clone();
+        let series = &mut report.observations.jobs[0];
+        assert_eq!(series.measured_span(&t), Some((0, 9)));
         // The ramp ended inside interval 4 (t=0.3–0.4 s): measuring starts at sample 4.
-        obs.jobs[0].measured_from_ns = Some(350_000_000);
-        assert_eq!(measured_span(obs, &obs.jobs[0]), Some((4, 9)));
-        obs.jobs[0].measured_from_ns = Some(400_000_000);
-        assert_eq!(measured_span(obs, &obs.jobs[0]), Some((4, 9)));
+        series.measured_from_ns = Some(350_000_000);
+        assert_eq!(series.measured_span(&t), Some((4, 9)));
+        series.measured_from_ns = Some(400_000_000);
+        assert_eq!(series.measured_span(&t), Some((4, 9)));
         // The job ended inside its ramp: nothing measured.
-        obs.jobs[0].measured_from_ns = Some(950_000_000);
-        assert_eq!(measured_span(obs, &obs.jobs[0]), None);
+        series.measured_from_ns = Some(950_000_000);
+        assert_eq!(series.measured_span(&t), None);
     }
 
     #[test]

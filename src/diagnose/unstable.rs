@@ -3,7 +3,7 @@
 //! started), so one average describes neither part. Found by binary
 //! segmentation: the split of the series that best separates two means.
 
-use super::{measured_span, seconds_at, still_moving};
+use super::{seconds_at, still_moving};
 use crate::model::{Finding, JobSeries, Observations, RunReport, Severity};
 
 /// Intervals needed before a change point is worth looking for.
@@ -58,7 +58,7 @@ pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
 /// index of the first: value `k` is interval `lo + k`, which ends at sample
 /// `lo + k`. None when there are too few for a change to be told from noise.
 pub(super) fn measured_iops(obs: &Observations, series: &JobSeries) -> Option<(usize, Vec<f64>)> {
-    let (from, to) = measured_span(obs, series)?;
+    let (from, to) = series.measured_span(&obs.t_ns)?;
     // The first and last intervals are partial: the job (or its measurement) started or ended inside them.
     let (lo, hi) = (from + 2, to);
     if hi <= lo || hi - lo < MIN_INTERVALS {

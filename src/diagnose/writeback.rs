@@ -10,7 +10,7 @@
 //! design: for it only dirty throttling counts.
 
 use super::cgroup_memory::{explains_stall, memory_at_limit};
-use super::{bytes_text, duration_text, measured_span, seconds_at};
+use super::{bytes_text, duration_text, seconds_at};
 use crate::model::{
     CgroupSample, Finding, JobInterval, JobSeries, MemorySample, RunReport, Severity,
 };
@@ -116,7 +116,7 @@ pub(super) fn stall_of(report: &RunReport, series: &JobSeries) -> Option<Stall> 
     if series.direct {
         return None;
     }
-    let (from, to) = measured_span(obs, series)?;
+    let (from, to) = series.measured_span(&obs.t_ns)?;
     let window = from + 1..=to;
     let writes: u64 = series.intervals[window.clone()]
         .iter()

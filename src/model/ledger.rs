@@ -63,7 +63,8 @@ pub(crate) struct ProcessIo {
 #[serde(default)]
 pub(crate) struct JobLedger {
     pub job: String,
-    /// The window: from the sample before the job's first I/O to the one after its last.
+    /// The window: from the sample before the job's first measured I/O (its
+    /// `ramp_time` left out) to the one after its last.
     pub from_ns: u64,
     pub to_ns: u64,
     /// The job's own reads and writes (what it asked for), bytes.

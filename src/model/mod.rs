@@ -894,6 +894,24 @@ impl JobSeries {
         let last = self.intervals.iter().rposition(busy)?;
         Some((first.saturating_sub(1), last))
     }
+
+    /// The measured window of the job on the sample times `t_ns`: samples
+    /// `(before, last)` bounding the I/O its report counts, as `active_span`
+    /// bounds all of it. The sampler watches the ramp (`ramp_time`) too, but
+    /// the report does not count it: a warm-up there is what the ramp is for,
+    /// and its bytes are not the job's. So the window starts at the first
+    /// sample at or after the ramp's end (the interval the ramp ended in is
+    /// left out with it). Every diagnose rule that sums a job's bytes or reads
+    /// its series, and the ledger, take their window from here. None when the
+    /// job measured nothing the sampler saw (it ended inside its ramp).
+    pub(crate) fn measured_span(&self, t_ns: &[u64]) -> Option<(usize, usize)> {
+        let (from, to) = self.active_span()?;
+        let Some(ramp_end_ns) = self.measured_from_ns else {
+            return Some((from, to));
+        };
+        let before = (from..to).find(|&i| t_ns.get(i).is_some_and(|&t| t >= ramp_end_ns))?;
+        Some((before, to))
+    }
 }
 
 /// CPU wait: the share of its workers' time while the job ran that they were

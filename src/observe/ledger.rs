@@ -1,6 +1,7 @@
 //! Building the stack ledger (`model::JobLedger`) from what the sampler
-//! recorded: for each job's window, its bytes, what its threads caused below
-//! the page cache, what the cache kept, and each device behind its targets.
+//! recorded: for each job's measured window (its ramp left out), its bytes,
+//! what its threads caused below the page cache, what the cache kept, and
+//! each device behind its targets.
 //! Pure: it reads `Observations` only, so it is tested on synthetic series.
 
 use crate::model::{
@@ -22,7 +23,7 @@ pub(crate) fn build(obs: &Observations) -> Vec<JobLedger> {
 }
 
 fn job_ledger(obs: &Observations, series: &JobSeries, task_io_known: bool) -> Option<JobLedger> {
-    let (from, to) = series.active_span()?;
+    let (from, to) = series.measured_span(&obs.t_ns)?;
     let window = from + 1..=to;
     let mut job_bytes = [0u64; 2];
     let mut caused = TaskIo::default();
@@ -216,6 +217,22 @@ mod tests {
             devices,
             [("loop3", 3 * 8192 * 512, 3), ("vda", 3 * 100 * 512, 3)]
         );
+    }
+
+    #[test]
+    fn the_ramp_is_not_in_the_window() {
+        let mut obs = observations();
+        // ramp_time ended at 150 ns: interval 2 (100–200) held its end, so measuring starts at 200.
+        obs.jobs[0].measured_from_ns = Some(150);
+        let l = &build(&obs)[0];
+        assert_eq!((l.from_ns, l.to_ns), (200, 300));
+        assert_eq!(l.job_read_bytes, 8 << 20);
+        let devices: Vec<(&str, u64)> = l
+            .layers
+            .iter()
+            .map(|d| (d.device.as_str(), d.read_bytes))
+            .collect();
+        assert_eq!(devices, [("loop3", 8192 * 512), ("vda", 100 * 512)]);
     }
 
     #[test]

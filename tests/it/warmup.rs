@@ -1,10 +1,10 @@
 //! Warm-up and runs that end too soon, on the real kernel: a change inside
 //! `ramp_time` is not the job's (no `unstable-throughput`, no ramp bytes in
-//! `served-from-cache`), `quick` records where each test's ramp ended, and a
-//! rate still rising when the run ends is named (`still-moving`) while a
-//! steady one is not. The rates are set by replaying timed I/O logs of
-//! buffered reads of a cached file, so they do not depend on the machine.
-
+//! `served-from-cache` nor in the ledger), `quick` records where each test's
+//! ramp ended, and a rate still rising when the run ends is named
+//! (`still-moving`) while a steady one is not. The rates are set by replaying
+//! timed I/O logs of buffered reads of a cached file, so they do not depend on
+//! the machine.
 use crate::scenarios::{expect_no_warning, expect_warning, finding_text, run_report, strings};
 use crate::support::{iolens, json, scratch};
 use serde_json::Value;
@@ -112,6 +112,12 @@ fn served_from_cache_counts_the_measured_reads_only() {
     assert!(
         bytes_said(read) <= measured * 1.01 && bytes_said(read) >= measured * 0.5,
         "expected the finding to count the measured {measured} bytes, not the ramp's: {line}"
+    );
+    let ledger = &report["observations"]["ledger"][0];
+    let in_ledger = ledger["job_read_bytes"].as_f64().unwrap();
+    assert!(
+        in_ledger <= measured * 1.01 && in_ledger >= measured * 0.5,
+        "expected the ledger's window to leave the ramp out too: {ledger:#}"
     );
 }
 
