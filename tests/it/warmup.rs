@@ -5,6 +5,7 @@
 //! (`still-moving`) while a steady one is not. The rates are set by replaying
 //! timed I/O logs of buffered reads of a cached file, so they do not depend on
 //! the machine.
+
 use crate::scenarios::{expect_no_warning, expect_warning, finding_text, run_report, strings};
 use crate::support::{iolens, json, scratch};
 use serde_json::Value;
