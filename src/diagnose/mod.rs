@@ -290,6 +290,28 @@ pub(crate) mod fixture {
         report.observations.jobs[job].measured_from_ns = Some(report.observations.t_ns[at]);
     }
 
+    /// `level` with a deterministic ±7 % wobble at interval `i`.
+    pub(crate) fn wobble(i: usize, level: f64) -> u64 {
+        let pct: [f64; 7] = [0.0, 7.0, -5.0, 3.0, -7.0, 5.0, -2.0];
+        (level * (100.0 + pct[i % 7]) / 100.0) as u64
+    }
+
+    /// An 8 s run (80 intervals) of one direct writer whose interval `i`
+    /// completes `ios(i)` writes.
+    pub(crate) fn writes_per_interval(ios: impl Fn(usize) -> u64) -> RunReport {
+        let mut report = run(80);
+        add_job(&mut report, "w", true, io(0, 1));
+        for (i, interval) in report.observations.jobs[0]
+            .intervals
+            .iter_mut()
+            .enumerate()
+            .skip(1)
+        {
+            interval.ios[1] = ios(i);
+        }
+        report
+    }
+
     pub(crate) fn codes(findings: &[Finding]) -> Vec<&str> {
         findings.iter().map(|f| f.code.as_str()).collect()
     }

@@ -7,7 +7,7 @@
 //! followed back to where the trend began.
 
 use super::seconds_at;
-use super::unstable::{mean, measured_iops, round};
+use super::unstable::{mean, measured_iops, round, MIN_T};
 use crate::model::{Finding, Observations, RunReport, Severity};
 
 /// The end judged is the last third of the measured intervals (a change that
@@ -19,13 +19,12 @@ const MIN_TAIL: usize = 10;
 /// every pair of points.
 const MAX_POINTS: usize = 240;
 /// Over the part judged, the line must move by this share of its level:
-/// identical runs differ by ±5–8 %, so twice that is more than run-to-run noise…
+/// identical runs differ by ±5–8 %, so twice that is more than run-to-run
+/// noise. Its slope must also be `MIN_T` standard errors from flat (the bar
+/// of `unstable-throughput`'s change of level), the error taken from the
+/// points' scatter around the line (the median absolute residual, so a burst
+/// neither hides a trend nor makes one).
 const MIN_DRIFT: f64 = 0.15;
-/// …and its slope must be this many standard errors from flat, the error
-/// taken from the points' scatter around the line (the median absolute
-/// residual, so a burst neither hides a trend nor makes one). The same bar
-/// as `unstable-throughput`'s change of level.
-const MIN_Z: f64 = 6.0;
 
 pub(super) fn still_moving(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
@@ -228,11 +227,11 @@ impl Line {
         self.at(self.x_mean).max(f64::MIN_POSITIVE)
     }
 
-    /// It moves beyond both noise bars (`MIN_DRIFT`, `MIN_Z`).
+    /// It moves beyond both noise bars (`MIN_DRIFT`, `MIN_T`).
     fn moves(&self) -> bool {
         let drift = self.slope.abs() * (self.x_last - self.x_first);
         let standard_error = self.sigma / self.sxx.sqrt();
-        drift >= MIN_DRIFT * self.level() && self.slope.abs() >= MIN_Z * standard_error
+        drift >= MIN_DRIFT * self.level() && self.slope.abs() >= MIN_T * standard_error
     }
 }
 
@@ -250,31 +249,11 @@ mod tests {
     use super::super::fixture::*;
     use super::*;
 
-    /// ±7 % deterministic wobble around `level`.
-    fn wobble(i: usize, level: f64) -> u64 {
-        let pct: [f64; 7] = [0.0, 7.0, -5.0, 3.0, -7.0, 5.0, -2.0];
-        (level * (100.0 + pct[i % 7]) / 100.0) as u64
-    }
-
-    /// A 8 s run (80 intervals) whose interval `i` completes `ios(i)` writes.
-    fn with_ios(ios: impl Fn(usize) -> u64) -> RunReport {
-        let mut report = run(80);
-        add_job(&mut report, "w", true, io(0, 1));
-        for (i, interval) in report.observations.jobs[0]
-            .intervals
-            .iter_mut()
-            .enumerate()
-            .skip(1)
-        {
-            interval.ios[1] = ios(i);
-        }
-        report
-    }
-
     #[test]
     fn a_rate_still_rising_at_the_end_is_named_with_how_long() {
         // Flat at 200 per interval (2000 IOPS) for 4 s, then rising 2 % an interval to the end.
-        let report = with_ios(|i| wobble(i, 200.0 * (1.0 + 0.02 * i.saturating_sub(40) as f64)));
+        let report =
+            writes_per_interval(|i| wobble(i, 200.0 * (1.0 + 0.02 * i.saturating_sub(40) as f64)));
         let found = still_moving(&report);
         assert_eq!(codes(&found), ["still-moving"], "{found:?}");
         let finding = &found[0];
@@ -290,7 +269,7 @@ mod tests {
 
     #[test]
     fn a_rate_still_falling_at_the_end_is_named() {
-        let report = with_ios(|i| wobble(i, 400.0 - 4.0 * i as f64));
+        let report = writes_per_interval(|i| wobble(i, 400.0 - 4.0 * i as f64));
         let found = still_moving(&report);
         assert_eq!(codes(&found), ["still-moving"], "{found:?}");
         assert!(found[0].title.contains("still slowing down"), "{found:?}");
@@ -303,29 +282,29 @@ mod tests {
     #[test]
     fn flat_noise_a_settled_change_and_a_steady_state_are_silent() {
         // ±7 % around a flat level.
-        assert!(still_moving(&with_ios(|i| wobble(i, 300.0))).is_empty());
+        assert!(still_moving(&writes_per_interval(|i| wobble(i, 300.0))).is_empty());
         // Heavy noise: every fifth interval a burst of three times the level, every seventh a stall.
-        let bursty = with_ios(|i| match (i % 5, i % 7) {
+        let bursty = writes_per_interval(|i| match (i % 5, i % 7) {
             (0, _) => 900,
             (_, 0) => 20,
             _ => wobble(i, 300.0),
         });
         assert!(still_moving(&bursty).is_empty());
         // A drop halfway that settled at its new level: unstable-throughput's.
-        let dropped = with_ios(|i| wobble(i, if i <= 40 { 500.0 } else { 200.0 }));
+        let dropped = writes_per_interval(|i| wobble(i, if i <= 40 { 500.0 } else { 200.0 }));
         assert!(still_moving(&dropped).is_empty());
         assert_eq!(
             codes(&super::super::unstable::unstable_throughput(&dropped)),
             ["unstable-throughput"]
         );
         // A trend gentler than the noise bar: 5 % over the last third.
-        let gentle = with_ios(|i| wobble(i, 300.0 * (1.0 + 0.002 * i as f64)));
+        let gentle = writes_per_interval(|i| wobble(i, 300.0 * (1.0 + 0.002 * i as f64)));
         assert!(still_moving(&gentle).is_empty());
     }
 
     #[test]
     fn a_job_steadystate_judged_steady_is_left_to_it() {
-        let mut rising = with_ios(|i| wobble(i, 100.0 + 10.0 * i as f64));
+        let mut rising = writes_per_interval(|i| wobble(i, 100.0 + 10.0 * i as f64));
         assert_eq!(codes(&still_moving(&rising)), ["still-moving"]);
         rising.jobs[0].steadystate = Some(crate::model::SteadyStateReport {
             criterion: "iops_slope".into(),

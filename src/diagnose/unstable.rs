@@ -13,7 +13,7 @@ const MIN_SEGMENT: usize = 5;
 /// …and the levels must differ by this share of the higher one (noise is ±5–8 %)…
 const MIN_STEP: f64 = 0.25;
 /// …by this many standard errors.
-const MIN_T: f64 = 6.0;
+pub(super) const MIN_T: f64 = 6.0;
 
 pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
@@ -125,29 +125,9 @@ mod tests {
     use super::super::fixture::*;
     use super::*;
 
-    /// ±7 % deterministic wobble around `level`.
-    fn wobble(i: usize, level: u64) -> u64 {
-        let pct: [i64; 7] = [0, 7, -5, 3, -7, 5, -2];
-        (level as i64 * (100 + pct[i % 7]) / 100) as u64
-    }
-
-    fn with_iops(levels: impl Fn(usize) -> u64) -> RunReport {
-        let mut report = run(80);
-        add_job(&mut report, "w", true, io(0, 1));
-        for (i, interval) in report.observations.jobs[0]
-            .intervals
-            .iter_mut()
-            .enumerate()
-            .skip(1)
-        {
-            interval.ios[1] = levels(i);
-        }
-        report
-    }
-
     #[test]
     fn a_drop_to_a_lower_level_splits_the_run() {
-        let report = with_iops(|i| wobble(i, if i <= 40 { 5000 } else { 2000 }));
+        let report = writes_per_interval(|i| wobble(i, if i <= 40 { 5000.0 } else { 2000.0 }));
         let found = unstable_throughput(&report);
         assert_eq!(codes(&found), ["unstable-throughput"]);
         assert!(found[0].title.contains("t=4.0 s"), "{:?}", found[0]);
@@ -158,7 +138,7 @@ mod tests {
     #[test]
     fn a_warm_up_inside_the_ramp_is_no_change() {
         // Slow for the first 2 s, then steady: the ramp (ramp_time) ended at 2.5 s.
-        let mut report = with_iops(|i| wobble(i, if i <= 20 { 1000 } else { 5000 }));
+        let mut report = writes_per_interval(|i| wobble(i, if i <= 20 { 1000.0 } else { 5000.0 }));
         assert_eq!(
             codes(&unstable_throughput(&report)),
             ["unstable-throughput"]
@@ -172,7 +152,7 @@ mod tests {
 
     #[test]
     fn steady_noise_is_not_a_change() {
-        let report = with_iops(|i| wobble(i, 5000));
+        let report = writes_per_interval(|i| wobble(i, 5000.0));
         assert!(unstable_throughput(&report).is_empty());
     }
 }

@@ -137,12 +137,7 @@ fn quick_records_where_each_tests_ramp_ended() {
     ]);
     let report = json(&out);
     let obs = &report["observations"];
-    let t: Vec<f64> = obs["t_ns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_f64().unwrap() / 1e9)
-        .collect();
+    let t = |i: usize| obs["t_ns"][i].as_f64().unwrap() / 1e9;
     let jobs = obs["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 8, "{:#}", obs["jobs"]);
     for (j, series) in jobs.iter().enumerate() {
@@ -153,13 +148,13 @@ fn quick_records_where_each_tests_ramp_ended() {
             .position(|i| i["ios"][0].as_u64().unwrap() + i["ios"][1].as_u64().unwrap() > 0)
             .expect("the test did I/O");
         // Interval `busy` ran from sample busy - 1: the first I/O came then or later.
-        let first_io = t[busy.saturating_sub(1)];
+        let first_io = t(busy.saturating_sub(1));
         let ramp_end = ramp_end_s(&report, j);
         assert!(
-            ramp_end >= first_io + 0.9 && ramp_end <= t[busy] + 1.1,
+            ramp_end >= first_io + 0.9 && ramp_end <= t(busy) + 1.1,
             "{}: expected the ramp to end 1 s after its first I/O (between {first_io} and {} s), saw {ramp_end} s",
             series["name"],
-            t[busy]
+            t(busy)
         );
     }
 }
