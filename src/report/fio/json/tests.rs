@@ -209,6 +209,7 @@ fn report(mean_ns: f64) -> RunReport {
         significant_figures: 4,
         steadystate: None,
         latency_target: None,
+        schedule: None,
     };
     RunReport {
         schema_version: SCHEMA_VERSION,

@@ -10,11 +10,10 @@ mod lockfile;
 mod overlap;
 mod pacing;
 
-pub(super) use cmdprio::fresh_stats;
-
 use crate::fileset::FileLocks;
 use crate::job::spec::JobSpec;
 use crate::runner::flow::FlowControl;
+use crate::stats::{ScheduleStats, WorkerStats};
 use crate::workload::pacing::Pacer;
 use crate::workload::prio::PrioChooser;
 
@@ -48,5 +47,16 @@ impl<'a> IssueGates<'a> {
                 .is_used()
                 .then(|| PrioChooser::new(cmdprio.clone(), job.exec.sched.ioprio, seed)),
         }
+    }
+
+    /// Nothing measured yet, with room for what the gates record: the latencies
+    /// of each `cmdprio_*` priority, the schedule of a rate-limited job.
+    pub(super) fn fresh_stats(&self) -> WorkerStats {
+        let mut stats = WorkerStats::default();
+        cmdprio::add_prio_stats(&mut stats, self.prio.as_ref());
+        if self.pacer.is_rate_limited() {
+            stats.schedule = Some(ScheduleStats::default());
+        }
+        stats
     }
 }
