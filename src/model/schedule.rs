@@ -37,3 +37,13 @@ pub(crate) struct ScheduleReport {
     /// where it is measured (engines that complete an I/O in the call that issues it).
     pub corrected: [Option<LatSummary>; 3],
 }
+
+impl LatSummary {
+    /// The value at percentile `pct`, when it was among those recorded.
+    pub(crate) fn at_percentile(&self, pct: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|(p, _)| *p == pct)
+            .map(|&(_, v)| v)
+    }
+}

@@ -114,7 +114,8 @@ impl ScheduleStats {
 
     fn add_stall(&mut self, stall: Stall) {
         self.stalls.push(stall);
-        self.stalls.sort_unstable_by_key(|s| std::cmp::Reverse(s.len_ns));
+        self.stalls
+            .sort_unstable_by_key(|s| std::cmp::Reverse(s.len_ns));
         self.stalls.truncate(MAX_STALLS);
     }
 
