@@ -1,0 +1,118 @@
+//! iolens' lines for a rate-limited job, after fio's `issued rwts`: how the
+//! schedule was kept (late I/Os, how far behind, the stalls), then per direction
+//! the latency counted from each I/O's due time in fio's latency layout (`due
+//! lat`): the view corrected for coordinated omission, beside fio's own.
+
+use std::fmt::{self, Write};
+
+use crate::diagnose::duration_text;
+use crate::model::ScheduleReport;
+
+/// The directions' names, as the corrected latencies are indexed.
+pub(crate) const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
+pub(super) fn write(out: &mut String, s: &ScheduleReport) -> fmt::Result {
+    writeln!(out, "     schedule  : {}", summary(s))?;
+    for (name, corrected) in DIRECTIONS.iter().zip(&s.corrected) {
+        if let Some(corrected) = corrected {
+            writeln!(
+                out,
+                "  {name}: latency from each I/O's due time (corrected for coordinated omission):"
+            )?;
+            super::write_latency(out, "due lat", corrected)?;
+        }
+    }
+    Ok(())
+}
+
+/// "ios=1800, late=590 (32.78%), most behind=1.51 s (302 ios) at 2.03 s,
+/// behind at end=0 ios, stalls=1.50 s at 2.03 s (300 ios)".
+pub(crate) fn summary(s: &ScheduleReport) -> String {
+    let mut text = format!(
+        "ios={}, late={} ({:.2}%), most behind={} ({} ios) at {:.2} s, behind at end={} ios",
+        s.ios,
+        s.late_ios,
+        s.late_ios as f64 * 100.0 / s.ios.max(1) as f64,
+        duration_text(s.max_behind_ns),
+        s.max_behind_ios,
+        s.max_behind_at_ns as f64 / 1e9,
+        s.end_behind_ios
+    );
+    if !s.stalls.is_empty() {
+        text += ", stalls=";
+        text += &stalls(s);
+    }
+    text
+}
+
+/// "1.50 s at 2.03 s (300 ios), 1.40 s at 5.10 s (280 ios)", the longest first.
+pub(crate) fn stalls(s: &ScheduleReport) -> String {
+    let each: Vec<String> = s
+        .stalls
+        .iter()
+        .map(|stall| {
+            format!(
+                "{} at {:.2} s ({} ios)",
+                duration_text(stall.len_ns),
+                stall.at_ns as f64 / 1e9,
+                stall.missed_ios
+            )
+        })
+        .collect();
+    each.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LatSummary, Stall};
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn a_stalled_schedule_reads_as_lines_and_a_due_latency_block() {
+        let s = ScheduleReport {
+            ios: 1_800,
+            late_ios: 590,
+            max_behind_ns: 1_510 * MS,
+            max_behind_at_ns: 2_030 * MS,
+            max_behind_ios: 302,
+            end_behind_ios: 0,
+            stalls: vec![Stall {
+                at_ns: 2_030 * MS,
+                len_ns: 1_500 * MS,
+                missed_ios: 300,
+            }],
+            corrected: [
+                None,
+                Some(LatSummary {
+                    min_ns: 300_000,
+                    max_ns: 1_510 * MS,
+                    mean_ns: 120e6,
+                    stddev_ns: 300e6,
+                    samples: 1_800,
+                    percentiles: vec![(50.0, 400_000), (99.0, 1_400 * MS)],
+                    ..Default::default()
+                }),
+                None,
+            ],
+        };
+        let mut out = String::new();
+        write(&mut out, &s).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            "     schedule  : ios=1800, late=590 (32.78%), most behind=1.51 s (302 ios) at 2.03 s, behind at end=0 ios, stalls=1.50 s at 2.03 s (300 ios)"
+        );
+        assert_eq!(
+            lines[1],
+            "  write: latency from each I/O's due time (corrected for coordinated omission):"
+        );
+        assert!(
+            lines[2].starts_with(" due lat (usec): min=300, max=1510.0k"),
+            "{out}"
+        );
+        assert_eq!(lines[3], " due lat percentiles (usec):");
+        assert_eq!(lines.len(), 5, "{out}");
+    }
+}
