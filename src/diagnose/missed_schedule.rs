@@ -93,7 +93,7 @@ fn hidden_latencies(job: &JobReport, s: &ScheduleReport) -> Vec<String> {
         .zip(&job.dirs)
         .filter_map(|((name, corrected), dir)| {
             let corrected = corrected.as_ref()?;
-            let usual = dir.lat.as_ref().or(dir.clat.as_ref())?;
+            let usual = dir.latency_with_percentiles()?;
             Some(format!(
                 "{name}: p99 {} counted from when each I/O went out, {} counted from when it was due (max {})",
                 p99(usual),
@@ -121,8 +121,10 @@ mod tests {
     }
 
     fn paced_job(late_ios: u64, stalls: Vec<Stall>) -> RunReport {
+        // the total latency without percentiles, as by default
         let mut write = DirReport {
             clat: Some(summary(823_000)),
+            lat: Some(LatSummary::default()),
             ..Default::default()
         };
         write.total_ios = 1_800;

@@ -2,7 +2,7 @@
 //! its I/Os started, the stalls in which nothing could be issued though I/Os were
 //! due, and the latencies counted from each I/O's due time (the "corrected" view).
 
-use super::LatSummary;
+use super::{DirReport, LatSummary};
 use serde::{Deserialize, Serialize};
 
 /// A stall: I/Os were due, and none could be issued for `len_ns`.
@@ -45,5 +45,16 @@ impl LatSummary {
             .iter()
             .find(|(p, _)| *p == pct)
             .map(|&(_, v)| v)
+    }
+}
+
+impl DirReport {
+    /// The latency whose percentiles were recorded: the total latency with
+    /// `lat_percentiles`, else the completion latency (fio's default).
+    pub(crate) fn latency_with_percentiles(&self) -> Option<&LatSummary> {
+        [&self.lat, &self.clat]
+            .into_iter()
+            .flatten()
+            .find(|summary| !summary.percentiles.is_empty())
     }
 }

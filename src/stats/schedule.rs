@@ -121,11 +121,12 @@ impl ScheduleStats {
 
     /// The last I/O issued, of direction `ddir`, completed at `end_ns` (the
     /// worker's clock): its latency from its due time. Only for an I/O issued
-    /// since this record began.
+    /// since this record began, at or after its due time.
     #[inline]
     pub(crate) fn completed_inline(&mut self, ddir: usize, end_ns: u64) {
-        if let Some(due_ns) = self.last_due_ns.take() {
-            self.corrected[ddir].record(end_ns.saturating_sub(due_ns));
+        // an I/O the job's end let out before its due time has no place here
+        if let Some(due_ns) = self.last_due_ns.take().filter(|&due| due <= end_ns) {
+            self.corrected[ddir].record(end_ns - due_ns);
         }
     }
 
@@ -228,6 +229,8 @@ mod tests {
         stats.issued(5 * MS, 6 * MS, MS, 0);
         stats.completed_inline(0, 7 * MS);
         stats.completed_inline(0, 9 * MS);
+        stats.issued(20 * MS, 10 * MS, MS, 0);
+        stats.completed_inline(0, 11 * MS);
         let corrected = stats.report(&[]).corrected[0].clone().unwrap();
         assert_eq!((corrected.samples, corrected.max_ns), (1, 2 * MS));
     }

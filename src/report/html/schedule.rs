@@ -15,7 +15,7 @@ pub(super) fn section(out: &mut String, job: &JobReport, s: &ScheduleReport) {
         let Some(corrected) = corrected else {
             continue;
         };
-        let usual = dir.lat.as_ref().or(dir.clat.as_ref());
+        let usual = dir.latency_with_percentiles();
         let _ = write!(
             out,
             "<table><tr><th>{name} percentile</th><th>from when it went out</th><th>from when it was due</th></tr>"
