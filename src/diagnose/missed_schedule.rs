@@ -139,6 +139,7 @@ mod tests {
                 max_behind_ios: 300,
                 end_behind_ios: 0,
                 stalls,
+                behind_per_second: vec![0, 0, 300],
                 corrected: [None, Some(summary(1_400 * MS)), None],
             }),
             ..Default::default()

@@ -16,6 +16,14 @@ const MAX_STALLS: usize = 4;
 /// than this, after its due time: a sleep's overshoot or a busy scheduler is not.
 const LATE_FLOOR_NS: u64 = 1_000_000;
 
+/// Seconds of the series of I/Os behind kept for a job without `runtime`.
+const UNTIMED_SECONDS: usize = 3_600;
+
+/// The longest series of I/Os behind kept, in seconds (a day).
+const MAX_SECONDS: usize = 86_400;
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
 /// What a rate-limited worker's schedule looked like while it was measured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ScheduleStats {
@@ -29,6 +37,9 @@ pub(crate) struct ScheduleStats {
     stalls: Vec<Stall>,
     /// [read, write, trim]: due time to completion.
     corrected: [LatHistogram; DDIRS],
+    /// Per second of measured time, the most I/Os due and not yet issued; as
+    /// long as the last second with a late I/O, never beyond its capacity.
+    behind: Vec<u64>,
     /// When the last rate-limited I/O went out (the worker's clock).
     #[serde(skip)]
     last_issue_ns: u64,
@@ -37,8 +48,11 @@ pub(crate) struct ScheduleStats {
     last_due_ns: Option<u64>,
 }
 
-impl Default for ScheduleStats {
-    fn default() -> Self {
+impl ScheduleStats {
+    /// An empty record for a job of `runtime` (None: until its size is done),
+    /// whose series of I/Os behind has room for every second of it.
+    pub(crate) fn new(runtime: Option<std::time::Duration>) -> Self {
+        let seconds = runtime.map_or(UNTIMED_SECONDS, |r| r.as_secs() as usize + 2);
         ScheduleStats {
             ios: 0,
             late_ios: 0,
@@ -49,6 +63,7 @@ impl Default for ScheduleStats {
             // one more than kept, so that adding a stall never allocates
             stalls: Vec::with_capacity(MAX_STALLS + 1),
             corrected: Default::default(),
+            behind: Vec::with_capacity(seconds.min(MAX_SECONDS)),
             last_issue_ns: 0,
             last_due_ns: None,
         }
@@ -100,6 +115,7 @@ impl ScheduleStats {
             self.max_behind_at_ns = due_ns.saturating_sub(since_ns);
             self.max_behind_ios = behind_ios;
         }
+        self.note_behind(due_ns, issue_ns, interval_ns, since_ns);
         // nothing went out from the later of its due time and the I/O before it
         let idle_from_ns = due_ns.max(previous_ns);
         let len_ns = issue_ns.saturating_sub(idle_from_ns);
@@ -109,6 +125,25 @@ impl ScheduleStats {
                 len_ns,
                 missed_ios: len_ns / interval_ns.max(1),
             });
+        }
+    }
+
+    /// The I/Os behind grew from none at `due_ns` to one per `interval_ns` by
+    /// `issue_ns`: each second that spans keeps its most.
+    fn note_behind(&mut self, due_ns: u64, issue_ns: u64, interval_ns: u64, since_ns: u64) {
+        let second_of = |ns: u64| ns.saturating_sub(since_ns) / NS_PER_SEC;
+        for second in second_of(due_ns)..=second_of(issue_ns) {
+            let index = second as usize;
+            // within the capacity reserved, so that recording never allocates
+            if index >= self.behind.capacity() {
+                break;
+            }
+            if index >= self.behind.len() {
+                self.behind.resize(index + 1, 0);
+            }
+            let until_ns = issue_ns.min(since_ns + (second + 1) * NS_PER_SEC);
+            let behind = until_ns.saturating_sub(due_ns) / interval_ns.max(1);
+            self.behind[index] = self.behind[index].max(behind);
         }
     }
 
@@ -145,6 +180,12 @@ impl ScheduleStats {
         for (mine, theirs) in self.corrected.iter_mut().zip(&other.corrected) {
             mine.merge(theirs);
         }
+        if self.behind.len() < other.behind.len() {
+            self.behind.resize(other.behind.len(), 0);
+        }
+        for (mine, theirs) in self.behind.iter_mut().zip(&other.behind) {
+            *mine += theirs;
+        }
     }
 
     /// The model's view, with `percentiles` of the corrected latencies.
@@ -157,6 +198,7 @@ impl ScheduleStats {
             max_behind_ios: self.max_behind_ios,
             end_behind_ios: self.end_behind_ios,
             stalls: self.stalls.clone(),
+            behind_per_second: self.behind.clone(),
             corrected: self
                 .corrected
                 .each_ref()
@@ -174,7 +216,7 @@ mod tests {
     /// 200 IOPS (5 ms apart) from 0, on time but for a stall: nothing goes out
     /// from `stall_from` for `stall_len`, then the backlog goes out at once.
     fn paced_with_stall(ios: u64, stall_from: u64, stall_len: u64) -> ScheduleStats {
-        let mut stats = ScheduleStats::default();
+        let mut stats = ScheduleStats::new(None);
         let mut now = 0;
         for n in 0..ios {
             let due = n * 5 * MS;
@@ -196,6 +238,7 @@ mod tests {
             (1_000, 0, 0)
         );
         assert!(stats.stalls.is_empty());
+        assert!(stats.behind_per_second.is_empty());
         assert_eq!(stats.max_behind_ns, 0);
         let corrected = stats.corrected[1].as_ref().unwrap();
         assert!(corrected.max_ns < MS, "{corrected:?}");
@@ -217,6 +260,8 @@ mod tests {
         assert_eq!(stats.max_behind_ns, 1_500 * MS);
         assert_eq!(stats.max_behind_at_ns, 1_000 * MS);
         assert_eq!(stats.max_behind_ios, 300);
+        // behind from 1 s, 200 I/Os by 2 s, 300 at 2.5 s, caught up then
+        assert_eq!(stats.behind_per_second, [0, 200, 300]);
         // counted from their due times, the waits show: p99 is over a second
         let p99 = stats.corrected[1].as_ref().unwrap().percentiles[1].1;
         assert!(p99 > 1_000 * MS, "{p99}");
@@ -224,7 +269,7 @@ mod tests {
 
     #[test]
     fn a_completion_counts_only_for_an_io_this_record_saw_issued() {
-        let mut stats = ScheduleStats::default();
+        let mut stats = ScheduleStats::new(None);
         stats.completed_inline(0, 7 * MS);
         stats.issued(5 * MS, 6 * MS, MS, 0);
         stats.completed_inline(0, 7 * MS);
@@ -237,7 +282,7 @@ mod tests {
 
     #[test]
     fn merging_keeps_the_longest_stalls_and_sums_the_counts() {
-        let mut all = ScheduleStats::default();
+        let mut all = ScheduleStats::new(None);
         for len in [10, 50, 30, 20, 40] {
             all.merge(&paced_with_stall(1_000, 1_000 * MS, len * 5 * MS));
         }
@@ -246,5 +291,16 @@ mod tests {
         assert_eq!(lens, [50, 40, 30, 20]);
         assert_eq!(report.ios, 5_000);
         assert_eq!(report.max_behind_ios, 50);
+        assert_eq!(report.behind_per_second, [0, 10 + 50 + 30 + 20 + 40]);
+    }
+
+    #[test]
+    fn the_series_of_ios_behind_stays_within_the_seconds_reserved() {
+        let mut stats = ScheduleStats::new(Some(std::time::Duration::from_secs(2)));
+        assert_eq!(stats.behind.capacity(), 4);
+        // due at 1 s, out at 10 s: the series keeps its first 4 seconds
+        stats.issued(NS_PER_SEC, 10 * NS_PER_SEC, NS_PER_SEC / 10, 0);
+        assert_eq!(stats.report(&[]).behind_per_second, [0, 10, 20, 30]);
+        assert_eq!(stats.behind.capacity(), 4);
     }
 }

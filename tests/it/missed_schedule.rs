@@ -79,6 +79,10 @@ fn a_frozen_filesystem_stalls_a_paced_job_and_the_finding_shows_what_the_percent
     let stall_ns = stall["len_ns"].as_u64().unwrap();
     assert!(stall_ns >= 1_300_000_000, "{schedule:#}");
     assert!(stall["missed_ios"].as_u64().unwrap() >= 260, "{schedule:#}");
+    // over time: a second in which most of the stall's I/Os were due and not issued
+    let behind = schedule["behind_per_second"].as_array().unwrap();
+    let most = behind.iter().filter_map(Value::as_u64).max().unwrap();
+    assert!(most >= 200, "{schedule:#}");
     // as fio, the missed I/Os went out afterwards: the totals are the rate's
     let writes = job["dirs"][1]["total_ios"].as_u64().unwrap();
     assert!((900..=5 * IOPS + 10).contains(&writes), "{writes} writes");

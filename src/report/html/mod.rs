@@ -553,7 +553,7 @@ fn job_section(
     let dir = main_direction(job);
     latency_distribution(out, index, dir);
     if let Some(s) = &job.schedule {
-        schedule::section(out, job, s);
+        schedule::section(out, index, job, s);
     }
 }
 

@@ -11,8 +11,17 @@ use crate::model::ScheduleReport;
 /// The directions' names, as the corrected latencies are indexed.
 pub(crate) const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
+/// The seconds with I/Os behind shown in the text; the rest are counted.
+const SECONDS_SHOWN: usize = 12;
+
 pub(super) fn write(out: &mut String, s: &ScheduleReport) -> fmt::Result {
     writeln!(out, "     schedule  : {}", summary(s))?;
+    if let Some(seconds) = behind_seconds(s) {
+        writeln!(
+            out,
+            "     behind    : most I/Os due and not issued per second: {seconds}"
+        )?;
+    }
     for (name, corrected) in DIRECTIONS.iter().zip(&s.corrected) {
         if let Some(corrected) = corrected {
             writeln!(
@@ -43,6 +52,24 @@ pub(crate) fn summary(s: &ScheduleReport) -> String {
         text += &stalls(s);
     }
     text
+}
+
+/// The seconds in which I/Os were behind: "1 s=200, 2 s=306, 4 s=150", the
+/// first `SECONDS_SHOWN` of them, then how many more; None when none was.
+fn behind_seconds(s: &ScheduleReport) -> Option<String> {
+    let behind: Vec<String> = s
+        .behind_per_second
+        .iter()
+        .enumerate()
+        .filter(|&(_, &ios)| ios > 0)
+        .map(|(second, ios)| format!("{second} s={ios}"))
+        .collect();
+    let (shown, more) = behind.split_at(behind.len().min(SECONDS_SHOWN));
+    match (shown, more.len()) {
+        ([], _) => None,
+        (_, 0) => Some(shown.join(", ")),
+        (_, more) => Some(format!("{}, … ({more} more)", shown.join(", "))),
+    }
 }
 
 /// "1.50 s at 2.03 s (300 ios), 1.40 s at 5.10 s (280 ios)", the longest first.
@@ -83,6 +110,7 @@ mod tests {
                 len_ns: 1_500 * MS,
                 missed_ios: 300,
             }],
+            behind_per_second: vec![0, 0, 200, 302],
             corrected: [
                 None,
                 Some(LatSummary {
@@ -106,13 +134,29 @@ mod tests {
         );
         assert_eq!(
             lines[1],
+            "     behind    : most I/Os due and not issued per second: 2 s=200, 3 s=302"
+        );
+        assert_eq!(
+            lines[2],
             "  write: latency from each I/O's due time (corrected for coordinated omission):"
         );
         assert!(
-            lines[2].starts_with(" due lat (usec): min=300, max=1510.0k"),
+            lines[3].starts_with(" due lat (usec): min=300, max=1510.0k"),
             "{out}"
         );
-        assert_eq!(lines[3], " due lat percentiles (usec):");
-        assert_eq!(lines.len(), 5, "{out}");
+        assert_eq!(lines[4], " due lat percentiles (usec):");
+        assert_eq!(lines.len(), 6, "{out}");
+    }
+
+    #[test]
+    fn a_long_series_shows_its_first_seconds_behind_and_counts_the_rest() {
+        let s = ScheduleReport {
+            behind_per_second: (0..20).collect(),
+            ..Default::default()
+        };
+        let shown = behind_seconds(&s).unwrap();
+        assert!(shown.starts_with("1 s=1, 2 s=2, "), "{shown}");
+        assert!(shown.ends_with(", 12 s=12, … (7 more)"), "{shown}");
+        assert_eq!(behind_seconds(&ScheduleReport::default()), None);
     }
 }

@@ -16,6 +16,7 @@ use crate::runner::flow::FlowControl;
 use crate::stats::{ScheduleStats, WorkerStats};
 use crate::workload::pacing::Pacer;
 use crate::workload::prio::PrioChooser;
+use std::time::Duration;
 
 /// The state of the gates of one worker.
 pub(super) struct IssueGates<'a> {
@@ -27,6 +28,8 @@ pub(super) struct IssueGates<'a> {
     pub(super) locks: FileLocks,
     /// `cmdprio_*`: the priority of each I/O; None when the job sets none.
     pub(super) prio: Option<PrioChooser>,
+    /// The job's `runtime`: the seconds a rate-limited job's schedule record keeps.
+    runtime: Option<Duration>,
 }
 
 impl<'a> IssueGates<'a> {
@@ -46,6 +49,7 @@ impl<'a> IssueGates<'a> {
             prio: cmdprio
                 .is_used()
                 .then(|| PrioChooser::new(cmdprio.clone(), job.exec.sched.ioprio, seed)),
+            runtime: job.exec.runtime,
         }
     }
 
@@ -55,7 +59,7 @@ impl<'a> IssueGates<'a> {
         let mut stats = WorkerStats::default();
         cmdprio::add_prio_stats(&mut stats, self.prio.as_ref());
         if self.pacer.is_rate_limited() {
-            stats.schedule = Some(ScheduleStats::default());
+            stats.schedule = Some(ScheduleStats::new(self.runtime));
         }
         stats
     }
