@@ -5,7 +5,7 @@
 //! (coordinated omission). The latencies counted from the due times show it.
 
 use super::duration_text;
-use crate::model::{Finding, JobReport, LatSummary, ScheduleReport, Severity};
+use crate::model::{Finding, JobReport, LatSummary, ScheduleReport, Severity, Stall};
 
 /// Late I/Os, per cent of those issued, past which the schedule was missed: a
 /// clean paced run has none or a handful from the machine's own hiccups.
@@ -21,40 +21,64 @@ pub(super) fn missed_schedule(report: &crate::model::RunReport) -> Vec<Finding> 
         .collect()
 }
 
+/// The stalls, the longest first: "1.50 s from 2.03 s (300 I/Os due), …".
+pub(crate) fn stalls_text(stalls: &[Stall]) -> String {
+    let each: Vec<String> = stalls
+        .iter()
+        .map(|stall| {
+            format!(
+                "{} from {:.2} s ({} I/Os due)",
+                duration_text(stall.len_ns),
+                stall.at_ns as f64 / 1e9,
+                stall.missed_ios
+            )
+        })
+        .collect();
+    each.join(", ")
+}
+
+/// More than 1 % of the I/Os were still due when the last one went out: the
+/// job never caught up, the rate asked was not reached.
+fn never_caught_up(s: &ScheduleReport) -> bool {
+    s.end_behind_ios * 100 > s.ios
+}
+
 fn late_pct(s: &ScheduleReport) -> f64 {
     s.late_ios as f64 * 100.0 / s.ios as f64
 }
 
 fn finding(job: &JobReport, s: &ScheduleReport) -> Finding {
-    let mut title = format!(
-        "job '{}' fell behind its rate: {} of {} I/Os ({:.0}%) went out late",
-        job.name,
-        s.late_ios,
-        s.ios,
-        late_pct(s)
-    );
+    let due = s.ios + s.end_behind_ios;
+    let mut title = if never_caught_up(s) {
+        format!(
+            "job '{}' missed its rate: {} of the {due} I/Os due went out ({:.0}%), {} of them late",
+            job.name,
+            s.ios,
+            s.ios as f64 * 100.0 / due as f64,
+            s.late_ios
+        )
+    } else {
+        format!(
+            "job '{}' fell behind its rate: {} of {} I/Os ({:.0}%) went out late",
+            job.name,
+            s.late_ios,
+            s.ios,
+            late_pct(s)
+        )
+    };
     let mut evidence = Vec::new();
-    if let Some(longest) = s.stalls.first() {
+    // a job that never caught up is told by its totals; its stalls come as evidence
+    if let Some(longest) = s.stalls.first().filter(|_| !never_caught_up(s)) {
         title += &format!(
             "; nothing could be issued for {} from {:.2} s",
             duration_text(longest.len_ns),
             longest.at_ns as f64 / 1e9
         );
-        let stalls: Vec<String> = s
-            .stalls
-            .iter()
-            .map(|stall| {
-                format!(
-                    "{} from {:.2} s ({} I/Os due)",
-                    duration_text(stall.len_ns),
-                    stall.at_ns as f64 / 1e9,
-                    stall.missed_ios
-                )
-            })
-            .collect();
+    }
+    if !s.stalls.is_empty() {
         evidence.push(format!(
             "stalls, the longest first (seconds after the measured time began): {}",
-            stalls.join(", ")
+            stalls_text(&s.stalls)
         ));
     }
     evidence.push(format!(
@@ -180,6 +204,23 @@ mod tests {
         assert_eq!(
             f.evidence[2],
             "write: p99 0.8 ms counted from when each I/O went out, 1.40 s counted from when it was due (max 1.40 s)"
+        );
+    }
+
+    #[test]
+    fn a_job_that_never_caught_up_is_told_by_the_ios_due() {
+        let mut report = paced_job(1_700, Vec::new());
+        report.jobs[0].schedule.as_mut().unwrap().end_behind_ios = 600;
+        let found = missed_schedule(&report);
+        assert_eq!(
+            found[0].title,
+            "job 'paced' missed its rate: 1800 of the 2400 I/Os due went out (75%), 1700 of them late"
+        );
+        assert!(
+            found[0].evidence[0]
+                .ends_with("at the end 600 I/Os behind: the rate asked was not reached"),
+            "{:?}",
+            found[0].evidence
         );
     }
 

@@ -17,7 +17,7 @@ mod device_traffic;
 mod foreign_io;
 mod holes;
 mod media;
-mod missed_schedule;
+pub(crate) mod missed_schedule;
 mod pagecache;
 mod rules;
 pub(crate) mod straggler;

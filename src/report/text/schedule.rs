@@ -6,6 +6,7 @@
 use std::fmt::{self, Write};
 
 use crate::diagnose::duration_text;
+use crate::diagnose::missed_schedule::stalls_text;
 use crate::model::ScheduleReport;
 
 /// The directions' names, as the corrected latencies are indexed.
@@ -35,7 +36,7 @@ pub(super) fn write(out: &mut String, s: &ScheduleReport) -> fmt::Result {
 }
 
 /// "ios=1800, late=590 (32.78%), most behind=1.51 s (302 ios) at 2.03 s,
-/// behind at end=0 ios, stalls=1.50 s at 2.03 s (300 ios)".
+/// behind at end=0 ios, stalls=1.50 s from 2.03 s (300 I/Os due)".
 pub(crate) fn summary(s: &ScheduleReport) -> String {
     let mut text = format!(
         "ios={}, late={} ({:.2}%), most behind={} ({} ios) at {:.2} s, behind at end={} ios",
@@ -49,7 +50,7 @@ pub(crate) fn summary(s: &ScheduleReport) -> String {
     );
     if !s.stalls.is_empty() {
         text += ", stalls=";
-        text += &stalls(s);
+        text += &stalls_text(&s.stalls);
     }
     text
 }
@@ -70,23 +71,6 @@ fn behind_seconds(s: &ScheduleReport) -> Option<String> {
         (_, 0) => Some(shown.join(", ")),
         (_, more) => Some(format!("{}, … ({more} more)", shown.join(", "))),
     }
-}
-
-/// "1.50 s at 2.03 s (300 ios), 1.40 s at 5.10 s (280 ios)", the longest first.
-pub(crate) fn stalls(s: &ScheduleReport) -> String {
-    let each: Vec<String> = s
-        .stalls
-        .iter()
-        .map(|stall| {
-            format!(
-                "{} at {:.2} s ({} ios)",
-                duration_text(stall.len_ns),
-                stall.at_ns as f64 / 1e9,
-                stall.missed_ios
-            )
-        })
-        .collect();
-    each.join(", ")
 }
 
 #[cfg(test)]
@@ -130,7 +114,7 @@ mod tests {
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(
             lines[0],
-            "     schedule  : ios=1800, late=590 (32.78%), most behind=1.51 s (302 ios) at 2.03 s, behind at end=0 ios, stalls=1.50 s at 2.03 s (300 ios)"
+            "     schedule  : ios=1800, late=590 (32.78%), most behind=1.51 s (302 ios) at 2.03 s, behind at end=0 ios, stalls=1.50 s from 2.03 s (300 I/Os due)"
         );
         assert_eq!(
             lines[1],
