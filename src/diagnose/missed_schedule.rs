@@ -132,22 +132,14 @@ fn hidden_latencies(job: &JobReport, s: &ScheduleReport) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::model::{DirReport, RunReport, Stall};
+    use crate::testutil::p99_summary;
 
     const MS: u64 = 1_000_000;
-
-    fn summary(p99_ns: u64) -> LatSummary {
-        LatSummary {
-            max_ns: p99_ns,
-            samples: 1_000,
-            percentiles: vec![(99.0, p99_ns)],
-            ..Default::default()
-        }
-    }
 
     fn paced_job(late_ios: u64, stalls: Vec<Stall>) -> RunReport {
         // the total latency without percentiles, as by default
         let mut write = DirReport {
-            clat: Some(summary(823_000)),
+            clat: Some(p99_summary(823_000)),
             lat: Some(LatSummary::default()),
             ..Default::default()
         };
@@ -164,7 +156,7 @@ mod tests {
                 end_behind_ios: 0,
                 stalls,
                 behind_per_second: vec![0, 0, 300],
-                corrected: [None, Some(summary(1_400 * MS)), None],
+                corrected: [None, Some(p99_summary(1_400 * MS)), None],
             }),
             ..Default::default()
         };

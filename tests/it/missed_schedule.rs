@@ -9,6 +9,7 @@ use crate::scenarios::{expect_no_warning, expect_warning, finding_text, run_repo
 use crate::support::{iolens, json, scratch};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::MutexGuard;
 use std::time::Duration;
 
 const MIB: u64 = 1 << 20;
@@ -46,6 +47,19 @@ fn paced_writes(file: &Path, seconds: u32) -> Vec<String> {
     ])
 }
 
+/// A 16 MiB file on a fresh ext4, the scenarios' lock held (the file system is
+/// unmounted, then the lock released, on drop); None, skipped, without root
+/// or the tools.
+fn paced_file() -> Option<(Ext4, PathBuf, MutexGuard<'static, ()>)> {
+    if !have_tools(&["fsfreeze"]) {
+        return None;
+    }
+    let alone = one_at_a_time();
+    let fs = Ext4::create(64 * MIB)?;
+    let file = fs.preallocated_file("paced", 16 * MIB);
+    Some((fs, file, alone))
+}
+
 /// The write direction's p99 of `summary` (a LatSummary of the native report), ns.
 fn p99(summary: &Value) -> u64 {
     let percentiles = summary["percentiles"].as_array().unwrap();
@@ -55,14 +69,9 @@ fn p99(summary: &Value) -> u64 {
 
 #[test]
 fn a_frozen_filesystem_stalls_a_paced_job_and_the_finding_shows_what_the_percentiles_hide() {
-    if !have_tools(&["fsfreeze"]) {
-        return;
-    }
-    let _alone = one_at_a_time();
-    let Some(fs) = Ext4::create(64 * MIB) else {
+    let Some((_fs, file, _alone)) = paced_file() else {
         return;
     };
-    let file = fs.preallocated_file("paced", 16 * MIB);
     let mount_point = file.parent().unwrap().to_path_buf();
     let report = std::thread::scope(|scope| {
         scope.spawn(|| {
@@ -108,14 +117,9 @@ fn a_frozen_filesystem_stalls_a_paced_job_and_the_finding_shows_what_the_percent
 
 #[test]
 fn a_paced_job_on_a_filesystem_left_alone_has_no_missed_schedule() {
-    if !have_tools(&["fsfreeze"]) {
-        return;
-    }
-    let _alone = one_at_a_time();
-    let Some(fs) = Ext4::create(64 * MIB) else {
+    let Some((_fs, file, _alone)) = paced_file() else {
         return;
     };
-    let file = fs.preallocated_file("paced", 16 * MIB);
     let report = run_report(&paced_writes(&file, 3));
     expect_no_warning(&report, "missed-schedule");
     let schedule = &report["jobs"][0]["schedule"];

@@ -68,28 +68,20 @@ fn behind_chart(out: &mut String, index: usize, job: &JobReport, s: &ScheduleRep
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DirReport, LatSummary};
-
-    fn p99(ns: u64) -> LatSummary {
-        LatSummary {
-            max_ns: ns,
-            samples: 100,
-            percentiles: vec![(99.0, ns)],
-            ..Default::default()
-        }
-    }
+    use crate::model::DirReport;
+    use crate::testutil::p99_summary;
 
     #[test]
     fn each_direction_shows_the_usual_percentiles_beside_those_from_the_due_times() {
         let mut job = JobReport::default();
         job.dirs[1] = DirReport {
-            clat: Some(p99(823_000)),
+            clat: Some(p99_summary(823_000)),
             ..Default::default()
         };
         let s = ScheduleReport {
             ios: 100,
             late_ios: 30,
-            corrected: [None, Some(p99(1_400_000_000)), None],
+            corrected: [None, Some(p99_summary(1_400_000_000)), None],
             ..Default::default()
         };
         let mut out = String::new();
