@@ -37,8 +37,7 @@ pub(crate) struct ScheduleReport {
     /// rate-limited workers' sum); up to the last second with a late I/O.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub behind_per_second: Vec<u64>,
-    /// [read, write, trim]: latency from each I/O's due time to its completion,
-    /// where it is measured (engines that complete an I/O in the call that issues it).
+    /// [read, write, trim]: latency from each I/O's due time to its completion.
     pub corrected: [Option<LatSummary>; 3],
 }
 

@@ -437,6 +437,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             }
             Ok(Queued::Queued) => {
                 self.queue.queued(slot, in_flight);
+                self.note_queued(slot, &in_flight);
             }
             Err(e) => self.engine_failed("queue", e),
         }
@@ -483,6 +484,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         if !completions.is_empty() {
             self.stats.depth.record_complete(completions.len() as u32);
         }
+        self.note_reaped(&completions, now);
         for c in completions.drain(..) {
             let io = self.queue.completed(c.slot);
             self.complete(io, Some(c.slot), c.result, now, true);

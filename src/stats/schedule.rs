@@ -43,15 +43,20 @@ pub(crate) struct ScheduleStats {
     /// When the last rate-limited I/O went out (the worker's clock).
     #[serde(skip)]
     last_issue_ns: u64,
-    /// When it was due, until its completion is counted.
+    /// When it was due, until its completion is counted or it is queued.
     #[serde(skip)]
     last_due_ns: Option<u64>,
+    /// Per buffer slot of an engine that queues: when the I/O in it was due,
+    /// and its direction.
+    #[serde(skip)]
+    due_by_slot: Vec<Option<(u64, usize)>>,
 }
 
 impl ScheduleStats {
     /// An empty record for a job of `runtime` (None: until its size is done),
-    /// whose series of I/Os behind has room for every second of it.
-    pub(crate) fn new(runtime: Option<std::time::Duration>) -> Self {
+    /// whose series of I/Os behind has room for every second of it, for a
+    /// queue of `slots` buffer slots.
+    pub(crate) fn new(runtime: Option<std::time::Duration>, slots: usize) -> Self {
         let seconds = runtime.map_or(UNTIMED_SECONDS, |r| r.as_secs() as usize + 2);
         ScheduleStats {
             ios: 0,
@@ -66,6 +71,7 @@ impl ScheduleStats {
             behind: Vec::with_capacity(seconds.min(MAX_SECONDS)),
             last_issue_ns: 0,
             last_due_ns: None,
+            due_by_slot: vec![None; slots],
         }
     }
 }
@@ -159,8 +165,36 @@ impl ScheduleStats {
     /// since this record began, at or after its due time.
     #[inline]
     pub(crate) fn completed_inline(&mut self, ddir: usize, end_ns: u64) {
+        let due_ns = self.last_due_ns.take();
+        self.record_corrected(ddir, due_ns, end_ns);
+    }
+
+    /// The last I/O issued, of direction `ddir`, was queued in buffer slot `slot`.
+    #[inline]
+    pub(crate) fn queued(&mut self, slot: u32, ddir: usize) {
+        let due_ns = self.last_due_ns.take();
+        if let Some(entry) = self.due_by_slot.get_mut(slot as usize) {
+            *entry = due_ns.map(|due| (due, ddir));
+        }
+    }
+
+    /// The I/O queued in `slot` completed at `end_ns`: its latency from its due
+    /// time, if this record saw it queued.
+    #[inline]
+    pub(crate) fn completed_in_slot(&mut self, slot: u32, end_ns: u64) {
+        let queued = self
+            .due_by_slot
+            .get_mut(slot as usize)
+            .and_then(Option::take);
+        if let Some((due_ns, ddir)) = queued {
+            self.record_corrected(ddir, Some(due_ns), end_ns);
+        }
+    }
+
+    #[inline]
+    fn record_corrected(&mut self, ddir: usize, due_ns: Option<u64>, end_ns: u64) {
         // an I/O the job's end let out before its due time has no place here
-        if let Some(due_ns) = self.last_due_ns.take().filter(|&due| due <= end_ns) {
+        if let Some(due_ns) = due_ns.filter(|&due| due <= end_ns) {
             self.corrected[ddir].record(end_ns - due_ns);
         }
     }
@@ -216,7 +250,7 @@ mod tests {
     /// 200 IOPS (5 ms apart) from 0, on time but for a stall: nothing goes out
     /// from `stall_from` for `stall_len`, then the backlog goes out at once.
     fn paced_with_stall(ios: u64, stall_from: u64, stall_len: u64) -> ScheduleStats {
-        let mut stats = ScheduleStats::new(None);
+        let mut stats = ScheduleStats::new(None, 1);
         let mut now = 0;
         for n in 0..ios {
             let due = n * 5 * MS;
@@ -269,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_completion_counts_only_for_an_io_this_record_saw_issued() {
-        let mut stats = ScheduleStats::new(None);
+        let mut stats = ScheduleStats::new(None, 1);
         stats.completed_inline(0, 7 * MS);
         stats.issued(5 * MS, 6 * MS, MS, 0);
         stats.completed_inline(0, 7 * MS);
@@ -281,8 +315,25 @@ mod tests {
     }
 
     #[test]
+    fn a_queued_io_is_counted_from_its_due_time_when_its_slot_completes() {
+        let mut stats = ScheduleStats::new(None, 4);
+        stats.issued(5 * MS, 5 * MS, MS, 0);
+        stats.queued(2, 1);
+        stats.issued(6 * MS, 6 * MS, MS, 0);
+        stats.queued(3, 0);
+        // slot 3 first; slot 1 held nothing of this record
+        stats.completed_in_slot(3, 9 * MS);
+        stats.completed_in_slot(1, 9 * MS);
+        stats.completed_in_slot(2, 12 * MS);
+        stats.completed_in_slot(2, 13 * MS);
+        let report = stats.report(&[]);
+        let [read, write, _] = report.corrected.map(|c| c.map(|c| (c.samples, c.max_ns)));
+        assert_eq!((read, write), (Some((1, 3 * MS)), Some((1, 7 * MS))));
+    }
+
+    #[test]
     fn merging_keeps_the_longest_stalls_and_sums_the_counts() {
-        let mut all = ScheduleStats::new(None);
+        let mut all = ScheduleStats::new(None, 1);
         for len in [10, 50, 30, 20, 40] {
             all.merge(&paced_with_stall(1_000, 1_000 * MS, len * 5 * MS));
         }
@@ -296,7 +347,7 @@ mod tests {
 
     #[test]
     fn the_series_of_ios_behind_stays_within_the_seconds_reserved() {
-        let mut stats = ScheduleStats::new(Some(std::time::Duration::from_secs(2)));
+        let mut stats = ScheduleStats::new(Some(std::time::Duration::from_secs(2)), 1);
         assert_eq!(stats.behind.capacity(), 4);
         // due at 1 s, out at 10 s: the series keeps its first 4 seconds
         stats.issued(NS_PER_SEC, 10 * NS_PER_SEC, NS_PER_SEC / 10, 0);

@@ -157,3 +157,21 @@ fn a_paced_job_reports_its_schedule_in_text_and_fio_json_and_an_unpaced_one_does
         unpaced["iolens"]
     );
 }
+
+#[test]
+fn a_paced_job_on_a_queued_engine_counts_its_ios_from_their_due_times_too() {
+    let dir = scratch();
+    let mut args = paced_writes(&dir.path().join("queued"), 1);
+    args.retain(|arg| arg != "--direct=1" && arg != "--ioengine=psync");
+    args.extend(strings(&["--ioengine=libaio", "--iodepth=4"]));
+    let report = run_report(&args);
+    let job = &report["jobs"][0];
+    let writes = job["dirs"][1]["total_ios"].as_u64().unwrap();
+    let corrected = job["schedule"]["corrected"][1]["samples"].as_u64();
+    // every write reaped, but one the job's end may have let out before its due time
+    assert!(
+        corrected.is_some_and(|n| n + 1 >= writes && n <= writes && n > 0),
+        "{writes} writes, {corrected:?} counted from their due times: {:#}",
+        job["schedule"]
+    );
+}

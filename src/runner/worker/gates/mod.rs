@@ -30,6 +30,8 @@ pub(super) struct IssueGates<'a> {
     pub(super) prio: Option<PrioChooser>,
     /// The job's `runtime`: the seconds a rate-limited job's schedule record keeps.
     runtime: Option<Duration>,
+    /// The worker's buffer slots: the queued I/Os whose due times the record holds.
+    slots: usize,
 }
 
 impl<'a> IssueGates<'a> {
@@ -50,6 +52,7 @@ impl<'a> IssueGates<'a> {
                 .is_used()
                 .then(|| PrioChooser::new(cmdprio.clone(), job.exec.sched.ioprio, seed)),
             runtime: job.exec.runtime,
+            slots: job.queue.depth.max(1) as usize,
         }
     }
 
@@ -59,7 +62,7 @@ impl<'a> IssueGates<'a> {
         let mut stats = WorkerStats::default();
         cmdprio::add_prio_stats(&mut stats, self.prio.as_ref());
         if self.pacer.is_rate_limited() {
-            stats.schedule = Some(ScheduleStats::new(self.runtime));
+            stats.schedule = Some(ScheduleStats::new(self.runtime, self.slots));
         }
         stats
     }

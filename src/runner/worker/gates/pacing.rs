@@ -2,11 +2,12 @@
 //! before an I/O (`thinktime_blocks_type=issue`) or after one, and the wait for
 //! a replayed I/O's logged time; every wait is on the worker's clock and ends
 //! by the job's end. A rate-limited job also records how it kept its schedule:
-//! each I/O's due time beside the time it went out and, where the engine
-//! completes it in the issuing call, its latency counted from its due time.
+//! each I/O's due time beside the time it went out and, when it completes (in
+//! the issuing call, or reaped from the slot it was queued in), its latency
+//! counted from its due time.
 
 use super::super::Worker;
-use crate::engine::Engine;
+use crate::engine::{Completion, Engine};
 use crate::runner::queue::InFlight;
 use crate::workload::pacing::Clock;
 use crate::workload::NextIo;
@@ -59,6 +60,30 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
             }
         }
         self.think();
+    }
+
+    /// The last I/O issued, `io`, was queued in `slot`: a rate-limited job
+    /// keeps its due time until the slot completes.
+    #[inline]
+    pub(in crate::runner::worker) fn note_queued(&mut self, slot: u32, io: &InFlight) {
+        if let Some(schedule) = &mut self.stats.schedule {
+            schedule.queued(slot, io.ddir.index());
+        }
+    }
+
+    /// The queued I/Os of `completions` completed at `end_ns`: a rate-limited
+    /// job counts each one's latency from its due time.
+    #[inline]
+    pub(in crate::runner::worker) fn note_reaped(
+        &mut self,
+        completions: &[Completion],
+        end_ns: u64,
+    ) {
+        if let Some(schedule) = &mut self.stats.schedule {
+            for c in completions.iter().filter(|c| c.result >= 0) {
+                schedule.completed_in_slot(c.slot, end_ns);
+            }
+        }
     }
 
     /// The think time due after an I/O, if one is.
