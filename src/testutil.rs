@@ -37,6 +37,16 @@ pub(crate) fn finding(code: &str) -> crate::model::Finding {
     }
 }
 
+/// The latencies of 1000 I/Os whose p99 and max are `ns`, p99 the only percentile.
+pub(crate) fn p99_summary(ns: u64) -> crate::model::LatSummary {
+    crate::model::LatSummary {
+        max_ns: ns,
+        samples: 1_000,
+        percentiles: vec![(99.0, ns)],
+        ..Default::default()
+    }
+}
+
 /// A minimal report: one read job per (name, IOPS), 4 KiB I/Os over one second,
 /// with a clat mean of 1e9/IOPS ns and p99 at twice that.
 pub(crate) fn run_report(jobs: &[(&str, f64)]) -> crate::model::RunReport {

@@ -17,6 +17,7 @@ mod device_traffic;
 mod foreign_io;
 mod holes;
 mod media;
+pub(crate) mod missed_schedule;
 mod pagecache;
 mod rules;
 mod still_moving;

@@ -5,8 +5,8 @@
 
 use super::{
     amplification, cache_eviction, cgroup_cpu, cgroup_io, cgroup_memory, compressed, cpu_frequency,
-    cpu_starvation, device_traffic, foreign_io, holes, media, pagecache, still_moving, straggler,
-    tool_bound, tunables, unstable, writeback, writes_in_ram,
+    cpu_starvation, device_traffic, foreign_io, holes, media, missed_schedule, pagecache,
+    still_moving, straggler, tool_bound, tunables, unstable, writeback, writes_in_ram,
 };
 use crate::model::{Finding, RunReport, Severity};
 
@@ -202,6 +202,13 @@ pub(super) const RULES: &[Rule] = &[
         scope: Scope::Ranks,
         check: Check::Run(straggler::straggler),
         fires_when: "on a run on several MPI ranks, a rank's MB/s or end time is a MAD outlier among the ranks' (as `--repeat`'s outlying runs) and ≥ 10 % from the median: named with its host, rate and lag behind the first rank to end",
+    },
+    Rule {
+        code: "missed-schedule",
+        severities: &[Severity::Warning],
+        scope: Scope::Ranks,
+        check: Check::Run(missed_schedule::missed_schedule),
+        fires_when: "a rate-limited job (`rate`, `rate_iops`) whose I/Os went out late (more than two intervals at the rate and 1 ms after their due time) for ≥ 2 % of them: the stalls in which nothing could be issued though I/Os were due (when, how long, how many I/Os fell due), how far behind it got and whether it caught up, and for each direction the usual p99 beside the p99 counted from the due times, which the usual percentiles leave out (coordinated omission)",
     },
     Rule {
         code: "bimodal-results",

@@ -8,6 +8,7 @@ pub(crate) mod cgroup;
 pub(crate) mod cluster;
 pub(crate) mod ledger;
 pub(crate) mod metrics;
+pub(crate) mod schedule;
 pub(crate) mod stack;
 
 pub(crate) use cgroup::{
@@ -16,6 +17,7 @@ pub(crate) use cgroup::{
 };
 pub(crate) use cluster::{ClusterReport, ObservedHost, RankGroup, RankRun};
 pub(crate) use ledger::{JobLedger, LayerTraffic, ProcessIo, TaskIo};
+pub(crate) use schedule::{ScheduleReport, Stall};
 pub(crate) use stack::{Layer, NoDevice, StackLayer, TargetStack, ZramStat};
 
 use serde::{Deserialize, Serialize};
@@ -167,6 +169,9 @@ pub(crate) struct JobReport {
     /// `latency_target`: the target and the queue depth the search found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTargetReport>,
+    /// `rate`, `rate_iops`: how the job kept its schedule (absent without a rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleReport>,
 }
 
 impl Default for JobReport {
@@ -192,6 +197,7 @@ impl Default for JobReport {
             significant_figures: default_significant_figures(),
             steadystate: None,
             latency_target: None,
+            schedule: None,
         }
     }
 }

@@ -243,6 +243,10 @@ fn job_report(req: &RunRequest, groupid: u32, members: &[Member<'_>]) -> JobRepo
                     .min()
                     .unwrap_or(1),
             }),
+        schedule: merged
+            .schedule
+            .as_ref()
+            .map(|s| s.report(&job.measure.percentile_list)),
     }
 }
 

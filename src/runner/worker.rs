@@ -28,7 +28,7 @@ use crate::stats::{IntervalSampler, Sampling, WorkerStats};
 use crate::workload::buffers::BufferFiller;
 use crate::workload::pacing::{Clock, MonotonicClock};
 use crate::workload::{IoGenerator, NextIo};
-use gates::{fresh_stats, IssueGates};
+use gates::IssueGates;
 use iolens_sys::os::{thread_rusage, Rusage};
 use pass_breaks::PassBreaks;
 use replay::Replayer;
@@ -219,7 +219,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
             gen,
             filler,
             clock,
-            stats: fresh_stats(gates.prio.as_ref()),
+            stats: gates.fresh_stats(),
             sampler: IntervalSampler::new(bw_sampling, iops_sampling, ramp_end_ns, planned_ns),
             queue,
             completions: Vec::with_capacity(depth as usize),
@@ -337,7 +337,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
     /// Ramp time is over: forget what was measured so far.
     fn start_measuring(&mut self, now: u64) {
         self.measuring = true;
-        self.stats = fresh_stats(self.gates.prio.as_ref());
+        self.stats = self.gates.fresh_stats();
         self.measure_start_ns = now;
         self.sampler.restart(now);
         self.cpu_at_measure_start = thread_rusage().unwrap_or_default();
@@ -433,10 +433,11 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 self.stats.depth.record_complete(1);
                 self.queue.release(slot);
                 self.complete(in_flight, Some(slot), result, end_ns, false);
-                self.think();
+                self.after_inline_io(&in_flight, result, end_ns);
             }
             Ok(Queued::Queued) => {
                 self.queue.queued(slot, in_flight);
+                self.note_queued(slot, &in_flight);
             }
             Err(e) => self.engine_failed("queue", e),
         }
@@ -483,6 +484,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
         if !completions.is_empty() {
             self.stats.depth.record_complete(completions.len() as u32);
         }
+        self.note_reaped(&completions, now);
         for c in completions.drain(..) {
             let io = self.queue.completed(c.slot);
             self.complete(io, Some(c.slot), c.result, now, true);

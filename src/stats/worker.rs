@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::job::spec::{ioprio_parts, DDIRS};
 use crate::model::{DepthReport, DirReport, LatBuckets, PrioReport, SyncReport};
 use crate::stats::histogram::LatHistogram;
+use crate::stats::schedule::ScheduleStats;
 use crate::stats::series::RateSeries;
 
 /// Latencies and totals of one direction.
@@ -138,6 +139,9 @@ pub(crate) struct WorkerStats {
     /// fio counts only its DDIR_SYNC in the JSON's `sync.total_ios`.
     pub sync_ios: u64,
     pub depth: DepthCounters,
+    /// `rate`, `rate_iops`: how the schedule was kept; None without a rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleStats>,
 }
 
 impl WorkerStats {
@@ -148,6 +152,11 @@ impl WorkerStats {
         self.sync_lat.merge(&other.sync_lat);
         self.sync_ios += other.sync_ios;
         self.depth.merge(&other.depth);
+        match (&mut self.schedule, &other.schedule) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.schedule = Some(theirs.clone()),
+            _ => {}
+        }
     }
 
     pub(crate) fn sync_report(&self, percentiles: &[f64]) -> SyncReport {

@@ -14,11 +14,6 @@ use std::time::Duration;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
 
-/// Longest backlog a rate-limited direction may catch up on. After a longer
-/// stall the schedule restarts this far behind "now", so a stall becomes a short
-/// burst, never an unbounded one.
-pub(crate) const MAX_BACKLOG_NS: u64 = 100_000_000;
-
 /// A monotonic nanosecond clock that can wait.
 pub(crate) trait Clock {
     fn now_ns(&self) -> u64;
@@ -127,8 +122,10 @@ impl Clock for FakeClock {
     }
 }
 
-/// The schedule of one direction, counted from its anchor (its first I/O, or the
-/// point a long stall moved it to) so rounding never accumulates into drift.
+/// The schedule of one direction, counted from its anchor (its first I/O) so
+/// rounding never accumulates into drift. As in fio, the I/O due next follows
+/// from what was booked since then, never from when the last one went out: after
+/// a stall the direction catches up on everything it missed, as fast as it can.
 #[derive(Debug, Clone)]
 struct DirectionSchedule {
     bytes_per_sec: u64,
@@ -175,14 +172,6 @@ impl DirectionSchedule {
     }
 
     #[inline]
-    fn rebase(&mut self, anchor_ns: u64) {
-        self.anchor_ns = Some(anchor_ns);
-        self.booked_bytes = 0;
-        self.booked_ios = 0;
-        self.booked_gaps_ns = 0.0;
-    }
-
-    #[inline]
     fn book(&mut self, process: RateProcess, bytes: u64, rng: &mut WorkerRng) {
         match process {
             RateProcess::Linear => {
@@ -211,15 +200,20 @@ pub(crate) struct Pacer {
     thinktime_counts_issued: bool,
     ios_since_think: u32,
     rng: WorkerRng,
+    /// Nothing to pace (no rate, no think time): the hot loop skips the pacer.
+    unpaced: bool,
 }
 
 impl Pacer {
     pub(crate) fn new(spec: &PacingSpec, seed: u64) -> Self {
+        let schedules = Ddir::ALL.map(|ddir| {
+            DirectionSchedule::new(spec.rate[ddir.index()], spec.rate_iops[ddir.index()])
+        });
         Self {
             process: spec.rate_process,
-            schedules: Ddir::ALL.map(|ddir| {
-                DirectionSchedule::new(spec.rate[ddir.index()], spec.rate_iops[ddir.index()])
-            }),
+            unpaced: spec.thinktime.is_zero()
+                && !schedules.iter().any(DirectionSchedule::is_limited),
+            schedules,
             thinktime_ns: nanos(spec.thinktime),
             thinktime_spin_ns: nanos(spec.thinktime_spin).min(nanos(spec.thinktime)),
             thinktime_blocks: spec.thinktime_blocks.max(1),
@@ -230,27 +224,35 @@ impl Pacer {
     }
 
     /// True when there is nothing to pace: the hot loop can skip the pacer.
+    #[inline]
     pub(crate) fn is_unpaced(&self) -> bool {
-        self.thinktime_ns == 0 && !self.schedules.iter().any(DirectionSchedule::is_limited)
+        self.unpaced
     }
 
-    /// The earliest time the next I/O of `ddir` (of `bytes`) may start, and books
-    /// it. Returns `now_ns` or earlier when it may start at once.
+    /// True when a rate limits some direction: its I/Os have due times.
+    pub(crate) fn is_rate_limited(&self) -> bool {
+        self.schedules.iter().any(DirectionSchedule::is_limited)
+    }
+
+    /// The time the next I/O of `ddir` (of `bytes`) is due, and books it: None when
+    /// no rate limits `ddir`. A due time at or before `now_ns` means it is late
+    /// (or just in time) and may start at once.
     #[inline]
-    pub(crate) fn issue_at(&mut self, now_ns: u64, ddir: Ddir, bytes: u64) -> u64 {
+    pub(crate) fn issue_at(&mut self, now_ns: u64, ddir: Ddir, bytes: u64) -> Option<u64> {
         let schedule = &mut self.schedules[ddir.index()];
         if !schedule.is_limited() {
-            return now_ns;
+            return None;
         }
         let anchor_ns = *schedule.anchor_ns.get_or_insert(now_ns);
-        let mut due_ns = anchor_ns + schedule.booked_ns(self.process);
-        let oldest_allowed_ns = now_ns.saturating_sub(MAX_BACKLOG_NS);
-        if due_ns < oldest_allowed_ns {
-            schedule.rebase(oldest_allowed_ns);
-            due_ns = oldest_allowed_ns;
-        }
+        let due_ns = anchor_ns + schedule.booked_ns(self.process);
         schedule.book(self.process, bytes, &mut self.rng);
-        due_ns
+        Some(due_ns)
+    }
+
+    /// The time an I/O of `ddir` of `bytes` takes at the rate (the mean gap
+    /// with `rate_process=poisson`); 0 when no rate limits `ddir`.
+    pub(crate) fn interval_ns(&self, ddir: Ddir, bytes: u64) -> u64 {
+        self.schedules[ddir.index()].cost_ns(bytes, 1)
     }
 
     /// Nanoseconds to wait after the I/O just completed: the think time after
@@ -331,7 +333,9 @@ mod tests {
         let clock = FakeClock::new();
         let mut starts = [Vec::new(), Vec::new(), Vec::new()];
         for &ddir in ddirs.iter().cycle().take(ios) {
-            clock.sleep_until_ns(pacer.issue_at(clock.now_ns(), ddir, bytes));
+            if let Some(due) = pacer.issue_at(clock.now_ns(), ddir, bytes) {
+                clock.sleep_until_ns(due);
+            }
             starts[ddir.index()].push(clock.now_ns());
             clock.advance(service_ns);
         }
@@ -347,7 +351,8 @@ mod tests {
     fn unlimited_pacer_is_unpaced_and_never_waits() {
         let mut pacer = Pacer::new(&spec([0, 0], [0, 0], RateProcess::Linear), 1);
         assert!(pacer.is_unpaced());
-        assert_eq!(pacer.issue_at(500, Ddir::Read, 4096), 500);
+        assert!(!pacer.is_rate_limited());
+        assert_eq!(pacer.issue_at(500, Ddir::Read, 4096), None);
         assert_eq!(pacer.think_after_io(), 0);
     }
 
@@ -400,16 +405,20 @@ mod tests {
     }
 
     #[test]
-    fn a_long_stall_catches_up_only_a_bounded_backlog() {
+    fn a_long_stall_is_caught_up_in_full_as_in_fio() {
         let mut pacer = Pacer::new(&spec([0, 0], [1_000, 0], RateProcess::Linear), 1);
+        assert!(pacer.is_rate_limited());
+        assert_eq!(pacer.interval_ns(Ddir::Read, 4096), 1_000_000);
         let clock = FakeClock::new();
         pacer.issue_at(clock.now_ns(), Ddir::Read, 4096);
         clock.advance(10 * NS_PER_SEC as u64);
-        let immediate = (0..1_000)
-            .take_while(|_| pacer.issue_at(clock.now_ns(), Ddir::Read, 4096) <= clock.now_ns())
-            .count() as u64;
-        // 1 ms per I/O: the backlog allows about MAX_BACKLOG_NS / 1 ms I/Os at once
-        assert_eq!(immediate, MAX_BACKLOG_NS / 1_000_000 + 1);
+        let now = clock.now_ns();
+        let immediate = (0..20_000)
+            .take_while(|_| pacer.issue_at(now, Ddir::Read, 4096).unwrap() <= now)
+            .count();
+        // 1 ms per I/O: the 10 s stall owes 10 000 I/Os, all due at once; the
+        // 10 001st (the one just taken) is the first on time again
+        assert_eq!(immediate, 10_000);
     }
 
     #[test]

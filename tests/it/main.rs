@@ -40,6 +40,7 @@ mod job_hooks;
 mod jobfiles;
 mod lockfile;
 mod log_store_compressed;
+mod missed_schedule;
 mod mmap_advice;
 mod mpi;
 mod observe;

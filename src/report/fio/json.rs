@@ -1,7 +1,8 @@
 //! fio's `--output-format=json` and `json+` layouts, so tools that parse fio's
 //! JSON read iolens runs. fio's key names live only here. iolens adds
 //! `cpu_ns_per_io` per job and, last, one top-level object `iolens` with the
-//! run's findings (fio parsers ignore unknown keys). Every float goes
+//! run's findings and each rate-limited job's schedule (fio parsers ignore
+//! unknown keys). Every float goes
 //! through `finite`, so the output is valid JSON even if a figure is NaN.
 //! json+ adds each latency histogram as `bins` (count per bucket, keyed by the
 //! bucket's value in ns) wherever there are percentiles, as fio does.
@@ -10,7 +11,7 @@ use serde::ser::{Serialize, Serializer};
 
 use crate::model::{
     window_mean, ClusterReport, DirReport, DiskUtil, Finding, JobReport, LatSummary, PrioReport,
-    RankRun, RunReport, SteadyStateReport,
+    RankRun, RunReport, ScheduleReport, SteadyStateReport,
 };
 use crate::report::fio::{
     ctime_utc, depth_pct, group_bw, lat_pct, runtime_ms, share_of_group, shown_dirs,
@@ -106,6 +107,35 @@ struct FioOutput<'a> {
 #[derive(serde::Serialize)]
 struct IolensPart<'a> {
     findings: &'a [Finding],
+    /// The rate-limited jobs' schedules, as in iolens' own model.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    schedules: Vec<JobSchedule<'a>>,
+}
+
+/// One job's schedule, named with the job.
+#[derive(serde::Serialize)]
+struct JobSchedule<'a> {
+    jobname: &'a str,
+    #[serde(flatten)]
+    schedule: &'a ScheduleReport,
+}
+
+impl<'a> IolensPart<'a> {
+    fn of(report: &'a RunReport) -> Self {
+        IolensPart {
+            findings: &report.findings,
+            schedules: report
+                .jobs
+                .iter()
+                .filter_map(|job| {
+                    Some(JobSchedule {
+                        jobname: &job.name,
+                        schedule: job.schedule.as_ref()?,
+                    })
+                })
+                .collect(),
+        }
+    }
 }
 
 impl<'a> FioOutput<'a> {
@@ -124,9 +154,7 @@ impl<'a> FioOutput<'a> {
                 .map(|job| FioJob::new(job, report, detail))
                 .collect(),
             disk_util: report.disks.iter().map(FioDisk::new).collect(),
-            iolens: IolensPart {
-                findings: &report.findings,
-            },
+            iolens: IolensPart::of(report),
         }
     }
 }
@@ -216,9 +244,7 @@ impl<'a> FioClientOutput<'a> {
                     })
                 })
                 .collect(),
-            iolens: IolensPart {
-                findings: &report.findings,
-            },
+            iolens: IolensPart::of(report),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The self-contained HTML report: inline CSS and SVG, no scripts, no network.
 //! Per job its I/O over time and latency distribution, the system observations on
-//! the same time axis, and the findings; for `--repeat`, every repetition's values.
+//! the same time axis, and the findings (a rate-limited job also its schedule,
+//! `schedule`); for `--repeat`, every repetition's values.
 //! Its charts are `svg`'s, the ranks' section of a run on several ranks `cluster`'s.
 
 mod cluster;
+mod schedule;
 pub(crate) mod svg;
 
 use crate::model::{
@@ -550,6 +552,9 @@ fn job_section(
     }
     let dir = main_direction(job);
     latency_distribution(out, index, dir);
+    if let Some(s) = &job.schedule {
+        schedule::section(out, index, job, s);
+    }
 }
 
 /// A job's I/O over time: IOPS and bandwidth per direction, latency mean, p99 and

@@ -1,6 +1,7 @@
 //! fio's `normal` output layout, so a fio user reads a report at a glance.
 //! iolens adds `cpu/io=` (CPU time per I/O) to the cpu line. Timestamps are
-//! shown in UTC. Beside it, iolens' own text: the system block and its parts,
+//! shown in UTC. A rate-limited job adds its schedule and the latencies from
+//! the due times (`schedule`). Beside it, iolens' own text: the system block and its parts,
 //! the findings, and the compact tables of `quick`, `--repeat` and `--timeline`.
 
 pub(crate) mod cgroup;
@@ -10,6 +11,7 @@ pub(crate) mod findings;
 mod ledger;
 pub(crate) mod quick;
 pub(crate) mod repeat_table;
+pub(crate) mod schedule;
 pub(crate) mod stack;
 pub(crate) mod system;
 pub(crate) mod timeline;
@@ -149,6 +151,9 @@ fn write_job(out: &mut String, job: &JobReport, report: &RunReport) -> fmt::Resu
             target.percentile,
             target.depth
         )?;
+    }
+    if let Some(schedule) = &job.schedule {
+        schedule::write(out, schedule)?;
     }
     if let Some(ss) = &job.steadystate {
         write_steadystate(out, ss)?;

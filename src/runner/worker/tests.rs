@@ -108,6 +108,46 @@ fn the_rate_schedule_spaces_ios_by_the_rate() {
 }
 
 #[test]
+fn a_rate_limited_job_records_the_stall_its_schedule_took_and_catches_up() {
+    // 1000 IOPS, and a 20 ms pause after the 100th I/O: the 101st, due at
+    // 100 ms, goes out at 120 ms with the 19 after it, as in fio
+    let run = run_fake(
+        800,
+        &[
+            "--bs=4k",
+            "--rate_iops=1000",
+            "--thinktime=20ms",
+            "--thinktime_blocks=100",
+        ],
+    );
+    assert_eq!(run.reads(), 200);
+    assert_eq!(&run.wakes[98..101], [99 * MS, 119 * MS, 120 * MS]);
+    let schedule = run.result.stats.schedule.as_ref().expect("a schedule");
+    let report = schedule.report(&[50.0]);
+    assert_eq!(report.ios, 200);
+    let stall = crate::model::Stall {
+        at_ns: 100 * MS,
+        len_ns: 19 * MS,
+        missed_ios: 19,
+    };
+    assert_eq!(report.stalls, [stall]);
+    // late: those more than 2 ms behind, due from 100 to 116 ms
+    assert_eq!(report.late_ios, 17);
+    assert_eq!(report.max_behind_ns, 19 * MS);
+    // the null engine takes no time, but the 101st completed 19 ms after it was due
+    let corrected = report.corrected[0].as_ref().expect("corrected latencies");
+    assert_eq!((corrected.samples, corrected.max_ns), (200, 19 * MS));
+    assert_eq!(run.result.stats.dirs[0].lat.max(), 0);
+}
+
+#[test]
+fn an_unpaced_job_keeps_no_schedule() {
+    assert!(run_fake(64, &["--bs=4k"]).result.stats.schedule.is_none());
+    let think_only = run_fake(64, &["--bs=4k", "--thinktime=1ms"]);
+    assert!(think_only.result.stats.schedule.is_none());
+}
+
+#[test]
 fn a_byte_rate_books_each_io_by_its_size() {
     // 8 KiB/s of 4 KiB reads: one each half second
     let run = run_fake(12, &["--bs=4k", "--rate=8k"]);

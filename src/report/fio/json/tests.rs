@@ -209,6 +209,7 @@ fn report(mean_ns: f64) -> RunReport {
         significant_figures: 4,
         steadystate: None,
         latency_target: None,
+        schedule: None,
     };
     RunReport {
         schema_version: SCHEMA_VERSION,
@@ -336,6 +337,45 @@ fn findings_are_in_the_iolens_object_after_fios_keys() {
         "expected an empty findings list without findings, saw {}",
         without["iolens"]
     );
+}
+
+#[test]
+fn a_rate_limited_jobs_schedule_is_in_the_iolens_object_and_fios_keys_stay() {
+    let mut paced = report(69_716.2);
+    paced.jobs[0].schedule = Some(crate::model::ScheduleReport {
+        ios: 1_800,
+        late_ios: 590,
+        corrected: [
+            None,
+            Some(summary(1_800, vec![(99.0, 1_400_000_000)])),
+            None,
+        ],
+        ..Default::default()
+    });
+    let doc = parse(&paced);
+    let schedule = &doc["iolens"]["schedules"][0];
+    assert_eq!(
+        schedule["jobname"],
+        paced.jobs[0].name.as_str(),
+        "{schedule}"
+    );
+    assert_eq!(
+        (&schedule["ios"], &schedule["late_ios"]),
+        (&1_800.into(), &590.into())
+    );
+    assert_eq!(
+        schedule["corrected"][1]["percentiles"][0][1],
+        1_400_000_000u64
+    );
+    let job = |doc: &Value| {
+        doc["jobs"][0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(job(&doc), job(&parse(&report(69_716.2))));
 }
 
 #[test]

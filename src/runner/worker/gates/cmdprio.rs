@@ -9,10 +9,9 @@ use crate::workload::pacing::Clock;
 use crate::workload::prio::PrioChooser;
 use crate::workload::NextIo;
 
-/// Nothing measured yet; with `cmdprio_*`, a latency histogram for each priority an I/O
-/// of each direction can carry.
-pub(in crate::runner::worker) fn fresh_stats(prio: Option<&PrioChooser>) -> WorkerStats {
-    let mut stats = WorkerStats::default();
+/// With `cmdprio_*`, a latency histogram in `stats` for each priority an I/O of
+/// each direction can carry.
+pub(super) fn add_prio_stats(stats: &mut WorkerStats, prio: Option<&PrioChooser>) {
     if let Some(chooser) = prio {
         for ddir in [Ddir::Read, Ddir::Write] {
             stats.dirs[ddir.index()].prios = chooser
@@ -25,7 +24,6 @@ pub(in crate::runner::worker) fn fresh_stats(prio: Option<&PrioChooser>) -> Work
                 .collect();
         }
     }
-    stats
 }
 
 impl<E: Engine, C: Clock> Worker<'_, E, C> {

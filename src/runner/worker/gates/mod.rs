@@ -10,13 +10,13 @@ mod lockfile;
 mod overlap;
 mod pacing;
 
-pub(super) use cmdprio::fresh_stats;
-
 use crate::fileset::FileLocks;
 use crate::job::spec::JobSpec;
 use crate::runner::flow::FlowControl;
+use crate::stats::{ScheduleStats, WorkerStats};
 use crate::workload::pacing::Pacer;
 use crate::workload::prio::PrioChooser;
+use std::time::Duration;
 
 /// The state of the gates of one worker.
 pub(super) struct IssueGates<'a> {
@@ -28,6 +28,10 @@ pub(super) struct IssueGates<'a> {
     pub(super) locks: FileLocks,
     /// `cmdprio_*`: the priority of each I/O; None when the job sets none.
     pub(super) prio: Option<PrioChooser>,
+    /// The job's `runtime`: the seconds a rate-limited job's schedule record keeps.
+    runtime: Option<Duration>,
+    /// The worker's buffer slots: the queued I/Os whose due times the record holds.
+    slots: usize,
 }
 
 impl<'a> IssueGates<'a> {
@@ -47,6 +51,19 @@ impl<'a> IssueGates<'a> {
             prio: cmdprio
                 .is_used()
                 .then(|| PrioChooser::new(cmdprio.clone(), job.exec.sched.ioprio, seed)),
+            runtime: job.exec.runtime,
+            slots: job.queue.depth.max(1) as usize,
         }
+    }
+
+    /// Nothing measured yet, with room for what the gates record: the latencies
+    /// of each `cmdprio_*` priority, the schedule of a rate-limited job.
+    pub(super) fn fresh_stats(&self) -> WorkerStats {
+        let mut stats = WorkerStats::default();
+        cmdprio::add_prio_stats(&mut stats, self.prio.as_ref());
+        if self.pacer.is_rate_limited() {
+            stats.schedule = Some(ScheduleStats::new(self.runtime, self.slots));
+        }
+        stats
     }
 }

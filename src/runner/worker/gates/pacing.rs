@@ -1,10 +1,14 @@
 //! Pacing: `rate`/`rate_iops` (the issue schedule of [`Pacer`]), `thinktime`
 //! before an I/O (`thinktime_blocks_type=issue`) or after one, and the wait for
 //! a replayed I/O's logged time; every wait is on the worker's clock and ends
-//! by the job's end.
+//! by the job's end. A rate-limited job also records how it kept its schedule:
+//! each I/O's due time beside the time it went out and, when it completes (in
+//! the issuing call, or reaped from the slot it was queued in), its latency
+//! counted from its due time.
 
 use super::super::Worker;
-use crate::engine::Engine;
+use crate::engine::{Completion, Engine};
+use crate::runner::queue::InFlight;
 use crate::workload::pacing::Clock;
 use crate::workload::NextIo;
 
@@ -24,10 +28,61 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
             self.think_for(think_ns);
         }
         let now = self.clock.now_ns();
-        let at = self.gates.pacer.issue_at(now, io.ddir, u64::from(io.len));
-        if at > now {
+        let bytes = u64::from(io.len);
+        let Some(due) = self.gates.pacer.issue_at(now, io.ddir, bytes) else {
+            return;
+        };
+        if due > now {
             self.commit_pending();
-            self.clock.sleep_until_ns(at.min(self.end_ns));
+            self.clock.sleep_until_ns(due.min(self.end_ns));
+        }
+        if let Some(schedule) = &mut self.stats.schedule {
+            let interval_ns = self.gates.pacer.interval_ns(io.ddir, bytes);
+            schedule.issued(due, now.max(due), interval_ns, self.measure_start_ns);
+        }
+    }
+
+    /// After an I/O the engine completed in the call that issued it: its
+    /// latency from its due time (rate-limited jobs), then the think time due.
+    #[inline]
+    pub(in crate::runner::worker) fn after_inline_io(
+        &mut self,
+        io: &InFlight,
+        result: i64,
+        end_ns: u64,
+    ) {
+        if self.gates.pacer.is_unpaced() {
+            return;
+        }
+        if let Some(schedule) = &mut self.stats.schedule {
+            if result >= 0 {
+                schedule.completed_inline(io.ddir.index(), end_ns);
+            }
+        }
+        self.think();
+    }
+
+    /// The last I/O issued, `io`, was queued in `slot`: a rate-limited job
+    /// keeps its due time until the slot completes.
+    #[inline]
+    pub(in crate::runner::worker) fn note_queued(&mut self, slot: u32, io: &InFlight) {
+        if let Some(schedule) = &mut self.stats.schedule {
+            schedule.queued(slot, io.ddir.index());
+        }
+    }
+
+    /// The queued I/Os of `completions` completed at `end_ns`: a rate-limited
+    /// job counts each one's latency from its due time.
+    #[inline]
+    pub(in crate::runner::worker) fn note_reaped(
+        &mut self,
+        completions: &[Completion],
+        end_ns: u64,
+    ) {
+        if let Some(schedule) = &mut self.stats.schedule {
+            for c in completions.iter().filter(|c| c.result >= 0) {
+                schedule.completed_in_slot(c.slot, end_ns);
+            }
         }
     }
 
