@@ -28,6 +28,7 @@ mod fio_flags;
 mod fio_logs;
 mod fio_match;
 mod fio_offsets;
+mod fio_passes;
 mod fio_patterns;
 mod fio_preamble;
 mod fio_suite;
