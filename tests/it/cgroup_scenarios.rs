@@ -13,7 +13,7 @@ use serde_json::Value;
 const MIB: u64 = 1 << 20;
 
 /// A child group with `controllers`, or None with the reason printed.
-fn child(controllers: &[&str], name: &str) -> Option<ChildCgroup> {
+pub(crate) fn child(controllers: &[&str], name: &str) -> Option<ChildCgroup> {
     ChildCgroup::new(controllers, name)
         .map_err(|reason| eprintln!("skipped: {reason}"))
         .ok()

@@ -15,6 +15,7 @@ mod differential;
 mod engine_refusals;
 mod engines;
 mod errors;
+mod eviction;
 mod fail_on;
 mod false_alarms;
 mod fault_fs;
