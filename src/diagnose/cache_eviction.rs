@@ -90,21 +90,14 @@ fn largest_eviction(
     obs: &Observations,
     target: &TargetObservation,
 ) -> Option<(usize, u64, (u64, u64))> {
-    let start = obs
-        .cache_guards
-        .iter()
-        .filter(|g| g.path == target.path)
-        .map(|g| g.t_ns)
-        .min()
-        .unwrap_or(0);
-    let series = &target.cache_series;
-    (1..series.len())
-        .filter(|&i| obs.t_ns.get(i - 1).is_some_and(|&t| t >= start))
-        .filter_map(|i| {
-            let (a, b) = (series[i - 1]?, series[i]?);
+    obs.cache_during_jobs(target)
+        .windows(2)
+        .filter_map(|pair| {
+            let ((_, a), (t, b)) = (pair[0], pair[1]);
             let evicted = b.evicted.saturating_sub(a.evicted);
+            let at = obs.t_ns.binary_search(&t).ok()?;
             (evicted >= MIN_EVICTED_PAGES && b.cached < a.cached).then_some((
-                i,
+                at,
                 evicted,
                 (a.cached, b.cached),
             ))

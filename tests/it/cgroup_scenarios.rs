@@ -58,7 +58,7 @@ fn expect_warning_quoting(report: &Value, code: &str, value: &str) {
     );
 }
 
-fn codes(report: &Value) -> Vec<String> {
+pub(crate) fn codes(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
         .unwrap()

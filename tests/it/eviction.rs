@@ -7,7 +7,7 @@
 //! silent. Root, cgroups and a loop device over /dev/shm; skipped with a
 //! printed reason otherwise.
 
-use crate::cgroup_scenarios::child;
+use crate::cgroup_scenarios::{child, codes};
 use crate::scenario_support::{one_at_a_time, Ext4, Tmpfs};
 use crate::scenarios::{expect_no_warning, expect_warning, finding_text};
 use crate::support::json;
@@ -84,16 +84,6 @@ fn reader(neighbour: bool) -> Option<Value> {
     }
     let out = run.wait_with_output().expect("wait for iolens");
     Some(json(&out))
-}
-
-/// The codes of the report's findings, for the messages.
-fn codes(report: &Value) -> Vec<&str> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["code"].as_str())
-        .collect()
 }
 
 #[test]
