@@ -14,6 +14,7 @@
 //!   count it).
 
 use super::cgroup_memory::{memory_at_limit, memory_limit_reached};
+use super::unstable::round;
 use super::{bytes_text, seconds_at};
 use crate::model::{Finding, JobSeries, Observations, RunReport, Severity, TargetObservation};
 
@@ -160,11 +161,6 @@ fn mid_run_finding(report: &RunReport, e: &MidRunEviction) -> Finding {
             bytes_text(e.cached.0 * page),
             bytes_text(e.cached.1 * page)
         ),
-        format!(
-            "the job ran at {} IOPS before and {} IOPS after",
-            iops_text(before),
-            iops_text(after)
-        ),
     ];
     let advice = match pressure_at(report, e.at) {
         Pressure::Cgroup(usage) => {
@@ -192,18 +188,13 @@ fn mid_run_finding(report: &RunReport, e: &MidRunEviction) -> Finding {
             "job '{}' changed speed at t={:.1} s because the page cache of {path} was evicted: {} then {} IOPS",
             e.job.name,
             seconds_at(obs, e.at),
-            iops_text(before),
-            iops_text(after)
+            round(before),
+            round(after)
         ),
         evidence,
         advice: advice.into(),
         at_ns: obs.t_ns.get(e.at).copied(),
     }
-}
-
-/// IOPS as the findings print them.
-fn iops_text(iops: f64) -> String {
-    format!("{iops:.0}")
 }
 
 /// What to do about evictions nobody's memory pressure made.
@@ -373,13 +364,13 @@ mod tests {
         let f = &found[0];
         assert_eq!(
             f.title,
-            format!("job 'rr' changed speed at t=2.0 s because the page cache of {TARGET} was evicted: 10000 then 1000 IOPS")
+            format!("job 'rr' changed speed at t=2.0 s because the page cache of {TARGET} was evicted: 10.0k then 1000 IOPS")
         );
         assert_eq!(f.at_ns, Some(20 * STEP_NS));
         assert!(
             f.evidence[0]
                 .starts_with("900 pages of /dev/loop7 were evicted between t=1.9 and 2.0 s")
-                && f.evidence[2].contains("cgroup was at its memory limit"),
+                && f.evidence[1].contains("cgroup was at its memory limit"),
             "{f:?}"
         );
         assert!(f.advice.contains("memory limit"), "{f:?}");
@@ -394,7 +385,7 @@ mod tests {
         let found = family(&pressure);
         assert_eq!(codes(&found), ["cache-evicted-mid-run"]);
         assert!(
-            found[0].evidence[2].contains("reclaim scanned 5000 pages"),
+            found[0].evidence[1].contains("reclaim scanned 5000 pages"),
             "{found:?}"
         );
 

@@ -69,7 +69,7 @@ fn segment(obs: &Observations, from: usize, to: usize, iops: f64) -> String {
     )
 }
 
-fn round(iops: f64) -> String {
+pub(super) fn round(iops: f64) -> String {
     if iops >= 10_000.0 {
         format!("{:.1}k", iops / 1000.0)
     } else {
