@@ -119,11 +119,22 @@ pub(super) fn served_from_cache(report: &RunReport) -> Vec<Finding> {
                 series.name
             ),
             evidence,
-            advice: "to measure the device use direct=1, or keep invalidate=1 (the default) and a file larger than memory; use invalidate=0 only to measure cache hits on purpose".into(),
+            advice: cache_advice(series),
             at_ns: None,
         });
     }
     findings
+}
+
+/// What to change to measure the device, never an option the job already set:
+/// a job that kept the cache it found is told to drop it; one that dropped it
+/// (`invalidate=1`, also before each pass) read again what it had cached itself.
+fn cache_advice(series: &JobSeries) -> String {
+    if series.invalidate {
+        "the page cache was dropped before the job and before each of its passes, so the job read pages it had cached itself (random reads with norandommap, a file smaller than memory read again, or another process reading it): to measure the device use direct=1, or a file larger than memory".into()
+    } else {
+        "the job kept the pages it found in the page cache: to measure the device run with invalidate=1 (the default) or direct=1; this run measured cache hits".into()
+    }
 }
 
 /// Bytes of the job's targets that were in the page cache when it started
@@ -333,6 +344,25 @@ mod tests {
             served_from_cache(&report).is_empty(),
             "expected the read-back left out of the job's reads"
         );
+    }
+
+    #[test]
+    fn the_advice_never_suggests_what_the_job_set() {
+        for invalidate in [true, false] {
+            let mut report = run(20);
+            add_job(&mut report, "rr", false, io(1000, 0));
+            report.observations.jobs[0].invalidate = invalidate;
+            device(&mut report, 240, 0);
+            let found = served_from_cache(&report);
+            assert_eq!(codes(&found), ["served-from-cache"]);
+            let advice = &found[0].advice;
+            let set = format!("invalidate={}", u8::from(invalidate));
+            assert!(
+                !advice.contains(&set) && !advice.contains("direct=0"),
+                "the job ran with {set}, buffered; the advice suggests one of them: {advice}"
+            );
+            assert!(advice.contains("direct=1"), "{advice}");
+        }
     }
 
     #[test]

@@ -43,8 +43,9 @@ use rules::{run_rules, Scope};
 /// served-from-cache, direct-io-not-honoured, writeback-stall,
 /// cgroup-memory-limit, cgroup-io-limit, cgroup-cpu-quota, tool-bound,
 /// read-from-holes, foreign-io, unstable-throughput and still-moving (the host's series),
-/// cpu-frequency, cache-evicted-without-pressure, tunables-changed and
-/// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
+/// cpu-frequency, cache-evicted-mid-run, cache-evicted-without-pressure,
+/// tunables-changed and cpu-starvation. The rules about the jobs alone
+/// (straggler) read every rank.
 /// The rules and their order are `RULES`'.
 /// A run on one host has no `ObservedHost`: every rule reads the report as it is.
 pub(crate) fn diagnose(report: &RunReport) -> Vec<Finding> {

@@ -169,11 +169,18 @@ pub(super) const RULES: &[Rule] = &[
         fires_when: "`info`: a cpufreq governor other than `performance`; `warning`: a CPU's sampled clock moved > 10 % from its median while a job ran (min/median/max MHz and when)",
     },
     Rule {
+        code: "cache-evicted-mid-run",
+        severities: &[Severity::Warning],
+        scope: Scope::Host,
+        check: Check::Run(cache_eviction::cache_evicted_mid_run),
+        fires_when: "a buffered job's IOPS changed (≥ 25 %) at the sample where its target's pages were evicted and its cached pages fell: names the time, the pages and whose reclaim it was (the run's cgroup at its memory limit, the machine's reclaim scanning, or neither: proactive reclaim)",
+    },
+    Rule {
         code: "cache-evicted-without-pressure",
         severities: &[Severity::Warning],
         scope: Scope::Host,
         check: Check::Run(cache_eviction::cache_evicted_without_pressure),
-        fires_when: "target pages were evicted while reclaim scanned nothing (proactive reclaim such as DAMON) and the run's cgroup was never at its memory limit",
+        fires_when: "target pages were evicted while reclaim scanned nothing (proactive reclaim such as DAMON) and the run's cgroup was never at its memory limit; when a job's speed changed with it, `cache-evicted-mid-run` says so instead",
     },
     Rule {
         code: "tunables-changed",

@@ -373,6 +373,7 @@ impl<'a, E: Engine, C: Clock> Worker<'a, E, C> {
                 return None;
             }
             self.pass_breaks.new_pass();
+            self.pass_begins();
             self.gen.restart();
             restarted = true;
         }

@@ -13,7 +13,7 @@ use serde_json::Value;
 const MIB: u64 = 1 << 20;
 
 /// A child group with `controllers`, or None with the reason printed.
-fn child(controllers: &[&str], name: &str) -> Option<ChildCgroup> {
+pub(crate) fn child(controllers: &[&str], name: &str) -> Option<ChildCgroup> {
     ChildCgroup::new(controllers, name)
         .map_err(|reason| eprintln!("skipped: {reason}"))
         .ok()
@@ -58,7 +58,7 @@ fn expect_warning_quoting(report: &Value, code: &str, value: &str) {
     );
 }
 
-fn codes(report: &Value) -> Vec<String> {
+pub(crate) fn codes(report: &Value) -> Vec<String> {
     report["findings"]
         .as_array()
         .unwrap()

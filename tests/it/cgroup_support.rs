@@ -205,6 +205,16 @@ impl ChildCgroup {
             .unwrap_or_else(|e| panic!("expected to write {value:?} to {}: {e}", path.display()));
     }
 
+    /// The group's `file`, trimmed ("memory.usage_in_bytes", "memory.current", …).
+    pub(crate) fn get(&self, file: &str) -> String {
+        let controller = file.split('.').next().unwrap_or(file);
+        let path = self.group(controller).dir.join(file);
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("expected to read {}: {e}", path.display()))
+            .trim()
+            .to_string()
+    }
+
     /// `program` (isolated as support::command's iolens is) started inside the group.
     pub(crate) fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let moves: Vec<String> = self
