@@ -290,7 +290,7 @@ impl JobSet {
 
 /// Ctrl-C handling for a command that runs jobs.
 pub(super) fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
-    stop_signal::install_stop_handler()
+    stop_signal::install_stop_handler(true)
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
