@@ -189,6 +189,11 @@ fn each_signal_pattern_mid_run_keeps_the_report_and_stores_it_marked() {
             !err.contains("aborted"),
             "{case}: expected no abort; stderr:\n{err}"
         );
+        assert!(
+            history(&db).contains(" INTERRUPTED "),
+            "{case}: expected the stored run marked:\n{}",
+            history(&db)
+        );
         assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{case}");
     }
 }
@@ -222,7 +227,8 @@ fn quick_stopped_twice_mid_run_like_timeout_keeps_its_table_and_removes_its_file
         iolens.stdout()
     );
     assert!(
-        iolens.stderr().contains("saved in the history as run 1"),
+        iolens.stderr().contains("saved in the history as run 1")
+            && history(&db).contains(" INTERRUPTED "),
         "{}",
         iolens.stderr()
     );
@@ -364,4 +370,83 @@ fn at_report_time_two_signals_wait_for_the_history_and_a_third_or_a_late_one_abo
         }
         assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{case}");
     }
+}
+
+/// `iolens WORDS…` ended: its exit code, stdout and stderr.
+fn iolens_says(words: &[&str]) -> (Option<i32>, String, String) {
+    let out = command().args(words).output().expect("run iolens");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_interrupted_run_is_marked_in_history_trend_compare_and_show() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let db_arg = format!("--db={}", db.display());
+    // the same job twice: run 1 whole, run 2 stopped once its first second is out
+    let job: Vec<String> = endless_job(&db)
+        .into_iter()
+        .map(|w| match w.starts_with("--runtime=") {
+            true => "--runtime=3s".into(),
+            false => w,
+        })
+        .collect();
+    for stop in [false, true] {
+        let mut iolens = Running::start(dir.path(), &args(&job));
+        if stop {
+            iolens.wait_saying("timeline:");
+            iolens.signal("INT");
+        }
+        assert_eq!(
+            iolens.code(),
+            Some(if stop { 130 } else { 0 }),
+            "{}",
+            iolens.stderr()
+        );
+    }
+    let (_, list, _) = iolens_says(&["history", &db_arg]);
+    let rows: Vec<&str> = list.lines().collect();
+    assert!(
+        rows[0].contains(" ended ")
+            && rows[1].contains(" complete ")
+            && rows[2].contains(" INTERRUPTED "),
+        "expected run 2 marked interrupted:\n{list}"
+    );
+
+    let (_, trend, _) = iolens_says(&["history", &db_arg, "--trend=iops"]);
+    assert!(
+        trend.contains("(1 interrupted run(s) left out") && !trend.contains("\n      2  "),
+        "expected run 2 left out of the trend:\n{trend}"
+    );
+    let (_, trend, _) = iolens_says(&["history", &db_arg, "--trend=iops", "--with-interrupted"]);
+    let run_2 = trend.lines().find(|l| l.starts_with("      2  "));
+    assert!(
+        run_2.is_some_and(|l| l.ends_with("INTERRUPTED: partial results, not judged")),
+        "expected run 2 shown, marked:\n{trend}"
+    );
+
+    let (code, _, err) = iolens_says(&["compare", &db_arg, "1", "2"]);
+    assert_eq!(code, Some(2), "expected a refusal: {err}");
+    assert!(
+        err.contains("run 2 was interrupted: its results are partial, not comparable"),
+        "{err}"
+    );
+    let (code, out, err) = iolens_says(&["compare", &db_arg, "1", "2", "--allow-interrupted"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning: run 2 was interrupted") && !out.is_empty(),
+        "expected the comparison with a warning: {err}"
+    );
+
+    let (_, shown, _) = iolens_says(&["show", &db_arg, "2"]);
+    assert!(
+        shown.starts_with("run 2 was interrupted (signal): its results are partial"),
+        "{shown}"
+    );
+    let (_, shown, _) = iolens_says(&["show", &db_arg, "1"]);
+    assert!(!shown.contains("interrupted"), "{shown}");
 }
