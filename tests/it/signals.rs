@@ -1,10 +1,11 @@
 //! Interrupted runs stay honest: the real binary stopped by SIGINT, SIGTERM and
-//! SIGHUP, alone and in twos, mid-run and while the report is being stored,
+//! SIGHUP, alone and in twos, during the layout, mid-run and while the report is being stored,
 //! keeps its report, stores it marked interrupted and leaves no temporary file;
 //! only a third signal, or a second one after the grace period, aborts, and that
 //! still removes what iolens created. The phases are found by polling what the
 //! program writes (its timeline, its report, its test file), never by sleeping a
-//! guessed time; the report phase is held open by a lock on the history database.
+//! guessed time; the layout is slowed by a FUSE filesystem, the report phase is
+//! held open by a lock on the history database.
 
 use crate::support::{command, scratch};
 use std::path::{Path, PathBuf};
@@ -449,4 +450,77 @@ fn an_interrupted_run_is_marked_in_history_trend_compare_and_show() {
     );
     let (_, shown, _) = iolens_says(&["show", &db_arg, "1"]);
     assert!(!shown.contains("interrupted"), "{shown}");
+}
+
+/// Signals while a job's file is being laid out, every layout write slowed by a
+/// FUSE filesystem (a held write would keep the signals from being handled at
+/// all: the kernel waits for it uninterruptibly): two keep the report (of a run
+/// that measured nothing) and store it marked; a third aborts without waiting
+/// for the layout, and nothing is stored.
+#[test]
+fn signals_during_the_layout_stop_before_the_run_or_abort_on_the_third() {
+    use crate::fault_fs::{Fault, FaultFs, Op, Rule};
+    for (signals, aborts) in [
+        (&["INT", "TERM"][..], false),
+        (&["INT", "INT", "HUP"], true),
+    ] {
+        let case = format!("{signals:?} during the layout");
+        let Some(fs) = FaultFs::mount("f", 0) else {
+            return;
+        };
+        fs.inject(Rule::always(
+            Op::Write,
+            0..u64::MAX,
+            Fault::Delay(Duration::from_millis(100)),
+        ));
+        let dir = scratch();
+        let db = dir.path().join("h.db");
+        let file = format!("--filename={}", fs.file().display());
+        let db_arg = format!("--db={}", db.display());
+        let mut iolens = Running::start(
+            dir.path(),
+            &[
+                "run",
+                "--name=laid",
+                &file,
+                "--rw=read",
+                "--size=16m",
+                "--bs=64k",
+                &db_arg,
+            ],
+        );
+        iolens.wait_for("a slowed layout write", |_| fs.fired() > 0);
+        let answers = ["stopping: the report", "again: still finishing"];
+        for (s, answer) in signals.iter().zip(answers.iter().map(Some).chain([None])) {
+            iolens.signal(s);
+            if let Some(answer) = answer {
+                iolens.wait_saying(answer);
+            }
+        }
+        // the layout was still going when the last answer came
+        let file_size = std::fs::metadata(fs.file()).unwrap().len();
+        assert!(file_size < 16 << 20, "{case}: laid out before the signals");
+        let code = iolens.code();
+        let err = iolens.stderr();
+        match aborts {
+            true => {
+                assert_eq!(code, Some(129), "{case}: {err}");
+                assert!(
+                    err.contains("SIGHUP: aborted without a report"),
+                    "{case}: {err}"
+                );
+                assert!(!history(&db).contains(" laid"), "{case}: {}", history(&db));
+            }
+            false => {
+                assert_eq!(code, Some(143), "{case}: {err}");
+                assert!(
+                    iolens.stdout().contains("laid: (g=0)")
+                        && err.contains("interrupted: the results are partial")
+                        && history(&db).contains(" INTERRUPTED "),
+                    "{case}: expected the report, stored and marked:\n{}{err}",
+                    iolens.stdout()
+                );
+            }
+        }
+    }
 }
