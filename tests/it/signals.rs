@@ -98,6 +98,13 @@ impl Drop for Running {
     }
 }
 
+/// A scratch directory and the path of a history database in it.
+fn scratch_with_history() -> (tempfile::TempDir, PathBuf) {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    (dir, db)
+}
+
 /// A null-engine job that runs until stopped, printing its timeline each second.
 fn endless_job(db: &Path) -> Vec<String> {
     [
@@ -161,8 +168,7 @@ fn each_signal_pattern_mid_run_keeps_the_report_and_stores_it_marked() {
         (&["HUP"], 129),
     ];
     for (signals, code) in patterns {
-        let dir = scratch();
-        let db = dir.path().join("h.db");
+        let (dir, db) = scratch_with_history();
         let mut iolens = Running::start(dir.path(), &args(&endless_job(&db)));
         // the timeline's header comes once the job has run a second
         iolens.wait_saying("timeline:");
@@ -201,22 +207,12 @@ fn each_signal_pattern_mid_run_keeps_the_report_and_stores_it_marked() {
 
 #[test]
 fn quick_stopped_twice_mid_run_like_timeout_keeps_its_table_and_removes_its_file() {
-    let dir = scratch();
-    let db = dir.path().join("h.db");
-    let target = dir.path().display().to_string();
-    let db_arg = format!("--db={}", db.display());
-    let mut iolens = Running::start(
+    let (dir, db) = scratch_with_history();
+    let mut iolens = quick_with_its_file_laid_out(
         dir.path(),
-        &[
-            "quick",
-            &target,
-            "--duration=30",
-            "--ramp=100ms",
-            "--size=16m",
-            &db_arg,
-        ],
+        &db,
+        &["--duration=30", "--ramp=100ms", "--size=16m"],
     );
-    wait_for_laid_out_quick_file(&mut iolens, dir.path());
     // the first test measures once its ramp is over
     std::thread::sleep(Duration::from_millis(500));
     iolens.signal("TERM");
@@ -236,8 +232,18 @@ fn quick_stopped_twice_mid_run_like_timeout_keeps_its_table_and_removes_its_file
     assert_eq!(leftovers(dir.path()), Vec::<String>::new());
 }
 
-/// Wait until quick's test file is laid out to its 16 MiB.
-fn wait_for_laid_out_quick_file(iolens: &mut Running, dir: &Path) {
+/// `iolens quick` on `dir` with its history in `db` and these `--duration`, `--ramp`, `--size`.
+fn start_quick(dir: &Path, db: &Path, settings: &[&str]) -> Running {
+    let target = dir.display().to_string();
+    let db_arg = format!("--db={}", db.display());
+    let mut words = vec!["quick", target.as_str(), db_arg.as_str()];
+    words.extend(settings);
+    Running::start(dir, &words)
+}
+
+/// `start_quick` (with `--size=16m` among `settings`), once its test file is laid out.
+fn quick_with_its_file_laid_out(dir: &Path, db: &Path, settings: &[&str]) -> Running {
+    let mut iolens = start_quick(dir, db, settings);
     let dir = dir.to_path_buf();
     iolens.wait_for("the laid-out test file", move |_| {
         std::fs::read_dir(&dir).unwrap().any(|e| {
@@ -248,27 +254,18 @@ fn wait_for_laid_out_quick_file(iolens: &mut Running, dir: &Path) {
                 && e.metadata().is_ok_and(|m| m.len() >= 16 << 20)
         })
     });
+    iolens
 }
 
 #[test]
 fn quick_stopped_before_it_measured_stores_nothing_and_says_so() {
-    let dir = scratch();
-    let db = dir.path().join("h.db");
-    let target = dir.path().display().to_string();
-    let db_arg = format!("--db={}", db.display());
+    let (dir, db) = scratch_with_history();
     // a ramp far longer than the test takes to reach it: nothing is measured
-    let mut iolens = Running::start(
+    let mut iolens = quick_with_its_file_laid_out(
         dir.path(),
-        &[
-            "quick",
-            &target,
-            "--duration=1",
-            "--ramp=10m",
-            "--size=16m",
-            &db_arg,
-        ],
+        &db,
+        &["--duration=1", "--ramp=10m", "--size=16m"],
     );
-    wait_for_laid_out_quick_file(&mut iolens, dir.path());
     iolens.signal("INT");
     assert_eq!(iolens.code(), Some(130), "stderr:\n{}", iolens.stderr());
     let err = iolens.stderr();
@@ -314,21 +311,12 @@ fn at_report_time_two_signals_wait_for_the_history_and_a_third_or_a_late_one_abo
     ];
     for (signals, pause, aborts) in cases {
         let case = format!("{signals:?} (pause {pause:?}) at report time");
-        let dir = scratch();
-        let db = dir.path().join("h.db");
+        let (dir, db) = scratch_with_history();
         let held = HeldHistory::hold(&db);
-        let target = dir.path().display().to_string();
-        let db_arg = format!("--db={}", db.display());
-        let mut iolens = Running::start(
+        let mut iolens = start_quick(
             dir.path(),
-            &[
-                "quick",
-                &target,
-                "--duration=100ms",
-                "--ramp=0",
-                "--size=8m",
-                &db_arg,
-            ],
+            &db,
+            &["--duration=100ms", "--ramp=0", "--size=8m"],
         );
         // the table is printed before the run is stored
         iolens.wait_for("the table", |r| r.stdout().contains("RND4K-Q1T1-write"));
@@ -385,8 +373,7 @@ fn iolens_says(words: &[&str]) -> (Option<i32>, String, String) {
 
 #[test]
 fn an_interrupted_run_is_marked_in_history_trend_compare_and_show() {
-    let dir = scratch();
-    let db = dir.path().join("h.db");
+    let (dir, db) = scratch_with_history();
     let db_arg = format!("--db={}", db.display());
     // the same job twice: run 1 whole, run 2 stopped once its first second is out
     let job: Vec<String> = endless_job(&db)
@@ -473,8 +460,7 @@ fn signals_during_the_layout_stop_before_the_run_or_abort_on_the_third() {
             0..u64::MAX,
             Fault::Delay(Duration::from_millis(100)),
         ));
-        let dir = scratch();
-        let db = dir.path().join("h.db");
+        let (dir, db) = scratch_with_history();
         let file = format!("--filename={}", fs.file().display());
         let db_arg = format!("--db={}", db.display());
         let mut iolens = Running::start(
