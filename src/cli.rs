@@ -157,6 +157,10 @@ pub enum Command {
         /// Also write both results side by side as a self-contained HTML page.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Compare even when a side holds an interrupted run (partial results),
+        /// with a warning; without it such a comparison is refused.
+        #[arg(long)]
+        allow_interrupted: bool,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -194,6 +198,10 @@ pub enum Command {
         /// iops, bw, clat_mean, clat_p99, cpu_per_io.
         #[arg(long, value_name = "METRIC")]
         trend: Option<String>,
+        /// In --trend, show interrupted runs (partial results) too, marked and not
+        /// judged; without it they are left out.
+        #[arg(long)]
+        with_interrupted: bool,
         #[command(flatten)]
         db: DbArgs,
     },

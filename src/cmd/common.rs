@@ -290,7 +290,7 @@ impl JobSet {
 
 /// Ctrl-C handling for a command that runs jobs.
 pub(super) fn stop_flag() -> Result<Arc<AtomicBool>, CmdError> {
-    stop_signal::install_stop_handler()
+    stop_signal::install_stop_handler(true)
         .map_err(|e| CmdError::run_failed(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
@@ -375,7 +375,7 @@ pub(super) fn run_status(report: &RunReport) -> i32 {
         eprintln!("iolens: interrupted: the results are partial");
         code = EXIT_RUN_FAILED;
     }
-    // Stopped by SIGINT/SIGTERM: the shell's 130/143, after the partial report.
+    // Stopped by SIGINT/SIGTERM/SIGHUP: the shell's 130/143/129, after the partial report.
     if let Some(sig) = stop_signal::received_signal() {
         code = 128 + sig;
     }

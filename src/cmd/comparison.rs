@@ -22,7 +22,30 @@ pub(super) fn against_history(
         label: "this run".into(),
         runs: runs.to_vec(),
     };
+    // the run is over: say what is partial rather than refuse
+    refuse_cut_short([&stored, &this], true)?;
     show(&stored, &this, "\n", html_path)
+}
+
+/// A side holding an interrupted run (partial results: a 3 s run cut short is no
+/// match for a 10 s one) is refused unless `allow`, and then named in a warning.
+pub(super) fn refuse_cut_short(sides: [&Side; 2], allow: bool) -> Result<(), CmdError> {
+    for side in sides {
+        let cut = side.runs.iter().filter(|r| r.interrupted).count();
+        let what = match (cut, side.runs.len()) {
+            (0, _) => continue,
+            (_, 1) => format!("{} was interrupted", side.label),
+            (cut, n) => format!("{cut} of the {n} runs of {} were interrupted", side.label),
+        };
+        if !allow {
+            return Err(CmdError::usage(format!(
+                "{what}: its results are partial, not comparable with a whole run \
+                 (--allow-interrupted compares anyway)"
+            )));
+        }
+        eprintln!("iolens: warning: {what}: its results are partial; the changes below are not like for like");
+    }
+    Ok(())
 }
 
 /// The text comparison on stdout (after `separator`), and the HTML page when asked for.
@@ -174,5 +197,37 @@ mod tests {
             e.to_string(),
             "no-such-result: neither a result file nor a history id"
         );
+    }
+
+    #[test]
+    fn a_side_cut_short_is_refused_unless_allowed() {
+        let side = |label: &str, cut: &[bool]| Side {
+            label: label.into(),
+            runs: cut
+                .iter()
+                .map(|&interrupted| RunReport {
+                    interrupted,
+                    ..crate::testutil::run_report(&[("x", 1.0)])
+                })
+                .collect(),
+        };
+        let (whole, cut, some) = (
+            side("a", &[false]),
+            side("b", &[true]),
+            side("c", &[false, true, true]),
+        );
+        assert_eq!(refuse_cut_short([&whole, &whole], false), Ok(()));
+        assert_eq!(
+            refuse_cut_short([&whole, &cut], false)
+                .expect_err("one side cut short")
+                .to_string(),
+            "iolens: b was interrupted: its results are partial, not comparable with a whole run \
+             (--allow-interrupted compares anyway)"
+        );
+        assert!(refuse_cut_short([&some, &whole], false)
+            .expect_err("repetitions cut short")
+            .message()
+            .starts_with("2 of the 3 runs of c were interrupted"));
+        assert_eq!(refuse_cut_short([&cut, &some], true), Ok(()));
     }
 }

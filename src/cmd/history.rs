@@ -18,6 +18,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub(super) struct HistoryQuery {
     pub filter: Filter,
     pub trend: Option<String>,
+    /// `--with-interrupted`: the trend shows interrupted runs too, marked.
+    pub with_interrupted: bool,
 }
 
 pub(super) fn history_command(
@@ -36,9 +38,12 @@ pub(super) fn history_command(
                     names.join(", ")
                 )));
             };
-            store
-                .metric_points(metric, &query.filter)
-                .map(|points| render_trend(metric, &points))
+            store.metric_points(metric, &query.filter).map(|points| {
+                let (shown, left_out): (Vec<_>, Vec<_>) = points
+                    .into_iter()
+                    .partition(|p| query.with_interrupted || !p.interrupted);
+                render_trend(metric, &shown) + &interrupted_left_out(&left_out)
+            })
         }
         None => store.list(&query.filter).map(|runs| render_list(&runs)),
     };
@@ -59,6 +64,16 @@ pub(super) fn show_command(
         .report(id)
         .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let mut text = output::render(&report, &formats.0);
+    if report.interrupted {
+        let mark = format!(
+            "run {id} was interrupted ({}): its results are partial",
+            report.terminated.as_deref().unwrap_or("stopped early")
+        );
+        match formats.0 == [Format::Normal] {
+            true => text = format!("{mark}\n\n{text}"),
+            false => eprintln!("iolens: {mark}"),
+        }
+    }
     if formats.0 == [Format::Normal] {
         let batch = store
             .batch_of(id)
@@ -108,16 +123,21 @@ fn render_list(runs: &[store::RunSummary]) -> String {
         return "no runs stored yet (every `iolens run` is saved unless --no-history)\n".into();
     }
     let mut out = format!(
-        "{:>5} {:>5}  {:<19}  {:<16} {:<20} {:<8} {:<24} targets\n",
-        "id", "batch", "started (UTC)", "host", "kernel", "version", "jobs"
+        "{:>5} {:>5}  {:<19}  {:<11}  {:<16} {:<20} {:<8} {:<24} targets\n",
+        "id", "batch", "started (UTC)", "ended", "host", "kernel", "version", "jobs"
     );
     for r in runs {
         let _ = writeln!(
             out,
-            "{:>5} {:>5}  {:<19}  {:<16} {:<20} {:<8} {:<24} {}",
+            "{:>5} {:>5}  {:<19}  {:<11}  {:<16} {:<20} {:<8} {:<24} {}",
             r.id,
             r.batch,
             utc_time(r.started_unix_ms),
+            if r.interrupted {
+                "INTERRUPTED"
+            } else {
+                "complete"
+            },
             fit(r.host.as_deref().unwrap_or("-"), 16),
             fit(r.kernel.as_deref().unwrap_or("-"), 20),
             fit(&r.tool_version, 8),
@@ -173,11 +193,17 @@ fn render_trend(metric: Metric, points: &[store::MetricPoint]) -> String {
                 distinguishing_options(&of_job, series[0])
             );
             for (i, p) in series.iter().enumerate() {
-                let baseline: Vec<f64> = series[i.saturating_sub(TREND_WINDOW)..i]
+                // Only whole runs judge and are judged.
+                let whole_before: Vec<f64> = series[..i]
                     .iter()
+                    .filter(|p| !p.interrupted)
                     .map(|p| p.value)
                     .collect();
-                let note = trend_note(metric, &baseline, p.value);
+                let baseline = &whole_before[whole_before.len().saturating_sub(TREND_WINDOW)..];
+                let note = match p.interrupted {
+                    true => "INTERRUPTED: partial results, not judged".to_string(),
+                    false => trend_note(metric, baseline, p.value),
+                };
                 let _ = writeln!(
                     out,
                     "  {:>5}  {:<19}  {:>14.1}  {note}",
@@ -203,6 +229,18 @@ fn render_trend(metric: Metric, points: &[store::MetricPoint]) -> String {
         out.push_str("no stored runs have this metric\n");
     }
     out
+}
+
+/// The line saying how many interrupted runs' points `--trend` left out; empty when none.
+fn interrupted_left_out(left_out: &[store::MetricPoint]) -> String {
+    let mut runs: Vec<i64> = left_out.iter().map(|p| p.run_id).collect();
+    runs.dedup();
+    match runs.len() {
+        0 => String::new(),
+        n => format!(
+            "({n} interrupted run(s) left out: their results are partial; --with-interrupted shows them, marked)\n"
+        ),
+    }
 }
 
 /// ", bs=64k rw=read": the options in which `point`'s configuration differs from
@@ -362,6 +400,7 @@ mod tests {
             tool_version: "0.1.0".into(),
             jobs: "SEQ1M-Q8T1-read,SEQ1M-Q8T1-write,SEQ1M-Q1T1-read,RND4K-Q32T1-read".into(),
             targets: "/d/.iolens-quick-aaaa (temporary, removed)".into(),
+            interrupted: true,
         };
         let text = render_list(&[run]);
         let lines: Vec<&str> = text.lines().collect();
@@ -375,6 +414,11 @@ mod tests {
             lines[1].contains("SEQ1M-Q8T1-read,SEQ1M-Q…")
                 && lines[1].contains("(temporary, removed)"),
             "expected the job list cut with an ellipsis and the temporary target marked:\n{text}"
+        );
+        assert_eq!(
+            column(lines[0], "ended"),
+            column(lines[1], "INTERRUPTED"),
+            "expected the interrupted run marked under 'ended':\n{text}"
         );
     }
 
@@ -396,6 +440,7 @@ mod tests {
             value,
             config_fingerprint: Some(crate::series::fingerprint::fingerprint(&config)),
             config,
+            interrupted: false,
         }
     }
 
@@ -455,5 +500,35 @@ mod tests {
             trend_note(Metric::Iops, &five, 10.0).starts_with("REGRESSION"),
             "expected a verdict against five earlier runs"
         );
+    }
+
+    #[test]
+    fn an_interrupted_point_is_marked_neither_judged_nor_a_baseline() {
+        let cut_short = |run_id, value| store::MetricPoint {
+            interrupted: true,
+            ..point(run_id, "a", "4k", value)
+        };
+        let points: Vec<_> = (1..=5)
+            .map(|i| point(i, "a", "4k", 100.0))
+            .chain([cut_short(6, 10.0), cut_short(7, 10.0)])
+            .chain((8..=10).map(|i| cut_short(i, 10.0)))
+            .chain([point(11, "a", "4k", 100.0)])
+            .collect();
+        let text = render_trend(Metric::Iops, &points);
+        assert_eq!(
+            text.matches("INTERRUPTED: partial results, not judged")
+                .count(),
+            5,
+            "expected runs 6 to 10 marked, got:\n{text}"
+        );
+        assert!(
+            !text.contains("REGRESSION") && !text.contains("improvement"),
+            "expected neither the partial runs judged nor judging run 11, got:\n{text}"
+        );
+        assert_eq!(
+            interrupted_left_out(&points[5..7]),
+            "(2 interrupted run(s) left out: their results are partial; --with-interrupted shows them, marked)\n"
+        );
+        assert_eq!(interrupted_left_out(&[]), "");
     }
 }

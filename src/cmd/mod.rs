@@ -66,8 +66,14 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
             let typed: Vec<String> = std::env::args().skip(2).collect();
             run_line(&args, &typed)
         }
-        Some(Command::Compare { a, b, html, db }) => {
-            compare::compare_command(&a, &b, html.as_deref(), &history_at(&db))
+        Some(Command::Compare {
+            a,
+            b,
+            html,
+            allow_interrupted,
+            db,
+        }) => {
+            compare::compare_command(&a, &b, html.as_deref(), allow_interrupted, &history_at(&db))
         }
         Some(Command::Ab {
             a,
@@ -81,6 +87,7 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
             job,
             since,
             trend,
+            with_interrupted,
             db,
         }) => {
             let since = since.map(|s| history::parse_since(&s, history::now_unix_ms()));
@@ -93,6 +100,7 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
                         .map_err(|e| CmdError::usage(e.to_string()))?,
                 },
                 trend,
+                with_interrupted,
             };
             history::history_command(&history_at(&db), &query)
         }

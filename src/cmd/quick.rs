@@ -11,6 +11,7 @@ use super::output::{self, Destination};
 use crate::cli::{Format, QuickArgs, RunFlags};
 use crate::model::RunReport;
 use crate::report::{text::findings, text::quick};
+use crate::runner::stop_signal::{remove_on_abort, RemovedOnAbort};
 use crate::runner::RunOutcome;
 use crate::series::fingerprint::TEMPORARY_TARGET_PREFIX;
 use crate::store::Filter;
@@ -31,8 +32,12 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     }
     let duration = args.duration.unwrap_or(DEFAULT_DURATION);
     let ramp = args.ramp.unwrap_or(DEFAULT_RAMP);
+    // Installed first, so that a signal from here on stops the run or, on abort,
+    // finds the temporary files to remove.
+    let stop = stop_flag()?;
     let preset_dir = write_preset()
         .map_err(|e| CmdError::run_failed(format!("cannot write the preset job file: {e}")))?;
+    let _preset_removed_on_abort = remove_on_abort(preset_dir.path());
     let history = HistoryFlags::new(&args.db, args.no_history);
     // Resolved before this run is stored, so that `last` is the run before it.
     let baseline = match args.compare_with.as_deref() {
@@ -78,7 +83,6 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
     };
     let command_line: Vec<String> = std::env::args().skip(1).collect();
     let jobs = JobSet::load(&flags, &job_args, &command_line)?;
-    let stop = stop_flag()?;
     if repetitions > 1 {
         let formats = [if args.json {
             Format::IolensJson
@@ -117,6 +121,10 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
             write_html(path, &output::render_html(&report))?;
         }
         let code = run_status(&report);
+        if interrupted_before_measuring(&report) {
+            eprintln!("iolens quick: interrupted before any test measured: nothing stored");
+            return Ok(code);
+        }
         let reports = [report];
         history.record(&reports);
         if let Some(id) = baseline {
@@ -137,6 +145,8 @@ struct Target {
     /// `--size` for the jobs; None keeps the size of an existing file or device.
     size: Option<String>,
     _created: Option<NamedTempFile>,
+    /// The created file, removed also when a signal aborts the process.
+    _removed_on_abort: Option<RemovedOnAbort>,
 }
 
 impl Target {
@@ -160,6 +170,7 @@ impl Target {
                     description: "block device",
                     size: args.size.clone(),
                     _created: None,
+                    _removed_on_abort: None,
                 })
             }
             Some(m) if m.is_dir() => {
@@ -176,6 +187,7 @@ impl Target {
                     path: file.path().to_path_buf(),
                     description: "temporary test file, removed afterwards",
                     size: Some(size),
+                    _removed_on_abort: Some(remove_on_abort(file.path())),
                     _created: Some(file),
                 })
             }
@@ -185,15 +197,22 @@ impl Target {
                 description: "existing file",
                 size: args.size.clone(),
                 _created: None,
+                _removed_on_abort: None,
             }),
             _ => Ok(Target {
                 path: given,
                 description: "test file, kept afterwards",
                 size: Some(size),
                 _created: None,
+                _removed_on_abort: None,
             }),
         }
     }
+}
+
+/// Stopped before any test of the suite completed an I/O: no result worth storing.
+fn interrupted_before_measuring(report: &RunReport) -> bool {
+    report.interrupted && report.jobs.iter().all(|j| j.total_ios() == 0)
 }
 
 /// The preset as a job file in a private temporary directory, for the job-file reader.

@@ -419,7 +419,7 @@ fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
 /// say `ready`, wait for `go`, run, and write the result to stdout.
 pub(crate) fn serve_worker() -> Result<(), ChildError> {
     // First, so that a SIGINT to the whole process group stops this worker gracefully too.
-    let stop = stop_signal::install_stop_handler().map_err(ChildError::StopHandler)?;
+    let stop = stop_signal::install_stop_handler(false).map_err(ChildError::StopHandler)?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     let mut task: WorkerTask =

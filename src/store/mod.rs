@@ -72,6 +72,8 @@ pub(crate) struct RunSummary {
     /// Distinct targets, comma-separated; a temporary one (`quick`'s test file,
     /// removed after the run) is marked "(temporary, removed)".
     pub targets: String,
+    /// Stopped early (a signal, an error): its results are partial.
+    pub interrupted: bool,
 }
 
 /// Which runs to list. Empty fields match everything.
@@ -96,6 +98,8 @@ pub(crate) struct MetricPoint {
     pub config_fingerprint: Option<String>,
     /// The configuration itself: option name → value.
     pub config: BTreeMap<String, String>,
+    /// The run was stopped early: the value is of a partial run.
+    pub interrupted: bool,
 }
 
 pub(crate) struct Store {
@@ -166,7 +170,7 @@ impl Store {
     pub(crate) fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.batch, r.started_unix_ms, r.host, r.kernel, r.tool_version,
-                    group_concat(j.job, ','),
+                    r.interrupted, group_concat(j.job, ','),
                     group_concat(DISTINCT CASE WHEN j.temporary THEN j.target || ' (temporary, removed)'
                                                ELSE j.target END)
              FROM runs r LEFT JOIN run_jobs j ON j.run_id = r.id
@@ -189,8 +193,9 @@ impl Store {
                     host: r.get(3)?,
                     kernel: r.get(4)?,
                     tool_version: r.get(5)?,
-                    jobs: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                    targets: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                    interrupted: r.get(6)?,
+                    jobs: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                    targets: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
                 })
             },
         )?;
@@ -204,7 +209,8 @@ impl Store {
         filter: &Filter,
     ) -> Result<Vec<MetricPoint>, StoreError> {
         let sql = format!(
-            "SELECT r.id, r.started_unix_ms, j.job, j.{column}, j.config_fingerprint, j.config
+            "SELECT r.id, r.started_unix_ms, j.job, j.{column}, j.config_fingerprint, j.config,
+                    r.interrupted
              FROM runs r JOIN run_jobs j ON j.run_id = r.id
              WHERE j.{column} IS NOT NULL AND r.started_unix_ms >= ?1
                AND (?2 IS NULL OR instr(j.target, ?2) > 0)
@@ -227,6 +233,7 @@ impl Store {
                     value: r.get(3)?,
                     config_fingerprint: r.get(4)?,
                     config: BTreeMap::new(),
+                    interrupted: r.get(6)?,
                 };
                 Ok((point, r.get::<_, Option<String>>(5)?.unwrap_or_default()))
             },

@@ -9,6 +9,8 @@
 //! v3: per job its configuration (`config`: the options as JSON, a temporary
 //!     target's name replaced by its directory), its fingerprint, and whether the
 //!     target was a temporary file; stored jobs are indexed again to fill them.
+//! v4: per run whether it was interrupted (its results partial), read from the
+//!     stored reports.
 
 use super::{HostFacts, StoreError};
 use crate::model::metrics::Metric;
@@ -17,7 +19,7 @@ use crate::series::fingerprint::{fingerprint, fnv1a, is_temporary_target, job_co
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 
 /// The schema this iolens writes.
-pub(super) const VERSION: u32 = 3;
+pub(super) const VERSION: u32 = 4;
 
 const V1: &str = "
 CREATE TABLE runs (
@@ -56,6 +58,12 @@ ALTER TABLE run_jobs ADD COLUMN config_fingerprint TEXT;
 ALTER TABLE run_jobs ADD COLUMN temporary INTEGER NOT NULL DEFAULT 0;
 ";
 
+const V4: &str = "
+ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0;
+UPDATE runs SET interrupted = 1
+ WHERE json_valid(report_json) AND json_extract(report_json, '$.interrupted') = 1;
+";
+
 /// Bring the database to `VERSION`, one step at a time.
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     // IMMEDIATE takes the write lock before reading the version, so two processes
@@ -73,6 +81,9 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     }
     if found < 3 {
         tx.execute_batch(V3)?;
+    }
+    if found < 4 {
+        tx.execute_batch(V4)?;
     }
     // Indexing writes the newest columns, so it runs once they all exist.
     if found < 2 {
@@ -166,7 +177,8 @@ fn index_run(
         None => format!("{host:?}/{kernel:?}"),
     };
     tx.execute(
-        "UPDATE runs SET batch = ?2, host = ?3, kernel = ?4, tool_version = ?5, env_fingerprint = ?6
+        "UPDATE runs SET batch = ?2, host = ?3, kernel = ?4, tool_version = ?5, env_fingerprint = ?6,
+                         interrupted = ?7
          WHERE id = ?1",
         params![
             id,
@@ -174,7 +186,8 @@ fn index_run(
             host,
             kernel,
             report.tool_version,
-            format!("{:016x}", fnv1a(environment_text.as_bytes()))
+            format!("{:016x}", fnv1a(environment_text.as_bytes())),
+            report.interrupted
         ],
     )?;
     index_jobs(tx, id, report)

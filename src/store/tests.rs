@@ -328,3 +328,45 @@ fn a_history_written_by_schema_3_opens_and_reads_back() {
         "expected run 6's misdirected block, got {bad:?}"
     );
 }
+
+#[test]
+fn interrupted_runs_are_marked_when_stored_and_when_a_v3_history_is_migrated() {
+    let dir = scratch_dir();
+    let path = dir.path().join("h.db");
+    let cut_short = |ms| RunReport {
+        interrupted: true,
+        ..report_at(ms, 5.0)
+    };
+    {
+        let mut store = Store::open(&path).unwrap();
+        store.insert(&report_at(1_000, 9.0), None).unwrap();
+        store.insert(&cut_short(2_000), None).unwrap();
+    }
+    // the database as schema 3 left it: no column, the flag only in the reports
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("ALTER TABLE runs DROP COLUMN interrupted; PRAGMA user_version = 3;")
+        .unwrap();
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(user_version(&path), schema::VERSION);
+    store.insert(&cut_short(3_000), None).unwrap();
+    store.insert(&report_at(4_000, 9.0), None).unwrap();
+    let listed: Vec<bool> = store
+        .list(&Filter::default())
+        .unwrap()
+        .iter()
+        .map(|r| r.interrupted)
+        .collect();
+    assert_eq!(
+        listed,
+        [false, true, true, false],
+        "runs 2 and 3 were cut short"
+    );
+    let points: Vec<bool> = store
+        .metric_points(Metric::Iops, &Filter::default())
+        .unwrap()
+        .iter()
+        .map(|p| p.interrupted)
+        .collect();
+    assert_eq!(points, listed, "expected each point marked as its run");
+}

@@ -59,6 +59,7 @@ mod samples;
 mod saved_formats;
 mod scenario_support;
 mod scenarios;
+mod signals;
 mod sprandom;
 mod stack_scenarios;
 mod support;
