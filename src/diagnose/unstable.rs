@@ -3,7 +3,7 @@
 //! started), so one average describes neither part. Found by binary
 //! segmentation: the split of the series that best separates two means.
 
-use super::{seconds_at, still_moving};
+use super::{fresh_space, seconds_at, still_moving};
 use crate::model::{Finding, JobSeries, Observations, RunReport, Severity};
 
 /// Intervals needed before a change point is worth looking for.
@@ -23,8 +23,11 @@ pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
             continue;
         };
         // A series still moving at its end has no two levels to split;
-        // still-moving says what it does instead.
-        if still_moving::trend(obs, lo, &iops).is_some() {
+        // still-moving says what it does instead. A change where the first
+        // pass over fresh space ended is first-pass-allocates'.
+        if still_moving::trend(obs, lo, &iops).is_some()
+            || fresh_space::change_at_pass_end(report, series).is_some()
+        {
             continue;
         }
         let Some(split) = change_point(&iops) else {
@@ -97,7 +100,7 @@ pub(super) fn mean(v: &[f64]) -> f64 {
 
 /// The index splitting `values` into two segments with clearly different
 /// means, if there is one: the split maximising the two-sample t statistic.
-fn change_point(values: &[f64]) -> Option<usize> {
+pub(super) fn change_point(values: &[f64]) -> Option<usize> {
     let n = values.len();
     let mut best: Option<(f64, usize)> = None;
     for split in MIN_SEGMENT..=n.saturating_sub(MIN_SEGMENT) {
