@@ -135,9 +135,10 @@ fn changed_speed(obs: &Observations, series: &JobSeries, pass: &FirstPass, c: &C
     };
     let mut evidence = pass.evidence();
     evidence.push(format!(
-        "the job had written {}, the range its targets span, by t={:.1} s, where its speed changed",
+        "the job had written {}, the range its targets span, by t={:.1} s; its speed changed at t={:.1} s",
         bytes_text(pass.bytes),
-        seconds_at(obs, ended)
+        seconds_at(obs, ended),
+        seconds_at(obs, at - 1)
     ));
     evidence.push(segment(
         c.lo,
