@@ -136,8 +136,11 @@ impl State {
     /// there: the backing file holds no data somewhere in it.
     fn first_write(&self, offset: u64, len: u64) -> Option<Fault> {
         let ns = self.first_write_ns.load(Ordering::Relaxed);
+        if ns == 0 {
+            return None;
+        }
         let hole = iolens_sys::fd::next_hole(&self.backing, offset).ok()?;
-        (ns > 0 && hole < offset + len).then(|| Fault::Delay(Duration::from_nanos(ns)))
+        (hole < offset + len).then(|| Fault::Delay(Duration::from_nanos(ns)))
     }
 
     /// Answer an I/O as a healthy disk would.
