@@ -40,8 +40,8 @@ struct FirstPass {
     fresh: Vec<(String, String)>,
     /// The bytes its targets span: one pass over them allocates all of it.
     bytes: u64,
-    /// The interval in which the job's written bytes reached `bytes`, None
-    /// when they never got past them.
+    /// The interval in which the bytes written to its targets (by it and
+    /// the other jobs writing them) reached `bytes`, None when they never did.
     ended: Option<usize>,
     /// Bytes the job wrote in all, its ramp included (its writes allocate too).
     written: u64,
@@ -79,9 +79,17 @@ impl FirstPass {
         if fresh.is_empty() || bytes == 0 || written == 0 {
             return None;
         }
+        // Every job writing these targets allocates, the ones before this
+        // job (a layout pass with stonewall) and beside it alike.
+        let writers: Vec<&JobSeries> = (report.observations.jobs.iter())
+            .filter(|j| j.targets.iter().any(|t| series.targets.contains(t)))
+            .collect();
         let mut so_far = 0;
-        let ended = series.intervals.iter().position(|i| {
-            so_far += i.bytes[1];
+        let ended = (0..series.intervals.len()).position(|i| {
+            so_far += (writers.iter())
+                .filter_map(|w| w.intervals.get(i))
+                .map(|interval| interval.bytes[1])
+                .sum::<u64>();
             so_far >= bytes
         });
         Some(FirstPass {
@@ -315,5 +323,18 @@ mod tests {
         );
         // Past the pass and steady: nothing to say.
         assert!(first_pass_allocates(&fresh_writer(4000, |i| wobble(i, 200.0))).is_empty());
+    }
+
+    #[test]
+    fn space_an_earlier_job_wrote_is_no_longer_fresh() {
+        // The writer starts at 1 s; a job before it wrote the whole range.
+        let mut report = fresh_writer(100_000, |i| if i <= 10 { 0 } else { wobble(i, 200.0) });
+        assert_eq!(
+            codes(&first_pass_allocates(&report)),
+            ["first-pass-allocates"]
+        );
+        add_job(&mut report, "lay out", true, io(0, 0));
+        report.observations.jobs[1].intervals[5].bytes[1] = 100_000 * 4096;
+        assert!(first_pass_allocates(&report).is_empty());
     }
 }

@@ -272,3 +272,30 @@ fn the_same_job_over_space_already_written_is_no_first_pass() {
     let found = first_pass_findings(&report);
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn a_layout_job_before_it_with_stonewall_leaves_no_first_pass_to_measure() {
+    // 64 writes of 1 MiB lay the file out in well under a second; the paced
+    // job after it writes a tenth of the file in its 3 s, all overwrites.
+    let Some(fs) = fresh_file(64 << 20) else {
+        return;
+    };
+    let file = format!("--filename={}", fs.file().display());
+    let report = run_report(&strings(&[
+        "--rw=write",
+        "--size=64m",
+        &file,
+        "--name=lay-out",
+        "--bs=1m",
+        "--name=measure",
+        "--bs=4k",
+        "--rate_iops=500",
+        "--stonewall",
+        "--runtime=3",
+        "--time_based",
+    ]));
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{:#}", report["jobs"]);
+    let found = first_pass_findings(&report);
+    assert!(found.is_empty(), "{found:?}");
+}
