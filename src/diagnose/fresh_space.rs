@@ -8,7 +8,7 @@
 //! moment its written bytes reached the range its targets span), and, as a
 //! note, when its measured window never got past the first pass.
 
-use super::unstable::{change_point, mean, measured_iops, round};
+use super::unstable::{best_split, mean, measured_iops, round};
 use super::{bytes_text, seconds_at};
 use crate::model::{Finding, JobSeries, Observations, RunReport, Severity};
 
@@ -17,6 +17,8 @@ use crate::model::{Finding, JobSeries, Observations, RunReport, Severity};
 const NEAR_INTERVALS: usize = 3;
 /// …or this share of the measured intervals, when that is more.
 const NEAR_SHARE: f64 = 0.05;
+/// The intervals weighed on each side of the pass's end.
+const LOCAL: usize = 10;
 
 pub(super) fn first_pass_allocates(report: &RunReport) -> Vec<Finding> {
     let obs = &report.observations;
@@ -116,15 +118,22 @@ pub(super) struct Change {
     split: usize,
 }
 
-/// The job's change of speed (`unstable-throughput`'s change point), when it
-/// came where its first pass over fresh space ended.
+/// The job's change of speed where its first pass over fresh space ended:
+/// the intervals either side of that moment (up to `LOCAL` each) differ as
+/// `unstable-throughput`'s two levels must, split within `NEAR_INTERVALS` (or
+/// `NEAR_SHARE`) of it. Only those intervals are weighed: overwrites often
+/// move on (bursts, a cache filling) and a change elsewhere is not this one.
 pub(super) fn change_at_pass_end(report: &RunReport, series: &JobSeries) -> Option<Change> {
     let ended = FirstPass::of(report, series)?.ended?;
     let (lo, iops) = measured_iops(&report.observations, series)?;
-    let split = change_point(&iops)?;
     let near = NEAR_INTERVALS.max((NEAR_SHARE * iops.len() as f64) as usize);
     // The pass ended inside interval `ended`: the next one is all overwrites.
-    ((ended + 1).abs_diff(lo + split) <= near).then_some(Change { lo, iops, split })
+    let pass_end = (ended + 1).checked_sub(lo)?;
+    let from = pass_end.saturating_sub(LOCAL).min(iops.len());
+    let to = (pass_end + LOCAL).min(iops.len());
+    let splits = pass_end.saturating_sub(near).max(from)..=pass_end + near;
+    let split = from + best_split(&iops[from..to], splits.map(|s| s - from))?;
+    Some(Change { lo, iops, split })
 }
 
 fn changed_speed(obs: &Observations, series: &JobSeries, pass: &FirstPass, c: &Change) -> Finding {
@@ -143,7 +152,7 @@ fn changed_speed(obs: &Observations, series: &JobSeries, pass: &FirstPass, c: &C
     };
     let mut evidence = pass.evidence();
     evidence.push(format!(
-        "the job had written {}, the range its targets span, by t={:.1} s; its speed changed at t={:.1} s",
+        "the {} its targets span had all been written by t={:.1} s, the first pass over them; its speed changed at t={:.1} s",
         bytes_text(pass.bytes),
         seconds_at(obs, ended),
         seconds_at(obs, at - 1)
@@ -266,6 +275,20 @@ mod tests {
         assert!(finding.advice.contains("ramp_time"), "{finding:?}");
         assert!(unstable_throughput(&report).is_empty());
         assert!(still_moving(&report).is_empty());
+    }
+
+    #[test]
+    fn overwrites_that_speed_up_again_later_are_still_the_first_pass_ending() {
+        // Slow to 4 s, then 1500 an interval for a second, then 6000.
+        let report = fresh_writer(8000, |i| match i {
+            ..=40 => wobble(i, 200.0),
+            41..=50 => wobble(i, 1500.0),
+            _ => wobble(i, 6000.0),
+        });
+        let found = first_pass_allocates(&report);
+        assert_eq!(codes(&found), ["first-pass-allocates"], "{found:?}");
+        assert_eq!(found[0].at_ns, Some(4_000_000_000), "{found:?}");
+        assert!(unstable_throughput(&report).is_empty());
     }
 
     #[test]

@@ -166,7 +166,7 @@ pub(super) const RULES: &[Rule] = &[
         severities: &[Severity::Info, Severity::Warning],
         scope: Scope::Host,
         check: Check::Run(fresh_space::first_pass_allocates),
-        fires_when: "a write job's target was fresh space when the run started (a file with holes, preallocated extents never written, a loop device over a file with holes: a thin device), and its per-interval IOPS changed level (as `unstable-throughput` finds it) within 3 intervals (or 5 % of them) of the moment the bytes written to its targets (by it and the jobs before and beside it) reached the range they span: the first pass allocated, then overwrites; names both speeds and when; instead of `unstable-throughput` and `still-moving`. `info` when its measured window (≥ 20 intervals) never got past the first pass: the result is a first-pass number",
+        fires_when: "a write job's target was fresh space when the run started (a file with holes, preallocated extents never written, a loop device over a file with holes: a thin device), and its per-interval IOPS changed level (by `unstable-throughput`'s bar, weighing the 10 intervals either side) within 3 intervals (or 5 % of them) of the moment the bytes written to its targets (by it and the jobs before and beside it) reached the range they span: the first pass allocated, then overwrites; names both speeds and when; instead of `unstable-throughput` and `still-moving`. `info` when its measured window (≥ 20 intervals) never got past the first pass: the result is a first-pass number",
     },
     Rule {
         code: "cpu-frequency",

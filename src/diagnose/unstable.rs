@@ -100,10 +100,24 @@ pub(super) fn mean(v: &[f64]) -> f64 {
 
 /// The index splitting `values` into two segments with clearly different
 /// means, if there is one: the split maximising the two-sample t statistic.
-pub(super) fn change_point(values: &[f64]) -> Option<usize> {
+fn change_point(values: &[f64]) -> Option<usize> {
+    best_split(
+        values,
+        MIN_SEGMENT..=values.len().saturating_sub(MIN_SEGMENT),
+    )
+}
+
+/// Of the `splits`, the one whose two segments of `values` differ most
+/// clearly (the largest two-sample t statistic, the first of equals), if any
+/// differs clearly: by `MIN_STEP` of the higher mean and `MIN_T` standard
+/// errors, each segment `MIN_SEGMENT` long.
+pub(super) fn best_split(values: &[f64], splits: impl IntoIterator<Item = usize>) -> Option<usize> {
     let n = values.len();
     let mut best: Option<(f64, usize)> = None;
-    for split in MIN_SEGMENT..=n.saturating_sub(MIN_SEGMENT) {
+    for split in splits {
+        if split < MIN_SEGMENT || n < split + MIN_SEGMENT {
+            continue;
+        }
         let (a, b) = values.split_at(split);
         let (ma, mb) = (mean(a), mean(b));
         let ss: f64 = a.iter().map(|x| (x - ma).powi(2)).sum::<f64>()

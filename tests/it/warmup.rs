@@ -235,7 +235,7 @@ fn a_first_pass_over_fresh_space_is_named_where_the_speed_changes() {
     let text = finding_text(finding);
     assert!(
         text.contains("sped up when its first pass over fresh space ended")
-            && text.contains("the job had written 2.0 MiB, the range its targets span"),
+            && text.contains("the 2.0 MiB its targets span had all been written by"),
         "{text}"
     );
     // One event, one finding.
