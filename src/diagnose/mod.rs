@@ -15,6 +15,7 @@ mod cpu_frequency;
 mod cpu_starvation;
 mod device_traffic;
 mod foreign_io;
+mod fresh_space;
 mod holes;
 mod media;
 pub(crate) mod missed_schedule;
@@ -42,10 +43,10 @@ use rules::{run_rules, Scope};
 /// and their findings name the host: pagecache-under-direct-io,
 /// served-from-cache, direct-io-not-honoured, writeback-stall,
 /// cgroup-memory-limit, cgroup-io-limit, cgroup-cpu-quota, tool-bound,
-/// read-from-holes, foreign-io, unstable-throughput and still-moving (the host's series),
-/// cpu-frequency, cache-evicted-mid-run, cache-evicted-without-pressure,
-/// tunables-changed and cpu-starvation. The rules about the jobs alone
-/// (straggler) read every rank.
+/// read-from-holes, foreign-io, unstable-throughput, still-moving and
+/// first-pass-allocates (the host's series), cpu-frequency,
+/// cache-evicted-mid-run, cache-evicted-without-pressure, tunables-changed and
+/// cpu-starvation. The rules about the jobs alone (straggler) read every rank.
 /// The rules and their order are `RULES`'.
 /// A run on one host has no `ObservedHost`: every rule reads the report as it is.
 pub(crate) fn diagnose(report: &RunReport) -> Vec<Finding> {

@@ -5,8 +5,8 @@
 
 use super::{
     amplification, cache_eviction, cgroup_cpu, cgroup_io, cgroup_memory, compressed, cpu_frequency,
-    cpu_starvation, device_traffic, foreign_io, holes, media, missed_schedule, pagecache,
-    still_moving, straggler, tool_bound, tunables, unstable, writeback, writes_in_ram,
+    cpu_starvation, device_traffic, foreign_io, fresh_space, holes, media, missed_schedule,
+    pagecache, still_moving, straggler, tool_bound, tunables, unstable, writeback, writes_in_ram,
 };
 use crate::model::{Finding, RunReport, Severity};
 
@@ -160,6 +160,13 @@ pub(super) const RULES: &[Rule] = &[
         scope: Scope::Host,
         check: Check::Run(still_moving::still_moving),
         fires_when: "the per-interval IOPS was still rising or falling when the run ended (a robust line through the last third of the measured intervals moves ≥ 15 % of its level and ≥ 6 standard errors): the average is a point on a curve; says since when (the knee of the best fit of a level, then a line); left to `steadystate=` when it judged the job steady, and instead of `unstable-throughput`",
+    },
+    Rule {
+        code: "first-pass-allocates",
+        severities: &[Severity::Info, Severity::Warning],
+        scope: Scope::Host,
+        check: Check::Run(fresh_space::first_pass_allocates),
+        fires_when: "a write job's target was fresh space when the run started (a file with holes, preallocated extents never written, a loop device over a file with holes: a thin device), and its per-interval IOPS changed level (by `unstable-throughput`'s bar, weighing the 10 intervals either side) within 3 intervals (or 5 % of them) of the moment the bytes written to its targets (by it and the jobs before and beside it) reached the range they span: the first pass allocated, then overwrites; names both speeds and when; instead of `unstable-throughput` and `still-moving`. `info` when its measured window (≥ 20 intervals) never got past the first pass: the result is a first-pass number",
     },
     Rule {
         code: "cpu-frequency",

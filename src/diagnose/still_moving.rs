@@ -6,8 +6,8 @@
 //! IOPS series, judged against how far the intervals scatter around it, then
 //! followed back to where the trend began.
 
-use super::seconds_at;
 use super::unstable::{mean, measured_iops, round, MIN_T};
+use super::{fresh_space, seconds_at};
 use crate::model::{Finding, Observations, RunReport, Severity};
 
 /// The end judged is the last third of the measured intervals (a change that
@@ -35,7 +35,8 @@ pub(super) fn still_moving(report: &RunReport) -> Vec<Finding> {
             .jobs
             .iter()
             .any(|j| j.name == series.name && j.steadystate.as_ref().is_some_and(|s| s.attained));
-        if judged_steady {
+        // A change where the first pass over fresh space ended is first-pass-allocates'.
+        if judged_steady || fresh_space::change_at_pass_end(report, series).is_some() {
             continue;
         }
         let Some((lo, iops)) = measured_iops(obs, series) else {

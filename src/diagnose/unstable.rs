@@ -3,7 +3,7 @@
 //! started), so one average describes neither part. Found by binary
 //! segmentation: the split of the series that best separates two means.
 
-use super::{seconds_at, still_moving};
+use super::{fresh_space, seconds_at, still_moving};
 use crate::model::{Finding, JobSeries, Observations, RunReport, Severity};
 
 /// Intervals needed before a change point is worth looking for.
@@ -23,8 +23,11 @@ pub(super) fn unstable_throughput(report: &RunReport) -> Vec<Finding> {
             continue;
         };
         // A series still moving at its end has no two levels to split;
-        // still-moving says what it does instead.
-        if still_moving::trend(obs, lo, &iops).is_some() {
+        // still-moving says what it does instead. A change where the first
+        // pass over fresh space ended is first-pass-allocates'.
+        if still_moving::trend(obs, lo, &iops).is_some()
+            || fresh_space::change_at_pass_end(report, series).is_some()
+        {
             continue;
         }
         let Some(split) = change_point(&iops) else {
@@ -98,9 +101,23 @@ pub(super) fn mean(v: &[f64]) -> f64 {
 /// The index splitting `values` into two segments with clearly different
 /// means, if there is one: the split maximising the two-sample t statistic.
 fn change_point(values: &[f64]) -> Option<usize> {
+    best_split(
+        values,
+        MIN_SEGMENT..=values.len().saturating_sub(MIN_SEGMENT),
+    )
+}
+
+/// Of the `splits`, the one whose two segments of `values` differ most
+/// clearly (the largest two-sample t statistic, the first of equals), if any
+/// differs clearly: by `MIN_STEP` of the higher mean and `MIN_T` standard
+/// errors, each segment `MIN_SEGMENT` long.
+pub(super) fn best_split(values: &[f64], splits: impl IntoIterator<Item = usize>) -> Option<usize> {
     let n = values.len();
     let mut best: Option<(f64, usize)> = None;
-    for split in MIN_SEGMENT..=n.saturating_sub(MIN_SEGMENT) {
+    for split in splits {
+        if split < MIN_SEGMENT || n < split + MIN_SEGMENT {
+            continue;
+        }
         let (a, b) = values.split_at(split);
         let (ma, mb) = (mean(a), mean(b));
         let ss: f64 = a.iter().map(|x| (x - ma).powi(2)).sum::<f64>()

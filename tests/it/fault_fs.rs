@@ -3,7 +3,9 @@
 //! which I/Os to fail (an errno, once or always), delay, drop (acknowledge without
 //! storing), tear (store the first half) or hang until released. Every read and
 //! write reaches it (the file is opened in FUSE's direct-I/O mode, no page cache),
-//! so the offsets it sees are the ones the program under test issued.
+//! so the offsets it sees are the ones the program under test issued. It can
+//! also play storage that allocates on the first write (a thin device): writes
+//! to ranges never written are slow, and the file shows its holes.
 //!
 //! Unmounted on drop, also when the test panics; mounted with `auto_unmount`, so
 //! even a test process that is killed leaves no mount behind.
@@ -17,7 +19,7 @@ use fuser::{
 use std::ffi::OsStr;
 use std::fs::File;
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,6 +110,9 @@ struct State {
     held: Mutex<Vec<Pending>>,
     /// How many I/Os a rule has applied to.
     fired: AtomicU64,
+    /// Nanoseconds a write to a range never written waits (see
+    /// `FaultFs::allocate_on_first_write`); 0 when off.
+    first_write_ns: AtomicU64,
 }
 
 impl State {
@@ -125,6 +130,17 @@ impl State {
             rules.remove(at);
         }
         Some(fault)
+    }
+
+    /// The delay of a write to `offset..offset + len` when it is the first
+    /// there: the backing file holds no data somewhere in it.
+    fn first_write(&self, offset: u64, len: u64) -> Option<Fault> {
+        let ns = self.first_write_ns.load(Ordering::Relaxed);
+        if ns == 0 {
+            return None;
+        }
+        let hole = iolens_sys::fd::next_hole(&self.backing, offset).ok()?;
+        (hole < offset + len).then(|| Fault::Delay(Duration::from_nanos(ns)))
     }
 
     /// Answer an I/O as a healthy disk would.
@@ -211,15 +227,15 @@ impl FaultyFs {
         let (kind, size, perm, nlink) = if ino == INodeNo::ROOT {
             (FileType::Directory, 0, 0o755, 2)
         } else if ino == FILE_INO {
-            let size = self.state.backing.metadata().ok()?.len();
-            (FileType::RegularFile, size, 0o644, 1)
+            let meta = self.state.backing.metadata().ok()?;
+            (FileType::RegularFile, meta.len(), 0o644, 1)
         } else {
             return None;
         };
         Some(FileAttr {
             ino,
             size,
-            blocks: size.div_ceil(512),
+            blocks: self.blocks(size),
             atime: SystemTime::UNIX_EPOCH,
             mtime: SystemTime::UNIX_EPOCH,
             ctime: SystemTime::UNIX_EPOCH,
@@ -233,6 +249,16 @@ impl FaultyFs {
             flags: 0,
             blksize: 4096,
         })
+    }
+
+    /// The 512-byte blocks the file holds: all of them, unless it plays
+    /// storage that allocates on the first write (then the backing file's).
+    fn blocks(&self, size: u64) -> u64 {
+        let honest = self.state.first_write_ns.load(Ordering::Relaxed) > 0;
+        match self.state.backing.metadata() {
+            Ok(meta) if honest => meta.blocks(),
+            _ => size.div_ceil(512),
+        }
     }
 
     fn reply_attr(&self, ino: INodeNo, reply: ReplyAttr) {
@@ -326,7 +352,11 @@ impl Filesystem for FaultyFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let fault = self.state.fault_for(Op::Write, offset, data.len() as u64);
+        let len = data.len() as u64;
+        let fault = self
+            .state
+            .fault_for(Op::Write, offset, len)
+            .or_else(|| self.state.first_write(offset, len));
         let io = Pending::Write {
             offset,
             data: data.to_vec(),
@@ -395,6 +425,7 @@ impl FaultFs {
             rules: Mutex::default(),
             held: Mutex::default(),
             fired: AtomicU64::new(0),
+            first_write_ns: AtomicU64::new(0),
         });
         let fs = FaultyFs {
             name: name.to_string(),
@@ -437,6 +468,25 @@ impl FaultFs {
 
     pub(crate) fn inject(&self, rule: Rule) {
         self.state.rules.lock().unwrap().push(rule);
+    }
+
+    /// Play storage that allocates on the first write: a write to a range
+    /// never written answers only after `delay`, and the file reports the
+    /// blocks its backing file holds, so its holes show (it starts all hole).
+    pub(crate) fn allocate_on_first_write(&self, delay: Duration) {
+        let ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX).max(1);
+        self.state.first_write_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// Write the whole file once, behind the filesystem's back: no range of
+    /// it is fresh any more.
+    pub(crate) fn write_all_of_it(&self) {
+        let size = self.state.backing.metadata().unwrap().len();
+        self.state
+            .backing
+            .write_all_at(&vec![0x5a; size as usize], 0)
+            .unwrap();
+        self.state.backing.sync_all().unwrap();
     }
 
     /// Forget every rule (I/Os already held stay held).

@@ -4,13 +4,17 @@
 //! ramp ended, and a rate still rising when the run ends is named
 //! (`still-moving`) while a steady one is not. The rates are set by replaying
 //! timed I/O logs of buffered reads of a cached file, so they do not depend on
-//! the machine.
+//! the machine. A write job's first pass over fresh space (`first-pass-allocates`)
+//! runs on the FUSE file of `fault_fs.rs` playing storage whose first write to a
+//! range is slow, so the two speeds are the test's, not the machine's.
 
+use crate::fault_fs::FaultFs;
 use crate::scenarios::{expect_no_warning, expect_warning, finding_text, run_report, strings};
 use crate::support::{iolens, json, scratch};
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The file the logs read, cycled 4 KiB at a time.
 const FILE_BYTES: u64 = 16 << 20;
@@ -184,4 +188,116 @@ fn a_rate_still_rising_when_the_run_ends_is_named() {
     // The same log at a steady 1500 IOPS.
     let steady = replay(&paced_log(dir.path(), 5.0, |_| 1500.0), &[]);
     expect_no_warning(&steady, "still-moving");
+}
+
+/// What a first write to a range of the FUSE file costs: 4 KiB writes one at a
+/// time then go at most 250 a second, overwrites many times that.
+const FIRST_WRITE: Duration = Duration::from_millis(4);
+
+/// A FUSE file of `size` bytes that allocates on the first write, all of it fresh.
+fn fresh_file(size: u64) -> Option<FaultFs> {
+    let fs = FaultFs::mount("thin", size)?;
+    fs.allocate_on_first_write(FIRST_WRITE);
+    Some(fs)
+}
+
+/// The report of 4 KiB sequential writes over all of `fs`'s file for `seconds`.
+fn write_for(fs: &FaultFs, size: &str, seconds: u32) -> Value {
+    run_report(&strings(&[
+        "--name=fill",
+        "--rw=write",
+        "--bs=4k",
+        &format!("--size={size}"),
+        &format!("--filename={}", fs.file().display()),
+        &format!("--runtime={seconds}"),
+        "--time_based",
+    ]))
+}
+
+/// (severity, text) of the run's first-pass-allocates findings.
+fn first_pass_findings(report: &Value) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "first-pass-allocates")
+        .map(|f| (f["severity"].as_str().unwrap().to_string(), finding_text(f)))
+        .collect()
+}
+
+#[test]
+fn a_first_pass_over_fresh_space_is_named_where_the_speed_changes() {
+    // 512 first writes take over 2 s; the overwrites after them are fast.
+    let Some(fs) = fresh_file(2 << 20) else {
+        return;
+    };
+    let report = write_for(&fs, "2m", 5);
+    assert_eq!(report["observations"]["targets"][0]["sparse"], true);
+    let finding = expect_warning(&report, "first-pass-allocates");
+    let text = finding_text(finding);
+    assert!(
+        text.contains("sped up when its first pass over fresh space ended")
+            && text.contains("the 2.0 MiB its targets span had all been written by"),
+        "{text}"
+    );
+    // One event, one finding.
+    expect_no_warning(&report, "unstable-throughput");
+    expect_no_warning(&report, "still-moving");
+}
+
+#[test]
+fn a_window_inside_the_first_pass_is_a_first_pass_number() {
+    // 64 MiB would take over a minute of first writes: 3 s see only those.
+    let Some(fs) = fresh_file(64 << 20) else {
+        return;
+    };
+    let report = write_for(&fs, "64m", 3);
+    let found = first_pass_findings(&report);
+    assert!(
+        found.len() == 1
+            && found[0].0 == "info"
+            && found[0]
+                .1
+                .contains("measured only its first pass over fresh space"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn the_same_job_over_space_already_written_is_no_first_pass() {
+    let Some(fs) = fresh_file(2 << 20) else {
+        return;
+    };
+    fs.write_all_of_it();
+    let report = write_for(&fs, "2m", 5);
+    assert_eq!(report["observations"]["targets"][0]["sparse"], false);
+    let found = first_pass_findings(&report);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn a_layout_job_before_it_with_stonewall_leaves_no_first_pass_to_measure() {
+    // 64 writes of 1 MiB lay the file out in well under a second; the paced
+    // job after it writes a tenth of the file in its 3 s, all overwrites.
+    let Some(fs) = fresh_file(64 << 20) else {
+        return;
+    };
+    let file = format!("--filename={}", fs.file().display());
+    let report = run_report(&strings(&[
+        "--rw=write",
+        "--size=64m",
+        &file,
+        "--name=lay-out",
+        "--bs=1m",
+        "--name=measure",
+        "--bs=4k",
+        "--rate_iops=500",
+        "--stonewall",
+        "--runtime=3",
+        "--time_based",
+    ]));
+    let jobs = report["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{:#}", report["jobs"]);
+    let found = first_pass_findings(&report);
+    assert!(found.is_empty(), "{found:?}");
 }
