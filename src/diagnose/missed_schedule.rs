@@ -5,7 +5,7 @@
 //! (coordinated omission). The latencies counted from the due times show it.
 
 use super::duration_text;
-use crate::model::{Finding, JobReport, LatSummary, ScheduleReport, Severity, Stall};
+use crate::model::{Finding, JobReport, LatSummary, ScheduleReport, Severity, Stall, DIRECTIONS};
 
 /// Late I/Os, per cent of those issued, past which the schedule was missed: a
 /// clean paced run has none or a handful from the machine's own hiccups.
@@ -111,7 +111,7 @@ fn hidden_latencies(job: &JobReport, s: &ScheduleReport) -> Vec<String> {
             .at_percentile(99.0)
             .map_or_else(|| "?".to_string(), duration_text)
     };
-    ["read", "write", "trim"]
+    DIRECTIONS
         .iter()
         .zip(&s.corrected)
         .zip(&job.dirs)

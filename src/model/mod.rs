@@ -26,6 +26,10 @@ use std::collections::BTreeMap;
 /// Bumped whenever a field changes meaning or disappears.
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
+/// The names of the per-direction arrays' entries (`JobReport::dirs`, a
+/// schedule's corrected latencies), in their order, as fio's reports write them.
+pub(crate) const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct RunReport {
     pub schema_version: u32,
@@ -147,7 +151,7 @@ pub(crate) struct JobReport {
     pub tolerated_errors: Option<ToleratedErrors>,
     /// The resolved job options, for the record.
     pub options: Vec<(String, String)>,
-    /// [read, write, trim]
+    /// [read, write, trim] (`DIRECTIONS`)
     #[serde(deserialize_with = "per_direction")]
     pub dirs: [DirReport; 3],
     /// fio's `unified_rw_reporting`: both directions as one (absent when it is off).

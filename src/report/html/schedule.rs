@@ -4,8 +4,8 @@
 //! counted from each I/O's due time.
 
 use super::svg::{self, escape, Axis, Frame, Series};
-use crate::model::{JobReport, ScheduleReport};
-use crate::report::text::schedule::{summary, DIRECTIONS};
+use crate::model::{JobReport, ScheduleReport, DIRECTIONS};
+use crate::report::text::schedule::summary;
 use crate::units::format_value;
 use std::fmt::Write;
 

@@ -7,10 +7,7 @@ use std::fmt::{self, Write};
 
 use crate::diagnose::duration_text;
 use crate::diagnose::missed_schedule::stalls_text;
-use crate::model::ScheduleReport;
-
-/// The directions' names, as the corrected latencies are indexed.
-pub(crate) const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+use crate::model::{ScheduleReport, DIRECTIONS};
 
 /// The seconds with I/Os behind shown in the text; the rest are counted.
 const SECONDS_SHOWN: usize = 12;
