@@ -105,6 +105,20 @@ impl OpenFile {
             })
             .collect()
     }
+
+    /// Drop the cached pages of the worker's region, as fio's invalidate does:
+    /// fadvise(DONTNEED) on a file, BLKFLSBUF on a block device (which flushes
+    /// the whole device). The caller says what a failure costs.
+    pub(crate) fn drop_cached_region(&self) -> std::io::Result<()> {
+        match iolens_sys::fd::is_block_device(&self.file) {
+            Ok(true) => iolens_sys::fd::blk_flush_buffers(self.file.as_ref()),
+            _ => iolens_sys::fd::fadvise_dontneed(
+                self.file.as_ref(),
+                self.region.start,
+                self.region.len,
+            ),
+        }
+    }
 }
 
 /// The handles of a worker's files, in order (what engines and fadvise take).

@@ -122,9 +122,10 @@ fn abort(sig: i32, announce: bool) -> ! {
         .map(|path| path.display().to_string())
         .collect();
     if announce {
-        let what = match removed.is_empty() {
-            true => String::new(),
-            false => format!("; removed {}", removed.join(", ")),
+        let what = if removed.is_empty() {
+            String::new()
+        } else {
+            format!("; removed {}", removed.join(", "))
         };
         console::warn(format_args!(
             "{}: aborted without a report{what}",
@@ -136,9 +137,10 @@ fn abort(sig: i32, announce: bool) -> ! {
 
 /// Remove a file or a directory with what it holds; true when something was removed.
 fn remove(path: &Path) -> bool {
-    match path.is_dir() {
-        true => std::fs::remove_dir_all(path).is_ok(),
-        false => std::fs::remove_file(path).is_ok(),
+    if path.is_dir() {
+        std::fs::remove_dir_all(path).is_ok()
+    } else {
+        std::fs::remove_file(path).is_ok()
     }
 }
 

@@ -752,22 +752,12 @@ impl WriteLog {
 /// writes nothing back, so those are read from memory). As in fio, a failure
 /// only costs a note: the read-back goes on.
 pub(super) fn drop_cached_pages(f: &OpenFile) {
-    if let Err(e) = drop_region_cache(f) {
+    if let Err(e) = f.drop_cached_region() {
         crate::console::warn(format_args!(
             "verify: cannot drop the cached pages of {}: {}; the read-back may read them from memory",
             f.path.display(),
             crate::errno::describe(&e)
         ));
-    }
-}
-
-/// Drop the cached pages of a worker's region as fio's invalidate does (see
-/// [`drop_cached_pages`]); the caller says what a failure costs.
-pub(super) fn drop_region_cache(f: &OpenFile) -> std::io::Result<()> {
-    let region = f.region;
-    match iolens_sys::fd::is_block_device(&f.file) {
-        Ok(true) => iolens_sys::fd::blk_flush_buffers(f.file.as_ref()),
-        _ => iolens_sys::fd::fadvise_dontneed(f.file.as_ref(), region.start, region.len),
     }
 }
 

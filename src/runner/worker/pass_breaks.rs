@@ -9,7 +9,7 @@ use super::Worker;
 use crate::engine::Engine;
 use crate::job::spec::JobSpec;
 use crate::runner::result::IoFailure;
-use crate::runner::verify::{drop_region_cache, Verifier};
+use crate::runner::verify::Verifier;
 use crate::workload::pacing::Clock;
 
 /// A break the worker takes between two passes.
@@ -101,7 +101,7 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
             return;
         }
         for file in &self.ctx.files {
-            if let Err(e) = drop_region_cache(file) {
+            if let Err(e) = file.drop_cached_region() {
                 if !self.pass_breaks.drop_failed {
                     crate::console::warn(format_args!(
                         "{}: cannot drop the cached pages as pass {} of job '{}' begins: {}; its reads may come from memory",
