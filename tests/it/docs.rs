@@ -283,9 +283,10 @@ const UNITS: &[&str] = &[
 const VERDICTS: &[&str] = &["no significant difference", "faster", "slower"];
 
 /// A line's shape: every number (with its sign and unit), a lone `-` (no value), a list of
-/// numbers (`#1,#3`) and a verdict become `#`; runs of spaces one space.
+/// numbers (`#1, #3`) and a verdict become `#`; runs of spaces one space.
 fn shape(line: &str) -> String {
     let words: Vec<String> = numbers_hidden(line)
+        .replace(", #", ",#")
         .split(' ')
         .map(|word| {
             if word == "-" || (word.contains('#') && word.chars().all(|c| c == '#' || c == ',')) {
@@ -497,7 +498,7 @@ fn docs_shapes_hide_numbers_not_words() {
         "SEQ#M-Q#T#-read # # # #"
     );
     assert_eq!(shape("+3.2 % (-1.0 % … −4 %)"), "# (# … #)");
-    assert_eq!(shape("  iops  -  #2  #1,#3"), "iops # # #");
+    assert_eq!(shape("  iops  -  #2  #1, #3"), "iops # # #");
     assert_eq!(shape("r iops 5k IO/s +1.0%  slower"), "r iops # IO/s # #");
     assert!(matches("test  MB/s  IOPS", "test     MB/s      IOPS"));
     assert!(!matches("test  MB/s  IOPS", "test     MiB/s     IOPS"));
