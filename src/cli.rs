@@ -694,7 +694,7 @@ mod tests {
 
     /// The long flags named in the first cell of each row of the README's table.
     fn readme_run_flags() -> Vec<String> {
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../docs/usage.md");
         let table = readme
             .split("iolens' own flags (anywhere among the options;")
             .nth(1)

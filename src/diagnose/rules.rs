@@ -303,14 +303,14 @@ mod tests {
         table
     }
 
-    const README: &str = include_str!("../../README.md");
+    const README: &str = include_str!("../../docs/findings.md");
 
     #[test]
     fn the_readme_findings_table_is_the_catalogues() {
         let table = findings_table();
         let header = table.lines().next().expect("a header line");
         let start = README.find(header).unwrap_or_else(|| {
-            panic!("no findings table in README.md; paste this one under ### Findings:\n\n{table}")
+            panic!("no findings table in docs/findings.md; paste this one under ## Findings:\n\n{table}")
         });
         let rows = README[start..]
             .lines()
@@ -319,7 +319,7 @@ mod tests {
             .collect::<String>();
         assert!(
             rows == table,
-            "README.md's findings table differs from diagnose::rules::RULES; paste this one instead:\n\n{table}"
+            "docs/findings.md's findings table differs from diagnose::rules::RULES; paste this one instead:\n\n{table}"
         );
     }
 

@@ -109,7 +109,7 @@ fn run_help_lists_every_own_flag_the_readme_lists() {
         .map(|l| l.split([' ', '[']).next().unwrap())
         .filter(|name| *name != "help")
         .collect();
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/usage.md");
     let table: String = readme
         .split("iolens' own flags (anywhere among the options;")
         .nth(1)

@@ -52,7 +52,7 @@ pub(crate) fn iolens_json(dir: &Path, args: &[&str]) -> (Value, i32) {
 }
 
 /// Per entry: name, groupid and [read, write] × [io_bytes, total_ios]; fio's
-/// entries that stand for no job (groupid -1, see README) are left out.
+/// entries that stand for no job (groupid -1, see docs/fio-compatibility.md) are left out.
 pub(crate) fn entries(doc: &Value) -> Vec<(String, u64, Counts)> {
     let jobs = doc["jobs"].as_array().expect("a jobs array");
     jobs.iter()

@@ -196,7 +196,7 @@ fn shell_words(line: &str) -> Vec<String> {
 
 #[test]
 fn the_documented_ab_line_runs() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/repeat-compare-history.md");
     let documented = readme
         .lines()
         .find(|l| l.starts_with("iolens ab \""))

@@ -12,6 +12,7 @@ mod cmdprio;
 mod debug_io;
 mod diagnose;
 mod differential;
+mod docs;
 mod engine_refusals;
 mod engines;
 mod errors;
