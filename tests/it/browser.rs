@@ -243,24 +243,25 @@ fn chart_problems(c: &Chart, problems: &mut Vec<String>) {
         }
     }
 
-    // Times in human units: no "4M ns", no tick of 1000 ns, µs or ms.
-    let times = ["ns", "µs", "ms"];
+    // Times and rates in human units: no "4M ns", no tick of 1000 ns, µs, ms,
+    // B/s, KiB/s or MiB/s (the next unit up says it).
+    let units = ["ns", "µs", "ms", "B/s", "KiB/s", "MiB/s"];
     for t in &texts {
         let unit = t.says.rsplit(' ').next().unwrap_or_default();
         let number = t.says.strip_suffix(unit).map(str::trim_end);
         if t.says.contains(' ')
-            && times.contains(&unit)
+            && units.contains(&unit)
             && number.and_then(tick_value).is_some_and(|v| v >= 1000.0)
         {
             problems.push(format!(
-                "{}: expected a time said in the next unit up, saw {:?}",
+                "{}: expected {:?} said in the next unit up",
                 c.id, t.says
             ));
         }
     }
     for (title, ticks) in [(x_title, &x_ticks), (y_title, &y_ticks)] {
         let Some(title) = title else { continue };
-        let in_time = times
+        let scaled = units
             .iter()
             .any(|u| title.says == *u || title.says.ends_with(&format!("({u})")));
         let big: Vec<&str> = ticks
@@ -268,7 +269,7 @@ fn chart_problems(c: &Chart, problems: &mut Vec<String>) {
             .filter(|t| tick_value(&t.says).is_some_and(|v| v >= 1000.0))
             .map(|t| t.says.as_str())
             .collect();
-        if in_time && !big.is_empty() {
+        if scaled && !big.is_empty() {
             problems.push(format!(
                 "{}: expected an axis in {:?} to tick below 1000, saw {big:?}",
                 c.id, title.says

@@ -615,8 +615,12 @@ fn job_charts(
             per_dir(&|d, iv| iv.ios[d] as f64),
         ),
         (
-            frame("bw", "Bandwidth over time", Axis::linear("MiB/s")),
-            per_dir(&|d, iv| iv.bytes[d] as f64 / (1024.0 * 1024.0)),
+            frame(
+                "bw",
+                "Bandwidth over time",
+                Axis::linear("bandwidth").in_unit(Unit::BytesPerSec),
+            ),
+            per_dir(&|d, iv| iv.bytes[d] as f64),
         ),
         (
             frame(

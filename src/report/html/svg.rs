@@ -805,16 +805,17 @@ impl Unit {
     }
 }
 
-/// The step of `unit` to say values up to `magnitude` in: the largest that leaves
-/// them at 1 or more, so that ticks read "0, 0.5, 1, 1.5 ms", never "1.5M ns".
+/// The step of `unit` to say values up to `magnitude` in: the first that leaves
+/// them under 1000, so that ticks read "0, 0.5, 1, 1.5 ms", never "1.5M ns", and
+/// "0.98 GiB/s" rather than "1000 MiB/s".
 fn unit_for(magnitude: f64, unit: Unit) -> (f64, &'static str) {
     let steps = unit.steps();
+    let last = steps.len() - 1;
     steps
         .iter()
-        .rev()
-        .find(|&&(divisor, _)| magnitude >= divisor)
-        .unwrap_or(&steps[0])
-        .to_owned()
+        .enumerate()
+        .find(|&(i, &(divisor, _))| i == last || magnitude < 1000.0 * divisor)
+        .map_or(steps[0], |(_, &step)| step)
 }
 
 /// `v` in the step of `unit` its own size asks for: "100 µs", "1 ms", "2 GiB/s".
@@ -1274,6 +1275,12 @@ mod tests {
         let bw = linear(0.0, 60.0 * 1024.0 * 1024.0, Unit::BytesPerSec);
         assert_eq!(bw.titled("bw"), "bw (MiB/s)");
         assert_eq!(labels(bw), ["0", "20", "40", "60"]);
+        // 1000 MiB/s and more in GiB/s: no tick of 1000 in the unit shown.
+        let gib = linear(0.0, 1010.0 * 1024.0 * 1024.0, Unit::BytesPerSec);
+        assert_eq!(gib.titled("bw"), "bw (GiB/s)");
+        assert_eq!(with_unit(1000.0, Unit::BytesPerSec), "0.98 KiB/s");
+        assert_eq!(with_unit(999.0, Unit::Nanoseconds), "999 ns");
+        assert_eq!(with_unit(1000.0, Unit::Nanoseconds), "1 µs");
         // A log axis names each tick's own unit.
         let log = Range::of([50.0, 2e6].into_iter(), Scale::Log, Unit::Nanoseconds).unwrap();
         assert_eq!(
