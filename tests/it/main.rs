@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod blockdev;
+mod browser;
 mod buffer_contents;
 mod cgroup_observe;
 mod cgroup_scenarios;

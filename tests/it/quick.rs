@@ -1,8 +1,9 @@
 //! `iolens quick`: the suite on a scratch directory with short tests, its table, its
 //! history and comparison, its JSON, and its HTML report in a real browser.
 
+use crate::browser::{attribute, chart, charts_are_legible, chromium, render};
 use crate::support::{iolens, json, scratch, stderr, stdout};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Short tests keep CI fast; the sizes and times are the only changes from the defaults.
 const SHORT: [&str; 3] = ["--duration=1", "--ramp=100ms", "--size=16m"];
@@ -134,33 +135,6 @@ fn show_job_prints_the_preset_and_bad_flags_are_usage_errors() {
     }
 }
 
-/// Chromium, if installed.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-        .find(|p| p.is_file())
-}
-
-/// Chromium headless with a fresh profile, quiet about everything but the page.
-fn headless(chromium: &Path, profile: &Path, args: &[&str]) -> std::process::Output {
-    crate::support::isolated(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("run chromium")
-}
-
 #[test]
 fn the_html_report_renders_in_a_browser() {
     let Some(chromium) = chromium() else {
@@ -174,43 +148,8 @@ fn the_html_report_renders_in_a_browser() {
         &["--json", "--no-history", "--html", html.to_str().unwrap()],
     );
     let report = json(&out);
-    let url = format!("file://{}", html.display());
-    // The page as a desktop and as a narrow window shows it.
-    for (width, height) in [(1280, 2400), (720, 1600)] {
-        let png = dir.path().join(format!("shot-{width}.png"));
-        let profile = tempfile::tempdir().unwrap();
-        let shot = headless(
-            &chromium,
-            profile.path(),
-            &[
-                &format!("--window-size={width},{height}"),
-                &format!("--screenshot={}", png.display()),
-                &url,
-            ],
-        );
-        let log = stderr(&shot);
-        assert!(
-            png.exists(),
-            "expected a screenshot {width}×{height}, saw none: {log}"
-        );
-        let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
-        assert!(
-            console.is_empty(),
-            "expected no console messages, saw {console:?}"
-        );
-        let (seen_width, colours) = png_width_and_colours(&png);
-        assert_eq!(
-            seen_width, width,
-            "expected the screenshot as wide as the window"
-        );
-        assert!(
-            colours > 16,
-            "expected the charts' colours (a blank page has few), saw {colours} colours"
-        );
-    }
-
-    let profile = tempfile::tempdir().unwrap();
-    let dom = stdout(&headless(&chromium, profile.path(), &["--dump-dom", &url]));
+    let dom = render(&chromium, &html);
+    charts_are_legible("quick's page", &dom);
     let jobs = report["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 8, "expected the eight tests");
     let mut ids: Vec<String> = (0..jobs.len())
@@ -242,26 +181,6 @@ fn the_html_report_renders_in_a_browser() {
             "expected the percentile tick {tick} in {pct}"
         );
     }
-}
-
-/// The figure with id `id` in the page.
-fn chart<'a>(dom: &'a str, id: &str) -> &'a str {
-    dom.split(&format!("id=\"{id}\""))
-        .nth(1)
-        .and_then(|rest| rest.split("</figure>").next())
-        .unwrap_or_else(|| panic!("expected the chart {id} in the DOM"))
-}
-
-/// The number in attribute `name` of the first element of `svg` that has it.
-fn attribute(svg: &str, name: &str) -> f64 {
-    let value = svg
-        .split(&format!("{name}=\""))
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_else(|| panic!("expected {name} in {svg}"));
-    value
-        .parse()
-        .unwrap_or_else(|e| panic!("expected a number in {name}, saw {value}: {e}"))
 }
 
 /// The overview opens the page with a read or write bar per test, in MB/s and in
@@ -339,23 +258,6 @@ fn job_charts_span_its_window(dom: &str, obs: &serde_json::Value, index: usize, 
     }
 }
 
-/// The image width and the number of distinct RGB colours in it.
-fn png_width_and_colours(path: &Path) -> (u32, usize) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    let channels = info.color_type.samples();
-    let mut colours: Vec<[u8; 3]> = pixels[..info.buffer_size()]
-        .chunks(channels)
-        .filter(|p| p.len() >= 3)
-        .map(|p| [p[0], p[1], p[2]])
-        .collect();
-    colours.sort_unstable();
-    colours.dedup();
-    (info.width, colours.len())
-}
-
 #[test]
 fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
     let dir = scratch();
@@ -413,4 +315,53 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
         !differences.contains(".iolens-quick-"),
         "expected the temporary file's name not to be listed as a difference, got:\n{differences}"
     );
+}
+
+#[test]
+fn the_repetitions_and_comparison_pages_render_legibly_in_a_browser() {
+    let Some(chromium) = chromium() else {
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = scratch();
+    let db = dir.path().join("h.db").display().to_string();
+    let cheap = [
+        "--db",
+        &db,
+        "--read-only",
+        "--duration=200ms",
+        "--ramp=0",
+        "--size=8m",
+    ];
+    let quick_page = |name: &str, extra: &[&str]| {
+        let html = dir.path().join(name);
+        let target = dir.path().display().to_string();
+        let mut args = vec!["quick", &target];
+        args.extend(cheap);
+        args.extend(extra);
+        args.extend(["--html", html.to_str().unwrap()]);
+        let out = iolens(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "expected `iolens {}` to succeed: {}",
+            args.join(" "),
+            stderr(&out)
+        );
+        html
+    };
+    // Two repetitions: an axis from 1 to 2, where round steps fall between them.
+    let repeat = quick_page("repeat.html", &["--repeat", "2"]);
+    let dom = render(&chromium, &repeat);
+    assert!(
+        dom.contains("id=\"chart-repeat-0\""),
+        "expected the repetitions' charts"
+    );
+    charts_are_legible("quick's repetitions page", &dom);
+
+    // The next run beside the stored ones: the comparison page.
+    let compared = quick_page("compared.html", &["--compare-with=last"]);
+    let dom = render(&chromium, &compared);
+    assert!(dom.contains("id=\"chart-a-job-0-lat\"") && dom.contains("id=\"chart-b-job-0-lat\""));
+    charts_are_legible("the comparison page", &dom);
 }

@@ -18,7 +18,7 @@ use crate::series::metric_changes::{metric_changes, verdicts_possible, Side, NO_
 use crate::series::repetitions;
 use crate::units::format_value;
 use std::fmt::Write;
-use svg::{escape, Axis, BarGroup, Frame, Marker, Series};
+use svg::{escape, Axis, BarGroup, Frame, Marker, Series, Unit};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;\
 padding:0 1em;color:#222}h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}\
@@ -127,8 +127,8 @@ pub(in crate::report) fn render_repeat(result: &RepeatReport) -> String {
                 format_value(m.stats.median, &m.unit),
                 m.stats.cv_pct
             ),
-            x: Axis::linear("repetition"),
-            y: Axis::linear(&m.unit),
+            x: Axis::count("repetition"),
+            y: metric_axis(&m.metric, &m.unit),
         };
         let dots: Vec<(f64, f64)> = m
             .values
@@ -142,6 +142,17 @@ pub(in crate::report) fn render_repeat(result: &RepeatReport) -> String {
         environment(&mut body, first);
     }
     page("iolens repeat report", &body)
+}
+
+/// The y axis of a metric in `unit` (a `Metric::unit`): latencies and times in
+/// ns, µs, ms or s and bandwidths in KiB/s, MiB/s, … as their size asks, IOPS as fio says them.
+fn metric_axis(metric: &str, unit: &str) -> Axis {
+    match unit {
+        "ns" => Axis::linear(metric).in_unit(Unit::Nanoseconds),
+        "B/s" => Axis::linear(metric).in_unit(Unit::BytesPerSec),
+        "IO/s" => Axis::linear("IOPS"),
+        other => Axis::linear(other),
+    }
 }
 
 /// The findings of several runs (the repetitions of `--repeat`, a side of a
@@ -595,7 +606,7 @@ fn job_charts(
         points: t
             .iter()
             .zip(intervals)
-            .map(|(&x, iv)| (x, f(iv) as f64 / 1e3))
+            .map(|(&x, iv)| (x, f(iv) as f64))
             .collect(),
     };
     [
@@ -604,14 +615,18 @@ fn job_charts(
             per_dir(&|d, iv| iv.ios[d] as f64),
         ),
         (
-            frame("bw", "Bandwidth over time", Axis::linear("MiB/s")),
-            per_dir(&|d, iv| iv.bytes[d] as f64 / (1024.0 * 1024.0)),
+            frame(
+                "bw",
+                "Bandwidth over time",
+                Axis::linear("bandwidth").in_unit(Unit::BytesPerSec),
+            ),
+            per_dir(&|d, iv| iv.bytes[d] as f64),
         ),
         (
             frame(
                 "lat",
                 "Latency over time (per interval; p99 from a coarse histogram, within 12.5 %)",
-                Axis::log("latency (µs)"),
+                Axis::log("latency").in_unit(Unit::Nanoseconds),
             ),
             vec![
                 lat("mean", |iv| iv.lat_mean_ns),
@@ -630,22 +645,22 @@ fn latency_distribution(out: &mut String, index: usize, dir: &DirReport) {
     let bins: Vec<(f64, f64)> = clat
         .bins
         .iter()
-        .map(|(&ns, &n)| (ns as f64 / 1e3, n as f64))
+        .map(|(&ns, &n)| (ns as f64, n as f64))
         .collect();
     let bars: Vec<(f64, f64, f64)> = bins
         .iter()
         .enumerate()
-        .map(|(i, &(us, n))| {
-            let next = bins.get(i + 1).map_or(us * 1.1, |b| b.0);
-            (us, next.min(us * 1.5).max(us * 1.02), n)
+        .map(|(i, &(ns, n))| {
+            let next = bins.get(i + 1).map_or(ns * 1.1, |b| b.0);
+            (ns, next.min(ns * 1.5).max(ns * 1.02), n)
         })
         .collect();
     out.push_str(&svg::histogram(
         &Frame {
             id: format!("chart-job-{index}-hist"),
             title: "Completion latency distribution".into(),
-            x: Axis::log("completion latency (µs)"),
-            y: Axis::linear("I/Os"),
+            x: Axis::log("completion latency").in_unit(Unit::Nanoseconds),
+            y: Axis::count("I/Os"),
         },
         &bars,
     ));
@@ -654,7 +669,7 @@ fn latency_distribution(out: &mut String, index: usize, dir: &DirReport) {
         points: clat
             .percentiles
             .iter()
-            .map(|&(p, ns)| (p, ns as f64 / 1e3))
+            .map(|&(p, ns)| (p, ns as f64))
             .collect(),
     };
     out.push_str(&svg::line_chart(
@@ -662,7 +677,7 @@ fn latency_distribution(out: &mut String, index: usize, dir: &DirReport) {
             id: format!("chart-job-{index}-pct"),
             title: "Completion latency percentiles (x in nines: the tail spread out)".into(),
             x: Axis::nines("percentile"),
-            y: Axis::log("completion latency (µs)"),
+            y: Axis::log("completion latency").in_unit(Unit::Nanoseconds),
         },
         &[curve],
         &[],
@@ -723,7 +738,7 @@ fn observations(out: &mut String, obs: &Observations, markers: &[Marker]) {
         &time_frame(
             "chart-obs-ios".into(),
             "Device I/Os vs job I/Os per interval",
-            Axis::linear("I/Os per interval"),
+            Axis::count("I/Os per interval"),
         ),
         &io_series(obs, &t),
         markers,

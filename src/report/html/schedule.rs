@@ -55,7 +55,7 @@ fn behind_chart(out: &mut String, index: usize, job: &JobReport, s: &ScheduleRep
             id: format!("chart-job-{index}-behind"),
             title: "I/Os behind the rate schedule (the most in each second)".into(),
             x: Axis::linear("seconds of the job"),
-            y: Axis::linear("I/Os due, not issued"),
+            y: Axis::count("I/Os due, not issued"),
         },
         &[Series {
             label: "behind".into(),

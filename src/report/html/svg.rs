@@ -28,11 +28,26 @@ pub(crate) enum Scale {
     Nines,
 }
 
+/// What an axis' values are, and so how its ticks are said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// Plain numbers, the unit in the axis label: 0.5, 20, 1.5k, 2M.
+    Number,
+    /// Whole things (repetitions, I/Os, ranks): integer ticks only.
+    Count,
+    /// Nanoseconds, said in ns, µs, ms or s as their size asks, as the text report does.
+    Nanoseconds,
+    /// Bytes per second, said in B/s, KiB/s, MiB/s or GiB/s (fio's binary units).
+    BytesPerSec,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Axis {
-    /// With the unit: "time (s)", "latency (µs)".
+    /// What the axis shows; with a plain unit also that: "time (s)", "IOPS". An
+    /// axis in `Unit::Nanoseconds` or `Unit::BytesPerSec` gets its unit added.
     pub label: String,
     pub scale: Scale,
+    pub unit: Unit,
     /// The span shown, when it is not fitted to the data (a job's window of the run).
     pub span: Option<(f64, f64)>,
 }
@@ -42,8 +57,17 @@ impl Axis {
         Axis {
             label: label.into(),
             scale,
+            unit: Unit::Number,
             span: None,
         }
+    }
+    /// A linear axis of whole things: ticks at integers only.
+    pub(crate) fn count(label: &str) -> Axis {
+        Axis::linear(label).in_unit(Unit::Count)
+    }
+    /// This axis with its values in `unit`.
+    pub(crate) fn in_unit(self, unit: Unit) -> Axis {
+        Axis { unit, ..self }
     }
     pub(crate) fn linear(label: &str) -> Axis {
         Axis::new(label, Scale::Linear)
@@ -123,17 +147,9 @@ pub(crate) fn line_charts_on_shared_axes(charts: &[(Frame, Vec<Series>)]) -> Vec
 
 fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker]) -> String {
     let mut body = plot.axes(frame);
-    // Linked markers' labels step down in three rows, so that close moments stay readable.
-    let mut linked = 0;
-    for m in markers.iter().filter(|m| plot.x.covers(m.x)) {
-        let row = match m.link {
-            Some(_) => {
-                linked += 1;
-                linked
-            }
-            None => 0,
-        };
-        marker(&mut body, plot, m, row);
+    let shown: Vec<&Marker> = markers.iter().filter(|m| plot.x.covers(m.x)).collect();
+    for (m, label) in shown.iter().zip(marker_labels(plot, &shown)) {
+        marker(&mut body, plot, m, label);
     }
     for (i, s) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -153,32 +169,155 @@ fn draw_lines(plot: &Plot, frame: &Frame, series: &[Series], markers: &[Marker])
     wrap(frame, &body)
 }
 
-/// A marker with its label on the top line (`row` 0) or, for rows 1, 2, 3, 4, …,
-/// on the first, second, third, first, … line below it; a band shaded up to `until`.
-fn marker(body: &mut String, plot: &Plot, m: &Marker, row: usize) {
+/// The font size of markers' labels.
+const LABEL_FONT: f64 = 11.0;
+/// The space between two labels on a line.
+const LABEL_GAP: f64 = 4.0;
+
+/// The width `text` takes at `font_size`, estimated from its length: sans-serif
+/// glyphs average under 0.6 em, so this errs on the wide side.
+fn text_width(text: &str, font_size: f64) -> f64 {
+    text.chars().count() as f64 * font_size * 0.6
+}
+
+/// A label that wants to start at `x`, on the first of `rows` with room.
+struct LabelSpec<'a> {
+    x: f64,
+    text: &'a str,
+    rows: std::ops::Range<usize>,
+}
+
+/// Where a label went: its row, its start and the text shown (shortened with "…"
+/// when the next label needed the room).
+#[derive(Debug, Clone, PartialEq)]
+struct Placed {
+    row: usize,
+    x: f64,
+    text: String,
+}
+
+/// Lays out labels so that no two overlap, judged by `text_width`: in order of
+/// x, each goes on the first of its rows where it clears the labels already
+/// there. When none has room, the label on its rows that ends first is
+/// shortened to end before it ("rand…"); when that would leave fewer than two
+/// of its characters, the new label is left out (None) instead. Labels that
+/// would run past `right` start further left.
+fn layout_labels(labels: &[LabelSpec], font_size: f64, right: f64) -> Vec<Option<Placed>> {
+    let mut placed: Vec<Option<Placed>> = vec![None; labels.len()];
+    let rows = labels.iter().map(|l| l.rows.end).max().unwrap_or(0);
+    // The label placed last on each row: the rightmost, as labels come in order of x.
+    let mut last: Vec<Option<usize>> = vec![None; rows];
+    let mut order: Vec<usize> = (0..labels.len()).collect();
+    order.sort_by(|&a, &b| labels[a].x.total_cmp(&labels[b].x));
+    for i in order {
+        let label = &labels[i];
+        let x = label
+            .x
+            .min(right - text_width(label.text, font_size))
+            .max(0.0);
+        let end = |row: usize| -> f64 {
+            last[row]
+                .and_then(|j| placed[j].as_ref())
+                .map_or(f64::NEG_INFINITY, |p| p.x + text_width(&p.text, font_size))
+        };
+        let free = label.rows.clone().find(|&r| end(r) + LABEL_GAP <= x);
+        let row = match free {
+            Some(row) => row,
+            None => {
+                let Some(row) = label
+                    .rows
+                    .clone()
+                    .min_by(|&a, &b| end(a).total_cmp(&end(b)))
+                else {
+                    continue;
+                };
+                let Some(earlier) = last[row].and_then(|j| placed[j].as_mut()) else {
+                    continue;
+                };
+                let room = x - LABEL_GAP - earlier.x;
+                let Some(short) = shortened(&earlier.text, room, font_size) else {
+                    continue;
+                };
+                earlier.text = short;
+                row
+            }
+        };
+        placed[i] = Some(Placed {
+            row,
+            x,
+            text: label.text.to_string(),
+        });
+        last[row] = Some(i);
+    }
+    placed
+}
+
+/// `text` cut to fit `room` with "…" after it, if at least two of its characters fit.
+fn shortened(text: &str, room: f64, font_size: f64) -> Option<String> {
+    let chars = (room / text_width("x", font_size)).floor() as usize;
+    let keep = chars.checked_sub(1).filter(|&n| n >= 2)?;
+    Some(text.chars().take(keep).chain(['…']).collect())
+}
+
+/// Where each marker's label goes: a band's above the frame, on two lines; a
+/// moment's inside the frame, the job starts' on its top line and the linked
+/// moments' on the three lines below it. (y, x, text) in SVG units; None: no room.
+fn marker_labels(plot: &Plot, markers: &[&Marker]) -> Vec<Option<(f64, f64, String)>> {
+    let specs: Vec<LabelSpec> = markers
+        .iter()
+        .map(|m| LabelSpec {
+            x: plot.px(m.x) + 3.0,
+            text: &m.label,
+            rows: match (m.until, &m.link) {
+                (Some(_), _) => 0..2,
+                (None, None) => 2..3,
+                (None, Some(_)) => 3..6,
+            },
+        })
+        .collect();
+    layout_labels(&specs, LABEL_FONT, WIDTH - 2.0)
+        .into_iter()
+        .map(|p| {
+            p.map(|p| {
+                let y = match p.row {
+                    above @ 0..2 => TOP - 6.0 - 12.0 * above as f64,
+                    line => TOP + 11.0 + 12.0 * (line - 2) as f64,
+                };
+                (y, p.x, p.text)
+            })
+        })
+        .collect()
+}
+
+/// A marker, a band shaded up to `until` and its label where `marker_labels` put
+/// it; a label shortened or left out is the tooltip of its band or line.
+fn marker(body: &mut String, plot: &Plot, m: &Marker, label: Option<(f64, f64, String)>) {
     let x = plot.px(m.x);
     let color = if m.link.is_some() { PALETTE[1] } else { "#888" };
+    let tooltip = match &label {
+        Some((_, _, text)) if *text == m.label => String::new(),
+        _ => format!("<title>{}</title>", escape(&m.label)),
+    };
     if let Some(until) = m.until {
         let end = plot.px(until.min(plot.x.hi));
         let _ = write!(
             body,
-            r##"<rect class="band" x="{x:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="#888" fill-opacity="0.1"/>"##,
+            r##"<rect class="band" x="{x:.1}" y="{TOP}" width="{:.1}" height="{:.1}" fill="#888" fill-opacity="0.1">{tooltip}</rect>"##,
             (end - x).max(0.0),
             HEIGHT - TOP - BOTTOM
         );
     }
-    let line = if row == 0 { 0 } else { (row - 1) % 3 + 1 };
-    // A band's label sits above the frame, clear of the lines and the legend.
-    let label_y = match m.until {
-        Some(_) => TOP - 6.0,
-        None => TOP + 11.0 + 12.0 * line as f64,
-    };
-    let drawn = format!(
-        r#"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3"/><text x="{:.1}" y="{label_y:.1}" font-size="11" fill="{color}">{}</text>"#,
+    let mut drawn = format!(
+        r#"<line class="marker" x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3">{tooltip}</line>"#,
         HEIGHT - BOTTOM,
-        x + 3.0,
-        escape(&m.label)
     );
+    if let Some((y, text_x, text)) = label {
+        let _ = write!(
+            drawn,
+            r#"<text class="marker-label" x="{text_x:.1}" y="{y:.1}" font-size="{LABEL_FONT}" fill="{color}">{}</text>"#,
+            escape(&text)
+        );
+    }
     match &m.link {
         Some(href) => {
             let _ = write!(body, r#"<a href="{}">{drawn}</a>"#, escape(href));
@@ -208,16 +347,23 @@ pub(crate) fn histogram(frame: &Frame, bars: &[(f64, f64, f64)]) -> String {
     wrap(frame, &body)
 }
 
-/// Dots at (x, y); `highlighted` dots are drawn larger in the second colour with a ring.
+/// The radius of a dot and of a highlighted one.
+const DOT: f64 = 4.0;
+const BIG_DOT: f64 = 6.0;
+
+/// Dots at (x, y); `highlighted` dots are drawn larger in the second colour.
+/// The dots sit inside the frame by more than the largest radius, so that those
+/// at the ends of the axes are whole.
 pub(crate) fn dot_plot(frame: &Frame, dots: &[(f64, f64)], highlighted: &[usize]) -> String {
     let Some(plot) = Plot::fit(frame, dots.iter().copied(), std::iter::empty()) else {
         return empty(frame);
     };
+    let plot = plot.inset(BIG_DOT + 4.0);
     let mut body = plot.axes(frame);
     for (i, &(x, y)) in dots.iter().enumerate() {
         let (r, color, class) = match highlighted.contains(&i) {
-            true => (6.0, PALETTE[1], "dot outlier"),
-            false => (4.0, PALETTE[0], "dot"),
+            true => (BIG_DOT, PALETTE[1], "dot outlier"),
+            false => (DOT, PALETTE[0], "dot"),
         };
         let _ = write!(
             body,
@@ -254,7 +400,7 @@ pub(crate) fn grouped_bars(
     let values = groups
         .iter()
         .flat_map(|g| g.values.iter().flatten().copied());
-    let Some(mut y) = Range::of(values.chain([0.0]), Scale::Linear) else {
+    let Some(mut y) = Range::of(values.chain([0.0]), Scale::Linear, frame.y.unit) else {
         return empty(frame);
     };
     // Room above the tallest bar for its value.
@@ -263,8 +409,14 @@ pub(crate) fn grouped_bars(
         lo: 0.0,
         hi: groups.len() as f64,
         scale: Scale::Linear,
+        unit: Unit::Count,
     };
-    let plot = Plot { x, y, y_min: 0.0 };
+    let plot = Plot {
+        x,
+        y,
+        y_min: 0.0,
+        inset: 0.0,
+    };
     let every = groups.len().div_ceil(LABELLED_GROUPS).max(1);
     let ticks = groups
         .iter()
@@ -324,6 +476,9 @@ struct Plot {
     x: Range,
     y: Range,
     y_min: f64,
+    /// Room in SVG units between the frame and the data on every side, so that
+    /// what is drawn around a point (a dot's radius) at the ends stays inside the frame.
+    inset: f64,
 }
 
 #[derive(Clone, Copy)]
@@ -331,19 +486,20 @@ struct Range {
     lo: f64,
     hi: f64,
     scale: Scale,
+    unit: Unit,
 }
 
 impl Range {
     /// The range of `values` on `axis`: its span when it has one (and values to show).
     fn on(axis: &Axis, values: impl Iterator<Item = f64>) -> Option<Range> {
-        let fitted = Range::of(values, axis.scale)?;
+        let fitted = Range::of(values, axis.scale, axis.unit)?;
         Some(match axis.span {
             Some((lo, hi)) if hi > lo => Range { lo, hi, ..fitted },
             _ => fitted,
         })
     }
 
-    fn of(values: impl Iterator<Item = f64>, scale: Scale) -> Option<Range> {
+    fn of(values: impl Iterator<Item = f64>, scale: Scale, unit: Unit) -> Option<Range> {
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for v in values.filter(|&v| Range::valid(scale, v)) {
             lo = lo.min(v);
@@ -358,18 +514,33 @@ impl Range {
                 lo: 0.0,
                 hi: from_nines((nines(hi) - 1e-9).ceil().max(1.0)),
                 scale,
+                unit,
             },
             Scale::Log => Range {
                 lo: 10f64.powf(lo.log10().floor()),
                 hi: 10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
                 scale,
+                unit,
+            },
+            // One whole number (a single repetition): it, half a step each side.
+            Scale::Linear if hi == lo && unit == Unit::Count => Range {
+                lo: lo - 0.5,
+                hi: hi + 0.5,
+                scale,
+                unit,
             },
             Scale::Linear if hi == lo => Range {
                 lo: lo.min(0.0),
                 hi: if hi == 0.0 { 1.0 } else { hi.abs() * 1.1 },
                 scale,
+                unit,
             },
-            Scale::Linear => Range { lo, hi, scale },
+            Scale::Linear => Range {
+                lo,
+                hi,
+                scale,
+                unit,
+            },
         })
     }
 
@@ -403,15 +574,37 @@ impl Range {
         v >= self.lo - slack && v <= self.hi + slack
     }
 
-    /// Ticks with their labels.
+    /// Ticks with their labels: on a linear axis in the axis' unit (`unit_of`),
+    /// on a log axis each in its own (1 µs, 10 µs, … 1 ms).
     fn labelled_ticks(&self) -> Vec<(f64, String)> {
+        let (divisor, _) = self.unit_of();
         self.ticks()
             .into_iter()
             .map(|t| match self.scale {
                 Scale::Nines => (t, percentile_label(t)),
+                Scale::Log if self.unit.scales() => (t, with_unit(t, self.unit)),
+                _ if self.unit.scales() => (t, plain_number(t / divisor)),
                 _ => (t, tick_label(t)),
             })
             .collect()
+    }
+
+    /// The divisor and name of the unit a linear axis' ticks are said in: the
+    /// largest of `unit`'s that keeps the axis' largest value at 1 or more (1, ""
+    /// for units that do not scale, and for log axes, whose ticks name their own).
+    fn unit_of(&self) -> (f64, &'static str) {
+        match self.scale {
+            Scale::Linear => unit_for(self.lo.abs().max(self.hi.abs()), self.unit),
+            _ => (1.0, ""),
+        }
+    }
+
+    /// `label` with the unit the ticks are said in: "latency (ms)".
+    fn titled(&self, label: &str) -> String {
+        match self.unit_of() {
+            (_, "") => label.to_string(),
+            (_, name) => format!("{label} ({name})"),
+        }
     }
 
     /// Tick values: powers of ten for log, about five round steps for linear,
@@ -433,7 +626,12 @@ impl Range {
                 (a..=b).map(|e| 10f64.powi(e)).collect()
             }
             Scale::Linear => {
-                let step = nice_step((self.hi - self.lo) / 5.0);
+                // Round steps of the unit the ticks are said in; whole ones for counts.
+                let (divisor, _) = self.unit_of();
+                let mut step = nice_step((self.hi - self.lo) / divisor / 5.0) * divisor;
+                if self.unit == Unit::Count {
+                    step = step.max(1.0);
+                }
                 let first = (self.lo / step).ceil() as i64;
                 let last = (self.hi / step).floor() as i64;
                 (first..=last).map(|i| i as f64 * step).collect()
@@ -485,7 +683,17 @@ impl Plot {
         if y.scale == Scale::Linear && y.lo > 0.0 {
             y.lo = 0.0;
         }
-        Some(Plot { x, y, y_min: y.lo })
+        Some(Plot {
+            x,
+            y,
+            y_min: y.lo,
+            inset: 0.0,
+        })
+    }
+
+    /// This plot with the data `inset` SVG units inside its frame on every side.
+    fn inset(self, inset: f64) -> Plot {
+        Plot { inset, ..self }
     }
 
     fn fits(&self, x: f64, y: f64) -> bool {
@@ -493,11 +701,14 @@ impl Plot {
     }
 
     fn px(&self, x: f64) -> f64 {
-        LEFT + self.x.fraction(x) * (WIDTH - LEFT - RIGHT)
+        LEFT + self.inset + self.x.fraction(x) * (WIDTH - LEFT - RIGHT - 2.0 * self.inset)
     }
 
     fn py(&self, y: f64) -> f64 {
-        HEIGHT - BOTTOM - self.y.fraction(y) * (HEIGHT - TOP - BOTTOM)
+        HEIGHT
+            - BOTTOM
+            - self.inset
+            - self.y.fraction(y) * (HEIGHT - TOP - BOTTOM - 2.0 * self.inset)
     }
 
     /// Frame, grid, ticks and axis labels.
@@ -541,10 +752,10 @@ impl Plot {
             r#"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text><text x="14" y="{:.1}" font-size="12" text-anchor="middle" transform="rotate(-90 14 {:.1})">{}</text>"#,
             (x0 + x1) / 2.0,
             HEIGHT - 6.0,
-            escape(&frame.x.label),
+            escape(&self.x.titled(&frame.x.label)),
             (y0 + y1) / 2.0,
             (y0 + y1) / 2.0,
-            escape(&frame.y.label)
+            escape(&self.y.titled(&frame.y.label))
         );
         out
     }
@@ -559,9 +770,61 @@ fn tick_label(v: f64) -> String {
         _ if a >= 1e3 => (v / 1e3, "k"),
         _ => (v, ""),
     };
-    let text = format!("{scaled:.2}");
+    format!("{}{suffix}", plain_number(scaled))
+}
+
+/// At most two decimals, none that are zero: 0.25, 1.5, 20.
+fn plain_number(v: f64) -> String {
+    let text = format!("{v:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text}{suffix}")
+    match text {
+        "-0" => "0".into(),
+        _ => text.into(),
+    }
+}
+
+impl Unit {
+    /// The unit's steps, smallest first: (divisor, name).
+    fn steps(self) -> &'static [(f64, &'static str)] {
+        const KIB: f64 = 1024.0;
+        match self {
+            Unit::Number | Unit::Count => &[(1.0, "")],
+            Unit::Nanoseconds => &[(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s")],
+            Unit::BytesPerSec => &[
+                (1.0, "B/s"),
+                (KIB, "KiB/s"),
+                (KIB * KIB, "MiB/s"),
+                (KIB * KIB * KIB, "GiB/s"),
+            ],
+        }
+    }
+
+    /// Whether values are said in steps of the unit (ns, µs, …) rather than as plain numbers.
+    fn scales(self) -> bool {
+        self.steps().len() > 1
+    }
+}
+
+/// The step of `unit` to say values up to `magnitude` in: the first that leaves
+/// them under 1000, so that ticks read "0, 0.5, 1, 1.5 ms", never "1.5M ns", and
+/// "0.98 GiB/s" rather than "1000 MiB/s".
+fn unit_for(magnitude: f64, unit: Unit) -> (f64, &'static str) {
+    let steps = unit.steps();
+    let last = steps.len() - 1;
+    steps
+        .iter()
+        .enumerate()
+        .find(|&(i, &(divisor, _))| i == last || magnitude < 1000.0 * divisor)
+        .map_or(steps[0], |(_, &step)| step)
+}
+
+/// `v` in the step of `unit` its own size asks for: "100 µs", "1 ms", "2 GiB/s".
+fn with_unit(v: f64, unit: Unit) -> String {
+    let (divisor, name) = unit_for(v.abs(), unit);
+    match name {
+        "" => tick_label(v),
+        _ => format!("{} {name}", plain_number(v / divisor)),
+    }
 }
 
 fn legend(body: &mut String, index: usize, label: &str, color: &str) {
@@ -961,7 +1224,266 @@ mod tests {
         assert_eq!(tick_label(1500.0), "1.5k");
         assert_eq!(tick_label(0.25), "0.25");
         assert_eq!(tick_label(2e6), "2M");
-        let r = Range::of([3.0, 97.0].into_iter(), Scale::Linear).unwrap();
+        let r = Range::of([3.0, 97.0].into_iter(), Scale::Linear, Unit::Number).unwrap();
         assert_eq!(r.ticks(), vec![20.0, 40.0, 60.0, 80.0]);
+    }
+
+    fn linear(lo: f64, hi: f64, unit: Unit) -> Range {
+        Range::of([lo, hi].into_iter(), Scale::Linear, unit).unwrap()
+    }
+
+    #[test]
+    fn a_count_axis_ticks_at_whole_numbers_only() {
+        for n in 1..=12 {
+            let r = linear(1.0, f64::from(n), Unit::Count);
+            let ticks = r.labelled_ticks();
+            assert!(
+                !ticks.is_empty() && ticks.iter().all(|(t, _)| t.fract() == 0.0),
+                "expected whole ticks for repetitions 1..={n}, saw {ticks:?}"
+            );
+            assert!(
+                ticks.iter().all(|(_, l)| l.parse::<u32>().is_ok()),
+                "expected integer labels for 1..={n}, saw {ticks:?}"
+            );
+        }
+        let two = linear(1.0, 2.0, Unit::Count).ticks();
+        assert_eq!(two, vec![1.0, 2.0], "not 1, 1.2, 1.4, …");
+        // One repetition: its tick alone, half a step each side.
+        let one = linear(1.0, 1.0, Unit::Count);
+        assert_eq!((one.lo, one.hi, one.ticks()), (0.5, 1.5, vec![1.0]));
+        // A plain axis of the same range may have fractions.
+        let plain = linear(1.0, 2.0, Unit::Number).ticks();
+        assert!(plain.iter().any(|t| t.fract() != 0.0), "{plain:?}");
+    }
+
+    #[test]
+    fn times_and_rates_are_said_in_units_their_size_asks_for() {
+        let labels =
+            |r: Range| -> Vec<String> { r.labelled_ticks().into_iter().map(|(_, l)| l).collect() };
+        // 0 to 4 ms in ns: ms ticks, the unit in the title, no "4M ns".
+        let ms = linear(0.0, 4.2e6, Unit::Nanoseconds);
+        assert_eq!(labels(ms), ["0", "1", "2", "3", "4"]);
+        assert_eq!(ms.titled("clat_p99"), "clat_p99 (ms)");
+        let us = linear(0.0, 950.0 * 1e3, Unit::Nanoseconds);
+        assert_eq!(us.titled("lat"), "lat (µs)");
+        assert_eq!(
+            linear(0.0, 900.0, Unit::Nanoseconds).titled("lat"),
+            "lat (ns)"
+        );
+        assert_eq!(linear(0.0, 3e9, Unit::Nanoseconds).titled("t"), "t (s)");
+        // 60 MiB/s in B/s: round MiB/s ticks.
+        let bw = linear(0.0, 60.0 * 1024.0 * 1024.0, Unit::BytesPerSec);
+        assert_eq!(bw.titled("bw"), "bw (MiB/s)");
+        assert_eq!(labels(bw), ["0", "20", "40", "60"]);
+        // 1000 MiB/s and more in GiB/s: no tick of 1000 in the unit shown.
+        let gib = linear(0.0, 1010.0 * 1024.0 * 1024.0, Unit::BytesPerSec);
+        assert_eq!(gib.titled("bw"), "bw (GiB/s)");
+        assert_eq!(with_unit(1000.0, Unit::BytesPerSec), "0.98 KiB/s");
+        assert_eq!(with_unit(999.0, Unit::Nanoseconds), "999 ns");
+        assert_eq!(with_unit(1000.0, Unit::Nanoseconds), "1 µs");
+        // A log axis names each tick's own unit.
+        let log = Range::of([50.0, 2e6].into_iter(), Scale::Log, Unit::Nanoseconds).unwrap();
+        assert_eq!(
+            labels(log),
+            ["10 ns", "100 ns", "1 µs", "10 µs", "100 µs", "1 ms", "10 ms"]
+        );
+        assert_eq!(log.titled("latency"), "latency");
+        assert_eq!(with_unit(1.5e9, Unit::Nanoseconds), "1.5 s");
+        assert_eq!(
+            with_unit(2.0 * 1024.0 * 1024.0 * 1024.0, Unit::BytesPerSec),
+            "2 GiB/s"
+        );
+        // Plain numbers keep their k and M, with the unit in the title.
+        let iops = linear(0.0, 2e6, Unit::Number);
+        assert!(labels(iops).contains(&"2M".to_string()));
+        assert_eq!(iops.titled("IOPS"), "IOPS");
+    }
+
+    /// (cx, cy, r) of each circle in `svg`.
+    fn circles(svg: &str) -> Vec<(f64, f64, f64)> {
+        let number = |c: &str, name: &str| -> f64 {
+            let v = c.split(&format!(" {name}=\"")).nth(1).unwrap();
+            v.split('"').next().unwrap().parse().unwrap()
+        };
+        svg.split("<circle")
+            .skip(1)
+            .map(|c| (number(c, "cx"), number(c, "cy"), number(c, "r")))
+            .collect()
+    }
+
+    #[test]
+    fn dots_at_the_ends_of_the_axes_are_whole_inside_the_frame() {
+        let dots = [(1.0, 0.0), (2.0, 5e6), (3.0, 1e6)];
+        let f = Frame {
+            x: Axis::count("repetition"),
+            ..frame(Axis::linear("clat").in_unit(Unit::Nanoseconds))
+        };
+        let svg = dot_plot(&f, &dots, &[1]);
+        let seen = circles(&svg);
+        assert_eq!(seen.len(), 3);
+        for (cx, cy, r) in seen {
+            assert!(
+                cx - r >= LEFT
+                    && cx + r <= WIDTH - RIGHT
+                    && cy - r >= TOP
+                    && cy + r <= HEIGHT - BOTTOM,
+                "expected the dot at ({cx}, {cy}) r {r} inside the frame in {svg}"
+            );
+        }
+        // The ticks are where the dots are: repetition 1 under the first dot.
+        assert!(
+            (tick_x(&svg, "1") - (LEFT + BIG_DOT + 4.0)).abs() < 0.1,
+            "{svg}"
+        );
+        assert!(svg.contains(">clat (ms)<") && !svg.contains("M<"), "{svg}");
+    }
+
+    /// The boxes of placed labels overlap: on one row and sharing some of its width.
+    fn overlapping(placed: &[Option<Placed>], font_size: f64) -> Option<(Placed, Placed)> {
+        let placed: Vec<&Placed> = placed.iter().flatten().collect();
+        for (i, a) in placed.iter().enumerate() {
+            for b in &placed[i + 1..] {
+                let (a_end, b_end) = (
+                    a.x + text_width(&a.text, font_size),
+                    b.x + text_width(&b.text, font_size),
+                );
+                if a.row == b.row && a.x < b_end && b.x < a_end {
+                    return Some(((*a).clone(), (*b).clone()));
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn labels_starting_together_go_on_rows_of_their_own() {
+        let spec = |x: f64, text: &'static str| LabelSpec {
+            x,
+            text,
+            rows: 0..2,
+        };
+        let placed = layout_labels(
+            &[spec(130.0, "randread"), spec(130.0, "randwrite")],
+            11.0,
+            1160.0,
+        );
+        assert_eq!(
+            placed
+                .iter()
+                .flatten()
+                .map(|p| (p.row, p.text.as_str()))
+                .collect::<Vec<_>>(),
+            [(0, "randread"), (1, "randwrite")]
+        );
+        // A third on the same spot has no row: left out, the others whole.
+        let three = layout_labels(
+            &[
+                spec(130.0, "randread"),
+                spec(130.0, "randwrite"),
+                spec(131.0, "seq"),
+            ],
+            11.0,
+            1160.0,
+        );
+        assert_eq!(three[2], None);
+        // A little later, there is room to shorten the one before it.
+        let later = layout_labels(
+            &[
+                spec(130.0, "randread"),
+                spec(130.0, "randwrite"),
+                spec(170.0, "seq"),
+            ],
+            11.0,
+            1160.0,
+        );
+        let texts: Vec<&str> = later.iter().flatten().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["rand…", "randwrite", "seq"]);
+        assert_eq!(overlapping(&later, 11.0), None);
+        // At the right edge a label starts early enough to end inside.
+        let edge = layout_labels(&[spec(1150.0, "randwrite")], 11.0, 1160.0);
+        let p = edge[0].as_ref().unwrap();
+        assert!(p.x + text_width(&p.text, 11.0) <= 1160.0, "{p:?}");
+    }
+
+    #[test]
+    fn no_two_laid_out_labels_overlap() {
+        // Many labels at pseudo-random places, of pseudo-random lengths.
+        let mut seed: u64 = 7;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let names = [
+            "a",
+            "seq-read",
+            "randwrite",
+            "RND4K-Q32T1-read",
+            "writeback-stall",
+            "xy",
+        ];
+        for round in 0..200 {
+            let count = 1 + next(12) as usize;
+            let specs: Vec<LabelSpec> = (0..count)
+                .map(|_| LabelSpec {
+                    x: next(1200) as f64,
+                    text: names[next(names.len() as u64) as usize],
+                    rows: match next(3) {
+                        0 => 0..1,
+                        1 => 0..2,
+                        _ => 1..4,
+                    },
+                })
+                .collect();
+            let placed = layout_labels(&specs, 11.0, 1160.0);
+            assert_eq!(
+                overlapping(&placed, 11.0),
+                None,
+                "round {round}: overlapping labels"
+            );
+            for (spec, p) in specs.iter().zip(&placed) {
+                let Some(p) = p else { continue };
+                assert!(spec.rows.contains(&p.row) && p.x + text_width(&p.text, 11.0) <= 1160.0);
+                assert!(p.text == spec.text || p.text.ends_with('…'));
+            }
+        }
+    }
+
+    #[test]
+    fn job_bands_starting_together_label_on_two_lines_above_the_frame() {
+        let band = |label: &str| Marker {
+            x: 1.0,
+            until: Some(3.0),
+            label: label.into(),
+            link: None,
+        };
+        let s = Series {
+            label: "busy".into(),
+            points: vec![(0.0, 1.0), (4.0, 2.0)],
+        };
+        let svg = line_chart(
+            &frame(Axis::linear("%")),
+            &[s],
+            &[band("randread"), band("randwrite"), band("seq")],
+        );
+        assert!(
+            svg.contains(&format!(
+                r##"y="{:.1}" font-size="11" fill="#888">randread<"##,
+                TOP - 6.0
+            )),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(&format!(
+                r##"y="{:.1}" font-size="11" fill="#888">randwrite<"##,
+                TOP - 18.0
+            )),
+            "{svg}"
+        );
+        assert!(
+            !svg.contains(">seq</text>") && svg.contains("<title>seq</title>"),
+            "expected the third label left out, its name the band's tooltip, in {svg}"
+        );
     }
 }

@@ -68,9 +68,10 @@ fn chart_rates_divide_by_each_interval_s_real_length() {
         vec![(0.1, 1000.0), (0.4, 1000.0)],
         "expected 1000 IOPS over 100 ms and over the late 300 ms, and no point for the 50 µs sliver"
     );
+    let mib_s = 1000.0 * 1024.0 * 1024.0;
     assert_eq!(
         points(&bw),
-        vec![(0.1, 1000.0), (0.4, 1000.0)],
+        vec![(0.1, mib_s), (0.4, mib_s)],
         "expected 1000 MiB/s in both full intervals"
     );
 }
