@@ -462,7 +462,8 @@ pub(super) struct Repetitions<'a> {
     pub output: Option<&'a Path>,
     pub history: &'a HistoryFlags,
     pub compare_with: Option<i64>,
-    /// `--html FILE`: the repetitions and their statistics as an HTML report.
+    /// `--html FILE`: the repetitions and their statistics as an HTML report; with
+    /// `compare_with`, the comparison page with the repetitions' charts.
     pub html: Option<&'a Path>,
     /// `--fail-on`: a finding of any repetition, or of the statistics, counts.
     pub fail_on: Option<Severity>,
@@ -567,12 +568,17 @@ fn report_repeated(reports: Vec<RunReport>, o: &Repetitions, code: i32) -> Resul
         .ok_or_else(|| CmdError::usage(FIO_FORMATS_REFUSED))?;
     emit(&mut open_report(o.output)?, &rendered)?;
     output::print_findings_summary(&result.findings, o.formats, o.quiet_findings);
-    if let Some(path) = o.html {
-        let page = report::render(&document, Format::Html).expect("a --repeat has an HTML page");
-        write_html(path, &page)?;
-    }
-    if let Some(id) = o.compare_with {
-        comparison::against_history(id, &result.repetitions, o.history, None)?;
+    match (o.html, o.compare_with) {
+        (Some(path), None) => {
+            let page =
+                report::render(&document, Format::Html).expect("a --repeat has an HTML page");
+            write_html(path, &page)?;
+        }
+        // With a baseline the page is the comparison, with the repetitions' charts.
+        (html, Some(id)) => {
+            comparison::against_history(id, &result.repetitions, o.history, html, Some(&result))?
+        }
+        (None, None) => {}
     }
     let every_finding = result.repetitions.iter().flat_map(|r| &r.findings);
     Ok(fail_on(

@@ -16,6 +16,6 @@ pub(super) fn compare_command(
     let a = load_side(a, history).map_err(|e| CmdError::run_failed(e.to_string()))?;
     let b = load_side(b, history).map_err(|e| CmdError::run_failed(e.to_string()))?;
     refuse_cut_short([&a, &b], allow_interrupted)?;
-    show(&a, &b, "", html_path)?;
+    show(&a, &b, "", html_path, None)?;
     Ok(EXIT_OK)
 }

@@ -9,12 +9,15 @@ pub(super) use crate::series::metric_changes::Side;
 use std::path::Path;
 
 /// After a run: compare its repetitions (B) with stored run `id` and its batch (A);
-/// with `html_path`, also as the side-by-side HTML page.
+/// with `html_path`, also as the side-by-side HTML page, which is then the run's
+/// page (`--html` with `--compare-with`): with `repeat` (`--repeat N`), the
+/// repetitions' charts are on it too.
 pub(super) fn against_history(
     id: i64,
     runs: &[RunReport],
     history: &HistoryFlags,
     html_path: Option<&Path>,
+    repeat: Option<&RepeatReport>,
 ) -> Result<(), CmdError> {
     let stored = load_side(&id.to_string(), history)
         .map_err(|e| CmdError::run_failed(format!("--compare-with {id}: {e}")))?;
@@ -24,7 +27,7 @@ pub(super) fn against_history(
     };
     // the run is over: say what is partial rather than refuse
     refuse_cut_short([&stored, &this], true)?;
-    show(&stored, &this, "\n", html_path)
+    show(&stored, &this, "\n", html_path, repeat)
 }
 
 /// A side holding an interrupted run (partial results: a 3 s run cut short is no
@@ -48,28 +51,30 @@ pub(super) fn refuse_cut_short(sides: [&Side; 2], allow: bool) -> Result<(), Cmd
     Ok(())
 }
 
-/// The text comparison on stdout (after `separator`), and the HTML page when asked for.
+/// The text comparison on stdout (after `separator`), and the HTML page when
+/// asked for (with B's repetitions when `repeat`).
 pub(super) fn show(
     a: &Side,
     b: &Side,
     separator: &str,
     html_path: Option<&Path>,
+    repeat: Option<&RepeatReport>,
 ) -> Result<(), CmdError> {
     print(&format!("{separator}{}", text(a, b)))?;
     match html_path {
-        Some(path) => write_html(path, &render(a, b, Format::Html)),
+        Some(path) => write_html(path, &render(a, b, repeat, Format::Html)),
         None => Ok(()),
     }
 }
 
 /// A with B compared, as text.
 pub(super) fn text(a: &Side, b: &Side) -> String {
-    render(a, b, Format::Normal)
+    render(a, b, None, Format::Normal)
 }
 
 /// A with B compared, as text or as the HTML page.
-fn render(a: &Side, b: &Side, format: Format) -> String {
-    report::render(&Document::Comparison { a, b }, format)
+fn render(a: &Side, b: &Side, repeat: Option<&RepeatReport>, format: Format) -> String {
+    report::render(&Document::Comparison { a, b, repeat }, format)
         .expect("a comparison is written as text or HTML")
 }
 

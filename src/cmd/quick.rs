@@ -128,7 +128,7 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
         let reports = [report];
         history.record(&reports);
         if let Some(id) = baseline {
-            comparison::against_history(id, &reports, &history, args.html.as_deref())?;
+            comparison::against_history(id, &reports, &history, args.html.as_deref(), None)?;
         }
         Ok(fail_on(code, args.fail_on, &reports[0].findings))
     };

@@ -133,7 +133,8 @@ fn run_connected(
             options.formats,
             flags.no_finding_lines(),
         );
-        if let Some(path) = &flags.html {
+        // With a baseline the page is the comparison, which holds this run's charts too.
+        if let (Some(path), None) = (&flags.html, flags.compare_with) {
             write_html(path, &output::render_html(&outcome.report))?;
         }
         if flags.bandwidth_log {
@@ -143,7 +144,13 @@ fn run_connected(
         let reports = [outcome.report];
         options.history.record(&reports);
         if let Some(id) = flags.compare_with {
-            comparison::against_history(id, &reports, options.history, None)?;
+            comparison::against_history(
+                id,
+                &reports,
+                options.history,
+                flags.html.as_deref(),
+                None,
+            )?;
         }
         Ok(fail_on(code, flags.fail_on, &reports[0].findings))
     };

@@ -275,3 +275,34 @@ fn a_trend_keeps_configurations_of_one_job_apart() {
         "expected no verdict between bs=4k and bs=64k runs, got:\n{text}"
     );
 }
+
+/// `--compare-with ID --html FILE`: the page is the comparison with the stored
+/// run, for one run and for `--repeat N` (which puts its repetitions' charts on it too).
+#[test]
+fn the_html_page_of_a_run_compared_with_a_stored_one_is_the_comparison() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let out = run(&job(&db, &["--repeat", "2"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (extra, repetitions) in [(&["--repeat", "2"][..], true), (&[][..], false)] {
+        let page = dir.path().join("compared.html");
+        let mut args = vec!["--compare-with=1", "--html", page.to_str().unwrap()];
+        args.extend(extra);
+        let out = run(&job(&db, &args));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let html = std::fs::read_to_string(&page).expect("the page is written");
+        assert!(
+            html.contains("<h1>iolens comparison</h1>")
+                && html.contains("id=\"changes\"")
+                && html.contains("nulljob"),
+            "expected the comparison with run 1 on the page of `run {}`",
+            args.join(" ")
+        );
+        assert_eq!(
+            html.contains("id=\"repetitions\"") && html.contains("id=\"chart-repeat-0\""),
+            repetitions,
+            "expected the repetitions' charts on the comparison page only with --repeat (`run {}`)",
+            args.join(" ")
+        );
+    }
+}

@@ -391,7 +391,15 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
         first.contains("2 measured repetitions") && first.contains("job 'RND4K-Q1T1-read'"),
         "expected the repetition statistics per test, got:\n{first}"
     );
-    let second = repeated(&["--compare-with=last"]);
+    let page = dir.path().join("compared.html");
+    let second = repeated(&["--compare-with=last", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    assert!(
+        html.contains("<h1>iolens comparison</h1>")
+            && html.contains("id=\"changes\"")
+            && html.contains("id=\"chart-repeat-0\""),
+        "expected the comparison page, with the repetitions' charts, from --repeat --compare-with --html"
+    );
     assert!(
         second.contains("A: run ") && second.contains("(2 runs)"),
         "expected the stored batch of two runs as A, got:\n{second}"
