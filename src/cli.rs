@@ -13,10 +13,10 @@ use std::time::Duration;
 use values::{
     parse_debug, parse_duration, parse_eta, parse_eta_period, parse_fail_on, parse_fio_compat,
     parse_formats, parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval,
-    parse_ramp, parse_repetitions, parse_report_file, parse_status_interval, parse_terse_version,
-    parse_warmup, FlagValueError,
+    parse_pair, parse_ramp, parse_repetitions, parse_report_file, parse_status_interval,
+    parse_terse_version, parse_warmup, FlagValueError,
 };
-pub(crate) use values::{EtaMode, FioCompat, Format, Formats};
+pub(crate) use values::{EtaMode, FioCompat, Format, Formats, JobPair};
 
 /// Parse the process's command line. `run`'s own flags may stand anywhere among
 /// the job options, so they are moved in front of them first (see `order_run_words`).
@@ -161,6 +161,10 @@ pub enum Command {
         /// with a warning; without it such a comparison is refused.
         #[arg(long)]
         allow_interrupted: bool,
+        /// Compare job A_JOB of A with job B_JOB of B: jobs are compared by name, this
+        /// pairs two that are named differently (repeat it for more pairs).
+        #[arg(long, value_name = "A_JOB=B_JOB", value_parser = parse_pair)]
+        pair: Vec<JobPair>,
         #[command(flatten)]
         db: DbArgs,
     },

@@ -3,6 +3,7 @@
 //! after a check of what differs between the two sides' conditions.
 
 use super::common::{print, write_html, CmdError, HistoryError, HistoryFlags};
+use crate::cli::JobPair;
 use crate::model::{RepeatReport, RunReport};
 use crate::report::{self, Document, Format};
 pub(super) use crate::series::metric_changes::Side;
@@ -60,6 +61,7 @@ pub(super) fn show(
     html_path: Option<&Path>,
     repeat: Option<&RepeatReport>,
 ) -> Result<(), CmdError> {
+    check_jobs_match(a, b, true)?;
     print(&format!("{separator}{}", text(a, b)))?;
     match html_path {
         Some(path) => write_html(path, &render(a, b, repeat, Format::Html)),
@@ -70,6 +72,97 @@ pub(super) fn show(
 /// A with B compared, as text.
 pub(super) fn text(a: &Side, b: &Side) -> String {
     render(a, b, None, Format::Normal)
+}
+
+/// The names of a side's jobs, in order, once each (from its first run, as the
+/// comparison takes them).
+fn job_names(side: &Side) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for job in &side.runs[0].jobs {
+        if !names.contains(&job.name.as_str()) {
+            names.push(&job.name);
+        }
+    }
+    names
+}
+
+const PAIRING: &str = "jobs are compared by name: run them with the same --name, or pair two \
+                       names with `iolens compare A B --pair A_JOB=B_JOB`";
+
+/// Jobs are compared by name: when no job of A has a namesake in B (the table
+/// would be empty) refused, or with `refuse` false (`ab`, whose comparison is all
+/// it prints) said on stderr; jobs on one side only are named on stderr.
+pub(super) fn check_jobs_match(a: &Side, b: &Side, refuse: bool) -> Result<(), CmdError> {
+    let (names_a, names_b) = (job_names(a), job_names(b));
+    let only = |side: &[&str], other: &[&str]| -> Vec<String> {
+        let alone = side.iter().filter(|n| !other.contains(n));
+        alone.map(|n| n.to_string()).collect()
+    };
+    let (only_a, only_b) = (only(&names_a, &names_b), only(&names_b, &names_a));
+    if only_a.len() == names_a.len() {
+        let message = format!(
+            "no job matches: A ({}) has {}; B ({}) has {}; {PAIRING}",
+            a.label,
+            names_a.join(", "),
+            b.label,
+            names_b.join(", ")
+        );
+        if refuse {
+            return Err(CmdError::usage(message));
+        }
+        eprintln!("iolens: warning: {message}");
+        return Ok(());
+    }
+    let mut unmatched = Vec::new();
+    for (key, side, alone) in [("A", a, &only_a), ("B", b, &only_b)] {
+        if !alone.is_empty() {
+            unmatched.push(format!(
+                "only in {key} ({}): {}",
+                side.label,
+                alone.join(", ")
+            ));
+        }
+    }
+    if !unmatched.is_empty() {
+        eprintln!(
+            "iolens: note: not compared, no job of that name on the other side: {}; {PAIRING}",
+            unmatched.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// `--pair A_JOB=B_JOB`: B's job B_JOB is compared as A's A_JOB (renamed so in
+/// every run of B). Each name must be a job of its side, and A_JOB no other job of B.
+pub(super) fn pair_jobs(a: &Side, b: &mut Side, pairs: &[JobPair]) -> Result<(), CmdError> {
+    for pair in pairs {
+        let given = format!("--pair={}={}", pair.a, pair.b);
+        let (names_a, names_b) = (job_names(a), job_names(b));
+        for (key, side, names, name) in [("A", a, &names_a, &pair.a), ("B", &*b, &names_b, &pair.b)]
+        {
+            if !names.contains(&name.as_str()) {
+                return Err(CmdError::usage(format!(
+                    "{given}: {key} ({}) has no job {name}; its jobs: {}",
+                    side.label,
+                    names.join(", ")
+                )));
+            }
+        }
+        if pair.a != pair.b && names_b.contains(&pair.a.as_str()) {
+            return Err(CmdError::usage(format!(
+                "{given}: B ({}) has a job {} of its own, which A's {} is compared with",
+                b.label, pair.a, pair.a
+            )));
+        }
+        for run in &mut b.runs {
+            let jobs = run.jobs.iter_mut().map(|j| &mut j.name);
+            let series = run.observations.jobs.iter_mut().map(|s| &mut s.name);
+            for name in jobs.chain(series).filter(|n| **n == pair.b) {
+                name.clone_from(&pair.a);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A with B compared, as text or as the HTML page.

@@ -306,3 +306,63 @@ fn the_html_page_of_a_run_compared_with_a_stored_one_is_the_comparison() {
         );
     }
 }
+
+/// Jobs are compared by name: with none in common `compare` says so, names both
+/// sides' jobs and how to pair them, rather than print an empty table;
+/// `--pair A_JOB=B_JOB` pairs two, and the jobs left alone are named.
+#[test]
+fn compare_names_the_jobs_that_do_not_match_and_pairs_them_on_request() {
+    let dir = scratch();
+    let result = |side: &str, names: &[&str]| {
+        let path = dir.path().join(format!("{side}.json"));
+        let mut args = vec![
+            "run".to_string(),
+            "--no-history".into(),
+            "--output-format=iolens-json".into(),
+            format!("--output={}", path.display()),
+            "--ioengine=null".into(),
+            "--size=4m".into(),
+            "--bs=4k".into(),
+            "--rw=randread".into(),
+        ];
+        args.extend(names.iter().map(|n| format!("--name={n}")));
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        path.display().to_string()
+    };
+    let (a, b) = (result("a", &["alpha", "shared"]), result("b", &["beta"]));
+    let out = iolens(&["compare", &a, &b]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no job matches")
+            && err.contains("has alpha, shared;")
+            && err.contains("has beta;")
+            && err.contains("--pair A_JOB=B_JOB"),
+        "expected both sides' jobs and how to pair them, got: {err}"
+    );
+    assert_eq!(stdout(&out), "", "expected no empty table");
+
+    let out = iolens(&["compare", &a, &b, "--pair", "alpha=beta"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("alpha") && l.contains("iops")),
+        "expected A's alpha compared with B's beta, got:\n{text}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("only in A ({a}): shared")),
+        "expected the job on one side only named, got: {err}"
+    );
+
+    let out = iolens(&["compare", &a, &b, "--pair", "gamma=beta"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("--pair=gamma=beta: A")
+            && stderr(&out).contains("has no job gamma; its jobs: alpha, shared"),
+        "{}",
+        stderr(&out)
+    );
+}
