@@ -117,6 +117,29 @@ impl HistoryFlags {
         }
     }
 
+    /// The line a command that stores its runs by default opens with, `program`
+    /// saying it: where they go and how to see them. None when nothing is stored
+    /// (`--no-history`) or nothing said (started as `fio`).
+    pub(super) fn where_stored(&self, program: &str) -> Option<String> {
+        if !self.enabled || !self.announce {
+            return None;
+        }
+        Some(match store::resolve_path(self.db.as_deref()) {
+            Ok(path) => format!(
+                "{program}: results are stored in {} (see `iolens history`; --no-history to skip)",
+                path.display()
+            ),
+            Err(e) => format!("{program}: results cannot be stored: {e}"),
+        })
+    }
+
+    /// Say `where_stored` on stderr.
+    pub(super) fn say_where_stored(&self, program: &str) {
+        if let Some(line) = self.where_stored(program) {
+            eprintln!("{line}");
+        }
+    }
+
     pub(super) fn open(&self) -> Result<Store, HistoryError> {
         let path = store::resolve_path(self.db.as_deref())?;
         Store::open(&path).map_err(|source| HistoryError::Open { path, source })
@@ -685,6 +708,39 @@ mod tests {
                 "{case}: expected exit {expected} from exit {code}, --fail-on {threshold:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_history_line_names_the_database_and_the_history_command_unless_nothing_is_stored() {
+        let stored = HistoryFlags::new(
+            &DbArgs {
+                db: Some(PathBuf::from("/h/history.db")),
+            },
+            false,
+        );
+        assert_eq!(
+            stored.where_stored("iolens quick").as_deref(),
+            Some(
+                "iolens quick: results are stored in /h/history.db \
+                 (see `iolens history`; --no-history to skip)"
+            )
+        );
+        let skipped = HistoryFlags {
+            enabled: false,
+            ..stored.clone()
+        };
+        let as_fio = HistoryFlags {
+            announce: false,
+            ..stored
+        };
+        assert_eq!(
+            (
+                skipped.where_stored("iolens"),
+                as_fio.where_stored("iolens")
+            ),
+            (None, None),
+            "expected nothing said with --no-history, nor when started as `fio`"
+        );
     }
 
     #[test]

@@ -80,6 +80,10 @@ fn run_connected(
     let flags = &args.flags;
     let series = options.repetitions > 1 || options.warmup > 0;
     let mut jobs = JobSet::load(flags, &args.args, command_line)?;
+    // Said by the rank that stores the run, once the jobs are read.
+    if link.is_none_or(|l| l.rank().rank == 0) {
+        options.history.say_where_stored("iolens run");
+    }
     let rank_file = match link {
         Some(link) => {
             jobs.place_on_rank(link.rank().rank);

@@ -366,3 +366,30 @@ fn compare_names_the_jobs_that_do_not_match_and_pairs_them_on_request() {
         stderr(&out)
     );
 }
+
+/// `iolens run` stores its runs too: the history line comes first on stderr
+/// (stdout keeps the report alone, machine-readable in its format), not with
+/// --no-history.
+#[test]
+fn run_says_where_it_stores_the_run_on_stderr_before_the_run() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let out = run(&job(&db, &["--output-format=json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines().next(),
+        Some(
+            format!(
+                "iolens run: results are stored in {} (see `iolens history`; --no-history to skip)",
+                db.display()
+            )
+            .as_str()
+        ),
+        "{err}"
+    );
+    json(&out);
+    let out = run(&job(&db, &["--no-history"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("stored in"), "{}", stderr(&out));
+}

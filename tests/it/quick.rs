@@ -422,3 +422,44 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
         "expected the temporary file's name not to be listed as a difference, got:\n{differences}"
     );
 }
+
+/// `iolens` alone is `iolens quick`, which stores its run: its first line says
+/// where and how to see it; with --no-history nothing is said about it.
+#[test]
+fn the_first_line_says_where_the_run_is_stored() {
+    let dir = scratch();
+    let db_dir = scratch();
+    let db = db_dir.path().join("h.db");
+    let first_line = |extra: &[&str]| {
+        let mut args = vec![
+            "quick",
+            dir.path().to_str().unwrap(),
+            "--read-only",
+            "--duration=100ms",
+            "--ramp=0",
+            "--size=4m",
+        ];
+        args.extend(extra);
+        let out = crate::support::command()
+            .env("IOLENS_DB", &db)
+            .args(&args)
+            .output()
+            .expect("run iolens");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stderr(&out).lines().next().unwrap_or_default().to_string()
+    };
+    let line = first_line(&[]);
+    assert_eq!(
+        line,
+        format!(
+            "iolens quick: results are stored in {} (see `iolens history`; --no-history to skip)",
+            db.display()
+        ),
+        "expected the first line to say where the run is stored"
+    );
+    let line = first_line(&["--no-history"]);
+    assert!(
+        line.starts_with("iolens quick: ") && !line.contains("stored"),
+        "expected no word of the history with --no-history, got: {line}"
+    );
+}
