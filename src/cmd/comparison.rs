@@ -328,4 +328,50 @@ mod tests {
             .starts_with("2 of the 3 runs of c were interrupted"));
         assert_eq!(refuse_cut_short([&cut, &some], true), Ok(()));
     }
+
+    #[test]
+    fn a_pair_renames_bs_job_in_every_run_and_a_taken_name_is_refused() {
+        let side = |label: &str, jobs: &[(&str, f64)], runs: usize| Side {
+            label: label.into(),
+            runs: (0..runs)
+                .map(|_| crate::testutil::run_report(jobs))
+                .collect(),
+        };
+        let a = side("a", &[("seq", 10.0), ("rand", 20.0)], 1);
+        let mut b = side("b", &[("seq-new", 12.0), ("rand", 21.0)], 2);
+        let pair = |a: &str, b: &str| JobPair {
+            a: a.into(),
+            b: b.into(),
+        };
+        pair_jobs(&a, &mut b, &[pair("seq", "seq-new")]).expect("both jobs exist");
+        for run in &b.runs {
+            let names: Vec<&str> = run.jobs.iter().map(|j| j.name.as_str()).collect();
+            assert_eq!(
+                names,
+                ["seq", "rand"],
+                "expected B's seq-new compared as seq"
+            );
+        }
+        assert_eq!(check_jobs_match(&a, &b, true), Ok(()));
+        assert_eq!(
+            pair_jobs(&a, &mut b, &[pair("seq", "rand")])
+                .expect_err("B has a seq of its own now")
+                .message(),
+            "--pair=seq=rand: B (b) has a job seq of its own, which A's seq is compared with"
+        );
+        let c = side("c", &[("other", 1.0)], 1);
+        assert_eq!(
+            check_jobs_match(&a, &c, true)
+                .expect_err("no job in common")
+                .message(),
+            "no job matches: A (a) has seq, rand; B (c) has other; jobs are compared by name: \
+             run them with the same --name, or pair two names with \
+             `iolens compare A B --pair A_JOB=B_JOB`"
+        );
+        assert_eq!(
+            check_jobs_match(&a, &c, false),
+            Ok(()),
+            "expected ab's comparison still printed"
+        );
+    }
 }
