@@ -13,10 +13,10 @@ use std::time::Duration;
 use values::{
     parse_debug, parse_duration, parse_eta, parse_eta_period, parse_fail_on, parse_fio_compat,
     parse_formats, parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval,
-    parse_ramp, parse_repetitions, parse_report_file, parse_status_interval, parse_terse_version,
-    parse_warmup, FlagValueError,
+    parse_pair, parse_ramp, parse_repetitions, parse_report_file, parse_status_interval,
+    parse_terse_version, parse_warmup, FlagValueError,
 };
-pub(crate) use values::{EtaMode, FioCompat, Format, Formats};
+pub(crate) use values::{EtaMode, FioCompat, Format, Formats, JobPair};
 
 /// Parse the process's command line. `run`'s own flags may stand anywhere among
 /// the job options, so they are moved in front of them first (see `order_run_words`).
@@ -161,6 +161,10 @@ pub enum Command {
         /// with a warning; without it such a comparison is refused.
         #[arg(long)]
         allow_interrupted: bool,
+        /// Compare job A_JOB of A with job B_JOB of B: jobs are compared by name, this
+        /// pairs two that are named differently (repeat it for more pairs).
+        #[arg(long, value_name = "A_JOB=B_JOB", value_parser = parse_pair)]
+        pair: Vec<JobPair>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -413,8 +417,9 @@ pub struct RunFlags {
     /// as text, and run nothing.
     #[arg(long, value_name = "FILE")]
     pub inflate_log: Option<PathBuf>,
-    /// Started as `fio`: still print iolens' own notes on stderr (warnings, findings, the
-    /// history line), which the fio drop-in leaves out because fio would not print them.
+    /// For the fio drop-in (iolens invoked as `fio`, see install-fio-shim): print
+    /// iolens' own notes on stderr (warnings, findings, the history line) as `iolens run`
+    /// does; the drop-in leaves them out because fio would not print them.
     #[arg(long)]
     pub iolens_notes: bool,
     /// auto (default): run as one of several MPI ranks when a launcher (mpirun, srun)
@@ -733,5 +738,79 @@ mod tests {
             documented, defined,
             "expected the README's table of run's own flags (left) to match clap's RunFlags (right)"
         );
+    }
+
+    /// The doc comments of the fields that are no flag (`#[arg(skip)]`), from this
+    /// file: clap shows none of them, and no flag's help may read as one of them.
+    fn skipped_field_docs() -> Vec<String> {
+        let source = include_str!("cli.rs");
+        let lines: Vec<&str> = source.lines().map(str::trim).collect();
+        let mut docs = Vec::new();
+        for (i, _) in lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| **l == "#[arg(skip)]")
+        {
+            let above = lines[..i].iter().rev().take_while(|l| l.starts_with("///"));
+            let mut doc: Vec<&str> = above.map(|l| l.trim_start_matches('/').trim()).collect();
+            doc.reverse();
+            docs.push(doc.join(" "));
+        }
+        docs
+    }
+
+    /// Every text of `command` and its subcommands a user reads in `--help`.
+    fn help_texts(command: &clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+        let about = [command.get_about(), command.get_long_about()];
+        for text in about.into_iter().flatten() {
+            out.push((path.to_string(), text.to_string()));
+        }
+        for arg in command.get_arguments() {
+            let texts = [arg.get_help(), arg.get_long_help()];
+            for text in texts.into_iter().flatten() {
+                out.push((format!("{path} {}", arg.get_id()), text.to_string()));
+            }
+        }
+        for sub in command.get_subcommands() {
+            help_texts(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn no_help_text_reads_as_a_comment_for_the_code() {
+        let mut texts = Vec::new();
+        help_texts(
+            &<Cli as clap::CommandFactory>::command(),
+            "iolens",
+            &mut texts,
+        );
+        let docs = skipped_field_docs();
+        assert!(
+            !docs.is_empty(),
+            "expected the fields that are no flag to be found"
+        );
+        // A skipped field's doc up to its first bracket or colon: the words it opens with.
+        let openings: Vec<&str> = docs
+            .iter()
+            .map(|d| d.split(['(', ':', '.']).next().unwrap_or(d).trim())
+            .collect();
+        const FOR_THE_CODE: [&str; 8] = [
+            "///",
+            "//!",
+            "[`",
+            "crate::",
+            "Self",
+            "(set by",
+            "not a flag",
+            "TODO",
+        ];
+        for (place, text) in &texts {
+            for marker in FOR_THE_CODE.iter().chain(&openings) {
+                assert!(
+                    !text.contains(marker),
+                    "expected the help of `{place}` to be for users, but it has {marker:?}: {text}"
+                );
+            }
+        }
     }
 }

@@ -51,6 +51,28 @@ pub(super) fn parse_formats(value: &str) -> Parsed<Formats> {
     formats.collect::<Parsed<Vec<Format>>>().map(Formats)
 }
 
+/// `compare --pair A_JOB=B_JOB`: job A_JOB of A compared with job B_JOB of B.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobPair {
+    /// The job's name on side A.
+    pub a: String,
+    /// The job's name on side B.
+    pub b: String,
+}
+
+/// Parse `--pair A_JOB=B_JOB`.
+pub(super) fn parse_pair(value: &str) -> Parsed<JobPair> {
+    match value.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok(JobPair {
+            a: a.into(),
+            b: b.into(),
+        }),
+        _ => refuse(format!(
+            "--pair={value}: give a job of A and a job of B as A_JOB=B_JOB"
+        )),
+    }
+}
+
 /// fio's `--terse-version`: fio knows 2 to 5; iolens writes 3 (fio's default).
 pub(super) fn parse_terse_version(value: &str) -> Parsed<u32> {
     match value.trim().parse::<u32>() {

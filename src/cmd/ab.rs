@@ -85,16 +85,16 @@ fn finish(
     }
     let [a, b] = arms;
     let [label_a, label_b] = labels;
-    print(&comparison::text(
-        &Side {
-            label: format!("A {label_a}"),
-            runs: a,
-        },
-        &Side {
-            label: format!("B {label_b}"),
-            runs: b,
-        },
-    ))?;
+    let a = Side {
+        label: format!("A {label_a}"),
+        runs: a,
+    };
+    let b = Side {
+        label: format!("B {label_b}"),
+        runs: b,
+    };
+    comparison::check_jobs_match(&a, &b, false)?;
+    print(&comparison::text(&a, &b))?;
     Ok(code)
 }
 

@@ -117,6 +117,29 @@ impl HistoryFlags {
         }
     }
 
+    /// The line a command that stores its runs by default opens with, `program`
+    /// saying it: where they go and how to see them. None when nothing is stored
+    /// (`--no-history`) or nothing said (started as `fio`).
+    pub(super) fn where_stored(&self, program: &str) -> Option<String> {
+        if !self.enabled || !self.announce {
+            return None;
+        }
+        Some(match store::resolve_path(self.db.as_deref()) {
+            Ok(path) => format!(
+                "{program}: results are stored in {} (see `iolens history`; --no-history to skip)",
+                path.display()
+            ),
+            Err(e) => format!("{program}: results cannot be stored: {e}"),
+        })
+    }
+
+    /// Say `where_stored` on stderr.
+    pub(super) fn say_where_stored(&self, program: &str) {
+        if let Some(line) = self.where_stored(program) {
+            eprintln!("{line}");
+        }
+    }
+
     pub(super) fn open(&self) -> Result<Store, HistoryError> {
         let path = store::resolve_path(self.db.as_deref())?;
         Store::open(&path).map_err(|source| HistoryError::Open { path, source })
@@ -462,7 +485,8 @@ pub(super) struct Repetitions<'a> {
     pub output: Option<&'a Path>,
     pub history: &'a HistoryFlags,
     pub compare_with: Option<i64>,
-    /// `--html FILE`: the repetitions and their statistics as an HTML report.
+    /// `--html FILE`: the repetitions and their statistics as an HTML report; with
+    /// `compare_with`, the comparison page with the repetitions' charts.
     pub html: Option<&'a Path>,
     /// `--fail-on`: a finding of any repetition, or of the statistics, counts.
     pub fail_on: Option<Severity>,
@@ -567,12 +591,17 @@ fn report_repeated(reports: Vec<RunReport>, o: &Repetitions, code: i32) -> Resul
         .ok_or_else(|| CmdError::usage(FIO_FORMATS_REFUSED))?;
     emit(&mut open_report(o.output)?, &rendered)?;
     output::print_findings_summary(&result.findings, o.formats, o.quiet_findings);
-    if let Some(path) = o.html {
-        let page = report::render(&document, Format::Html).expect("a --repeat has an HTML page");
-        write_html(path, &page)?;
-    }
-    if let Some(id) = o.compare_with {
-        comparison::against_history(id, &result.repetitions, o.history, None)?;
+    match (o.html, o.compare_with) {
+        (Some(path), None) => {
+            let page =
+                report::render(&document, Format::Html).expect("a --repeat has an HTML page");
+            write_html(path, &page)?;
+        }
+        // With a baseline the page is the comparison, with the repetitions' charts.
+        (html, Some(id)) => {
+            comparison::against_history(id, &result.repetitions, o.history, html, Some(&result))?
+        }
+        (None, None) => {}
     }
     let every_finding = result.repetitions.iter().flat_map(|r| &r.findings);
     Ok(fail_on(
@@ -679,6 +708,39 @@ mod tests {
                 "{case}: expected exit {expected} from exit {code}, --fail-on {threshold:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_history_line_names_the_database_and_the_history_command_unless_nothing_is_stored() {
+        let stored = HistoryFlags::new(
+            &DbArgs {
+                db: Some(PathBuf::from("/h/history.db")),
+            },
+            false,
+        );
+        assert_eq!(
+            stored.where_stored("iolens quick").as_deref(),
+            Some(
+                "iolens quick: results are stored in /h/history.db \
+                 (see `iolens history`; --no-history to skip)"
+            )
+        );
+        let skipped = HistoryFlags {
+            enabled: false,
+            ..stored.clone()
+        };
+        let as_fio = HistoryFlags {
+            announce: false,
+            ..stored
+        };
+        assert_eq!(
+            (
+                skipped.where_stored("iolens"),
+                as_fio.where_stored("iolens")
+            ),
+            (None, None),
+            "expected nothing said with --no-history, nor when started as `fio`"
+        );
     }
 
     #[test]

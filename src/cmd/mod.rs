@@ -71,10 +71,15 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
             b,
             html,
             allow_interrupted,
+            pair,
             db,
-        }) => {
-            compare::compare_command(&a, &b, html.as_deref(), allow_interrupted, &history_at(&db))
-        }
+        }) => compare::compare_command(
+            [&a, &b],
+            html.as_deref(),
+            allow_interrupted,
+            &pair,
+            &history_at(&db),
+        ),
         Some(Command::Ab {
             a,
             b,

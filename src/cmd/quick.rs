@@ -39,6 +39,7 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
         .map_err(|e| CmdError::run_failed(format!("cannot write the preset job file: {e}")))?;
     let _preset_removed_on_abort = remove_on_abort(preset_dir.path());
     let history = HistoryFlags::new(&args.db, args.no_history);
+    history.say_where_stored("iolens quick");
     // Resolved before this run is stored, so that `last` is the run before it.
     let baseline = match args.compare_with.as_deref() {
         Some(which) => {
@@ -128,7 +129,7 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
         let reports = [report];
         history.record(&reports);
         if let Some(id) = baseline {
-            comparison::against_history(id, &reports, &history, args.html.as_deref())?;
+            comparison::against_history(id, &reports, &history, args.html.as_deref(), None)?;
         }
         Ok(fail_on(code, args.fail_on, &reports[0].findings))
     };

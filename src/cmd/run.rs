@@ -80,6 +80,10 @@ fn run_connected(
     let flags = &args.flags;
     let series = options.repetitions > 1 || options.warmup > 0;
     let mut jobs = JobSet::load(flags, &args.args, command_line)?;
+    // Said by the rank that stores the run, once the jobs are read.
+    if link.is_none_or(|l| l.rank().rank == 0) {
+        options.history.say_where_stored("iolens run");
+    }
     let rank_file = match link {
         Some(link) => {
             jobs.place_on_rank(link.rank().rank);
@@ -133,7 +137,8 @@ fn run_connected(
             options.formats,
             flags.no_finding_lines(),
         );
-        if let Some(path) = &flags.html {
+        // With a baseline the page is the comparison, which holds this run's charts too.
+        if let (Some(path), None) = (&flags.html, flags.compare_with) {
             write_html(path, &output::render_html(&outcome.report))?;
         }
         if flags.bandwidth_log {
@@ -143,7 +148,13 @@ fn run_connected(
         let reports = [outcome.report];
         options.history.record(&reports);
         if let Some(id) = flags.compare_with {
-            comparison::against_history(id, &reports, options.history, None)?;
+            comparison::against_history(
+                id,
+                &reports,
+                options.history,
+                flags.html.as_deref(),
+                None,
+            )?;
         }
         Ok(fail_on(code, flags.fail_on, &reports[0].findings))
     };

@@ -1056,7 +1056,9 @@ pub(crate) struct Environment {
     pub udev_running: bool,
     /// A DAMON kdamond is on: page cache may be reclaimed without memory pressure.
     pub damon_running: bool,
-    /// Free page reporting (virtio-balloon) is active: KiB handed back to the host so far.
+    /// Free page reporting (virtio-balloon) is active: KiB reported to the host since
+    /// boot, a running total (a page reused and freed again is reported again), not
+    /// what the host holds now.
     pub page_reporting_kib: Option<u64>,
     /// `vm.dirty_*` sysctls at the start (name, value).
     pub vm_dirty: Vec<(String, String)>,

@@ -35,7 +35,13 @@ pub enum Format {
 pub(crate) enum Document<'a> {
     Run(&'a RunReport),
     Repeat(&'a RepeatReport),
-    Comparison { a: &'a Side, b: &'a Side },
+    /// `repeat`: B's repetitions with their statistics (`--repeat N --compare-with
+    /// ID`), which the HTML page shows after the comparison.
+    Comparison {
+        a: &'a Side,
+        b: &'a Side,
+        repeat: Option<&'a RepeatReport>,
+    },
 }
 
 /// How JSON documents are laid out: pretty for the final report, one line each
@@ -70,10 +76,10 @@ fn render_in(document: &Document, format: Format, layout: Layout) -> Option<Stri
         (Document::Repeat(result), Format::Normal) => text::repeat_table::render_table(result),
         (Document::Repeat(result), Format::IolensJson) => json::render(result),
         (Document::Repeat(result), Format::Html) => html::render_repeat(result),
-        (Document::Comparison { a, b }, Format::Normal) => text::comparison::render(a, b),
-        (Document::Comparison { a, b }, Format::Html) => {
+        (Document::Comparison { a, b, .. }, Format::Normal) => text::comparison::render(a, b),
+        (Document::Comparison { a, b, repeat }, Format::Html) => {
             let conditions = text::comparison::comparability(&a.runs[0], &b.runs[0]);
-            html::render_compare(a, b, &conditions)
+            html::render_compare_and_repeat(a, b, &conditions, *repeat)
         }
         (Document::Repeat(_) | Document::Comparison { .. }, _) => return None,
     })

@@ -275,3 +275,121 @@ fn a_trend_keeps_configurations_of_one_job_apart() {
         "expected no verdict between bs=4k and bs=64k runs, got:\n{text}"
     );
 }
+
+/// `--compare-with ID --html FILE`: the page is the comparison with the stored
+/// run, for one run and for `--repeat N` (which puts its repetitions' charts on it too).
+#[test]
+fn the_html_page_of_a_run_compared_with_a_stored_one_is_the_comparison() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let out = run(&job(&db, &["--repeat", "2"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (extra, repetitions) in [(&["--repeat", "2"][..], true), (&[][..], false)] {
+        let page = dir.path().join("compared.html");
+        let mut args = vec!["--compare-with=1", "--html", page.to_str().unwrap()];
+        args.extend(extra);
+        let out = run(&job(&db, &args));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let html = std::fs::read_to_string(&page).expect("the page is written");
+        assert!(
+            html.contains("<h1>iolens comparison</h1>")
+                && html.contains("id=\"changes\"")
+                && html.contains("nulljob"),
+            "expected the comparison with run 1 on the page of `run {}`",
+            args.join(" ")
+        );
+        assert_eq!(
+            html.contains("id=\"repetitions\"") && html.contains("id=\"chart-repeat-0\""),
+            repetitions,
+            "expected the repetitions' charts on the comparison page only with --repeat (`run {}`)",
+            args.join(" ")
+        );
+    }
+}
+
+/// Jobs are compared by name: with none in common `compare` says so, names both
+/// sides' jobs and how to pair them, rather than print an empty table;
+/// `--pair A_JOB=B_JOB` pairs two, and the jobs left alone are named.
+#[test]
+fn compare_names_the_jobs_that_do_not_match_and_pairs_them_on_request() {
+    let dir = scratch();
+    let result = |side: &str, names: &[&str]| {
+        let path = dir.path().join(format!("{side}.json"));
+        let mut args = vec![
+            "run".to_string(),
+            "--no-history".into(),
+            "--output-format=iolens-json".into(),
+            format!("--output={}", path.display()),
+            "--ioengine=null".into(),
+            "--size=4m".into(),
+            "--bs=4k".into(),
+            "--rw=randread".into(),
+        ];
+        args.extend(names.iter().map(|n| format!("--name={n}")));
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        path.display().to_string()
+    };
+    let (a, b) = (result("a", &["alpha", "shared"]), result("b", &["beta"]));
+    let out = iolens(&["compare", &a, &b]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no job matches")
+            && err.contains("has alpha, shared;")
+            && err.contains("has beta;")
+            && err.contains("--pair A_JOB=B_JOB"),
+        "expected both sides' jobs and how to pair them, got: {err}"
+    );
+    assert_eq!(stdout(&out), "", "expected no empty table");
+
+    let out = iolens(&["compare", &a, &b, "--pair", "alpha=beta"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("alpha") && l.contains("iops")),
+        "expected A's alpha compared with B's beta, got:\n{text}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("only in A ({a}): shared")),
+        "expected the job on one side only named, got: {err}"
+    );
+
+    let out = iolens(&["compare", &a, &b, "--pair", "gamma=beta"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("--pair=gamma=beta: A")
+            && stderr(&out).contains("has no job gamma; its jobs: alpha, shared"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `iolens run` stores its runs too: the history line comes first on stderr
+/// (stdout keeps the report alone, machine-readable in its format), not with
+/// --no-history.
+#[test]
+fn run_says_where_it_stores_the_run_on_stderr_before_the_run() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let out = run(&job(&db, &["--output-format=json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines().next(),
+        Some(
+            format!(
+                "iolens run: results are stored in {} (see `iolens history`; --no-history to skip)",
+                db.display()
+            )
+            .as_str()
+        ),
+        "{err}"
+    );
+    json(&out);
+    let out = run(&job(&db, &["--no-history"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("stored in"), "{}", stderr(&out));
+}

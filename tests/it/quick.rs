@@ -293,7 +293,15 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
         first.contains("2 measured repetitions") && first.contains("job 'RND4K-Q1T1-read'"),
         "expected the repetition statistics per test, got:\n{first}"
     );
-    let second = repeated(&["--compare-with=last"]);
+    let page = dir.path().join("compared.html");
+    let second = repeated(&["--compare-with=last", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    assert!(
+        html.contains("<h1>iolens comparison</h1>")
+            && html.contains("id=\"changes\"")
+            && html.contains("id=\"chart-repeat-0\""),
+        "expected the comparison page, with the repetitions' charts, from --repeat --compare-with --html"
+    );
     assert!(
         second.contains("A: run ") && second.contains("(2 runs)"),
         "expected the stored batch of two runs as A, got:\n{second}"
@@ -364,4 +372,45 @@ fn the_repetitions_and_comparison_pages_render_legibly_in_a_browser() {
     let dom = render(&chromium, &compared);
     assert!(dom.contains("id=\"chart-a-job-0-lat\"") && dom.contains("id=\"chart-b-job-0-lat\""));
     charts_are_legible("the comparison page", &dom);
+}
+
+/// `iolens` alone is `iolens quick`, which stores its run: its first line says
+/// where and how to see it; with --no-history nothing is said about it.
+#[test]
+fn the_first_line_says_where_the_run_is_stored() {
+    let dir = scratch();
+    let db_dir = scratch();
+    let db = db_dir.path().join("h.db");
+    let first_line = |extra: &[&str]| {
+        let mut args = vec![
+            "quick",
+            dir.path().to_str().unwrap(),
+            "--read-only",
+            "--duration=100ms",
+            "--ramp=0",
+            "--size=4m",
+        ];
+        args.extend(extra);
+        let out = crate::support::command()
+            .env("IOLENS_DB", &db)
+            .args(&args)
+            .output()
+            .expect("run iolens");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stderr(&out).lines().next().unwrap_or_default().to_string()
+    };
+    let line = first_line(&[]);
+    assert_eq!(
+        line,
+        format!(
+            "iolens quick: results are stored in {} (see `iolens history`; --no-history to skip)",
+            db.display()
+        ),
+        "expected the first line to say where the run is stored"
+    );
+    let line = first_line(&["--no-history"]);
+    assert!(
+        line.starts_with("iolens quick: ") && !line.contains("stored"),
+        "expected no word of the history with --no-history, got: {line}"
+    );
 }

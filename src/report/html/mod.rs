@@ -116,6 +116,15 @@ pub(in crate::report) fn render_repeat(result: &RepeatReport) -> String {
     }
     body.push_str("<h2 id=\"findings\">Findings</h2>");
     findings_of_runs(&mut body, "finding", result);
+    repetition_charts(&mut body, result);
+    if let Some(first) = result.repetitions.first() {
+        environment(&mut body, first);
+    }
+    page("iolens repeat report", &body)
+}
+
+/// Per job and metric each repetition's value, outliers marked.
+fn repetition_charts(body: &mut String, result: &RepeatReport) {
     body.push_str("<h2 id=\"repetitions\">Repetitions</h2><p class=\"note\">One dot per repetition in run order; larger orange dots are outliers (modified z-score).</p>");
     for (i, m) in result.summary.iter().enumerate() {
         let frame = Frame {
@@ -138,10 +147,6 @@ pub(in crate::report) fn render_repeat(result: &RepeatReport) -> String {
             .collect();
         body.push_str(&svg::dot_plot(&frame, &dots, &m.stats.outliers));
     }
-    if let Some(first) = result.repetitions.first() {
-        environment(&mut body, first);
-    }
-    page("iolens repeat report", &body)
 }
 
 /// The y axis of a metric in `unit` (a `Metric::unit`): latencies and times in
@@ -188,7 +193,19 @@ fn findings_of_runs(out: &mut String, id_prefix: &str, runs: &RepeatReport) {
 /// Two results side by side (`iolens compare A B --html`): what differs in their
 /// conditions, per job and metric the change with its verdict, and per job both
 /// sides' I/O over time one above the other on the same axes.
+#[cfg(test)]
 pub(in crate::report) fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
+    render_compare_and_repeat(a, b, comparability, None)
+}
+
+/// The comparison page; with `repeat` (B's repetitions, `--repeat N
+/// --compare-with ID`) their charts too, after the per-job charts.
+pub(in crate::report) fn render_compare_and_repeat(
+    a: &Side,
+    b: &Side,
+    comparability: &str,
+    repeat: Option<&RepeatReport>,
+) -> String {
     let mut body = String::from("<h1>iolens comparison</h1>");
     for (key, side) in [("A", a), ("B", b)] {
         let first = &side.runs[0];
@@ -233,6 +250,9 @@ pub(in crate::report) fn render_compare(a: &Side, b: &Side, comparability: &str)
                 body.push_str(&svg);
             }
         }
+    }
+    if let Some(result) = repeat {
+        repetition_charts(&mut body, result);
     }
     for (key, side) in [("a", a), ("b", b)] {
         side_findings(&mut body, key, side);
