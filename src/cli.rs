@@ -108,10 +108,29 @@ pub(crate) fn order_run_words(words: &[String]) -> Vec<String> {
     flags
 }
 
+/// `iolens --version`'s words after the name: the version (the one reports carry), the git
+/// commit it was built from (build.rs) and whether the `mpi` feature is built in.
+macro_rules! version_line {
+    ($mpi:literal) => {
+        concat!(
+            env!("CARGO_PKG_VERSION"),
+            " (git ",
+            env!("IOLENS_GIT_COMMIT"),
+            ", mpi: ",
+            $mpi,
+            ")"
+        )
+    };
+}
+#[cfg(feature = "mpi")]
+pub(crate) const VERSION: &str = version_line!("yes");
+#[cfg(not(feature = "mpi"))]
+pub(crate) const VERSION: &str = version_line!("no");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iolens",
-    version,
+    version = VERSION,
     // As in fio, a flag given twice takes its last value (fio's scripts repeat --output-format).
     args_override_self = true,
     about = "A storage I/O benchmark that tells you when its numbers are suspect",
