@@ -14,7 +14,7 @@ use values::{
     parse_debug, parse_duration, parse_eta, parse_eta_period, parse_fail_on, parse_fio_compat,
     parse_formats, parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval,
     parse_ramp, parse_repetitions, parse_report_file, parse_status_interval, parse_terse_version,
-    parse_warmup, FlagValueError,
+    parse_warmup, FlagValueError, ShellParser,
 };
 pub(crate) use values::{EtaMode, FioCompat, Format, Formats};
 
@@ -275,6 +275,21 @@ pub enum Command {
         /// Replace an existing DIR/fio.
         #[arg(long)]
         force: bool,
+    },
+    /// Print the completion script for SHELL on stdout.
+    ///
+    /// Packages install it; by hand, e.g. for bash: iolens completions bash > ~/.local/share/bash-completion/completions/iolens
+    Completions {
+        /// The shell to write the script for.
+        #[arg(value_name = "SHELL", value_parser = ShellParser)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (iolens.1, and iolens-SUBCOMMAND.1 for each subcommand) into DIR,
+    /// from these same definitions; packaging/build-deb uses it.
+    #[command(hide = true)]
+    Manpages {
+        /// Directory for the pages, created when missing.
+        dir: PathBuf,
     },
 }
 
