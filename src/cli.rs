@@ -14,7 +14,7 @@ use values::{
     parse_debug, parse_duration, parse_eta, parse_eta_period, parse_fail_on, parse_fio_compat,
     parse_formats, parse_history_id, parse_io_timeout, parse_mpi, parse_observe_interval,
     parse_pair, parse_ramp, parse_repetitions, parse_report_file, parse_status_interval,
-    parse_terse_version, parse_warmup, FlagValueError,
+    parse_terse_version, parse_warmup, FlagValueError, ShellParser,
 };
 pub(crate) use values::{EtaMode, FioCompat, Format, Formats, JobPair};
 
@@ -108,10 +108,29 @@ pub(crate) fn order_run_words(words: &[String]) -> Vec<String> {
     flags
 }
 
+/// `iolens --version`'s words after the name: the version (the one reports carry), the git
+/// commit it was built from (build.rs) and whether the `mpi` feature is built in.
+macro_rules! version_line {
+    ($mpi:literal) => {
+        concat!(
+            env!("CARGO_PKG_VERSION"),
+            " (git ",
+            env!("IOLENS_GIT_COMMIT"),
+            ", mpi: ",
+            $mpi,
+            ")"
+        )
+    };
+}
+#[cfg(feature = "mpi")]
+pub(crate) const VERSION: &str = version_line!("yes");
+#[cfg(not(feature = "mpi"))]
+pub(crate) const VERSION: &str = version_line!("no");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iolens",
-    version,
+    version = VERSION,
     // As in fio, a flag given twice takes its last value (fio's scripts repeat --output-format).
     args_override_self = true,
     about = "A storage I/O benchmark that tells you when its numbers are suspect",
@@ -260,6 +279,21 @@ pub enum Command {
         /// Replace an existing DIR/fio.
         #[arg(long)]
         force: bool,
+    },
+    /// Print the completion script for SHELL on stdout.
+    ///
+    /// Packages install it; by hand, e.g. for bash: iolens completions bash > ~/.local/share/bash-completion/completions/iolens
+    Completions {
+        /// The shell to write the script for.
+        #[arg(value_name = "SHELL", value_parser = ShellParser)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (iolens.1, and iolens-SUBCOMMAND.1 for each subcommand) into DIR,
+    /// from these same definitions; packaging/build-deb uses it.
+    #[command(hide = true)]
+    Manpages {
+        /// Directory for the pages, created when missing.
+        dir: PathBuf,
     },
 }
 

@@ -6,6 +6,9 @@ use crate::cluster::MpiMode;
 use crate::debug::{self, DebugRequest};
 use crate::model::Severity;
 use crate::units::{self, TimeUnit};
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::ValueEnum;
+use clap_complete::Shell;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -196,6 +199,48 @@ pub(super) fn parse_report_file(value: &str) -> Parsed<PathBuf> {
         return refuse("--output= needs a file name (e.g. --output=result.json)".into());
     }
     Ok(PathBuf::from(value))
+}
+
+/// `iolens completions SHELL`'s value: a shell clap_complete writes for, refused in one line
+/// that names them all; its possible values go into the completions and the man page.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ShellParser;
+
+impl ShellParser {
+    fn shells() -> impl Iterator<Item = PossibleValue> {
+        Shell::value_variants()
+            .iter()
+            .filter_map(ValueEnum::to_possible_value)
+    }
+
+    fn parse(value: &str) -> Parsed<Shell> {
+        <Shell as ValueEnum>::from_str(value, false).or_else(|_| {
+            let names: Vec<String> = Self::shells().map(|v| v.get_name().to_string()).collect();
+            let (last, rest) = names.split_last().expect("clap_complete knows some shells");
+            refuse(format!(
+                "completions: unknown shell '{value}' (use {} or {last})",
+                rest.join(", ")
+            ))
+        })
+    }
+}
+
+impl TypedValueParser for ShellParser {
+    type Value = Shell;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Shell, clap::Error> {
+        // Through a function parser: its error reaches `error_line` as a FlagValueError.
+        (Self::parse as fn(&str) -> Parsed<Shell>).parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(Self::shells()))
+    }
 }
 
 /// A time given to `flag`, in seconds without a unit; `example` shows a good one.

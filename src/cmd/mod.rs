@@ -7,8 +7,10 @@ mod ab;
 mod common;
 mod compare;
 mod comparison;
+mod completions;
 mod doctor;
 mod history;
+mod manpages;
 mod merge;
 mod output;
 mod progress;
@@ -123,6 +125,8 @@ fn subcommand(cli: Cli) -> Result<i32, CmdError> {
         Some(Command::Report { id, html, db }) => {
             history::report_command(&history_at(&db), id, &html)
         }
+        Some(Command::Completions { shell }) => completions::completions_command(shell),
+        Some(Command::Manpages { dir }) => manpages::manpages_command(&dir),
         None => quick::quick_command(&QuickArgs::default()),
     }
 }
@@ -195,8 +199,10 @@ mod tests {
     const SUBCOMMANDS: &[(&str, &str)] = &[
         ("ab", include_str!("ab.rs")),
         ("compare", include_str!("compare.rs")),
+        ("completions", include_str!("completions.rs")),
         ("doctor", include_str!("doctor.rs")),
         ("history", include_str!("history.rs")),
+        ("manpages", include_str!("manpages.rs")),
         ("merge", include_str!("merge.rs")),
         ("quick", include_str!("quick.rs")),
         ("run", include_str!("run.rs")),

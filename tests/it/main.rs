@@ -52,6 +52,7 @@ mod offload;
 mod options;
 mod outputs;
 mod pacing;
+mod packaging;
 mod pipes;
 mod posixaio;
 mod processes;
