@@ -1,8 +1,8 @@
 //! `iolens quick`: the suite on a scratch directory with short tests, its table, its
 //! history and comparison, its JSON, and its HTML report in a real browser.
 
-use crate::browser::{attribute, chart, charts_are_legible, chromium, render};
-use crate::support::{iolens, json, scratch, stderr, stdout};
+use crate::browser::{attribute, chart, charts_are_legible, chromium_or_skip, render};
+use crate::support::{iolens, iolens_ok, json, scratch, stderr, stdout};
 use std::path::Path;
 
 /// Short tests keep CI fast; the sizes and times are the only changes from the defaults.
@@ -135,10 +135,12 @@ fn show_job_prints_the_preset_and_bad_flags_are_usage_errors() {
     }
 }
 
+/// The cheapest quick run that still has numbers: reads only, 200 ms each, on 8 MiB.
+const CHEAP_READS: [&str; 4] = ["--read-only", "--duration=200ms", "--ramp=0", "--size=8m"];
+
 #[test]
 fn the_html_report_renders_in_a_browser() {
-    let Some(chromium) = chromium() else {
-        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = scratch();
@@ -270,23 +272,12 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
             target.to_str().unwrap(),
             "--db",
             &db,
-            "--read-only",
-            "--duration=200ms",
-            "--ramp=0",
-            "--size=8m",
             "--repeat",
             "2",
         ];
+        args.extend(CHEAP_READS);
         args.extend(extra);
-        let out = iolens(&args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "expected `iolens {}` to succeed: {}",
-            args.join(" "),
-            stderr(&out)
-        );
-        stdout(&out)
+        stdout(&iolens_ok(&args))
     };
     let first = repeated(&[]);
     assert!(
@@ -327,35 +318,19 @@ fn repeated_quick_runs_compare_with_verdicts_and_no_temporary_names() {
 
 #[test]
 fn the_repetitions_and_comparison_pages_render_legibly_in_a_browser() {
-    let Some(chromium) = chromium() else {
-        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+    let Some(chromium) = chromium_or_skip() else {
         return;
     };
     let dir = scratch();
     let db = dir.path().join("h.db").display().to_string();
-    let cheap = [
-        "--db",
-        &db,
-        "--read-only",
-        "--duration=200ms",
-        "--ramp=0",
-        "--size=8m",
-    ];
     let quick_page = |name: &str, extra: &[&str]| {
         let html = dir.path().join(name);
         let target = dir.path().display().to_string();
-        let mut args = vec!["quick", &target];
-        args.extend(cheap);
+        let mut args = vec!["quick", &target, "--db", &db];
+        args.extend(CHEAP_READS);
         args.extend(extra);
         args.extend(["--html", html.to_str().unwrap()]);
-        let out = iolens(&args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "expected `iolens {}` to succeed: {}",
-            args.join(" "),
-            stderr(&out)
-        );
+        iolens_ok(&args);
         html
     };
     // Two repetitions: an axis from 1 to 2, where round steps fall between them.

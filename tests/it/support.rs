@@ -74,6 +74,19 @@ pub(crate) fn iolens(args: &[&str]) -> Output {
     command().args(args).output().expect("run iolens")
 }
 
+/// Runs iolens, failing the test unless it exits 0.
+pub(crate) fn iolens_ok(args: &[&str]) -> Output {
+    let out = iolens(args);
+    assert!(
+        out.status.success(),
+        "expected `iolens {}` to succeed, saw {:?}: {}",
+        args.join(" "),
+        out.status.code(),
+        stderr(&out)
+    );
+    out
+}
+
 pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

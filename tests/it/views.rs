@@ -1,23 +1,10 @@
 //! The findings in every text view (`run`, `show`, `quick`, `compare`) in the
 //! one findings format, and `compare`'s CPU cost of each side (seed 001).
 
-use crate::support::{iolens, scratch, stderr, stdout};
+use crate::support::{iolens_ok, scratch, stdout};
 use iolens::format_value;
 use std::path::Path;
 use std::process::Output;
-
-/// Runs iolens, failing the test unless it exits 0.
-fn ok(args: &[&str]) -> Output {
-    let out = iolens(args);
-    assert!(
-        out.status.success(),
-        "expected `iolens {}` to succeed, saw {:?}: {}",
-        args.join(" "),
-        out.status.code(),
-        stderr(&out)
-    );
-    out
-}
 
 /// A read of `file` (run's own flags after the job options).
 fn read(file: &Path, extra: &[&str]) -> Output {
@@ -29,7 +16,7 @@ fn read(file: &Path, extra: &[&str]) -> Output {
         "--thread".into(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    iolens_ok(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn sparse(dir: &Path, name: &str, size: u64) -> std::path::PathBuf {
@@ -41,7 +28,7 @@ fn sparse(dir: &Path, name: &str, size: u64) -> std::path::PathBuf {
 /// A file with data in every block, written by iolens.
 fn written(dir: &Path, name: &str, size: &str) -> std::path::PathBuf {
     let f = dir.join(name);
-    ok(&[
+    iolens_ok(&[
         "run",
         "--name=w",
         &format!("--filename={}", f.display()),
@@ -74,7 +61,7 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
         block_holds(&run, "\nFindings:\n", HOLES_TITLE) && run.contains(HOLES),
         "expected run's findings block with read-from-holes, saw:\n{run}"
     );
-    let shown = stdout(&ok(&["show", "1", &db]));
+    let shown = stdout(&iolens_ok(&["show", "1", &db]));
     assert!(
         block_holds(&shown, "\nFindings:\n", HOLES_TITLE)
             && shown.contains(HOLES)
@@ -89,7 +76,7 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
             && repeated.matches(HOLES).count() == 1,
         "expected --repeat's line naming the repetitions, then the finding in full once, saw:\n{repeated}"
     );
-    let repetition = stdout(&ok(&["show", "3", &db]));
+    let repetition = stdout(&iolens_ok(&["show", "3", &db]));
     let line = "  read-from-holes in repetitions #1, #2, #3\n";
     assert!(
         repetition.contains(HOLES)
@@ -97,7 +84,7 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
             && block_holds(&repetition, "\nfindings of the repetitions\n", line),
         "expected show of a repetition to print its findings, then the batch's line {line:?}, saw:\n{repetition}"
     );
-    let terse = stdout(&ok(&["show", "3", &db, "--output-format=terse"]));
+    let terse = stdout(&iolens_ok(&["show", "3", &db, "--output-format=terse"]));
     assert!(
         terse.lines().count() == 1 && terse.starts_with("3;"),
         "expected show's terse output to stay fio's one line, saw:\n{terse}"
@@ -109,7 +96,7 @@ fn run_show_and_compare_print_the_findings_of_single_and_repeated_runs() {
         !clean.contains("read-from-holes"),
         "expected no read-from-holes finding for a written file, saw:\n{clean}"
     );
-    let compared = stdout(&ok(&["compare", "5", "2", &db]));
+    let compared = stdout(&iolens_ok(&["compare", "5", "2", &db]));
     assert!(
         block_holds(&compared, "Findings of B (run 2, 3 runs):\n", HOLES_TITLE),
         "expected B's findings block to hold read-from-holes, saw:\n{compared}"
@@ -147,7 +134,7 @@ fn quick_prints_the_findings_of_its_target_and_none_of_a_laid_out_file() {
             "--no-history",
         ];
         args.extend(extra);
-        stdout(&ok(&args))
+        stdout(&iolens_ok(&args))
     };
     let text = quick(&holes, &[]);
     assert!(
@@ -224,7 +211,7 @@ fn compare_of_a_buffered_and_a_direct_run_shows_their_cpu_cost_and_findings() {
         path
     };
     let (buffered, direct) = (result("0"), result("1"));
-    let text = stdout(&ok(&[
+    let text = stdout(&iolens_ok(&[
         "compare",
         &buffered.display().to_string(),
         &direct.display().to_string(),
@@ -264,7 +251,7 @@ fn ab_names_the_finding_only_one_arm_had() {
         sparse(dir.path(), "sparse", 1 << 20),
         written(dir.path(), "full", "1m"),
     );
-    let text = stdout(&ok(&[
+    let text = stdout(&iolens_ok(&[
         "ab",
         &arm(&holes),
         &arm(&full),
