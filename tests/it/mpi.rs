@@ -1030,11 +1030,13 @@ fn a_rank_slow_but_alive_in_its_setup_is_waited_for() {
 fn a_rank_stopped_in_a_group_bound_by_size_ends_the_run_naming_it() {
     let dir = scratch();
     let _reaper = RunReaper(dir.path());
-    // every rank writes 4 MiB at 1 MiB/s; rank 3 is stopped once its file grows
+    // every rank writes 4 MiB, a 4 KiB write every 4 ms; rank 3 is stopped once its
+    // file grows. A think time, not a rate: a rate catches up after the stop (as fio's
+    // does), so rank 3, resumed by mpirun before its SIGTERM, could end its group whole
     std::fs::write(
         dir.path().join("size.fio"),
         "[global]\nioengine=null\nsize=1m\n[first]\n\
-         [second]\nstonewall\nioengine=psync\nrw=write\nbs=4k\nsize=4m\nrate=1m\n\
+         [second]\nstonewall\nioengine=psync\nrw=write\nbs=4k\nsize=4m\nthinktime=4000\n\
          fallocate=none\nfilename=f.${RANK}\n\
          exec_prerun=[ ${RANK} != 3 ] || (echo $PPID > rank.part && mv rank.part rank.pid)\n",
     )
