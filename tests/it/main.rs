@@ -39,6 +39,7 @@ mod fio_sync;
 mod fio_wholesize;
 mod golden;
 mod history;
+mod html_safety;
 mod iolog;
 mod job_hooks;
 mod jobfiles;

@@ -3,7 +3,8 @@
 //! once (from the host's first rank). The figures are the text report's
 //! (`report::text::cluster`); the stragglers are those the `straggler` finding names.
 
-use super::svg::{self, escape, Axis, BarGroup, Frame};
+use super::escape::{escape, row};
+use super::svg::{self, Axis, BarGroup, Frame};
 use crate::diagnose::straggler::stragglers;
 use crate::model::{ClusterReport, DiskUtil};
 use crate::report::text::cluster::{hosts, rank_cells, Spread, RANK_COLUMNS};
@@ -35,7 +36,7 @@ pub(super) fn section(out: &mut String, cluster: &ClusterReport) {
         ("spread", Spread::of(cluster).to_string()),
     ];
     for (name, value) in figures {
-        let _ = write!(out, "<tr><td>{name}</td><td>{}</td></tr>", escape(&value));
+        row(out, name, &value);
     }
     out.push_str("</table><table id=\"ranks\"><tr>");
     for column in RANK_COLUMNS {

@@ -5,6 +5,7 @@
 //! Its charts are `svg`'s, the ranks' section of a run on several ranks `cluster`'s.
 
 mod cluster;
+pub(crate) mod escape;
 mod schedule;
 pub(crate) mod svg;
 
@@ -17,8 +18,9 @@ use crate::report::text::repeat_table::{occurrence_line, partial_runs};
 use crate::series::metric_changes::{metric_changes, verdicts_possible, Side, NO_VERDICT};
 use crate::series::repetitions;
 use crate::units::format_value;
+use escape::escape;
 use std::fmt::Write;
-use svg::{escape, Axis, BarGroup, Frame, Marker, Series, Unit};
+use svg::{Axis, BarGroup, Frame, Marker, Series, Unit};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1200px;margin:1em auto;\
 padding:0 1em;color:#222}h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}\
@@ -267,13 +269,14 @@ fn change_table(out: &mut String, a: &Side, b: &Side) {
         let ci = c.ci_text();
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>{ci}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.1} %</td><td>{}</td><td>{}</td></tr>",
             escape(&c.job),
-            c.metric.name(),
+            escape(c.metric.name()),
             format_value(c.mean_a, c.metric.unit()),
             format_value(c.mean_b, c.metric.unit()),
             c.change_pct,
-            c.verdict
+            escape(&ci),
+            escape(c.verdict)
         );
     }
     out.push_str("</table>");
@@ -330,9 +333,15 @@ fn side_findings(out: &mut String, key: &str, side: &Side) {
     );
 }
 
+/// The pages' Content-Security-Policy: their inline style and nothing else, no
+/// script of any kind, no request anywhere (inline SVG needs no source).
+pub(crate) const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; base-uri 'none'; form-action 'none'";
+
 fn page(title: &str, body: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\"><title>{}</title>\
          <meta name=\"viewport\" content=\"width=device-width\"><style>{STYLE}</style></head>\
          <body>{body}</body></html>\n",
         escape(title)
@@ -437,9 +446,7 @@ fn summary_table(out: &mut String, r: &RunReport) {
 fn environment(out: &mut String, r: &RunReport) {
     let e = &r.environment;
     out.push_str("<h2 id=\"environment\">Environment</h2><table class=\"kv\">");
-    let mut row = |k: &str, v: String| {
-        let _ = write!(out, "<tr><td>{k}</td><td>{}</td></tr>", escape(&v));
-    };
+    let mut row = |k: &str, v: String| escape::row(out, k, &v);
     row("kernel", e.kernel_release.clone());
     row("CPU", format!("{} × {}", e.cpu_count, e.cpu_model));
     row("clocksource", e.clocksource.clone());

@@ -3,7 +3,8 @@
 //! job's time and, per direction, the usual latency percentiles beside those
 //! counted from each I/O's due time.
 
-use super::svg::{self, escape, Axis, Frame, Series};
+use super::escape::escape;
+use super::svg::{self, Axis, Frame, Series};
 use crate::model::{JobReport, ScheduleReport, DIRECTIONS};
 use crate::report::text::schedule::summary;
 use crate::units::format_value;

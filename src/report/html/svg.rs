@@ -3,6 +3,7 @@
 //! with labelled axes. Small on purpose: the report needs five chart shapes, not a
 //! plotting library.
 
+use super::escape::escape;
 use std::fmt::Write;
 
 /// Drawing area in SVG units; the page scales it to its width.
@@ -856,22 +857,6 @@ fn empty(frame: &Frame) -> String {
         HEIGHT / 2.0
     );
     wrap(frame, &body)
-}
-
-/// Text safe inside XML/HTML text and attribute values.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -111,7 +111,7 @@ fn a_run_page_has_every_chart_and_finding_and_no_scripts() {
         4,
         "iops, bw, lat, job I/Os: the time charts with data"
     );
-    assert!(!html.contains("<script") && !html.contains("http"));
+    assert!(!html.contains("<script") && !html.contains("http:") && !html.contains("https:"));
     assert_eq!(
         html.matches("<polyline").count(),
         7,
@@ -185,7 +185,7 @@ fn a_compare_page_has_the_changes_and_both_runs_on_shared_axes() {
         );
     }
     assert!(html.contains("Findings of B</h2><p class=\"note\">No findings:"));
-    assert!(!html.contains("<script") && !html.contains("http"));
+    assert!(!html.contains("<script") && !html.contains("http:") && !html.contains("https:"));
 }
 
 #[test]
@@ -401,4 +401,108 @@ fn a_repeat_page_marks_outliers() {
     assert!(html.contains("id=\"chart-repeat-0\""));
     assert_eq!(html.matches("dot outlier").count(), 1);
     assert!(html.contains("No findings"));
+}
+
+/// Markup planted where a user's text (names, paths, options, hostnames) reaches the pages.
+const HOSTILE: [&str; 3] = [
+    "<img src=x onerror=document.title=\"pwned\">",
+    "<svg onload=alert(1)>",
+    "\"'><script>alert(2)</script>",
+];
+
+/// A run whose every user-controlled string carries the hostile markup.
+fn hostile_report() -> RunReport {
+    let [img, svg, script] = HOSTILE;
+    let mut r = observed_report();
+    r.command_line = vec!["quick".into(), format!("--name={img}"), script.into()];
+    r.jobs[0].name = format!("{img}-read");
+    r.jobs[0].error = Some(format!("open {svg}/f: {script}"));
+    r.observations.jobs[0].name = r.jobs[0].name.clone();
+    r.observations.notes = vec![format!("note {svg}")];
+    r.observations.targets = vec![crate::model::TargetObservation {
+        path: format!("/d/{svg}/{script}"),
+        ..Default::default()
+    }];
+    let e = &mut r.environment;
+    e.kernel_release = img.into();
+    e.cpu_model = script.into();
+    e.cpufreq_governors = vec![svg.into()];
+    e.devices = vec![crate::model::DeviceInfo {
+        name: svg.into(),
+        model: Some(img.into()),
+        ..Default::default()
+    }];
+    e.filesystems = vec![crate::model::FilesystemInfo {
+        target: format!("/d/{img}/{svg}/{script}"),
+        fs_type: img.into(),
+        mount_point: svg.into(),
+        source: script.into(),
+        mount_options: img.into(),
+    }];
+    e.vm_dirty = vec![(svg.into(), script.into())];
+    let f = &mut r.findings[0];
+    f.code = svg.into();
+    f.title = img.into();
+    f.evidence = vec![script.into()];
+    f.advice = format!("see {img}");
+    let mut cluster = crate::testutil::four_ranks_ending_at([1000, 1010, 1005, 4000])
+        .cluster
+        .unwrap();
+    for rank in &mut cluster.ranks {
+        rank.hostname = svg.into();
+        rank.report.disks = vec![crate::model::DiskUtil {
+            name: img.into(),
+            ..Default::default()
+        }];
+    }
+    r.cluster = Some(cluster);
+    r
+}
+
+/// No raw payload, no element or handler it would inject, and a CSP forbidding scripts.
+fn assert_inert(page: &str, html: &str) {
+    for raw in HOSTILE {
+        assert!(!html.contains(raw), "{page}: raw {raw:?} in {html}");
+    }
+    for injected in [
+        "<img",
+        "<script",
+        "<svg onload",
+        " onerror=\"",
+        " onload=\"",
+    ] {
+        assert!(
+            !html.contains(injected),
+            "{page}: {injected} in the page (only escaped forms may appear): {html}"
+        );
+    }
+    assert!(
+        html.contains("&lt;img src=x onerror=document.title=&quot;pwned&quot;&gt;"),
+        "{page}: expected the hostile text shown escaped"
+    );
+    assert!(
+        html.contains(&format!(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+        )) && CSP.contains("script-src 'none'"),
+        "{page}: expected the CSP in the head"
+    );
+}
+
+#[test]
+fn hostile_text_in_every_field_is_escaped_on_every_page() {
+    let run = hostile_report();
+    assert_inert("run page", &render_run(&run));
+    let repeat = crate::series::repetitions::build(vec![run.clone(), run.clone()], 0);
+    assert_inert("repeat page", &render_repeat(&repeat));
+    let side = |label: &str| Side {
+        label: label.into(),
+        runs: vec![run.clone()],
+    };
+    let compare = render_compare_and_repeat(
+        &side(HOSTILE[0]),
+        &side(HOSTILE[1]),
+        HOSTILE[2],
+        Some(&repeat),
+    );
+    assert_inert("comparison page", &compare);
 }
