@@ -43,7 +43,16 @@ pub(crate) enum StoreError {
 /// The database file: `--db`, else `$IOLENS_DB`, else the user's data directory
 /// (`$XDG_DATA_HOME/iolens/history.db`, `~/.local/share/iolens/history.db`).
 pub(crate) fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    choose_path(flag, |k| std::env::var_os(k))
+}
+
+/// [`resolve_path`] with the environment passed in. Empty variables count as unset,
+/// and a relative `XDG_DATA_HOME` is ignored, as the XDG Base Directory spec says.
+fn choose_path(
+    flag: Option<&Path>,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<PathBuf, StoreError> {
+    let env = |k: &str| var(k).filter(|v| !v.is_empty());
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
     }
@@ -52,6 +61,7 @@ pub(crate) fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
     }
     let data_dir = env("XDG_DATA_HOME")
         .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
         .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .ok_or(StoreError::NoLocation)?;
     Ok(data_dir.join("iolens").join("history.db"))
@@ -109,11 +119,30 @@ pub(crate) struct Store {
 impl Store {
     /// Open (creating file, directory and schema if needed) and migrate to the current schema.
     pub(crate) fn open(path: &Path) -> Result<Store, StoreError> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let io = |p: &Path| {
+            let path = p.to_path_buf();
+            move |source| StoreError::Io { path, source }
+        };
+        // The history holds command lines: directories and the file iolens creates are
+        // the user's alone (an existing directory, e.g. a `--db` in /tmp, is left as is).
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io(dir))?;
+        }
+        // SQLite gives the -wal and -shm files the database file's mode.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io(path)(e)),
         }
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;

@@ -370,3 +370,68 @@ fn interrupted_runs_are_marked_when_stored_and_when_a_v3_history_is_migrated() {
         .collect();
     assert_eq!(points, listed, "expected each point marked as its run");
 }
+
+#[test]
+fn the_path_is_chosen_by_flag_env_and_an_absolute_xdg_data_home_only() {
+    let choose = |flag: Option<&str>, vars: &[(&str, &str)]| {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        super::choose_path(flag.map(Path::new), move |k| {
+            vars.iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        })
+        .ok()
+    };
+    let home = [("HOME", "/h")];
+    let fallback = Some(PathBuf::from("/h/.local/share/iolens/history.db"));
+    assert_eq!(
+        choose(Some("f.db"), &[("IOLENS_DB", "/e.db")]),
+        Some(PathBuf::from("f.db"))
+    );
+    assert_eq!(
+        choose(None, &[("IOLENS_DB", "/e.db"), ("XDG_DATA_HOME", "/x")]),
+        Some(PathBuf::from("/e.db"))
+    );
+    assert_eq!(
+        choose(None, &[("XDG_DATA_HOME", "/x"), ("HOME", "/h")]),
+        Some(PathBuf::from("/x/iolens/history.db"))
+    );
+    assert_eq!(
+        choose(None, &[("XDG_DATA_HOME", "rel/data"), ("HOME", "/h")]),
+        fallback,
+        "a relative XDG_DATA_HOME is ignored"
+    );
+    assert_eq!(
+        choose(None, &[("XDG_DATA_HOME", ""), ("HOME", "/h")]),
+        fallback,
+        "an empty XDG_DATA_HOME is ignored"
+    );
+    assert_eq!(choose(None, &[("IOLENS_DB", "")]), None);
+    assert_eq!(choose(None, &home), fallback);
+    assert_eq!(choose(None, &[("XDG_DATA_HOME", "rel")]), None);
+}
+
+#[test]
+fn a_created_directory_is_0700_and_the_database_and_its_wal_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let before = mode(dir.path());
+    let db = dir.path().join("a/b/h.db");
+    let mut store = Store::open(&db).unwrap();
+    store.insert(&report_at(1_000, 1.0), None).unwrap();
+    assert_eq!(mode(&dir.path().join("a")), 0o700);
+    assert_eq!(mode(&dir.path().join("a/b")), 0o700);
+    assert_eq!(mode(&db), 0o600);
+    for side in ["h.db-wal", "h.db-shm"] {
+        assert_eq!(mode(&dir.path().join("a/b").join(side)), 0o600, "{side}");
+    }
+    assert_eq!(
+        mode(dir.path()),
+        before,
+        "an existing directory is left as is"
+    );
+}
