@@ -79,7 +79,7 @@ fn render_in(document: &Document, format: Format, layout: Layout) -> Option<Stri
         (Document::Comparison { a, b, .. }, Format::Normal) => text::comparison::render(a, b),
         (Document::Comparison { a, b, repeat }, Format::Html) => {
             let conditions = text::comparison::comparability(&a.runs[0], &b.runs[0]);
-            html::render_compare_and_repeat(a, b, &conditions, *repeat)
+            html::render_compare(a, b, &conditions, *repeat)
         }
         (Document::Repeat(_) | Document::Comparison { .. }, _) => return None,
     })

@@ -194,15 +194,9 @@ fn findings_of_runs(out: &mut String, id_prefix: &str, runs: &RepeatReport) {
 
 /// Two results side by side (`iolens compare A B --html`): what differs in their
 /// conditions, per job and metric the change with its verdict, and per job both
-/// sides' I/O over time one above the other on the same axes.
-#[cfg(test)]
-pub(in crate::report) fn render_compare(a: &Side, b: &Side, comparability: &str) -> String {
-    render_compare_and_repeat(a, b, comparability, None)
-}
-
-/// The comparison page; with `repeat` (B's repetitions, `--repeat N
-/// --compare-with ID`) their charts too, after the per-job charts.
-pub(in crate::report) fn render_compare_and_repeat(
+/// sides' I/O over time one above the other on the same axes; with `repeat` (B's
+/// repetitions, `--repeat N --compare-with ID`) their charts too, after the per-job charts.
+pub(in crate::report) fn render_compare(
     a: &Side,
     b: &Side,
     comparability: &str,

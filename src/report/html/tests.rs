@@ -127,7 +127,7 @@ fn a_compare_page_of_a_report_with_fewer_sample_times_than_intervals_renders() {
         label: "a".into(),
         runs: vec![run],
     };
-    let html = render_compare(&side(a), &side(observed_report()), "");
+    let html = render_compare(&side(a), &side(observed_report()), "", None);
     assert!(
         html.contains("id=\"chart-b-job-0-iops\""),
         "expected B's charts still drawn"
@@ -151,6 +151,7 @@ fn a_compare_page_has_the_changes_and_both_runs_on_shared_axes() {
         &side("run <1>", a),
         &side("this run", b),
         "comparability: same iolens version",
+        None,
     );
     for id in [
         "changes",
@@ -199,7 +200,7 @@ fn a_compare_side_of_several_runs_names_the_runs_of_each_finding() {
         label: "one".into(),
         runs: vec![observed_report()],
     };
-    let html = render_compare(&a, &b, "");
+    let html = render_compare(&a, &b, "", None);
     let a_part = html.split("id=\"findings-a\"").nth(1).unwrap();
     let a_part = a_part.split("id=\"findings-b\"").next().unwrap();
     assert!(
@@ -498,7 +499,7 @@ fn hostile_text_in_every_field_is_escaped_on_every_page() {
         label: label.into(),
         runs: vec![run.clone()],
     };
-    let compare = render_compare_and_repeat(
+    let compare = render_compare(
         &side(HOSTILE[0]),
         &side(HOSTILE[1]),
         HOSTILE[2],
