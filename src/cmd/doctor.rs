@@ -30,7 +30,7 @@ struct TargetFacts {
     cached_pages: Option<u64>,
     page_size: u64,
     mounted_on: Option<String>,
-    signature: Option<&'static str>,
+    signature: Option<String>,
 }
 
 /// One line of the verdict.
@@ -116,7 +116,7 @@ fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<C
             "benchmark a file on the filesystem instead, or unmount the device first",
         ));
     }
-    if let Some(what) = facts.signature {
+    if let Some(what) = &facts.signature {
         out.push(problem(
             format!("holds {what}: a write benchmark would destroy it (iolens refuses without --allow-device-write)"),
             "use an empty device, or a read-only job",
@@ -511,7 +511,7 @@ mod tests {
         let facts = TargetFacts {
             kind: "block device",
             mounted_on: Some("/mnt".into()),
-            signature: Some("an ext2/3/4 filesystem"),
+            signature: Some("a filesystem (ext4), found by blkid".into()),
             cached_pages: Some(0),
             ..Default::default()
         };

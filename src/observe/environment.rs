@@ -173,7 +173,7 @@ pub(crate) fn parse_mountinfo(text: &str, major: u64, minor: u64) -> Vec<Filesys
 }
 
 /// Every mount of mountinfo text, with its device number ("major:minor").
-fn parse_mounts(text: &str) -> impl Iterator<Item = (&str, FilesystemInfo)> {
+pub(crate) fn parse_mounts(text: &str) -> impl Iterator<Item = (&str, FilesystemInfo)> {
     text.lines().filter_map(|line| {
         let (mount, fs) = line.split_once(" - ")?;
         let mount: Vec<&str> = mount.split(' ').collect();

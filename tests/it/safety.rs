@@ -51,7 +51,98 @@ fn a_mounted_device_is_refused_naming_the_mount_point() {
         stderr(&out)
     );
     assert_eq!(lifted.status.code(), Some(2), "{}", stderr(&lifted));
-    assert!(stderr(&lifted).contains("ext2/3/4"), "{}", stderr(&lifted));
+    assert!(
+        stderr(&lifted).contains("a filesystem (ext4)"),
+        "{}",
+        stderr(&lifted)
+    );
+}
+
+/// A process holding a private mount namespace with one mount in it; killed
+/// (which ends the namespace and its mount) on drop, also when the test fails.
+struct PrivateMount(std::process::Child);
+
+impl PrivateMount {
+    /// Mount `dev` on `dir` in a new mount namespace that ours cannot see.
+    fn start(dev: &str, dir: &std::path::Path) -> Option<PrivateMount> {
+        use std::io::BufRead;
+        let script = r#"mount "$1" "$2" && echo mounted && exec sleep 300"#;
+        let child = Command::new("unshare")
+            .args([
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                script,
+                "sh",
+                dev,
+            ])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut holder = PrivateMount(child);
+        let mut line = String::new();
+        let stdout = holder.0.stdout.take()?;
+        std::io::BufReader::new(stdout).read_line(&mut line).ok()?;
+        (line.trim() == "mounted").then_some(holder)
+    }
+}
+
+impl Drop for PrivateMount {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_device_mounted_in_another_mount_namespace_is_in_use() {
+    let Some(dev) = LoopDevice::create(16 << 20) else {
+        return;
+    };
+    let made = Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev.path()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfs.ext4 is not available");
+        return;
+    }
+    let mnt = scratch();
+    let Some(holder) = PrivateMount::start(dev.path(), mnt.path()) else {
+        eprintln!("skipped: cannot mount in a new mount namespace here (unshare --mount)");
+        return;
+    };
+    let ours = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !ours.contains(&*mnt.path().to_string_lossy()),
+        "the mount leaked into our namespace"
+    );
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--name=w",
+        &format!("--filename={}", dev.path()),
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+    ]);
+    let pid = holder.0.id();
+    drop(holder);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let expected = format!(
+        "the device is mounted on {} in another mount namespace (that of process {pid}",
+        mnt.path().display()
+    );
+    assert!(
+        stderr(&out).contains(&expected),
+        "expected «{expected}» in: {}",
+        stderr(&out)
+    );
 }
 
 #[test]
