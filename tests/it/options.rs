@@ -912,3 +912,31 @@ fn a_misspelled_choice_is_refused_in_one_line_naming_the_choices() {
         );
     }
 }
+
+/// fio has no exabyte suffix: its size parser knows k, m, g, t and p (with their
+/// `b`/`ib` forms) and reads the digits of `2e` or `2EiB` as 2 bytes, ignoring the
+/// rest. iolens refuses the unknown suffix instead of shrinking the job to 2 bytes.
+#[test]
+fn an_exabyte_suffix_is_refused_where_fio_reads_bytes() {
+    for size in ["2e", "2E", "2EiB"] {
+        let arg = format!("--size={size}");
+        let common = ["--name=x", "--ioengine=null", "--rw=read", "--bs=4k", &arg];
+        match crate::support::isolated("fio").args(common).output() {
+            Ok(fio) => {
+                let said = format!("{}{}", stdout(&fio), stderr(&fio));
+                assert!(
+                    said.contains("2 < 4096"),
+                    "fio was expected to read {size} as 2 bytes: {said}"
+                );
+            }
+            Err(e) => eprintln!("skipping the fio half: fio cannot run ({e})"),
+        }
+        let out = iolens(&[&["run", "--no-history"][..], &common[..]].concat());
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("size={size}: unknown size suffix")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
