@@ -285,7 +285,7 @@ fn end_group(
         progress,
     );
     let first_worker_numbers = first_worker_numbers(req.jobs);
-    for (j, r) in ran.into_iter().chain(others) {
+    for (j, mut r) in ran.into_iter().chain(others) {
         for w in &r {
             if let Some(trace) = &w.io_trace {
                 crate::debug::keep_io_trace(trace.clone());
@@ -303,10 +303,19 @@ fn end_group(
             total: 0,
         });
         if let Err(e) = write_logs(&req.jobs[j], &r, first_worker_numbers[j]) {
-            so_far.warnings.push(format!(
-                "job '{}': cannot write a log: {e}",
-                req.jobs[j].name
-            ));
+            // The job failed as a whole (exit 1), with its measured results reported.
+            let message = format!("cannot write a log: {e}");
+            match r.iter_mut().find(|w| w.error.is_none()) {
+                Some(first) => {
+                    first.error = Some(result::IoFailure {
+                        message,
+                        errno: e.raw_os_error().unwrap_or(libc::EIO),
+                    })
+                }
+                None => so_far
+                    .warnings
+                    .push(format!("job '{}': {message}", req.jobs[j].name)),
+            }
         }
         so_far.place(&[j], vec![r]);
         if req.jobs[j].io.unlink {

@@ -261,3 +261,40 @@ fn a_device_that_goes_away_mid_run_is_an_eio_with_partial_results() {
     );
     cutter.join().unwrap();
 }
+
+#[test]
+fn a_log_that_fills_the_disk_fails_the_job_and_keeps_what_was_logged() {
+    let Some(small) = Tmpfs::mount("64k") else {
+        return;
+    };
+    let prefix = small.path().join("lat");
+    let out = crate::support::iolens(&[
+        "run",
+        "--no-history",
+        "--name=x",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1g",
+        "--number_ios=200000",
+        &format!("--write_lat_log={}", prefix.display()),
+    ]);
+    let said = crate::support::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("cannot write a log: the clat log stopped: No space left on device")
+            && said.contains("what was logged before is kept in"),
+        "{said}"
+    );
+    let clat = small.path().join("lat_clat.1.log");
+    let kept = std::fs::read_to_string(&clat).unwrap_or_default();
+    assert!(
+        kept.lines().count() > 100,
+        "expected the partial clat log kept at {}",
+        clat.display()
+    );
+    assert!(
+        crate::support::stdout(&out).contains("read: IOPS="),
+        "the measured results are still reported"
+    );
+}

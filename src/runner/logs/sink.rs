@@ -54,7 +54,7 @@ impl Sink {
 
     /// Append the lines of `entries` to every part file.
     pub(super) fn write(&mut self, entries: &Entries) {
-        for (kind, path, file) in &mut self.parts {
+        for (kind, _, file) in &mut self.parts {
             let written = if self.compressed {
                 self.raw.clear();
                 let (columns, raw) = (&self.columns, &mut self.raw);
@@ -67,13 +67,11 @@ impl Sink {
                 render(entries, *kind, &self.columns, &mut self.text);
                 file.write_all(self.text.as_bytes())
             };
+            // What was written before the failure stays: the log is named and kept.
             if let Err(e) = written {
-                self.error = Some(name_path(path, e).to_string());
+                self.error = Some(format!("the {} log stopped: {e}", kind.suffix()));
                 break;
             }
-        }
-        if self.error.is_some() {
-            self.remove_parts();
         }
     }
 
@@ -195,14 +193,36 @@ pub(crate) fn write_job_logs(
     result
 }
 
+/// A log that failed while written (a full disk) is still named, with what it
+/// holds, and the failure returned naming the files kept; one that could not
+/// even be created is only the failure.
 fn name_parts(
     spec: &LogSpec,
     logs: &[&IoLog],
     first_worker_number: usize,
 ) -> io::Result<Vec<PathBuf>> {
-    if let Some(error) = logs.iter().find_map(|log| log.error.as_deref()) {
-        return Err(io::Error::other(error.to_string()));
+    let failure = logs.iter().find_map(|log| log.error.as_deref());
+    match failure {
+        Some(error) if logs.iter().any(|log| log.parts.is_empty()) => {
+            Err(io::Error::other(error.to_string()))
+        }
+        Some(error) => {
+            let kept = name_each_log(spec, logs, first_worker_number)?;
+            let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+            Err(io::Error::other(format!(
+                "{error}; what was logged before is kept in {}",
+                kept.join(", ")
+            )))
+        }
+        None => name_each_log(spec, logs, first_worker_number),
     }
+}
+
+fn name_each_log(
+    spec: &LogSpec,
+    logs: &[&IoLog],
+    first_worker_number: usize,
+) -> io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for (prefix, kind) in wanted(spec) {
         let parts = logs.iter().map(|log| {
