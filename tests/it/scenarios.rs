@@ -102,6 +102,27 @@ const POLLUTED_OFFSET: u64 = 240 * MIB;
 /// pages between the pollution and the check.
 const POLLUTED_PAGES: usize = 25;
 
+/// Writes the block device has completed since it was attached (or since an earlier
+/// device of the same number was: the kernel keeps counting).
+fn writes_completed(device: &std::path::Path) -> u64 {
+    let name = std::fs::canonicalize(device).unwrap();
+    let stat = std::path::Path::new("/sys/class/block")
+        .join(name.file_name().unwrap())
+        .join("stat");
+    std::fs::read_to_string(stat)
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(4)?.parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
+/// Wait until the block device completes writes beyond `before` (its job is running), or `limit`.
+fn wait_for_writes(device: &std::path::Path, before: u64, limit: Duration) {
+    let started = std::time::Instant::now();
+    while writes_completed(device) <= before && started.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 impl Seed000 {
     fn new() -> Option<Seed000> {
         if !have_tools(&["blockdev", "sleep"]) {
@@ -193,6 +214,7 @@ fn seed000_the_process_holding_the_device_when_pages_appear_is_named() {
     }
     let mut all = strings(&["run", "--output-format=iolens-json"]);
     all.extend(seed.args(5, &[]));
+    let writes_before = writes_completed(&seed.device.device);
     let iolens_run = command()
         .args(&all)
         .stdout(Stdio::piped())
@@ -200,9 +222,11 @@ fn seed000_the_process_holding_the_device_when_pages_appear_is_named() {
         .spawn()
         .expect("start iolens");
     let iolens_pid = iolens_run.id();
-    // Read 2 s into the 5 s run, then held open past the sample that sees the pages.
-    std::thread::sleep(Duration::from_millis(2000));
-    let reader = Holder::read_and_hold(&seed.device.device, POLLUTED_OFFSET, 64, 4);
+    // Read once the job writes, however long a busy machine takes to start it, and
+    // held open until the run has ended: both scans must find the reader, so it can
+    // never be gone before them.
+    wait_for_writes(&seed.device.device, writes_before, Duration::from_secs(60));
+    let reader = Holder::read_and_hold(&seed.device.device, POLLUTED_OFFSET, 64, 3600);
     let reader_pid = reader.pid();
     let report = json(&iolens_run.wait_with_output().expect("wait for iolens"));
     drop(reader);
@@ -648,11 +672,11 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
         .stderr(Stdio::piped())
         .spawn()
         .expect("run iolens");
-    // iolens announces each repetition on stderr as it starts it. Halfway
-    // through repetition k (after its own cache check, well before its end, with
-    // margin both ways on a loaded machine), set up the cache state repetition
-    // k+1 starts from (with invalidate=0 iolens keeps it): pages for the
-    // even-numbered ones. The pollution lies outside what the writes touch.
+    // iolens announces each repetition on stderr as it starts it. Once
+    // repetition k writes (so its own cache check is behind it, however slowly a
+    // busy machine got there), set up the cache state repetition k+1 starts from
+    // (with invalidate=0 iolens keeps it): pages for the even-numbered ones. The
+    // pollution lies outside what the writes touch.
     let mut progress = String::new();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
@@ -661,7 +685,8 @@ fn repeated_seed000_runs_with_alternating_pollution_report_the_cache_difference(
             .and_then(|rest| rest.split('/').next())
             .and_then(|k| k.parse::<u64>().ok())
         {
-            std::thread::sleep(Duration::from_millis(REPETITION_S * 1000 / 2));
+            let before = writes_completed(&seed.device.device);
+            wait_for_writes(&seed.device.device, before, Duration::from_secs(60));
             if k % 2 == 1 {
                 seed.pollute();
             } else {
