@@ -168,6 +168,14 @@ impl HistoryFlags {
     }
 }
 
+/// The rows a listing could read; each damaged run it skipped is named on stderr.
+pub(super) fn skipping_damaged<T>(read: crate::store::Read<T>) -> Vec<T> {
+    for damaged in &read.damaged {
+        eprintln!("iolens: {damaged}: skipped");
+    }
+    read.items
+}
+
 /// Why the history could not be opened or queried.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum HistoryError {

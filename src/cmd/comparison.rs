@@ -205,7 +205,8 @@ fn read_side(arg: &str, history: &HistoryFlags) -> Result<Side, SideError> {
     let id: i64 = arg
         .parse()
         .map_err(|_| SideError::NotAnId { arg: arg.into() })?;
-    let runs = history.open()?.batch_of(id).map_err(HistoryError::from)?;
+    let runs =
+        super::common::skipping_damaged(history.open()?.batch_of(id).map_err(HistoryError::from)?);
     Ok(Side {
         label: format!("run {id}"),
         runs,

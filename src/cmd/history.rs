@@ -1,7 +1,7 @@
 //! `iolens history` (list runs, `--trend METRIC`), `iolens show ID` and
 //! `iolens report ID --html FILE`: what the history database holds.
 
-use super::common::{print, write_html, CmdError, HistoryFlags};
+use super::common::{print, skipping_damaged, write_html, CmdError, HistoryFlags};
 use super::output;
 use super::EXIT_OK;
 use crate::cli::{Format, Formats};
@@ -39,13 +39,15 @@ pub(super) fn history_command(
                 )));
             };
             store.metric_points(metric, &query.filter).map(|points| {
-                let (shown, left_out): (Vec<_>, Vec<_>) = points
+                let (shown, left_out): (Vec<_>, Vec<_>) = skipping_damaged(points)
                     .into_iter()
                     .partition(|p| query.with_interrupted || !p.interrupted);
                 render_trend(metric, &shown) + &interrupted_left_out(&left_out)
             })
         }
-        None => store.list(&query.filter).map(|runs| render_list(&runs)),
+        None => store
+            .list(&query.filter)
+            .map(|runs| render_list(&skipping_damaged(runs))),
     };
     print(&text.map_err(|e| CmdError::run_failed(e.to_string()))?)
 }
@@ -75,9 +77,11 @@ pub(super) fn show_command(
         }
     }
     if formats.0 == [Format::Normal] {
-        let batch = store
-            .batch_of(id)
-            .map_err(|e| CmdError::run_failed(e.to_string()))?;
+        let batch = skipping_damaged(
+            store
+                .batch_of(id)
+                .map_err(|e| CmdError::run_failed(e.to_string()))?,
+        );
         if batch.len() > 1 {
             let _ = write!(
                 text,
@@ -99,7 +103,7 @@ pub(super) fn report_command(
 ) -> Result<i32, CmdError> {
     let runs = history
         .open()
-        .and_then(|s| Ok(s.batch_of(id)?))
+        .and_then(|s| Ok(skipping_damaged(s.batch_of(id)?)))
         .map_err(|e| CmdError::run_failed(e.to_string()))?;
     let page = match runs.len() {
         0 => {

@@ -265,7 +265,8 @@ fn baseline_id(which: &str, history: &HistoryFlags) -> Result<i64, BaselineError
         job: Some(first_test.to_string()),
         ..Filter::default()
     };
-    let runs = history.open()?.list(&filter).map_err(HistoryError::from)?;
+    let runs =
+        super::common::skipping_damaged(history.open()?.list(&filter).map_err(HistoryError::from)?);
     runs.last().map(|r| r.id).ok_or(BaselineError::NoneStored)
 }
 

@@ -34,6 +34,8 @@ pub(crate) enum StoreError {
     },
     #[error("no run with id {0} in the history (see `iolens history`)")]
     NotFound(i64),
+    #[error("{0}; `iolens history` lists the runs that can still be read")]
+    Damaged(Damaged),
     #[error("history database schema version {0} is newer than this iolens understands (up to {max}); upgrade iolens", max = schema::VERSION)]
     NewerSchema(u32),
     #[error("no history database: set --db PATH, {DB_ENV}, XDG_DATA_HOME or HOME")]
@@ -65,6 +67,39 @@ fn choose_path(
         .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
         .ok_or(StoreError::NoLocation)?;
     Ok(data_dir.join("iolens").join("history.db"))
+}
+
+/// A stored run whose row cannot be read (a damaged database, a row written by
+/// hand): skipped by the listings, named so the user knows it is there.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("run {id} is damaged in the history database ({why})")]
+pub(crate) struct Damaged {
+    pub id: i64,
+    pub why: String,
+}
+
+/// What a listing read: the rows it could, and the damaged ones it skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Read<T> {
+    pub items: Vec<T>,
+    pub damaged: Vec<Damaged>,
+}
+
+impl<T> Read<T> {
+    /// Sort each row, with its run id, into the items or the damaged runs.
+    fn of(rows: impl Iterator<Item = (i64, Result<T, String>)>) -> Self {
+        let mut read = Read {
+            items: Vec::new(),
+            damaged: Vec::new(),
+        };
+        for (id, row) in rows {
+            match row {
+                Ok(item) => read.items.push(item),
+                Err(why) => read.damaged.push(Damaged { id, why }),
+            }
+        }
+        read
+    }
 }
 
 /// One stored run, as `iolens history` lists it.
@@ -168,35 +203,37 @@ impl Store {
         Ok(id)
     }
 
+    /// The report of run `id`; a row that cannot be read is `Damaged`, not missing.
     pub(crate) fn report(&self, id: i64) -> Result<RunReport, StoreError> {
-        let json: String = self
+        let stored: Result<String, rusqlite::Error> = self
             .conn
             .query_row("SELECT report_json FROM runs WHERE id = ?1", [id], |r| {
-                r.get(0)
+                Ok(r.get::<_, String>(0))
             })
             .optional()?
             .ok_or(StoreError::NotFound(id))?;
-        Ok(serde_json::from_str(&json)?)
+        decode_report(stored).map_err(|why| StoreError::Damaged(Damaged { id, why }))
     }
 
-    /// Every run of the batch that run `id` belongs to, in run order.
-    pub(crate) fn batch_of(&self, id: i64) -> Result<Vec<RunReport>, StoreError> {
+    /// Every run of the batch that run `id` belongs to, in run order; damaged
+    /// runs of the batch are skipped and named, unless `id` is one of them.
+    pub(crate) fn batch_of(&self, id: i64) -> Result<Read<RunReport>, StoreError> {
+        self.report(id)?;
         let mut stmt = self.conn.prepare(
-            "SELECT report_json FROM runs
+            "SELECT id, report_json FROM runs
              WHERE batch = (SELECT batch FROM runs WHERE id = ?1) ORDER BY id",
         )?;
-        let reports = stmt
-            .query_map([id], |r| r.get::<_, String>(0))?
-            .map(|json| Ok(serde_json::from_str(&json?)?))
-            .collect::<Result<Vec<RunReport>, StoreError>>()?;
-        if reports.is_empty() {
-            return Err(StoreError::NotFound(id));
-        }
-        Ok(reports)
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1))))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Read::of(
+            rows.into_iter()
+                .map(|(run, stored)| (run, decode_report(stored))),
+        ))
     }
 
     /// Stored runs matching `filter`, oldest first.
-    pub(crate) fn list(&self, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+    pub(crate) fn list(&self, filter: &Filter) -> Result<Read<RunSummary>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT r.id, r.batch, r.started_unix_ms, r.host, r.kernel, r.tool_version,
                     r.interrupted, group_concat(j.job, ','),
@@ -215,20 +252,23 @@ impl Store {
                 filter.job
             ],
             |r| {
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    batch: r.get(1)?,
-                    started_unix_ms: r.get::<_, i64>(2)? as u64,
-                    host: r.get(3)?,
-                    kernel: r.get(4)?,
-                    tool_version: r.get(5)?,
-                    interrupted: r.get(6)?,
-                    jobs: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
-                    targets: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
-                })
+                let summary = || -> rusqlite::Result<RunSummary> {
+                    Ok(RunSummary {
+                        id: r.get(0)?,
+                        batch: r.get(1)?,
+                        started_unix_ms: r.get::<_, i64>(2)? as u64,
+                        host: r.get(3)?,
+                        kernel: r.get(4)?,
+                        tool_version: r.get(5)?,
+                        interrupted: r.get(6)?,
+                        jobs: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                        targets: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+                    })
+                };
+                Ok((r.get(0)?, summary().map_err(|e| e.to_string())))
             },
         )?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        Ok(Read::of(rows.collect::<Result<Vec<_>, _>>()?.into_iter()))
     }
 
     /// One metric per job and run, oldest first, for runs matching `filter`.
@@ -236,7 +276,7 @@ impl Store {
         &self,
         metric: Metric,
         filter: &Filter,
-    ) -> Result<Vec<MetricPoint>, StoreError> {
+    ) -> Result<Read<MetricPoint>, StoreError> {
         let sql = format!(
             "SELECT r.id, r.started_unix_ms, j.job, j.{column}, j.config_fingerprint, j.config,
                     r.interrupted
@@ -255,27 +295,34 @@ impl Store {
                 filter.job
             ],
             |r| {
-                let point = MetricPoint {
-                    run_id: r.get(0)?,
-                    started_unix_ms: r.get::<_, i64>(1)? as u64,
-                    job: r.get(2)?,
-                    value: r.get(3)?,
-                    config_fingerprint: r.get(4)?,
-                    config: BTreeMap::new(),
-                    interrupted: r.get(6)?,
+                let point = || -> Result<MetricPoint, String> {
+                    let fail = |e: rusqlite::Error| e.to_string();
+                    let config = r.get::<_, Option<String>>(5).map_err(fail)?;
+                    Ok(MetricPoint {
+                        run_id: r.get(0).map_err(fail)?,
+                        started_unix_ms: r.get::<_, i64>(1).map_err(fail)? as u64,
+                        job: r.get(2).map_err(fail)?,
+                        value: r.get(3).map_err(fail)?,
+                        config_fingerprint: r.get(4).map_err(fail)?,
+                        config: match config.filter(|c| !c.is_empty()) {
+                            Some(c) => serde_json::from_str(&c)
+                                .map_err(|e| format!("its job configuration: {e}"))?,
+                            None => BTreeMap::new(),
+                        },
+                        interrupted: r.get(6).map_err(fail)?,
+                    })
                 };
-                Ok((point, r.get::<_, Option<String>>(5)?.unwrap_or_default()))
+                Ok((r.get(0)?, point()))
             },
         )?;
-        rows.map(|row| {
-            let (mut point, config) = row?;
-            if !config.is_empty() {
-                point.config = serde_json::from_str(&config)?;
-            }
-            Ok(point)
-        })
-        .collect()
+        Ok(Read::of(rows.collect::<Result<Vec<_>, _>>()?.into_iter()))
     }
+}
+
+/// A stored report's JSON, read: why not when it cannot be.
+fn decode_report(stored: Result<String, rusqlite::Error>) -> Result<RunReport, String> {
+    let json = stored.map_err(|e| e.to_string())?;
+    serde_json::from_str(&json).map_err(|e| format!("its report is not valid JSON: {e}"))
 }
 
 /// Host name and kernel release of the machine storing a run; a report that

@@ -37,7 +37,7 @@ fn stores_lists_and_returns_reports() {
         .insert(&run_report(&[("seq", 50.0), ("rand", 20.0)]), None)
         .unwrap();
 
-    let all = store.list(&Filter::default()).unwrap();
+    let all = store.list(&Filter::default()).unwrap().items;
     assert_eq!(
         all.iter().map(|r| r.id).collect::<Vec<_>>(),
         vec![first, second, other]
@@ -51,7 +51,7 @@ fn stores_lists_and_returns_reports() {
         job: Some("rand".into()),
         ..Default::default()
     };
-    assert_eq!(store.list(&by_job).unwrap().len(), 1);
+    assert_eq!(store.list(&by_job).unwrap().items.len(), 1);
     let by_target = Filter {
         target: Some("data/r".into()),
         since_unix_ms: Some(2_500),
@@ -61,6 +61,7 @@ fn stores_lists_and_returns_reports() {
         store
             .list(&by_target)
             .unwrap()
+            .items
             .iter()
             .map(|r| r.id)
             .collect::<Vec<_>>(),
@@ -68,12 +69,13 @@ fn stores_lists_and_returns_reports() {
     );
 
     assert_eq!(store.report(second).unwrap().jobs[0].dirs[0].iops, 110.0);
-    assert_eq!(store.batch_of(second).unwrap().len(), 2);
+    assert_eq!(store.batch_of(second).unwrap().items.len(), 2);
     assert!(matches!(store.report(999), Err(StoreError::NotFound(999))));
 
     let points = store
         .metric_points(Metric::Iops, &Filter::default())
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(
         points.iter().map(|p| p.value).collect::<Vec<_>>(),
         vec![100.0, 110.0, 50.0, 20.0]
@@ -118,7 +120,7 @@ fn a_v1_database_is_migrated_and_its_reports_indexed() {
     }
     let store = Store::open(&path).unwrap();
     assert_eq!(user_version(&path), schema::VERSION);
-    let runs = store.list(&Filter::default()).unwrap();
+    let runs = store.list(&Filter::default()).unwrap().items;
     assert_eq!(runs.len(), 2);
     assert_eq!((runs[0].batch, runs[0].jobs.as_str()), (runs[0].id, "rr"));
     // Unknown to v1 and not recorded in the report.
@@ -126,7 +128,8 @@ fn a_v1_database_is_migrated_and_its_reports_indexed() {
     assert_eq!(runs[1].jobs, "");
     let points = store
         .metric_points(Metric::Iops, &Filter::default())
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(points.len(), 1);
     assert_eq!(points[0].value, 321.0);
 }
@@ -164,7 +167,7 @@ fn connections_writing_at_once_all_succeed() {
         }
     });
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.list(&Filter::default()).unwrap().len(), 100);
+    assert_eq!(store.list(&Filter::default()).unwrap().items.len(), 100);
 }
 
 /// Environment variable that turns `writer_until_killed` into an endless writer.
@@ -209,7 +212,7 @@ fn a_writer_killed_mid_write_leaves_a_readable_database() {
         .unwrap();
     let reader = Store::open(&path).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while reader.list(&Filter::default()).unwrap().len() < 5 {
+    while reader.list(&Filter::default()).unwrap().items.len() < 5 {
         assert!(
             std::time::Instant::now() < deadline,
             "the writer stored nothing"
@@ -226,7 +229,7 @@ fn a_writer_killed_mid_write_leaves_a_readable_database() {
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(check, "ok");
-    let runs = store.list(&Filter::default()).unwrap();
+    let runs = store.list(&Filter::default()).unwrap().items;
     assert!(runs.len() >= 5);
     for run in &runs {
         assert_eq!(store.report(run.id).unwrap().jobs.len(), 200);
@@ -253,7 +256,8 @@ fn a_v2_database_gets_each_stored_jobs_configuration() {
     assert_eq!(user_version(&path), schema::VERSION);
     let points = store
         .metric_points(Metric::Iops, &Filter::default())
-        .unwrap();
+        .unwrap()
+        .items;
     assert_eq!(
         points.len(),
         1,
@@ -286,7 +290,8 @@ fn configurations_and_temporary_targets_are_stored_per_job() {
         .unwrap();
     let points = store
         .metric_points(Metric::Iops, &Filter::default())
-        .unwrap();
+        .unwrap()
+        .items;
     let fingerprints: Vec<_> = points
         .iter()
         .map(|p| p.config_fingerprint.clone())
@@ -295,7 +300,7 @@ fn configurations_and_temporary_targets_are_stored_per_job() {
         fingerprints[0] == fingerprints[1] && fingerprints[0] != fingerprints[2],
         "expected two temporary files of one directory alike and bs=64k apart, got {fingerprints:?}"
     );
-    let listed = store.list(&Filter::default()).unwrap();
+    let listed = store.list(&Filter::default()).unwrap().items;
     assert_eq!(
         listed[0].targets, "/d/.iolens-quick-aaaa (temporary, removed)",
         "expected the temporary target marked"
@@ -313,7 +318,7 @@ fn a_history_written_by_schema_3_opens_and_reads_back() {
     std::fs::copy(fixture, &path).unwrap();
     let store = Store::open(&path).unwrap();
     assert_eq!(user_version(&path), schema::VERSION);
-    let batch = store.batch_of(1).unwrap();
+    let batch = store.batch_of(1).unwrap().items;
     assert_eq!(
         batch.len(),
         4,
@@ -354,6 +359,7 @@ fn interrupted_runs_are_marked_when_stored_and_when_a_v3_history_is_migrated() {
     let listed: Vec<bool> = store
         .list(&Filter::default())
         .unwrap()
+        .items
         .iter()
         .map(|r| r.interrupted)
         .collect();
@@ -365,6 +371,7 @@ fn interrupted_runs_are_marked_when_stored_and_when_a_v3_history_is_migrated() {
     let points: Vec<bool> = store
         .metric_points(Metric::Iops, &Filter::default())
         .unwrap()
+        .items
         .iter()
         .map(|p| p.interrupted)
         .collect();
@@ -433,5 +440,70 @@ fn a_created_directory_is_0700_and_the_database_and_its_wal_0600() {
         mode(dir.path()),
         before,
         "an existing directory is left as is"
+    );
+}
+
+#[test]
+fn damaged_rows_are_skipped_and_named_never_taken_for_missing() {
+    let dir = scratch_dir();
+    let path = dir.path().join("h.db");
+    let mut store = Store::open(&path).unwrap();
+    let good = store.insert(&report_at(2_000, 100.0), None).unwrap();
+    let bad_report = store.insert(&report_at(3_000, 110.0), Some(good)).unwrap();
+    let bad_time = store.insert(&report_at(4_000, 120.0), None).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE runs SET report_json = substr(report_json, 1, 40) WHERE id = ?1",
+        [bad_report],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE runs SET started_unix_ms = 'noon' WHERE id = ?1",
+        [bad_time],
+    )
+    .unwrap();
+    conn.execute("UPDATE run_jobs SET config = '{' WHERE run_id = ?1", [good])
+        .unwrap();
+
+    let listed = store.list(&Filter::default()).unwrap();
+    assert_eq!(
+        listed.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [good, bad_report]
+    );
+    assert_eq!(listed.damaged.len(), 1);
+    assert_eq!(listed.damaged[0].id, bad_time);
+    assert!(
+        listed.damaged[0].why.contains("started_unix_ms"),
+        "{:?}",
+        listed.damaged
+    );
+
+    match store.report(bad_report) {
+        Err(StoreError::Damaged(d)) => {
+            assert_eq!(d.id, bad_report);
+            assert!(d.why.contains("not valid JSON"), "{}", d.why);
+        }
+        other => panic!("expected run {bad_report} named as damaged, got {other:?}"),
+    }
+    assert!(matches!(store.report(99), Err(StoreError::NotFound(99))));
+    // The batch of the good run: the damaged repetition is skipped and named.
+    let batch = store.batch_of(good).unwrap();
+    assert_eq!(batch.items.len(), 1);
+    assert_eq!(batch.damaged[0].id, bad_report);
+    assert!(matches!(
+        store.batch_of(bad_report),
+        Err(StoreError::Damaged(_))
+    ));
+
+    let points = store
+        .metric_points(Metric::Iops, &Filter::default())
+        .unwrap();
+    assert!(
+        points
+            .damaged
+            .iter()
+            .any(|d| d.id == good && d.why.contains("job configuration")),
+        "{:?}",
+        points.damaged
     );
 }

@@ -393,3 +393,74 @@ fn run_says_where_it_stores_the_run_on_stderr_before_the_run() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("stored in"), "{}", stderr(&out));
 }
+
+#[test]
+fn damaged_runs_are_skipped_and_named_by_every_command() {
+    let dir = scratch();
+    let db = dir.path().join("h.db");
+    let db_flag = format!("--db={}", db.display());
+    for _ in 0..2 {
+        assert!(run(&job(&db, &[])).status.success());
+    }
+    assert!(run(&job(&db, &["--repeat=2"])).status.success());
+    // Run 2: its report cut short; run 4 (the second repetition of 3): that, and a
+    // start time that is text (which the listing reads).
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE runs SET report_json = substr(report_json, 1, 40) WHERE id IN (2, 4)",
+        [],
+    )
+    .unwrap();
+    conn.execute("UPDATE runs SET started_unix_ms = 'noon' WHERE id = 4", [])
+        .unwrap();
+    drop(conn);
+
+    let listed = iolens(&["history", &db_flag]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(
+        stderr(&listed).contains("run 4 is damaged in the history database (")
+            && stderr(&listed).contains("): skipped"),
+        "{}",
+        stderr(&listed)
+    );
+    let table = stdout(&listed);
+    let ids: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(ids, ["1", "2", "3"], "{table}");
+
+    let shown = iolens(&["show", "2", &db_flag]);
+    assert_eq!(shown.status.code(), Some(1), "{}", stderr(&shown));
+    assert!(
+        stderr(&shown)
+            .contains("run 2 is damaged in the history database (its report is not valid JSON")
+            && !stderr(&shown).contains("no run with id"),
+        "{}",
+        stderr(&shown)
+    );
+    // The --repeat batch of run 3 without its damaged repetition, named.
+    let page = dir.path().join("r.html");
+    let reported = iolens(&["report", "3", &db_flag, "--html", page.to_str().unwrap()]);
+    assert!(reported.status.success(), "{}", stderr(&reported));
+    assert!(
+        stderr(&reported).contains("run 4 is damaged"),
+        "{}",
+        stderr(&reported)
+    );
+    let compared = iolens(&["compare", "1", "3", &db_flag]);
+    assert!(compared.status.success(), "{}", stderr(&compared));
+    assert!(
+        stderr(&compared).contains("run 4 is damaged"),
+        "{}",
+        stderr(&compared)
+    );
+    let trend = iolens(&["history", "--trend", "iops", &db_flag]);
+    assert!(trend.status.success(), "{}", stderr(&trend));
+    assert!(
+        stderr(&trend).contains("run 4 is damaged"),
+        "{}",
+        stderr(&trend)
+    );
+}
