@@ -1,6 +1,6 @@
 //! Block devices (loop devices over /dev/shm): need root; skipped with a reason otherwise.
 
-use crate::support::{iolens, json, stderr, LoopDevice};
+use crate::support::{iolens, json, stderr, write_to_device, LoopDevice};
 
 #[test]
 fn direct_random_writes_to_a_loop_device_with_libaio() {
@@ -87,16 +87,7 @@ fn a_device_holding_anything_blkid_knows_is_not_written_without_the_flag() {
             .is_ok_and(|s| s.success());
         assert!(made, "could not make {} with `{}`", kind.named, kind.make);
         let before = std::fs::read(dev.backing()).unwrap();
-        let args = [
-            "run",
-            "--no-history",
-            "--name=w",
-            &format!("--filename={}", dev.path()),
-            "--rw=write",
-            "--bs=64k",
-            "--size=1m",
-        ];
-        let out = iolens(&args);
+        let out = write_to_device(dev.path(), &[]);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -132,16 +123,7 @@ fn the_flag_lets_a_device_holding_a_filesystem_be_written() {
         .args(["-q", "-F", dev.path()])
         .status();
     assert!(made.is_ok_and(|s| s.success()), "mkfs.ext4 failed");
-    let out = iolens(&[
-        "run",
-        "--no-history",
-        "--name=w",
-        &format!("--filename={}", dev.path()),
-        "--rw=write",
-        "--bs=64k",
-        "--size=1m",
-        "--allow-device-write",
-    ]);
+    let out = write_to_device(dev.path(), &["--allow-device-write"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
 

@@ -1,7 +1,7 @@
 //! Safety: devices in use are not written, symlinks do not lead out of
 //! `directory=`, and a signal ends a run with a partial report and no orphans.
 
-use crate::support::{iolens, scratch, stderr, LoopDevice};
+use crate::support::{iolens, scratch, stderr, write_to_device, LoopDevice};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,19 +25,10 @@ fn a_mounted_device_is_refused_naming_the_mount_point() {
         eprintln!("skipped: cannot mount a loop device here");
         return;
     }
-    let args = [
-        "run",
-        "--no-history",
-        "--name=w",
-        &format!("--filename={}", dev.path()),
-        "--rw=write",
-        "--bs=64k",
-        "--size=1m",
-    ];
-    let out = iolens(&args);
+    let out = write_to_device(dev.path(), &[]);
     let mounted = mnt.path().display().to_string();
     // Even with allow_mounted_write=1 the filesystem's signature keeps it safe.
-    let lifted = iolens(&[&args[..], &["--allow_mounted_write=1"]].concat());
+    let lifted = write_to_device(dev.path(), &["--allow_mounted_write=1"]);
     crate::support::unmount(mnt.path());
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -122,15 +113,7 @@ fn a_device_mounted_in_another_mount_namespace_is_in_use() {
         !ours.contains(&*mnt.path().to_string_lossy()),
         "the mount leaked into our namespace"
     );
-    let out = iolens(&[
-        "run",
-        "--no-history",
-        "--name=w",
-        &format!("--filename={}", dev.path()),
-        "--rw=write",
-        "--bs=64k",
-        "--size=1m",
-    ]);
+    let out = write_to_device(dev.path(), &[]);
     let pid = holder.0.id();
     drop(holder);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

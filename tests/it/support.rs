@@ -87,6 +87,22 @@ pub(crate) fn iolens_ok(args: &[&str]) -> Output {
     out
 }
 
+/// A short sequential write job to the block device `dev` (what the guard judges),
+/// with `extra` options, not stored in the history.
+pub(crate) fn write_to_device(dev: &str, extra: &[&str]) -> Output {
+    let target = format!("--filename={dev}");
+    let job = [
+        "run",
+        "--no-history",
+        "--name=w",
+        &target,
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+    ];
+    iolens(&[&job[..], extra].concat())
+}
+
 pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
