@@ -6,7 +6,7 @@
 use super::common::CmdError;
 use super::EXIT_OK;
 use crate::diagnose::bytes_text;
-use crate::fileset::{has_holes, mounted_at, read_signature};
+use crate::fileset::{device_in_use, has_holes, read_signature};
 use crate::model::{CgroupRecord, Environment, Layer, TargetStack};
 use crate::observe::cpufreq::{ClockControl, FreqProbe, SYS_CPU};
 use crate::observe::environment;
@@ -29,7 +29,8 @@ struct TargetFacts {
     sparse: bool,
     cached_pages: Option<u64>,
     page_size: u64,
-    mounted_on: Option<String>,
+    /// How the device is in use (mounted in any namespace, swap, held), in words.
+    in_use: Option<String>,
     signature: Option<String>,
 }
 
@@ -86,7 +87,7 @@ fn inspect(path: &Path) -> std::io::Result<TargetFacts> {
     if meta.file_type().is_block_device() {
         facts.kind = "block device";
         facts.size = iolens_sys::fd::blk_size_bytes(&*file)?;
-        facts.mounted_on = mounted_at(path);
+        facts.in_use = device_in_use(path);
         facts.signature = read_signature(path)?;
     } else {
         facts.kind = "file";
@@ -110,10 +111,10 @@ fn checks(facts: &TargetFacts, env: &Environment, clock: &ClockControl) -> Vec<C
         None if facts.kind != "directory" => out.push(ok("page cache: cannot be counted here (no cachestat or mincore)".into())),
         None => {}
     }
-    if let Some(mount) = &facts.mounted_on {
+    if let Some(use_) = &facts.in_use {
         out.push(problem(
-            format!("mounted on {mount}: the filesystem's own I/O mixes with the benchmark's, and writing the device destroys it"),
-            "benchmark a file on the filesystem instead, or unmount the device first",
+            format!("in use: {use_}; its user's own I/O mixes with the benchmark's, and writing the device destroys what it holds"),
+            "benchmark a file on its filesystem instead, or stop what uses the device first",
         ));
     }
     if let Some(what) = &facts.signature {
@@ -510,7 +511,7 @@ mod tests {
     fn a_mounted_device_with_a_filesystem_is_named() {
         let facts = TargetFacts {
             kind: "block device",
-            mounted_on: Some("/mnt".into()),
+            in_use: Some("the device is mounted on /mnt".into()),
             signature: Some("a filesystem (ext4), found by blkid".into()),
             cached_pages: Some(0),
             ..Default::default()

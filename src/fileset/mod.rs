@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(crate) use guard::{
-    check_device_is_free_to_overwrite, mounted_at, read_signature, GuardOverrides,
+    check_device_is_free_to_overwrite, device_in_use, read_signature, GuardOverrides,
 };
 use layout::LayoutRequest;
 pub(crate) use layout::{has_holes, has_unwritten_extents};

@@ -90,7 +90,7 @@ impl Drop for PrivateMount {
 }
 
 #[test]
-fn a_device_mounted_in_another_mount_namespace_is_in_use() {
+fn a_device_mounted_in_another_mount_namespace_is_in_use_for_the_guard_and_doctor() {
     let Some(dev) = LoopDevice::create(16 << 20) else {
         return;
     };
@@ -114,6 +114,7 @@ fn a_device_mounted_in_another_mount_namespace_is_in_use() {
         "the mount leaked into our namespace"
     );
     let out = write_to_device(dev.path(), &[]);
+    let doctor = iolens(&["doctor", dev.path()]);
     let pid = holder.0.id();
     drop(holder);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -125,6 +126,11 @@ fn a_device_mounted_in_another_mount_namespace_is_in_use() {
         stderr(&out).contains(&expected),
         "expected «{expected}» in: {}",
         stderr(&out)
+    );
+    let said = crate::support::stdout(&doctor);
+    assert!(
+        said.contains(&format!("FIX  in use: {expected}")),
+        "expected doctor to name the mount: {said}"
     );
 }
 

@@ -21,7 +21,7 @@ struct Member {
 }
 
 /// How the device at `path` (or one of its partitions) is in use, if it is.
-pub(super) fn device_in_use(path: &Path) -> Option<String> {
+pub(crate) fn device_in_use(path: &Path) -> Option<String> {
     let members = members_of(path)?;
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     let mounted = mounted_members(&members);

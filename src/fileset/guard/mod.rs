@@ -10,6 +10,7 @@ mod signature;
 use super::TargetError;
 use std::path::Path;
 
+pub(crate) use in_use::device_in_use;
 pub(crate) use signature::probe as read_signature;
 
 /// What `--allow-destructive` and `allow_mounted_write=1` lift.
@@ -36,7 +37,7 @@ pub(crate) fn check_device_is_free_to_overwrite(
         ))
     };
     if !allow.mounted {
-        if let Some(use_) = in_use::device_in_use(path) {
+        if let Some(use_) = device_in_use(path) {
             return Err(refuse(
                 &use_,
                 "--allow-destructive, or allow_mounted_write=1",
@@ -49,38 +50,5 @@ pub(crate) fn check_device_is_free_to_overwrite(
             "--allow-destructive",
         )),
         None => Ok(()),
-    }
-}
-
-/// The mount point of the device at `path`, from /proc/self/mounts.
-pub(crate) fn mounted_at(path: &Path) -> Option<String> {
-    let node = std::fs::canonicalize(path).ok()?;
-    mount_point(&std::fs::read_to_string("/proc/self/mounts").ok()?, &node)
-}
-
-/// Where /proc/self/mounts says `node` is mounted.
-fn mount_point(mounts: &str, node: &Path) -> Option<String> {
-    mounts.lines().find_map(|line| {
-        let mut fields = line.split_whitespace();
-        let source = fields.next()?;
-        let target = fields.next()?;
-        let same =
-            Path::new(source) == node || std::fs::canonicalize(source).is_ok_and(|s| s == node);
-        same.then(|| target.to_string())
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mounts_name_the_device() {
-        let mounts = "/dev/loop7 /mnt/x ext4 rw 0 0\nproc /proc proc rw 0 0\n";
-        assert_eq!(
-            mount_point(mounts, Path::new("/dev/loop7")).as_deref(),
-            Some("/mnt/x")
-        );
-        assert_eq!(mount_point(mounts, Path::new("/dev/loop8")), None);
     }
 }
