@@ -153,6 +153,8 @@ pub(crate) struct FileSet {
     pub layouts: Vec<(PathBuf, layout::Written)>,
     /// Per job: it does no I/O (null engine), so there is nothing to invalidate or unlink.
     diskless: Vec<bool>,
+    /// `--readonly`: `unlink` removes nothing.
+    readonly: bool,
     /// Every target opened so far, so a job opened later shares them.
     opened: HashMap<OpenKey, usize>,
     /// What the run needs of each path, and whether the run created it.
@@ -255,7 +257,10 @@ pub(crate) fn prepare(
     readonly: bool,
     progress: &dyn Progress,
 ) -> Result<FileSet, TargetError> {
-    let mut set = FileSet::default();
+    let mut set = FileSet {
+        readonly,
+        ..FileSet::default()
+    };
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()
         .enumerate()
@@ -341,6 +346,14 @@ pub(crate) fn prepare(
         names::make_ready(job, plan, readonly)?;
     }
     set.diskless = jobs.iter().map(is_diskless).collect();
+    if readonly {
+        set.warnings.extend(jobs.iter().filter(|job| job.io.unlink).map(|job| {
+            format!(
+                "job '{}': unlink=1 removes nothing under --readonly; its files are kept (drop --readonly to remove them)",
+                job.name
+            )
+        }));
+    }
     for (j, (job, plan)) in jobs.iter().zip(plans).enumerate() {
         let later = plan
             .iter()
@@ -458,9 +471,10 @@ impl FileSet {
         targets
     }
 
-    /// Remove the files a job created (fio's unlink=1). Never touches block devices.
+    /// Remove the files of a job (fio's unlink=1). Never touches block devices, and
+    /// removes nothing under `--readonly` (stricter than fio, which removes them).
     pub(crate) fn unlink(&self, job_index: usize) -> Result<(), TargetError> {
-        if self.diskless[job_index] {
+        if self.diskless[job_index] || self.readonly {
             return Ok(());
         }
         for worker in &self.workers[job_index] {
