@@ -16,7 +16,7 @@ use crate::runner::RunOutcome;
 use crate::series::fingerprint::TEMPORARY_TARGET_PREFIX;
 use crate::store::Filter;
 use std::os::unix::fs::FileTypeExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tempfile::{NamedTempFile, TempDir};
 
@@ -159,13 +159,7 @@ impl Target {
         let metadata = std::fs::metadata(&given).ok();
         match metadata {
             Some(m) if m.file_type().is_block_device() => {
-                if !args.read_only && !args.allow_device_write {
-                    return Err(CmdError::usage(format!(
-                        "{}: the write tests would overwrite this block device; add \
-                         --allow-device-write (alias --allow-destructive) or run --read-only",
-                        given.display()
-                    )));
-                }
+                refuse_overwriting(args, &given, "this block device".into())?;
                 Ok(Target {
                     path: given,
                     description: "block device",
@@ -192,14 +186,19 @@ impl Target {
                     _created: Some(file),
                 })
             }
-            // An existing file keeps its size unless --size is given.
-            Some(m) if m.len() > 0 => Ok(Target {
-                path: given,
-                description: "existing file",
-                size: args.size.clone(),
-                _created: None,
-                _removed_on_abort: None,
-            }),
+            // An existing file keeps its size unless --size is given; its data is
+            // overwritten only when asked, as a device's is.
+            Some(m) if m.len() > 0 => {
+                let what = format!("this existing file of {} bytes", m.len());
+                refuse_overwriting(args, &given, what)?;
+                Ok(Target {
+                    path: given,
+                    description: "existing file",
+                    size: args.size.clone(),
+                    _created: None,
+                    _removed_on_abort: None,
+                })
+            }
             _ => Ok(Target {
                 path: given,
                 description: "test file, kept afterwards",
@@ -209,6 +208,19 @@ impl Target {
             }),
         }
     }
+}
+
+/// A target iolens did not create (a block device, an existing file) is written only
+/// with `--allow-destructive`; `--read-only` runs only the read tests on it.
+fn refuse_overwriting(args: &QuickArgs, given: &Path, what: String) -> Result<(), CmdError> {
+    if args.read_only || args.allow_device_write {
+        return Ok(());
+    }
+    Err(CmdError::usage(format!(
+        "{}: the write tests would overwrite {what}; add --allow-destructive \
+         (alias --allow-device-write) or run --read-only",
+        given.display()
+    )))
 }
 
 /// Stopped before any test of the suite completed an I/O: no result worth storing.
