@@ -145,7 +145,8 @@ struct Target {
     description: &'static str,
     /// `--size` for the jobs; None keeps the size of an existing file or device.
     size: Option<String>,
-    _created: Option<NamedTempFile>,
+    /// The name of the file the run creates, removed when this is dropped.
+    _created: Option<NamedTempFile<PathBuf>>,
     /// The created file, removed also when a signal aborts the process.
     _removed_on_abort: Option<RemovedOnAbort>,
 }
@@ -169,9 +170,11 @@ impl Target {
                 })
             }
             Some(m) if m.is_dir() => {
+                // Only a fresh name: the run creates the file itself (O_EXCL, never
+                // through a link someone put at the name) and works on that descriptor.
                 let file = tempfile::Builder::new()
-                    .prefix(TEMPORARY_TARGET_PREFIX)
-                    .tempfile_in(&given)
+                    .prefix(&temporary_prefix())
+                    .make_in(&given, |path| Ok(path.to_path_buf()))
                     .map_err(|e| {
                         CmdError::usage(format!(
                             "cannot create a test file in {}: {e} (choose a writable directory)",
@@ -221,6 +224,11 @@ fn refuse_overwriting(args: &QuickArgs, given: &Path, what: String) -> Result<()
          (alias --allow-device-write) or run --read-only",
         given.display()
     )))
+}
+
+/// The start of the name of quick's temporary file: it holds this process's id.
+fn temporary_prefix() -> String {
+    format!("{TEMPORARY_TARGET_PREFIX}{}-", std::process::id())
 }
 
 /// Stopped before any test of the suite completed an I/O: no result worth storing.

@@ -1,8 +1,9 @@
 //! Files iolens names inside `directory=` stay inside it: a generated name may
 //! hold subdirectories (`filename_format=$jobname/$jobnum/$filenum`, made as fio
 //! makes them), but a `..` or a symlink that leads out of the directory is
-//! refused, so a symlink planted at a generated name cannot redirect the layout
-//! (or a later unlink) to a file elsewhere.
+//! refused before anything is made, and again, by the kernel, when the name is
+//! opened or removed (`anchor.rs`), so a symlink planted at a generated name, also
+//! after this check, cannot redirect the layout, the I/O or an unlink elsewhere.
 
 use super::TargetError;
 use std::fs::DirBuilder;
@@ -62,12 +63,19 @@ fn follow(
 ) -> Result<PathBuf, TargetError> {
     match std::fs::symlink_metadata(&next) {
         Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&next) {
-            Ok(target) if target.starts_with(dir) => Ok(target),
-            Ok(target) => Err(refuse(format!(
+            Ok(target) if !target.starts_with(dir) => Err(refuse(format!(
                 "{} is a symbolic link to {} outside the directory",
                 next.display(),
                 target.display()
             ))),
+            // refused as openat2's RESOLVE_BENEATH refuses it when the name is opened (anchor.rs)
+            Ok(_) if std::fs::read_link(&next).is_ok_and(|to| to.is_absolute()) => {
+                Err(refuse(format!(
+                    "{} is a symbolic link to an absolute path; inside the directory only relative links are followed",
+                    next.display()
+                )))
+            }
+            Ok(target) => Ok(target),
             Err(_) if is_last => Err(refuse("is a dangling symbolic link".into())),
             Err(_) => Err(refuse(format!(
                 "{} is a dangling symbolic link",
@@ -127,8 +135,10 @@ mod tests {
         assert!(refused(d, "job.0.2").contains("dangling"));
 
         std::fs::write(d.join("real"), b"").unwrap();
-        std::os::unix::fs::symlink(d.join("real"), d.join("job.0.3")).unwrap();
+        std::os::unix::fs::symlink("real", d.join("job.0.3")).unwrap();
         assert!(check_inside(d, &d.join("job.0.3")).is_ok());
+        std::os::unix::fs::symlink(d.join("real"), d.join("job.0.4")).unwrap();
+        assert!(refused(d, "job.0.4").contains("absolute path"));
     }
 
     #[test]

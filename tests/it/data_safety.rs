@@ -84,3 +84,94 @@ fn quick_overwrites_an_existing_file_only_when_allowed() {
     let allowed = quick_on(&path, &["--allow-destructive"]);
     assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
 }
+
+/// `iolens run JOBFILE` in `dir` (where the hooks' output files go), without history.
+fn run_job_file(dir: &Path, job_file: &str) -> std::process::Output {
+    let path = dir.join("job.fio");
+    std::fs::write(&path, job_file).unwrap();
+    crate::support::command()
+        .current_dir(dir)
+        .args(["run", "--no-history", path.to_str().unwrap()])
+        .output()
+        .expect("run iolens")
+}
+
+/// A scratch directory with `d/` (the jobs' directory=) and `out/f`, a file outside
+/// it holding `keep`, which no job may touch.
+fn inside_and_outside() -> (tempfile::TempDir, String, String) {
+    let dir = scratch();
+    let d = dir.path().join("d");
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("f"), b"keep").unwrap();
+    let (d, out) = (d.display().to_string(), out.display().to_string());
+    (dir, d, out)
+}
+
+/// The one line saying a name leads out of `directory=`, as refused; the file outside kept.
+fn assert_refused_as_leading_out(out: &std::process::Output, outside: &str) {
+    let err = stderr(out);
+    assert_ne!(out.status.code(), Some(0), "expected a refusal, saw: {err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("sub/f: the name leads out of directory=")),
+        "expected one line naming the file and directory=, saw: {err}"
+    );
+    assert_eq!(
+        std::fs::read(Path::new(outside).join("f")).ok().as_deref(),
+        Some(&b"keep"[..]),
+        "expected {outside}/f untouched"
+    );
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_out_after_the_check_is_not_written_through() {
+    let (dir, d, out) = inside_and_outside();
+    // The first job swaps the directory a later job's name passes through for a link
+    // out of directory=, after the names were checked and before that job opens its file.
+    let job_file = format!(
+        "[swap]\nioengine=null\nsize=4k\nexec_prerun=mv {d}/sub {d}/old && ln -s {out} {d}/sub\n\n\
+         [victim]\nstonewall\ndirectory={d}\nfilename_format=sub/f\nsize=64k\nbs=4k\nrw=write\ncreate_on_open=1\n"
+    );
+    let run = run_job_file(dir.path(), &job_file);
+    assert_refused_as_leading_out(&run, &out);
+}
+
+#[test]
+fn unlink_through_a_directory_swapped_for_a_link_out_removes_nothing_outside() {
+    let (dir, d, out) = inside_and_outside();
+    let job_file = format!(
+        "[w]\ndirectory={d}\nfilename_format=sub/f\nsize=64k\nbs=4k\nrw=write\nunlink=1\n\
+         exec_postrun=mv {d}/sub {d}/old && ln -s {out} {d}/sub\n"
+    );
+    let run = run_job_file(dir.path(), &job_file);
+    assert_refused_as_leading_out(&run, &out);
+}
+
+#[test]
+fn a_file_to_create_is_not_created_through_a_link_at_its_name() {
+    let dir = scratch();
+    let elsewhere = dir.path().join("elsewhere");
+    let link = dir.path().join("new");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--name=w",
+        &format!("--filename={}", link.display()),
+        "--rw=write",
+        "--size=64k",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "expected a refusal, saw: {err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains(&link.display().to_string()) && l.contains("never through a link")),
+        "expected one line naming the link, saw: {err}"
+    );
+    assert!(
+        !elsewhere.exists(),
+        "expected nothing created at the link's target"
+    );
+}
