@@ -16,6 +16,7 @@ mod names;
 mod open;
 mod plan;
 mod readonly;
+mod room;
 mod scheduler;
 
 use crate::job::spec::{FadviseHint, Fallocate, JobSpec, SyncMode};
@@ -293,6 +294,12 @@ pub(crate) fn prepare(
         }
     }
     if !readonly {
+        // refused before anything is made (--readonly makes nothing: it refuses what would)
+        room::check(
+            needs
+                .iter()
+                .map(|(path, need)| (path.as_path(), need.extent)),
+        )?;
         // fio makes the directories a name needs, given (filename=logs/a) or generated
         // (filename_format=$jobname/$filenum)
         for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {

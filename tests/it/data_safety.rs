@@ -175,3 +175,80 @@ fn a_file_to_create_is_not_created_through_a_link_at_its_name() {
         "expected nothing created at the link's target"
     );
 }
+
+/// A read job on `path` of `size`, without history.
+fn read_job(path: &Path, size: &str) -> std::process::Output {
+    iolens(&[
+        "run",
+        "--no-history",
+        "--name=r",
+        &format!("--filename={}", path.display()),
+        "--rw=read",
+        "--bs=64k",
+        &format!("--size={size}"),
+    ])
+}
+
+/// The refusal of a layout larger than the filesystem's room, nothing made.
+fn assert_refused_for_room(out: &std::process::Output, path: &Path) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "expected a refusal, saw: {err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains(&path.display().to_string()));
+    assert!(
+        line.is_some_and(|l| l.contains("size= needs") && l.contains("free; lower size=")),
+        "expected one line naming the file, the size, the free space and size=, saw: {err}"
+    );
+    assert!(!path.exists(), "expected {} not created", path.display());
+}
+
+#[test]
+fn a_layout_of_2_to_the_60_bytes_is_refused_before_it_starts() {
+    let dir = scratch();
+    let path = dir.path().join("huge");
+    assert_refused_for_room(&read_job(&path, "1024p"), &path);
+}
+
+/// A small tmpfs mounted on a scratch directory, unmounted on drop.
+struct SmallFs(tempfile::TempDir);
+
+impl SmallFs {
+    fn mount(size: &str) -> Option<SmallFs> {
+        if !crate::support::is_root() {
+            eprintln!("skipped: mounting a small filesystem needs root");
+            return None;
+        }
+        let dir = scratch();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return None;
+        }
+        Some(SmallFs(dir))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        crate::support::unmount(self.0.path());
+    }
+}
+
+#[test]
+fn a_layout_larger_than_a_small_filesystem_writes_nothing_there() {
+    let Some(fs) = SmallFs::mount("16m") else {
+        return;
+    };
+    let path = fs.0.path().join("f");
+    assert_refused_for_room(&read_job(&path, "64m"), &path);
+    let fits = read_job(&path, "4m");
+    assert_eq!(fits.status.code(), Some(0), "{}", stderr(&fits));
+    // an existing file of the right size needs no room
+    let again = read_job(&path, "4m");
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+}
