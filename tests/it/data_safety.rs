@@ -252,3 +252,48 @@ fn a_layout_larger_than_a_small_filesystem_writes_nothing_there() {
     let again = read_job(&path, "4m");
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
 }
+
+#[test]
+fn quick_removes_the_leftovers_of_killed_runs_and_keeps_those_of_live_ones() {
+    let dir = scratch();
+    let (target, tmp) = (dir.path().join("target"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    // a process that has ended: its id names the leftovers of a run killed with SIGKILL
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    ended.wait().unwrap();
+    let (dead, alive) = (ended.id(), std::process::id());
+    let file = |pid: u32| target.join(format!(".iolens-quick-{pid}-AbC123"));
+    let preset = |pid: u32| tmp.join(format!("iolens-preset-{pid}-XyZ789"));
+    for pid in [dead, alive] {
+        std::fs::write(file(pid), vec![1u8; 1 << 20]).unwrap();
+        std::fs::create_dir(preset(pid)).unwrap();
+        std::fs::write(preset(pid).join("quick.fio"), b"[global]\n").unwrap();
+    }
+    let out = crate::support::command()
+        .env("TMPDIR", &tmp)
+        .args(["quick", target.to_str().unwrap(), "--no-history"])
+        .args(["--read-only", "--duration=200ms", "--ramp=0", "--size=4m"])
+        .output()
+        .expect("run iolens");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        !file(dead).exists() && !preset(dead).exists(),
+        "expected the leftovers of process {dead}, which has ended, removed"
+    );
+    assert!(
+        file(alive).exists() && preset(alive).exists(),
+        "expected the leftovers of process {alive}, still running, kept"
+    );
+    let told = err
+        .lines()
+        .filter(|l| l.contains("were killed"))
+        .collect::<Vec<_>>();
+    assert!(
+        told.len() == 1
+            && told[0].contains(&file(dead).display().to_string())
+            && told[0].contains(&preset(dead).display().to_string()),
+        "expected one line naming both removed leftovers, saw: {err}"
+    );
+}
