@@ -75,6 +75,29 @@ pub(super) fn unlink(path: &Path, inside: Option<&Path>) -> Result<(), TargetErr
     removed.map_err(|e| refusal(path, inside, e))
 }
 
+/// Make the directories `name` (relative, a generated name's parent) beneath
+/// `dir`, mode 0700, for the file `path`; existing ones are used as they are.
+pub(super) fn make_dirs(path: &Path, dir: &Path, name: &Path) -> Result<(), TargetError> {
+    let fail = |e| refusal(path, Some(dir), e);
+    let top = File::open(dir).map_err(fail)?;
+    let mut made = PathBuf::new();
+    for part in name.components() {
+        made.push(part);
+        let found = beneath::open_beneath(&top, &made, libc::O_PATH | libc::O_DIRECTORY, 0);
+        match found {
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                match beneath::mkdir_beneath(&top, &made, 0o700) {
+                    Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(fail(e)),
+                    _ => {}
+                }
+            }
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    Ok(())
+}
+
 /// `open(2)` of `path` with `flags` (mode 0666 less the umask when creating):
 /// beneath `inside` when given, else as named.
 fn open_at(path: &Path, inside: Option<&Path>, flags: i32) -> std::io::Result<File> {
@@ -141,6 +164,24 @@ mod tests {
         assert!(
             !elsewhere.exists(),
             "expected nothing created through the link"
+        );
+    }
+
+    #[test]
+    fn a_kernel_without_openat2_is_told_in_one_line_with_the_way_round() {
+        let dir = Path::new("/data");
+        let message = refusal(
+            &dir.join("job.0.0"),
+            Some(dir),
+            std::io::Error::from_raw_os_error(libc::ENOSYS),
+        )
+        .to_string();
+        assert!(
+            message.starts_with("/data/job.0.0: this kernel has no openat2")
+                && message.contains("directory=/data")
+                && message.contains("filename=")
+                && !message.contains('\n'),
+            "expected one line naming the file, directory= and filename=, saw {message}"
         );
     }
 

@@ -87,16 +87,30 @@ fn follow(
 }
 
 /// Make the directories a name needs, as fio does (mode 0700); existing ones
-/// are used as they are.
-pub(super) fn make_parents(path: &Path) -> Result<(), TargetError> {
+/// are used as they are. Those of a generated name inside `directory=` (`inside`)
+/// are made beneath it, never through a link out.
+pub(super) fn make_parents(path: &Path, inside: Option<&Path>) -> Result<(), TargetError> {
+    let beneath = inside.and_then(|dir| Some((dir, path.strip_prefix(dir).ok()?.parent()?)));
+    if let Some((dir, name)) = beneath.filter(|(_, name)| !name.as_os_str().is_empty()) {
+        make_dir_all(dir)?;
+        return super::anchor::make_dirs(path, dir, name);
+    }
     match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => DirBuilder::new()
-            .mode(0o700)
-            .recursive(true)
-            .create(parent)
-            .map_err(|e| TargetError::io(parent, "create the directory", e)),
+        Some(parent) if !parent.as_os_str().is_empty() => make_dir_all(parent),
         _ => Ok(()),
     }
+}
+
+/// `mkdir -p` of `dir`, mode 0700.
+fn make_dir_all(dir: &Path) -> Result<(), TargetError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(dir)
+        .map_err(|e| TargetError::io(dir, "create the directory", e))
 }
 
 #[cfg(test)]
@@ -175,11 +189,29 @@ mod tests {
     }
 
     #[test]
+    fn parents_inside_are_not_made_through_a_link_out_put_there_after_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::os::unix::fs::symlink(outside.path(), d.join("job")).unwrap();
+        let message = make_parents(&d.join("job/0/f"), Some(d))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("leads out of directory="), "{message}");
+        assert!(
+            !outside.path().join("0").exists(),
+            "expected no directory made outside"
+        );
+        make_parents(&d.join("sub/0/f"), Some(d)).unwrap();
+        assert!(d.join("sub/0").is_dir());
+    }
+
+    #[test]
     fn parents_are_made_private_and_existing_ones_kept() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("j/0/1/j.0.0");
-        make_parents(&file).unwrap();
+        make_parents(&file, None).unwrap();
         let made = dir.path().join("j/0/1");
         assert!(made.is_dir(), "expected {} made", made.display());
         let mode = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
@@ -188,8 +220,8 @@ mod tests {
             0,
             "expected a private 0700 directory (less the umask), saw {mode:o}"
         );
-        make_parents(&file).unwrap();
-        make_parents(Path::new("bare")).unwrap();
+        make_parents(&file, None).unwrap();
+        make_parents(Path::new("bare"), None).unwrap();
         assert!(
             !file.exists(),
             "expected only directories made, saw the file itself"

@@ -304,7 +304,8 @@ pub(crate) fn prepare(
         // (filename_format=$jobname/$filenum)
         for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
             for (path, _, _) in plan.iter().flatten() {
-                contain::make_parents(path)?;
+                let inside = needs.get(path).and_then(|need| need.inside.as_deref());
+                contain::make_parents(path, inside)?;
             }
         }
     }

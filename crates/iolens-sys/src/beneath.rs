@@ -60,6 +60,30 @@ pub fn open_beneath(dir: impl AsFd, name: &Path, flags: i32, mode: u32) -> io::R
 /// its parent is resolved as `open_beneath` resolves names, then the last
 /// component is unlinked there (a symbolic link itself, never its target).
 pub fn unlink_beneath(dir: impl AsFd, name: &Path) -> io::Result<()> {
+    in_parent(dir, name, |at, last| {
+        // SAFETY: `at` is an open directory descriptor and `last` a NUL-terminated
+        // string, both alive for the call (see `in_parent`).
+        unsafe { libc::unlinkat(at, last, 0) }
+    })
+}
+
+/// Make the directory `name` (relative; its parent exists) beneath the directory
+/// `dir` with `mode` (less the umask): its parent is resolved as `open_beneath`
+/// resolves names, then the last component is made there.
+pub fn mkdir_beneath(dir: impl AsFd, name: &Path, mode: u32) -> io::Result<()> {
+    in_parent(dir, name, |at, last| {
+        // SAFETY: as in `unlink_beneath`.
+        unsafe { libc::mkdirat(at, last, mode as libc::mode_t) }
+    })
+}
+
+/// Call `op` with a descriptor of `name`'s parent, resolved beneath `dir`, and
+/// `name`'s last component; both stay alive for the call.
+fn in_parent(
+    dir: impl AsFd,
+    name: &Path,
+    op: impl FnOnce(libc::c_int, *const libc::c_char) -> libc::c_int,
+) -> io::Result<()> {
     let Some(last) = name.file_name() else {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     };
@@ -74,10 +98,7 @@ pub fn unlink_beneath(dir: impl AsFd, name: &Path) -> io::Result<()> {
         None => dir.as_fd().as_raw_fd(),
     };
     let last = c_name(Path::new(last))?;
-    // SAFETY: `at` is an open directory descriptor (the borrowed `dir` or `parent`,
-    // both alive for the call); `last` is NUL-terminated and alive for the call.
-    let ret = unsafe { libc::unlinkat(at, last.as_ptr(), 0) };
-    crate::fd::check(ret as libc::ssize_t).map(drop)
+    crate::fd::check(op(at, last.as_ptr()) as libc::ssize_t).map(drop)
 }
 
 #[cfg(test)]
@@ -141,5 +162,25 @@ mod tests {
         assert!(outside.path().join("f").exists());
         unlink_beneath(&dir, Path::new("sub/f")).unwrap();
         assert!(!d.path().join("sub/f").exists());
+    }
+
+    #[test]
+    fn directories_are_made_inside_and_not_through_a_link_out() {
+        let d = scratch_dir();
+        let outside = scratch_dir();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("away")).unwrap();
+        let dir = dir_of(d.path());
+        match mkdir_beneath(&dir, Path::new("away/x"), 0o700) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                eprintln!("skipped: this kernel has no openat2");
+                return;
+            }
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EXDEV), "{e}"),
+            Ok(()) => panic!("expected away/x refused"),
+        }
+        assert!(!outside.path().join("x").exists());
+        mkdir_beneath(&dir, Path::new("sub/x"), 0o700).unwrap();
+        assert!(d.path().join("sub/x").is_dir());
     }
 }
