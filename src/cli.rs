@@ -320,10 +320,10 @@ pub struct QuickArgs {
     /// Size of the test file iolens creates (default 1g).
     #[arg(long)]
     pub size: Option<String>,
-    /// Run only the read tests (needed for a block device without --allow-device-write).
+    /// Run only the read tests (needed for a block device or an existing file without --allow-destructive).
     #[arg(long)]
     pub read_only: bool,
-    /// Let the write tests overwrite a block device.
+    /// Let the write tests overwrite a block device or an existing file.
     #[arg(long, alias = "allow-destructive")]
     pub allow_device_write: bool,
     /// Print the full report as iolens-json instead of the table.

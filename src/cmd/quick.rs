@@ -16,7 +16,7 @@ use crate::runner::RunOutcome;
 use crate::series::fingerprint::TEMPORARY_TARGET_PREFIX;
 use crate::store::Filter;
 use std::os::unix::fs::FileTypeExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tempfile::{NamedTempFile, TempDir};
 
@@ -48,6 +48,21 @@ pub(super) fn quick_command(args: &QuickArgs) -> Result<i32, CmdError> {
         None => None,
     };
     let target = Target::choose(args)?;
+    let mut stale = remove_stale(&std::env::temp_dir(), PRESET_PREFIX);
+    if let Some(dir) = target
+        .created
+        .as_ref()
+        .and_then(|file| file.path().parent())
+    {
+        stale.extend(remove_stale(dir, TEMPORARY_TARGET_PREFIX));
+    }
+    if !stale.is_empty() {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "iolens quick: removed what quick runs that were killed left behind: {}",
+            names.join(", ")
+        );
+    }
     let engine = usable_engine();
     let repetitions = args.repeat.unwrap_or(1);
     eprintln!(
@@ -145,7 +160,8 @@ struct Target {
     description: &'static str,
     /// `--size` for the jobs; None keeps the size of an existing file or device.
     size: Option<String>,
-    _created: Option<NamedTempFile>,
+    /// The name of the file the run creates, removed when this is dropped.
+    created: Option<NamedTempFile<PathBuf>>,
     /// The created file, removed also when a signal aborts the process.
     _removed_on_abort: Option<RemovedOnAbort>,
 }
@@ -159,25 +175,21 @@ impl Target {
         let metadata = std::fs::metadata(&given).ok();
         match metadata {
             Some(m) if m.file_type().is_block_device() => {
-                if !args.read_only && !args.allow_device_write {
-                    return Err(CmdError::usage(format!(
-                        "{}: the write tests would overwrite this block device; add \
-                         --allow-device-write (alias --allow-destructive) or run --read-only",
-                        given.display()
-                    )));
-                }
+                refuse_overwriting(args, &given, "this block device".into())?;
                 Ok(Target {
                     path: given,
                     description: "block device",
                     size: args.size.clone(),
-                    _created: None,
+                    created: None,
                     _removed_on_abort: None,
                 })
             }
             Some(m) if m.is_dir() => {
+                // Only a fresh name: the run creates the file itself (O_EXCL, never
+                // through a link someone put at the name) and works on that descriptor.
                 let file = tempfile::Builder::new()
-                    .prefix(TEMPORARY_TARGET_PREFIX)
-                    .tempfile_in(&given)
+                    .prefix(&temporary_prefix())
+                    .make_in(&given, |path| Ok(path.to_path_buf()))
                     .map_err(|e| {
                         CmdError::usage(format!(
                             "cannot create a test file in {}: {e} (choose a writable directory)",
@@ -189,26 +201,49 @@ impl Target {
                     description: "temporary test file, removed afterwards",
                     size: Some(size),
                     _removed_on_abort: Some(remove_on_abort(file.path())),
-                    _created: Some(file),
+                    created: Some(file),
                 })
             }
-            // An existing file keeps its size unless --size is given.
-            Some(m) if m.len() > 0 => Ok(Target {
-                path: given,
-                description: "existing file",
-                size: args.size.clone(),
-                _created: None,
-                _removed_on_abort: None,
-            }),
+            // An existing file keeps its size unless --size is given; its data is
+            // overwritten only when asked, as a device's is.
+            Some(m) if m.len() > 0 => {
+                let what = format!("this existing file of {} bytes", m.len());
+                refuse_overwriting(args, &given, what)?;
+                Ok(Target {
+                    path: given,
+                    description: "existing file",
+                    size: args.size.clone(),
+                    created: None,
+                    _removed_on_abort: None,
+                })
+            }
             _ => Ok(Target {
                 path: given,
                 description: "test file, kept afterwards",
                 size: Some(size),
-                _created: None,
+                created: None,
                 _removed_on_abort: None,
             }),
         }
     }
+}
+
+/// A target iolens did not create (a block device, an existing file) is written only
+/// with `--allow-destructive`; `--read-only` runs only the read tests on it.
+fn refuse_overwriting(args: &QuickArgs, given: &Path, what: String) -> Result<(), CmdError> {
+    if args.read_only || args.allow_device_write {
+        return Ok(());
+    }
+    Err(CmdError::usage(format!(
+        "{}: the write tests would overwrite {what}; add --allow-destructive \
+         (alias --allow-device-write) or run --read-only",
+        given.display()
+    )))
+}
+
+/// The start of the name of quick's temporary file: it holds this process's id.
+fn temporary_prefix() -> String {
+    format!("{TEMPORARY_TARGET_PREFIX}{}-", std::process::id())
 }
 
 /// Stopped before any test of the suite completed an I/O: no result worth storing.
@@ -216,13 +251,58 @@ fn interrupted_before_measuring(report: &RunReport) -> bool {
     report.interrupted && report.jobs.iter().all(|j| j.total_ios() == 0)
 }
 
+/// The start of the names of the preset's directories, before the process id.
+const PRESET_PREFIX: &str = "iolens-preset-";
+
 /// The preset as a job file in a private temporary directory, for the job-file reader.
 fn write_preset() -> std::io::Result<TempDir> {
     let dir = tempfile::Builder::new()
-        .prefix("iolens-preset-")
+        .prefix(&format!("{PRESET_PREFIX}{}-", std::process::id()))
         .tempdir()?;
     std::fs::write(dir.path().join("quick.fio"), PRESET)?;
     Ok(dir)
+}
+
+/// Remove what quick runs killed before they could clean up (SIGKILL) left in `dir`:
+/// the entries named `{prefix}{pid}-…` whose process is gone, owned by this user.
+/// One whose process still runs is kept (also when the id was reused).
+fn remove_stale(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((pid, _)) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix)?.split_once('-'))
+        else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        // the entry itself, never what a link at the name points to
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if Path::new("/proc").join(pid.to_string()).exists() || Some(meta.uid()) != me {
+            continue;
+        }
+        let path = entry.path();
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        if gone.is_ok() {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
 }
 
 /// The section names of a job file, `[global]` included.
@@ -302,6 +382,28 @@ mod tests {
                 "RND4K-Q1T1-read"
             ]
         );
+    }
+
+    #[test]
+    fn only_leftovers_named_with_an_ended_process_are_removed_and_links_not_followed() {
+        let dir = crate::testutil::scratch_dir();
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        ended.wait().unwrap();
+        let dead = ended.id();
+        let at = |name: String| dir.path().join(name);
+        let kept = [
+            at(format!(".iolens-quick-{dead}")),
+            at(format!(".iolens-quick-x{dead}-a")),
+            at(format!(".iolens-quick-{}-a", std::process::id())),
+            at("victim".into()),
+        ];
+        kept.iter()
+            .for_each(|p| std::fs::write(p, b"keep").unwrap());
+        let link = at(format!(".iolens-quick-{dead}-link"));
+        std::os::unix::fs::symlink(&kept[3], &link).unwrap();
+        let removed = remove_stale(dir.path(), TEMPORARY_TARGET_PREFIX);
+        assert_eq!(removed, std::slice::from_ref(&link));
+        assert!(!link.is_symlink() && kept.iter().all(|p| p.exists()));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Files iolens names inside `directory=` stay inside it: a generated name may
 //! hold subdirectories (`filename_format=$jobname/$jobnum/$filenum`, made as fio
 //! makes them), but a `..` or a symlink that leads out of the directory is
-//! refused, so a symlink planted at a generated name cannot redirect the layout
-//! (or a later unlink) to a file elsewhere.
+//! refused before anything is made, and again, by the kernel, when the name is
+//! opened or removed (`anchor.rs`), so a symlink planted at a generated name, also
+//! after this check, cannot redirect the layout, the I/O or an unlink elsewhere.
 
 use super::TargetError;
 use std::fs::DirBuilder;
@@ -62,12 +63,19 @@ fn follow(
 ) -> Result<PathBuf, TargetError> {
     match std::fs::symlink_metadata(&next) {
         Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&next) {
-            Ok(target) if target.starts_with(dir) => Ok(target),
-            Ok(target) => Err(refuse(format!(
+            Ok(target) if !target.starts_with(dir) => Err(refuse(format!(
                 "{} is a symbolic link to {} outside the directory",
                 next.display(),
                 target.display()
             ))),
+            // refused as openat2's RESOLVE_BENEATH refuses it when the name is opened (anchor.rs)
+            Ok(_) if std::fs::read_link(&next).is_ok_and(|to| to.is_absolute()) => {
+                Err(refuse(format!(
+                    "{} is a symbolic link to an absolute path; inside the directory only relative links are followed",
+                    next.display()
+                )))
+            }
+            Ok(target) => Ok(target),
             Err(_) if is_last => Err(refuse("is a dangling symbolic link".into())),
             Err(_) => Err(refuse(format!(
                 "{} is a dangling symbolic link",
@@ -79,16 +87,30 @@ fn follow(
 }
 
 /// Make the directories a name needs, as fio does (mode 0700); existing ones
-/// are used as they are.
-pub(super) fn make_parents(path: &Path) -> Result<(), TargetError> {
+/// are used as they are. Those of a generated name inside `directory=` (`inside`)
+/// are made beneath it, never through a link out.
+pub(super) fn make_parents(path: &Path, inside: Option<&Path>) -> Result<(), TargetError> {
+    let beneath = inside.and_then(|dir| Some((dir, path.strip_prefix(dir).ok()?.parent()?)));
+    if let Some((dir, name)) = beneath.filter(|(_, name)| !name.as_os_str().is_empty()) {
+        make_dir_all(dir)?;
+        return super::anchor::make_dirs(path, dir, name);
+    }
     match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() && !parent.is_dir() => DirBuilder::new()
-            .mode(0o700)
-            .recursive(true)
-            .create(parent)
-            .map_err(|e| TargetError::io(parent, "create the directory", e)),
+        Some(parent) if !parent.as_os_str().is_empty() => make_dir_all(parent),
         _ => Ok(()),
     }
+}
+
+/// `mkdir -p` of `dir`, mode 0700.
+fn make_dir_all(dir: &Path) -> Result<(), TargetError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    DirBuilder::new()
+        .mode(0o700)
+        .recursive(true)
+        .create(dir)
+        .map_err(|e| TargetError::io(dir, "create the directory", e))
 }
 
 #[cfg(test)]
@@ -127,8 +149,10 @@ mod tests {
         assert!(refused(d, "job.0.2").contains("dangling"));
 
         std::fs::write(d.join("real"), b"").unwrap();
-        std::os::unix::fs::symlink(d.join("real"), d.join("job.0.3")).unwrap();
+        std::os::unix::fs::symlink("real", d.join("job.0.3")).unwrap();
         assert!(check_inside(d, &d.join("job.0.3")).is_ok());
+        std::os::unix::fs::symlink(d.join("real"), d.join("job.0.4")).unwrap();
+        assert!(refused(d, "job.0.4").contains("absolute path"));
     }
 
     #[test]
@@ -165,11 +189,29 @@ mod tests {
     }
 
     #[test]
+    fn parents_inside_are_not_made_through_a_link_out_put_there_after_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::os::unix::fs::symlink(outside.path(), d.join("job")).unwrap();
+        let message = make_parents(&d.join("job/0/f"), Some(d))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("leads out of directory="), "{message}");
+        assert!(
+            !outside.path().join("0").exists(),
+            "expected no directory made outside"
+        );
+        make_parents(&d.join("sub/0/f"), Some(d)).unwrap();
+        assert!(d.join("sub/0").is_dir());
+    }
+
+    #[test]
     fn parents_are_made_private_and_existing_ones_kept() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("j/0/1/j.0.0");
-        make_parents(&file).unwrap();
+        make_parents(&file, None).unwrap();
         let made = dir.path().join("j/0/1");
         assert!(made.is_dir(), "expected {} made", made.display());
         let mode = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
@@ -178,8 +220,8 @@ mod tests {
             0,
             "expected a private 0700 directory (less the umask), saw {mode:o}"
         );
-        make_parents(&file).unwrap();
-        make_parents(Path::new("bare")).unwrap();
+        make_parents(&file, None).unwrap();
+        make_parents(Path::new("bare"), None).unwrap();
         assert!(
             !file.exists(),
             "expected only directories made, saw the file itself"

@@ -1,6 +1,7 @@
 //! Create and lay out files with real data before they are read, so a
 //! benchmark never "reads" holes (which return zeros without touching the device).
 
+use super::anchor::{reopen_path, Anchor};
 use super::{Progress, Step, TargetError};
 use crate::job::spec::Fallocate;
 use iolens_sys::fd::{self, Allocate};
@@ -53,109 +54,90 @@ pub(super) struct LayoutRequest {
     /// Write the missing bytes with data (the jobs read them).
     pub fill: bool,
     pub fallocate: Fallocate,
-    /// The file may be created when it does not exist (`allow_file_create`).
-    pub may_create: bool,
 }
 
-/// Make `path` hold at least `extent` bytes: reserve the missing blocks as
-/// `fallocate` says, then with `fill` write them with random data (and sync).
-/// `progress` hears of each chunk written.
+/// Make the file `anchor` resolved `path` to hold at least `extent` bytes:
+/// reserve the missing blocks as `fallocate` says, then with `fill` write them
+/// with random data (and sync). `progress` hears of each chunk written.
 pub(super) fn ensure(
     path: &Path,
+    anchor: &Anchor,
     request: &LayoutRequest,
     progress: &dyn Progress,
 ) -> Result<LayoutOutcome, TargetError> {
     let LayoutRequest { extent, fill, .. } = *request;
     let io_err = |what, e| TargetError::io(path, what, e);
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_err("stat", e)),
-    };
-    if let Some(m) = &meta {
-        if m.file_type().is_block_device() {
-            let f = File::open(path).map_err(|e| io_err("open", e))?;
-            let size =
-                fd::blk_size_bytes(&f).map_err(|e| io_err("read device size (BLKGETSIZE64)", e))?;
-            if extent > size {
-                return Err(TargetError::Config(format!(
-                    "{}: the jobs address {extent} bytes but the device holds {size} (lower size= or offset=)",
-                    path.display()
-                )));
-            }
-            return Ok(LayoutOutcome {
-                created: false,
-                is_block_device: true,
-                sparse: false,
-                preallocation_failed: None,
-                written: None,
-            });
-        }
-        if !m.file_type().is_file() {
+    let m = anchor.file.metadata().map_err(|e| io_err("stat", e))?;
+    if m.file_type().is_block_device() {
+        let size = fd::blk_size_bytes(&*anchor.file)
+            .map_err(|e| io_err("read device size (BLKGETSIZE64)", e))?;
+        if extent > size {
             return Err(TargetError::Config(format!(
-                "{}: not a regular file or block device (give a file or a device as filename=)",
+                "{}: the jobs address {extent} bytes but the device holds {size} (lower size= or offset=)",
                 path.display()
             )));
         }
-    }
-    let created = meta.is_none();
-    if created && !request.may_create {
-        return Err(TargetError::Config(format!(
-            "{}: does not exist, and allow_file_create=0 forbids creating it (create it first, or drop allow_file_create=0)",
-            path.display()
-        )));
-    }
-    let current = meta.as_ref().map_or(0, |m| m.len());
-    // Long enough already: nothing to write, so the file is not opened for writing
-    // (a read-only file or filesystem serves reads, as with fio's --readonly)
-    if let Some(m) = meta.as_ref().filter(|_| current >= extent) {
         return Ok(LayoutOutcome {
             created: false,
-            is_block_device: false,
-            sparse: has_holes(m, extent),
+            is_block_device: true,
+            sparse: false,
             preallocation_failed: None,
             written: None,
         });
     }
-    let mut preallocation_failed = None;
-    let mut written = None;
+    if !m.file_type().is_file() {
+        return Err(TargetError::Config(format!(
+            "{}: not a regular file or block device (give a file or a device as filename=)",
+            path.display()
+        )));
+    }
+    let created = anchor.created;
+    let current = m.len();
+    // Long enough already: nothing to write, so the file is not opened for writing
+    // (a read-only file or filesystem serves reads, as with fio's --readonly)
+    if current >= extent {
+        return Ok(LayoutOutcome {
+            created,
+            is_block_device: false,
+            sparse: has_holes(&m, extent),
+            preallocation_failed: None,
+            written: None,
+        });
+    }
     let mut file = OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|e| io_err("create", e))?;
-    if current < extent {
-        preallocation_failed = preallocate(&file, request.fallocate, current, extent)
-            .err()
-            .map(|e| format!("{}: preallocating failed (fallocate=): {e}", path.display()));
-        if fill {
-            let on = path.to_string_lossy();
-            let told = |done| {
-                progress.step(Step {
-                    doing: "laying out",
-                    on: &on,
-                    done,
-                    total: extent - current,
-                })
-            };
-            write_random(&mut file, current, extent, &told).map_err(|e| io_err("lay out", e))?;
-            // Synced above, so the pages are clean and can be dropped, unless they are the file.
-            let in_memory = fd::in_memory_fs(&file).unwrap_or(false);
-            let dropped = if in_memory {
-                Ok(())
-            } else {
-                fd::fadvise_dontneed(&file, current, extent - current)
-            };
-            written = Some(Written {
-                from: current,
-                to: extent,
-                drop_error: dropped.err().map(|e| e.to_string()),
-                in_memory,
-            });
-        }
+        .open(reopen_path(&anchor.file))
+        .map_err(|e| io_err("open for the layout", e))?;
+    let preallocation_failed = preallocate(&file, request.fallocate, current, extent)
+        .err()
+        .map(|e| format!("{}: preallocating failed (fallocate=): {e}", path.display()));
+    let mut written = None;
+    if fill {
+        let on = path.to_string_lossy();
+        let told = |done| {
+            progress.step(Step {
+                doing: "laying out",
+                on: &on,
+                done,
+                total: extent - current,
+            })
+        };
+        write_random(&mut file, current, extent, &told).map_err(|e| io_err("lay out", e))?;
+        // Synced above, so the pages are clean and can be dropped, unless they are the file.
+        let in_memory = fd::in_memory_fs(&file).unwrap_or(false);
+        let dropped = if in_memory {
+            Ok(())
+        } else {
+            fd::fadvise_dontneed(&file, current, extent - current)
+        };
+        written = Some(Written {
+            from: current,
+            to: extent,
+            drop_error: dropped.err().map(|e| e.to_string()),
+            in_memory,
+        });
     }
-    let sparse = if fill || meta.is_some() {
+    let sparse = if fill || !created {
         let m = file.metadata().map_err(|e| io_err("stat", e))?;
         has_holes(&m, extent)
     } else {
@@ -228,10 +210,11 @@ fn write_random(file: &mut File, from: u64, to: u64, written: &dyn Fn(u64)) -> s
 
 #[cfg(test)]
 mod tests {
+    use super::super::anchor::resolve;
     use super::*;
 
     fn ensure_quietly(path: &Path, request: &LayoutRequest) -> Result<LayoutOutcome, TargetError> {
-        ensure(path, request, &())
+        ensure(path, &resolve(path, None, true)?, request, &())
     }
 
     /// Records every step it hears of.
@@ -253,7 +236,14 @@ mod tests {
         let dir = crate::testutil::scratch_dir();
         let p = dir.path().join("f");
         let steps = Steps::default();
-        ensure(&p, &request(3 << 20, true, Fallocate::None), &steps).unwrap();
+        let anchor = resolve(&p, None, true).unwrap();
+        ensure(
+            &p,
+            &anchor,
+            &request(3 << 20, true, Fallocate::None),
+            &steps,
+        )
+        .unwrap();
         let doing = format!("laying out {}", p.display());
         assert_eq!(
             steps.0.into_inner(),
@@ -271,7 +261,6 @@ mod tests {
             extent,
             fill,
             fallocate,
-            may_create: true,
         }
     }
 
@@ -386,20 +375,5 @@ mod tests {
             assert_eq!(meta.len(), len, "{mode:?}");
             assert_eq!(meta.blocks() * 512 >= 1 << 20, allocated, "{mode:?}");
         }
-    }
-
-    #[test]
-    fn a_missing_file_is_an_error_when_creation_is_not_allowed() {
-        let dir = crate::testutil::scratch_dir();
-        let p = dir.path().join("absent");
-        let forbidden = LayoutRequest {
-            may_create: false,
-            ..request(4096, true, Fallocate::Native)
-        };
-        let message = ensure_quietly(&p, &forbidden).unwrap_err().to_string();
-        assert!(message.contains("allow_file_create=0"), "{message}");
-        assert!(!p.exists());
-        File::create(&p).unwrap();
-        assert!(!ensure_quietly(&p, &forbidden).unwrap().created);
     }
 }

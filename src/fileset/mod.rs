@@ -7,6 +7,7 @@
 //! the `FileSet` until the whole run is over.
 
 mod align;
+mod anchor;
 mod contain;
 mod guard;
 mod layout;
@@ -15,6 +16,7 @@ mod names;
 mod open;
 mod plan;
 mod readonly;
+mod room;
 mod scheduler;
 
 use crate::job::spec::{FadviseHint, Fallocate, JobSpec, SyncMode};
@@ -25,6 +27,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub(crate) use anchor::reopen_path;
 pub(crate) use guard::{
     check_device_is_free_to_overwrite, device_in_use, read_signature, GuardOverrides,
 };
@@ -98,6 +101,9 @@ pub(crate) struct Target {
     pub created: bool,
     /// How `file` was opened, so a worker process can open its own descriptor alike.
     pub open_mode: OpenMode,
+    /// The file the name was resolved to once (`anchor.rs`), which every later
+    /// open reopens; None for what has no file of its own (`/dev/null`, names).
+    pub anchor: Option<Arc<File>>,
 }
 
 /// The flags a target is opened with.
@@ -153,10 +159,14 @@ pub(crate) struct FileSet {
     pub layouts: Vec<(PathBuf, layout::Written)>,
     /// Per job: it does no I/O (null engine), so there is nothing to invalidate or unlink.
     diskless: Vec<bool>,
+    /// `--readonly`: `unlink` removes nothing.
+    readonly: bool,
     /// Every target opened so far, so a job opened later shares them.
     opened: HashMap<OpenKey, usize>,
     /// What the run needs of each path, and whether the run created it.
     paths: HashMap<PathBuf, PathState>,
+    /// Each laid-out path resolved once (`anchor.rs`).
+    anchors: HashMap<PathBuf, Arc<File>>,
     /// The one placeholder descriptor every name of a file operation engine shares.
     placeholder: Option<Arc<File>>,
     /// Per job: its regions, while a file of it is still to be created when its
@@ -164,7 +174,7 @@ pub(crate) struct FileSet {
     pending: Vec<Option<Vec<Vec<PlannedRegion>>>>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PathState {
     needs: PathNeeds,
     created: bool,
@@ -193,7 +203,7 @@ pub(crate) fn is_diskless(job: &JobSpec) -> bool {
 type PlannedRegion = (PathBuf, u64, u64);
 
 /// What the run needs of one path, over all jobs that use it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PathNeeds {
     /// Bytes the jobs address (end of the furthest region).
     extent: u64,
@@ -211,6 +221,8 @@ struct PathNeeds {
     mounted_write: bool,
     /// Every job using the path has `create_on_open`.
     create_on_open: bool,
+    /// The `directory=` a generated name must stay inside (the first job's).
+    inside: Option<PathBuf>,
 }
 
 impl PathNeeds {
@@ -225,6 +237,7 @@ impl PathNeeds {
             may_create: true,
             mounted_write: true,
             create_on_open: true,
+            inside: None,
         }
     }
 
@@ -255,7 +268,10 @@ pub(crate) fn prepare(
     readonly: bool,
     progress: &dyn Progress,
 ) -> Result<FileSet, TargetError> {
-    let mut set = FileSet::default();
+    let mut set = FileSet {
+        readonly,
+        ..FileSet::default()
+    };
     let plans: Vec<Vec<Vec<PlannedRegion>>> = jobs
         .iter()
         .enumerate()
@@ -265,21 +281,31 @@ pub(crate) fn prepare(
     // Lay out files first, once per path, large enough for every job using it.
     let mut needs: HashMap<PathBuf, PathNeeds> = HashMap::new();
     for (job, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
-        for worker in plan {
+        for (w, worker) in plan.iter().enumerate() {
             for (path, start, len) in worker {
                 needs
                     .entry(path.clone())
-                    .or_insert_with(|| PathNeeds::new(job))
+                    .or_insert_with(|| PathNeeds {
+                        inside: plan::generated_inside(job, w as u32),
+                        ..PathNeeds::new(job)
+                    })
                     .add(job, start + len);
             }
         }
     }
     if !readonly {
+        // refused before anything is made (--readonly makes nothing: it refuses what would)
+        room::check(
+            needs
+                .iter()
+                .map(|(path, need)| (path.as_path(), need.extent)),
+        )?;
         // fio makes the directories a name needs, given (filename=logs/a) or generated
         // (filename_format=$jobname/$filenum)
         for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {
             for (path, _, _) in plan.iter().flatten() {
-                contain::make_parents(path)?;
+                let inside = needs.get(path).and_then(|need| need.inside.as_deref());
+                contain::make_parents(path, inside)?;
             }
         }
     }
@@ -292,7 +318,7 @@ pub(crate) fn prepare(
             set.paths.insert(
                 path.clone(),
                 PathState {
-                    needs: *need,
+                    needs: need.clone(),
                     created: false,
                 },
             );
@@ -301,16 +327,18 @@ pub(crate) fn prepare(
         if readonly && !is_block_device(path) {
             readonly::refuse_layout(path, existing_size(path)?, need.extent)?;
         }
+        let anchor = anchor::resolve(path, need.inside.as_deref(), need.may_create)?;
         let outcome = layout::ensure(
             path,
+            &anchor,
             &LayoutRequest {
                 extent: need.extent,
                 fill: need.reads || need.trims || need.overwrite,
                 fallocate: need.fallocate,
-                may_create: need.may_create,
             },
             progress,
         )?;
+        set.anchors.insert(path.clone(), anchor.file);
         if need.writes && outcome.is_block_device {
             // allow_mounted_write=1 in every job writing the device lifts the in-use checks only.
             let allow = GuardOverrides {
@@ -331,7 +359,7 @@ pub(crate) fn prepare(
         set.paths.insert(
             path.clone(),
             PathState {
-                needs: *need,
+                needs: need.clone(),
                 created: outcome.created,
             },
         );
@@ -341,6 +369,14 @@ pub(crate) fn prepare(
         names::make_ready(job, plan, readonly)?;
     }
     set.diskless = jobs.iter().map(is_diskless).collect();
+    if readonly {
+        set.warnings.extend(jobs.iter().filter(|job| job.io.unlink).map(|job| {
+            format!(
+                "job '{}': unlink=1 removes nothing under --readonly; its files are kept (drop --readonly to remove them)",
+                job.name
+            )
+        }));
+    }
     for (j, (job, plan)) in jobs.iter().zip(plans).enumerate() {
         let later = plan
             .iter()
@@ -406,9 +442,11 @@ impl FileSet {
         }
         let mut chunk = vec![0u8; 1 << 20];
         for wf in self.workers[job_index].iter().flat_map(|w| &w.files) {
-            let path = &self.targets[wf.target].path;
+            let target = &self.targets[wf.target];
+            let path = &target.path;
+            let reopened = target.anchor.as_deref().map_or(path.clone(), reopen_path);
             let file =
-                File::open(path).map_err(|e| TargetError::io(path, "open for pre_read", e))?;
+                File::open(reopened).map_err(|e| TargetError::io(path, "open for pre_read", e))?;
             let (mut at, end) = (wf.start, wf.start + wf.len);
             let on = path.to_string_lossy();
             while at < end {
@@ -458,18 +496,22 @@ impl FileSet {
         targets
     }
 
-    /// Remove the files a job created (fio's unlink=1). Never touches block devices.
+    /// Remove the files of a job (fio's unlink=1). Never touches block devices, and
+    /// removes nothing under `--readonly` (stricter than fio, which removes them).
     pub(crate) fn unlink(&self, job_index: usize) -> Result<(), TargetError> {
-        if self.diskless[job_index] {
+        if self.diskless[job_index] || self.readonly {
             return Ok(());
         }
         for worker in &self.workers[job_index] {
             for wf in &worker.files {
                 let t = &self.targets[wf.target];
                 // Only regular files: never a device node, whatever the job says.
-                if std::fs::metadata(&t.path).is_ok_and(|m| m.is_file()) {
-                    std::fs::remove_file(&t.path)
-                        .map_err(|e| TargetError::io(&t.path, "unlink", e))?;
+                if t.file.metadata().is_ok_and(|m| m.is_file()) && t.path.exists() {
+                    let inside = self
+                        .paths
+                        .get(&t.path)
+                        .and_then(|s| s.needs.inside.as_deref());
+                    anchor::unlink(&t.path, inside)?;
                 }
             }
         }
@@ -506,6 +548,7 @@ mod tests {
                 sync: crate::job::spec::SyncMode::None,
                 names_only: false,
             },
+            anchor: None,
         };
         target.drop_cache().unwrap();
         let (mut probe, _) = crate::observe::pagecache::CacheProbe::new(file, 4 << 20);
@@ -538,6 +581,47 @@ mod tests {
         set.pre_read(0, &()).unwrap();
         let after = cached().unwrap();
         assert!(before < 256 && after == 1024, "{before} then {after} pages");
+    }
+
+    /// Swaps `path` for a symbolic link to `victim` as the target is about to be
+    /// opened, after its layout: another user's move in a directory they may write.
+    struct SwapOnOpen {
+        path: PathBuf,
+        victim: PathBuf,
+    }
+
+    impl Progress for SwapOnOpen {
+        fn step(&self, step: Step<'_>) {
+            if step.doing == "opening" && !self.path.is_symlink() {
+                std::fs::remove_file(&self.path).unwrap();
+                std::os::unix::fs::symlink(&self.victim, &self.path).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_swapped_for_a_link_after_its_layout_still_opens_the_file_laid_out() {
+        use std::os::unix::fs::{FileExt, MetadataExt};
+        let dir = crate::testutil::scratch_dir();
+        let path = dir.path().join("f");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let filename = format!("--filename={}", path.display());
+        let spec = job(&["--name=w", &filename, "--size=64k", "--rw=write"]);
+        let swap = SwapOnOpen {
+            path: path.clone(),
+            victim: victim.clone(),
+        };
+        let set = prepare(std::slice::from_ref(&spec), false, false, &swap).unwrap();
+        assert!(path.is_symlink(), "expected the swap to have happened");
+        let target = &set.targets[0];
+        target.file.write_all_at(b"lost", 0).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_ne!(
+            target.file.metadata().unwrap().ino(),
+            std::fs::metadata(&victim).unwrap().ino(),
+            "expected the target to be the file laid out, not the link's target"
+        );
     }
 
     #[test]

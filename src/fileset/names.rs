@@ -2,6 +2,7 @@
 //! made before the run (files of their region's size, or directories), as fio lays
 //! them out; the create engines find nothing made.
 
+use super::anchor;
 use super::layout::{self, LayoutRequest};
 use super::{PlannedRegion, TargetError};
 use crate::job::spec::{Existing, JobSpec};
@@ -46,9 +47,9 @@ pub(super) fn make_ready(
                     extent: start + len,
                     fill: false,
                     fallocate: job.files.fallocate,
-                    may_create,
                 };
-                layout::ensure(path, &request, &())?;
+                let anchor = anchor::resolve(path, None, may_create)?;
+                layout::ensure(path, &anchor, &request, &())?;
             }
             Existing::Dir if path.is_dir() => {}
             Existing::Dir if !may_create => {

@@ -3,6 +3,7 @@
 //! files `create_on_open` leaves for a job's start.
 
 use super::align::check_alignment;
+use super::anchor::{self, reopen_path};
 use super::layout::{self, LayoutRequest};
 use super::{
     is_diskless, FileSet, OpenKey, OpenMode, PlannedRegion, Progress, Step, Target, TargetError,
@@ -81,14 +82,16 @@ impl FileSet {
             let Some(state) = self.paths.get_mut(path) else {
                 continue;
             };
-            if state.needs.create_on_open && !path.exists() {
+            if state.needs.create_on_open && !self.anchors.contains_key(path) {
+                let needs = &state.needs;
+                let anchor = anchor::resolve(path, needs.inside.as_deref(), needs.may_create)?;
                 let empty = LayoutRequest {
                     extent: 0,
                     fill: false,
-                    fallocate: state.needs.fallocate,
-                    may_create: state.needs.may_create,
+                    fallocate: needs.fallocate,
                 };
-                state.created = layout::ensure(path, &empty, progress)?.created;
+                state.created = layout::ensure(path, &anchor, &empty, progress)?.created;
+                self.anchors.insert(path.clone(), anchor.file);
             }
         }
         self.workers[job_index] = self.open_job(job_index, job, &plan, progress)?;
@@ -143,7 +146,8 @@ impl FileSet {
                         let target = if names_only {
                             self.name_target(&key.path)?
                         } else {
-                            open_target(&key, needs_write, was_created)?
+                            let anchor = self.anchors.get(path).cloned();
+                            open_target(&key, anchor, needs_write, was_created)?
                         };
                         self.targets.push(target);
                         self.opened.insert(key, self.targets.len() - 1);
@@ -189,11 +193,19 @@ impl FileSet {
                 sync: SyncMode::None,
                 names_only: true,
             },
+            anchor: None,
         })
     }
 }
 
-fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, TargetError> {
+/// Open `key`'s target: reopen the file its name was resolved to (`anchor`), or
+/// open the name itself when it has none (`/dev/null`).
+fn open_target(
+    key: &OpenKey,
+    anchor: Option<Arc<File>>,
+    write: bool,
+    created: bool,
+) -> Result<Target, TargetError> {
     let path = &key.path;
     let open_mode = OpenMode {
         write,
@@ -201,7 +213,8 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
         sync: key.sync,
         names_only: key.names_only,
     };
-    let file = open_file(path, open_mode).map_err(|e| {
+    let reopened = anchor.as_deref().map_or(path.clone(), reopen_path);
+    let file = open_file(&reopened, open_mode).map_err(|e| {
             if key.direct && e.raw_os_error() == Some(libc::EINVAL) {
                 TargetError::Config(format!(
                     "{}: the filesystem refuses O_DIRECT (tmpfs does); use direct=0 or a file on a disk-backed filesystem",
@@ -237,6 +250,7 @@ fn open_target(key: &OpenKey, write: bool, created: bool) -> Result<Target, Targ
         dio_mem_align: mem_align.max(1),
         created,
         open_mode,
+        anchor,
     })
 }
 

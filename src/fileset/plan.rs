@@ -99,6 +99,16 @@ fn checked_regions(
     Ok(regions)
 }
 
+/// The `directory=` clone `w`'s generated names live in (None for `filename=` names,
+/// which are used as given, and for names in the current directory).
+pub(super) fn generated_inside(job: &JobSpec, w: u32) -> Option<PathBuf> {
+    let t = &job.target;
+    t.filenames
+        .is_empty()
+        .then(|| t.directory_of_clone(w))
+        .flatten()
+}
+
 /// Where clone `w`'s file `f` of a job without filename= lives: its generated name in
 /// `directory` (which it must not lead out of), else in the current directory.
 fn generated_path(

@@ -1,7 +1,7 @@
 //! What a worker is given: its job, its files and the run's shared signals.
 
 use super::status::StatusSlot;
-use crate::fileset::{FileSet, OpenMode};
+use crate::fileset::{self, FileSet, OpenMode};
 use crate::job::spec::JobSpec;
 use crate::observe::live::LiveCounters;
 use crate::workload::FileRegion;
@@ -51,6 +51,9 @@ impl StartSignal for Barrier {
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct TaskFile {
     pub path: PathBuf,
+    /// What a worker process opens: the parent's descriptor of the file (`/proc/PID/fd/N`),
+    /// so it reaches the file the run resolved `path` to, whatever the name is now.
+    pub open_at: PathBuf,
     pub open_mode: OpenMode,
     /// Size of the whole target.
     pub size: u64,
@@ -67,6 +70,10 @@ pub(crate) fn task_files(files: &FileSet, job_index: usize, worker_index: u32) -
             let target = &files.targets[wf.target];
             TaskFile {
                 path: target.path.clone(),
+                open_at: target
+                    .anchor
+                    .as_deref()
+                    .map_or(target.path.clone(), fileset::reopen_path),
                 open_mode: target.open_mode,
                 size: target.size,
                 region_start: wf.start,

@@ -433,7 +433,7 @@ pub(crate) fn serve_worker() -> Result<(), ChildError> {
     for f in &task.files {
         let file = match &placeholder {
             Some(shared) if f.open_mode.names_only => shared.clone(),
-            _ => fileset::open_file(&f.path, f.open_mode)
+            _ => fileset::open_file(&f.open_at, f.open_mode)
                 .map(Arc::new)
                 .map_err(|source| ChildError::Open {
                     who: task.who(),
@@ -567,6 +567,7 @@ mod tests {
             worker_index: 2,
             files: vec![TaskFile {
                 path: PathBuf::from("/tmp/f"),
+                open_at: PathBuf::from("/proc/1/fd/3"),
                 open_mode: OpenMode {
                     write: true,
                     direct: true,

@@ -10,6 +10,7 @@ mod cgroup_support;
 mod cli;
 mod clients;
 mod cmdprio;
+mod data_safety;
 mod debug_io;
 mod diagnose;
 mod differential;

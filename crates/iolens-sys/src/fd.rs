@@ -122,6 +122,31 @@ pub fn in_memory_fs(fd: impl AsFd) -> io::Result<bool> {
     Ok([libc::TMPFS_MAGIC, RAMFS_MAGIC].contains(&(f_type as libc::c_long)))
 }
 
+/// Room left on a filesystem, as `fstatvfs(3)` tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FsSpace {
+    /// Bytes an unprivileged writer may still allocate (`f_bavail` blocks).
+    pub available: u64,
+    /// The filesystem's id (`f_fsid`): files with equal ids share the room.
+    pub fsid: u64,
+}
+
+/// The room left on the filesystem holding `fd` (a file or a directory).
+pub fn fs_space(fd: impl AsFd) -> io::Result<FsSpace> {
+    let mut st = MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: fstatvfs writes one statvfs into `st` (ours, the right size) for a borrowed open fd.
+    let ret = unsafe { libc::fstatvfs(fd.as_fd().as_raw_fd(), st.as_mut_ptr()) };
+    if ret != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fstatvfs succeeded, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    Ok(FsSpace {
+        available: st.f_bavail.saturating_mul(st.f_frsize),
+        fsid: st.f_fsid,
+    })
+}
+
 /// The access pattern a file will see, for the kernel's readahead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -337,6 +362,15 @@ mod tests {
         if let Ok(shm) = tempfile::tempfile_in("/dev/shm") {
             assert!(in_memory_fs(&shm).unwrap());
         }
+    }
+
+    #[test]
+    fn a_filesystem_tells_its_room_and_one_id_for_its_files() {
+        let (dir, file) = scratch_file(0);
+        let space = fs_space(&file).unwrap();
+        let of_dir = fs_space(File::open(dir.path()).unwrap()).unwrap();
+        assert_eq!(space.fsid, of_dir.fsid);
+        assert!(space.available > 0);
     }
 
     #[test]

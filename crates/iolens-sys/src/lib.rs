@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod aio;
+pub mod beneath;
 pub mod buf;
 pub mod cachestat;
 pub mod clock;
