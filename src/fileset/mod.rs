@@ -295,11 +295,12 @@ pub(crate) fn prepare(
     }
     if !readonly {
         // refused before anything is made (--readonly makes nothing: it refuses what would)
-        room::check(
-            needs
-                .iter()
-                .map(|(path, need)| (path.as_path(), need.extent)),
-        )?;
+        let warnings = room::check(needs.iter().map(|(path, need)| room::Addressed {
+            path,
+            extent: need.extent,
+            laid_out: need.reads || need.trims || need.overwrite,
+        }))?;
+        set.warnings.extend(warnings);
         // fio makes the directories a name needs, given (filename=logs/a) or generated
         // (filename_format=$jobname/$filenum)
         for (_, plan) in jobs.iter().zip(&plans).filter(|(job, _)| !is_diskless(job)) {

@@ -1,8 +1,11 @@
-//! A layout larger than the room on its filesystem is refused before anything is
-//! made: the bytes each file still lacks up to the end the jobs address (a file
-//! already that long lacks none), summed per filesystem, against what the
-//! filesystem has free. A `size=` near 2^64 would otherwise write until the disk
-//! is full.
+//! Room on the filesystem, judged before anything is made: the bytes each file
+//! still lacks up to the end the jobs address (a file already that long lacks
+//! none), summed per filesystem. What iolens itself writes before the jobs (the
+//! layout that read, trim and overwrite jobs need) must fit in the free space,
+//! and the jobs' own writes in the filesystem's whole size: a `size=` near 2^64
+//! would otherwise write until the disk is full. Writes that fit the filesystem
+//! but not its free space are a workload fio runs until ENOSPC (filling a
+//! filesystem can be the point), so they only get a warning.
 
 use super::plan::is_block_device;
 use super::TargetError;
@@ -15,57 +18,87 @@ use std::path::Path;
 struct Demand<'a> {
     /// Bytes the files lack.
     lacking: u64,
-    available: u64,
+    /// Of those, the bytes iolens lays out before the jobs start.
+    laid_out: u64,
+    space: fd::FsSpace,
     /// The first file lacking bytes, and how many do.
     first: &'a Path,
     files: usize,
 }
 
-/// Refuse when the files `(path, end the jobs address)` lack more bytes on a
-/// filesystem than it has free. Block devices lack nothing.
+/// One file the jobs address: its path, the end they address, and whether
+/// iolens lays it out (writes it) before the jobs start.
+pub(super) struct Addressed<'a> {
+    pub path: &'a Path,
+    pub extent: u64,
+    pub laid_out: bool,
+}
+
+/// Refuse a layout larger than the free space, or writes larger than the whole
+/// filesystem; the warnings for writes that will end at ENOSPC. Block devices
+/// lack nothing.
 pub(super) fn check<'a>(
-    files: impl IntoIterator<Item = (&'a Path, u64)>,
-) -> Result<(), TargetError> {
+    files: impl IntoIterator<Item = Addressed<'a>>,
+) -> Result<Vec<String>, TargetError> {
     let mut demands: HashMap<u64, Demand<'a>> = HashMap::new();
-    for (path, extent) in files {
-        if is_block_device(path) {
+    for file in files {
+        if is_block_device(file.path) {
             continue;
         }
-        let held = std::fs::metadata(path).map_or(0, |m| m.len());
-        let lacking = extent.saturating_sub(held);
+        let held = std::fs::metadata(file.path).map_or(0, |m| m.len());
+        let lacking = file.extent.saturating_sub(held);
         if lacking == 0 {
             continue;
         }
-        let Some(space) = space_for(path) else {
+        let Some(space) = space_for(file.path) else {
             continue;
         };
         let demand = demands.entry(space.fsid).or_insert(Demand {
             lacking: 0,
-            available: space.available,
-            first: path,
+            laid_out: 0,
+            space,
+            first: file.path,
             files: 0,
         });
         demand.lacking = demand.lacking.saturating_add(lacking);
+        if file.laid_out {
+            demand.laid_out = demand.laid_out.saturating_add(lacking);
+        }
         demand.files += 1;
     }
-    let mut short: Vec<_> = demands
-        .values()
-        .filter(|d| d.lacking > d.available)
-        .collect();
-    short.sort_by_key(|d| d.first);
-    let Some(d) = short.first() else {
-        return Ok(());
-    };
-    let others = match d.files {
-        1 => String::new(),
-        n => format!(" (and {} more of the jobs' files there)", n - 1),
-    };
-    Err(TargetError::Config(format!(
-        "{}{others}: the jobs' size= needs {} more on its filesystem, which has {} free; lower size= (or filesize=, nrfiles=, offset=), or make room first",
-        d.first.display(),
-        amount(d.lacking),
-        amount(d.available)
-    )))
+    let mut demands: Vec<_> = demands.into_values().collect();
+    demands.sort_by_key(|d| d.first);
+    let mut warnings = Vec::new();
+    for d in &demands {
+        let others = match d.files {
+            1 => String::new(),
+            n => format!(" (and {} more of the jobs' files there)", n - 1),
+        };
+        let at = format!("{}{others}", d.first.display());
+        let fix = "lower size= (or filesize=, nrfiles=, offset=), or make room first";
+        if d.laid_out > d.space.available {
+            return Err(TargetError::Config(format!(
+                "{at}: the jobs' size= needs {} more on its filesystem, laid out before they start, which has {} free; {fix}",
+                amount(d.laid_out),
+                amount(d.space.available)
+            )));
+        }
+        if d.lacking > d.space.total {
+            return Err(TargetError::Config(format!(
+                "{at}: the jobs' size= needs {} more, more than its whole filesystem holds ({}); {fix}",
+                amount(d.lacking),
+                amount(d.space.total)
+            )));
+        }
+        if d.lacking > d.space.available {
+            warnings.push(format!(
+                "{at}: the jobs write up to {} more than its filesystem has free ({}): they will stop at ENOSPC, as fio's would",
+                amount(d.lacking - d.space.available),
+                amount(d.space.available)
+            ));
+        }
+    }
+    Ok(warnings)
 }
 
 /// The room on the filesystem `path` is (or will be) on: its own, or that of the
@@ -96,25 +129,52 @@ fn amount(bytes: u64) -> String {
 mod tests {
     use super::*;
 
+    fn file(path: &Path, extent: u64, laid_out: bool) -> Addressed<'_> {
+        Addressed {
+            path,
+            extent,
+            laid_out,
+        }
+    }
+
     #[test]
-    fn files_that_fit_pass_and_one_too_large_is_refused_naming_the_sizes() {
+    fn layouts_must_fit_the_free_space_and_writes_the_filesystem() {
         let dir = crate::testutil::scratch_dir();
         let (existing, new) = (dir.path().join("existing"), dir.path().join("new"));
         std::fs::write(&existing, vec![1u8; 8192]).unwrap();
-        assert!(check([(existing.as_path(), 8192), (new.as_path(), 1 << 20)]).is_ok());
+        let (existing, new) = (existing.as_path(), new.as_path());
+        assert_eq!(
+            check([file(existing, 8192, true), file(new, 1 << 20, true)]).unwrap(),
+            Vec::<String>::new()
+        );
         // an existing file of the right size lacks nothing, however large the disk's need
-        File::create(&new).unwrap().set_len(1 << 40).unwrap();
-        assert!(check([(new.as_path(), 1 << 40)]).is_ok());
-        std::fs::remove_file(&new).unwrap();
-        let message = check([(existing.as_path(), 1 << 60), (new.as_path(), 1 << 60)])
+        File::create(new).unwrap().set_len(1 << 40).unwrap();
+        assert!(check([file(new, 1 << 40, true)]).is_ok());
+        std::fs::remove_file(new).unwrap();
+        let space = space_for(existing).unwrap();
+        let laid_out = check([file(existing, 1 << 60, true), file(new, 1 << 60, true)])
             .unwrap_err()
             .to_string();
         assert!(
-            message.contains("existing (and 1 more of the jobs' files there)")
-                && message.contains(&format!("needs {} bytes", (2u64 << 60) - 8192))
-                && message.contains("free; lower size="),
-            "expected the file, the bytes lacking, the room and size=, saw {message}"
+            laid_out.contains("existing (and 1 more of the jobs' files there)")
+                && laid_out.contains(&format!("needs {} bytes", (2u64 << 60) - 8192))
+                && laid_out.contains("free; lower size="),
+            "expected the file, the bytes lacking, the room and size=, saw {laid_out}"
         );
+        let written = check([file(new, 1 << 60, false)]).unwrap_err().to_string();
+        assert!(
+            written.contains("more than its whole filesystem holds"),
+            "{written}"
+        );
+        // Writes that fit the filesystem but not its free space: a warning only.
+        if space.available < space.total {
+            let beyond_free = space.available + (space.total - space.available) / 2;
+            let warned = check([file(new, beyond_free, false)]).unwrap();
+            assert!(
+                warned.len() == 1 && warned[0].contains("will stop at ENOSPC"),
+                "{warned:?}"
+            );
+        }
         assert!(!new.exists(), "expected nothing made");
     }
 }

@@ -105,7 +105,10 @@ fn each_error_is_one_clear_line() {
         },
     );
 
-    if let Some(full) = Tmpfs::mount("1m") {
+    if let Some(full) = Tmpfs::mount("2m") {
+        // The job fits the filesystem but not what is left of it: it runs (with a
+        // warning before it starts) until ENOSPC, as fio's would.
+        std::fs::write(full.path().join("filler"), vec![1u8; 3 << 19]).unwrap();
         let target: PathBuf = full.path().join("f");
         check(
             "ENOSPC",
@@ -113,11 +116,12 @@ fn each_error_is_one_clear_line() {
                 &format!("--filename={}", target.display()),
                 "--rw=write",
                 "--bs=64k",
-                "--size=4m",
+                "--size=1m",
             ]),
             &Expect {
                 code: 1,
                 fragments: &[
+                    "will stop at ENOSPC",
                     "job 'w'",
                     "write ",
                     "/f at offset ",

@@ -148,11 +148,19 @@ impl FullFilesystem {
         }
         let dir = scratch();
         let mounted = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
             .arg(dir.path())
             .status()
             .is_ok_and(|s| s.success());
-        mounted.then_some(Self { dir })
+        if !mounted {
+            return None;
+        }
+        // 64 KiB left: the jobs' writes fit the filesystem, so they run until ENOSPC
+        // (writes larger than the whole filesystem are refused before they start).
+        let full = Self { dir };
+        let filler = vec![1u8; (1 << 20) - (64 << 10)];
+        std::fs::write(full.dir.path().join("filler"), filler).unwrap();
+        Some(full)
     }
 }
 

@@ -127,6 +127,8 @@ pub fn in_memory_fs(fd: impl AsFd) -> io::Result<bool> {
 pub struct FsSpace {
     /// Bytes an unprivileged writer may still allocate (`f_bavail` blocks).
     pub available: u64,
+    /// The filesystem's whole size (`f_blocks` blocks).
+    pub total: u64,
     /// The filesystem's id (`f_fsid`): files with equal ids share the room.
     pub fsid: u64,
 }
@@ -143,6 +145,7 @@ pub fn fs_space(fd: impl AsFd) -> io::Result<FsSpace> {
     let st = unsafe { st.assume_init() };
     Ok(FsSpace {
         available: st.f_bavail.saturating_mul(st.f_frsize),
+        total: st.f_blocks.saturating_mul(st.f_frsize),
         fsid: st.f_fsid,
     })
 }
