@@ -15,6 +15,7 @@ pub(crate) mod meminfo;
 pub(crate) mod openers;
 pub(crate) mod pagecache;
 pub(crate) mod pressure;
+pub(crate) mod rollup;
 pub(crate) mod sampler;
 pub(crate) mod stack;
 pub(crate) mod task_io;

@@ -18,6 +18,7 @@ use super::diskstats::parse_stat;
 use super::live::{LatencyBuckets, LiveBoard, LiveTotals};
 use super::openers::{OpenerWatch, PROC};
 use super::pagecache::CacheProbe;
+use super::rollup;
 use super::task_io::{self, ProcessIoWatch};
 use super::tunables::{DirtyTunables, PROC_SYS_VM};
 use super::wchan::WaitTally;
@@ -468,6 +469,9 @@ impl State {
         self.track_threads();
         self.sample_jobs();
         self.tunables.check(t_ns, &mut self.obs.tunable_changes);
+        // Memory and the report stay bounded however long the run: older samples coarsen.
+        let fewer = rollup::bound(&mut self.obs);
+        self.second_first_sample = self.second_first_sample.saturating_sub(fewer);
     }
 
     /// Each target's pages, within the cost budget; the first and last sample always read.

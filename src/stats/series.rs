@@ -252,6 +252,9 @@ pub(crate) struct IntervalSampler {
     per_io: bool,
 }
 
+/// The most samples a rate series reserves room for before the first.
+const MAX_RESERVED: usize = 7200;
+
 impl IntervalSampler {
     /// Samples from `start_ns`, with room for the samples of `planned_ns` when known.
     pub(crate) fn new(
@@ -260,8 +263,12 @@ impl IntervalSampler {
         start_ns: u64,
         planned_ns: Option<u64>,
     ) -> Self {
+        // Reserved up to an hour of 500 ms windows: past that the vectors grow as
+        // they fill (runtime=50000d must not allocate its whole plan up front).
         let room = |sampling| match (sampling, planned_ns) {
-            (Sampling::Every(ns), Some(planned)) => (planned / ns.max(1)) as usize + 2,
+            (Sampling::Every(ns), Some(planned)) => {
+                ((planned / ns.max(1)) as usize + 2).min(MAX_RESERVED)
+            }
             (Sampling::Every(_), None) => 64,
             (Sampling::PerIo, _) => 0,
         };
@@ -397,6 +404,17 @@ pub(crate) fn summarize(samples: &[f64]) -> SampleSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_is_reserved_by_the_runtime_asked_for() {
+        // runtime=50000d: 8.6e9 windows of 500 ms (69 GB of f64s) planned.
+        let days = 50_000 * 86_400 * 1_000_000_000u64;
+        let sampler = IntervalSampler::new(HALF_SECOND, HALF_SECOND, 0, Some(days));
+        for series in &sampler.rates {
+            assert!(series.bw_bytes_per_sec.capacity() <= MAX_RESERVED);
+            assert!(series.iops.capacity() <= MAX_RESERVED);
+        }
+    }
 
     #[test]
     fn summary_uses_sample_stddev() {

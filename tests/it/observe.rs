@@ -302,3 +302,49 @@ fn cpu_wait_is_one_number_in_every_report() {
         );
     }
 }
+
+/// What the sampler keeps at most per series (`observe::rollup::CAP`).
+const SAMPLES_KEPT_AT_MOST: usize = 3600;
+
+#[test]
+fn a_long_run_keeps_its_observations_bounded_and_its_totals_exact() {
+    // 40 s at 10 ms is 4000 samples, past what is kept: the older ones are rolled up.
+    let out = iolens(&[
+        "run",
+        "--no-history",
+        "--name=n",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1g",
+        "--time_based",
+        "--runtime=40s",
+        "--observe-interval=10ms",
+        "--output-format=iolens-json",
+    ]);
+    let report = json(&out);
+    let obs = &report["observations"];
+    let times = u64s(&obs["t_ns"]);
+    assert!(
+        times.len() < SAMPLES_KEPT_AT_MOST,
+        "expected the samples of a 40 s run at 10 ms rolled up below {SAMPLES_KEPT_AT_MOST}, kept {}",
+        times.len()
+    );
+    assert!(times.windows(2).all(|w| w[0] < w[1]));
+    assert!(
+        *times.last().unwrap() >= 40_000_000_000,
+        "the last sample ends the run"
+    );
+    let intervals = obs["jobs"][0]["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), times.len());
+    assert_eq!(obs["memory_series"].as_array().unwrap().len(), times.len());
+    // Rolled-up intervals add up: the sampler's I/Os are the job's, to the last one.
+    let sampled: u64 = intervals
+        .iter()
+        .map(|i| i["ios"][0].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        sampled,
+        report["jobs"][0]["dirs"][0]["total_ios"].as_u64().unwrap()
+    );
+}
