@@ -40,6 +40,9 @@ const MAX_FDS: usize = 4096;
 const CMDLINE_CHARS: usize = 120;
 /// Opens recorded per run; more are counted in a note.
 const MAX_OPENS: usize = 1000;
+/// Scans kept at most: a day-long run whose target's cache keeps growing
+/// would otherwise add one a second; later ones are counted in a note.
+const MAX_SCANS: usize = 1000;
 /// How long the open log's thread waits for an event before it checks for the stop.
 const OPEN_POLL: Duration = Duration::from_millis(100);
 
@@ -190,6 +193,8 @@ pub(crate) struct OpenerWatch {
     watched: Vec<Watched>,
     last_scan: Option<Instant>,
     opens: Vec<OpenLog>,
+    /// Scans not made once `MAX_SCANS` were kept.
+    scans_skipped: u64,
 }
 
 impl OpenerWatch {
@@ -252,11 +257,18 @@ impl OpenerWatch {
             watched,
             last_scan: None,
             opens,
+            scans_skipped: 0,
         }
     }
 
     /// Stop the open logs and put what they saw into `obs`.
     pub(crate) fn finish(self, obs: &mut Observations) {
+        if self.scans_skipped > 0 {
+            obs.notes.push(format!(
+                "{} scans for the processes holding the targets not made (more than {MAX_SCANS})",
+                self.scans_skipped
+            ));
+        }
         for log in self.opens {
             let paths: Vec<String> = log
                 .targets
@@ -304,6 +316,13 @@ impl OpenerWatch {
             .last_scan
             .is_none_or(|last| now.saturating_duration_since(last) >= MIN_SCAN_GAP);
         if !due || !self.watched.iter().any(|w| w.pending) {
+            return;
+        }
+        if scans.len() >= MAX_SCANS {
+            for w in self.watched.iter_mut().filter(|w| w.pending) {
+                w.pending = false;
+                self.scans_skipped += 1;
+            }
             return;
         }
         self.last_scan = Some(now);
@@ -794,6 +813,41 @@ mod tests {
                 .iter()
                 .all(|s| s.openers.len() == 1 && s.openers[0].pid == 4182),
             "expected each scan to see pid 4182, saw {scans:?}"
+        );
+    }
+
+    #[test]
+    fn scans_stop_at_their_bound_and_are_counted_in_a_note() {
+        let (_dir, target, fake) = scene();
+        fake.process(4182, "blkid", 1, &["blkid"], &[&target]);
+        let file = File::open(&target).unwrap();
+        let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)], None);
+        let start = Instant::now();
+        let mut scans = Vec::new();
+        // The target's cache grows every second for more seconds than scans are kept.
+        let seconds = MAX_SCANS as u64 + 5;
+        for i in 0..seconds {
+            let cached: Vec<u64> = (0..=i).collect();
+            let t = Duration::from_secs(i);
+            watch.after_sample(
+                t.as_nanos() as u64,
+                start + t,
+                &[target_with(&target, &cached)],
+                &mut scans,
+            );
+        }
+        assert_eq!(scans.len(), MAX_SCANS);
+        let mut obs = Observations {
+            targets: vec![target_with(&target, &[0])],
+            ..Observations::default()
+        };
+        watch.finish(&mut obs);
+        assert!(
+            obs.notes
+                .iter()
+                .any(|n| n.starts_with("4 scans") && n.contains("not made")),
+            "{:?}",
+            obs.notes
         );
     }
 }
