@@ -582,6 +582,10 @@ pub(crate) struct Observations {
     pub page_size_bytes: u64,
     /// Time of each sample, nanoseconds since the run started.
     pub t_ns: Vec<u64>,
+    /// Samples merged into others to keep the series bounded (`observe::rollup`):
+    /// those taken are `t_ns.len()` plus these.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rolled_up: u64,
     /// Page cache of every target, before the first I/O of each job.
     pub cache_guards: Vec<CacheGuard>,
     /// Files iolens laid out before the jobs.

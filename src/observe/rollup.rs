@@ -60,6 +60,7 @@ pub(crate) fn bound(obs: &mut Observations) -> usize {
     for job in &mut obs.jobs {
         merge_oldest(&mut job.intervals, samples, old);
     }
+    obs.rolled_up += (old / 2) as u64;
     old / 2
 }
 
@@ -266,6 +267,11 @@ mod tests {
         let obs = run_of(n, 12_345);
         let kept = obs.t_ns.len();
         assert!(kept < CAP);
+        assert_eq!(
+            kept as u64 + obs.rolled_up,
+            n,
+            "every sample taken is counted"
+        );
         for len in [
             obs.memory_series.len(),
             obs.devices[0].counter_series.len(),

@@ -15,11 +15,18 @@ pub(crate) fn write_system(out: &mut String, report: &RunReport) -> fmt::Result 
         return Ok(());
     }
     let span_ns = obs.t_ns.last().copied().unwrap_or(0);
+    let kept = obs.t_ns.len();
+    let samples = match obs.rolled_up {
+        0 => format!("{kept} samples every {} ms", obs.interval_ns / 1_000_000),
+        merged => format!(
+            "{} samples every {} ms, {kept} kept: the older ones rolled up",
+            kept as u64 + merged,
+            obs.interval_ns / 1_000_000
+        ),
+    };
     writeln!(
         out,
-        "\nSystem during the run ({} samples every {} ms; the sampler used {:.2}% of a CPU):",
-        obs.t_ns.len(),
-        obs.interval_ns / 1_000_000,
+        "\nSystem during the run ({samples}; the sampler used {:.2}% of a CPU):",
         share_pct(obs.sampler_cpu_ns, span_ns)
     )?;
     let cluster = report.cluster.as_deref();
@@ -344,6 +351,17 @@ mod tests {
         let mut out = String::new();
         write_system(&mut out, &report).unwrap();
         out
+    }
+
+    #[test]
+    fn a_rolled_up_run_says_how_many_samples_were_taken_and_kept() {
+        let mut obs = observed();
+        obs.rolled_up = 6;
+        let text = render(obs);
+        assert!(
+            text.contains("(10 samples every 100 ms, 4 kept: the older ones rolled up;"),
+            "{text}"
+        );
     }
 
     #[test]
