@@ -2,7 +2,9 @@
 //! command line exits 2 with one line naming what is wrong: no panic, no hang.
 
 use crate::support::scratch;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -37,13 +39,11 @@ fn cases(dir: &Path, tmp: &Path) -> Vec<Case> {
         .collect()
 }
 
-/// Run one case in `cwd` with a deadline; (exit code, stderr). A hang fails the test.
-fn run(case: &Case, cwd: &Path) -> (Option<i32>, String) {
+/// Run iolens with `args` in `cwd` with a deadline; (exit code, stderr). A hang fails the test.
+fn run(name: &str, args: &[impl AsRef<OsStr>], cwd: &Path) -> (Option<i32>, String) {
     let mut child = crate::support::command()
         .current_dir(cwd)
-        .arg("run")
-        .arg("--no-history")
-        .args(&case.args)
+        .args(args)
         .env_remove("IOLENS_SURELY_UNSET_VAR")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -64,7 +64,7 @@ fn run(case: &Case, cwd: &Path) -> (Option<i32>, String) {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{}: still running after {TIMEOUT:?} (a hang)", case.name);
+            panic!("{name}: still running after {TIMEOUT:?} (a hang)");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -81,7 +81,9 @@ fn every_broken_input_exits_2_with_one_clear_line() {
     assert!(cases.len() >= 60, "the corpus shrank to {}", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
-        let (code, stderr) = run(case, tmp.path());
+        let args = ["run", "--no-history"].map(String::from);
+        let args: Vec<&String> = args.iter().chain(&case.args).collect();
+        let (code, stderr) = run(&case.name, &args, tmp.path());
         let lines: Vec<&str> = stderr.lines().collect();
         let problem = if code != Some(2) {
             Some(format!("exit {code:?}"))
@@ -100,4 +102,40 @@ fn every_broken_input_exits_2_with_one_clear_line() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn an_argument_that_is_not_utf8_is_named_in_one_line() {
+    let tmp = scratch();
+    let text = |s: &str| OsString::from(s);
+    let bytes = |b: &[u8]| OsStr::from_bytes(b).to_os_string();
+    let cases = [
+        (vec![text("run"), bytes(b"\xff")], "argument 2", "\"\\xFF\""),
+        (
+            vec![
+                text("run"),
+                text("--no-history"),
+                bytes(b"--name=\xff"),
+                text("--ioengine=null"),
+                text("--size=1m"),
+            ],
+            "argument 3",
+            "\"--name=\\xFF\"",
+        ),
+        (
+            vec![text("show-jobs"), bytes(b"job-\xfe.fio")],
+            "argument 2",
+            "\"job-\\xFE.fio\"",
+        ),
+    ];
+    for (args, place, shown) in cases {
+        let name = format!("{args:?}");
+        let (code, stderr) = run(&name, &args, tmp.path());
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{place} is not UTF-8 text: {shown}")),
+            "{name}: {stderr}"
+        );
+    }
 }
