@@ -6,7 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Generous for a loaded 2-core machine; a correct case takes milliseconds.
@@ -41,7 +41,17 @@ fn cases(dir: &Path, tmp: &Path) -> Vec<Case> {
 
 /// Run iolens with `args` in `cwd` with a deadline; (exit code, stderr). A hang fails the test.
 fn run(name: &str, args: &[impl AsRef<OsStr>], cwd: &Path) -> (Option<i32>, String) {
-    let mut child = crate::support::command()
+    run_command(name, crate::support::command(), args, cwd)
+}
+
+/// `run` with `command` (iolens, maybe under limits).
+fn run_command(
+    name: &str,
+    mut command: Command,
+    args: &[impl AsRef<OsStr>],
+    cwd: &Path,
+) -> (Option<i32>, String) {
+    let mut child = command
         .current_dir(cwd)
         .args(args)
         .env_remove("IOLENS_SURELY_UNSET_VAR")
@@ -75,7 +85,7 @@ fn run(name: &str, args: &[impl AsRef<OsStr>], cwd: &Path) -> (Option<i32>, Stri
 fn every_broken_input_exits_2_with_one_clear_line() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_input");
     let tmp = scratch();
-    let huge = format!("[job]\nfilename=x\nsize=1m\nbs={}\n", "9".repeat(10 << 20));
+    let huge = format!("[job]\nfilename=x\nsize=1m\nbs={}\n", "9".repeat(1 << 20));
     std::fs::write(tmp.path().join("huge-line.fio"), huge).unwrap();
     let cases = cases(&dir, tmp.path());
     assert!(cases.len() >= 60, "the corpus shrank to {}", cases.len());
@@ -137,5 +147,35 @@ fn an_argument_that_is_not_utf8_is_named_in_one_line() {
             stderr.contains(&format!("{place} is not UTF-8 text: {shown}")),
             "{name}: {stderr}"
         );
+    }
+}
+
+/// A job file without an end (`/dev/zero`, directly or through `include`) is refused after a
+/// few MiB, naming the file, instead of being read until the memory runs out (the run is
+/// held to 1 GiB of address space so a regression fails alone).
+#[test]
+fn a_job_file_without_an_end_is_refused_after_a_few_mib() {
+    let tmp = scratch();
+    std::fs::write(tmp.path().join("inc.fio"), "[job]\ninclude /dev/zero\n").unwrap();
+    let cases = [
+        (
+            vec!["/dev/zero"],
+            "/dev/zero: cannot read the job file: it holds more than 4 MiB",
+        ),
+        (
+            vec!["inc.fio"],
+            "/dev/zero: cannot read the job file: it holds more than 4 MiB, which no job file \
+             does (is it the right file?) (included at inc.fio:2)",
+        ),
+    ];
+    for (args, fragment) in cases {
+        let Some(command) = crate::support::limited(&["--as=1073741824"]) else {
+            return;
+        };
+        let args = [vec!["run", "--no-history"], args].concat();
+        let (code, stderr) = run_command(fragment, command, &args, tmp.path());
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(fragment), "{args:?}: {stderr}");
     }
 }

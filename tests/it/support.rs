@@ -61,12 +61,32 @@ pub(crate) fn upstream_fio(option: &str, or_installed: bool) -> Option<PathBuf> 
 
 /// The iolens binary, isolated, with its history in a scratch database.
 pub(crate) fn command() -> Command {
-    let mut command = isolated(env!("CARGO_BIN_EXE_iolens"));
+    with_scratch_history(isolated(env!("CARGO_BIN_EXE_iolens")))
+}
+
+fn with_scratch_history(mut command: Command) -> Command {
     command.env(
         "IOLENS_DB",
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
     );
     command
+}
+
+/// The iolens binary as `command` gives it, under `prlimit` with `limits` (`--as=BYTES`,
+/// `--nproc=N`, …), so a bug that allocates or spawns without bound fails alone instead of
+/// taking the machine; None, saying why, where prlimit is missing.
+pub(crate) fn limited(limits: &[&str]) -> Option<Command> {
+    let found = Command::new("prlimit").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipping: prlimit (util-linux) is not installed");
+        return None;
+    }
+    let mut command = with_scratch_history(isolated("prlimit"));
+    command
+        .args(limits)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_iolens"));
+    Some(command)
 }
 
 /// Runs iolens with its history in a scratch database, never the user's.
