@@ -179,3 +179,38 @@ fn a_job_file_without_an_end_is_refused_after_a_few_mib() {
         assert!(stderr.contains(fragment), "{args:?}: {stderr}");
     }
 }
+
+/// 100000 nested parentheses: in a job file's arithmetic they are refused at a depth limit
+/// (they overflowed the parser's stack), and on the command line (where values are not
+/// arithmetic) the one line shows the value's start and length, not 100 KB.
+#[test]
+fn deeply_nested_parentheses_give_one_short_line() {
+    let tmp = scratch();
+    let deep = format!("{}1)", "(".repeat(60_000));
+    std::fs::write(
+        tmp.path().join("deep.fio"),
+        format!("[job]\nioengine=null\nsize=1m\nbs={deep}\n"),
+    )
+    .unwrap();
+    let wide = format!("--bs={}1)", "(".repeat(100_000));
+    let cases = [
+        (
+            vec!["deep.fio".to_string()],
+            "deep.fio:4: bs=((((",
+            "… (60002 bytes): more than 100 parentheses, signs or powers nested",
+        ),
+        (
+            vec!["--name=j".into(), "--ioengine=null".into(), wide],
+            "argument 3: bs=((((",
+            "… (100002 bytes)' is not a whole number",
+        ),
+    ];
+    for (args, start, rest) in cases {
+        let args = [vec!["run".into(), "--no-history".into()], args].concat();
+        let (code, stderr) = run(start, &args, tmp.path());
+        assert_eq!(code, Some(2), "{start}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{start}: {stderr}");
+        assert!(stderr.contains(start) && stderr.contains(rest), "{stderr}");
+        assert!(stderr.len() < 400, "a {}-byte line", stderr.len());
+    }
+}
