@@ -284,8 +284,8 @@ impl Parser {
             value = match op {
                 '*' => value.checked_mul(right).ok_or(ExprError::Overflow)?,
                 _ if right == 0 => return Err(ExprError::DivisionByZero),
-                '/' => value / right,
-                _ => value % right,
+                '/' => value.checked_div(right).ok_or(ExprError::Overflow)?,
+                _ => value.checked_rem(right).ok_or(ExprError::Overflow)?,
             };
         }
         Ok(value)
@@ -305,7 +305,10 @@ impl Parser {
 
     fn signed(&mut self) -> Result<i128, ExprError> {
         match self.next_operator_in("-+") {
-            Some('-') => Ok(-self.deeper(Self::signed)?),
+            Some('-') => self
+                .deeper(Self::signed)?
+                .checked_neg()
+                .ok_or(ExprError::Overflow),
             Some(_) => self.deeper(Self::signed),
             None => self.atom(),
         }
@@ -358,6 +361,9 @@ mod tests {
         assert_eq!(evaluate("1/0"), Err(ExprError::DivisionByZero));
         assert_eq!(evaluate("1-2"), Err(ExprError::Negative(-1)));
         assert_eq!(evaluate("2^64"), Err(ExprError::Overflow));
+        assert_eq!(evaluate("-((-2)^127)"), Err(ExprError::Overflow));
+        assert_eq!(evaluate("((-2)^127)/(-1)"), Err(ExprError::Overflow));
+        assert_eq!(evaluate("((-2)^127)%(-1)"), Err(ExprError::Overflow));
         assert!(matches!(evaluate("(1+2"), Err(ExprError::Syntax(_))));
         assert!(matches!(evaluate("1+"), Err(ExprError::Syntax(_))));
         assert!(matches!(evaluate("4q*2"), Err(ExprError::Syntax(_))));
