@@ -142,7 +142,11 @@ fn run_in_program(
         Err(e) => {
             start.wait();
             return WorkerResult::failed(IoFailure {
-                message: format!("{}: cannot start a worker process: {e}", task.who()),
+                message: format!(
+                    "{}: cannot start a worker process: {}",
+                    task.who(),
+                    refused_start(&e)
+                ),
                 errno: e.raw_os_error().unwrap_or(0),
             });
         }
@@ -156,7 +160,13 @@ fn run_in_program(
     live.worker_process_started(child.child.id());
     let started = std::time::Instant::now();
     let outcome = std::thread::scope(|scope| {
-        scope.spawn(|| forward_stop(stdin, stop, &finished));
+        let forwarder = std::thread::Builder::new().name("worker stop".into());
+        if let Err(e) = forwarder.spawn_scoped(scope, || forward_stop(stdin, stop, &finished)) {
+            return Err(Unanswered::Failed(format!(
+                "cannot start a thread: {}",
+                refused_start(&e)
+            )));
+        }
         let outcome = child.read_result(status, given_up);
         finished.store(true, Ordering::Relaxed);
         outcome
@@ -176,6 +186,19 @@ fn run_in_program(
             },
         ),
         Err(Unanswered::Failed(what)) => child.fail(task, &what),
+    }
+}
+
+/// Why the system refused a worker's process or thread; when it ran out of them
+/// (EAGAIN), with the limits in force and what to do.
+pub(super) fn refused_start(e: &std::io::Error) -> String {
+    let why = crate::errno::describe(e);
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) => format!(
+            "{why} (limits: {}): lower numjobs or raise the limit",
+            crate::observe::cgroup::pids::describe_limits()
+        ),
+        _ => why,
     }
 }
 

@@ -89,6 +89,45 @@ pub(crate) fn limited(limits: &[&str]) -> Option<Command> {
     Some(command)
 }
 
+/// Runs `command` to its end with its output; a run still going after `patience` is a hang:
+/// it is killed and the test fails.
+pub(crate) fn output_within(mut command: Command, patience: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    let drain = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = std::time::Instant::now() + patience;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} still ran after {patience:?} (a hang)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
 /// Runs iolens with its history in a scratch database, never the user's.
 pub(crate) fn iolens(args: &[&str]) -> Output {
     command().args(args).output().expect("run iolens")
