@@ -13,7 +13,9 @@ pub(super) use peers::{write_rank_file, OneHost, Peers, RankPeers};
 use super::group_control::{GroupControl, JobStart, StartGate};
 use super::result::{IoFailure, WorkerResult};
 use super::status::StatusSlot;
-use super::{collect, process, run_worker, watchdog, worker_ctx, RunRequest, RunSoFar};
+use super::{
+    collect, process, run_worker, stop_signal, watchdog, worker_ctx, RunRequest, RunSoFar,
+};
 use crate::fileset::FileSet;
 use crate::observe::live::LiveBoard;
 use std::sync::atomic::AtomicBool;
@@ -112,7 +114,7 @@ pub(super) fn run_group(
         let mut supervisor = GroupSupervisor::new(supervised, watch, handles);
         // Without interim reports, wake only to look after the group.
         let every = req.status.as_ref().map_or(Duration::MAX, |s| s.interval);
-        while sleep_while(every, || supervisor.tick()) {
+        while stop_signal::sleep_while(every, || supervisor.tick()) {
             let Some(status) = &req.status else { continue };
             let interim = supervisor.interim(run.gathered.borrow().results.clone());
             let report = collect::report(req, &interim, Vec::new(), run.started_unix_ms);
@@ -251,19 +253,4 @@ impl Spawned<'_> {
             errno: refused.raw_os_error().unwrap_or(0),
         })
     }
-}
-
-/// Sleep up to `duration` in short steps while `running` holds; true when the
-/// whole duration passed with it still holding.
-fn sleep_while(duration: Duration, mut running: impl FnMut() -> bool) -> bool {
-    const STEP: Duration = Duration::from_millis(10);
-    let start = Instant::now();
-    while running() {
-        let elapsed = start.elapsed();
-        if elapsed >= duration {
-            return true;
-        }
-        std::thread::sleep(STEP.min(duration - elapsed));
-    }
-    false
 }
