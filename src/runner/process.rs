@@ -419,8 +419,8 @@ pub(crate) enum ChildError {
 /// Child side of `--status-interval`: send the worker's latest snapshot to
 /// the parent every `every` until the worker is done.
 fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(every);
+    // the worker's end cuts the wait short: `--status-interval=1h` held its process an hour
+    while stop_signal::sleep_while(every, || !done.load(Ordering::Relaxed)) {
         let Some(snapshot) = slot.latest() else {
             continue;
         };
@@ -822,5 +822,11 @@ mod tests {
         let (result, starts) = run_program(Err(std::io::Error::other("no executable")));
         assert!(result.error.unwrap().message.contains("no executable"));
         assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn the_status_relay_of_a_finished_worker_ends_without_waiting_its_interval() {
+        let done = AtomicBool::new(true);
+        relay_status(&StatusSlot::default(), Duration::from_secs(3600), &done);
     }
 }

@@ -134,3 +134,20 @@ fn workers_the_system_refuses_end_the_run_in_one_line_not_a_hang() {
         );
     }
 }
+
+/// A worker process's relay of `--status-interval` snapshots ends with the worker, not at
+/// the interval's end: a 1 MiB job with `--status-interval=1h` ends (it waited an hour).
+#[test]
+fn a_long_status_interval_does_not_hold_a_worker_process() {
+    let mut command = crate::support::command();
+    command.args([
+        "run",
+        "--no-history",
+        "--name=short",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    command.arg("--status-interval=1h");
+    let out = crate::support::output_within(command, std::time::Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
