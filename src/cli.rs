@@ -8,6 +8,7 @@ use crate::debug::DebugRequest;
 use crate::job::front::cli_args::option_text;
 use crate::model::Severity;
 use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 use values::{
@@ -18,13 +19,39 @@ use values::{
 };
 pub(crate) use values::{EtaMode, FioCompat, Format, Formats, JobPair};
 
-/// Parse the process's command line. `run`'s own flags may stand anywhere among
-/// the job options, so they are moved in front of them first (see `order_run_words`).
-/// A usage error, `--help` and `--version` come back as clap's error for `cmd/` to print.
-pub(crate) fn parse() -> Result<Cli, clap::Error> {
-    let mut words: Vec<String> = std::env::args_os()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
+/// The process's words as text: the program's name as it is (only a name), each argument
+/// as UTF-8 or the error naming the first that is not.
+pub(crate) fn text_words(
+    mut words: impl Iterator<Item = OsString>,
+) -> Result<Vec<String>, NotText> {
+    let program = words.next().unwrap_or_default();
+    let mut text = vec![program.to_string_lossy().into_owned()];
+    for (place, word) in words.enumerate() {
+        text.push(word.into_string().map_err(|word| NotText {
+            place: place + 1,
+            word,
+        })?);
+    }
+    Ok(text)
+}
+
+/// An argument that is not UTF-8: its place (1 is the first after the program's name) and bytes.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "argument {place} is not UTF-8 text: {word:?} (iolens reads its arguments as text; \
+     give it in UTF-8, renaming the file if it is a file's name)"
+)]
+pub(crate) struct NotText {
+    place: usize,
+    word: OsString,
+}
+
+/// Parse the process's command line (its words as text, see `text_words`). `run`'s own
+/// flags may stand anywhere among the job options, so they are moved in front of them
+/// first (see `order_run_words`). A usage error, `--help` and `--version` come back as
+/// clap's error for `cmd/` to print.
+pub(crate) fn parse(words: &[String]) -> Result<Cli, clap::Error> {
+    let mut words = words.to_vec();
     if words.get(1).is_some_and(|w| w == "run") {
         let rest = words.split_off(2);
         words.extend(order_run_words(&rest));
@@ -641,6 +668,24 @@ mod tests {
         assert!(refusal(&["--terse-version=4"]).contains("terse version 3 only"));
         assert!(refusal(&["--terse-version=x"]).contains("2, 3, 4 and 5"));
         assert!(refusal(&["--eta-newline=0"]).contains("positive"));
+    }
+
+    #[test]
+    fn an_argument_that_is_not_utf8_is_named_by_its_place() {
+        use std::os::unix::ffi::OsStringExt;
+        let words = |w: &[&[u8]]| {
+            w.iter()
+                .map(|b| OsString::from_vec(b.to_vec()))
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        let program_is_only_a_name = text_words(words(&[b"/opt/\xff/iolens", b"run"])).unwrap();
+        assert_eq!(program_is_only_a_name[1], "run");
+        let refused = text_words(words(&[b"iolens", b"run", b"--name=\xff"])).unwrap_err();
+        assert_eq!(refused.place, 2);
+        assert!(refused
+            .to_string()
+            .starts_with(r#"argument 2 is not UTF-8 text: "--name=\xFF""#));
     }
 
     fn run_line(words: &[&str]) -> RunArgs {

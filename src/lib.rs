@@ -35,7 +35,7 @@ mod testutil;
 // The facade: all that the binary, the integration tests and the fuzz targets use;
 // everything else is private to the crate, so the dead-code lint sees all of it.
 pub mod fuzzing;
-pub use cmd::{dispatch, invoked_as_fio, parse_command_line, run_as_fio};
+pub use cmd::{command_line_words, dispatch, invoked_as_fio, parse_command_line, run_as_fio};
 pub use units::format_value;
 
 /// The names of the engines that move data (every row of the engine table but

@@ -33,10 +33,19 @@ pub(crate) const EXIT_RUN_FAILED: i32 = 1;
 pub(crate) const EXIT_USAGE: i32 = 2;
 pub(crate) const EXIT_FINDING: i32 = 3;
 
-/// The process's command line; a usage error is one line on stderr and exit 2
+/// The process's words (its name, then its arguments) as text; an argument that is not
+/// UTF-8 is named in one line on stderr, exit 2.
+pub fn command_line_words() -> Vec<String> {
+    crate::cli::text_words(std::env::args_os()).unwrap_or_else(|e| {
+        eprintln!("iolens: {e}");
+        std::process::exit(EXIT_USAGE);
+    })
+}
+
+/// The command line (`command_line_words`); a usage error is one line on stderr and exit 2
 /// (like every other error), `--help` and `--version` print and exit 0.
-pub fn parse_command_line() -> Cli {
-    crate::cli::parse().unwrap_or_else(|e| {
+pub fn parse_command_line(words: &[String]) -> Cli {
+    crate::cli::parse(words).unwrap_or_else(|e| {
         if e.use_stderr() {
             eprintln!("iolens: {}", crate::cli::error_line(&e));
             std::process::exit(EXIT_USAGE);
@@ -45,9 +54,10 @@ pub fn parse_command_line() -> Cli {
     })
 }
 
-/// Run the subcommand; the exit code, its error (if any) printed here, once.
-pub fn dispatch(cli: Cli) -> i32 {
-    exit_code(subcommand(cli))
+/// Run the subcommand parsed from `words` (`command_line_words`); the exit code, its
+/// error (if any) printed here, once.
+pub fn dispatch(cli: Cli, words: &[String]) -> i32 {
+    exit_code(subcommand(cli, words))
 }
 
 /// Invoked as `fio`: `--version` answers like fio; everything else is `iolens run ARGS…`.
@@ -62,12 +72,9 @@ fn exit_code(result: Result<i32, CmdError>) -> i32 {
     })
 }
 
-fn subcommand(cli: Cli) -> Result<i32, CmdError> {
+fn subcommand(cli: Cli, words: &[String]) -> Result<i32, CmdError> {
     match cli.command {
-        Some(Command::Run(args)) => {
-            let typed: Vec<String> = std::env::args().skip(2).collect();
-            run_line(&args, &typed)
-        }
+        Some(Command::Run(args)) => run_line(&args, words.get(2..).unwrap_or_default()),
         Some(Command::Compare {
             a,
             b,

@@ -14,7 +14,7 @@ pub(super) fn fio_version() -> String {
 }
 
 /// True when the program was started under the name `fio`.
-pub fn invoked_as_fio(argv0: &OsStr) -> bool {
+pub fn invoked_as_fio(argv0: &str) -> bool {
     Path::new(argv0).file_name() == Some(OsStr::new("fio"))
 }
 
@@ -180,10 +180,10 @@ mod tests {
 
     #[test]
     fn only_the_file_name_fio_counts() {
-        assert!(invoked_as_fio(OsStr::new("/usr/local/bin/fio")));
-        assert!(invoked_as_fio(OsStr::new("fio")));
-        assert!(!invoked_as_fio(OsStr::new("/usr/bin/iolens")));
-        assert!(!invoked_as_fio(OsStr::new("fio2")));
+        assert!(invoked_as_fio("/usr/local/bin/fio"));
+        assert!(invoked_as_fio("fio"));
+        assert!(!invoked_as_fio("/usr/bin/iolens"));
+        assert!(!invoked_as_fio("fio2"));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use super::raw::Source;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum JobError {
-    #[error("{at}: unknown option '{name}'{}", did_you_mean(.suggestion))]
+    #[error("{at}: unknown option '{}'{}", shown(.name), did_you_mean(.suggestion))]
     UnknownOption {
         at: Source,
         name: String,
@@ -16,9 +16,9 @@ pub(crate) enum JobError {
         option: &'static str,
         example: &'static str,
     },
-    #[error("{at}: '{arg}' is not a job option (job options look like --bs=4k)")]
+    #[error("{at}: '{}' is not a job option (job options look like --bs=4k)", shown(.arg))]
     NotAnOption { at: Source, arg: String },
-    #[error("{at}: {option}={value}: {reason} ({hint})")]
+    #[error("{at}: {option}={}: {} ({hint})", shown(.value), .reason.replace(.value.as_str(), &shown(.value)))]
     InvalidValue {
         at: Source,
         option: &'static str,
@@ -27,7 +27,10 @@ pub(crate) enum JobError {
         hint: String,
     },
     /// An option or value fio has and iolens deliberately does not.
-    #[error("{at}: {option}={value}: not supported by iolens: {reason} (instead: {instead})")]
+    #[error(
+        "{at}: {option}={}: not supported by iolens: {reason} (instead: {instead})",
+        shown(.value)
+    )]
     Unsupported {
         at: Source,
         option: &'static str,
@@ -61,6 +64,17 @@ fn spelled(at: &Source, option: &str) -> String {
     match at {
         Source::Argument(_) => format!("--{option}"),
         _ => option.to_string(),
+    }
+}
+
+/// Text from the user as an error line shows it (also where a reason quotes it): whole up to
+/// 80 characters, else its start and its length, so a hostile value (100000 parentheses)
+/// still gives one short line.
+fn shown(text: &str) -> String {
+    const MAX_CHARS: usize = 80;
+    match text.char_indices().nth(MAX_CHARS) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes)", &text[..end], text.len()),
     }
 }
 

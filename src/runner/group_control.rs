@@ -10,7 +10,7 @@ use super::ctx::StartSignal;
 use super::stop_signal;
 use crate::job::spec::{ExitWhat, JobSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 /// How often a held-back `wait_for` job looks whether it may start.
@@ -98,13 +98,9 @@ impl<'a> GroupControl<'a> {
     }
 
     /// What a worker of the job at `position` waits on before its first I/O.
-    pub(super) fn start_signal<'s>(
-        &'s self,
-        barrier: &'s Barrier,
-        position: usize,
-    ) -> JobStart<'s> {
+    pub(super) fn start_signal<'s>(&'s self, gate: &'s StartGate, position: usize) -> JobStart<'s> {
         JobStart {
-            barrier,
+            gate,
             control: self,
             waitee: self.waitees[position],
         }
@@ -141,16 +137,52 @@ impl<'a> GroupControl<'a> {
     }
 }
 
-/// The group's barrier, then (with `wait_for`) the end of the waited-for job.
+/// The group's start: each of its parties (the workers and the thread that lets them go)
+/// waits until all have come, or until the start is called off (a worker could not be
+/// spawned, so the others would wait for it forever: they go, to find the group stopped).
+pub(super) struct StartGate {
+    /// The parties still awaited; 0 once the gate is open.
+    awaited: Mutex<usize>,
+    open: Condvar,
+}
+
+impl StartGate {
+    pub(super) fn new(parties: usize) -> Self {
+        StartGate {
+            awaited: Mutex::new(parties),
+            open: Condvar::new(),
+        }
+    }
+
+    /// Come to the gate and wait until it opens.
+    pub(super) fn wait(&self) {
+        let mut awaited = self.awaited.lock().unwrap_or_else(|e| e.into_inner());
+        *awaited = awaited.saturating_sub(1);
+        if *awaited == 0 {
+            self.open.notify_all();
+        }
+        while *awaited > 0 {
+            awaited = self.open.wait(awaited).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Open the gate without the parties that will not come.
+    pub(super) fn call_off(&self) {
+        *self.awaited.lock().unwrap_or_else(|e| e.into_inner()) = 0;
+        self.open.notify_all();
+    }
+}
+
+/// The group's start gate, then (with `wait_for`) the end of the waited-for job.
 pub(super) struct JobStart<'a> {
-    barrier: &'a Barrier,
+    gate: &'a StartGate,
     control: &'a GroupControl<'a>,
     waitee: Option<usize>,
 }
 
 impl StartSignal for JobStart<'_> {
     fn wait(&self) {
-        self.barrier.wait();
+        self.gate.wait();
         if let Some(waitee) = self.waitee {
             self.control.wait_until_done(waitee);
         }
@@ -230,11 +262,11 @@ mod tests {
         jobs[2].control.wait_for = Some("elsewhere".to_string());
         let control = GroupControl::new(&jobs, &[0, 1, 2], &run_stop);
         assert_eq!(control.waitees, [None, Some(0), None]);
-        let barrier = Barrier::new(1);
+        let gate = StartGate::new(1);
         let started = AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
-                control.start_signal(&barrier, 1).wait();
+                control.start_signal(&gate, 1).wait();
                 started.store(true, Ordering::Relaxed);
             });
             std::thread::sleep(Duration::from_millis(30));
@@ -242,5 +274,23 @@ mod tests {
             control.observe([true, false, false].into_iter());
         });
         assert!(started.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_start_gate_opens_when_all_come_or_when_called_off() {
+        let gate = StartGate::new(2);
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| gate.wait());
+            gate.wait();
+            first.join().unwrap();
+        });
+        // Three parties, one of which never comes: calling it off lets the other go.
+        let gate = StartGate::new(3);
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(|| gate.wait());
+            gate.call_off();
+            waiting.join().unwrap();
+        });
+        gate.wait();
     }
 }

@@ -142,7 +142,11 @@ fn run_in_program(
         Err(e) => {
             start.wait();
             return WorkerResult::failed(IoFailure {
-                message: format!("{}: cannot start a worker process: {e}", task.who()),
+                message: format!(
+                    "{}: cannot start a worker process: {}",
+                    task.who(),
+                    refused_start(&e)
+                ),
                 errno: e.raw_os_error().unwrap_or(0),
             });
         }
@@ -156,7 +160,13 @@ fn run_in_program(
     live.worker_process_started(child.child.id());
     let started = std::time::Instant::now();
     let outcome = std::thread::scope(|scope| {
-        scope.spawn(|| forward_stop(stdin, stop, &finished));
+        let forwarder = std::thread::Builder::new().name("worker stop".into());
+        if let Err(e) = forwarder.spawn_scoped(scope, || forward_stop(stdin, stop, &finished)) {
+            return Err(Unanswered::Failed(format!(
+                "cannot start a thread: {}",
+                refused_start(&e)
+            )));
+        }
         let outcome = child.read_result(status, given_up);
         finished.store(true, Ordering::Relaxed);
         outcome
@@ -176,6 +186,19 @@ fn run_in_program(
             },
         ),
         Err(Unanswered::Failed(what)) => child.fail(task, &what),
+    }
+}
+
+/// Why the system refused a worker's process or thread; when it ran out of them
+/// (EAGAIN), with the limits in force and what to do.
+pub(super) fn refused_start(e: &std::io::Error) -> String {
+    let why = crate::errno::describe(e);
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) => format!(
+            "{why} (limits: {}): lower numjobs or raise the limit",
+            crate::observe::cgroup::pids::describe_limits()
+        ),
+        _ => why,
     }
 }
 
@@ -396,8 +419,8 @@ pub(crate) enum ChildError {
 /// Child side of `--status-interval`: send the worker's latest snapshot to
 /// the parent every `every` until the worker is done.
 fn relay_status(slot: &StatusSlot, every: Duration, done: &AtomicBool) {
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(every);
+    // the worker's end cuts the wait short: `--status-interval=1h` held its process an hour
+    while stop_signal::sleep_while(every, || !done.load(Ordering::Relaxed)) {
         let Some(snapshot) = slot.latest() else {
             continue;
         };
@@ -800,5 +823,11 @@ mod tests {
         let (result, starts) = run_program(Err(std::io::Error::other("no executable")));
         assert!(result.error.unwrap().message.contains("no executable"));
         assert_eq!(starts, 1);
+    }
+
+    #[test]
+    fn the_status_relay_of_a_finished_worker_ends_without_waiting_its_interval() {
+        let done = AtomicBool::new(true);
+        relay_status(&StatusSlot::default(), Duration::from_secs(3600), &done);
     }
 }

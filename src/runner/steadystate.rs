@@ -125,11 +125,12 @@ impl SteadyState {
         Self {
             spec: spec.clone(),
             samples_wanted,
-            ramp_ns: nanos(ramp_time + spec.ramp),
+            ramp_ns: nanos(ramp_time.saturating_add(spec.ramp)),
             first_io_ns: None,
             last_sample: None,
-            iops: VecDeque::with_capacity(samples_wanted),
-            bw: VecDeque::with_capacity(samples_wanted),
+            // Grown as samples come (one a second), never sized by `ss_dur` up front.
+            iops: VecDeque::new(),
+            bw: VecDeque::new(),
             verdict: Verdict::default(),
             attained: false,
         }
@@ -145,7 +146,7 @@ impl SteadyState {
         }
         let first_io_ns = *self.first_io_ns.get_or_insert(now_ns);
         let Some((then_ns, then)) = self.last_sample else {
-            if now_ns >= first_io_ns + self.ramp_ns {
+            if now_ns >= first_io_ns.saturating_add(self.ramp_ns) {
                 self.last_sample = Some((now_ns, totals));
             }
             return false;
@@ -287,6 +288,29 @@ mod tests {
                 ss.observe((i as u64 + 2) * S + 1, totals)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_window_of_50000_days_holds_only_the_samples_taken() {
+        let mut long = spec(SteadyMetric::Iops, false, 5.0, true);
+        (long.duration, long.ramp) = (Duration::from_secs(50_000 * 86_400), Duration::MAX);
+        let mut ss = SteadyState::new(&long, Duration::from_secs(50_000 * 86_400));
+        assert_eq!(ss.samples_wanted, 4_320_000_000);
+        assert!(ss.iops.capacity() < 64 && ss.bw.capacity() < 64);
+        assert!(!ss.observe(
+            1,
+            Totals {
+                ios: 1,
+                bytes: 4096
+            }
+        ));
+        assert!(!ss.observe(
+            u64::MAX,
+            Totals {
+                ios: 2,
+                bytes: 8192
+            }
+        ));
     }
 
     #[test]

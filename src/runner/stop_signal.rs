@@ -173,6 +173,21 @@ pub(crate) fn stop_requested(stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed)
 }
 
+/// Sleep up to `duration` in short steps while `running` holds; true when the
+/// whole duration passed with it still holding.
+pub(crate) fn sleep_while(duration: Duration, mut running: impl FnMut() -> bool) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    let start = Instant::now();
+    while running() {
+        let elapsed = start.elapsed();
+        if elapsed >= duration {
+            return true;
+        }
+        std::thread::sleep(STEP.min(duration - elapsed));
+    }
+    false
+}
+
 /// The signal (SIGINT, SIGTERM or SIGHUP; the last one) that asked the run to stop, if one did.
 pub(crate) fn received_signal() -> Option<i32> {
     let sig = CONTROL.get()?.received.load(Ordering::Relaxed);

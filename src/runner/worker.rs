@@ -90,9 +90,8 @@ fn run_on<E: Engine, C: Clock>(
             });
         }
     };
-    if !job.exec.startdelay.is_zero() {
-        std::thread::sleep(job.exec.startdelay);
-    }
+    // a stop during the delay ends it: the worker then issues nothing
+    super::stop_signal::sleep_while(job.exec.startdelay, || !ctx.stop.load(Ordering::Relaxed));
     let live = ctx.live;
     let gates = IssueGates::new(job, ctx.seed, locks, flow);
     let mut worker = Worker::new(ctx, engine, queue, gates, start_clock());

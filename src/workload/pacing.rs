@@ -10,6 +10,7 @@ use iolens_sys::FastClock;
 use rand_distr::{Distribution, Exp1};
 #[cfg(test)]
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
@@ -25,7 +26,21 @@ pub(crate) trait Clock {
             std::hint::spin_loop();
         }
     }
+    /// Like `sleep_until_ns`, but ends early once `stop` is set, looked at every
+    /// `STOP_CHECK_NS` at least: a pause (`thinktime=1h`, `rate_iops=1`) never holds a stop.
+    fn pause_until_ns(&self, t: u64, stop: &AtomicBool) {
+        loop {
+            let now = self.now_ns();
+            if now >= t || stop.load(Ordering::Relaxed) {
+                return;
+            }
+            self.sleep_until_ns(t.min(now.saturating_add(STOP_CHECK_NS)));
+        }
+    }
 }
+
+/// The longest a pause goes without looking at its stop flag.
+const STOP_CHECK_NS: u64 = 50_000_000;
 
 /// A borrowed clock is a clock: a test keeps its [`FakeClock`] to read the
 /// time and the waits after lending it to the code under test.
@@ -41,6 +56,10 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn spin_until_ns(&self, t: u64) {
         (**self).spin_until_ns(t)
+    }
+
+    fn pause_until_ns(&self, t: u64, stop: &AtomicBool) {
+        (**self).pause_until_ns(t, stop)
     }
 }
 
@@ -119,6 +138,13 @@ impl Clock for FakeClock {
 
     fn spin_until_ns(&self, t: u64) {
         self.sleep_until_ns(t);
+    }
+
+    /// One wake at `t`, as a test expects of the decision, unless stopped already.
+    fn pause_until_ns(&self, t: u64, stop: &AtomicBool) {
+        if !stop.load(Ordering::Relaxed) {
+            self.sleep_until_ns(t);
+        }
     }
 }
 
@@ -486,5 +512,28 @@ mod tests {
         let deadline = clock.now_ns() + 2_000_000;
         clock.sleep_until_ns(deadline);
         assert!(clock.now_ns() >= deadline);
+    }
+
+    /// Steps through `FakeClock`'s plain sleep, as the real clock's pause does.
+    struct Stepping(FakeClock);
+
+    impl Clock for Stepping {
+        fn now_ns(&self) -> u64 {
+            self.0.now_ns()
+        }
+        fn sleep_until_ns(&self, t: u64) {
+            self.0.sleep_until_ns(t);
+        }
+    }
+
+    #[test]
+    fn a_pause_looks_at_its_stop_flag_every_step_and_ends_once_it_is_set() {
+        let clock = Stepping(FakeClock::new());
+        let stop = AtomicBool::new(false);
+        clock.pause_until_ns(120_000_000, &stop);
+        assert_eq!(clock.0.wakes(), [50_000_000, 100_000_000, 120_000_000]);
+        stop.store(true, Ordering::Relaxed);
+        clock.pause_until_ns(3_600_000_000_000, &stop);
+        assert_eq!(clock.0.now_ns(), 120_000_000);
     }
 }

@@ -51,6 +51,7 @@ mod mmap_advice;
 mod mpi;
 mod observe;
 mod offload;
+mod option_fuzz;
 mod options;
 mod outputs;
 mod pacing;

@@ -811,6 +811,43 @@ fn steadystate_ends_a_stable_job_early_and_reports_the_window() {
     assert!(plain["jobs"][0].get("steadystate").is_none());
 }
 
+/// Steady-state windows size nothing by their length up front: a 1-day window with a
+/// 50000-day ramp ends after its 1 MiB (256 I/Os), unsteady, in 2 GiB of address space, and a
+/// 50000-day window (69 GB of samples, which aborted) is refused in one line.
+#[test]
+fn steadystate_windows_allocate_only_what_they_sample() {
+    let run = |window: &str| {
+        let mut command = crate::support::limited(&["--as=2147483648"])?;
+        let out = command
+            .args(["run", "--no-history", "--output-format=json", "--thread"])
+            .args([
+                "--name=long",
+                "--ioengine=null",
+                "--size=1m",
+                "--number_ios=1000",
+            ])
+            .args(["--steadystate=iops:10%", "--ss_ramp=50000d"])
+            .arg(format!("--ss_dur={window}"))
+            .output()
+            .unwrap();
+        Some(out)
+    };
+    let Some(day) = run("1d") else {
+        return;
+    };
+    let report = json(&day);
+    let ss = &report["jobs"][0]["steadystate"];
+    assert_eq!(ss["duration"], 86_400, "{ss}");
+    assert_eq!(ss["attained"], 0, "{ss}");
+    assert_eq!(report["jobs"][0]["read"]["total_ios"], 256);
+    let refused = run("50000d").unwrap();
+    crate::support::assert_failed_saying(
+        &refused,
+        2,
+        "steadystate_duration=50000d: a window of more than 1 day is not kept",
+    );
+}
+
 #[test]
 fn latency_target_finds_a_depth_reports_it_and_ends_the_job() {
     let report = fio_json(&[

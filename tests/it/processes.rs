@@ -83,3 +83,71 @@ fn an_io_error_in_a_worker_process_fails_the_run() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_ne!(report["jobs"][0]["error"], 0, "{report}");
 }
+
+/// Workers the system refuses (the user's process limit, as a user it applies to) end the
+/// run: the started ones are let go and stopped, the report comes, and stderr has one line
+/// saying how many started and which limits hold; the run failed (exit 1), never a hang.
+/// Threads and worker processes alike.
+#[test]
+fn workers_the_system_refuses_end_the_run_in_one_line_not_a_hang() {
+    // as root RLIMIT_NPROC does not hold: the run goes as nobody
+    if !crate::scenario_support::have_tools(&["setpriv", "prlimit"]) {
+        return;
+    }
+    let dir = scratch();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    for kind in [&["--thread"][..], &[]] {
+        let mut command = crate::support::isolated("setpriv");
+        command
+            .current_dir(dir.path())
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .args(["prlimit", "--nproc=20", "--", env!("CARGO_BIN_EXE_iolens")])
+            .args([
+                "run",
+                "--no-history",
+                "--name=many",
+                "--ioengine=null",
+                "--size=1m",
+            ])
+            .args(["--numjobs=50", "--group_reporting"])
+            .args(kind);
+        let out = crate::support::output_within(command, std::time::Duration::from_secs(120));
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{kind:?}: {text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{kind:?}: {text}");
+        assert!(
+            lines[0].starts_with("iolens: job 'many': job 'many' worker ")
+                && lines[0].contains("cannot start a")
+                && lines[0].contains("EAGAIN")
+                && lines[0].contains("limits: RLIMIT_NPROC 20")
+                && lines[0].ends_with("lower numjobs or raise the limit"),
+            "{kind:?}: {text}"
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("many: (groupid=0, jobs=50)"),
+            "{kind:?}: expected the report"
+        );
+    }
+}
+
+/// A worker process's relay of `--status-interval` snapshots ends with the worker, not at
+/// the interval's end: a 1 MiB job with `--status-interval=1h` ends (it waited an hour).
+#[test]
+fn a_long_status_interval_does_not_hold_a_worker_process() {
+    let mut command = crate::support::command();
+    command.args([
+        "run",
+        "--no-history",
+        "--name=short",
+        "--ioengine=null",
+        "--size=1m",
+    ]);
+    command.arg("--status-interval=1h");
+    let out = crate::support::output_within(command, std::time::Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

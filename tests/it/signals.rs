@@ -510,3 +510,44 @@ fn signals_during_the_layout_stop_before_the_run_or_abort_on_the_third() {
         }
     }
 }
+
+/// No pause holds a stop: a worker waiting out `startdelay=1h`, or a think time of an hour
+/// after its first I/O (thread or process), ends on SIGINT, and the run reports (exit 130).
+#[test]
+fn sigint_ends_an_hour_long_startdelay_or_thinktime() {
+    let cases: [&[&str]; 3] = [
+        &["--startdelay=1h"],
+        &["--thinktime=3600s"],
+        &["--thinktime=3600s", "--thread"],
+    ];
+    for pause in cases {
+        let (dir, db) = scratch_with_history();
+        let mut words: Vec<String> = [
+            "run",
+            "--name=paused",
+            "--ioengine=null",
+            "--size=1m",
+            "--timeline",
+        ]
+        .iter()
+        .chain(pause)
+        .map(|s| s.to_string())
+        .collect();
+        words.push(format!("--db={}", db.display()));
+        let mut iolens = Running::start(dir.path(), &args(&words));
+        // the timeline's header comes once the job has run a second, in its pause
+        iolens.wait_saying("timeline:");
+        iolens.signal("INT");
+        assert_eq!(
+            iolens.code(),
+            Some(130),
+            "{pause:?}: stderr:\n{}",
+            iolens.stderr()
+        );
+        assert!(
+            iolens.stdout().contains("paused: (groupid=0"),
+            "{pause:?}: expected the report, got:\n{}",
+            iolens.stdout()
+        );
+    }
+}

@@ -61,12 +61,71 @@ pub(crate) fn upstream_fio(option: &str, or_installed: bool) -> Option<PathBuf> 
 
 /// The iolens binary, isolated, with its history in a scratch database.
 pub(crate) fn command() -> Command {
-    let mut command = isolated(env!("CARGO_BIN_EXE_iolens"));
+    with_scratch_history(isolated(env!("CARGO_BIN_EXE_iolens")))
+}
+
+fn with_scratch_history(mut command: Command) -> Command {
     command.env(
         "IOLENS_DB",
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-history.db"),
     );
     command
+}
+
+/// The iolens binary as `command` gives it, under `prlimit` with `limits` (`--as=BYTES`,
+/// `--nproc=N`, …), so a bug that allocates or spawns without bound fails alone instead of
+/// taking the machine; None, saying why, where prlimit is missing.
+pub(crate) fn limited(limits: &[&str]) -> Option<Command> {
+    let found = Command::new("prlimit").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("skipping: prlimit (util-linux) is not installed");
+        return None;
+    }
+    let mut command = with_scratch_history(isolated("prlimit"));
+    command
+        .args(limits)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_iolens"));
+    Some(command)
+}
+
+/// Runs `command` to its end with its output; a run still going after `patience` is a hang:
+/// it is killed and the test fails.
+pub(crate) fn output_within(mut command: Command, patience: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    let drain = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = std::time::Instant::now() + patience;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} still ran after {patience:?} (a hang)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
 }
 
 /// Runs iolens with its history in a scratch database, never the user's.

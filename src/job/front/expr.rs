@@ -59,7 +59,16 @@ pub(crate) enum ExprError {
     Negative(i128),
     #[error("the result does not fit in 64 bits")]
     Overflow,
+    #[error(
+        "more than {MAX_DEPTH} parentheses, signs or powers nested in one another \
+         (write the expression flatter)"
+    )]
+    TooDeep,
 }
+
+/// How deep parentheses, signs and `^` may nest: far beyond any real expression, far below
+/// what the parser's recursion could take on a thread's stack.
+const MAX_DEPTH: usize = 100;
 
 /// What an empty or unset `${VAR}` does: an error (strict) or an empty string (fio).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +173,7 @@ pub(crate) fn evaluate(text: &str) -> Result<u64, ExprError> {
     let mut parser = Parser {
         tokens: tokenize(text)?,
         position: 0,
+        depth: 0,
     };
     let value = parser.sum()?;
     if let Some(token) = parser.tokens.get(parser.position) {
@@ -222,13 +232,28 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
     Ok(tokens)
 }
 
-/// Recursive descent: sum > product > power (right-associative) > sign > atom.
+/// Recursive descent: sum > product > power (right-associative) > sign > atom; each
+/// recursion goes through `deeper`, so nesting is bounded by `MAX_DEPTH`.
 struct Parser {
     tokens: Vec<Token>,
     position: usize,
+    depth: usize,
 }
 
 impl Parser {
+    fn deeper(
+        &mut self,
+        inner: fn(&mut Self) -> Result<i128, ExprError>,
+    ) -> Result<i128, ExprError> {
+        if self.depth == MAX_DEPTH {
+            return Err(ExprError::TooDeep);
+        }
+        self.depth += 1;
+        let value = inner(self);
+        self.depth -= 1;
+        value
+    }
+
     fn next_operator_in(&mut self, operators: &str) -> Option<char> {
         match self.tokens.get(self.position) {
             Some(Token::Operator(c)) if operators.contains(*c) => {
@@ -259,8 +284,8 @@ impl Parser {
             value = match op {
                 '*' => value.checked_mul(right).ok_or(ExprError::Overflow)?,
                 _ if right == 0 => return Err(ExprError::DivisionByZero),
-                '/' => value / right,
-                _ => value % right,
+                '/' => value.checked_div(right).ok_or(ExprError::Overflow)?,
+                _ => value.checked_rem(right).ok_or(ExprError::Overflow)?,
             };
         }
         Ok(value)
@@ -271,7 +296,7 @@ impl Parser {
         if self.next_operator_in("^").is_none() {
             return Ok(base);
         }
-        let exponent = self.power()?;
+        let exponent = self.deeper(Self::power)?;
         let exponent = u32::try_from(exponent).map_err(|_| {
             ExprError::Syntax(format!("exponent {exponent} is not a small whole number"))
         })?;
@@ -280,8 +305,11 @@ impl Parser {
 
     fn signed(&mut self) -> Result<i128, ExprError> {
         match self.next_operator_in("-+") {
-            Some('-') => Ok(-self.signed()?),
-            Some(_) => self.signed(),
+            Some('-') => self
+                .deeper(Self::signed)?
+                .checked_neg()
+                .ok_or(ExprError::Overflow),
+            Some(_) => self.deeper(Self::signed),
             None => self.atom(),
         }
     }
@@ -292,7 +320,7 @@ impl Parser {
         match token {
             Some(Token::Number(n)) => Ok(n),
             Some(Token::Operator('(')) => {
-                let value = self.sum()?;
+                let value = self.deeper(Self::sum)?;
                 match self.next_operator_in(")") {
                     Some(_) => Ok(value),
                     None => Err(ExprError::Syntax("missing ')'".into())),
@@ -333,11 +361,32 @@ mod tests {
         assert_eq!(evaluate("1/0"), Err(ExprError::DivisionByZero));
         assert_eq!(evaluate("1-2"), Err(ExprError::Negative(-1)));
         assert_eq!(evaluate("2^64"), Err(ExprError::Overflow));
+        assert_eq!(evaluate("-((-2)^127)"), Err(ExprError::Overflow));
+        assert_eq!(evaluate("((-2)^127)/(-1)"), Err(ExprError::Overflow));
+        assert_eq!(evaluate("((-2)^127)%(-1)"), Err(ExprError::Overflow));
         assert!(matches!(evaluate("(1+2"), Err(ExprError::Syntax(_))));
         assert!(matches!(evaluate("1+"), Err(ExprError::Syntax(_))));
         assert!(matches!(evaluate("4q*2"), Err(ExprError::Syntax(_))));
         assert!(matches!(evaluate("a+1"), Err(ExprError::Syntax(_))));
         assert!(matches!(evaluate("1 2"), Err(ExprError::Syntax(_))));
+    }
+
+    #[test]
+    fn nesting_deeper_than_max_depth_is_refused_not_recursed() {
+        let nested = |depth: usize, open: &str, close: &str| {
+            format!("{}1{}", open.repeat(depth), close.repeat(depth))
+        };
+        assert_eq!(evaluate(&nested(MAX_DEPTH, "(", ")")), Ok(1));
+        assert_eq!(
+            evaluate(&nested(MAX_DEPTH + 1, "(", ")")),
+            Err(ExprError::TooDeep)
+        );
+        assert_eq!(evaluate(&nested(100_000, "(", "")), Err(ExprError::TooDeep));
+        assert_eq!(evaluate(&nested(100_000, "-", "")), Err(ExprError::TooDeep));
+        assert_eq!(
+            evaluate(&nested(100_000, "1^", "")),
+            Err(ExprError::TooDeep)
+        );
     }
 
     #[test]

@@ -134,12 +134,9 @@ impl FileParser<'_> {
             path: path.display().to_string(),
             reason,
         };
-        let bytes = std::fs::read(path).map_err(|e| {
-            let e = crate::errno::describe(&e);
-            match included_at {
-                Some(at) => unreadable(format!("{e} (included at {at})")),
-                None => unreadable(e),
-            }
+        let bytes = super::text_check::job_bytes(path).map_err(|e| match included_at {
+            Some(at) => unreadable(format!("{e} (included at {at})")),
+            None => unreadable(e),
         })?;
         let text = super::text_check::job_text(path, bytes)?;
         // Canonical names catch a cycle through differently spelled paths.

@@ -1,13 +1,35 @@
-//! A job file's bytes → text, refusing what no job file holds (bytes that are
-//! not UTF-8, control characters, absurdly long lines) with the line it is on,
-//! so a binary or corrupted file fails with one short line instead of echoing it.
+//! A job file's bytes → text, refusing what no job file holds (more than a few MiB,
+//! bytes that are not UTF-8, control characters, absurdly long lines) with the line it is
+//! on, so a binary or corrupted file fails with one short line instead of echoing it.
 
 use crate::job::error::JobError;
 use crate::job::raw::Source;
+use std::io::Read;
 use std::path::Path;
 
 /// Longest line accepted; fio's own limit is far below this.
 pub(super) const MAX_LINE: usize = 64 * 1024;
+
+/// Largest job file read (each included file alike): real ones hold a few KiB, and a file
+/// without an end (`/dev/zero`) or a disk image given by mistake must not fill the memory.
+pub(super) const MAX_FILE: usize = 4 << 20;
+
+/// A job file's bytes, at most `MAX_FILE`; why not, for the caller's message.
+pub(super) fn job_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let describe = |e: std::io::Error| crate::errno::describe(&e);
+    let file = std::fs::File::open(path).map_err(describe)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(describe)?;
+    if bytes.len() > MAX_FILE {
+        return Err(format!(
+            "it holds more than {} MiB, which no job file does (is it the right file?)",
+            MAX_FILE >> 20
+        ));
+    }
+    Ok(bytes)
+}
 
 pub(super) fn job_text(path: &Path, bytes: Vec<u8>) -> Result<String, JobError> {
     let at = |index: usize| Source::File {
@@ -57,6 +79,19 @@ pub(super) fn job_text(path: &Path, bytes: Vec<u8>) -> Result<String, JobError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_without_an_end_is_refused_after_max_file_bytes() {
+        let e = job_bytes(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e,
+            "it holds more than 4 MiB, which no job file does (is it the right file?)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let just_fits = dir.path().join("big.fio");
+        std::fs::write(&just_fits, vec![b'\n'; MAX_FILE]).unwrap();
+        assert_eq!(job_bytes(&just_fits).unwrap().len(), MAX_FILE);
+    }
 
     fn check(bytes: &[u8]) -> Result<String, String> {
         job_text(Path::new("j.fio"), bytes.to_vec()).map_err(|e| e.to_string())

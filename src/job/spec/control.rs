@@ -113,6 +113,9 @@ pub(crate) struct SteadyStateSpec {
     pub ramp: Duration,
 }
 
+/// The longest `ss_dur`: its samples are kept and reported, one a second.
+const MAX_STEADY_WINDOW: Duration = Duration::from_secs(86_400);
+
 /// fio's `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LatencyTargetSpec {
@@ -193,6 +196,15 @@ impl Layers<'_> {
             DebugType::Parse,
             threshold_trace(criterion.metric, limit, limit_is_percent),
         );
+        if duration > MAX_STEADY_WINDOW {
+            let setting = self
+                .given(opt::STEADYSTATE_DURATION)
+                .expect("a window was given");
+            return Err(setting.invalid_with_hint(
+                "a window of more than 1 day is not kept",
+                "its samples, one a second, are kept and reported: use at most 1d",
+            ));
+        }
         // One sample per second: a window shorter than a second holds none.
         let duration = Duration::from_secs(duration.as_secs().max(1));
         Ok(Some(SteadyStateSpec {
@@ -324,6 +336,18 @@ mod tests {
         let escaped = job(&["--ss=iops:50%%", "--ss_dur=5"]).control.steadystate;
         let escaped = escaped.unwrap();
         assert_eq!((escaped.limit, escaped.limit_is_percent), (50.0, true));
+        assert_eq!(
+            job(&["--ss_dur=1d"]).control.steadystate.unwrap().duration,
+            MAX_STEADY_WINDOW
+        );
+        let e = error(&["--name=t", "--size=1m", "--ss_dur=50000d"]);
+        assert!(
+            e.ends_with(
+                "steadystate_duration=50000d: a window of more than 1 day is not kept \
+                 (its samples, one a second, are kept and reported: use at most 1d)"
+            ),
+            "{e}"
+        );
         for bad in ["--ss=iops", "--ss=iops:x%", "--ss=iops:-1", "--ss=lat:5%"] {
             let e = error(&["--name=t", "--size=1m", "--ss_dur=5", bad]);
             assert!(e.contains("steadystate"), "{bad}: {e}");

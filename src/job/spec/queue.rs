@@ -40,6 +40,9 @@ pub(crate) struct QueueSpec {
     pub serialize_overlap: bool,
 }
 
+/// The deepest queue: what libaio's default `aio-max-nr` allows (io_uring stops at 32768).
+const MAX_IODEPTH: u32 = 65_536;
+
 /// fio's default `iodepth_batch_complete_max` (for a spec saved before the field).
 fn one() -> u32 {
     1
@@ -53,6 +56,14 @@ impl Layers<'_> {
         submit_mode: SubmitMode,
     ) -> Result<QueueSpec, JobError> {
         let iodepth = self.count_u32(opt::IODEPTH, 1)?;
+        if iodepth > MAX_IODEPTH {
+            let setting = self.given(opt::IODEPTH).expect("the default is 1");
+            return Err(setting.invalid_with_hint(
+                format!("a queue deeper than {MAX_IODEPTH} is not kept"),
+                "each slot holds a buffer, and io_uring and libaio stop at 32768 and 65536: \
+                 use at most 65536",
+            ));
+        }
         let depth = match kind.is_async() || submit_mode == SubmitMode::Offload {
             true => iodepth.max(1),
             false => 1,
@@ -100,6 +111,19 @@ impl Layers<'_> {
 #[cfg(test)]
 mod tests {
     use crate::job::resolve::tests::job;
+
+    #[test]
+    fn a_queue_deeper_than_65536_is_refused() {
+        assert_eq!(
+            job(&["--iodepth=65536", "--ioengine=null"]).queue.depth,
+            65_536
+        );
+        let e = crate::job::resolve::tests::error(&["--name=q", "--iodepth=4294967295"]);
+        assert!(
+            e.contains("iodepth=4294967295: a queue deeper than 65536 is not kept"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn the_queue_is_what_the_worker_keeps() {

@@ -6,6 +6,7 @@
 //! system.
 
 pub(crate) mod limits;
+pub(crate) mod pids;
 pub(crate) mod sample;
 
 use super::{meminfo, read_into};

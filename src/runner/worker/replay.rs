@@ -83,7 +83,8 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
         };
         if due > self.clock.now_ns() {
             self.commit_pending();
-            self.clock.sleep_until_ns(due.min(self.end_ns));
+            self.clock
+                .pause_until_ns(due.min(self.end_ns), self.ctx.stop);
         }
     }
 }

@@ -34,7 +34,8 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
         };
         if due > now {
             self.commit_pending();
-            self.clock.sleep_until_ns(due.min(self.end_ns));
+            self.clock
+                .pause_until_ns(due.min(self.end_ns), self.ctx.stop);
         }
         if let Some(schedule) = &mut self.stats.schedule {
             let interval_ns = self.gates.pacer.interval_ns(io.ddir, bytes);
@@ -97,12 +98,13 @@ impl<E: Engine, C: Clock> Worker<'_, E, C> {
     /// Think for `ns` (never past the job's end), its `thinktime_spin` part busy.
     pub(in crate::runner::worker) fn think_for(&mut self, ns: u64) {
         let now = self.clock.now_ns();
-        let until = (now + ns).min(self.end_ns);
+        let until = now.saturating_add(ns).min(self.end_ns);
         // thinktime_spin: the first part stands for CPU work on the data.
         let spin = self.gates.pacer.thinktime_spin_ns();
         if spin > 0 {
-            self.clock.spin_until_ns((now + spin).min(until));
+            self.clock
+                .spin_until_ns(now.saturating_add(spin).min(until));
         }
-        self.clock.sleep_until_ns(until);
+        self.clock.pause_until_ns(until, self.ctx.stop);
     }
 }
