@@ -849,6 +849,26 @@ fn steadystate_windows_allocate_only_what_they_sample() {
 }
 
 #[test]
+fn a_runtime_of_50000_days_allocates_nothing_for_it() {
+    // The rate series once reserved a sample per 500 ms of the planned runtime: 69 GB.
+    let Some(mut command) = crate::support::limited(&["--as=2147483648"]) else {
+        return;
+    };
+    let out = command
+        .args(["run", "--no-history", "--output-format=json"])
+        .args([
+            "--name=long",
+            "--ioengine=null",
+            "--size=1m",
+            "--runtime=50000d",
+        ])
+        .output()
+        .unwrap();
+    let report = json(&out);
+    assert_eq!(report["jobs"][0]["read"]["total_ios"], 256);
+}
+
+#[test]
 fn latency_target_finds_a_depth_reports_it_and_ends_the_job() {
     let report = fio_json(&[
         "--name=target",
