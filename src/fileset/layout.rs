@@ -4,6 +4,7 @@
 use super::anchor::{reopen_path, Anchor};
 use super::{Progress, Step, TargetError};
 use crate::job::spec::Fallocate;
+use crate::units::{human_bytes, ByteUnits};
 use iolens_sys::fd::{self, Allocate};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -122,7 +123,17 @@ pub(super) fn ensure(
                 total: extent - current,
             })
         };
-        write_random(&mut file, current, extent, &told).map_err(|e| io_err("lay out", e))?;
+        let stop_asked = || progress.stop_asked();
+        let laid = write_random(&mut file, current, extent, &told, &stop_asked)
+            .map_err(|e| io_err("lay out", e))?;
+        if laid < extent - current {
+            return Err(TargetError::Stopped(format!(
+                "{}: stopped while laying it out ({} of {} written; the file is left so)",
+                path.display(),
+                human_bytes(laid, ByteUnits::BToTib),
+                human_bytes(extent - current, ByteUnits::BToTib)
+            )));
+        }
         // Synced above, so the pages are clean and can be dropped, unless they are the file.
         let in_memory = fd::in_memory_fs(&file).unwrap_or(false);
         let dropped = if in_memory {
@@ -188,8 +199,15 @@ fn preallocate(file: &File, mode: Fallocate, from: u64, to: u64) -> std::io::Res
 }
 
 /// Write random data over `from..to`, then sync; `written` hears of the bytes
-/// written so far before each chunk.
-fn write_random(file: &mut File, from: u64, to: u64, written: &dyn Fn(u64)) -> std::io::Result<()> {
+/// written so far before each chunk, and once `stop` says so no more are
+/// written. The bytes written.
+fn write_random(
+    file: &mut File,
+    from: u64,
+    to: u64,
+    written: &dyn Fn(u64),
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(from ^ to);
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
@@ -199,13 +217,17 @@ fn write_random(file: &mut File, from: u64, to: u64, written: &dyn Fn(u64)) -> s
         if pos > from && (pos - from).is_multiple_of(SYNC_EVERY) {
             file.sync_data()?;
         }
+        if stop() {
+            break;
+        }
         written(pos - from);
         let n = (to - pos).min(LAYOUT_CHUNK as u64) as usize;
         rng.fill_bytes(&mut chunk[..n]);
         file.write_all(&chunk[..n])?;
         pos += n as u64;
     }
-    file.sync_all()
+    file.sync_all()?;
+    Ok(pos - from)
 }
 
 #[cfg(test)]
@@ -254,6 +276,35 @@ mod tests {
             ],
             "expected one step per 1 MiB chunk, with the bytes done before it"
         );
+    }
+
+    /// Asks the layout to stop once it has heard of `after` steps.
+    struct StopAfter(std::cell::Cell<u32>, u32);
+
+    impl Progress for StopAfter {
+        fn step(&self, _: Step<'_>) {
+            self.0.set(self.0.get() + 1);
+        }
+        fn stop_asked(&self) -> bool {
+            self.0.get() >= self.1
+        }
+    }
+
+    #[test]
+    fn a_layout_asked_to_stop_writes_no_further_chunk_and_says_how_far_it_got() {
+        let dir = crate::testutil::scratch_dir();
+        let p = dir.path().join("f");
+        let anchor = resolve(&p, None, true).unwrap();
+        let stop = StopAfter(std::cell::Cell::new(0), 2);
+        let refused = ensure(&p, &anchor, &request(8 << 20, true, Fallocate::None), &stop);
+        match refused {
+            Err(TargetError::Stopped(why)) => assert!(
+                why.contains("stopped while laying it out (2.0 MiB of 8.0 MiB written"),
+                "{why}"
+            ),
+            _ => panic!("expected the layout stopped"),
+        }
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 2 << 20);
     }
 
     fn request(extent: u64, fill: bool, fallocate: Fallocate) -> LayoutRequest {

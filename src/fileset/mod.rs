@@ -54,6 +54,10 @@ pub(crate) struct Step<'a> {
 /// hosts says from here that it is alive).
 pub(crate) trait Progress {
     fn step(&self, step: Step<'_>);
+    /// The run was asked to stop (a signal): long setup steps end early.
+    fn stop_asked(&self) -> bool {
+        false
+    }
 }
 
 /// No one listening: a run on its own.
@@ -66,6 +70,9 @@ impl Progress for () {
 pub(crate) enum TargetError {
     #[error("{0}")]
     Config(String),
+    /// A setup step ended early because the run was asked to stop.
+    #[error("{0}")]
+    Stopped(String),
     #[error("{}: {what}: {}", path.display(), crate::errno::describe(source))]
     Io {
         path: PathBuf,

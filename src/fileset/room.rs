@@ -50,7 +50,8 @@ pub(super) fn check<'a>(
         if lacking == 0 {
             continue;
         }
-        let Some(space) = space_for(file.path) else {
+        // A filesystem that reports no size (many FUSE ones) cannot be judged.
+        let Some(space) = space_for(file.path).filter(|space| space.total > 0) else {
             continue;
         };
         let demand = demands.entry(space.fsid).or_insert(Demand {

@@ -23,6 +23,7 @@ pub(crate) mod ranks;
 mod rate_floor;
 pub(crate) mod result;
 mod sched;
+mod setup_watch;
 pub(crate) mod status;
 mod steadystate;
 pub(crate) mod stop_signal;
@@ -133,7 +134,11 @@ pub(crate) fn run(
         Some(alive) => alive,
         None => &(),
     };
-    let mut files = fileset::prepare(req.jobs, req.allow_device_write, req.readonly, progress)?;
+    let stalled = setup_watch::stall_limit(req.io_timeout);
+    let setup = setup_watch::SetupWatch::new(progress, req.stop, stalled);
+    let progress: &dyn fileset::Progress = &setup;
+    let mut files = setup
+        .around(|setup| fileset::prepare(req.jobs, req.allow_device_write, req.readonly, setup))?;
     iolens_sys::clock::calibrate();
     let gathered = RefCell::new(Gathered {
         warnings: files.warnings.clone(),

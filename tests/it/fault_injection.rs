@@ -8,7 +8,7 @@ use crate::support::{assert_failed_saying, command, scratch, stderr, LoopDevice}
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 const BLOCK: u64 = 4096;
@@ -651,4 +651,66 @@ fn the_fault_filesystem_does_what_it_is_told() {
             .all(|&b| b == 5),
         "expected the released write stored"
     );
+}
+
+/// A layout whose writes never complete (a frozen filesystem) is named on stderr
+/// instead of hanging silently, and a signal ends it once the write returns: exit
+/// 130, nothing measured, the file left as it was.
+#[test]
+fn a_stalled_layout_is_named_and_a_signal_ends_it() {
+    use std::io::{BufRead, BufReader};
+    let Some(fs) = FaultFs::mount("f", 0) else {
+        return;
+    };
+    fs.inject(Rule::always(Op::Write, 0..u64::MAX, Fault::Hang));
+    let mut child = command()
+        .args(["run", "--no-history", "--name=r", "--rw=read", "--bs=64k"])
+        .args(["--size=16m", "--io-timeout=1s"])
+        .arg(format!("--filename={}", fs.file().display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run iolens");
+    let (lines, seen) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let mut said = String::new();
+    let named = loop {
+        match seen.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => {
+                said.push_str(&line);
+                said.push('\n');
+                if line.contains("has made no progress") {
+                    break line;
+                }
+            }
+            Err(_) => {
+                let _ = child.kill();
+                fs.release();
+                panic!("expected the stalled layout named on stderr, saw: {said}");
+            }
+        }
+    };
+    assert!(
+        named.contains("setup: laying out ") && named.contains("a frozen filesystem"),
+        "{named}"
+    );
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    // The filesystem thaws: the write the kernel held returns, and no further one is issued.
+    std::thread::sleep(Duration::from_millis(300));
+    fs.heal();
+    fs.release();
+    let status = child.wait().expect("wait for iolens");
+    while let Ok(line) = seen.recv_timeout(Duration::from_secs(5)) {
+        said.push_str(&line);
+        said.push('\n');
+    }
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(said.contains("stopped while laying it out"), "{said}");
 }
