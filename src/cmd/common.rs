@@ -370,11 +370,6 @@ pub(super) fn run_once(
     };
     let outcome = runner::run(&request, &left_behind).map_err(|e| match e {
         TargetError::Config(_) => CmdError::usage(e.to_string()),
-        // Stopped by a signal during setup: nothing was measured; the shell's 130/143.
-        TargetError::Stopped(_) => CmdError::with_code(
-            128 + stop_signal::received_signal().unwrap_or(libc::SIGINT),
-            e.to_string(),
-        ),
         _ => CmdError::run_failed(e.to_string()),
     })?;
     let outcome = judged(outcome);

@@ -25,6 +25,8 @@ pub(super) struct LayoutOutcome {
     pub preallocation_failed: Option<String>,
     /// What `ensure` wrote with data; None when it wrote nothing.
     pub written: Option<Written>,
+    /// How far a layout got when the run was asked to stop during it.
+    pub stopped: Option<String>,
 }
 
 /// Bytes `from..to` of a file written by the layout, then dropped from the
@@ -84,6 +86,7 @@ pub(super) fn ensure(
             sparse: false,
             preallocation_failed: None,
             written: None,
+            stopped: None,
         });
     }
     if !m.file_type().is_file() {
@@ -103,6 +106,7 @@ pub(super) fn ensure(
             sparse: has_holes(&m, extent),
             preallocation_failed: None,
             written: None,
+            stopped: None,
         });
     }
     let mut file = OpenOptions::new()
@@ -127,12 +131,20 @@ pub(super) fn ensure(
         let laid = write_random(&mut file, current, extent, &told, &stop_asked)
             .map_err(|e| io_err("lay out", e))?;
         if laid < extent - current {
-            return Err(TargetError::Stopped(format!(
-                "{}: stopped while laying it out ({} of {} written; the file is left so)",
-                path.display(),
-                human_bytes(laid, ByteUnits::BToTib),
-                human_bytes(extent - current, ByteUnits::BToTib)
-            )));
+            // No job runs after a stop: the file stays as far as it got.
+            return Ok(LayoutOutcome {
+                created,
+                is_block_device: false,
+                sparse: false,
+                preallocation_failed,
+                written: None,
+                stopped: Some(format!(
+                    "{}: the layout stopped with the run ({} of {} written; the file is left so)",
+                    path.display(),
+                    human_bytes(laid, ByteUnits::BToTib),
+                    human_bytes(extent - current, ByteUnits::BToTib)
+                )),
+            });
         }
         // Synced above, so the pages are clean and can be dropped, unless they are the file.
         let in_memory = fd::in_memory_fs(&file).unwrap_or(false);
@@ -160,6 +172,7 @@ pub(super) fn ensure(
         sparse,
         preallocation_failed,
         written,
+        stopped: None,
     })
 }
 
@@ -296,14 +309,13 @@ mod tests {
         let p = dir.path().join("f");
         let anchor = resolve(&p, None, true).unwrap();
         let stop = StopAfter(std::cell::Cell::new(0), 2);
-        let refused = ensure(&p, &anchor, &request(8 << 20, true, Fallocate::None), &stop);
-        match refused {
-            Err(TargetError::Stopped(why)) => assert!(
-                why.contains("stopped while laying it out (2.0 MiB of 8.0 MiB written"),
-                "{why}"
-            ),
-            _ => panic!("expected the layout stopped"),
-        }
+        let outcome = ensure(&p, &anchor, &request(8 << 20, true, Fallocate::None), &stop).unwrap();
+        let stopped = outcome.stopped.expect("the layout stopped");
+        assert!(
+            stopped.contains("the layout stopped with the run (2.0 MiB of 8.0 MiB written"),
+            "{stopped}"
+        );
+        assert_eq!(outcome.written, None);
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 2 << 20);
     }
 

@@ -70,9 +70,6 @@ impl Progress for () {
 pub(crate) enum TargetError {
     #[error("{0}")]
     Config(String),
-    /// A setup step ended early because the run was asked to stop.
-    #[error("{0}")]
-    Stopped(String),
     #[error("{}: {what}: {}", path.display(), crate::errno::describe(source))]
     Io {
         path: PathBuf,
@@ -356,6 +353,7 @@ pub(crate) fn prepare(
             check_device_is_free_to_overwrite(path, allow)?;
         }
         set.warnings.extend(outcome.preallocation_failed);
+        set.warnings.extend(outcome.stopped);
         set.layouts
             .extend(outcome.written.map(|written| (path.clone(), written)));
         if need.reads && outcome.sparse {

@@ -654,8 +654,8 @@ fn the_fault_filesystem_does_what_it_is_told() {
 }
 
 /// A layout whose writes never complete (a frozen filesystem) is named on stderr
-/// instead of hanging silently, and a signal ends it once the write returns: exit
-/// 130, nothing measured, the file left as it was.
+/// instead of hanging silently, and a signal ends it once the write returns: no
+/// job runs, the report says so (exit 130), the file is left as far as it got.
 #[test]
 fn a_stalled_layout_is_named_and_a_signal_ends_it() {
     use std::io::{BufRead, BufReader};
@@ -712,5 +712,5 @@ fn a_stalled_layout_is_named_and_a_signal_ends_it() {
         said.push('\n');
     }
     assert_eq!(status.code(), Some(130), "{said}");
-    assert!(said.contains("stopped while laying it out"), "{said}");
+    assert!(said.contains("the layout stopped with the run"), "{said}");
 }
