@@ -783,11 +783,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn scans_on_growth_at_most_once_a_second() {
-        let (_dir, target, fake) = scene();
+    /// A scene where blkid (pid 4182) holds the target open, and the target opened.
+    fn blkid_holding_the_target() -> (tempfile::TempDir, PathBuf, FakeProc, File) {
+        let (dir, target, fake) = scene();
         fake.process(4182, "blkid", 1, &["blkid"], &[&target]);
         let file = File::open(&target).unwrap();
+        (dir, target, fake, file)
+    }
+
+    #[test]
+    fn scans_on_growth_at_most_once_a_second() {
+        let (_dir, target, fake, file) = blkid_holding_the_target();
         let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)], None);
         let start = Instant::now();
         let mut scans = Vec::new();
@@ -818,9 +824,7 @@ mod tests {
 
     #[test]
     fn scans_stop_at_their_bound_and_are_counted_in_a_note() {
-        let (_dir, target, fake) = scene();
-        fake.process(4182, "blkid", 1, &["blkid"], &[&target]);
-        let file = File::open(&target).unwrap();
+        let (_dir, target, fake, file) = blkid_holding_the_target();
         let mut watch = OpenerWatch::new(fake.root.clone(), NOT_HERE, [(0, &file)], None);
         let start = Instant::now();
         let mut scans = Vec::new();

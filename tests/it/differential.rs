@@ -6,7 +6,7 @@
 //! `IOLENS_DIFFERENTIAL_SEEDS=FIRST..END` picks other seeds (bench/differential
 //! runs long sweeps that way).
 
-mod gen;
+pub(crate) mod gen;
 mod oracle;
 
 use crate::support::scratch;

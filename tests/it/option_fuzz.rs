@@ -5,6 +5,7 @@
 //! finding fails the test with the command line that reproduces it. The first half of the
 //! runs has a fixed seed, the second a seed from the clock (printed with any finding).
 
+use crate::differential::gen::Rng;
 use crate::support::{limited, unmount};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -22,21 +23,9 @@ const SMALL: &[(&str, &[&str])] = &[
     ("openfiles", &["1", "3", "0"]),
 ];
 
-/// splitmix64: a seeded stream without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
-        &from[(self.next() % from.len() as u64) as usize]
-    }
+/// One of `from`, picked by `rng`.
+fn pick<'a, T>(rng: &mut Rng, from: &'a [T]) -> &'a T {
+    &from[(rng.next() % from.len() as u64) as usize]
 }
 
 /// A 64 MiB tmpfs, unmounted on drop.
@@ -82,12 +71,12 @@ fn random_words(
         .map(String::from)
         .to_vec();
     for _ in 0..count {
-        let (name, values) = rng.pick(options);
+        let (name, values) = pick(rng, options);
         // half the time the option's example, so that most runs get past the checks
         let value = match SMALL.iter().find(|(small, _)| small == name) {
-            Some((_, small)) => rng.pick(small).to_string(),
+            Some((_, small)) => pick(rng, small).to_string(),
             None if rng.next().is_multiple_of(2) => values[0].clone(),
-            None => rng.pick(values).clone(),
+            None => pick(rng, values).clone(),
         };
         words.push(format!("--{name}={value}"));
     }
@@ -169,7 +158,7 @@ fn random_values_of_every_option_never_panic_abort_or_hang() {
     let start = Instant::now();
     let mut findings = Vec::new();
     for (half, seed) in (1..).zip([FIXED_SEED, clock_seed]) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let (mut runs, mut refused) = (0, 0);
         while start.elapsed() < BUDGET / 2 * half {
             let count = 1 + (rng.next() % 4) as usize;

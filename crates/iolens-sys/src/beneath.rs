@@ -121,14 +121,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn names_inside_open_and_ways_out_fail() {
+    /// A directory with `sub/f` and `away`, a link to another directory holding `f`.
+    fn a_link_out() -> (tempfile::TempDir, tempfile::TempDir) {
         let d = scratch_dir();
         let outside = scratch_dir();
         std::fs::create_dir(d.path().join("sub")).unwrap();
         std::fs::write(d.path().join("sub/f"), b"in").unwrap();
         std::fs::write(outside.path().join("f"), b"out").unwrap();
         std::os::unix::fs::symlink(outside.path(), d.path().join("away")).unwrap();
+        (d, outside)
+    }
+
+    #[test]
+    fn names_inside_open_and_ways_out_fail() {
+        let (d, outside) = a_link_out();
         std::os::unix::fs::symlink("sub/f", d.path().join("near")).unwrap();
         let dir = dir_of(d.path());
         let Some(inside) = beneath_or_skip(&dir, "sub/f") else {
@@ -144,12 +150,7 @@ mod tests {
 
     #[test]
     fn an_unlink_through_a_link_out_removes_nothing_outside() {
-        let d = scratch_dir();
-        let outside = scratch_dir();
-        std::fs::create_dir(d.path().join("sub")).unwrap();
-        std::fs::write(d.path().join("sub/f"), b"in").unwrap();
-        std::fs::write(outside.path().join("f"), b"out").unwrap();
-        std::os::unix::fs::symlink(outside.path(), d.path().join("away")).unwrap();
+        let (d, outside) = a_link_out();
         let dir = dir_of(d.path());
         match unlink_beneath(&dir, Path::new("away/f")) {
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
