@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn names_inside_open_and_ways_out_fail() {
-        let (d, outside) = a_link_out();
+        let (d, _outside) = a_link_out();
         std::os::unix::fs::symlink("sub/f", d.path().join("near")).unwrap();
         let dir = dir_of(d.path());
         let Some(inside) = beneath_or_skip(&dir, "sub/f") else {
