@@ -34,6 +34,12 @@ pub(crate) fn reopen_path(anchor: &File) -> PathBuf {
     ))
 }
 
+/// What to open for the target named `path`: its anchor's file when it has one,
+/// else the name itself (`/dev/null`, a file operation engine's names).
+pub(crate) fn path_to_open(path: &Path, anchor: Option<&File>) -> PathBuf {
+    anchor.map_or_else(|| path.to_path_buf(), reopen_path)
+}
+
 /// Resolve `path` once: open what is there, or create it empty when it is missing
 /// and `may_create` (`allow_file_create`). `inside`: the `directory=` a generated
 /// name must not lead out of.

@@ -27,7 +27,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub(crate) use anchor::reopen_path;
 pub(crate) use guard::{
     check_device_is_free_to_overwrite, device_in_use, read_signature, GuardOverrides,
 };
@@ -122,6 +121,11 @@ pub(crate) struct OpenMode {
 }
 
 impl Target {
+    /// What reopens this target's file (see `anchor::path_to_open`).
+    pub(crate) fn open_path(&self) -> PathBuf {
+        anchor::path_to_open(&self.path, self.anchor.as_deref())
+    }
+
     /// Drop the target's cached pages (fio's invalidate=1): fadvise(DONTNEED)
     /// for files, BLKFLSBUF for block devices (needs CAP_SYS_ADMIN). A file's
     /// dirty pages are written back first: fadvise keeps them, and an earlier
@@ -450,7 +454,7 @@ impl FileSet {
         for wf in self.workers[job_index].iter().flat_map(|w| &w.files) {
             let target = &self.targets[wf.target];
             let path = &target.path;
-            let reopened = target.anchor.as_deref().map_or(path.clone(), reopen_path);
+            let reopened = target.open_path();
             let file =
                 File::open(reopened).map_err(|e| TargetError::io(path, "open for pre_read", e))?;
             let (mut at, end) = (wf.start, wf.start + wf.len);

@@ -3,7 +3,7 @@
 //! files `create_on_open` leaves for a job's start.
 
 use super::align::check_alignment;
-use super::anchor::{self, reopen_path};
+use super::anchor::{self, path_to_open};
 use super::layout::{self, LayoutRequest};
 use super::{
     is_diskless, FileSet, OpenKey, OpenMode, PlannedRegion, Progress, Step, Target, TargetError,
@@ -213,7 +213,7 @@ fn open_target(
         sync: key.sync,
         names_only: key.names_only,
     };
-    let reopened = anchor.as_deref().map_or(path.clone(), reopen_path);
+    let reopened = path_to_open(path, anchor.as_deref());
     let file = open_file(&reopened, open_mode).map_err(|e| {
             if key.direct && e.raw_os_error() == Some(libc::EINVAL) {
                 TargetError::Config(format!(

@@ -29,7 +29,8 @@ pub(crate) const RECENT: usize = 600;
 /// A sample that can take in the one just before it, becoming the sample of
 /// both intervals.
 pub(crate) trait Rollup {
-    fn absorb_earlier(&mut self, earlier: &Self);
+    /// By default the sample holds only cumulative counters: the later values stand.
+    fn absorb_earlier(&mut self, _earlier: &Self) {}
 }
 
 /// Roll the older samples of every series up once the series reach `CAP`;
@@ -97,10 +98,8 @@ fn peak(later: &mut u64, earlier: u64) {
     *later = (*later).max(earlier);
 }
 
-impl Rollup for u64 {
-    /// A sample time: the merged sample ends where the later one did.
-    fn absorb_earlier(&mut self, _earlier: &u64) {}
-}
+/// A sample time: the merged sample ends where the later one did.
+impl Rollup for u64 {}
 
 impl Rollup for MemorySample {
     fn absorb_earlier(&mut self, e: &Self) {
@@ -112,13 +111,9 @@ impl Rollup for MemorySample {
     }
 }
 
-impl Rollup for PressureSample {
-    fn absorb_earlier(&mut self, _: &Self) {}
-}
+impl Rollup for PressureSample {}
 
-impl Rollup for SystemCpuSample {
-    fn absorb_earlier(&mut self, _: &Self) {}
-}
+impl Rollup for SystemCpuSample {}
 
 impl Rollup for Vec<u64> {
     /// Each CPU's clock: its lowest reading (0 is "unreadable", not a clock).
@@ -171,9 +166,7 @@ impl Rollup for ZramStat {
     }
 }
 
-impl Rollup for CgroupIoCounters {
-    fn absorb_earlier(&mut self, _: &Self) {}
-}
+impl Rollup for CgroupIoCounters {}
 
 impl Rollup for JobInterval {
     fn absorb_earlier(&mut self, e: &Self) {

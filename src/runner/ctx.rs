@@ -1,7 +1,7 @@
 //! What a worker is given: its job, its files and the run's shared signals.
 
 use super::status::StatusSlot;
-use crate::fileset::{self, FileSet, OpenMode};
+use crate::fileset::{FileSet, OpenMode};
 use crate::job::spec::JobSpec;
 use crate::observe::live::LiveCounters;
 use crate::workload::FileRegion;
@@ -70,10 +70,7 @@ pub(crate) fn task_files(files: &FileSet, job_index: usize, worker_index: u32) -
             let target = &files.targets[wf.target];
             TaskFile {
                 path: target.path.clone(),
-                open_at: target
-                    .anchor
-                    .as_deref()
-                    .map_or(target.path.clone(), fileset::reopen_path),
+                open_at: target.open_path(),
                 open_mode: target.open_mode,
                 size: target.size,
                 region_start: wf.start,

@@ -134,7 +134,9 @@ pub(crate) fn run(
         Some(alive) => alive,
         None => &(),
     };
-    let stalled = setup_watch::stall_limit(req.io_timeout);
+    // A setup step may stay silent as long as the ranks of a run on several hosts allow
+    // each other (a minute, or --io-timeout): a write of a layout is one I/O.
+    let stalled = alive::silence_limit(req.io_timeout);
     let setup = setup_watch::SetupWatch::new(progress, req.stop, stalled);
     let progress: &dyn fileset::Progress = &setup;
     let mut files = setup

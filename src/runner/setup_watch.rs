@@ -20,13 +20,6 @@ pub(super) struct SetupWatch<'a> {
     beat: Beat,
 }
 
-/// How long a setup step may stay silent before it is named: what the ranks of a
-/// run on several hosts allow each other (`alive::silence_limit`: a minute, or
-/// `--io-timeout`, since a write of a layout is one I/O).
-pub(super) fn stall_limit(io_timeout: Option<Duration>) -> Duration {
-    super::alive::silence_limit(io_timeout)
-}
-
 /// What the watcher thread reads: when the last step was heard of, and what it was.
 struct Beat {
     stalled: Duration,

@@ -218,7 +218,6 @@ impl Store {
     /// Every run of the batch that run `id` belongs to, in run order; damaged
     /// runs of the batch are skipped and named, unless `id` is one of them.
     pub(crate) fn batch_of(&self, id: i64) -> Result<Read<RunReport>, StoreError> {
-        self.report(id)?;
         let mut stmt = self.conn.prepare(
             "SELECT id, report_json FROM runs
              WHERE batch = (SELECT batch FROM runs WHERE id = ?1) ORDER BY id",
@@ -226,10 +225,21 @@ impl Store {
         let rows = stmt
             .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1))))?
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Read::of(
+        let read = Read::of(
             rows.into_iter()
                 .map(|(run, stored)| (run, decode_report(stored))),
-        ))
+        );
+        if let Some(own) = read.damaged.iter().find(|d| d.id == id) {
+            return Err(StoreError::Damaged(own.clone()));
+        }
+        if read.items.is_empty() {
+            // No batch to go by (missing, or its batch unreadable): the run alone, if any.
+            return Ok(Read {
+                items: vec![self.report(id)?],
+                damaged: Vec::new(),
+            });
+        }
+        Ok(read)
     }
 
     /// Stored runs matching `filter`, oldest first.
