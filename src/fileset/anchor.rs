@@ -74,7 +74,7 @@ pub(super) fn resolve(
 
 /// Remove the name `path` (a file the job used); inside `directory=` only there.
 pub(super) fn unlink(path: &Path, inside: Option<&Path>) -> Result<(), TargetError> {
-    let removed = match inside.and_then(|d| Some((d, path.strip_prefix(d).ok()?))) {
+    let removed = match beneath_of(path, inside) {
         Some((dir, name)) => File::open(dir).and_then(|d| beneath::unlink_beneath(&d, name)),
         None => std::fs::remove_file(path),
     };
@@ -104,10 +104,15 @@ pub(super) fn make_dirs(path: &Path, dir: &Path, name: &Path) -> Result<(), Targ
     Ok(())
 }
 
+/// `directory=` and the name of `path` in it, when `path` must stay inside it.
+fn beneath_of<'a>(path: &'a Path, inside: Option<&'a Path>) -> Option<(&'a Path, &'a Path)> {
+    inside.and_then(|dir| Some((dir, path.strip_prefix(dir).ok()?)))
+}
+
 /// `open(2)` of `path` with `flags` (mode 0666 less the umask when creating):
 /// beneath `inside` when given, else as named.
 fn open_at(path: &Path, inside: Option<&Path>, flags: i32) -> std::io::Result<File> {
-    match inside.and_then(|d| Some((d, path.strip_prefix(d).ok()?))) {
+    match beneath_of(path, inside) {
         Some((dir, name)) => beneath::open_beneath(&File::open(dir)?, name, flags, 0o666),
         None => {
             let access = flags & libc::O_ACCMODE;
