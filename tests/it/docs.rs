@@ -13,7 +13,8 @@
 //!   run in order in one scratch directory with one history database, so a later `compare 1 2`
 //!   sees the runs stored before it.
 //!
-//! A verdict ending a line (faster, slower, no significant difference) is a placeholder too.
+//! A comparison's verdict ending a line ("B faster", "B uses less CPU", "no significant
+//! difference" …) is a placeholder too.
 //! Each shown line must match an output line (stdout in order and without gaps, unless the doc
 //! shows a line of its own `…`; else a line of stderr); `…` inside a line stands for any text.
 
@@ -279,8 +280,16 @@ const UNITS: &[&str] = &[
     "%", "x", "×",
 ];
 
-/// The words of a comparison's verdict, which the noise of a short run decides.
-const VERDICTS: &[&str] = &["no significant difference", "faster", "slower"];
+/// The verdicts a comparison prints (`series::metric_changes::verdict`), whole: which
+/// one a short run gets is the machine's noise, not the code's decision.
+const VERDICTS: &[&str] = &[
+    "no significant difference",
+    "no verdict (single run)",
+    "B faster",
+    "B slower",
+    "B uses less CPU",
+    "B uses more CPU",
+];
 
 /// A line's shape: every number (with its sign and unit), a lone `-` (no value), a list of
 /// numbers (`#1, #3`) and a verdict become `#`; runs of spaces one space.
@@ -499,7 +508,11 @@ fn docs_shapes_hide_numbers_not_words() {
     );
     assert_eq!(shape("+3.2 % (-1.0 % … −4 %)"), "# (# … #)");
     assert_eq!(shape("  iops  -  #2  #1, #3"), "iops # # #");
-    assert_eq!(shape("r iops 5k IO/s +1.0%  slower"), "r iops # IO/s # #");
+    assert_eq!(shape("r iops 5k IO/s +1.0%  B slower"), "r iops # IO/s # #");
+    assert_eq!(
+        shape("r cpu_per_io 9.04 µs 7.71 µs -14.7% B uses less CPU"),
+        shape("r cpu_per_io 5.78 µs 5.60 µs -3.2% no significant difference")
+    );
     assert!(matches("test  MB/s  IOPS", "test     MB/s      IOPS"));
     assert!(!matches("test  MB/s  IOPS", "test     MiB/s     IOPS"));
     assert!(matches(
