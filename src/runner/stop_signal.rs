@@ -93,6 +93,10 @@ fn answer(earlier: usize, since_first: Duration) -> Answer {
 fn watch(mut signals: Signals, announce: bool) {
     let mut first = Instant::now();
     for (earlier, sig) in signals.forever().enumerate() {
+        // The handlers of signals that come together run on any threads at once, so which
+        // of them stored `received` last is a race; this thread answers them in one order
+        // (the lower number first), and the one it answers last is the exit code's.
+        control().received.store(sig as usize, Ordering::Relaxed);
         let said = match answer(earlier, first.elapsed()) {
             Answer::Stop => {
                 first = Instant::now();
