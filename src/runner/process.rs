@@ -410,7 +410,8 @@ pub(crate) enum ChildError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot install the stop handler: {0}")]
+    /// Its signal thread could not be started: the same limits as a refused worker.
+    #[error("cannot start a thread for the stop handler: {}", refused_start(.0))]
     StopHandler(std::io::Error),
     #[error("cannot talk to the parent: {0}")]
     Pipe(#[from] std::io::Error),
